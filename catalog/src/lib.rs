@@ -1,0 +1,1 @@
+//! catalog (work in progress)

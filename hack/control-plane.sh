@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# olm-rs local control plane: a REAL etcd + kube-apiserver + kube-controller-manager on loopback.
+#
+#   hack/control-plane.sh up      start (or reuse) the control plane; prints the kubeconfig path last
+#   hack/control-plane.sh down    stop exactly the processes `up` started
+#   hack/control-plane.sh status  say what runs
+#   hack/control-plane.sh build   only install packages and build/cache the binaries
+#   hack/control-plane.sh env     print `export KUBECONFIG=...`
+#
+# Binaries: taken from $KUBEBUILDER_ASSETS (a folder with etcd, kube-apiserver[, kube-controller-manager])
+# when set; otherwise etcd from Debian's etcd-server and the Kubernetes binaries built once from Debian's
+# `kubernetes` source package (1.20.2) into $OLM_RS_CACHE (default ~/.cache/olm-rs), outside the repo.
+# The two known defects of that tree under Go >= 1.16/1.18 are patched before building (see
+# ../shared/docs/local-control-plane.md): reflect2 1.0.1 crash, and empty strings rejected by CRD validation.
+set -euo pipefail
+
+CACHE="${OLM_RS_CACHE:-$HOME/.cache/olm-rs}"
+K8S_VERSION="1.20.2"
+BIN_CACHE="$CACHE/k8s-$K8S_VERSION/bin"
+STATE="${OLM_RS_CLUSTER_DIR:-$CACHE/cluster}"
+ETCD_PORT="${OLM_RS_ETCD_PORT:-23790}"
+ETCD_PEER_PORT="${OLM_RS_ETCD_PEER_PORT:-23800}"
+API_PORT="${OLM_RS_API_PORT:-26443}"
+KCM_PORT="${OLM_RS_KCM_PORT:-26257}"
+TOKEN="${OLM_RS_ADMIN_TOKEN:-olm-rs-admin-token}"
+
+log() { echo "control-plane: $*" >&2; }
+
+apt_install() {
+  local missing=()
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing Debian packages: ${missing[*]}"
+  if [ ! -f "$CACHE/.apt-updated" ] || [ -n "$(find "$CACHE/.apt-updated" -mmin +720 2>/dev/null)" ]; then
+    apt-get update -qq >&2; mkdir -p "$CACHE"; touch "$CACHE/.apt-updated"
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
+}
+
+ensure_deb_src() {
+  if ! grep -rqs 'deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/ ; then
+    log "adding a deb-src entry for bookworm main"
+    cat > /etc/apt/sources.list.d/olm-rs-deb-src.sources <<'SRC'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+    rm -f "$CACHE/.apt-updated"
+  fi
+  apt-get update -qq >&2; mkdir -p "$CACHE"; touch "$CACHE/.apt-updated"
+}
+
+# Resolve binaries into ETCD_BIN / APISERVER_BIN / KCM_BIN.
+resolve_binaries() {
+  if [ -n "${KUBEBUILDER_ASSETS:-}" ]; then
+    ETCD_BIN="$KUBEBUILDER_ASSETS/etcd"
+    APISERVER_BIN="$KUBEBUILDER_ASSETS/kube-apiserver"
+    KCM_BIN="$KUBEBUILDER_ASSETS/kube-controller-manager"
+    [ -x "$ETCD_BIN" ] && [ -x "$APISERVER_BIN" ] || { log "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS lacks etcd or kube-apiserver"; exit 1; }
+    if [ ! -x "$KCM_BIN" ]; then
+      log "KUBEBUILDER_ASSETS has no kube-controller-manager; building ours for it"
+      build_kubernetes; KCM_BIN="$BIN_CACHE/kube-controller-manager"
+    fi
+    return
+  fi
+  command -v openssl >/dev/null || apt_install openssl
+  apt_install etcd-server
+  ETCD_BIN=/usr/bin/etcd
+  build_kubernetes
+  APISERVER_BIN="$BIN_CACHE/kube-apiserver"
+  KCM_BIN="$BIN_CACHE/kube-controller-manager"
+}
+
+build_kubernetes() {
+  if [ -x "$BIN_CACHE/kube-apiserver" ] && [ -x "$BIN_CACHE/kube-controller-manager" ]; then return; fi
+  local lock="$CACHE/k8s-build.lock"; mkdir -p "$CACHE"
+  exec 9>"$lock"; flock 9
+  if [ -x "$BIN_CACHE/kube-apiserver" ] && [ -x "$BIN_CACHE/kube-controller-manager" ]; then return; fi
+  log "building kube-apiserver + kube-controller-manager $K8S_VERSION from Debian's source package (one time, ~10-15 min)"
+  apt_install golang-go rsync make dpkg-dev golang-github-modern-go-reflect2-dev
+  ensure_deb_src
+  local src="$CACHE/k8s-src"; rm -rf "$src"; mkdir -p "$src"
+  ( cd "$src" && apt-get source --download-only -qq kubernetes >&2 )
+  local orig; orig=$(ls "$src"/kubernetes_*.orig.tar.gz | head -1)
+  mkdir -p "$src/tree"; tar xzf "$orig" -C "$src/tree" --strip-components=1
+  local tree="$src/tree"
+  # 1. reflect2 1.0.1 crashes under Go >= 1.18: use Debian's 1.0.2.
+  rm -rf "$tree/vendor/github.com/modern-go/reflect2"
+  cp -r /usr/share/gocode/src/github.com/modern-go/reflect2 "$tree/vendor/github.com/modern-go/reflect2"
+  # 2. Empty strings rejected by CRD schema validation under Go >= 1.16 (kubernetes#99804).
+  for f in "$tree/vendor/k8s.io/kube-openapi/pkg/validation/validate/type.go" "$tree/vendor/github.com/go-openapi/validate/type.go"; do
+    [ -f "$f" ] && sed -i 's/data == nil || reflect.DeepEqual(reflect.Zero(reflect.TypeOf(data)), reflect.ValueOf(data))/data == nil/g' "$f"
+  done
+  mkdir -p "$tree/.go/src/k8s.io"; ln -sfn "$tree" "$tree/.go/src/k8s.io/kubernetes"
+  ( cd "$tree/.go/src/k8s.io/kubernetes" && GOPATH="$tree/.go" GO111MODULE=off GOFLAGS=-mod=vendor CGO_ENABLED=0 GOCACHE="$CACHE/go-build" \
+      make WHAT="cmd/kube-apiserver cmd/kube-controller-manager" >&2 ) \
+    || ( cd "$tree/.go/src/k8s.io/kubernetes" && GOPATH="$tree/.go" CGO_ENABLED=0 GOCACHE="$CACHE/go-build" \
+      make WHAT="cmd/kube-apiserver cmd/kube-controller-manager" >&2 )
+  mkdir -p "$BIN_CACHE"
+  cp "$tree/_output/local/bin/linux/amd64/kube-apiserver" "$tree/_output/local/bin/linux/amd64/kube-controller-manager" "$BIN_CACHE/"
+  rm -rf "$src"
+  log "cached binaries in $BIN_CACHE"
+}
+
+alive() { [ -f "$STATE/$1.pid" ] && kill -0 "$(cat "$STATE/$1.pid")" 2>/dev/null; }
+
+wait_ready() { # url, what, seconds
+  local deadline=$(( $(date +%s) + $3 ))
+  until curl -ksf -H "Authorization: Bearer $TOKEN" "$1" >/dev/null 2>&1; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then log "$2 not ready after $3 s; logs in $STATE"; tail -20 "$STATE/$2.log" >&2 || true; exit 1; fi
+    sleep 0.3
+  done
+}
+
+up() {
+  command -v curl >/dev/null || apt_install curl
+  command -v kubectl >/dev/null || apt_install kubernetes-client
+  resolve_binaries
+  mkdir -p "$STATE"
+  if alive etcd && alive kube-apiserver && alive kube-controller-manager; then
+    log "already running (reusing)"; echo "$STATE/kubeconfig"; return
+  fi
+  # Partially up: stop what we started, then start fresh.
+  down_quiet
+  rm -rf "$STATE/etcd-data"; mkdir -p "$STATE/certs"
+  if [ ! -f "$STATE/certs/sa.key" ]; then
+    openssl genrsa -out "$STATE/certs/sa.key" 2048 2>/dev/null
+    openssl rsa -in "$STATE/certs/sa.key" -pubout -out "$STATE/certs/sa.pub" 2>/dev/null
+  fi
+  echo "$TOKEN,olm-rs-admin,olm-rs-admin,system:masters" > "$STATE/tokens.csv"
+  setsid "$ETCD_BIN" --data-dir "$STATE/etcd-data" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-cluster "default=http://127.0.0.1:$ETCD_PEER_PORT" \
+    --unsafe-no-fsync >"$STATE/etcd.log" 2>&1 < /dev/null & echo $! > "$STATE/etcd.pid"
+  wait_ready "http://127.0.0.1:$ETCD_PORT/health" etcd 30
+  setsid "$APISERVER_BIN" --etcd-servers "http://127.0.0.1:$ETCD_PORT" --secure-port "$API_PORT" --bind-address 127.0.0.1 \
+    --advertise-address 127.0.0.1 --cert-dir "$STATE/certs" --token-auth-file "$STATE/tokens.csv" --authorization-mode RBAC \
+    --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$STATE/certs/sa.pub" \
+    --service-account-signing-key-file "$STATE/certs/sa.key" --service-cluster-ip-range 10.0.0.0/24 \
+    --allow-privileged=true >"$STATE/kube-apiserver.log" 2>&1 < /dev/null & echo $! > "$STATE/kube-apiserver.pid"
+  wait_ready "https://127.0.0.1:$API_PORT/readyz" kube-apiserver 90
+  cat > "$STATE/kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: olm-rs
+  cluster:
+    server: https://127.0.0.1:$API_PORT
+    insecure-skip-tls-verify: true
+users:
+- name: olm-rs-admin
+  user:
+    token: $TOKEN
+contexts:
+- name: olm-rs
+  context: {cluster: olm-rs, user: olm-rs-admin}
+current-context: olm-rs
+KC
+  setsid "$KCM_BIN" --kubeconfig "$STATE/kubeconfig" --leader-elect=false --service-account-private-key-file "$STATE/certs/sa.key" \
+    --root-ca-file "$STATE/certs/apiserver.crt" --bind-address 127.0.0.1 --secure-port "$KCM_PORT" --port 0 \
+    --controllers '*' --use-service-account-credentials=false >"$STATE/kube-controller-manager.log" 2>&1 < /dev/null &
+  echo $! > "$STATE/kube-controller-manager.pid"
+  # The controller manager is up when it has created the default service account of `default`.
+  local deadline=$(( $(date +%s) + 60 ))
+  until KUBECONFIG="$STATE/kubeconfig" kubectl get serviceaccount default -n default >/dev/null 2>&1; do
+    alive kube-controller-manager || { log "kube-controller-manager died"; tail -20 "$STATE/kube-controller-manager.log" >&2; exit 1; }
+    [ "$(date +%s)" -ge "$deadline" ] && { log "controller-manager not ready after 60 s"; exit 1; }
+    sleep 0.3
+  done
+  log "up: etcd :$ETCD_PORT, kube-apiserver https://127.0.0.1:$API_PORT, kube-controller-manager; logs in $STATE"
+  echo "$STATE/kubeconfig"
+}
+
+down_quiet() {
+  for p in kube-controller-manager kube-apiserver etcd; do
+    if alive "$p"; then
+      local pid; pid=$(cat "$STATE/$p.pid"); kill "$pid" 2>/dev/null || true
+      for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      kill -9 "$pid" 2>/dev/null || true
+    fi
+    rm -f "$STATE/$p.pid"
+  done
+}
+
+case "${1:-up}" in
+  up) up ;;
+  down) down_quiet; log "down" ;;
+  build) resolve_binaries; echo "$BIN_CACHE" ;;
+  status) for p in etcd kube-apiserver kube-controller-manager; do if alive $p; then echo "$p running (pid $(cat "$STATE/$p.pid"))"; else echo "$p stopped"; fi; done ;;
+  env) echo "export KUBECONFIG=$STATE/kubeconfig" ;;
+  *) echo "usage: $0 up|down|status|build|env" >&2; exit 2 ;;
+esac

@@ -1,0 +1,1 @@
+//! operators.coreos.com API types and typed actor messages.

@@ -1,0 +1,1 @@
+//! registry (work in progress)

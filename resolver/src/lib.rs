@@ -1,0 +1,1 @@
+//! resolver (work in progress)
