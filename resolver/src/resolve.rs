@@ -1,0 +1,340 @@
+//! Resolution of one namespace: build the problem, solve all Subscriptions together, and when that
+//! fails isolate the unsatisfiable ones so independent Subscriptions still resolve.
+//!
+//! Isolation: Subscriptions are admitted one at a time in name order; one whose admission makes the set
+//! unsatisfiable is marked failed (with an explanation computed against the admitted set), its installed
+//! CSV is kept as it is, and a fresh one's package is reserved so nothing else installs it. Where two
+//! Subscriptions interact (e.g. two Subscriptions to one package on different channels) the one whose
+//! name sorts first wins and the other fails naming it. OLM v0 instead fails every Subscription of the namespace.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::candidates::{self, SubCandidates};
+use crate::explain::{Candidate, Explanation, Rejection};
+use crate::model::{CatalogKey, Namespace, SubscriptionSpec};
+use crate::problem::{Problem, VarId};
+use crate::search::{Root, Search, chosen_set};
+
+/// Tuning knobs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Options {
+    /// Bound on option attempts per search; when hit, the Subscriptions involved fail with `SearchLimit`.
+    pub search_limit: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { search_limit: 200_000 }
+    }
+}
+
+/// What happens to one Subscription.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "camelCase")]
+pub enum Outcome {
+    /// Its installed CSV is the answer; nothing to do.
+    UpToDate { csv: String },
+    /// Install this bundle (nothing installed yet).
+    Install { csv: String },
+    /// Replace the installed CSV with this bundle.
+    Upgrade { from: String, to: String },
+    /// Nothing satisfies it.
+    Failed { explanation: Box<Explanation> },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubscriptionOutcome {
+    pub name: String,
+    pub outcome: Outcome,
+}
+
+/// A bundle to install from a catalog.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleStep {
+    pub name: String,
+    pub package: String,
+    pub channel: String,
+    pub version: String,
+    pub catalog: CatalogKey,
+    pub bundle_path: String,
+    /// The CSV this one replaces (the resolver's Replaces value; written into the new CSV's `spec.replaces`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaces: Option<String>,
+    /// The Subscription that owns it (existing, or one of `new_subscriptions`).
+    pub subscription: String,
+}
+
+/// A Subscription to create for a newly resolved dependency.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewSubscription {
+    pub name: String,
+    pub package: String,
+    pub channel: String,
+    pub source: String,
+    pub source_namespace: String,
+    pub starting_csv: String,
+}
+
+/// The answer for a namespace.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Resolution {
+    /// One per Subscription, in name order.
+    pub subscriptions: Vec<SubscriptionOutcome>,
+    /// Bundles to install, dependencies before their dependents.
+    pub steps: Vec<BundleStep>,
+    pub new_subscriptions: Vec<NewSubscription>,
+    /// Problems that did not stop resolution (e.g. an unparseable skipRange, ignored as OLM does).
+    pub warnings: Vec<String>,
+    /// Option attempts made by all searches.
+    pub search_steps: u64,
+}
+
+impl Resolution {
+    pub fn outcome(&self, sub: &str) -> Option<&Outcome> {
+        self.subscriptions.iter().find(|s| s.name == sub).map(|s| &s.outcome)
+    }
+    pub fn failed(&self) -> impl Iterator<Item = &SubscriptionOutcome> {
+        self.subscriptions.iter().filter(|s| matches!(s.outcome, Outcome::Failed { .. }))
+    }
+}
+
+/// OLM's name for a generated Subscription: `<package>-<channel>-<catalog>-<catalogNamespace>`.
+pub fn subscription_name(package: &str, channel: &str, catalog: &CatalogKey) -> String {
+    format!("{package}-{channel}-{}-{}", catalog.name, catalog.namespace)
+}
+
+struct Sub<'a> {
+    spec: &'a SubscriptionSpec,
+    cands: SubCandidates,
+}
+
+impl Sub<'_> {
+    fn label(&self) -> String {
+        format!("Subscription {}", self.spec.name)
+    }
+    fn root(&self) -> Root {
+        Root::Sub { label: self.label(), options: Rc::from(self.cands.options.clone()) }
+    }
+}
+
+struct Ctx<'p, 'a> {
+    p: &'p Problem<'a>,
+    opts: Options,
+    steps: u64,
+}
+
+impl Ctx<'_, '_> {
+    fn solve(&mut self, roots: &[Root], prohibited: &HashMap<String, String>) -> Result<Vec<VarId>, Rejection> {
+        let (r, steps) = Search::new(self.p, roots, prohibited, self.opts.search_limit).solve();
+        self.steps += steps;
+        r
+    }
+}
+
+/// Resolve one namespace.
+pub fn resolve(ns: &Namespace, opts: &Options) -> Resolution {
+    let p = Problem::build(ns);
+    let mut ctx = Ctx { p: &p, opts: *opts, steps: 0 };
+
+    let mut specs: Vec<&SubscriptionSpec> = ns.subscriptions.iter().collect();
+    specs.sort_by(|a, b| a.name.cmp(&b.name));
+    let subs: Vec<Sub> = specs.into_iter().map(|spec| Sub { spec, cands: candidates::for_subscription(&p, spec) }).collect();
+
+    // Installed CSVs no Subscription owns must stay.
+    let owned: Vec<VarId> = subs.iter().filter_map(|s| s.cands.current).collect();
+    let mut mandatory: Vec<Root> = p.installed.values().copied().filter(|v| !owned.contains(v)).map(Root::Mandatory).collect();
+    mandatory.sort_by_key(|r| match r {
+        Root::Mandatory(v) => *v,
+        Root::Sub { .. } => VarId::MAX,
+    });
+
+    let mut failed: HashMap<usize, Explanation> = HashMap::new();
+    let mut prohibited: HashMap<String, String> = HashMap::new();
+    for (i, s) in subs.iter().enumerate() {
+        if let Some(why) = &s.cands.no_candidates {
+            failed.insert(i, explanation(s, Some(why.clone()), vec![]));
+            prohibited.insert(s.spec.package.clone(), s.spec.name.clone());
+        }
+    }
+
+    let live: Vec<usize> = (0..subs.len()).filter(|i| !failed.contains_key(i)).collect();
+    let all_roots: Vec<Root> = mandatory.iter().cloned().chain(live.iter().map(|&i| subs[i].root())).collect();
+    let chosen = match ctx.solve(&all_roots, &prohibited) {
+        Ok(chosen) => chosen,
+        Err(_) => isolate(&mut ctx, &subs, &live, &mut mandatory, &mut failed, &mut prohibited),
+    };
+    finish(&p, &subs, &chosen, failed, ctx.steps)
+}
+
+/// Admit Subscriptions one at a time; return the last satisfiable choice.
+fn isolate(
+    ctx: &mut Ctx<'_, '_>,
+    subs: &[Sub<'_>],
+    live: &[usize],
+    mandatory: &mut Vec<Root>,
+    failed: &mut HashMap<usize, Explanation>,
+    prohibited: &mut HashMap<String, String>,
+) -> Vec<VarId> {
+    let mut chosen = match ctx.solve(mandatory, prohibited) {
+        Ok(c) => c,
+        Err(cause) => {
+            // The installed operators conflict among themselves: nothing can be resolved.
+            for &i in live {
+                let s = &subs[i];
+                let cand = Candidate {
+                    bundle: crate::explain::BundleRef {
+                        name: "(installed operators)".into(),
+                        package: None,
+                        version: "-".into(),
+                        channel: None,
+                        catalog: None,
+                    },
+                    rejected: cause.clone(),
+                };
+                failed.insert(i, explanation(s, None, vec![cand]));
+            }
+            return Vec::new();
+        }
+    };
+    let mut accepted: Vec<Root> = Vec::new();
+    for &i in live {
+        let s = &subs[i];
+        let roots: Vec<Root> = mandatory.iter().chain(accepted.iter()).cloned().chain(std::iter::once(s.root())).collect();
+        match ctx.solve(&roots, prohibited) {
+            Ok(c) => {
+                chosen = c;
+                accepted.push(s.root());
+            }
+            Err(_) => {
+                let base: Vec<Root> = mandatory.iter().chain(accepted.iter()).cloned().collect();
+                let cands = explain_candidates(ctx, s, &base, prohibited);
+                failed.insert(i, explanation(s, None, cands));
+                match s.cands.current {
+                    Some(cur) => mandatory.push(Root::Mandatory(cur)),
+                    None => {
+                        prohibited.insert(s.spec.package.clone(), s.spec.name.clone());
+                    }
+                }
+            }
+        }
+    }
+    chosen
+}
+
+/// The first reason each candidate of `s` was rejected, given the admitted `base`.
+fn explain_candidates(ctx: &mut Ctx<'_, '_>, s: &Sub<'_>, base: &[Root], prohibited: &HashMap<String, String>) -> Vec<Candidate> {
+    let label = s.label();
+    let mut out = Vec::new();
+    for &c in &s.cands.options {
+        let mut roots = base.to_vec();
+        roots.push(Root::Sub { label: label.clone(), options: Rc::from(vec![c]) });
+        let bundle = ctx.p.bundle_ref(c);
+        let rejected = match ctx.solve(&roots, prohibited) {
+            Ok(_) => Rejection::SearchLimit { steps: ctx.opts.search_limit },
+            Err(Rejection::Unmet { requirement, of: None, mut candidates, .. }) if requirement == label && candidates.len() == 1 => {
+                unwrap_self(candidates.remove(0).rejected, &bundle)
+            }
+            Err(other) => unwrap_self(other, &bundle),
+        };
+        out.push(Candidate { bundle, rejected });
+    }
+    out
+}
+
+/// Say "it requires …" rather than naming the candidate twice.
+fn unwrap_self(r: Rejection, me: &crate::explain::BundleRef) -> Rejection {
+    match r {
+        Rejection::Unmet { requirement, of: Some(of), failure_message, candidates, omitted } if &of == me => {
+            Rejection::Unmet { requirement, of: None, failure_message, candidates, omitted }
+        }
+        other => other,
+    }
+}
+
+fn explanation(s: &Sub<'_>, no: Option<crate::explain::NoCandidates>, candidates: Vec<Candidate>) -> Explanation {
+    let spec = s.spec;
+    let catalog = spec.catalog();
+    let message = Explanation::render(&spec.name, &spec.package, &spec.channel, &catalog, no.as_ref(), &candidates);
+    Explanation {
+        subscription: spec.name.clone(),
+        package: spec.package.clone(),
+        channel: spec.channel.clone(),
+        catalog,
+        no_candidates: no,
+        candidates,
+        message,
+    }
+}
+
+fn finish(p: &Problem<'_>, subs: &[Sub<'_>], chosen: &[VarId], mut failed: HashMap<usize, Explanation>, steps: u64) -> Resolution {
+    let set = chosen_set(chosen);
+    let mut owner: HashMap<VarId, String> = HashMap::new();
+    let mut outcomes = Vec::with_capacity(subs.len());
+    for (i, s) in subs.iter().enumerate() {
+        let name = s.spec.name.clone();
+        if let Some(e) = failed.remove(&i) {
+            outcomes.push(SubscriptionOutcome { name, outcome: Outcome::Failed { explanation: Box::new(e) } });
+            continue;
+        }
+        let Some(&v) = s.cands.options.iter().find(|v| set.contains(v)) else {
+            // Unreachable when the search succeeded; report rather than panic.
+            let e = explanation(s, None, vec![]);
+            outcomes.push(SubscriptionOutcome { name, outcome: Outcome::Failed { explanation: Box::new(e) } });
+            continue;
+        };
+        owner.entry(v).or_insert_with(|| name.clone());
+        let to = p.vars[v as usize].name.clone();
+        let outcome = match s.cands.current {
+            Some(cur) if cur == v => Outcome::UpToDate { csv: to },
+            Some(cur) => Outcome::Upgrade { from: p.vars[cur as usize].name.clone(), to },
+            None => Outcome::Install { csv: to },
+        };
+        outcomes.push(SubscriptionOutcome { name, outcome });
+    }
+
+    let mut steps_out = Vec::new();
+    let mut new_subs: Vec<NewSubscription> = Vec::new();
+    for &v in chosen.iter().rev() {
+        let (Some(c), Some(entry)) = (p.catalog_of(v), p.entry(v)) else { continue };
+        let catalog = p.catalogs[c].key.clone();
+        let replaces = subs
+            .iter()
+            .find(|s| owner.get(&v) == Some(&s.spec.name))
+            .and_then(|s| s.cands.current)
+            .map(|cur| p.vars[cur as usize].name.clone());
+        let subscription = match owner.get(&v) {
+            Some(name) => name.clone(),
+            None => {
+                let name = subscription_name(&entry.package, &entry.channel, &catalog);
+                if !new_subs.iter().any(|n| n.name == name) {
+                    new_subs.push(NewSubscription {
+                        name: name.clone(),
+                        package: entry.package.clone(),
+                        channel: entry.channel.clone(),
+                        source: catalog.name.clone(),
+                        source_namespace: catalog.namespace.clone(),
+                        starting_csv: entry.name.clone(),
+                    });
+                }
+                name
+            }
+        };
+        steps_out.push(BundleStep {
+            name: entry.name.clone(),
+            package: entry.package.clone(),
+            channel: entry.channel.clone(),
+            version: entry.version.to_string(),
+            catalog,
+            bundle_path: entry.bundle_path.clone(),
+            replaces,
+            subscription,
+        });
+    }
+    Resolution { subscriptions: outcomes, steps: steps_out, new_subscriptions: new_subs, warnings: p.warnings.clone(), search_steps: steps }
+}
