@@ -1,0 +1,87 @@
+//! Reading files into JSON documents: YAML streams (`---`) or JSON streams (concatenated
+//! objects), told apart by the first non-blank character, as opm does.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::error::LoadError;
+use crate::model::Origin;
+
+/// One parsed document and where it came from.
+#[derive(Debug, Clone)]
+pub struct Document {
+    pub origin: Origin,
+    pub value: Value,
+}
+
+/// Parses a YAML stream into JSON values (empty documents are skipped).
+pub fn parse_yaml_documents(text: &str) -> Result<Vec<Value>, serde_saphyr::Error> {
+    let mut options = serde_saphyr::Options::default();
+    // Real CRDs are large; the default budget is meant for untrusted small configs.
+    options.budget = None;
+    // Real bundles contain CRDs with repeated keys; Go's decoders keep the last one.
+    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::LastWins;
+    serde_saphyr::from_multiple_with_options::<Value>(text, options)
+}
+
+/// Parses a JSON stream (one or more concatenated values).
+pub fn parse_json_documents(text: &str) -> Result<Vec<Value>, serde_json::Error> {
+    serde_json::Deserializer::from_str(text).into_iter::<Value>().collect()
+}
+
+/// Parses text as a JSON stream if it starts with `{` or `[`, else as YAML.
+pub fn parse_documents(text: &str) -> Result<Vec<Value>, String> {
+    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        parse_json_documents(trimmed).map_err(|e| e.to_string())
+    } else {
+        parse_yaml_documents(text).map_err(|e| e.to_string())
+    }
+}
+
+/// Reads `path` into documents, each tagged with its origin (1-based document index).
+pub fn read_documents(path: &Path) -> Result<Vec<Document>, LoadError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| LoadError::Read { path: path.to_path_buf(), source })?;
+    let values = parse_documents(&text)
+        .map_err(|message| LoadError::Parse { path: path.to_path_buf(), message })?;
+    let file: Arc<Path> = Arc::from(path);
+    Ok(values
+        .into_iter()
+        .filter(|v| !v.is_null())
+        .enumerate()
+        .map(|(i, value)| Document { origin: Origin { file: file.clone(), doc: i + 1 }, value })
+        .collect())
+}
+
+/// True for file names a catalog walk should parse (YAML or JSON).
+pub fn is_manifest_file(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("yaml") | Some("yml") | Some("json")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case::yaml_stream_with_separators("a: 1\n---\nb: 2\n---\n", 2)]
+    #[case::json_stream_of_concatenated_objects("{\"a\":1}\n{\"b\":2}\n{\"c\":3}", 3)]
+    #[case::json_after_leading_blank_lines("\n\n  {\"a\":1}", 1)]
+    #[case::empty_yaml_file("", 0)]
+    fn streams_split_into_documents(#[case] text: &str, #[case] count: usize) {
+        assert_eq!(parse_documents(text).unwrap().len(), count);
+    }
+
+    #[rstest]
+    #[case::broken_json("{\"a\": ")]
+    #[case::broken_yaml("a: [1, 2\nb: c")]
+    fn broken_streams_are_errors(#[case] text: &str) {
+        assert!(parse_documents(text).is_err());
+    }
+}

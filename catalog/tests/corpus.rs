@@ -1,0 +1,88 @@
+//! Every catalog in `../shared/catalogs` loads and validates; prints packages, channels and
+//! bundles per catalog. Skips (with a message) when the shared folder is absent.
+
+use std::path::PathBuf;
+
+use catalog::{Catalog, Format, load, validate};
+use rstest::rstest;
+
+fn shared() -> Option<PathBuf> {
+    let root = std::env::var_os("OLM_RS_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
+        .join("catalogs");
+    if root.is_dir() {
+        Some(root)
+    } else {
+        println!("skipped: {} is absent", root.display());
+        None
+    }
+}
+
+#[rstest]
+#[case::real_community_fbc("community-operators-prod-fbc/catalogs/v4.21", Format::Fbc, Some((33, 78, 745)))]
+#[case::real_community_bundle_folders("community-operators-prod-bundles/operators", Format::Bundles, Some((70, 143, 613)))] // 611 in SOURCES.md + 3 nested in `<ver>/bundle/`, - 1 with no manifests/ folder (jupyter-notebook-validator-operator/1.0.7)
+#[case::opm_latest_index("operator-registry-testdata/alpha/action/testdata/index-declcfgs/latest", Format::Fbc, Some((3, 4, 10)))]
+#[case::opm_old_index("operator-registry-testdata/alpha/action/testdata/index-declcfgs/old", Format::Fbc, None)]
+#[case::opm_foo_index("operator-registry-testdata/alpha/action/testdata/foo-index-v0.2.0-declcfg", Format::Fbc, Some((1, 2, 2)))]
+#[case::opm_list_index("operator-registry-testdata/alpha/action/testdata/list-index", Format::Fbc, Some((2, 4, 4)))]
+#[case::opm_package_manifests("operator-registry-testdata/manifests", Format::PackageManifests, None)]
+#[case::opm_foo_bundle_folder("operator-registry-testdata/alpha/action/testdata/foo-bundle-v0.3.1", Format::Bundles, Some((1, 1, 1)))]
+#[case::olm_magic_catalog_json("olm-testdata/test/e2e/testdata/magiccatalog/fbc_catalog.json", Format::Fbc, None)]
+#[case::olm_magic_catalog_yaml("olm-testdata/test/e2e/testdata/magiccatalog/fbc_updated.yaml", Format::Fbc, None)]
+#[case::olm_subscription_with_deprecations("olm-testdata/test/e2e/testdata/subscription/example-operator.v0.3.0-deprecations.yaml", Format::Fbc, Some((1, 1, 1)))]
+#[case::olm_fail_forward_skip_range("olm-testdata/test/e2e/testdata/fail-forward/v0.3.0-skip-range", Format::PackageManifests, Some((1, 1, 1)))]
+#[case::olm_busybox_bundles("olm-testdata/test/images/busybox-index", Format::Bundles, Some((2, 2, 4)))]
+#[case::olm_kiali_manifests("olm-testdata/test/e2e/data/kiali-manifests", Format::PackageManifests, None)]
+#[case::olm_configmap_catalog("olm-testdata/test/e2e/data/catalog.old.yaml", Format::ConfigMap, Some((2, 2, 2)))]
+#[case::olm_package_server_etcd("olm-testdata/pkg/package-server/provider/testdata/manifests", Format::PackageManifests, None)]
+fn every_shared_catalog_loads_and_validates(
+    #[case] rel: &str,
+    #[case] format: Format,
+    #[case] counts: Option<(usize, usize, usize)>,
+) {
+    let Some(root) = shared() else { return };
+    let path = root.join(rel);
+    assert_eq!(load::detect(&path).unwrap(), format, "format of {rel}");
+    let catalog = load::load_as(&path, format).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    let summary = (catalog.packages.len(), catalog.channel_count(), catalog.bundle_count());
+    println!("{rel}: {} packages, {} channels, {} bundles", summary.0, summary.1, summary.2);
+    for pkg in catalog.packages.values() {
+        let heads: Vec<String> = pkg
+            .channels
+            .values()
+            .map(|c| format!("{}={}", c.name, c.head().map(|e| e.name.as_str()).unwrap_or("?")))
+            .collect();
+        println!("  {} (default {}): {} bundles; {}", pkg.name, pkg.default_channel, pkg.bundles.len(), heads.join(" "));
+    }
+    if let Some(want) = counts {
+        assert_eq!(summary, want, "{rel}: (packages, channels, bundles)");
+    }
+    if let Err(d) = validate::validate(&catalog) {
+        panic!("{rel}: {d}");
+    }
+}
+
+#[test]
+fn rendered_fbc_loads_back_to_the_same_graph() {
+    let Some(root) = shared() else { return };
+    let path = root.join("operator-registry-testdata/alpha/action/testdata/index-declcfgs/latest");
+    let original = Catalog::load(&[&path]).unwrap();
+    let mut out = Vec::new();
+    catalog::render::write_json(&original, &mut out).unwrap();
+    let dir = std::env::temp_dir().join(format!("catalog-render-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("catalog.json"), &out).unwrap();
+    let back = Catalog::load(&[&dir]).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    for (name, pkg) in &original.packages {
+        let other = &back.packages[name];
+        assert_eq!(pkg.default_channel, other.default_channel);
+        for (c, ch) in &pkg.channels {
+            assert_eq!(ch.entries, other.channels[c].entries, "{name}/{c}");
+        }
+        for (b, bundle) in &pkg.bundles {
+            assert_eq!(bundle.properties, other.bundles[b].properties, "{name}/{b}");
+        }
+    }
+}
