@@ -139,8 +139,10 @@ impl Rejection {
             Rejection::Forbidden { by, constraint } => write!(s, "the constraint {constraint} of {by} excludes it"),
             Rejection::SearchLimit { steps } => write!(s, "the search stopped at its bound of {steps} steps"),
             Rejection::Unmet { requirement, of, failure_message, candidates, omitted } => {
-                let who = of.as_ref().map_or_else(|| "it".to_owned(), ToString::to_string);
-                let _ = write!(s, "{who} requires {requirement}");
+                let _ = match of {
+                    Some(b) => write!(s, "{b} requires {requirement}"),
+                    None => write!(s, "it requires {requirement}"),
+                };
                 if let Some(m) = failure_message {
                     let _ = write!(s, " (\"{m}\")");
                 }
@@ -169,6 +171,16 @@ impl Rejection {
     }
 }
 
+/// Say "it requires …" rather than naming the candidate `me` twice.
+pub(crate) fn about_itself(r: Rejection, me: &BundleRef) -> Rejection {
+    match r {
+        Rejection::Unmet { requirement, of: Some(of), failure_message, candidates, omitted } if &of == me => {
+            Rejection::Unmet { requirement, of: None, failure_message, candidates, omitted }
+        }
+        other => other,
+    }
+}
+
 /// Why a Subscription got no candidates at all.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
@@ -183,6 +195,9 @@ pub enum NoCandidates {
     StartingCsvMissing { starting_csv: String, skipped: bool },
     #[serde(rename_all = "camelCase")]
     ChannelInvalid { error: ChannelError },
+    /// The operators already installed cannot all be kept, so nothing in the namespace resolves.
+    #[serde(rename_all = "camelCase")]
+    InstalledInconsistent { cause: Rejection },
 }
 
 /// The machine-readable failure of one Subscription (for its `ResolutionFailed` condition).
@@ -221,6 +236,17 @@ impl Explanation {
             }
             Some(NoCandidates::ChannelInvalid { error }) => {
                 let _ = write!(s, " Its update graph is invalid: {error}.");
+            }
+            Some(NoCandidates::InstalledInconsistent { cause }) => {
+                s.push_str(" The operators installed in the namespace are already inconsistent, so nothing can be resolved: ");
+                match cause {
+                    Rejection::Unmet { candidates, .. } if candidates.len() == 1 => {
+                        let _ = write!(s, "{} cannot stay because {}.", candidates[0].bundle, candidates[0].rejected.clause());
+                    }
+                    other => {
+                        let _ = write!(s, "{}.", other.clause());
+                    }
+                }
             }
             None => {}
         }

@@ -115,11 +115,8 @@ struct Sub<'a> {
 }
 
 impl Sub<'_> {
-    fn label(&self) -> String {
-        format!("Subscription {}", self.spec.name)
-    }
     fn root(&self) -> Root {
-        Root::Sub { label: self.label(), options: Rc::from(self.cands.options.clone()) }
+        Root::Sub { label: sub_requirement(self.spec), options: Rc::from(self.cands.options.clone()) }
     }
 }
 
@@ -131,7 +128,11 @@ struct Ctx<'p, 'a> {
 
 impl Ctx<'_, '_> {
     fn solve(&mut self, roots: &[Root], prohibited: &HashMap<String, String>) -> Result<Vec<VarId>, Rejection> {
-        let (r, steps) = Search::new(self.p, roots, prohibited, self.opts.search_limit).solve();
+        self.solve_with(roots, prohibited, &[])
+    }
+
+    fn solve_with(&mut self, roots: &[Root], prohibited: &HashMap<String, String>, fixed: &[VarId]) -> Result<Vec<VarId>, Rejection> {
+        let (r, steps) = Search::new(self.p, roots, prohibited, self.opts.search_limit).preset(fixed).solve();
         self.steps += steps;
         r
     }
@@ -186,18 +187,8 @@ fn isolate(
         Err(cause) => {
             // The installed operators conflict among themselves: nothing can be resolved.
             for &i in live {
-                let s = &subs[i];
-                let cand = Candidate {
-                    bundle: crate::explain::BundleRef {
-                        name: "(installed operators)".into(),
-                        package: None,
-                        version: "-".into(),
-                        channel: None,
-                        catalog: None,
-                    },
-                    rejected: cause.clone(),
-                };
-                failed.insert(i, explanation(s, None, vec![cand]));
+                let why = crate::explain::NoCandidates::InstalledInconsistent { cause: cause.clone() };
+                failed.insert(i, explanation(&subs[i], Some(why), vec![]));
             }
             return Vec::new();
         }
@@ -213,7 +204,7 @@ fn isolate(
             }
             Err(_) => {
                 let base: Vec<Root> = mandatory.iter().chain(accepted.iter()).cloned().collect();
-                let cands = explain_candidates(ctx, s, &base, prohibited);
+                let cands = explain_candidates(ctx, s, &base, &chosen, prohibited);
                 failed.insert(i, explanation(s, None, cands));
                 match s.cands.current {
                     Some(cur) => mandatory.push(Root::Mandatory(cur)),
@@ -227,34 +218,45 @@ fn isolate(
     chosen
 }
 
-/// The first reason each candidate of `s` was rejected, given the admitted `base`.
-fn explain_candidates(ctx: &mut Ctx<'_, '_>, s: &Sub<'_>, base: &[Root], prohibited: &HashMap<String, String>) -> Vec<Candidate> {
-    let label = s.label();
+/// The first reason each candidate of `s` was rejected, given the admitted `base` and its `solution`.
+///
+/// First against the admitted solution held fixed (the clearest "first reason"); if the candidate is
+/// consistent with it (the admitted Subscriptions would have to choose differently), against `base`.
+fn explain_candidates(
+    ctx: &mut Ctx<'_, '_>,
+    s: &Sub<'_>,
+    base: &[Root],
+    solution: &[VarId],
+    prohibited: &HashMap<String, String>,
+) -> Vec<Candidate> {
+    let label = sub_requirement(s.spec);
     let mut out = Vec::new();
     for &c in &s.cands.options {
-        let mut roots = base.to_vec();
-        roots.push(Root::Sub { label: label.clone(), options: Rc::from(vec![c]) });
         let bundle = ctx.p.bundle_ref(c);
-        let rejected = match ctx.solve(&roots, prohibited) {
-            Ok(_) => Rejection::SearchLimit { steps: ctx.opts.search_limit },
-            Err(Rejection::Unmet { requirement, of: None, mut candidates, .. }) if requirement == label && candidates.len() == 1 => {
-                unwrap_self(candidates.remove(0).rejected, &bundle)
+        let forced = Root::Sub { label: label.clone(), options: Rc::from(vec![c]) };
+        let first = match ctx.solve_with(std::slice::from_ref(&forced), prohibited, solution) {
+            Err(r) => Some(r),
+            Ok(_) => {
+                let mut roots = base.to_vec();
+                roots.push(forced);
+                ctx.solve(&roots, prohibited).err()
             }
-            Err(other) => unwrap_self(other, &bundle),
+        };
+        let rejected = match first {
+            None => Rejection::SearchLimit { steps: ctx.opts.search_limit },
+            Some(Rejection::Unmet { requirement, of: None, mut candidates, .. }) if requirement == label && candidates.len() == 1 => {
+                crate::explain::about_itself(candidates.remove(0).rejected, &bundle)
+            }
+            Some(other) => crate::explain::about_itself(other, &bundle),
         };
         out.push(Candidate { bundle, rejected });
     }
     out
 }
 
-/// Say "it requires …" rather than naming the candidate twice.
-fn unwrap_self(r: Rejection, me: &crate::explain::BundleRef) -> Rejection {
-    match r {
-        Rejection::Unmet { requirement, of: Some(of), failure_message, candidates, omitted } if &of == me => {
-            Rejection::Unmet { requirement, of: None, failure_message, candidates, omitted }
-        }
-        other => other,
-    }
+/// How a Subscription's obligation is named in explanations.
+pub(crate) fn sub_requirement(spec: &SubscriptionSpec) -> String {
+    format!("a bundle for Subscription {}", spec.name)
 }
 
 fn explanation(s: &Sub<'_>, no: Option<crate::explain::NoCandidates>, candidates: Vec<Candidate>) -> Explanation {

@@ -69,6 +69,21 @@ impl<'p, 'a> Search<'p, 'a> {
         }
     }
 
+    /// Treat `fixed` as already chosen (their own dependencies are assumed met); used to explain a
+    /// candidate against an admitted solution.
+    pub fn preset(mut self, fixed: &[VarId]) -> Self {
+        for &v in fixed {
+            if self.level_of.contains_key(&v) {
+                continue;
+            }
+            let level = self.trail.len() as u32;
+            let agenda_len = self.agenda.len();
+            self.choose(v, level);
+            self.agenda.truncate(agenda_len);
+        }
+        self
+    }
+
     /// Run to completion: the chosen variables (in choice order), or the failure.
     pub fn solve(mut self) -> (Result<Vec<VarId>, Rejection>, u64) {
         let r = self.run(0);
@@ -97,7 +112,7 @@ impl<'p, 'a> Search<'p, 'a> {
         match ob {
             Ob::Root(i) => match &self.roots[i] {
                 Root::Sub { label, .. } => (label.clone(), None, None),
-                Root::Mandatory(v) => (format!("that installed {} stays", self.p.vars[*v as usize].name), None, None),
+                Root::Mandatory(v) => (format!("keeping {}", self.p.bundle_ref(*v)), None, None),
             },
             Ob::Dep { var, dep, .. } => {
                 let d = &self.p.vars[var as usize].deps[dep];
@@ -171,7 +186,9 @@ impl<'p, 'a> Search<'p, 'a> {
                         return Err(f);
                     }
                     conflict.extend(f.conflict.into_iter().filter(|&l| l != level));
-                    rejected.push(Candidate { bundle: self.p.bundle_ref(v), rejected: f.cause.bounded(MAX_DEPTH) });
+                    let bundle = self.p.bundle_ref(v);
+                    let rejected_for = crate::explain::about_itself(f.cause.bounded(MAX_DEPTH), &bundle);
+                    rejected.push(Candidate { bundle, rejected: rejected_for });
                 }
             }
         }
