@@ -1,1 +1,3 @@
 //! operators.coreos.com API types and typed actor messages.
+
+pub mod crd;

@@ -1,0 +1,140 @@
+//! Builds the CRDs of all kinds (multi-version kinds merged) and renders them to YAML files
+//! named like OLM's (`0000_50_olm_00-<plural>.crd.yaml`).
+//!
+//! A few schema details kube-derive cannot express are patched here, each mirroring upstream
+//! OLM's CRDs: OperatorGroup's `spec` and `upgradeStrategy` defaults and its required
+//! `status.lastUpdated`; plus `spec: {}` defaults for kinds whose spec may be omitted.
+
+use std::path::Path;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::CustomResourceExt;
+use kube::core::crd::merge_crds;
+use serde_json::{Value, json};
+
+use super::{catalog_source, csv, install_plan, olm_config, operator, operator_condition, operator_group, subscription};
+
+/// Failures building or writing CRDs.
+#[derive(Debug, thiserror::Error)]
+pub enum CrdError {
+    #[error("merging the versions of {kind}")]
+    Merge {
+        kind: &'static str,
+        #[source]
+        source: kube::core::crd::MergeError,
+    },
+    #[error("patching the schema of {kind} at {pointer}: path not found")]
+    Patch { kind: String, pointer: String },
+    #[error("converting the CRD of {kind}")]
+    Convert {
+        kind: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("rendering the CRD of {kind} to YAML")]
+    Render {
+        kind: String,
+        #[source]
+        source: serde_saphyr::ser::Error,
+    },
+    #[error("writing {path}")]
+    Write {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// All CRDs, sorted by plural name.
+pub fn all_crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
+    let operator_group = merge_crds(
+        vec![operator_group::OperatorGroup::crd(), operator_group::v1alpha2::OperatorGroup::crd()],
+        "v1",
+    )
+    .map_err(|source| CrdError::Merge { kind: "OperatorGroup", source })?;
+    let operator_condition = merge_crds(
+        vec![operator_condition::OperatorCondition::crd(), operator_condition::v1::OperatorCondition::crd()],
+        "v2",
+    )
+    .map_err(|source| CrdError::Merge { kind: "OperatorCondition", source })?;
+
+    let mut crds = vec![
+        catalog_source::CatalogSource::crd(),
+        csv::ClusterServiceVersion::crd(),
+        install_plan::InstallPlan::crd(),
+        patch(olm_config::OLMConfig::crd(), &[("/spec", "default", json!({}))])?,
+        patch(operator_condition, &[])?,
+        patch(
+            operator_group,
+            &[
+                ("/spec", "default", json!({ "upgradeStrategy": { "name": "Default" } })),
+                ("/spec/properties/upgradeStrategy", "default", json!({ "name": "Default" })),
+                ("/spec/properties/upgradeStrategy/properties/name", "default", json!("Default")),
+                (
+                    "/spec/properties/upgradeStrategy/properties/name",
+                    "enum",
+                    json!(["Default", "TechPreviewUnsafeFailForward"]),
+                ),
+                ("/status", "required", json!(["lastUpdated"])),
+            ],
+        )?,
+        patch(operator::Operator::crd(), &[("/spec", "default", json!({}))])?,
+        subscription::Subscription::crd(),
+    ];
+    crds.sort_by(|a, b| a.spec.names.plural.cmp(&b.spec.names.plural));
+    Ok(crds)
+}
+
+/// Sets `key: value` on the schema node at `pointer` (relative to the root object's properties)
+/// in every version of `crd`.
+fn patch(
+    crd: CustomResourceDefinition,
+    patches: &[(&str, &str, Value)],
+) -> Result<CustomResourceDefinition, CrdError> {
+    let kind = crd.spec.names.kind.clone();
+    let convert = |source| CrdError::Convert { kind: kind.clone(), source };
+    let mut value = serde_json::to_value(&crd).map_err(convert)?;
+    let versions = value.pointer_mut("/spec/versions").and_then(Value::as_array_mut);
+    for version in versions.into_iter().flatten() {
+        for (pointer, key, patch_value) in patches {
+            let props = format!("/schema/openAPIV3Schema/properties{pointer}");
+            let node = version
+                .pointer_mut(&props)
+                .and_then(Value::as_object_mut)
+                .ok_or_else(|| CrdError::Patch { kind: kind.clone(), pointer: (*pointer).to_owned() })?;
+            node.insert((*key).to_owned(), patch_value.clone());
+        }
+    }
+    serde_json::from_value(value).map_err(convert)
+}
+
+/// OLM's file name for a CRD: `0000_50_olm_00-<plural>.crd.yaml`.
+pub fn crd_file_name(crd: &CustomResourceDefinition) -> String {
+    format!("0000_50_olm_00-{}.crd.yaml", crd.spec.names.plural)
+}
+
+/// `(file name, YAML text)` for every CRD.
+pub fn render_crds() -> Result<Vec<(String, String)>, CrdError> {
+    all_crds()?
+        .into_iter()
+        .map(|crd| {
+            let kind = crd.spec.names.kind.clone();
+            let yaml = serde_saphyr::to_string(&crd).map_err(|source| CrdError::Render { kind, source })?;
+            Ok((crd_file_name(&crd), format!("---\n{yaml}")))
+        })
+        .collect()
+}
+
+/// Writes every CRD to `dir` (created if missing), one file per kind.
+pub fn write_crds(dir: &Path) -> Result<Vec<std::path::PathBuf>, CrdError> {
+    let write_err = |path: &Path, source| CrdError::Write { path: path.display().to_string(), source };
+    std::fs::create_dir_all(dir).map_err(|source| write_err(dir, source))?;
+    render_crds()?
+        .into_iter()
+        .map(|(name, yaml)| {
+            let path = dir.join(name);
+            std::fs::write(&path, yaml).map_err(|source| write_err(&path, source))?;
+            Ok(path)
+        })
+        .collect()
+}

@@ -1,0 +1,165 @@
+//! OperatorGroup (`operators.coreos.com/v1` storage, `v1alpha2` served; namespaced): the
+//! namespaces an operator serves (API `operatorgroup_types.go`, spec §1.5, §3).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector, Time};
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::crd::annotations;
+use crate::wire_enum;
+
+wire_enum! {
+    /// `spec.upgradeStrategy.name`.
+    pub enum UpgradeStrategyName {
+        Default = "Default",
+        TechPreviewUnsafeFailForward = "TechPreviewUnsafeFailForward",
+    }
+}
+
+impl Default for UpgradeStrategyName {
+    fn default() -> Self {
+        UpgradeStrategyName::Default
+    }
+}
+
+wire_enum! {
+    /// `status.conditions[].type` of an OperatorGroup.
+    pub enum OperatorGroupConditionType {
+        ServiceAccount = "OperatorGroupServiceAccount",
+        MultipleOperatorGroup = "MultipleOperatorGroup",
+    }
+}
+
+wire_enum! {
+    /// `status.conditions[].reason` of an OperatorGroup.
+    pub enum OperatorGroupConditionReason {
+        ServiceAccountNotFound = "ServiceAccountNotFound",
+        MultipleOperatorGroupsFound = "MultipleOperatorGroupsFound",
+    }
+}
+
+/// `spec` of an OperatorGroup (v1).
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "operators.coreos.com",
+    version = "v1",
+    kind = "OperatorGroup",
+    plural = "operatorgroups",
+    singular = "operatorgroup",
+    namespaced,
+    status = "OperatorGroupStatus",
+    shortname = "og",
+    category = "olm",
+    doc = "OperatorGroup is the unit of multitenancy for OLM managed operators. It constrains the installation of operators in its namespace to a specified set of target namespaces.",
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorGroupSpec {
+    /// Selects target namespaces by label; ignored when `targetNamespaces` is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<LabelSelector>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_namespaces: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account_name: Option<String>,
+    #[serde(rename = "staticProvidedAPIs", default, skip_serializing_if = "Option::is_none")]
+    pub static_provided_apis: Option<bool>,
+    /// Defaults to `{name: Default}` in the CRD.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrade_strategy: Option<UpgradeStrategy>,
+}
+
+/// `spec.upgradeStrategy`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub struct UpgradeStrategy {
+    #[serde(default)]
+    pub name: UpgradeStrategyName,
+}
+
+/// `status` of an OperatorGroup.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorGroupStatus {
+    /// Target namespaces; `[""]` means all namespaces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespaces: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account_ref: Option<ObjectReference>,
+    /// Required by the CRD's status schema; Go writes `null` when unset.
+    pub last_updated: Option<Time>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+}
+
+impl OperatorGroup {
+    /// OLM's `BuildTargetNamespaces`: status.namespaces sorted and joined with `,`
+    /// (AllNamespaces `[""]` gives `""`).
+    pub fn build_target_namespaces(&self) -> String {
+        let mut namespaces = self.status.as_ref().and_then(|s| s.namespaces.clone()).unwrap_or_default();
+        namespaces.sort();
+        namespaces.join(",")
+    }
+
+    /// The upgrade strategy in effect (`Default` when unset).
+    pub fn upgrade_strategy(&self) -> UpgradeStrategyName {
+        self.spec.upgrade_strategy.as_ref().map(|u| u.name.clone()).unwrap_or_default()
+    }
+
+    /// Whether `spec.staticProvidedAPIs` is true.
+    pub fn is_static(&self) -> bool {
+        self.spec.static_provided_apis.unwrap_or(false)
+    }
+
+    /// OLM's `NamespaceLabelSelector`: with targetNamespaces, the `olm.operatorgroup.uid/<uid>`
+    /// label; else spec.selector. None when the uid is unknown yet or no selector is set.
+    pub fn namespace_label_selector(&self) -> Option<LabelSelector> {
+        let has_targets = self.spec.target_namespaces.as_ref().is_some_and(|t| !t.is_empty());
+        if has_targets {
+            let uid = self.metadata.uid.as_deref()?;
+            let labels = BTreeMap::from([(annotations::operator_group_uid_label(uid), String::new())]);
+            return Some(LabelSelector { match_labels: Some(labels), ..LabelSelector::default() });
+        }
+        self.spec.selector.clone()
+    }
+}
+
+/// The served `v1alpha2` version (no `upgradeStrategy`).
+pub mod v1alpha2 {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+    use kube::CustomResource;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    pub use super::OperatorGroupStatus;
+
+    /// `spec` of an OperatorGroup (v1alpha2).
+    #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+    #[kube(
+        group = "operators.coreos.com",
+        version = "v1alpha2",
+        kind = "OperatorGroup",
+        plural = "operatorgroups",
+        singular = "operatorgroup",
+        namespaced,
+        status = "OperatorGroupStatus",
+        shortname = "og",
+        category = "olm",
+        doc = "OperatorGroup is the unit of multitenancy for OLM managed operators. It constrains the installation of operators in its namespace to a specified set of target namespaces.",
+        printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+    )]
+    #[serde(rename_all = "camelCase")]
+    pub struct OperatorGroupSpec {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub selector: Option<LabelSelector>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub target_namespaces: Option<Vec<String>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub service_account_name: Option<String>,
+        #[serde(rename = "staticProvidedAPIs", default, skip_serializing_if = "Option::is_none")]
+        pub static_provided_apis: Option<bool>,
+    }
+}

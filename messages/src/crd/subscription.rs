@@ -1,0 +1,282 @@
+//! Subscription (`operators.coreos.com/v1alpha1`, namespaced): a request to install and keep
+//! updating a package from a catalog (API `subscription_types.go`, spec §1.3).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{
+    Affinity, EnvFromSource, EnvVar, ResourceRequirements, Toleration, Volume, VolumeMount,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::wire_enum;
+
+wire_enum! {
+    /// `spec.installPlanApproval` and InstallPlan `spec.approval`. Anything but `Manual` is
+    /// treated as automatic (see [`Approval::is_manual`]).
+    pub enum Approval {
+        Automatic = "Automatic",
+        Manual = "Manual",
+    }
+}
+
+impl Approval {
+    pub fn is_manual(&self) -> bool {
+        *self == Approval::Manual
+    }
+}
+
+wire_enum! {
+    /// `status.state`; `None` is `""`.
+    pub enum SubscriptionState {
+        None = "",
+        UpgradeFailed = "UpgradeFailed",
+        UpgradeAvailable = "UpgradeAvailable",
+        UpgradePending = "UpgradePending",
+        AtLatestKnown = "AtLatestKnown",
+    }
+}
+
+impl SubscriptionState {
+    pub fn is_none(&self) -> bool {
+        *self == SubscriptionState::None
+    }
+}
+
+impl Default for SubscriptionState {
+    fn default() -> Self {
+        SubscriptionState::None
+    }
+}
+
+wire_enum! {
+    /// `status.conditions[].type`.
+    pub enum SubscriptionConditionType {
+        CatalogSourcesUnhealthy = "CatalogSourcesUnhealthy",
+        InstallPlanMissing = "InstallPlanMissing",
+        InstallPlanPending = "InstallPlanPending",
+        InstallPlanFailed = "InstallPlanFailed",
+        ResolutionFailed = "ResolutionFailed",
+        BundleUnpacking = "BundleUnpacking",
+        BundleUnpackFailed = "BundleUnpackFailed",
+        Deprecated = "Deprecated",
+        PackageDeprecated = "PackageDeprecated",
+        ChannelDeprecated = "ChannelDeprecated",
+        BundleDeprecated = "BundleDeprecated",
+    }
+}
+
+wire_enum! {
+    /// `status.reason` and condition reasons used on Subscriptions. Condition reasons also carry
+    /// InstallPlan phases/reasons (e.g. `RequiresApproval`, `InstallComponentFailed`) and
+    /// resolution reasons, which read as `Other` unless listed here.
+    pub enum SubscriptionReason {
+        None = "",
+        NoCatalogSourcesFound = "NoCatalogSourcesFound",
+        AllCatalogSourcesHealthy = "AllCatalogSourcesHealthy",
+        CatalogSourcesAdded = "CatalogSourcesAdded",
+        CatalogSourcesUpdated = "CatalogSourcesUpdated",
+        CatalogSourcesDeleted = "CatalogSourcesDeleted",
+        UnhealthyCatalogSourceFound = "UnhealthyCatalogSourceFound",
+        ReferencedInstallPlanNotFound = "ReferencedInstallPlanNotFound",
+        InstallPlanNotYetReconciled = "InstallPlanNotYetReconciled",
+        InstallPlanFailed = "InstallPlanFailed",
+        /// Declared, unused by OLM.
+        InvalidCatalog = "InvalidCatalog",
+        /// Declared, unused by OLM.
+        UpgradeSucceeded = "UpgradeSucceeded",
+        RequiresApproval = "RequiresApproval",
+        Installing = "Installing",
+        InstallComponentFailed = "InstallComponentFailed",
+        InstallCheckFailed = "InstallCheckFailed",
+        ConstraintsNotSatisfiable = "ConstraintsNotSatisfiable",
+        ErrorPreventedResolution = "ErrorPreventedResolution",
+    }
+}
+
+impl SubscriptionReason {
+    pub fn is_none(&self) -> bool {
+        *self == SubscriptionReason::None
+    }
+}
+
+impl Default for SubscriptionReason {
+    fn default() -> Self {
+        SubscriptionReason::None
+    }
+}
+
+/// `spec` of a Subscription.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "operators.coreos.com",
+    version = "v1alpha1",
+    kind = "Subscription",
+    plural = "subscriptions",
+    singular = "subscription",
+    namespaced,
+    status = "SubscriptionStatus",
+    shortname = "sub",
+    shortname = "subs",
+    category = "olm",
+    doc = "Subscription keeps operators up to date by tracking changes to Catalogs.",
+    printcolumn = r#"{"name":"Package","type":"string","description":"The package subscribed to","jsonPath":".spec.name"}"#,
+    printcolumn = r#"{"name":"Source","type":"string","description":"The catalog source for the specified package","jsonPath":".spec.source"}"#,
+    printcolumn = r#"{"name":"Channel","type":"string","description":"The channel of updates to subscribe to","jsonPath":".spec.channel"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriptionSpec {
+    /// Name of the CatalogSource.
+    #[serde(rename = "source", default)]
+    pub catalog_source: String,
+    #[serde(rename = "sourceNamespace", default)]
+    pub catalog_source_namespace: String,
+    /// The package name.
+    #[serde(rename = "name", default)]
+    pub package: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    #[serde(rename = "startingCSV", default, skip_serializing_if = "Option::is_none")]
+    pub starting_csv: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub install_plan_approval: Option<Approval>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<SubscriptionConfig>,
+}
+
+/// `spec.config`: overrides projected onto the operator's deployments (spec §2.6).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriptionConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<LabelSelector>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_selector: Option<BTreeMap<String, String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerations: Option<Vec<Toleration>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<ResourceRequirements>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env_from: Option<Vec<EnvFromSource>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<Vec<EnvVar>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volumes: Option<Vec<Volume>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_mounts: Option<Vec<VolumeMount>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<Affinity>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<BTreeMap<String, String>>,
+}
+
+/// `status` of a Subscription.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriptionStatus {
+    #[serde(rename = "currentCSV", default, skip_serializing_if = "String::is_empty")]
+    pub current_csv: String,
+    #[serde(rename = "installedCSV", default, skip_serializing_if = "String::is_empty")]
+    pub installed_csv: String,
+    /// Reference to the InstallPlan (field `installplan`, lower case).
+    #[serde(rename = "installplan", default, skip_serializing_if = "Option::is_none")]
+    pub install_plan: Option<InstallPlanReference>,
+    #[serde(default, skip_serializing_if = "SubscriptionState::is_none")]
+    pub state: SubscriptionState,
+    #[serde(default, skip_serializing_if = "SubscriptionReason::is_none")]
+    pub reason: SubscriptionReason,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub install_plan_generation: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub install_plan_ref: Option<k8s_openapi::api::core::v1::ObjectReference>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub catalog_health: Vec<SubscriptionCatalogHealth>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<SubscriptionCondition>,
+    /// Go writes it always (non-pointer `metav1.Time`); absent here means never set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_updated: Option<Time>,
+}
+
+/// `status.installplan`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InstallPlanReference {
+    #[serde(default)]
+    pub api_version: String,
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub uuid: String,
+}
+
+/// `status.catalogHealth[]`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriptionCatalogHealth {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog_source_ref: Option<k8s_openapi::api::core::v1::ObjectReference>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_updated: Option<Time>,
+    #[serde(default)]
+    pub healthy: bool,
+}
+
+/// `status.conditions[]` of a Subscription.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriptionCondition {
+    #[serde(rename = "type")]
+    pub type_: SubscriptionConditionType,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    #[serde(default, skip_serializing_if = "SubscriptionReason::is_none")]
+    pub reason: SubscriptionReason,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_heartbeat_time: Option<Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<Time>,
+}
+
+impl SubscriptionCondition {
+    /// Equality ignoring timestamps (OLM's `SubscriptionCondition.Equals`).
+    pub fn same_as(&self, other: &SubscriptionCondition) -> bool {
+        self.type_ == other.type_
+            && self.status == other.status
+            && self.reason == other.reason
+            && self.message == other.message
+    }
+}
+
+impl SubscriptionStatus {
+    /// OLM's `SetCondition`: replace the condition of the same type, else append.
+    pub fn set_condition(&mut self, condition: SubscriptionCondition) {
+        match self.conditions.iter_mut().find(|c| c.type_ == condition.type_) {
+            Some(existing) => *existing = condition,
+            None => self.conditions.push(condition),
+        }
+    }
+
+    /// The condition of type `type_`, if present.
+    pub fn condition(&self, type_: &SubscriptionConditionType) -> Option<&SubscriptionCondition> {
+        self.conditions.iter().find(|c| &c.type_ == type_)
+    }
+
+    /// OLM's `RemoveConditions`: drop every condition of the given types.
+    pub fn remove_conditions(&mut self, types: &[SubscriptionConditionType]) {
+        self.conditions.retain(|c| !types.contains(&c.type_));
+    }
+}
+
+impl Subscription {
+    /// Whether new InstallPlans need manual approval (only `Manual` does).
+    pub fn approval_is_manual(&self) -> bool {
+        self.spec.install_plan_approval.as_ref().is_some_and(Approval::is_manual)
+    }
+}

@@ -1,0 +1,105 @@
+//! A bounded journal of the traffic a registry routes to its object actors, encoded with MessagePack (rmp-serde)
+//! when sent over the debug endpoint or stored, so tests can replay or assert on actor traffic.
+
+use crate::key::ObjectKey;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// What happened to an object, as routed to its actor.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum JournalEvent {
+    /// First sight: an actor was started for the object.
+    Spawned,
+    /// A new observation was routed (with the object's resourceVersion).
+    Observed { resource_version: Option<String> },
+    /// The object was deleted (or vanished in a relist); its actor was stopped.
+    Stopped,
+    /// The actor had died (mailbox closed) and was started again.
+    Respawned,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JournalEntry {
+    /// Milliseconds since the Unix epoch.
+    pub at_ms: u64,
+    pub kind: String,
+    pub key: ObjectKey,
+    pub event: JournalEvent,
+}
+
+/// A ring buffer of journal entries; the oldest are dropped past `capacity`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Journal {
+    capacity: usize,
+    entries: VecDeque<JournalEntry>,
+}
+
+impl Journal {
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self { capacity, entries: VecDeque::with_capacity(capacity.min(1024)) }
+    }
+
+    pub fn record(&mut self, entry: JournalEntry) {
+        if self.capacity == 0 {
+            return;
+        }
+        while self.entries.len() >= self.capacity {
+            self.entries.pop_front();
+        }
+        self.entries.push_back(entry);
+    }
+
+    pub fn entries(&self) -> impl Iterator<Item = &JournalEntry> {
+        self.entries.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// MessagePack bytes (named fields, so readers in other languages can decode them too).
+    pub fn to_msgpack(&self) -> Result<Vec<u8>, rmp_serde::encode::Error> {
+        rmp_serde::to_vec_named(self)
+    }
+
+    pub fn from_msgpack(bytes: &[u8]) -> Result<Self, rmp_serde::decode::Error> {
+        rmp_serde::from_slice(bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(n: u64) -> JournalEntry {
+        JournalEntry { at_ms: n, kind: "ClusterServiceVersion".into(), key: ObjectKey::new("ns", format!("csv-{n}")), event: JournalEvent::Observed { resource_version: Some(n.to_string()) } }
+    }
+
+    #[test]
+    fn a_journal_round_trips_through_messagepack() {
+        let mut j = Journal::with_capacity(10);
+        j.record(entry(1));
+        j.record(JournalEntry { event: JournalEvent::Stopped, ..entry(2) });
+        let bytes = j.to_msgpack().expect("encode");
+        assert_eq!(Journal::from_msgpack(&bytes).expect("decode"), j);
+    }
+
+    #[test]
+    fn a_full_journal_drops_its_oldest_entries() {
+        let mut j = Journal::with_capacity(3);
+        for n in 0..5 {
+            j.record(entry(n));
+        }
+        let kept: Vec<u64> = j.entries().map(|e| e.at_ms).collect();
+        assert_eq!(kept, vec![2, 3, 4]);
+    }
+
+    #[test]
+    fn malformed_bytes_are_an_error_not_a_panic() {
+        assert!(Journal::from_msgpack(&[0xc1, 0x00, 0xff]).is_err());
+    }
+}

@@ -1,0 +1,53 @@
+//! Messages every per-object actor understands: a new observation of its object, its deletion, a requeue.
+
+use actix::Message;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What the per-kind registry routes to the one actor of an object.
+#[derive(Debug)]
+pub enum ObjectEvent<K> {
+    /// The object as last seen by the watch (added, modified, or relisted).
+    Observed(Arc<K>),
+    /// The object is gone from the cluster; the actor stops after handling this.
+    Deleted,
+}
+
+impl<K: 'static> Message for ObjectEvent<K> {
+    type Result = ();
+}
+
+/// Why an actor asks itself (or is asked) to reconcile again. Feeds spans and metrics only: every requeue runs
+/// the same level-triggered reconcile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RequeueReason {
+    /// A timer set by a previous decision (e.g. waiting for a deployment to become available).
+    Scheduled,
+    /// A transient API error; retried with backoff.
+    Backoff,
+    /// Something this object depends on changed (e.g. its OperatorGroup, a CRD, a provided-API set).
+    DependencyChanged,
+    /// Periodic resync.
+    Resync,
+}
+
+/// A level-triggered nudge to reconcile again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Requeue {
+    pub reason: RequeueReason,
+    /// Delay before the reconcile; `None` for at once.
+    pub after: Option<Duration>,
+}
+
+impl Message for Requeue {
+    type Result = ();
+}
+
+/// Ask a registry how many object actors it currently runs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ActorCount;
+
+impl Message for ActorCount {
+    type Result = usize;
+}
