@@ -60,7 +60,7 @@ pub fn all_crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
 
     let mut crds = vec![
         catalog_source::CatalogSource::crd(),
-        csv::ClusterServiceVersion::crd(),
+        strip_descriptions(csv::ClusterServiceVersion::crd(), DEPLOYMENT_SPEC_SCHEMA)?,
         install_plan::InstallPlan::crd(),
         patch(olm_config::OLMConfig::crd(), &[("/spec", "default", json!({}))])?,
         patch(operator_condition, &[])?,
@@ -85,8 +85,48 @@ pub fn all_crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
     Ok(crds)
 }
 
+/// The embedded apps/v1 DeploymentSpec in the CSV schema.
+const DEPLOYMENT_SPEC_SCHEMA: &str = "/spec/properties/install/properties/spec/properties/deployments/items/properties/spec";
+
+/// Drops the `description`s below `pointer` (the embedded Kubernetes types' field docs, which
+/// `kubectl explain deployment.spec` already shows). This brings the CSV CRD from ~353 KB to ~78 KB
+/// under 256 KiB of JSON, so even client-side `kubectl apply` (which copies the object into
+/// the last-applied annotation, limit 256 KiB) accepts it. Validation is unchanged.
+fn strip_descriptions(crd: CustomResourceDefinition, pointer: &str) -> Result<CustomResourceDefinition, CrdError> {
+    fn strip(node: &mut Value) {
+        match node {
+            Value::Object(map) => {
+                map.remove("description");
+                map.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let kind = crd.spec.names.kind.clone();
+    let convert = |source| CrdError::Convert { kind: kind.clone(), source };
+    let mut value = serde_json::to_value(&crd).map_err(convert)?;
+    let props = format!("/schema/openAPIV3Schema/properties{pointer}");
+    let mut found = false;
+    for version in value.pointer_mut("/spec/versions").and_then(Value::as_array_mut).into_iter().flatten() {
+        if let Some(node) = version.pointer_mut(&props) {
+            // Keep the node's own description, strip its children's.
+            let own = node.get("description").cloned();
+            strip(node);
+            if let (Some(own), Some(map)) = (own, node.as_object_mut()) {
+                map.insert("description".to_owned(), own);
+            }
+            found = true;
+        }
+    }
+    if !found {
+        return Err(CrdError::Patch { kind, pointer: pointer.to_owned() });
+    }
+    serde_json::from_value(value).map_err(convert)
+}
+
 /// Sets `key: value` on the schema node at `pointer` (relative to the root object's properties)
-/// in every version of `crd`.
+/// in every version of `crd` that has that node.
 fn patch(
     crd: CustomResourceDefinition,
     patches: &[(&str, &str, Value)],
@@ -94,15 +134,20 @@ fn patch(
     let kind = crd.spec.names.kind.clone();
     let convert = |source| CrdError::Convert { kind: kind.clone(), source };
     let mut value = serde_json::to_value(&crd).map_err(convert)?;
-    let versions = value.pointer_mut("/spec/versions").and_then(Value::as_array_mut);
-    for version in versions.into_iter().flatten() {
-        for (pointer, key, patch_value) in patches {
-            let props = format!("/schema/openAPIV3Schema/properties{pointer}");
-            let node = version
-                .pointer_mut(&props)
-                .and_then(Value::as_object_mut)
-                .ok_or_else(|| CrdError::Patch { kind: kind.clone(), pointer: (*pointer).to_owned() })?;
-            node.insert((*key).to_owned(), patch_value.clone());
+    let mut versions = value.pointer_mut("/spec/versions").and_then(Value::as_array_mut);
+    for (pointer, key, patch_value) in patches {
+        // A node may exist in some versions only (e.g. v1alpha2 OperatorGroups lack
+        // upgradeStrategy); it must exist in at least one.
+        let props = format!("/schema/openAPIV3Schema/properties{pointer}");
+        let mut applied = 0;
+        for version in versions.iter_mut().flat_map(|v| v.iter_mut()) {
+            if let Some(node) = version.pointer_mut(&props).and_then(Value::as_object_mut) {
+                node.insert((*key).to_owned(), patch_value.clone());
+                applied += 1;
+            }
+        }
+        if applied == 0 {
+            return Err(CrdError::Patch { kind: kind.clone(), pointer: (*pointer).to_owned() });
         }
     }
     serde_json::from_value(value).map_err(convert)
