@@ -34,7 +34,10 @@ pub struct ChannelOrder {
 /// Order `entries` (all of one package and channel) head first.
 pub fn order(entries: &[&BundleEntry]) -> ChannelOrder {
     let skipped_names: HashSet<&str> = entries.iter().flat_map(|e| e.skips.iter().map(String::as_str)).collect();
-    let (kept, skipped): (Vec<usize>, Vec<usize>) = (0..entries.len()).partition(|&i| !skipped_names.contains(entries[i].name.as_str()));
+    // A name listed twice is one entry (the first); a registry would not serve both.
+    let mut names_seen = HashSet::new();
+    let unique: Vec<usize> = (0..entries.len()).filter(|&i| names_seen.insert(entries[i].name.as_str())).collect();
+    let (kept, skipped): (Vec<usize>, Vec<usize>) = unique.into_iter().partition(|&i| !skipped_names.contains(entries[i].name.as_str()));
     let by_name: HashMap<&str, usize> = kept.iter().map(|&i| (entries[i].name.as_str(), i)).collect();
     let replaced: HashSet<&str> = kept.iter().filter_map(|&i| entries[i].replaces.as_deref()).collect();
     let mut heads: Vec<usize> = kept.iter().copied().filter(|&i| !replaced.contains(entries[i].name.as_str())).collect();

@@ -14,6 +14,7 @@
 mod candidates;
 pub mod channel;
 pub mod explain;
+pub mod fbc;
 pub mod model;
 mod problem;
 pub mod range;
