@@ -7,6 +7,9 @@
 #   hack/control-plane.sh build   only install packages and build/cache the binaries
 #   hack/control-plane.sh env     print `export KUBECONFIG=...`
 #
+# With OLM_RS_NODE_SIM=<path of the node-sim binary>, `up` also runs our node simulator (dev/test support that
+# plays the kubelet, see node-sim/), so Deployments become Available; `down` stops it too.
+#
 # Binaries: taken from $KUBEBUILDER_ASSETS (a folder with etcd, kube-apiserver[, kube-controller-manager])
 # when set; otherwise etcd from Debian's etcd-server and the Kubernetes binaries built once from Debian's
 # `kubernetes` source package (1.20.2) into $OLM_RS_CACHE (default ~/.cache/olm-rs), outside the repo.
@@ -120,7 +123,7 @@ up() {
   resolve_binaries
   mkdir -p "$STATE"
   if alive etcd && alive kube-apiserver && alive kube-controller-manager; then
-    log "already running (reusing)"; echo "$STATE/kubeconfig"; return
+    log "already running (reusing)"; ensure_node_sim; echo "$STATE/kubeconfig"; return
   fi
   # Partially up: stop what we started, then start fresh.
   down_quiet
@@ -169,12 +172,27 @@ KC
     [ "$(date +%s)" -ge "$deadline" ] && { log "controller-manager not ready after 60 s"; exit 1; }
     sleep 0.3
   done
+  ensure_node_sim
   log "up: etcd :$ETCD_PORT, kube-apiserver https://127.0.0.1:$API_PORT, kube-controller-manager; logs in $STATE"
   echo "$STATE/kubeconfig"
 }
 
+ensure_node_sim() {
+  [ -n "${OLM_RS_NODE_SIM:-}" ] || return 0
+  alive node-sim && return 0
+  [ -x "$OLM_RS_NODE_SIM" ] || { log "OLM_RS_NODE_SIM=$OLM_RS_NODE_SIM is not an executable"; exit 1; }
+  KUBECONFIG="$STATE/kubeconfig" setsid "$OLM_RS_NODE_SIM" >"$STATE/node-sim.log" 2>&1 < /dev/null & echo $! > "$STATE/node-sim.pid"
+  local deadline=$(( $(date +%s) + 30 ))
+  until KUBECONFIG="$STATE/kubeconfig" kubectl get node olm-rs-sim-node >/dev/null 2>&1; do
+    alive node-sim || { log "node-sim died"; tail -20 "$STATE/node-sim.log" >&2; exit 1; }
+    [ "$(date +%s)" -ge "$deadline" ] && { log "node-sim registered no node after 30 s"; exit 1; }
+    sleep 0.2
+  done
+  log "node simulator running (pid $(cat "$STATE/node-sim.pid"))"
+}
+
 down_quiet() {
-  for p in kube-controller-manager kube-apiserver etcd; do
+  for p in node-sim kube-controller-manager kube-apiserver etcd; do
     if alive "$p"; then
       local pid; pid=$(cat "$STATE/$p.pid"); kill "$pid" 2>/dev/null || true
       for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -188,7 +206,7 @@ case "${1:-up}" in
   up) up ;;
   down) down_quiet; log "down" ;;
   build) resolve_binaries; echo "$BIN_CACHE" ;;
-  status) for p in etcd kube-apiserver kube-controller-manager; do if alive $p; then echo "$p running (pid $(cat "$STATE/$p.pid"))"; else echo "$p stopped"; fi; done ;;
+  status) for p in etcd kube-apiserver kube-controller-manager node-sim; do if alive $p; then echo "$p running (pid $(cat "$STATE/$p.pid"))"; else echo "$p stopped"; fi; done ;;
   env) echo "export KUBECONFIG=$STATE/kubeconfig" ;;
   *) echo "usage: $0 up|down|status|build|env" >&2; exit 2 ;;
 esac

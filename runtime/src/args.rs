@@ -1,0 +1,46 @@
+//! Command-line flags both operator binaries share (flattened into each binary's own clap `Cli`).
+
+use clap::Args;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Args, Clone, Debug)]
+pub struct CommonArgs {
+    /// Path to a kubeconfig. Without it: $KUBECONFIG, then the in-cluster service account.
+    #[arg(long, env = "KUBECONFIG")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// The namespace the operator runs in (OLM's `--namespace`).
+    #[arg(long, env = "OPERATOR_NAMESPACE", default_value = "olm")]
+    pub namespace: String,
+
+    /// Comma-separated namespaces to watch; empty means all namespaces (OLM's `--watchedNamespaces`).
+    #[arg(long = "watched-namespaces", alias = "watchedNamespaces", env = "OLM_WATCHED_NAMESPACES", value_delimiter = ',', default_value = "")]
+    pub watched_namespaces: Vec<String>,
+
+    /// Address of the health, metrics and debug HTTP endpoints (OLM serves them on :8080).
+    #[arg(long, env = "OLM_HTTP_ADDR", default_value = "0.0.0.0:8080")]
+    pub http_addr: SocketAddr,
+
+    /// Log format on stdout.
+    #[arg(long, env = "OLM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+
+    /// Full resync interval in seconds (OLM's `--interval`).
+    #[arg(long, env = "OLM_RESYNC_SECONDS", default_value_t = 300)]
+    pub resync_seconds: u64,
+}
+
+impl CommonArgs {
+    /// The namespaces to watch: `None` means the whole cluster.
+    pub fn watch_scope(&self) -> Option<Vec<String>> {
+        let list: Vec<String> = self.watched_namespaces.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+        if list.is_empty() { None } else { Some(list) }
+    }
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}

@@ -1,0 +1,32 @@
+//! The kube client: from `--kubeconfig`/`$KUBECONFIG`, else the in-cluster service account (token, CA and
+//! `KUBERNETES_SERVICE_HOST`/`PORT`). Create it on the long-lived multi-thread runtime (see crate-stack §4).
+
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("cannot read kubeconfig {path}")]
+    ReadKubeconfig { path: String, #[source] source: kube::config::KubeconfigError },
+    #[error("invalid kubeconfig {path}")]
+    Kubeconfig { path: String, #[source] source: kube::config::KubeconfigError },
+    #[error("no kubeconfig given and not running in a cluster")]
+    Infer(#[source] kube::config::InferConfigError),
+    #[error("cannot build the Kubernetes client")]
+    Build(#[source] kube::Error),
+}
+
+pub async fn connect(kubeconfig: Option<&Path>) -> Result<Client, ClientError> {
+    let config = match kubeconfig {
+        Some(path) => {
+            let shown = path.display().to_string();
+            let kc = Kubeconfig::read_from(path).map_err(|source| ClientError::ReadKubeconfig { path: shown.clone(), source })?;
+            Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+                .await
+                .map_err(|source| ClientError::Kubeconfig { path: shown, source })?
+        }
+        None => Config::infer().await.map_err(ClientError::Infer)?,
+    };
+    Client::try_from(config).map_err(ClientError::Build)
+}

@@ -1,0 +1,138 @@
+//! The HTTP endpoints of an operator: `/healthz` (the process serves), `/readyz` (every watch has listed once),
+//! `/metrics` (Prometheus text format, OLM's metric names), `/debug/actors` (live object actors per kind, JSON)
+//! and `/debug/journal` (the registries' routing journal, MessagePack).
+
+use crate::metrics::Metrics;
+use crate::registry::SharedJournal;
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::net::TcpListener;
+
+/// What the endpoints read.
+#[derive(Clone)]
+pub struct EndpointState {
+    pub metrics: Metrics,
+    pub journals: Vec<SharedJournal>,
+    /// Each flag turns true when one watch has routed its first full list.
+    pub synced: Vec<Arc<AtomicBool>>,
+}
+
+impl EndpointState {
+    fn ready(&self) -> bool {
+        self.synced.iter().all(|f| f.load(Ordering::Acquire))
+    }
+
+    fn respond(&self, path: &str) -> Response<Full<Bytes>> {
+        match path {
+            "/healthz" => text(StatusCode::OK, "ok".into()),
+            "/readyz" if self.ready() => text(StatusCode::OK, "ready".into()),
+            "/readyz" => text(StatusCode::SERVICE_UNAVAILABLE, "watches not synced yet".into()),
+            "/metrics" => match self.metrics.encode() {
+                Ok(body) => text(StatusCode::OK, body),
+                Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("metrics: {e}")),
+            },
+            "/debug/actors" => match serde_json::to_string(&self.metrics.actor_counts()) {
+                Ok(body) => with_type(StatusCode::OK, "application/json", body.into_bytes()),
+                Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("actors: {e}")),
+            },
+            "/debug/journal" => {
+                let mut merged = messages::msg::Journal::with_capacity(usize::MAX);
+                for journal in &self.journals {
+                    let guard = journal.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    for entry in guard.entries() {
+                        merged.record(entry.clone());
+                    }
+                }
+                match merged.to_msgpack() {
+                    Ok(bytes) => with_type(StatusCode::OK, "application/msgpack", bytes),
+                    Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("journal: {e}")),
+                }
+            }
+            _ => text(StatusCode::NOT_FOUND, "not found".into()),
+        }
+    }
+}
+
+fn text(status: StatusCode, body: String) -> Response<Full<Bytes>> {
+    with_type(status, "text/plain; version=0.0.4; charset=utf-8", body.into_bytes())
+}
+
+fn with_type(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    response.headers_mut().insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static(content_type));
+    response
+}
+
+/// Bind `addr` and serve until the process ends. Returns the bound address (port 0 picks a free one).
+pub async fn serve(addr: SocketAddr, state: EndpointState) -> std::io::Result<SocketAddr> {
+    let listener = TcpListener::bind(addr).await?;
+    let bound = listener.local_addr()?;
+    tokio::spawn(async move {
+        loop {
+            let (stream, _) = match listener.accept().await {
+                Ok(conn) => conn,
+                Err(error) => {
+                    tracing::warn!(error = &error as &dyn std::error::Error, "endpoint accept failed");
+                    continue;
+                }
+            };
+            let state = state.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+                    let response = state.respond(req.uri().path());
+                    async move { Ok::<_, std::convert::Infallible>(response) }
+                });
+                if let Err(error) = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await {
+                    tracing::debug!(error = &error as &dyn std::error::Error, "endpoint connection ended");
+                }
+            });
+        }
+    });
+    Ok(bound)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    fn state(synced: bool) -> EndpointState {
+        let metrics = Metrics::new().expect("metrics");
+        metrics.set_actor_count("Subscription", 2);
+        EndpointState {
+            metrics,
+            journals: vec![Arc::new(Mutex::new(messages::msg::Journal::with_capacity(4)))],
+            synced: vec![Arc::new(AtomicBool::new(synced))],
+        }
+    }
+
+    #[test]
+    fn readiness_waits_for_every_watch_to_sync() {
+        assert_eq!(state(false).respond("/readyz").status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(state(true).respond("/readyz").status(), StatusCode::OK);
+        assert_eq!(state(false).respond("/healthz").status(), StatusCode::OK);
+    }
+
+    #[test]
+    fn unknown_paths_are_not_found() {
+        assert_eq!(state(true).respond("/nope").status(), StatusCode::NOT_FOUND);
+    }
+
+    #[tokio::test]
+    async fn the_server_answers_metrics_over_tcp() {
+        let bound = serve("127.0.0.1:0".parse().expect("addr"), state(true)).await.expect("bind");
+        let mut stream = tokio::net::TcpStream::connect(bound).await.expect("connect");
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        stream.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await.expect("write");
+        let mut body = String::new();
+        stream.read_to_string(&mut body).await.expect("read");
+        assert!(body.starts_with("HTTP/1.1 200"), "{body}");
+        assert!(body.contains("olm_rs_object_actors{kind=\"Subscription\"} 2"), "{body}");
+    }
+}

@@ -1,0 +1,22 @@
+//! What both olm-rs operators share.
+//!
+//! ```text
+//!  kube watch (tokio task) ──Watched<K>──▶ Registry<A> (one per kind) ──ObjectEvent<K>──▶ A (one actor per object)
+//!        │ reflector Store<K> (shared reads)        │ ActorCounts / Journal (debug endpoint, metrics)
+//! ```
+//! - [`registry`]: the per-kind registry actor that starts one actor per object on first sight, routes every
+//!   change to it as a typed message, and stops it when the object is deleted.
+//! - [`watch`]: the watcher task feeding a registry, with backpressure.
+//! - [`endpoints`]: `/healthz`, `/readyz`, `/metrics`, `/debug/actors`, `/debug/journal`.
+//! - [`telemetry`]: tracing to stdout, and OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
+//! - [`trace_context`]: W3C trace context carried in object annotations across the two processes.
+//! - [`client`]: the kube client from a kubeconfig or the in-cluster service account.
+
+pub mod args;
+pub mod client;
+pub mod endpoints;
+pub mod metrics;
+pub mod registry;
+pub mod telemetry;
+pub mod trace_context;
+pub mod watch;

@@ -1,0 +1,54 @@
+//! The process-wide Prometheus registry (the tikv `prometheus` crate keeps OLM's metric names verbatim, e.g. the
+//! `csv_upgrade_count` counter) and the gauges of live object actors per kind.
+
+use prometheus::{IntGaugeVec, Opts, Registry};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Metrics shared by the registries and the HTTP endpoints.
+#[derive(Clone)]
+pub struct Metrics {
+    pub registry: Registry,
+    actors: IntGaugeVec,
+    counts: Arc<Mutex<BTreeMap<&'static str, usize>>>,
+}
+
+impl Metrics {
+    pub fn new() -> Result<Self, prometheus::Error> {
+        let registry = Registry::new();
+        let actors = IntGaugeVec::new(Opts::new("olm_rs_object_actors", "Live per-object actors, by kind"), &["kind"])?;
+        registry.register(Box::new(actors.clone()))?;
+        Ok(Self { registry, actors, counts: Arc::default() })
+    }
+
+    pub fn set_actor_count(&self, kind: &'static str, count: usize) {
+        self.actors.with_label_values(&[kind]).set(i64::try_from(count).unwrap_or(i64::MAX));
+        self.counts.lock().unwrap_or_else(PoisonError::into_inner).insert(kind, count);
+    }
+
+    /// Live actors per kind, for `/debug/actors`.
+    pub fn actor_counts(&self) -> BTreeMap<&'static str, usize> {
+        self.counts.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// The text exposition format (0.0.4) of every registered metric.
+    pub fn encode(&self) -> Result<String, prometheus::Error> {
+        let encoder = prometheus::TextEncoder::new();
+        encoder.encode_to_string(&self.registry.gather())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn actor_counts_show_in_the_exposition_and_the_debug_map() {
+        let m = Metrics::new().expect("metrics");
+        m.set_actor_count("ClusterServiceVersion", 3);
+        m.set_actor_count("OperatorGroup", 1);
+        let text = m.encode().expect("encode");
+        assert!(text.contains("olm_rs_object_actors{kind=\"ClusterServiceVersion\"} 3"), "{text}");
+        assert_eq!(m.actor_counts().get("OperatorGroup"), Some(&1));
+    }
+}

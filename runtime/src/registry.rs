@@ -1,0 +1,190 @@
+//! The per-kind registry actor: one actor per object.
+//!
+//! It receives the watch's events as [`Watched<K>`], starts an actor for an object on first sight, routes every
+//! later change to that actor as [`ObjectEvent::Observed`], sends [`ObjectEvent::Deleted`] and forgets the actor
+//! when the object is deleted (or vanished during a relist), and starts the actor again if it died (a panic in an
+//! actix handler closes its mailbox for good and actix's `Supervisor` does not catch it; this registry is our
+//! supervision). Every routing decision is recorded in a [`Journal`].
+
+use crate::metrics::Metrics;
+use actix::prelude::*;
+use kube::Resource;
+use kube::runtime::watcher;
+use messages::key::ObjectKey;
+use messages::msg::{ActorCount, Journal, JournalEntry, JournalEvent, ObjectEvent};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// An actor that owns exactly one object of kind `Object`.
+pub trait ObjectActor: Actor<Context = Context<Self>> + Handler<ObjectEvent<Self::Object>> {
+    type Object: Resource + Clone + Send + Sync + std::fmt::Debug + 'static;
+    /// What every actor of the kind shares (client, stores, other registries' addresses...).
+    type Shared: Clone + Unpin + 'static;
+    /// The kind's name for metrics and the journal.
+    const KIND: &'static str;
+
+    fn new(key: ObjectKey, shared: Self::Shared) -> Self;
+}
+
+/// One event of the watch, routed to a registry.
+pub struct Watched<K>(pub watcher::Event<K>);
+
+impl<K: 'static> Message for Watched<K> {
+    type Result = ();
+}
+
+/// Ask a registry for the actor of one object (e.g. to send it a typed message from another actor).
+pub struct Lookup<A>(pub ObjectKey, std::marker::PhantomData<A>);
+
+impl<A> Lookup<A> {
+    pub fn new(key: ObjectKey) -> Self {
+        Self(key, std::marker::PhantomData)
+    }
+}
+
+impl<A: Actor> Message for Lookup<A> {
+    type Result = Option<Addr<A>>;
+}
+
+/// Ask a registry for every live actor of its kind (fan-out of typed messages, e.g. requeue all CSVs).
+pub struct All<A>(std::marker::PhantomData<A>);
+
+impl<A> Default for All<A> {
+    fn default() -> Self {
+        Self(std::marker::PhantomData)
+    }
+}
+
+impl<A: Actor> Message for All<A> {
+    type Result = Vec<(ObjectKey, Addr<A>)>;
+}
+
+/// A shared handle on a registry's journal (read by the debug endpoint).
+pub type SharedJournal = Arc<Mutex<Journal>>;
+
+pub struct Registry<A: ObjectActor> {
+    shared: A::Shared,
+    children: HashMap<ObjectKey, Addr<A>>,
+    /// Keys seen since the last `Init` of the watch; `None` outside a relist.
+    relisting: Option<HashSet<ObjectKey>>,
+    metrics: Metrics,
+    journal: SharedJournal,
+    synced: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl<A: ObjectActor> Registry<A> {
+    pub fn new(shared: A::Shared, metrics: Metrics, journal: SharedJournal) -> Self {
+        Self { shared, children: HashMap::new(), relisting: None, metrics, journal, synced: Arc::default() }
+    }
+
+    /// Becomes true once the first full list of the watch has been routed.
+    pub fn synced_flag(&self) -> Arc<std::sync::atomic::AtomicBool> {
+        self.synced.clone()
+    }
+
+    fn record(&self, key: &ObjectKey, event: JournalEvent) {
+        let at_ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+        let entry = JournalEntry { at_ms, kind: A::KIND.to_string(), key: key.clone(), event };
+        self.journal.lock().unwrap_or_else(PoisonError::into_inner).record(entry);
+    }
+
+    fn publish_count(&self) {
+        self.metrics.set_actor_count(A::KIND, self.children.len());
+    }
+
+    fn observe(&mut self, obj: A::Object) {
+        let Some(key) = ObjectKey::of(&obj) else {
+            tracing::warn!(kind = A::KIND, "ignoring an object without a name");
+            return;
+        };
+        if let Some(seen) = self.relisting.as_mut() {
+            seen.insert(key.clone());
+        }
+        let resource_version = obj.meta().resource_version.clone();
+        let addr = match self.children.get(&key) {
+            Some(addr) if addr.connected() => addr.clone(),
+            existing => {
+                let event = if existing.is_some() { JournalEvent::Respawned } else { JournalEvent::Spawned };
+                if existing.is_some() {
+                    tracing::warn!(kind = A::KIND, %key, "object actor had died; starting it again");
+                }
+                let addr = A::new(key.clone(), self.shared.clone()).start();
+                self.children.insert(key.clone(), addr.clone());
+                self.record(&key, event);
+                self.publish_count();
+                addr
+            }
+        };
+        self.record(&key, JournalEvent::Observed { resource_version });
+        addr.do_send(ObjectEvent::Observed(Arc::new(obj)));
+    }
+
+    fn forget(&mut self, key: &ObjectKey) {
+        if let Some(addr) = self.children.remove(key) {
+            addr.do_send(ObjectEvent::<A::Object>::Deleted);
+            self.record(key, JournalEvent::Stopped);
+            self.publish_count();
+        }
+    }
+}
+
+impl<A: ObjectActor> Actor for Registry<A> {
+    type Context = Context<Self>;
+
+    fn started(&mut self, _ctx: &mut Self::Context) {
+        self.publish_count();
+    }
+}
+
+impl<A: ObjectActor> Handler<Watched<A::Object>> for Registry<A> {
+    type Result = ();
+
+    fn handle(&mut self, Watched(event): Watched<A::Object>, _ctx: &mut Self::Context) {
+        match event {
+            watcher::Event::Apply(obj) | watcher::Event::InitApply(obj) => self.observe(obj),
+            watcher::Event::Delete(obj) => {
+                if let Some(key) = ObjectKey::of(&obj) {
+                    self.forget(&key);
+                }
+            }
+            watcher::Event::Init => self.relisting = Some(HashSet::new()),
+            watcher::Event::InitDone => {
+                if let Some(seen) = self.relisting.take() {
+                    let gone: Vec<ObjectKey> = self.children.keys().filter(|k| !seen.contains(*k)).cloned().collect();
+                    for key in gone {
+                        self.forget(&key);
+                    }
+                }
+                self.synced.store(true, std::sync::atomic::Ordering::Release);
+            }
+        }
+    }
+}
+
+impl<A: ObjectActor> Handler<ActorCount> for Registry<A> {
+    type Result = usize;
+
+    fn handle(&mut self, _msg: ActorCount, _ctx: &mut Self::Context) -> usize {
+        self.children.len()
+    }
+}
+
+impl<A: ObjectActor> Handler<Lookup<A>> for Registry<A> {
+    type Result = Option<Addr<A>>;
+
+    fn handle(&mut self, msg: Lookup<A>, _ctx: &mut Self::Context) -> Self::Result {
+        self.children.get(&msg.0).filter(|a| a.connected()).cloned()
+    }
+}
+
+impl<A: ObjectActor> Handler<All<A>> for Registry<A> {
+    type Result = MessageResult<All<A>>;
+
+    fn handle(&mut self, _msg: All<A>, _ctx: &mut Self::Context) -> Self::Result {
+        MessageResult(self.children.iter().filter(|(_, a)| a.connected()).map(|(k, a)| (k.clone(), a.clone())).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,120 @@
+//! Actor tests of the registry: the count of actors follows the objects, deletions and relists stop actors,
+//! and a dead actor is started again on its next event.
+
+use super::*;
+use k8s_openapi::api::core::v1::ConfigMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+#[derive(Clone, Default)]
+struct Probe {
+    observed: Arc<AtomicUsize>,
+    stopped: Arc<AtomicUsize>,
+}
+
+struct CmActor {
+    probe: Probe,
+}
+
+impl Actor for CmActor {
+    type Context = Context<Self>;
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.probe.stopped.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl Handler<ObjectEvent<ConfigMap>> for CmActor {
+    type Result = ();
+    fn handle(&mut self, msg: ObjectEvent<ConfigMap>, ctx: &mut Self::Context) {
+        match msg {
+            ObjectEvent::Observed(cm) => {
+                if cm.metadata.labels.as_ref().is_some_and(|l| l.contains_key("panic")) {
+                    panic!("test actor told to panic");
+                }
+                self.probe.observed.fetch_add(1, Ordering::SeqCst);
+            }
+            ObjectEvent::Deleted => ctx.stop(),
+        }
+    }
+}
+
+impl ObjectActor for CmActor {
+    type Object = ConfigMap;
+    type Shared = Probe;
+    const KIND: &'static str = "ConfigMap";
+    fn new(_key: ObjectKey, probe: Probe) -> Self {
+        Self { probe }
+    }
+}
+
+fn cm(name: &str) -> ConfigMap {
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some(name.into());
+    cm.metadata.namespace = Some("ns".into());
+    cm.metadata.resource_version = Some("1".into());
+    cm
+}
+
+fn registry(probe: &Probe) -> (Addr<Registry<CmActor>>, SharedJournal, Metrics) {
+    let metrics = Metrics::new().expect("metrics");
+    let journal: SharedJournal = Arc::new(Mutex::new(Journal::with_capacity(100)));
+    let addr = Registry::<CmActor>::new(probe.clone(), metrics.clone(), journal.clone()).start();
+    (addr, journal, metrics)
+}
+
+/// Let the spawned actors run their queued messages: the actor system is single-threaded here, so a
+/// round-trip through the registry and a few yields drain every mailbox deterministically.
+async fn settle(reg: &Addr<Registry<CmActor>>) -> usize {
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    reg.send(ActorCount).await.expect("registry alive")
+}
+
+#[actix_rt::test]
+async fn one_actor_is_started_per_object_and_stopped_on_delete() {
+    let probe = Probe::default();
+    let (reg, journal, metrics) = registry(&probe);
+    for n in 0..5 {
+        reg.send(Watched(watcher::Event::Apply(cm(&format!("c{n}"))))).await.expect("send");
+    }
+    reg.send(Watched(watcher::Event::Apply(cm("c0")))).await.expect("send");
+    assert_eq!(settle(&reg).await, 5);
+    assert_eq!(metrics.actor_counts().get("ConfigMap"), Some(&5));
+    reg.send(Watched(watcher::Event::Delete(cm("c1")))).await.expect("send");
+    reg.send(Watched(watcher::Event::Delete(cm("c2")))).await.expect("send");
+    assert_eq!(settle(&reg).await, 3);
+    assert_eq!(probe.observed.load(Ordering::SeqCst), 6);
+    assert_eq!(probe.stopped.load(Ordering::SeqCst), 2);
+    let spawned = journal.lock().expect("lock").entries().filter(|e| e.event == JournalEvent::Spawned).count();
+    assert_eq!(spawned, 5);
+}
+
+#[actix_rt::test]
+async fn a_relist_stops_the_actors_of_objects_that_vanished_meanwhile() {
+    let probe = Probe::default();
+    let (reg, _journal, _metrics) = registry(&probe);
+    for name in ["a", "b", "c"] {
+        reg.send(Watched(watcher::Event::Apply(cm(name)))).await.expect("send");
+    }
+    reg.send(Watched(watcher::Event::Init)).await.expect("send");
+    reg.send(Watched(watcher::Event::InitApply(cm("b")))).await.expect("send");
+    reg.send(Watched(watcher::Event::InitDone)).await.expect("send");
+    assert_eq!(settle(&reg).await, 1);
+    let left = reg.send(Lookup::<CmActor>::new(ObjectKey::new("ns", "b"))).await.expect("send");
+    assert!(left.is_some());
+}
+
+#[actix_rt::test]
+async fn an_actor_that_panicked_is_started_again_on_its_next_event() {
+    let probe = Probe::default();
+    let (reg, journal, _metrics) = registry(&probe);
+    let mut bad = cm("x");
+    bad.metadata.labels = Some([("panic".to_string(), "yes".to_string())].into());
+    reg.send(Watched(watcher::Event::Apply(bad))).await.expect("send");
+    settle(&reg).await;
+    reg.send(Watched(watcher::Event::Apply(cm("x")))).await.expect("send");
+    assert_eq!(settle(&reg).await, 1);
+    assert_eq!(probe.observed.load(Ordering::SeqCst), 1);
+    let respawned = journal.lock().expect("lock").entries().any(|e| e.event == JournalEvent::Respawned);
+    assert!(respawned, "the journal records the respawn");
+}
