@@ -41,14 +41,15 @@ fn is_fbc(docs: &[Value]) -> bool {
 }
 
 /// The FBC root a file belongs to: `<root>/<package>/<file>` groups by `<root>`; any other file is its own catalog.
-fn fbc_group(path: &Path, docs: &[Value]) -> PathBuf {
+fn fbc_group(root: &Path, path: &Path, docs: &[Value]) -> PathBuf {
     let packages: Vec<&str> = docs
         .iter()
         .filter(|d| d.get("schema").and_then(Value::as_str) == Some("olm.package"))
         .filter_map(|d| d.get("name").and_then(Value::as_str))
         .collect();
     // `.../catalogs/<version>/<package>/catalog.yaml`: one catalog per `<version>`.
-    if let Some(v) = path.ancestors().find(|a| a.parent().is_some_and(|p| p.file_name().is_some_and(|n| n == "catalogs"))) {
+    let below_root = |a: &&Path| a.starts_with(root) && *a != root;
+    if let Some(v) = path.ancestors().filter(below_root).find(|a| a.parent().filter(below_root).is_some_and(|p| p.file_name().is_some_and(|n| n == "catalogs"))) {
         return v.to_owned();
     }
     let dir = path.parent();
@@ -101,7 +102,7 @@ pub fn load_all(root: &Path) -> Vec<Loaded> {
         if !is_fbc(&docs) {
             continue;
         }
-        fbc_groups.entry(fbc_group(path, &docs)).or_default().extend(docs);
+        fbc_groups.entry(fbc_group(root, path, &docs)).or_default().extend(docs);
     }
     let rel = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
     let mut out = Vec::new();
