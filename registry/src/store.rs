@@ -1,0 +1,381 @@
+//! The compact, read-only index a registry serves from, built once from a [`catalog::Catalog`].
+//!
+//! Unlike `opm serve`, which stores a full wire `Bundle` per (package, channel, bundle), each
+//! bundle is stored once; channel entries keep only their edges and point at the bundle.
+//! Property values are pre-encoded as opm's canonical JSON, manifests as JSON strings, and the
+//! wire `Bundle` is assembled per request.
+
+use std::collections::HashMap;
+
+use catalog::property::{self, PropertyType};
+use catalog::{Catalog, csv_json};
+
+use crate::api;
+
+/// Group, version, kind (plural is never stored: opm leaves it empty).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Gvk {
+    pub group: Box<str>,
+    pub version: Box<str>,
+    pub kind: Box<str>,
+}
+
+impl Gvk {
+    pub fn new(group: &str, version: &str, kind: &str) -> Self {
+        Gvk { group: group.into(), version: version.into(), kind: kind.into() }
+    }
+
+    fn to_wire(&self) -> api::GroupVersionKind {
+        api::GroupVersionKind {
+            group: self.group.to_string(),
+            version: self.version.to_string(),
+            kind: self.kind.to_string(),
+            plural: String::new(),
+        }
+    }
+}
+
+impl std::fmt::Display for Gvk {
+    /// The Go `%v` shape opm prints in its errors.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "group:{:?} version:{:?} kind:{:?}", self.group, self.version, self.kind)
+    }
+}
+
+/// Where a bundle's `csvJson` comes from.
+#[derive(Debug, Clone)]
+enum CsvSource {
+    None,
+    /// The object at this index in `objects`.
+    Object(usize),
+    /// Built from `olm.csv.metadata`.
+    Built(Box<str>),
+}
+
+#[derive(Debug)]
+pub struct StoredBundle {
+    pub name: Box<str>,
+    pub package: u32,
+    pub version: Box<str>,
+    /// Parsed version, used to pick among several matches deterministically.
+    pub semver: Option<semver::Version>,
+    pub bundle_path: Box<str>,
+    pub provided: Box<[Gvk]>,
+    pub required: Box<[Gvk]>,
+    dependencies: Box<[(Box<str>, Box<str>)]>,
+    properties: Box<[(Box<str>, Box<str>)]>,
+    objects: Box<[Box<str>]>,
+    csv: CsvSource,
+    pub deprecation: Option<Box<str>>,
+}
+
+/// A channel entry: the bundle and its edges in this channel.
+#[derive(Debug)]
+pub struct StoredEntry {
+    pub bundle: u32,
+    pub replaces: Option<Box<str>>,
+    pub skips: Box<[Box<str>]>,
+    pub skip_range: Option<Box<str>>,
+}
+
+#[derive(Debug)]
+pub struct StoredChannel {
+    pub name: Box<str>,
+    /// Index into `entries` of the channel head.
+    pub head: usize,
+    /// Sorted by bundle name.
+    pub entries: Box<[StoredEntry]>,
+    pub deprecation: Option<Box<str>>,
+}
+
+#[derive(Debug)]
+pub struct StoredPackage {
+    pub name: Box<str>,
+    pub default_channel: Box<str>,
+    pub deprecation: Option<Box<str>>,
+    /// Sorted by name.
+    pub channels: Box<[StoredChannel]>,
+}
+
+/// A stored custom-schema blob, kept as the `google.protobuf.Struct` it is served as.
+type CustomKey = (Box<str>, Box<str>);
+
+/// The whole index.
+#[derive(Debug, Default)]
+pub struct Store {
+    packages: Vec<StoredPackage>,
+    bundles: Vec<StoredBundle>,
+    /// (package, channel, entry) in ListBundles order: (channel, package, bundle name).
+    list_order: Vec<(u32, u32, u32)>,
+    custom: HashMap<CustomKey, Vec<prost_types::Struct>>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("package {package:?}, channel {channel:?} has no single head")]
+    NoHead { package: String, channel: String },
+    #[error("package {package:?}, channel {channel:?}: entry {entry:?} has no bundle")]
+    MissingBundle { package: String, channel: String, entry: String },
+}
+
+fn boxed(s: &Option<String>) -> Option<Box<str>> {
+    s.as_deref().map(Into::into)
+}
+
+impl Store {
+    /// Builds the index. The catalog should have passed validation; a channel without a
+    /// single head or an entry without a bundle is still an error here.
+    pub fn build(catalog: Catalog) -> Result<Store, BuildError> {
+        let mut store = Store::default();
+        let Catalog { packages, custom } = catalog;
+        for (pi, (_, pkg)) in packages.into_iter().enumerate() {
+            let pkg_index = pi as u32;
+            let mut bundle_ids: HashMap<String, u32> = HashMap::new();
+            for b in pkg.bundles.values() {
+                bundle_ids.insert(b.name.clone(), store.bundles.len() as u32);
+                store.bundles.push(stored_bundle(&pkg, b, pkg_index));
+            }
+            let mut channels = Vec::new();
+            for ch in pkg.channels.values() {
+                let head_name = ch
+                    .head()
+                    .map(|h| h.name.clone())
+                    .ok_or_else(|| BuildError::NoHead { package: pkg.name.clone(), channel: ch.name.clone() })?;
+                let mut entries = Vec::new();
+                for e in &ch.entries {
+                    let bundle = *bundle_ids.get(&e.name).ok_or_else(|| BuildError::MissingBundle {
+                        package: pkg.name.clone(),
+                        channel: ch.name.clone(),
+                        entry: e.name.clone(),
+                    })?;
+                    entries.push(StoredEntry {
+                        bundle,
+                        replaces: boxed(&e.replaces),
+                        skips: e.skips.iter().map(|s| s.as_str().into()).collect(),
+                        skip_range: boxed(&e.skip_range),
+                    });
+                }
+                entries.sort_by(|a, b| store.bundles[a.bundle as usize].name.cmp(&store.bundles[b.bundle as usize].name));
+                let head = entries
+                    .iter()
+                    .position(|e| *store.bundles[e.bundle as usize].name == *head_name)
+                    .unwrap_or_default();
+                channels.push(StoredChannel {
+                    name: ch.name.as_str().into(),
+                    head,
+                    entries: entries.into(),
+                    deprecation: boxed(&ch.deprecation),
+                });
+            }
+            store.packages.push(StoredPackage {
+                name: pkg.name.as_str().into(),
+                default_channel: pkg.default_channel.as_str().into(),
+                deprecation: boxed(&pkg.deprecation),
+                channels: channels.into(),
+            });
+        }
+        for blob in custom {
+            let key = (Box::from(blob.schema.as_str()), Box::from(blob.package.as_str()));
+            store.custom.entry(key).or_default().push(to_struct(&blob.blob));
+        }
+        let mut order = Vec::new();
+        for (pi, p) in store.packages.iter().enumerate() {
+            for (ci, c) in p.channels.iter().enumerate() {
+                for ei in 0..c.entries.len() {
+                    order.push((pi as u32, ci as u32, ei as u32));
+                }
+            }
+        }
+        order.sort_by(|a, b| {
+            let key = |(p, c, e): &(u32, u32, u32)| {
+                let pkg = &store.packages[*p as usize];
+                let ch = &pkg.channels[*c as usize];
+                (&*ch.name, &*pkg.name, &*store.bundles[ch.entries[*e as usize].bundle as usize].name)
+            };
+            key(a).cmp(&key(b))
+        });
+        store.list_order = order;
+        Ok(store)
+    }
+
+    pub fn packages(&self) -> &[StoredPackage] {
+        &self.packages
+    }
+
+    pub fn package(&self, name: &str) -> Option<&StoredPackage> {
+        self.packages.binary_search_by(|p| (*p.name).cmp(name)).ok().map(|i| &self.packages[i])
+    }
+
+    pub fn bundle(&self, id: u32) -> &StoredBundle {
+        &self.bundles[id as usize]
+    }
+
+    pub fn bundle_count(&self) -> usize {
+        self.bundles.len()
+    }
+
+    pub fn list_order(&self) -> &[(u32, u32, u32)] {
+        &self.list_order
+    }
+
+    pub fn custom(&self, schema: &str, package: &str) -> &[prost_types::Struct] {
+        self.custom.get(&(Box::from(schema), Box::from(package))).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// The wire bundle for `entry` of `channel` in `pkg`.
+    /// `trimmed` clears `replaces`/`skips` (GetBundle and friends); `light` clears `csvJson`
+    /// and `object` when the bundle has an image (ListBundles).
+    pub fn wire_bundle(&self, pkg: &StoredPackage, channel: &StoredChannel, entry: &StoredEntry, trimmed: bool, light: bool) -> api::Bundle {
+        let b = self.bundle(entry.bundle);
+        let send_bodies = !(light && !b.bundle_path.is_empty());
+        let csv_json = match (&b.csv, send_bodies) {
+            (_, false) | (CsvSource::None, _) => String::new(),
+            (CsvSource::Object(i), true) => b.objects[*i].to_string(),
+            (CsvSource::Built(s), true) => s.to_string(),
+        };
+        let object = if !send_bodies {
+            Vec::new()
+        } else if b.objects.is_empty() && !csv_json.is_empty() {
+            vec![csv_json.clone()]
+        } else {
+            b.objects.iter().map(|o| o.to_string()).collect()
+        };
+        api::Bundle {
+            csv_name: b.name.to_string(),
+            package_name: pkg.name.to_string(),
+            channel_name: channel.name.to_string(),
+            csv_json,
+            object,
+            bundle_path: b.bundle_path.to_string(),
+            provided_apis: b.provided.iter().map(Gvk::to_wire).collect(),
+            required_apis: b.required.iter().map(Gvk::to_wire).collect(),
+            version: b.version.to_string(),
+            skip_range: entry.skip_range.as_deref().unwrap_or_default().to_string(),
+            dependencies: b.dependencies.iter().map(|(t, v)| api::Dependency { r#type: t.to_string(), value: v.to_string() }).collect(),
+            properties: b.properties.iter().map(|(t, v)| api::Property { r#type: t.to_string(), value: v.to_string() }).collect(),
+            replaces: if trimmed { String::new() } else { entry.replaces.as_deref().unwrap_or_default().to_string() },
+            skips: if trimmed { Vec::new() } else { entry.skips.iter().map(|s| s.to_string()).collect() },
+            deprecation: b.deprecation.as_ref().map(|m| api::Deprecation { message: m.to_string() }),
+        }
+    }
+
+    /// Approximate heap bytes held by the strings of the index (for the benchmark).
+    pub fn approx_bytes(&self) -> usize {
+        self.bundles
+            .iter()
+            .map(|b| {
+                b.objects.iter().map(|o| o.len()).sum::<usize>()
+                    + b.properties.iter().map(|(t, v)| t.len() + v.len()).sum::<usize>()
+                    + match &b.csv {
+                        CsvSource::Built(s) => s.len(),
+                        _ => 0,
+                    }
+            })
+            .sum()
+    }
+}
+
+impl StoredChannel {
+    pub fn entry(&self, store: &Store, name: &str) -> Option<&StoredEntry> {
+        self.entries
+            .binary_search_by(|e| (*store.bundle(e.bundle).name).cmp(name))
+            .ok()
+            .map(|i| &self.entries[i])
+    }
+
+    pub fn head(&self) -> &StoredEntry {
+        &self.entries[self.head]
+    }
+}
+
+impl StoredPackage {
+    pub fn channel(&self, name: &str) -> Option<&StoredChannel> {
+        self.channels.binary_search_by(|c| (*c.name).cmp(name)).ok().map(|i| &self.channels[i])
+    }
+}
+
+fn stored_bundle(pkg: &catalog::Package, b: &catalog::Bundle, package: u32) -> StoredBundle {
+    let mut provided = Vec::new();
+    let mut required = Vec::new();
+    let mut dependencies = Vec::new();
+    let mut properties = Vec::new();
+    for p in &b.properties {
+        let kind = p.kind();
+        match kind {
+            PropertyType::Gvk => {
+                if let Ok(g) = property::gvk_value(&p.value) {
+                    provided.push(Gvk::new(&g.group, &g.version, &g.kind));
+                }
+            }
+            PropertyType::GvkRequired => {
+                if let Ok(g) = property::gvk_value(&p.value) {
+                    required.push(Gvk::new(&g.group, &g.version, &g.kind));
+                }
+                dependencies.push(("olm.gvk".into(), property::canonical_json(&p.value).into()));
+            }
+            PropertyType::PackageRequired => {
+                if let Ok(r) = property::package_required_value(&p.value) {
+                    let v = serde_json::json!({ "packageName": r.package_name, "version": r.version_range });
+                    dependencies.push(("olm.package".into(), property::canonical_json(&v).into()));
+                }
+            }
+            _ => {}
+        }
+        if kind != PropertyType::BundleObject && kind != PropertyType::CsvMetadata {
+            properties.push((Box::from(p.type_.as_str()), Box::from(property::canonical_json(&p.value))));
+        }
+    }
+    let objects: Vec<String> = b.objects();
+    let csv = match objects
+        .iter()
+        .position(|o| serde_json::from_str::<serde_json::Value>(o).is_ok_and(|v| catalog::csv::is_csv(&v)))
+    {
+        Some(i) => CsvSource::Object(i),
+        None => match csv_json::csv_json(pkg, b, &[]) {
+            Some(s) => CsvSource::Built(s.into()),
+            None => CsvSource::None,
+        },
+    };
+    let version = b.version();
+    StoredBundle {
+        name: b.name.as_str().into(),
+        package,
+        semver: semver::Version::parse(&version).ok(),
+        version: version.into(),
+        bundle_path: b.image.as_str().into(),
+        provided: provided.into(),
+        required: required.into(),
+        dependencies: dependencies.into(),
+        properties: properties.into(),
+        objects: objects.into_iter().map(Into::into).collect(),
+        csv,
+        deprecation: boxed(&b.deprecation),
+    }
+}
+
+/// JSON value to `google.protobuf.Struct` (non-object values are wrapped under `value`).
+pub fn to_struct(v: &serde_json::Value) -> prost_types::Struct {
+    match to_proto_value(v).kind {
+        Some(prost_types::value::Kind::StructValue(s)) => s,
+        other => prost_types::Struct {
+            fields: [("value".to_string(), prost_types::Value { kind: other })].into_iter().collect(),
+        },
+    }
+}
+
+fn to_proto_value(v: &serde_json::Value) -> prost_types::Value {
+    use prost_types::value::Kind;
+    let kind = match v {
+        serde_json::Value::Null => Kind::NullValue(0),
+        serde_json::Value::Bool(b) => Kind::BoolValue(*b),
+        serde_json::Value::Number(n) => Kind::NumberValue(n.as_f64().unwrap_or_default()),
+        serde_json::Value::String(s) => Kind::StringValue(s.clone()),
+        serde_json::Value::Array(items) => {
+            Kind::ListValue(prost_types::ListValue { values: items.iter().map(to_proto_value).collect() })
+        }
+        serde_json::Value::Object(map) => Kind::StructValue(prost_types::Struct {
+            fields: map.iter().map(|(k, v)| (k.clone(), to_proto_value(v))).collect(),
+        }),
+    };
+    prost_types::Value { kind: Some(kind) }
+}
