@@ -20,3 +20,4 @@ pub mod registry;
 pub mod telemetry;
 pub mod trace_context;
 pub mod watch;
+pub mod wiring;

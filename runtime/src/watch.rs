@@ -11,7 +11,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use serde::de::DeserializeOwned;
 
 /// Start watching `api` and routing to `registry`; returns the reflector's store and the task handle.
-pub fn spawn_watch<A>(api: Api<A::Object>, config: watcher::Config, registry: Addr<Registry<A>>) -> (Store<A::Object>, tokio::task::JoinHandle<()>)
+pub fn spawn_watch<A>(api: Api<A::Object>, config: watcher::Config, registry: Addr<Registry<A>>, scope: crate::wiring::Scope) -> (Store<A::Object>, tokio::task::JoinHandle<()>)
 where
     A: ObjectActor,
     A::Object: DeserializeOwned + kube::Resource<DynamicType = ()>,
@@ -23,6 +23,9 @@ where
         while let Some(event) = stream.next().await {
             match event {
                 Ok(event) => {
+                    if !in_scope(&scope, &event) {
+                        continue;
+                    }
                     if registry.send(Watched(event)).await.is_err() {
                         tracing::warn!(kind = A::KIND, "registry stopped; ending its watch");
                         break;
@@ -33,6 +36,13 @@ where
         }
     });
     (store, handle)
+}
+
+fn in_scope<K: kube::Resource>(scope: &crate::wiring::Scope, event: &watcher::Event<K>) -> bool {
+    match event {
+        watcher::Event::Apply(obj) | watcher::Event::InitApply(obj) | watcher::Event::Delete(obj) => scope.contains(obj.meta().namespace.as_deref()),
+        watcher::Event::Init | watcher::Event::InitDone => true,
+    }
 }
 
 /// A plain watch of a kind no actor owns (e.g. Namespaces, Deployments), kept as a store for reads; `on_change` is

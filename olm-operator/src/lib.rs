@@ -1,0 +1,13 @@
+//! olm-operator: owns ClusterServiceVersions and OperatorGroups.
+//!
+//! ```text
+//! watch CSVs ─▶ Registry<CsvActor> ─▶ CsvActor (one per CSV) ──typed msgs──▶ OperatorGroupActor
+//! watch OGs  ─▶ Registry<OperatorGroupActor> ─▶ OperatorGroupActor (one per OG) ──requeue──▶ CsvActor
+//! shared reads: reflector Stores (CSVs, OperatorGroups, Namespaces)
+//! ```
+
+pub mod cli;
+pub mod csv;
+pub mod operator_group;
+pub mod run;
+pub mod shared;

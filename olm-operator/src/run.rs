@@ -1,0 +1,40 @@
+//! `olm-operator run`: connect, start one registry per kind (CSV, OperatorGroup) fed by watches, a Namespace
+//! store, and the endpoints; then wait for SIGTERM.
+
+use crate::cli::RunArgs;
+use crate::csv::CsvActor;
+use crate::operator_group::OperatorGroupActor;
+use crate::shared::{Registries, Shared, Stores};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::Api;
+use kube::runtime::watcher;
+use olm_runtime::metrics::Metrics;
+use olm_runtime::wiring::{self, Scope, Wiring};
+use std::sync::Arc;
+
+pub fn run(args: RunArgs) -> anyhow::Result<()> {
+    let RunArgs { common } = args;
+    let _telemetry = olm_runtime::telemetry::init("olm-operator", common.log_format)?;
+    wiring::block_on_system(async move {
+        let client = olm_runtime::client::connect(common.kubeconfig.as_deref()).await?;
+        let metrics = Metrics::new()?;
+        let scope = Scope::from_list(common.watch_scope());
+        let shared = Shared { client: client.clone(), metrics: metrics.clone(), stores: Arc::new(Stores::empty()), registries: Arc::new(Registries::default()) };
+        let mut wiring = Wiring::new(client.clone(), metrics, scope);
+
+        let (namespaces, _task) = olm_runtime::watch::spawn_store(Api::<Namespace>::all(client.clone()), watcher::Config::default(), |_ns: &Namespace| {});
+        let _ = shared.stores.namespaces.set(namespaces);
+        let (csvs, csv_store) = wiring.start::<CsvActor>(shared.clone());
+        let _ = shared.stores.csvs.set(csv_store);
+        let _ = shared.registries.csvs.set(csvs);
+        let (ogs, og_store) = wiring.start::<OperatorGroupActor>(shared.clone());
+        let _ = shared.stores.operator_groups.set(og_store);
+        let _ = shared.registries.operator_groups.set(ogs);
+
+        let bound = wiring.serve(common.http_addr).await?;
+        tracing::info!(http = %bound, namespace = %common.namespace, "olm-operator running");
+        wiring::shutdown_signal().await;
+        tracing::info!("olm-operator stopping");
+        anyhow::Ok(())
+    })?
+}

@@ -1,0 +1,42 @@
+//! What every actor of olm-operator shares: the client, the reflector stores, the metrics, and the addresses of
+//! the registries (so actors can send typed messages to each other's actors).
+
+use actix::Addr;
+use kube::Client;
+use kube::runtime::reflector::Store;
+use messages::crd::csv::ClusterServiceVersion;
+use messages::crd::operator_group::OperatorGroup;
+use olm_runtime::metrics::Metrics;
+use olm_runtime::registry::Registry;
+use std::sync::{Arc, OnceLock};
+
+use crate::csv::CsvActor;
+use crate::operator_group::OperatorGroupActor;
+
+#[derive(Clone)]
+pub struct Shared {
+    pub client: Client,
+    pub metrics: Metrics,
+    pub stores: Arc<Stores>,
+    pub registries: Arc<Registries>,
+}
+
+/// Read-only caches filled by the watches.
+pub struct Stores {
+    pub csvs: OnceLock<Store<ClusterServiceVersion>>,
+    pub operator_groups: OnceLock<Store<OperatorGroup>>,
+    pub namespaces: OnceLock<Store<k8s_openapi::api::core::v1::Namespace>>,
+}
+
+/// Registries are started after `Shared` is built (they hold it), hence the `OnceLock`s.
+#[derive(Default)]
+pub struct Registries {
+    pub csvs: OnceLock<Addr<Registry<CsvActor>>>,
+    pub operator_groups: OnceLock<Addr<Registry<OperatorGroupActor>>>,
+}
+
+impl Stores {
+    pub fn empty() -> Self {
+        Self { csvs: OnceLock::new(), operator_groups: OnceLock::new(), namespaces: OnceLock::new() }
+    }
+}
