@@ -88,15 +88,16 @@ impl ApiServiceDescription {
     }
 }
 
-/// A Kubernetes resource an owned API creates (`APIResourceReference`).
+/// A Kubernetes resource an owned API creates (`APIResourceReference`). Go always writes all
+/// three; many real CSVs omit `name`, so absence is kept as absence.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 pub struct ApiResourceReference {
-    #[serde(default)]
-    pub name: String,
-    #[serde(default)]
-    pub kind: String,
-    #[serde(default)]
-    pub version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 /// A spec, status or action descriptor (the three Go types have the same shape).

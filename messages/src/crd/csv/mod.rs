@@ -47,8 +47,9 @@ pub const CONDITIONS_LENGTH_LIMIT: usize = 20;
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterServiceVersionSpec {
-    /// How to install the operator (`install.strategy: deployment`).
-    #[serde(rename = "install")]
+    /// How to install the operator (`install.strategy: deployment`). Go always writes it;
+    /// a missing one (test fixtures) reads as empty.
+    #[serde(rename = "install", default)]
     pub install: NamedInstallStrategy,
     /// The operator's semantic version, kept as the string read; see [`ClusterServiceVersion::semver`].
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient_string::option")]

@@ -1,0 +1,5 @@
+//! Support for the corpus round-trip test.
+
+pub mod diff;
+pub mod documents;
+pub mod kinds;
