@@ -54,3 +54,19 @@ pub fn operator_component_label(name: &str) -> String {
     let cut = if cut.len() < name.len() { cut.trim_end_matches(['.', '_', '-']) } else { cut };
     format!("{OPERATOR_LABEL_PREFIX}{cut}")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case::a_short_name_is_kept("etcd.operators", "operators.coreos.com/etcd.operators")]
+    #[case::a_long_name_is_cut_to_63_characters(
+        &"a".repeat(70), &format!("operators.coreos.com/{}", "a".repeat(63)))]
+    #[case::trailing_separators_after_the_cut_are_removed(
+        &format!("{}.-_tail", "b".repeat(60)), &format!("operators.coreos.com/{}", "b".repeat(60)))]
+    fn operator_component_label_follows_olm(#[case] name: &str, #[case] expected: &str) {
+        assert_eq!(operator_component_label(name), expected);
+    }
+}

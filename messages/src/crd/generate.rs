@@ -141,9 +141,17 @@ fn patch(
         let props = format!("/schema/openAPIV3Schema/properties{pointer}");
         let mut applied = 0;
         for version in versions.iter_mut().flat_map(|v| v.iter_mut()) {
+            // A default may only name fields the version has (v1alpha2 has no upgradeStrategy: the
+            // apiserver rejects `default: {upgradeStrategy: ..}` there with "must not have unknown fields").
+            let fits = |node: &serde_json::Map<String, Value>| match patch_value.as_object().filter(|_| *key == "default") {
+                Some(fields) => fields.keys().all(|f| node.get("properties").and_then(|p| p.get(f)).is_some()),
+                None => true,
+            };
             if let Some(node) = version.pointer_mut(&props).and_then(Value::as_object_mut) {
-                node.insert((*key).to_owned(), patch_value.clone());
-                applied += 1;
+                if fits(node) {
+                    node.insert((*key).to_owned(), patch_value.clone());
+                    applied += 1;
+                }
             }
         }
         if applied == 0 {

@@ -95,6 +95,7 @@ none_default!(InstallPlanPhase, InstallPlanConditionReason);
     status = "InstallPlanStatus",
     shortname = "ip",
     category = "olm",
+    derive = "PartialEq",
     doc = "InstallPlan defines the installation of a set of operators.",
     printcolumn = r#"{"name":"CSV","type":"string","description":"The first CSV in the list of clusterServiceVersionNames","jsonPath":".spec.clusterServiceVersionNames[0]"}"#,
     printcolumn = r#"{"name":"Approval","type":"string","description":"The approval mode","jsonPath":".spec.approval"}"#,
@@ -260,5 +261,66 @@ impl InstallPlan {
     /// The phase, `None` when there is no status.
     pub fn phase(&self) -> InstallPlanPhase {
         self.status.as_ref().map(|s| s.phase.clone()).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::jiff::Timestamp;
+
+    fn step(kind: &str, name: &str) -> Step {
+        Step {
+            resolving: "a.v1".into(),
+            resource: StepResource { kind: kind.into(), name: name.into(), ..Default::default() },
+            optional: false,
+            status: StepStatus::Unknown,
+        }
+    }
+
+    #[test]
+    fn order_steps_puts_csvs_then_crds_then_the_rest_keeping_order_within_each() {
+        let steps = vec![
+            step("ServiceAccount", "sa"),
+            step("CustomResourceDefinition", "crd-1"),
+            step("ClusterServiceVersion", "csv-1"),
+            step("Role", "role"),
+            step("CustomResourceDefinition", "crd-2"),
+            step("ClusterServiceVersion", "csv-2"),
+        ];
+        let names: Vec<String> = order_steps(steps).into_iter().map(|s| s.resource.name).collect();
+        assert_eq!(names, ["csv-1", "csv-2", "crd-1", "crd-2", "sa", "role"]);
+    }
+
+    fn condition(status: &str, second: i64) -> InstallPlanCondition {
+        let at = Some(Time(Timestamp::from_second(second).expect("ts")));
+        InstallPlanCondition {
+            type_: InstallPlanConditionType::Installed,
+            status: status.into(),
+            last_update_time: at.clone(),
+            last_transition_time: at,
+            reason: InstallPlanConditionReason::None,
+            message: String::new(),
+        }
+    }
+
+    #[test]
+    fn set_condition_keeps_the_transition_time_while_the_status_holds() {
+        let mut status = InstallPlanStatus::default();
+        status.set_condition(condition("False", 10));
+        status.set_condition(condition("False", 20));
+        assert_eq!(status.conditions.len(), 1);
+        assert_eq!(status.conditions[0].last_transition_time, Some(Time(Timestamp::from_second(10).expect("ts"))));
+        assert_eq!(status.conditions[0].last_update_time, Some(Time(Timestamp::from_second(20).expect("ts"))));
+        status.set_condition(condition("True", 30));
+        assert_eq!(status.conditions[0].last_transition_time, Some(Time(Timestamp::from_second(30).expect("ts"))));
+    }
+
+    #[test]
+    fn a_step_waiting_for_its_api_needs_a_requeue() {
+        let mut status = InstallPlanStatus { plan: vec![step("Role", "r")], ..Default::default() };
+        assert!(!status.needs_requeue());
+        status.plan[0].status = StepStatus::WaitingForApi;
+        assert!(status.needs_requeue());
     }
 }

@@ -36,6 +36,7 @@ wire_enum! {
     singular = "olmconfig",
     status = "OlmConfigStatus",
     category = "olm",
+    derive = "PartialEq",
     doc = "OLMConfig is a resource responsible for configuring OLM."
 )]
 #[serde(rename_all = "camelCase")]
@@ -69,4 +70,26 @@ pub fn copied_csvs_are_enabled(config: Option<&OLMConfig>) -> bool {
         .and_then(|c| c.spec.features.as_ref())
         .and_then(|f| f.disable_copied_csvs)
         .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn config(disable: Option<bool>) -> OLMConfig {
+        OLMConfig::new(
+            OLM_CONFIG_NAME,
+            OlmConfigSpec { features: Some(Features { disable_copied_csvs: disable, package_server_sync_interval: None }) },
+        )
+    }
+
+    #[rstest]
+    #[case::no_config_means_enabled(None, true)]
+    #[case::unset_flag_means_enabled(Some(config(None)), true)]
+    #[case::explicit_false_means_enabled(Some(config(Some(false))), true)]
+    #[case::explicit_true_disables(Some(config(Some(true))), false)]
+    fn copied_csvs_are_enabled_unless_explicitly_disabled(#[case] config: Option<OLMConfig>, #[case] enabled: bool) {
+        assert_eq!(copied_csvs_are_enabled(config.as_ref()), enabled);
+    }
 }

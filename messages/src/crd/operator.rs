@@ -18,6 +18,7 @@ pub use crate::crd::annotations::operator_component_label;
     singular = "operator",
     status = "OperatorStatus",
     category = "olm",
+    derive = "PartialEq",
     doc = "Operator represents a cluster operator."
 )]
 pub struct OperatorSpec {}

@@ -21,6 +21,7 @@ pub const UPGRADEABLE: &str = "Upgradeable";
     status = "OperatorConditionStatus",
     shortname = "condition",
     category = "olm",
+    derive = "PartialEq",
     doc = "OperatorCondition is a Custom Resource of type `OperatorCondition` which is used to convey information to OLM about the state of an operator."
 )]
 #[serde(rename_all = "camelCase")]
@@ -76,6 +77,7 @@ pub mod v1 {
         status = "OperatorConditionStatus",
         shortname = "condition",
         category = "olm",
+        derive = "PartialEq",
         doc = "OperatorCondition is a Custom Resource of type `OperatorCondition` which is used to convey information to OLM about the state of an operator."
     )]
     #[serde(rename_all = "camelCase")]

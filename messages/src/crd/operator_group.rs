@@ -54,6 +54,7 @@ wire_enum! {
     status = "OperatorGroupStatus",
     shortname = "og",
     category = "olm",
+    derive = "PartialEq",
     doc = "OperatorGroup is the unit of multitenancy for OLM managed operators. It constrains the installation of operators in its namespace to a specified set of target namespaces.",
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
@@ -148,6 +149,7 @@ pub mod v1alpha2 {
         status = "OperatorGroupStatus",
         shortname = "og",
         category = "olm",
+        derive = "PartialEq",
         doc = "OperatorGroup is the unit of multitenancy for OLM managed operators. It constrains the installation of operators in its namespace to a specified set of target namespaces.",
         printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
     )]
@@ -161,5 +163,44 @@ pub mod v1alpha2 {
         pub service_account_name: Option<String>,
         #[serde(rename = "staticProvidedAPIs", default, skip_serializing_if = "Option::is_none")]
         pub static_provided_apis: Option<bool>,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn og(targets: Option<&[&str]>, status: Option<&[&str]>) -> OperatorGroup {
+        let own = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let mut og = OperatorGroup::new("og", OperatorGroupSpec { target_namespaces: targets.map(own), ..Default::default() });
+        og.metadata.uid = Some("uid-1".into());
+        og.status = status.map(|s| OperatorGroupStatus { namespaces: Some(own(s)), ..Default::default() });
+        og
+    }
+
+    #[rstest]
+    #[case::sorted_and_joined(og(None, Some(&["b", "a", "c"])), "a,b,c")]
+    #[case::all_namespaces_is_empty(og(None, Some(&[""])), "")]
+    #[case::no_status_is_empty(og(None, None), "")]
+    fn build_target_namespaces_follows_olm(#[case] og: OperatorGroup, #[case] expected: &str) {
+        assert_eq!(og.build_target_namespaces(), expected);
+    }
+
+    #[test]
+    fn explicit_targets_select_namespaces_by_the_uid_label() {
+        let selector = og(Some(&["a"]), None).namespace_label_selector().expect("selector");
+        let labels = selector.match_labels.expect("labels");
+        assert_eq!(labels.get("olm.operatorgroup.uid/uid-1").map(String::as_str), Some(""));
+    }
+
+    #[test]
+    fn without_targets_the_spec_selector_is_used() {
+        assert_eq!(og(None, None).namespace_label_selector(), None);
+    }
+
+    #[test]
+    fn upgrade_strategy_defaults_to_default() {
+        assert_eq!(og(None, None).upgrade_strategy(), UpgradeStrategyName::Default);
     }
 }

@@ -121,6 +121,7 @@ impl Default for SubscriptionReason {
     shortname = "sub",
     shortname = "subs",
     category = "olm",
+    derive = "PartialEq",
     doc = "Subscription keeps operators up to date by tracking changes to Catalogs.",
     printcolumn = r#"{"name":"Package","type":"string","description":"The package subscribed to","jsonPath":".spec.name"}"#,
     printcolumn = r#"{"name":"Source","type":"string","description":"The catalog source for the specified package","jsonPath":".spec.source"}"#,
@@ -278,5 +279,58 @@ impl Subscription {
     /// Whether new InstallPlans need manual approval (only `Manual` does).
     pub fn approval_is_manual(&self) -> bool {
         self.spec.install_plan_approval.as_ref().is_some_and(Approval::is_manual)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn condition(type_: SubscriptionConditionType, status: &str, reason: SubscriptionReason) -> SubscriptionCondition {
+        SubscriptionCondition {
+            type_,
+            status: status.into(),
+            reason,
+            message: String::new(),
+            last_heartbeat_time: None,
+            last_transition_time: None,
+        }
+    }
+
+    #[test]
+    fn set_condition_replaces_the_same_type_and_appends_others() {
+        let mut status = SubscriptionStatus::default();
+        status.set_condition(condition(
+            SubscriptionConditionType::CatalogSourcesUnhealthy,
+            "True",
+            SubscriptionReason::NoCatalogSourcesFound,
+        ));
+        status.set_condition(condition(SubscriptionConditionType::ResolutionFailed, "True", SubscriptionReason::ConstraintsNotSatisfiable));
+        status.set_condition(condition(
+            SubscriptionConditionType::CatalogSourcesUnhealthy,
+            "False",
+            SubscriptionReason::AllCatalogSourcesHealthy,
+        ));
+        let summary: Vec<(&str, &str, &str)> =
+            status.conditions.iter().map(|c| (c.type_.as_str(), c.status.as_str(), c.reason.as_str())).collect();
+        assert_eq!(
+            summary,
+            [
+                ("CatalogSourcesUnhealthy", "False", "AllCatalogSourcesHealthy"),
+                ("ResolutionFailed", "True", "ConstraintsNotSatisfiable")
+            ]
+        );
+        status.remove_conditions(&[SubscriptionConditionType::ResolutionFailed]);
+        assert_eq!(status.conditions.len(), 1);
+    }
+
+    #[test]
+    fn only_manual_approval_is_manual() {
+        let mut sub = Subscription::new("s", SubscriptionSpec::default());
+        assert!(!sub.approval_is_manual());
+        sub.spec.install_plan_approval = Some(Approval::from_wire("manual"));
+        assert!(!sub.approval_is_manual(), "wire strings are case-sensitive, as in OLM");
+        sub.spec.install_plan_approval = Some(Approval::Manual);
+        assert!(sub.approval_is_manual());
     }
 }

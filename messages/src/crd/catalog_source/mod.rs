@@ -80,6 +80,7 @@ impl CatalogSourceReason {
     status = "CatalogSourceStatus",
     shortname = "catsrc",
     category = "olm",
+    derive = "PartialEq",
     doc = "CatalogSource is a repository of CSVs, CRDs, and operator packages.",
     printcolumn = r#"{"name":"Display","type":"string","description":"The pretty name of the catalog","jsonPath":".spec.displayName"}"#,
     printcolumn = r#"{"name":"Type","type":"string","description":"The type of the catalog","jsonPath":".spec.sourceType"}"#,
@@ -288,5 +289,98 @@ impl CatalogSource {
         let Some(last) = last else { return false };
         let Ok(interval) = SignedDuration::try_from(poll.poll_interval().interval) else { return false };
         last.0.checked_add(interval).is_ok_and(|due| due < now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn catsrc(source_type: SourceType, address: Option<&str>, image: Option<&str>, interval: Option<&str>) -> CatalogSource {
+        let mut c = CatalogSource::new(
+            "cs",
+            CatalogSourceSpec {
+                source_type,
+                priority: None,
+                config_map: None,
+                address: address.map(str::to_owned),
+                image: image.map(str::to_owned),
+                grpc_pod_config: None,
+                update_strategy: interval.map(|i| UpdateStrategy {
+                    registry_poll: Some(RegistryPoll { interval: Some(i.to_owned()) }),
+                }),
+                secrets: None,
+                display_name: None,
+                description: None,
+                publisher: None,
+                icon: None,
+            },
+        );
+        c.metadata.creation_timestamp = Some(Time(Timestamp::from_second(1_000).expect("ts")));
+        c
+    }
+
+    fn with_service(mut c: CatalogSource) -> CatalogSource {
+        c.status = Some(CatalogSourceStatus {
+            registry_service: Some(RegistryServiceStatus {
+                protocol: "grpc".into(),
+                service_name: "cs".into(),
+                service_namespace: "olm".into(),
+                port: "50051".into(),
+                created_at: None,
+            }),
+            ..Default::default()
+        });
+        c
+    }
+
+    #[rstest]
+    #[case::spec_address_wins(with_service(catsrc(SourceType::Grpc, Some("h:1"), None, None)), Some("h:1"))]
+    #[case::service_address_when_spec_is_empty(with_service(catsrc(SourceType::Grpc, None, Some("img"), None)), Some("cs.olm.svc:50051"))]
+    #[case::empty_spec_address_falls_back_to_service(with_service(catsrc(SourceType::Grpc, Some(""), None, None)), Some("cs.olm.svc:50051"))]
+    #[case::nothing_known_yet(catsrc(SourceType::Grpc, None, Some("img"), None), None)]
+    fn address_follows_olm(#[case] c: CatalogSource, #[case] expected: Option<&str>) {
+        assert_eq!(c.address().as_deref(), expected);
+    }
+
+    #[rstest]
+    #[case::ten_minutes("10m", 600, None)]
+    #[case::hours_and_minutes("1h30m", 5400, None)]
+    #[case::unparseable_falls_back_to_fifteen_minutes("often", 900, Some(
+        "error parsing spec.updateStrategy.registryPoll.interval. Using the default value of 15m0s instead. Error: time: invalid duration \"often\""))]
+    #[case::missing_unit_falls_back_too("15", 900, Some(
+        "error parsing spec.updateStrategy.registryPoll.interval. Using the default value of 15m0s instead. Error: time: missing unit in duration \"15\""))]
+    fn poll_interval_parses_go_durations(#[case] raw: &str, #[case] secs: u64, #[case] message: Option<&str>) {
+        let got = RegistryPoll { interval: Some(raw.to_owned()) }.poll_interval();
+        assert_eq!(got, PollInterval { interval: Duration::from_secs(secs), parse_error: message.map(str::to_owned) });
+    }
+
+    #[rstest]
+    #[case::grpc_image_with_poll_polls(catsrc(SourceType::Grpc, None, Some("img"), Some("10m")), true)]
+    #[case::no_image_does_not_poll(catsrc(SourceType::Grpc, Some("h:1"), None, Some("10m")), false)]
+    #[case::configmap_does_not_poll(catsrc(SourceType::ConfigMap, None, Some("img"), Some("10m")), false)]
+    #[case::no_strategy_does_not_poll(catsrc(SourceType::Grpc, None, Some("img"), None), false)]
+    fn poll_follows_olm(#[case] c: CatalogSource, #[case] polls: bool) {
+        assert_eq!(c.poll(), polls);
+    }
+
+    #[rstest]
+    #[case::before_the_interval_is_over(1_000 + 599, false)]
+    #[case::exactly_at_the_interval(1_000 + 600, false)]
+    #[case::after_the_interval(1_000 + 601, true)]
+    fn update_is_due_after_creation_plus_interval(#[case] now: i64, #[case] due: bool) {
+        let c = catsrc(SourceType::Grpc, None, Some("img"), Some("10m"));
+        assert_eq!(c.update_due(Timestamp::from_second(now).expect("ts")), due);
+    }
+
+    #[test]
+    fn update_counts_from_the_latest_poll_when_there_was_one() {
+        let mut c = with_service(catsrc(SourceType::Grpc, None, Some("img"), Some("10m")));
+        if let Some(status) = c.status.as_mut() {
+            status.latest_image_registry_poll = Some(Time(Timestamp::from_second(5_000).expect("ts")));
+        }
+        assert!(!c.update_due(Timestamp::from_second(5_500).expect("ts")));
+        assert!(c.update_due(Timestamp::from_second(5_601).expect("ts")));
     }
 }

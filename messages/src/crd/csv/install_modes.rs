@@ -65,3 +65,46 @@ pub fn supports(modes: &[InstallMode], operator_namespace: &str, namespaces: &[S
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn modes(supported: &[InstallModeType]) -> Vec<InstallMode> {
+        InstallModeType::KNOWN
+            .iter()
+            .map(|t| InstallMode { type_: t.clone(), supported: supported.contains(t) })
+            .collect()
+    }
+
+    fn ns(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    use InstallModeType::*;
+
+    #[rstest]
+    #[case::zero_namespaces_are_never_supported(modes(&[AllNamespaces]), ns(&[]),
+        Err("operatorgroup has invalid selected namespaces, cannot configure to watch zero namespaces"))]
+    #[case::own_namespace_needs_own_namespace_mode(modes(&[SingleNamespace]), ns(&["op"]),
+        Err("OwnNamespace InstallModeType not supported, cannot configure to watch own namespace"))]
+    #[case::own_namespace_with_the_mode_is_fine(modes(&[OwnNamespace]), ns(&["op"]), Ok(()))]
+    #[case::all_namespaces_needs_all_namespaces_mode(modes(&[OwnNamespace]), ns(&[""]),
+        Err("AllNamespaces InstallModeType not supported, cannot configure to watch all namespaces"))]
+    #[case::one_other_namespace_needs_single_namespace(modes(&[OwnNamespace]), ns(&["other"]),
+        Err("SingleNamespace InstallModeType not supported, cannot configure to watch one namespace"))]
+    #[case::several_namespaces_need_multi_namespace(modes(&[SingleNamespace]), ns(&["a", "b"]),
+        Err("MultiNamespace InstallModeType not supported, cannot configure to watch 2 namespaces"))]
+    #[case::several_including_own_also_need_own_namespace(modes(&[MultiNamespace]), ns(&["a", "op"]),
+        Err("OwnNamespace InstallModeType not supported, cannot configure to watch own namespace"))]
+    #[case::all_namespaces_among_several_is_invalid(modes(&[MultiNamespace]), ns(&["a", ""]),
+        Err("operatorgroup has invalid selected namespaces, NamespaceAll found when |selected namespaces| > 1"))]
+    #[case::several_with_multi_namespace_are_fine(modes(&[MultiNamespace]), ns(&["a", "b"]), Ok(()))]
+    #[case::missing_entries_count_as_unsupported(Vec::new(), ns(&["op"]),
+        Err("OwnNamespace InstallModeType not supported, cannot configure to watch own namespace"))]
+    fn supports_matches_olm(#[case] modes: Vec<InstallMode>, #[case] targets: Vec<String>, #[case] expected: Result<(), &str>) {
+        let got = supports(&modes, "op", &targets).map_err(|e| e.to_string());
+        assert_eq!(got, expected.map_err(str::to_owned));
+    }
+}

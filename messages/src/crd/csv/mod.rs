@@ -39,6 +39,7 @@ pub const CONDITIONS_LENGTH_LIMIT: usize = 20;
     shortname = "csv",
     shortname = "csvs",
     category = "olm",
+    derive = "PartialEq",
     doc = "ClusterServiceVersion is a Custom Resource of type `ClusterServiceVersionSpec`.",
     printcolumn = r#"{"name":"Display","type":"string","description":"The name of the CSV","jsonPath":".spec.displayName"}"#,
     printcolumn = r#"{"name":"Version","type":"string","description":"The version of the CSV","jsonPath":".spec.version"}"#,
@@ -207,5 +208,23 @@ pub mod lenient_string {
             Scalar::Float(f) => f.to_string(),
             Scalar::Bool(b) => b.to_string(),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case::a_semver_parses(serde_json::json!("1.2.3"), Some("1.2.3"))]
+    #[case::a_prerelease_parses(serde_json::json!("0.1.0-alpha.1"), Some("0.1.0-alpha.1"))]
+    #[case::a_two_part_version_is_kept_but_not_semver(serde_json::json!("1.2"), None)]
+    #[case::a_yaml_number_is_kept_as_text(serde_json::json!(2), None)]
+    fn version_decodes_anything_and_semver_reports_errors(#[case] raw: serde_json::Value, #[case] semver: Option<&str>) {
+        let spec = serde_json::json!({"displayName": "x", "install": {"strategy": "deployment"}, "version": raw});
+        let csv = ClusterServiceVersion::new("a", serde_json::from_value(spec).expect("decodes"));
+        assert!(csv.spec.version.is_some());
+        assert_eq!(csv.semver().ok().map(|v| v.to_string()).as_deref(), semver);
     }
 }

@@ -289,3 +289,128 @@ impl ClusterServiceVersion {
         self.phase() == CsvPhase::None || UNCOPIABLE_REASONS.contains(&self.reason())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::jiff::Timestamp;
+    use rstest::rstest;
+    use std::collections::BTreeMap;
+
+    fn at(second: i64) -> Time {
+        Time(Timestamp::from_second(second).expect("valid second"))
+    }
+
+    fn status(phase: CsvPhase, reason: CsvReason, history: usize) -> ClusterServiceVersionStatus {
+        let condition = ClusterServiceVersionCondition {
+            phase: phase.clone(),
+            message: "before".into(),
+            reason: reason.clone(),
+            last_update_time: Some(at(1)),
+            last_transition_time: Some(at(1)),
+        };
+        ClusterServiceVersionStatus {
+            phase,
+            reason,
+            message: "before".into(),
+            last_update_time: Some(at(1)),
+            last_transition_time: Some(at(1)),
+            conditions: vec![condition; history],
+            ..Default::default()
+        }
+    }
+
+    /// (phase, reason, history) before; SetPhase(new phase, new reason, "after", t=50);
+    /// expected lastTransitionTime second, number of conditions afterwards, whether one was appended.
+    #[rstest]
+    #[case::first_phase_on_an_empty_status_appends_and_transitions(
+        status(CsvPhase::None, CsvReason::None, 0), CsvPhase::Pending, CsvReason::RequirementsUnknown, 50, 1, true)]
+    #[case::same_phase_and_reason_only_refreshes_update_time_and_message(
+        status(CsvPhase::Pending, CsvReason::RequirementsNotMet, 3), CsvPhase::Pending, CsvReason::RequirementsNotMet, 1, 3, false)]
+    #[case::same_phase_new_reason_appends_without_transition(
+        status(CsvPhase::Pending, CsvReason::RequirementsUnknown, 3), CsvPhase::Pending, CsvReason::RequirementsNotMet, 1, 4, true)]
+    #[case::new_phase_appends_and_transitions(
+        status(CsvPhase::Pending, CsvReason::RequirementsNotMet, 3), CsvPhase::InstallReady, CsvReason::AllRequirementsMet, 50, 4, true)]
+    #[case::history_is_trimmed_to_the_newest_twenty(
+        status(CsvPhase::Installing, CsvReason::InstallWaiting, 20), CsvPhase::Succeeded, CsvReason::InstallSucceeded, 50, 20, true)]
+    #[case::an_empty_history_gets_a_condition_even_without_change(
+        status(CsvPhase::Pending, CsvReason::RequirementsNotMet, 0), CsvPhase::Pending, CsvReason::RequirementsNotMet, 1, 1, true)]
+    fn set_phase_follows_olm(
+        #[case] mut before: ClusterServiceVersionStatus,
+        #[case] phase: CsvPhase,
+        #[case] reason: CsvReason,
+        #[case] transition_second: i64,
+        #[case] conditions: usize,
+        #[case] appended: bool,
+    ) {
+        before.set_phase(phase.clone(), reason.clone(), "after", &at(50));
+        assert_eq!(before.phase, phase);
+        assert_eq!(before.reason, reason);
+        assert_eq!(before.message, "after");
+        assert_eq!(before.last_update_time, Some(at(50)));
+        assert_eq!(before.last_transition_time, Some(at(transition_second)));
+        assert_eq!(before.conditions.len(), conditions);
+        let last = before.conditions.last().expect("a condition");
+        let expected_message = if appended { "after" } else { "before" };
+        assert_eq!((&last.phase, &last.reason, last.message.as_str()), (&phase, &reason, expected_message));
+        if appended {
+            // The appended condition carries the new times.
+            assert_eq!(last.last_update_time, Some(at(50)));
+            assert_eq!(last.last_transition_time, Some(at(transition_second)));
+        }
+    }
+
+    fn csv(namespace: &str, reason: CsvReason, annotations: &[(&str, &str)], labels: &[(&str, &str)]) -> ClusterServiceVersion {
+        let mut csv = ClusterServiceVersion::new("a.v1", Default::default());
+        csv.metadata.namespace = Some(namespace.into());
+        let map = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+        };
+        csv.metadata.annotations = Some(map(annotations));
+        csv.metadata.labels = Some(map(labels));
+        csv.status = Some(ClusterServiceVersionStatus { phase: CsvPhase::Succeeded, reason, ..Default::default() });
+        csv
+    }
+
+    #[rstest]
+    #[case::a_plain_csv_is_not_a_copy(csv("ns", CsvReason::InstallSucceeded, &[], &[]), false)]
+    #[case::reason_copied_marks_a_copy(csv("ns", CsvReason::Copied, &[], &[]), true)]
+    #[case::operator_namespace_elsewhere_marks_a_copy(
+        csv("ns", CsvReason::InstallSucceeded, &[("olm.operatorNamespace", "other")], &[]), true)]
+    #[case::operator_namespace_equal_to_own_is_not_a_copy(
+        csv("ns", CsvReason::InstallSucceeded, &[("olm.operatorNamespace", "ns")], &[]), false)]
+    #[case::copied_from_label_marks_a_copy(csv("ns", CsvReason::InstallSucceeded, &[], &[("olm.copiedFrom", "x")]), true)]
+    fn is_copied_follows_olm(#[case] csv: ClusterServiceVersion, #[case] copied: bool) {
+        assert_eq!(csv.is_copied(), copied);
+    }
+
+    #[rstest]
+    #[case::phase_none_is_uncopiable(CsvPhase::None, CsvReason::InstallSucceeded, true)]
+    #[case::succeeded_is_copiable(CsvPhase::Succeeded, CsvReason::InstallSucceeded, false)]
+    #[case::no_operator_group_is_uncopiable(CsvPhase::Failed, CsvReason::NoOperatorGroup, true)]
+    #[case::static_group_conflict_is_uncopiable(CsvPhase::Failed, CsvReason::CannotModifyStaticOperatorGroupProvidedApis, true)]
+    #[case::a_failed_install_is_still_copiable(CsvPhase::Failed, CsvReason::InstallComponentFailed, false)]
+    fn is_uncopiable_follows_olm(#[case] phase: CsvPhase, #[case] reason: CsvReason, #[case] uncopiable: bool) {
+        let mut csv = csv("ns", reason, &[], &[]);
+        if let Some(status) = csv.status.as_mut() {
+            status.phase = phase;
+        }
+        assert_eq!(csv.is_uncopiable(), uncopiable);
+    }
+
+    #[rstest]
+    #[case::no_history_is_not_obsolete(&[], false)]
+    #[case::a_replaced_condition_makes_it_obsolete(&[CsvReason::InstallSucceeded, CsvReason::Replaced], true)]
+    #[case::being_replaced_makes_it_obsolete(&[CsvReason::BeingReplaced], true)]
+    #[case::other_reasons_do_not(&[CsvReason::InstallSucceeded, CsvReason::NeedsReinstall], false)]
+    fn is_obsolete_follows_olm(#[case] reasons: &[CsvReason], #[case] obsolete: bool) {
+        let mut csv = csv("ns", CsvReason::InstallSucceeded, &[], &[]);
+        if let Some(status) = csv.status.as_mut() {
+            status.conditions = reasons
+                .iter()
+                .map(|r| ClusterServiceVersionCondition { reason: r.clone(), ..Default::default() })
+                .collect();
+        }
+        assert_eq!(csv.is_obsolete(), obsolete);
+    }
+}
