@@ -27,6 +27,18 @@ fn typed<T: DeserializeOwned + Serialize>(doc: &Value) -> Result<Value, String> 
     serde_json::to_value(&decoded).map_err(|e| format!("encode: {e}"))
 }
 
+/// Like [`typed`], and the decoded value must also survive MessagePack (`to_vec_named`), which
+/// the lead uses for the message journal and caches.
+fn typed_olm<T: DeserializeOwned + Serialize + PartialEq + std::fmt::Debug>(doc: &Value) -> Result<Value, String> {
+    let decoded: T = serde_json::from_value(doc.clone()).map_err(|e| format!("decode: {e}"))?;
+    let packed = rmp_serde::to_vec_named(&decoded).map_err(|e| format!("MessagePack encode: {e}"))?;
+    let unpacked: T = rmp_serde::from_slice(&packed).map_err(|e| format!("MessagePack decode: {e}"))?;
+    if unpacked != decoded {
+        return Err("MessagePack round trip changed the value".to_owned());
+    }
+    serde_json::to_value(&decoded).map_err(|e| format!("encode: {e}"))
+}
+
 /// Round-trips `doc` through the type modelling it; `None` when no type does.
 pub fn roundtrip(api_version: &str, kind: &str, doc: &Value) -> (Model, Option<Result<Value, String>>) {
     let olm = |r| (Model::Olm, Some(r));
@@ -35,21 +47,21 @@ pub fn roundtrip(api_version: &str, kind: &str, doc: &Value) -> (Model, Option<R
         // Matched on kind alone: the service-binding-operator bundles declare their CSV as
         // `binding.operators.coreos.com/v1alpha1`; operator-registry and OLM select bundle
         // objects by kind, and our type keeps the apiVersion string as read.
-        (_, "ClusterServiceVersion") => olm(typed::<csv::ClusterServiceVersion>(doc)),
-        ("operators.coreos.com/v1alpha1", "CatalogSource") => olm(typed::<catalog_source::CatalogSource>(doc)),
-        ("operators.coreos.com/v1alpha1", "Subscription") => olm(typed::<subscription::Subscription>(doc)),
-        ("operators.coreos.com/v1alpha1", "InstallPlan") => olm(typed::<install_plan::InstallPlan>(doc)),
-        ("operators.coreos.com/v1", "OperatorGroup") => olm(typed::<operator_group::OperatorGroup>(doc)),
+        (_, "ClusterServiceVersion") => olm(typed_olm::<csv::ClusterServiceVersion>(doc)),
+        ("operators.coreos.com/v1alpha1", "CatalogSource") => olm(typed_olm::<catalog_source::CatalogSource>(doc)),
+        ("operators.coreos.com/v1alpha1", "Subscription") => olm(typed_olm::<subscription::Subscription>(doc)),
+        ("operators.coreos.com/v1alpha1", "InstallPlan") => olm(typed_olm::<install_plan::InstallPlan>(doc)),
+        ("operators.coreos.com/v1", "OperatorGroup") => olm(typed_olm::<operator_group::OperatorGroup>(doc)),
         ("operators.coreos.com/v1alpha2", "OperatorGroup") => {
-            olm(typed::<operator_group::v1alpha2::OperatorGroup>(doc))
+            olm(typed_olm::<operator_group::v1alpha2::OperatorGroup>(doc))
         }
-        ("operators.coreos.com/v1", "OLMConfig") => olm(typed::<olm_config::OLMConfig>(doc)),
-        ("operators.coreos.com/v1", "Operator") => olm(typed::<operator::Operator>(doc)),
+        ("operators.coreos.com/v1", "OLMConfig") => olm(typed_olm::<olm_config::OLMConfig>(doc)),
+        ("operators.coreos.com/v1", "Operator") => olm(typed_olm::<operator::Operator>(doc)),
         ("operators.coreos.com/v2", "OperatorCondition") => {
-            olm(typed::<operator_condition::OperatorCondition>(doc))
+            olm(typed_olm::<operator_condition::OperatorCondition>(doc))
         }
         ("operators.coreos.com/v1", "OperatorCondition") => {
-            olm(typed::<operator_condition::v1::OperatorCondition>(doc))
+            olm(typed_olm::<operator_condition::v1::OperatorCondition>(doc))
         }
         ("apiextensions.k8s.io/v1", "CustomResourceDefinition") => {
             k8s(typed::<apiextensions::v1::CustomResourceDefinition>(doc))
