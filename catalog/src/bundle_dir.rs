@@ -8,6 +8,10 @@
 //! - semver mode (`ci.yaml` `updateGraph: semver-mode`): within a channel each bundle replaces the
 //!   next-lower version; `olm.skipRange` is kept, CSV `replaces`/`skips` are ignored.
 //!   A package whose CSVs declare no `replaces`/`skips` at all also uses semver mode.
+//!
+//! Real replaces-mode packages often have graphs the SQLite-era index tolerated but FBC
+//! rejects (several heads, stranded entries). [`repair_channel`] keeps what the channel head
+//! reaches and records what it left out in [`Catalog::notes`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -170,7 +174,8 @@ pub fn load_tree(root: &Path) -> Result<Catalog> {
         if dirs.iter().all(|d| d.facts.replaces.is_none() && d.facts.skips.is_empty()) {
             mode = GraphMode::Semver;
         }
-        catalog.packages.insert(name.clone(), build_package(&name, mode, dirs)?);
+        let pkg = build_package(&name, mode, dirs, &mut catalog.notes)?;
+        catalog.packages.insert(name.clone(), pkg);
     }
     Ok(catalog)
 }
@@ -179,7 +184,8 @@ fn parsed_version(b: &BundleDir) -> semver::Version {
     semver::Version::parse(&b.facts.version).unwrap_or(semver::Version::new(0, 0, 0))
 }
 
-pub fn build_package(name: &str, mode: GraphMode, mut dirs: Vec<BundleDir>) -> Result<Package> {
+/// Builds a package; repairs to legacy channel graphs are described in `notes`.
+pub fn build_package(name: &str, mode: GraphMode, mut dirs: Vec<BundleDir>, notes: &mut Vec<String>) -> Result<Package> {
     dirs.sort_by_key(parsed_version);
     let mut pkg = Package::new(name);
     pkg.default_channel = dirs
@@ -225,11 +231,27 @@ pub fn build_package(name: &str, mode: GraphMode, mut dirs: Vec<BundleDir>) -> R
                         queue.push(next);
                     }
                 }
+                let versions: BTreeMap<&str, semver::Version> =
+                    dirs.iter().map(|d| (d.facts.name.as_str(), parsed_version(d))).collect();
+                let dropped = repair_channel(&mut channel, |n| versions.get(n).cloned());
+                if !dropped.is_empty() {
+                    notes.push(format!(
+                        "package {name:?}, channel {channel_name:?}: left out {} (not reachable from head {:?} by replaces or skips; the SQLite-era index tolerated this, FBC does not)",
+                        dropped.join(", "),
+                        channel.head().map(|h| h.name.as_str()).unwrap_or_default()
+                    ));
+                }
             }
         }
         pkg.channels.insert(channel_name, channel);
     }
+    let in_channels: BTreeSet<String> =
+        pkg.channels.values().flat_map(|c| c.entries.iter().map(|e| e.name.clone())).collect();
     for d in dirs {
+        if !in_channels.contains(&d.bundle.name) {
+            notes.push(format!("package {name:?}: left out bundle {:?}, which is in no channel after the repair", d.bundle.name));
+            continue;
+        }
         let bundle_name = d.bundle.name.clone();
         if pkg.bundles.insert(bundle_name.clone(), d.bundle).is_some() {
             return Err(LoadError::Manifest {
@@ -239,4 +261,56 @@ pub fn build_package(name: &str, mode: GraphMode, mut dirs: Vec<BundleDir>) -> R
         }
     }
     Ok(pkg)
+}
+
+/// Makes a replaces-mode channel valid FBC the way the old index served it from its head:
+/// the head is the highest version among the candidate heads; entries reachable from it by
+/// `replaces`, and entries they skip, are kept; the rest are removed and returned.
+pub fn repair_channel(channel: &mut Channel, version: impl Fn(&str) -> Option<semver::Version>) -> Vec<String> {
+    let heads: Vec<String> = channel.heads().iter().map(|e| e.name.clone()).collect();
+    let Some(head) = heads.iter().max_by_key(|n| (version(n), (*n).clone())).cloned() else {
+        return Vec::new(); // a loop with no head: left for validation to report
+    };
+    let by_name: BTreeMap<&str, &ChannelEntry> = channel.entries.iter().map(|e| (e.name.as_str(), e)).collect();
+    let mut keep: BTreeSet<String> = BTreeSet::new();
+    let mut cur = by_name.get(head.as_str()).copied();
+    while let Some(e) = cur {
+        if !keep.insert(e.name.clone()) {
+            break;
+        }
+        cur = e.replaces.as_deref().and_then(|r| by_name.get(r)).copied();
+    }
+    let chain: Vec<String> = keep.iter().cloned().collect();
+    for name in chain {
+        if let Some(e) = by_name.get(name.as_str()) {
+            keep.extend(e.skips.iter().filter(|s| by_name.contains_key(s.as_str())).cloned());
+        }
+    }
+    let mut dropped: Vec<String> =
+        channel.entries.iter().filter(|e| !keep.contains(&e.name)).map(|e| e.name.clone()).collect();
+    channel.entries.retain(|e| keep.contains(&e.name));
+    dropped.sort();
+    dropped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn entry(name: &str, replaces: Option<&str>, skips: &[&str]) -> ChannelEntry {
+        ChannelEntry { name: name.into(), replaces: replaces.map(Into::into), skips: skips.iter().map(|s| s.to_string()).collect(), skip_range: None }
+    }
+
+    #[rstest]
+    #[case::a_valid_chain_is_untouched(vec![entry("a.2", Some("a.1"), &[]), entry("a.1", None, &[])], vec![])]
+    #[case::the_older_of_two_heads_is_left_out(vec![entry("a.2", None, &[]), entry("a.1", None, &[])], vec!["a.1"])]
+    #[case::entries_behind_a_skip_are_left_out(vec![entry("a.3", None, &["a.2"]), entry("a.2", Some("a.1"), &[]), entry("a.1", None, &[])], vec!["a.1"])]
+    fn legacy_channels_are_cut_to_what_the_head_reaches(#[case] entries: Vec<ChannelEntry>, #[case] dropped: Vec<&str>) {
+        let mut c = Channel::new("stable");
+        c.entries = entries;
+        let got = repair_channel(&mut c, |n| semver::Version::parse(&format!("{}.0.0", n.trim_start_matches("a."))).ok());
+        assert_eq!(got, dropped);
+        assert!(crate::validate::check_graph(&c).is_empty(), "repaired channel is valid: {:?}", crate::validate::check_graph(&c));
+    }
 }

@@ -31,6 +31,8 @@ impl fmt::Display for Origin {
 pub struct Catalog {
     pub packages: BTreeMap<String, Package>,
     pub custom: Vec<CustomBlob>,
+    /// Changes a loader made to legacy content to fit the model (shown as warnings).
+    pub notes: Vec<String>,
 }
 
 /// A document with a schema the catalog does not interpret (served by the experimental RPC).
@@ -209,6 +211,7 @@ impl Catalog {
             self.packages.insert(name, pkg);
         }
         self.custom.extend(other.custom);
+        self.notes.extend(other.notes);
         Ok(())
     }
 }

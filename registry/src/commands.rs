@@ -26,6 +26,9 @@ pub fn load_sources(args: &SourceArgs) -> Result<Catalog, LoadError> {
         };
         catalog.merge(part).map_err(LoadError::DuplicatePackage)?;
     }
+    for note in &catalog.notes {
+        eprintln!("warning: {note}");
+    }
     validate::validate(&catalog)?;
     Ok(catalog)
 }

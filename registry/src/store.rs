@@ -127,7 +127,7 @@ impl Store {
     /// single head or an entry without a bundle is still an error here.
     pub fn build(catalog: Catalog) -> Result<Store, BuildError> {
         let mut store = Store::default();
-        let Catalog { packages, custom } = catalog;
+        let Catalog { packages, custom, notes: _ } = catalog;
         for (pi, (_, pkg)) in packages.into_iter().enumerate() {
             let pkg_index = pi as u32;
             let mut bundle_ids: HashMap<String, u32> = HashMap::new();
