@@ -1,1 +1,28 @@
-//! test support
+//! Support for cluster tests: the real local control plane (etcd + kube-apiserver + kube-controller-manager on
+//! loopback, plus the node simulator), started or attached once per test run; a fresh namespace per test; waits
+//! on conditions with deadlines (never sleeps); a dump of the relevant objects when a test fails; the operator
+//! binaries started as real subprocesses.
+//!
+//! ```no_run
+//! # async fn t() -> anyhow::Result<()> {
+//! let cluster = olm_tests::Cluster::shared()?;
+//! olm_tests::with_namespace(&cluster, "demo", |ctx| async move {
+//!     // ctx.client, ctx.namespace ...
+//!     Ok(())
+//! }).await
+//! # }
+//! ```
+
+mod binaries;
+mod cluster;
+mod dump;
+mod namespace;
+mod operators;
+mod wait;
+
+pub use binaries::bin_path;
+pub use cluster::Cluster;
+pub use dump::dump_namespace;
+pub use namespace::{TestContext, with_namespace};
+pub use operators::OperatorProcess;
+pub use wait::{await_object, eventually, DEFAULT_DEADLINE};

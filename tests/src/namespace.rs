@@ -1,0 +1,48 @@
+//! A fresh namespace per test: created with a random suffix, handed to the test body, dumped to stderr when the
+//! body fails, and deleted afterwards (kept when `OLM_TEST_NO_CLEANUP` is set, for debugging).
+
+use crate::cluster::Cluster;
+use crate::dump::dump_namespace;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, DeleteParams, PostParams};
+use kube::Client;
+use rand::Rng;
+use std::future::Future;
+
+pub struct TestContext {
+    pub client: Client,
+    pub namespace: String,
+    pub cluster: &'static Cluster,
+}
+
+fn random_suffix() -> String {
+    let mut rng = rand::rng();
+    (0..6).map(|_| char::from(b'a' + rng.random_range(0..26u8))).collect()
+}
+
+/// Run `body` in a new namespace named `<prefix>-<random>`.
+pub async fn with_namespace<F, Fut>(cluster: &'static Cluster, prefix: &str, body: F) -> anyhow::Result<()>
+where
+    F: FnOnce(TestContext) -> Fut,
+    Fut: Future<Output = anyhow::Result<()>>,
+{
+    let client = cluster.client().await?;
+    let namespace = format!("{prefix}-{}", random_suffix());
+    let api: Api<Namespace> = Api::all(client.clone());
+    let mut ns = Namespace::default();
+    ns.metadata.name = Some(namespace.clone());
+    ns.metadata.labels = Some([("olm-rs.io/test".to_string(), "true".to_string())].into());
+    api.create(&PostParams::default(), &ns).await?;
+    let ctx = TestContext { client: client.clone(), namespace: namespace.clone(), cluster };
+    let result = body(ctx).await;
+    if let Err(error) = &result {
+        eprintln!("test in namespace {namespace} failed: {error:#}");
+        dump_namespace(&client, &namespace).await;
+    }
+    if std::env::var_os("OLM_TEST_NO_CLEANUP").is_none() {
+        if let Err(error) = api.delete(&namespace, &DeleteParams::background()).await {
+            eprintln!("cleanup of namespace {namespace} failed: {error}");
+        }
+    }
+    result
+}

@@ -1,0 +1,68 @@
+//! One actor per object, observed from outside: the olm-operator's registry starts an actor for each CSV and
+//! OperatorGroup it sees and stops it when the object is deleted. The count is read from `/debug/actors` and
+//! `/metrics`, and the MessagePack journal from `/debug/journal`.
+
+use kube::api::{Api, DeleteParams, PostParams};
+use messages::crd::csv::ClusterServiceVersion;
+use messages::crd::operator_group::OperatorGroup;
+use messages::msg::{Journal, JournalEvent};
+use olm_tests::{Cluster, OperatorProcess, eventually, with_namespace};
+use serde_json::json;
+use std::time::Duration;
+
+const DEADLINE: Duration = Duration::from_secs(60);
+
+async fn wait_for_count(op: &OperatorProcess, kind: &str, want: usize) -> anyhow::Result<()> {
+    eventually(DEADLINE, &format!("{want} {kind} actors"), || async move {
+        let counts = op.actor_counts().await?;
+        Ok((counts.get(kind).copied().unwrap_or(0) == want).then_some(()))
+    })
+    .await
+}
+
+#[tokio::test]
+async fn the_olm_operator_runs_one_actor_per_csv_and_operator_group() -> anyhow::Result<()> {
+    let cluster = Cluster::shared()?;
+    with_namespace(cluster, "actors", |ctx| async move {
+        let ns = ctx.namespace.clone();
+        let op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns]).await?;
+        let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
+        let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
+        let og: OperatorGroup = serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": "og"}, "spec": {}}))?;
+        ogs.create(&PostParams::default(), &og).await?;
+        for n in 0..12 {
+            let csv: ClusterServiceVersion = serde_json::from_value(json!({
+                "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+                "metadata": {"name": format!("op{n}.v1.0.0")},
+                "spec": {"version": "1.0.0", "install": {"strategy": "deployment", "spec": {"deployments": []}},
+                         "installModes": [{"type": "OwnNamespace", "supported": true}]}
+            }))?;
+            csvs.create(&PostParams::default(), &csv).await?;
+        }
+        wait_for_count(&op, "ClusterServiceVersion", 12).await?;
+        wait_for_count(&op, "OperatorGroup", 1).await?;
+        for n in 0..5 {
+            csvs.delete(&format!("op{n}.v1.0.0"), &DeleteParams::default()).await?;
+        }
+        ogs.delete("og", &DeleteParams::default()).await?;
+        wait_for_count(&op, "ClusterServiceVersion", 7).await?;
+        wait_for_count(&op, "OperatorGroup", 0).await?;
+
+        let (code, metrics) = op.get("/metrics").await?;
+        anyhow::ensure!(code == 200, "/metrics answered {code}");
+        let metrics = String::from_utf8_lossy(&metrics);
+        assert!(metrics.contains("olm_rs_object_actors{kind=\"ClusterServiceVersion\"} 7"), "{metrics}");
+
+        let (code, bytes) = op.get("/debug/journal").await?;
+        anyhow::ensure!(code == 200, "/debug/journal answered {code}");
+        let journal = Journal::from_msgpack(&bytes)?;
+        let count = |kind: &str, event: &JournalEvent| journal.entries().filter(|e| e.kind == kind && &e.event == event).count();
+        assert_eq!(count("ClusterServiceVersion", &JournalEvent::Spawned), 12);
+        assert_eq!(count("ClusterServiceVersion", &JournalEvent::Stopped), 5);
+        assert_eq!(count("OperatorGroup", &JournalEvent::Stopped), 1);
+        let (code, _) = op.get("/readyz").await?;
+        assert_eq!(code, 200, "ready once every watch has listed");
+        Ok(())
+    })
+    .await
+}
