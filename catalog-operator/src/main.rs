@@ -1,1 +1,15 @@
-fn main() {}
+//! `catalog-operator`: CatalogSources, Subscriptions and InstallPlans (see the crate docs in lib.rs).
+use catalog_operator::cli::{Cli, Command};
+use clap::Parser;
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Crds(args) => {
+            for path in messages::crd::write_crds(&args.out)? {
+                println!("{}", path.display());
+            }
+            Ok(())
+        }
+        Command::Run(args) => catalog_operator::run::run(args),
+    }
+}

@@ -66,3 +66,42 @@ async fn the_olm_operator_runs_one_actor_per_csv_and_operator_group() -> anyhow:
     })
     .await
 }
+
+#[tokio::test]
+async fn the_catalog_operator_runs_one_actor_per_subscription_catalog_source_and_install_plan() -> anyhow::Result<()> {
+    use messages::crd::catalog_source::CatalogSource;
+    use messages::crd::install_plan::InstallPlan;
+    use messages::crd::subscription::Subscription;
+    let cluster = Cluster::shared()?;
+    with_namespace(cluster, "catactors", |ctx| async move {
+        let ns = ctx.namespace.clone();
+        let op = OperatorProcess::start(ctx.cluster, "catalog-operator", &["--watched-namespaces", &ns]).await?;
+        let subs: Api<Subscription> = Api::namespaced(ctx.client.clone(), &ns);
+        let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ns);
+        let plans: Api<InstallPlan> = Api::namespaced(ctx.client.clone(), &ns);
+        for n in 0..6 {
+            let sub: Subscription = serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+                "metadata": {"name": format!("sub{n}")}, "spec": {"name": format!("pkg{n}"), "source": "cat0", "sourceNamespace": ns, "channel": "stable"}}))?;
+            subs.create(&PostParams::default(), &sub).await?;
+        }
+        for n in 0..3 {
+            let cat: CatalogSource = serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+                "metadata": {"name": format!("cat{n}")}, "spec": {"sourceType": "grpc", "address": "127.0.0.1:1"}}))?;
+            catalogs.create(&PostParams::default(), &cat).await?;
+        }
+        let ip: InstallPlan = serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
+            "metadata": {"name": "install-abc"}, "spec": {"clusterServiceVersionNames": ["a.v1"], "approval": "Manual", "approved": false}}))?;
+        plans.create(&PostParams::default(), &ip).await?;
+        wait_for_count(&op, "Subscription", 6).await?;
+        wait_for_count(&op, "CatalogSource", 3).await?;
+        wait_for_count(&op, "InstallPlan", 1).await?;
+        subs.delete("sub0", &DeleteParams::default()).await?;
+        catalogs.delete("cat2", &DeleteParams::default()).await?;
+        plans.delete("install-abc", &DeleteParams::default()).await?;
+        wait_for_count(&op, "Subscription", 5).await?;
+        wait_for_count(&op, "CatalogSource", 2).await?;
+        wait_for_count(&op, "InstallPlan", 0).await?;
+        Ok(())
+    })
+    .await
+}
