@@ -163,9 +163,11 @@ fn graph_mode(bundle_dir: &Path) -> GraphMode {
 /// Loads one bundle folder or a tree of them into a catalog.
 pub fn load_tree(root: &Path) -> Result<Catalog> {
     let mut by_package: BTreeMap<String, (GraphMode, Vec<BundleDir>)> = BTreeMap::new();
-    for dir in find_bundle_dirs(root)? {
-        let b = read_bundle_dir(&dir)?;
-        let mode = graph_mode(&dir);
+    let dirs = find_bundle_dirs(root)?;
+    let read = crate::documents::parallel_map(&dirs, |d| read_bundle_dir(d));
+    for (dir, b) in dirs.iter().zip(read) {
+        let b = b?;
+        let mode = graph_mode(dir);
         by_package.entry(b.package.clone()).or_insert_with(|| (mode, Vec::new())).1.push(b);
     }
     let mut catalog = Catalog::default();

@@ -56,6 +56,32 @@ pub fn read_documents(path: &Path) -> Result<Vec<Document>, LoadError> {
         .collect())
 }
 
+/// Applies `f` to every item on up to `available_parallelism` threads; results keep input order.
+/// Catalog loading is CPU-bound YAML/JSON parsing, so this uses the cores a machine has.
+pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(items.len().max(1));
+    if workers <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut slots: Vec<Option<R>> = Vec::with_capacity(items.len());
+    slots.resize_with(items.len(), || None);
+    let slots = std::sync::Mutex::new(slots);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                let r = f(item);
+                if let Ok(mut s) = slots.lock() {
+                    s[i] = Some(r);
+                }
+            });
+        }
+    });
+    slots.into_inner().unwrap_or_default().into_iter().flatten().collect()
+}
+
 /// True for file names a catalog walk should parse (YAML or JSON).
 pub fn is_manifest_file(path: &Path) -> bool {
     matches!(

@@ -209,14 +209,15 @@ fn glob(pattern: &str, text: &str) -> bool {
 /// Loads an FBC directory (or a single FBC file) into the model. Does not run the
 /// semantic checks of [`crate::validate`]; it reports only structural problems.
 pub fn load_dir(root: &Path) -> Result<Catalog> {
-    let mut docs = Vec::new();
-    for file in catalog_files(root)? {
-        if root.is_dir() && !is_manifest_file(&file) {
-            continue;
+    let files: Vec<PathBuf> =
+        catalog_files(root)?.into_iter().filter(|f| !root.is_dir() || is_manifest_file(f)).collect();
+    let mut asm = Assembler::default();
+    for parsed in crate::documents::parallel_map(&files, |f| parse_file(f)) {
+        for p in parsed? {
+            asm.accept(p);
         }
-        docs.extend(read_documents(&file)?);
     }
-    from_documents(docs)
+    asm.finish()
 }
 
 /// Reads the Meta envelope: `schema`, `package`, `name` are matched case-insensitively.
@@ -240,10 +241,92 @@ fn meta_field<'a>(doc: &'a Value, key: &str) -> std::result::Result<Option<&'a s
 pub fn from_documents(docs: Vec<Document>) -> Result<Catalog> {
     let mut asm = Assembler::default();
     for doc in docs {
-        asm.add(doc);
+        asm.accept(classify(doc));
     }
     asm.finish()
 }
+
+/// One FBC document, typed (its JSON tree is dropped as soon as it is converted).
+enum Parsed {
+    Package(PackageDoc, Origin),
+    Channel(Channel, String),
+    Bundle(Bundle),
+    Deprecations(DeprecationsDoc, Origin),
+    Custom(CustomBlob),
+    Problem(Diagnostic),
+}
+
+fn classify(doc: Document) -> Parsed {
+    let Document { origin, value } = doc;
+    let problem = |origin: Origin, problem| Parsed::Problem(Diagnostic { origin: Some(origin), scope: Scope::Document, problem });
+    let schema = match meta_field(&value, "schema") {
+        Ok(Some(s)) => s.to_string(),
+        Ok(None) => return problem(origin, Problem::MissingSchema),
+        Err(p) => return problem(origin, p),
+    };
+    for key in ["package", "name"] {
+        if let Err(p) = meta_field(&value, key) {
+            return problem(origin, p);
+        }
+    }
+    let Some(kind) = Schema::from_wire(&schema) else {
+        if schema.starts_with("olm.") {
+            return problem(origin, Problem::UnknownSchema(schema));
+        }
+        let package = meta_field(&value, "package").ok().flatten().unwrap_or_default().to_string();
+        return Parsed::Custom(CustomBlob { package, schema, blob: value, origin: Some(origin) });
+    };
+    let bad = |e: serde_json::Error| Problem::BadDocument { schema: kind.as_str().to_string(), message: e.to_string() };
+    match kind {
+        Schema::Package => match serde_json::from_value::<PackageDoc>(value) {
+            Ok(d) => Parsed::Package(d, origin),
+            Err(e) => problem(origin, bad(e)),
+        },
+        Schema::Channel => match serde_json::from_value::<ChannelDoc>(value) {
+            Ok(d) => {
+                let channel = Channel {
+                    name: d.name,
+                    entries: d
+                        .entries
+                        .into_iter()
+                        .map(|e| ChannelEntry {
+                            name: e.name,
+                            replaces: e.replaces.filter(|r| !r.is_empty()),
+                            skips: e.skips,
+                            skip_range: e.skip_range.filter(|r| !r.is_empty()),
+                        })
+                        .collect(),
+                    deprecation: None,
+                    origin: Some(origin),
+                };
+                Parsed::Channel(channel, d.package)
+            }
+            Err(e) => problem(origin, bad(e)),
+        },
+        Schema::Bundle => match serde_json::from_value::<BundleDoc>(value) {
+            Ok(d) => Parsed::Bundle(Bundle {
+                name: d.name,
+                package: d.package,
+                image: d.image,
+                properties: d.properties.into_iter().map(|p| Property { type_: p.type_, value: p.value }).collect(),
+                related_images: d.related_images.into_iter().map(|r| RelatedImage { name: r.name, image: r.image }).collect(),
+                deprecation: None,
+                origin: Some(origin),
+            }),
+            Err(e) => problem(origin, bad(e)),
+        },
+        Schema::Deprecations => match serde_json::from_value::<DeprecationsDoc>(value) {
+            Ok(d) => Parsed::Deprecations(d, origin),
+            Err(e) => problem(origin, bad(e)),
+        },
+    }
+}
+
+/// Reads and classifies one file.
+fn parse_file(path: &Path) -> Result<Vec<Parsed>> {
+    Ok(read_documents(path)?.into_iter().map(classify).collect())
+}
+
 
 #[derive(Default)]
 struct Assembler {
@@ -263,85 +346,14 @@ impl Assembler {
         self.problems.push(Diagnostic { origin: Some(origin.clone()), scope, problem });
     }
 
-    fn add(&mut self, doc: Document) {
-        let Document { origin, value } = doc;
-        let schema = match meta_field(&value, "schema") {
-            Ok(Some(s)) => s.to_string(),
-            Ok(None) => return self.problem(&origin, Scope::Document, Problem::MissingSchema),
-            Err(p) => return self.problem(&origin, Scope::Document, p),
-        };
-        for key in ["package", "name"] {
-            if let Err(p) = meta_field(&value, key) {
-                return self.problem(&origin, Scope::Document, p);
-            }
-        }
-        let Some(kind) = Schema::from_wire(&schema) else {
-            if schema.starts_with("olm.") {
-                return self.problem(&origin, Scope::Document, Problem::UnknownSchema(schema));
-            }
-            let package = meta_field(&value, "package").ok().flatten().unwrap_or_default();
-            self.catalog.custom.push(CustomBlob {
-                package: package.to_string(),
-                schema,
-                blob: value,
-                origin: Some(origin),
-            });
-            return;
-        };
-        let bad = |e: serde_json::Error| Problem::BadDocument {
-            schema: kind.as_str().to_string(),
-            message: e.to_string(),
-        };
-        match kind {
-            Schema::Package => match PackageDoc::deserialize(&value) {
-                Ok(d) => self.add_package(d, origin),
-                Err(e) => self.problem(&origin, Scope::Document, bad(e)),
-            },
-            Schema::Channel => match ChannelDoc::deserialize(&value) {
-                Ok(d) => {
-                    let channel = Channel {
-                        name: d.name,
-                        entries: d
-                            .entries
-                            .into_iter()
-                            .map(|e| ChannelEntry {
-                                name: e.name,
-                                replaces: e.replaces.filter(|r| !r.is_empty()),
-                                skips: e.skips,
-                                skip_range: e.skip_range.filter(|r| !r.is_empty()),
-                            })
-                            .collect(),
-                        deprecation: None,
-                        origin: Some(origin),
-                    };
-                    self.channels.push((channel, d.package));
-                }
-                Err(e) => self.problem(&origin, Scope::Document, bad(e)),
-            },
-            Schema::Bundle => match BundleDoc::deserialize(&value) {
-                Ok(d) => self.bundles.push(Bundle {
-                    name: d.name,
-                    package: d.package,
-                    image: d.image,
-                    properties: d
-                        .properties
-                        .into_iter()
-                        .map(|p| Property { type_: p.type_, value: p.value })
-                        .collect(),
-                    related_images: d
-                        .related_images
-                        .into_iter()
-                        .map(|r| RelatedImage { name: r.name, image: r.image })
-                        .collect(),
-                    deprecation: None,
-                    origin: Some(origin),
-                }),
-                Err(e) => self.problem(&origin, Scope::Document, bad(e)),
-            },
-            Schema::Deprecations => match DeprecationsDoc::deserialize(&value) {
-                Ok(d) => self.deprecations.push((d, origin)),
-                Err(e) => self.problem(&origin, Scope::Document, bad(e)),
-            },
+    fn accept(&mut self, parsed: Parsed) {
+        match parsed {
+            Parsed::Package(d, origin) => self.add_package(d, origin),
+            Parsed::Channel(c, package) => self.channels.push((c, package)),
+            Parsed::Bundle(b) => self.bundles.push(b),
+            Parsed::Deprecations(d, origin) => self.deprecations.push((d, origin)),
+            Parsed::Custom(c) => self.catalog.custom.push(c),
+            Parsed::Problem(d) => self.problems.push(d),
         }
     }
 
