@@ -89,3 +89,46 @@ fn rendered_fbc_loads_back_to_the_same_graph() {
         }
     }
 }
+
+/// (package, channel, head, entry, replaces, skips, skipRange) as each loader builds them.
+#[rstest]
+#[case::package_manifest_edges_come_from_the_csv("operator-registry-testdata/manifests", "etcd", "alpha", "etcdoperator.v0.9.2", "etcdoperator.v0.9.2", Some("etcdoperator.v0.9.0"), &["etcdoperator.v0.9.1"], Some("< 0.6.0"))]
+#[case::package_manifest_channels_have_their_own_heads("operator-registry-testdata/manifests", "etcd", "beta", "etcdoperator.v0.9.0", "etcdoperator.v0.6.1", None, &[], None)]
+#[case::flat_package_manifest_layout("operator-registry-testdata/manifests", "strimzi-kafka-operator", "stable", "strimzi-cluster-operator.v0.11.1", "strimzi-cluster-operator.v0.11.1", Some("strimzi-cluster-operator.v0.11.0"), &[], None)]
+#[case::package_manifest_skip_range_annotation("olm-testdata/test/e2e/testdata/fail-forward/v0.3.0-skip-range", "test-package", "stable", "example-operator.v0.3.0", "example-operator.v0.3.0", None, &[], Some(">=0.1.0 <0.3.0"))]
+#[case::bundle_folders_without_edges_are_ordered_by_version("olm-testdata/test/images/busybox-index", "busybox", "alpha", "busybox.v2.0.0", "busybox.v2.0.0", Some("busybox.v1.0.0"), &[], Some(">=0.0.0 <2.0.0"))]
+#[case::fbc_entry_with_skips_and_skip_range("operator-registry-testdata/alpha/action/testdata/index-declcfgs/latest", "foo", "beta", "foo.v0.3.1", "foo.v0.2.0", Some("foo.v0.1.0"), &["foo.v0.1.1", "foo.v0.1.2"], Some("<0.2.0"))]
+#[case::configmap_catalog("olm-testdata/test/e2e/data/catalog.old.yaml", "package-a", "alpha", "service-a.1.0.0", "service-a.1.0.0", None, &[], None)]
+#[allow(clippy::too_many_arguments)]
+fn loaders_build_the_expected_graph(
+    #[case] rel: &str,
+    #[case] package: &str,
+    #[case] channel: &str,
+    #[case] head: &str,
+    #[case] entry: &str,
+    #[case] replaces: Option<&str>,
+    #[case] skips: &[&str],
+    #[case] skip_range: Option<&str>,
+) {
+    let Some(root) = shared() else { return };
+    let catalog = Catalog::load(&[root.join(rel)]).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    let ch = &catalog.packages[package].channels[channel];
+    assert_eq!(ch.head().map(|e| e.name.as_str()), Some(head));
+    let e = ch.entry(entry).unwrap_or_else(|| panic!("{entry} not in {package}/{channel}"));
+    assert_eq!(e.replaces.as_deref(), replaces);
+    assert_eq!(e.skips, skips.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    assert_eq!(e.skip_range.as_deref(), skip_range);
+}
+
+#[test]
+fn bundle_folders_carry_dependencies_and_inline_manifests() {
+    let Some(root) = shared() else { return };
+    let catalog = Catalog::load(&[root.join("operator-registry-testdata/alpha/action/testdata/foo-bundle-v0.3.1")]).unwrap();
+    let b = catalog.packages["foo"].bundles.values().next().unwrap();
+    let types: Vec<&str> = b.properties.iter().map(|p| p.type_.as_str()).collect();
+    assert!(types.contains(&"olm.package.required"), "{types:?}");
+    assert!(types.contains(&"olm.gvk.required"), "{types:?}");
+    assert!(b.image.is_empty() && b.has_objects());
+    let csv: serde_json::Value = serde_json::from_str(&b.objects()[0]).unwrap();
+    assert_eq!(csv["kind"], "ClusterServiceVersion");
+}
