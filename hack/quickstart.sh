@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The main job, on a fresh Debian machine: a real local control plane (etcd + kube-apiserver +
+# kube-controller-manager on loopback, plus our node simulator), both operators, a sample catalog served over
+# the operator-registry gRPC API, and a Subscription that installs a real operator (etcd) end to end.
+#
+#   hack/quickstart.sh        bring everything up, install, print the result (everything keeps running)
+#   hack/quickstart.sh down   stop the operators, the catalog server and the control plane
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$(pwd)
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/olm-rs/target}"
+STATE="${OLM_RS_CLUSTER_DIR:-${OLM_RS_CACHE:-$HOME/.cache/olm-rs}/cluster}"
+RUN="$STATE/quickstart"
+NS="${QUICKSTART_NAMESPACE:-etcd-demo}"
+CATALOG_PORT="${QUICKSTART_CATALOG_PORT:-50151}"
+BIN="$CARGO_TARGET_DIR/debug"
+log() { echo "== quickstart: $*" >&2; }
+
+stop_ours() {
+  for p in olm-operator catalog-operator registry; do
+    if [ -f "$RUN/$p.pid" ] && kill -0 "$(cat "$RUN/$p.pid")" 2>/dev/null; then kill "$(cat "$RUN/$p.pid")" || true; fi
+    rm -f "$RUN/$p.pid"
+  done
+}
+
+if [ "${1:-up}" = "down" ]; then stop_ours; hack/control-plane.sh down; exit 0; fi
+
+log "building the binaries (cached in $CARGO_TARGET_DIR)"
+hack/control-plane.sh build >/dev/null &
+k8s=$!
+cargo build --workspace --bins
+wait "$k8s"
+KUBECONFIG=$(OLM_RS_NODE_SIM="$BIN/node-sim" hack/control-plane.sh up | tail -1)
+export KUBECONFIG
+log "control plane up; KUBECONFIG=$KUBECONFIG"
+
+log "installing the CRDs (kubectl create/replace: the CSV CRD is too large for client-side apply)"
+for f in deploy/crds/*.yaml; do kubectl create -f "$f" >/dev/null 2>&1 || kubectl replace -f "$f" >/dev/null; done
+kubectl wait --for=condition=Established crd --all --timeout=60s >/dev/null
+
+mkdir -p "$RUN"; stop_ours
+start() { # name, then the command
+  local name=$1; shift
+  setsid "$@" >"$RUN/$name.log" 2>&1 < /dev/null & echo $! > "$RUN/$name.pid"
+}
+start registry "$BIN/registry" serve "$REPO/deploy/samples/catalog" --port "$CATALOG_PORT" --listen 127.0.0.1
+start olm-operator "$BIN/olm-operator" run --http-addr 127.0.0.1:18080 --namespace olm
+start catalog-operator "$BIN/catalog-operator" run --http-addr 127.0.0.1:18081 --namespace olm
+for port in 18080 18081; do
+  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
+  curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { log "operator on :$port did not start; logs in $RUN"; exit 1; }
+done
+log "operators running (logs in $RUN); catalog served on 127.0.0.1:$CATALOG_PORT"
+
+kubectl create namespace "$NS" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+kubectl apply -n "$NS" -f - >/dev/null <<YAML
+apiVersion: operators.coreos.com/v1
+kind: OperatorGroup
+metadata: {name: etcd-demo}
+spec: {targetNamespaces: [$NS]}
+---
+apiVersion: operators.coreos.com/v1alpha1
+kind: CatalogSource
+metadata: {name: sample-catalog}
+spec: {sourceType: grpc, address: "127.0.0.1:$CATALOG_PORT", displayName: "olm-rs sample catalog", publisher: olm-rs}
+---
+apiVersion: operators.coreos.com/v1alpha1
+kind: Subscription
+metadata: {name: etcd}
+spec: {name: etcd, channel: singlenamespace-alpha, source: sample-catalog, sourceNamespace: $NS, installPlanApproval: Automatic}
+YAML
+log "subscribed to etcd (channel singlenamespace-alpha); waiting for the CSV at the channel head to succeed"
+start_t=$(date +%s)
+if ! kubectl wait -n "$NS" --for=jsonpath='{.status.phase}'=Succeeded csv/etcdoperator.v0.9.4 --timeout="${QUICKSTART_TIMEOUT:-300}s" >/dev/null 2>&1; then
+  log "etcdoperator.v0.9.4 did not reach Succeeded in time"; kubectl get sub,ip,csv,deploy -n "$NS" -o wide || true; exit 1
+fi
+log "installed and upgraded to the channel head in $(( $(date +%s) - start_t )) s"
+kubectl get catsrc,sub,ip,csv,deploy -n "$NS"
+log "everything keeps running; stop it with: hack/quickstart.sh down"
