@@ -43,6 +43,9 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "REGISTRY_LISTEN", default_value = "0.0.0.0")]
     pub listen: std::net::IpAddr,
+    /// Where CSV JSON and manifests are kept: `disk` (an unlinked temp file; small RSS) or `memory`.
+    #[arg(long, env = "REGISTRY_BODIES", default_value = "disk", value_parser = ["disk", "memory"])]
+    pub bodies: String,
 }
 
 #[derive(Debug, clap::Args)]

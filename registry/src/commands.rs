@@ -34,11 +34,12 @@ pub fn load_sources(args: &SourceArgs) -> Result<Catalog, LoadError> {
 }
 
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let ServeArgs { source, port, listen } = args;
+    let ServeArgs { source, port, listen, bodies } = args;
+    let mode = crate::bodies::BodyMode::from_wire(&bodies).unwrap_or(crate::bodies::BodyMode::Disk);
     let started = Instant::now();
     let catalog = load_sources(&source)?;
     let (packages, bundles) = (catalog.packages.len(), catalog.bundle_count());
-    let store = Arc::new(Store::build(catalog)?);
+    let store = Arc::new(Store::build_with(catalog, mode)?);
     let listener = crate::server::bind(SocketAddr::new(listen, port)).await?;
     let addr = listener.local_addr()?;
     println!(

@@ -14,6 +14,7 @@ pub mod api {
     pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("registry_descriptor");
 }
 
+pub mod bodies;
 pub mod cli;
 pub mod client;
 pub mod commands;

@@ -29,6 +29,20 @@ pub enum QueryError {
     NothingProvides(Gvk),
     #[error("no entry found that provides {0}")]
     NoDefaultProvider(Gvk),
+    #[error("cannot read bundle data: {0}")]
+    Storage(String),
+}
+
+impl From<crate::bodies::BodyError> for QueryError {
+    fn from(e: crate::bodies::BodyError) -> Self {
+        let mut text = e.to_string();
+        let mut src = std::error::Error::source(&e);
+        while let Some(s) = src {
+            text.push_str(&format!(": {s}"));
+            src = s.source();
+        }
+        QueryError::Storage(text)
+    }
 }
 
 fn entry(pkg: &StoredPackage, ch: &StoredChannel, store: &Store, e: &StoredEntry, replaces: Option<&str>) -> api::ChannelEntry {
@@ -82,12 +96,12 @@ pub fn get_bundle(store: &Store, package: &str, channel: &str, csv_name: &str) -
         channel: channel.to_string(),
         bundle: csv_name.to_string(),
     })?;
-    Ok(store.wire_bundle(pkg, ch, e, true, false))
+    Ok(store.wire_bundle(pkg, ch, e, true, false)?)
 }
 
 pub fn get_bundle_for_channel(store: &Store, package: &str, channel: &str) -> Result<api::Bundle, QueryError> {
     let (pkg, ch) = package_channel(store, package, channel)?;
-    Ok(store.wire_bundle(pkg, ch, ch.head(), true, false))
+    Ok(store.wire_bundle(pkg, ch, ch.head(), true, false)?)
 }
 
 fn replaces_or_skips(e: &StoredEntry, name: &str) -> bool {
@@ -103,7 +117,7 @@ pub fn get_bundle_that_replaces(store: &Store, csv_name: &str, package: &str, ch
         .filter(|e| replaces_or_skips(e, csv_name))
         .max_by(|a, b| store.bundle(a.bundle).semver.cmp(&store.bundle(b.bundle).semver))
         .ok_or_else(none)?;
-    Ok(store.wire_bundle(pkg, ch, best, true, false))
+    Ok(store.wire_bundle(pkg, ch, best, true, false)?)
 }
 
 pub fn get_channel_entries_that_replace(store: &Store, csv_name: &str) -> Result<Vec<api::ChannelEntry>, QueryError> {
@@ -161,16 +175,19 @@ pub fn get_default_bundle_that_provides(store: &Store, gvk: &Gvk) -> Result<api:
     for e in latest {
         let Some(pkg) = store.package(&e.package_name) else { continue };
         if *pkg.default_channel == *e.channel_name {
-            return get_bundle(store, &e.package_name, &e.channel_name, &e.bundle_name).map_err(|_| none());
+            return match get_bundle(store, &e.package_name, &e.channel_name, &e.bundle_name) {
+                Err(QueryError::Storage(s)) => Err(QueryError::Storage(s)),
+                other => other.map_err(|_| none()),
+            };
         }
     }
     Err(none())
 }
 
 /// ListBundles, lazily: the i-th bundle in (channel, package, name) order.
-pub fn list_bundle_at(store: &Store, i: usize) -> Option<api::Bundle> {
+pub fn list_bundle_at(store: &Store, i: usize) -> Option<Result<api::Bundle, QueryError>> {
     let (p, c, e) = *store.list_order().get(i)?;
     let pkg = &store.packages()[p as usize];
     let ch = &pkg.channels[c as usize];
-    Some(store.wire_bundle(pkg, ch, &ch.entries[e as usize], false, true))
+    Some(store.wire_bundle(pkg, ch, &ch.entries[e as usize], false, true).map_err(QueryError::from))
 }

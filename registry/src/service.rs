@@ -90,7 +90,7 @@ impl Registry for RegistryService {
     async fn list_bundles(&self, _: Request<api::ListBundlesRequest>) -> Result<Response<Self::ListBundlesStream>, Status> {
         let store = self.store.clone();
         // Built one by one as the client reads, so the whole list is never in memory.
-        let it = (0..store.list_order().len()).filter_map(move |i| query::list_bundle_at(&store, i).map(Ok));
+        let it = (0..store.list_order().len()).filter_map(move |i| query::list_bundle_at(&store, i).map(|r| r.map_err(status)));
         Ok(Response::new(Box::pin(tokio_stream::iter(it))))
     }
 }

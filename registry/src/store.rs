@@ -11,6 +11,7 @@ use catalog::property::{self, PropertyType};
 use catalog::{Catalog, csv_json};
 
 use crate::api;
+use crate::bodies::{BodyError, BodyMode, BodyRef, BodyWriter, Bodies};
 
 /// Group, version, kind (plural is never stored: opm leaves it empty).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -48,9 +49,12 @@ enum CsvSource {
     None,
     /// The object at this index in `objects`.
     Object(usize),
-    /// Built from `olm.csv.metadata`.
-    Built(Box<str>),
+    /// Built from `olm.csv.metadata`, split where the package icon goes (stored once per package).
+    Built { before_icon: BodyRef, after_icon: Option<BodyRef> },
 }
+
+/// Marks where the icon goes in a built CSV; serialized as `"\u0000icon\u0000"`.
+const ICON_MARK: &str = "\u{0}icon\u{0}";
 
 #[derive(Debug)]
 pub struct StoredBundle {
@@ -64,7 +68,7 @@ pub struct StoredBundle {
     pub required: Box<[Gvk]>,
     dependencies: Box<[(Box<str>, Box<str>)]>,
     properties: Box<[(Box<str>, Box<str>)]>,
-    objects: Box<[Box<str>]>,
+    objects: Box<[BodyRef]>,
     csv: CsvSource,
     pub deprecation: Option<Box<str>>,
 }
@@ -91,6 +95,8 @@ pub struct StoredChannel {
 #[derive(Debug)]
 pub struct StoredPackage {
     pub name: Box<str>,
+    /// The `spec.icon` JSON of CSVs built from `olm.csv.metadata`.
+    icon_json: Box<str>,
     pub default_channel: Box<str>,
     pub deprecation: Option<Box<str>>,
     /// Sorted by name.
@@ -108,10 +114,13 @@ pub struct Store {
     /// (package, channel, entry) in ListBundles order: (channel, package, bundle name).
     list_order: Vec<(u32, u32, u32)>,
     custom: HashMap<CustomKey, Vec<prost_types::Struct>>,
+    bodies: Bodies,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
+    #[error("cannot store bundle bodies")]
+    Bodies(#[from] BodyError),
     #[error("package {package:?}, channel {channel:?} has no single head")]
     NoHead { package: String, channel: String },
     #[error("package {package:?}, channel {channel:?}: entry {entry:?} has no bundle")]
@@ -126,6 +135,12 @@ impl Store {
     /// Builds the index. The catalog should have passed validation; a channel without a
     /// single head or an entry without a bundle is still an error here.
     pub fn build(catalog: Catalog) -> Result<Store, BuildError> {
+        Store::build_with(catalog, BodyMode::Memory)
+    }
+
+    /// Builds the index keeping bodies as `mode` says (disk: an unlinked file in the temp dir).
+    pub fn build_with(catalog: Catalog, mode: BodyMode) -> Result<Store, BuildError> {
+        let mut bodies = BodyWriter::new(mode, &std::env::temp_dir())?;
         let mut store = Store::default();
         let Catalog { packages, custom, notes: _ } = catalog;
         for (pi, (_, pkg)) in packages.into_iter().enumerate() {
@@ -133,7 +148,7 @@ impl Store {
             let mut bundle_ids: HashMap<String, u32> = HashMap::new();
             for b in pkg.bundles.values() {
                 bundle_ids.insert(b.name.clone(), store.bundles.len() as u32);
-                store.bundles.push(stored_bundle(&pkg, b, pkg_index));
+                store.bundles.push(stored_bundle(&pkg, b, pkg_index, &mut bodies)?);
             }
             let mut channels = Vec::new();
             for ch in pkg.channels.values() {
@@ -167,8 +182,13 @@ impl Store {
                     deprecation: boxed(&ch.deprecation),
                 });
             }
+            let icon_json = match &pkg.icon {
+                Some(i) => serde_json::json!([{ "base64data": i.base64data, "mediatype": i.mediatype }]).to_string(),
+                None => String::new(),
+            };
             store.packages.push(StoredPackage {
                 name: pkg.name.as_str().into(),
+                icon_json: icon_json.into(),
                 default_channel: pkg.default_channel.as_str().into(),
                 deprecation: boxed(&pkg.deprecation),
                 channels: channels.into(),
@@ -195,6 +215,7 @@ impl Store {
             key(a).cmp(&key(b))
         });
         store.list_order = order;
+        store.bodies = bodies.finish()?;
         Ok(store)
     }
 
@@ -225,22 +246,32 @@ impl Store {
     /// The wire bundle for `entry` of `channel` in `pkg`.
     /// `trimmed` clears `replaces`/`skips` (GetBundle and friends); `light` clears `csvJson`
     /// and `object` when the bundle has an image (ListBundles).
-    pub fn wire_bundle(&self, pkg: &StoredPackage, channel: &StoredChannel, entry: &StoredEntry, trimmed: bool, light: bool) -> api::Bundle {
+    pub fn wire_bundle(&self, pkg: &StoredPackage, channel: &StoredChannel, entry: &StoredEntry, trimmed: bool, light: bool) -> Result<api::Bundle, BodyError> {
         let b = self.bundle(entry.bundle);
         let send_bodies = !(light && !b.bundle_path.is_empty());
         let csv_json = match (&b.csv, send_bodies) {
             (_, false) | (CsvSource::None, _) => String::new(),
-            (CsvSource::Object(i), true) => b.objects[*i].to_string(),
-            (CsvSource::Built(s), true) => s.to_string(),
+            (CsvSource::Object(i), true) => match b.objects.get(*i) {
+                Some(r) => self.bodies.read(*r)?,
+                None => String::new(),
+            },
+            (CsvSource::Built { before_icon, after_icon }, true) => {
+                let mut s = self.bodies.read(*before_icon)?;
+                if let Some(after) = after_icon {
+                    s.push_str(&pkg.icon_json);
+                    s.push_str(&self.bodies.read(*after)?);
+                }
+                s
+            }
         };
         let object = if !send_bodies {
             Vec::new()
         } else if b.objects.is_empty() && !csv_json.is_empty() {
             vec![csv_json.clone()]
         } else {
-            b.objects.iter().map(|o| o.to_string()).collect()
+            b.objects.iter().map(|o| self.bodies.read(*o)).collect::<Result<Vec<_>, _>>()?
         };
-        api::Bundle {
+        Ok(api::Bundle {
             csv_name: b.name.to_string(),
             package_name: pkg.name.to_string(),
             channel_name: channel.name.to_string(),
@@ -256,7 +287,7 @@ impl Store {
             replaces: if trimmed { String::new() } else { entry.replaces.as_deref().unwrap_or_default().to_string() },
             skips: if trimmed { Vec::new() } else { entry.skips.iter().map(|s| s.to_string()).collect() },
             deprecation: b.deprecation.as_ref().map(|m| api::Deprecation { message: m.to_string() }),
-        }
+        })
     }
 
     /// Approximate heap bytes held by the strings of the index (for the benchmark).
@@ -267,8 +298,8 @@ impl Store {
                 b.objects.iter().map(|o| o.len()).sum::<usize>()
                     + b.properties.iter().map(|(t, v)| t.len() + v.len()).sum::<usize>()
                     + match &b.csv {
-                        CsvSource::Built(s) => s.len(),
-                        _ => 0,
+                        CsvSource::Built { before_icon, after_icon } => before_icon.len() + after_icon.map_or(0, BodyRef::len),
+                        CsvSource::None | CsvSource::Object(_) => 0,
                     }
             })
             .sum()
@@ -294,7 +325,7 @@ impl StoredPackage {
     }
 }
 
-fn stored_bundle(pkg: &catalog::Package, b: &catalog::Bundle, package: u32) -> StoredBundle {
+fn stored_bundle(pkg: &catalog::Package, b: &catalog::Bundle, package: u32, bodies: &mut BodyWriter) -> Result<StoredBundle, BodyError> {
     let mut provided = Vec::new();
     let mut required = Vec::new();
     let mut dependencies = Vec::new();
@@ -331,13 +362,11 @@ fn stored_bundle(pkg: &catalog::Package, b: &catalog::Bundle, package: u32) -> S
         .position(|o| serde_json::from_str::<serde_json::Value>(o).is_ok_and(|v| catalog::csv::is_csv(&v)))
     {
         Some(i) => CsvSource::Object(i),
-        None => match csv_json::csv_json(pkg, b, &[]) {
-            Some(s) => CsvSource::Built(s.into()),
-            None => CsvSource::None,
-        },
+        None => built_csv(pkg, b, bodies)?,
     };
+    let objects = objects.iter().map(|o| bodies.append(o)).collect::<Result<Box<[_]>, _>>()?;
     let version = b.version();
-    StoredBundle {
+    Ok(StoredBundle {
         name: b.name.as_str().into(),
         package,
         semver: semver::Version::parse(&version).ok(),
@@ -347,9 +376,31 @@ fn stored_bundle(pkg: &catalog::Package, b: &catalog::Bundle, package: u32) -> S
         required: required.into(),
         dependencies: dependencies.into(),
         properties: properties.into(),
-        objects: objects.into_iter().map(Into::into).collect(),
+        objects,
         csv,
         deprecation: boxed(&b.deprecation),
+    })
+}
+
+/// The CSV built from `olm.csv.metadata`, stored without the package icon (spliced in per request).
+fn built_csv(pkg: &catalog::Package, b: &catalog::Bundle, bodies: &mut BodyWriter) -> Result<CsvSource, BodyError> {
+    let mut metas = b.properties_of(PropertyType::CsvMetadata);
+    let meta = match (metas.next(), metas.next()) {
+        (Some(m), None) => &m.value,
+        _ => return Ok(CsvSource::None),
+    };
+    let mut csv = csv_json::csv_from_metadata(pkg, b, meta);
+    if pkg.icon.is_none() {
+        return Ok(CsvSource::Built { before_icon: bodies.append(&csv.to_string())?, after_icon: None });
+    }
+    csv["spec"]["icon"] = serde_json::Value::String(ICON_MARK.to_string());
+    let text = csv.to_string();
+    let mark = serde_json::Value::String(ICON_MARK.to_string()).to_string();
+    match text.split_once(&mark) {
+        Some((before, after)) => {
+            Ok(CsvSource::Built { before_icon: bodies.append(before)?, after_icon: Some(bodies.append(after)?) })
+        }
+        None => Ok(CsvSource::Built { before_icon: bodies.append(&text)?, after_icon: None }),
     }
 }
 

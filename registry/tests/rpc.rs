@@ -36,7 +36,8 @@ fn fixture() -> PathBuf {
 
 async fn start_with(path: PathBuf, options: ClientOptions) -> Running {
     let catalog = catalog::Catalog::load(&[path]).expect("fixture loads");
-    let store = Arc::new(Store::build(catalog).expect("store builds"));
+    // Disk bodies, as `registry serve` uses by default.
+    let store = Arc::new(Store::build_with(catalog, registry::bodies::BodyMode::Disk).expect("store builds"));
     let listener = registry::server::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -100,6 +101,8 @@ async fn get_bundle_is_trimmed_and_carries_everything_else() {
     let csv: serde_json::Value = serde_json::from_str(&b.csv_json).unwrap();
     assert_eq!(csv["metadata"]["name"], "a.v3.0.0", "csvJson built from olm.csv.metadata");
     assert_eq!(csv["spec"]["relatedImages"][0]["image"], "quay.io/example/alpha:3.0.0");
+    assert_eq!(csv["spec"]["icon"][0]["mediatype"], "image/svg+xml", "package icon spliced into the built CSV");
+    assert_eq!(csv["spec"]["description"], "Alpha v3");
     assert_eq!(b.object, vec![b.csv_json.clone()], "object = [csvJson] when the bundle has no objects");
     r.stop().await;
 }
