@@ -27,10 +27,10 @@ impl Drop for Served {
     }
 }
 
-fn spawn(registry: &Path, catalog: &Path) -> anyhow::Result<Served> {
+fn spawn(registry: &Path, catalog: &Path, bodies: &str) -> anyhow::Result<Served> {
     let started = Instant::now();
     let mut child = Command::new(registry)
-        .args(["serve", "--port", "0", "--listen", "127.0.0.1"])
+        .args(["serve", "--port", "0", "--listen", "127.0.0.1", "--bodies", bodies])
         .arg(catalog)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -75,7 +75,14 @@ fn ms(d: Duration) -> f64 {
 }
 
 async fn measure(name: &str, registry: &Path, catalog: &Path) -> anyhow::Result<()> {
-    let served = spawn(registry, catalog)?;
+    for bodies in ["disk", "memory"] {
+        measure_mode(&format!("{name} [--bodies {bodies}]"), registry, catalog, bodies).await?;
+    }
+    Ok(())
+}
+
+async fn measure_mode(name: &str, registry: &Path, catalog: &Path, bodies: &str) -> anyhow::Result<()> {
+    let served = spawn(registry, catalog, bodies)?;
     let pid = served.child.id();
     let (rss_loaded, hwm_loaded) = rss_mib(pid);
     let client = RegistryClient::connect(&served.addr, ClientOptions::default())?;
