@@ -9,22 +9,28 @@ use k8s_openapi::api::apps::v1::DeploymentSpec;
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
-use crate::crd::catalog_source::{CatalogSource, CatalogSourceSpec, RegistryPoll, SourceType, UpdateStrategy};
+use crate::crd::catalog_source::{
+    CatalogSource, CatalogSourceSpec, RegistryPoll, SourceType, UpdateStrategy,
+};
 use crate::crd::csv::{
-    ClusterServiceVersion, ClusterServiceVersionSpec, ClusterServiceVersionStatus, CrdDescription, CsvPhase,
-    CsvReason, CustomResourceDefinitions, INSTALL_STRATEGY_NAME_DEPLOYMENT, InstallMode, InstallModeType,
-    NamedInstallStrategy, StrategyDeploymentSpec, StrategyDetailsDeployment,
+    ClusterServiceVersion, ClusterServiceVersionSpec, ClusterServiceVersionStatus, CrdDescription,
+    CsvPhase, CsvReason, CustomResourceDefinitions, INSTALL_STRATEGY_NAME_DEPLOYMENT, InstallMode,
+    InstallModeType, NamedInstallStrategy, StrategyDeploymentSpec, StrategyDetailsDeployment,
 };
 use crate::crd::install_plan::{InstallPlan, InstallPlanPhase, InstallPlanSpec, InstallPlanStatus};
 use crate::crd::operator_group::{OperatorGroup, OperatorGroupSpec, OperatorGroupStatus};
 use crate::crd::subscription::{Approval, Subscription, SubscriptionSpec};
 
 fn meta(name: &str) -> ObjectMeta {
-    ObjectMeta { name: Some(name.to_owned()), ..ObjectMeta::default() }
+    ObjectMeta {
+        name: Some(name.to_owned()),
+        ..ObjectMeta::default()
+    }
 }
 
 fn insert(map: &mut Option<BTreeMap<String, String>>, key: &str, value: &str) {
-    map.get_or_insert_with(BTreeMap::new).insert(key.to_owned(), value.to_owned());
+    map.get_or_insert_with(BTreeMap::new)
+        .insert(key.to_owned(), value.to_owned());
 }
 
 /// Builds a ClusterServiceVersion.
@@ -41,11 +47,21 @@ impl Csv {
                 spec: Some(StrategyDetailsDeployment::default()),
             },
             install_modes: Some(
-                InstallModeType::KNOWN.iter().map(|t| InstallMode { type_: t.clone(), supported: true }).collect(),
+                InstallModeType::KNOWN
+                    .iter()
+                    .map(|t| InstallMode {
+                        type_: t.clone(),
+                        supported: true,
+                    })
+                    .collect(),
             ),
             ..ClusterServiceVersionSpec::default()
         };
-        Csv(ClusterServiceVersion { metadata: meta(name), spec, status: None })
+        Csv(ClusterServiceVersion {
+            metadata: meta(name),
+            spec,
+            status: None,
+        })
     }
 
     pub fn in_ns(mut self, namespace: &str) -> Self {
@@ -73,7 +89,10 @@ impl Csv {
         self.0.spec.install_modes = Some(
             InstallModeType::KNOWN
                 .iter()
-                .map(|t| InstallMode { type_: t.clone(), supported: supported.contains(t) })
+                .map(|t| InstallMode {
+                    type_: t.clone(),
+                    supported: supported.contains(t),
+                })
                 .collect(),
         );
         self
@@ -81,27 +100,42 @@ impl Csv {
 
     /// Owns the CRD `plural.group` with `kind` at `version`.
     pub fn owns_crd(mut self, name: &str, version: &str, kind: &str) -> Self {
-        self.crds().owned.get_or_insert_with(Vec::new).push(crd(name, version, kind));
+        self.crds()
+            .owned
+            .get_or_insert_with(Vec::new)
+            .push(crd(name, version, kind));
         self
     }
 
     /// Requires the CRD `plural.group` with `kind` at `version`.
     pub fn requires_crd(mut self, name: &str, version: &str, kind: &str) -> Self {
-        self.crds().required.get_or_insert_with(Vec::new).push(crd(name, version, kind));
+        self.crds()
+            .required
+            .get_or_insert_with(Vec::new)
+            .push(crd(name, version, kind));
         self
     }
 
     fn crds(&mut self) -> &mut CustomResourceDefinitions {
-        self.0.spec.custom_resource_definitions.get_or_insert_with(CustomResourceDefinitions::default)
+        self.0
+            .spec
+            .custom_resource_definitions
+            .get_or_insert_with(CustomResourceDefinitions::default)
     }
 
     /// Adds a one-container Deployment `name` running `image`, selected by `app: <name>`.
     pub fn deployment(mut self, name: &str, image: &str) -> Self {
         let labels = BTreeMap::from([("app".to_owned(), name.to_owned())]);
         let spec = DeploymentSpec {
-            selector: LabelSelector { match_labels: Some(labels.clone()), ..LabelSelector::default() },
+            selector: LabelSelector {
+                match_labels: Some(labels.clone()),
+                ..LabelSelector::default()
+            },
             template: PodTemplateSpec {
-                metadata: Some(ObjectMeta { labels: Some(labels), ..ObjectMeta::default() }),
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels),
+                    ..ObjectMeta::default()
+                }),
                 spec: Some(PodSpec {
                     containers: vec![Container {
                         name: name.to_owned(),
@@ -113,8 +147,17 @@ impl Csv {
             },
             ..DeploymentSpec::default()
         };
-        let details = self.0.spec.install.spec.get_or_insert_with(StrategyDetailsDeployment::default);
-        details.deployments.push(StrategyDeploymentSpec { name: name.to_owned(), spec, label: None });
+        let details = self
+            .0
+            .spec
+            .install
+            .spec
+            .get_or_insert_with(StrategyDetailsDeployment::default);
+        details.deployments.push(StrategyDeploymentSpec {
+            name: name.to_owned(),
+            spec,
+            label: None,
+        });
         self
     }
 
@@ -130,7 +173,10 @@ impl Csv {
 
     /// Sets the status phase and reason directly (no condition history).
     pub fn phase(mut self, phase: CsvPhase, reason: CsvReason) -> Self {
-        let status = self.0.status.get_or_insert_with(ClusterServiceVersionStatus::default);
+        let status = self
+            .0
+            .status
+            .get_or_insert_with(ClusterServiceVersionStatus::default);
         status.phase = phase;
         status.reason = reason;
         self
@@ -142,7 +188,12 @@ impl Csv {
 }
 
 fn crd(name: &str, version: &str, kind: &str) -> CrdDescription {
-    CrdDescription { name: name.to_owned(), version: version.to_owned(), kind: kind.to_owned(), ..CrdDescription::default() }
+    CrdDescription {
+        name: name.to_owned(),
+        version: version.to_owned(),
+        kind: kind.to_owned(),
+        ..CrdDescription::default()
+    }
 }
 
 /// Builds an OperatorGroup (AllNamespaces unless targets or a selector are given).
@@ -151,7 +202,11 @@ pub struct Og(OperatorGroup);
 
 impl Og {
     pub fn named(name: &str) -> Self {
-        Og(OperatorGroup { metadata: meta(name), spec: OperatorGroupSpec::default(), status: None })
+        Og(OperatorGroup {
+            metadata: meta(name),
+            spec: OperatorGroupSpec::default(),
+            status: None,
+        })
     }
 
     pub fn in_ns(mut self, namespace: &str) -> Self {
@@ -170,14 +225,23 @@ impl Og {
     }
 
     pub fn selector(mut self, match_labels: &[(&str, &str)]) -> Self {
-        let labels = match_labels.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
-        self.0.spec.selector = Some(LabelSelector { match_labels: Some(labels), ..LabelSelector::default() });
+        let labels = match_labels
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        self.0.spec.selector = Some(LabelSelector {
+            match_labels: Some(labels),
+            ..LabelSelector::default()
+        });
         self
     }
 
     /// Sets `status.namespaces` (what OLM computed); `&[""]` is AllNamespaces.
     pub fn status_namespaces(mut self, namespaces: &[&str]) -> Self {
-        let status = self.0.status.get_or_insert_with(OperatorGroupStatus::default);
+        let status = self
+            .0
+            .status
+            .get_or_insert_with(OperatorGroupStatus::default);
         status.namespaces = Some(namespaces.iter().map(|n| (*n).to_owned()).collect());
         self
     }
@@ -194,7 +258,11 @@ pub struct Sub(Subscription);
 impl Sub {
     /// An empty subscription; set `package`, `source` and `channel`.
     pub fn named(name: &str) -> Self {
-        Sub(Subscription { metadata: meta(name), spec: SubscriptionSpec::default(), status: None })
+        Sub(Subscription {
+            metadata: meta(name),
+            spec: SubscriptionSpec::default(),
+            status: None,
+        })
     }
 
     pub fn in_ns(mut self, namespace: &str) -> Self {
@@ -253,7 +321,11 @@ impl Catsrc {
             publisher: None,
             icon: None,
         };
-        Catsrc(CatalogSource { metadata: meta(name), spec, status: None })
+        Catsrc(CatalogSource {
+            metadata: meta(name),
+            spec,
+            status: None,
+        })
     }
 
     pub fn in_ns(mut self, namespace: &str) -> Self {
@@ -278,8 +350,11 @@ impl Catsrc {
 
     /// `spec.updateStrategy.registryPoll.interval`.
     pub fn poll(mut self, interval: &str) -> Self {
-        self.0.spec.update_strategy =
-            Some(UpdateStrategy { registry_poll: Some(RegistryPoll { interval: Some(interval.to_owned()) }) });
+        self.0.spec.update_strategy = Some(UpdateStrategy {
+            registry_poll: Some(RegistryPoll {
+                interval: Some(interval.to_owned()),
+            }),
+        });
         self
     }
 
@@ -302,7 +377,11 @@ impl Ip {
             approved: false,
             generation: None,
         };
-        Ip(InstallPlan { metadata: meta(name), spec, status: None })
+        Ip(InstallPlan {
+            metadata: meta(name),
+            spec,
+            status: None,
+        })
     }
 
     pub fn in_ns(mut self, namespace: &str) -> Self {
@@ -322,7 +401,10 @@ impl Ip {
     }
 
     pub fn phase(mut self, phase: InstallPlanPhase) -> Self {
-        self.0.status.get_or_insert_with(InstallPlanStatus::default).phase = phase;
+        self.0
+            .status
+            .get_or_insert_with(InstallPlanStatus::default)
+            .phase = phase;
         self
     }
 

@@ -24,7 +24,8 @@ fn corpus_root() -> Option<PathBuf> {
 }
 
 fn is_manifest(path: &std::path::Path) -> bool {
-    path.extension().is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+    path.extension()
+        .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
 }
 
 /// Every document of the corpus, nested ones included, plus files that failed to parse.
@@ -57,10 +58,17 @@ fn all_documents(root: &std::path::Path) -> (Vec<Document>, Vec<String>, usize) 
                         origin,
                         value: inner,
                     }),
-                    Err(err) => failures.push(format!("{} doc {i} {location}: {err}", rel.display())),
+                    Err(err) => {
+                        failures.push(format!("{} doc {i} {location}: {err}", rel.display()))
+                    }
                 }
             }
-            documents.push(Document { file: rel.clone(), index: i.to_string(), origin: Origin::File, value });
+            documents.push(Document {
+                file: rel.clone(),
+                index: i.to_string(),
+                origin: Origin::File,
+                value,
+            });
         }
     }
     (documents, failures, files)
@@ -72,21 +80,59 @@ fn all_documents(root: &std::path::Path) -> (Vec<Document>, Vec<String>, usize) 
 /// them; our types drop them the same way. Each entry: (kind, pointer with `N` for indices, why).
 /// Any other lost field fails the test.
 const NOT_IN_THE_API: &[(&str, &str, &str)] = &[
-    ("ClusterServiceVersion", "/spec/customresourcedefinitions/owned/N/group", "CRDDescription has no group (name is plural.group)"),
-    ("ClusterServiceVersion", "/spec/customresourcedefinitions/required/N/group", "CRDDescription has no group"),
-    ("ClusterServiceVersion", "/spec/miniKubeVersion", "typo of minKubeVersion"),
-    ("ClusterServiceVersion", "/spec/MinKubeVersion", "wrong case of minKubeVersion (decoding is case-sensitive)"),
-    ("ClusterServiceVersion", "/spec/support", "not a CSV field (vendor metadata)"),
-    ("ClusterServiceVersion", "/spec/com.redhat.openshift.versions", "bundle annotation pasted into spec"),
-    ("CustomResourceDefinition", "/spec/status", "status inside spec"),
-    ("CustomResourceDefinition", "/spec/versions/N/additionalPrinterColumns/N/JSONPath", "v1beta1 spelling in a v1 CRD (v1 has jsonPath)"),
+    (
+        "ClusterServiceVersion",
+        "/spec/customresourcedefinitions/owned/N/group",
+        "CRDDescription has no group (name is plural.group)",
+    ),
+    (
+        "ClusterServiceVersion",
+        "/spec/customresourcedefinitions/required/N/group",
+        "CRDDescription has no group",
+    ),
+    (
+        "ClusterServiceVersion",
+        "/spec/miniKubeVersion",
+        "typo of minKubeVersion",
+    ),
+    (
+        "ClusterServiceVersion",
+        "/spec/MinKubeVersion",
+        "wrong case of minKubeVersion (decoding is case-sensitive)",
+    ),
+    (
+        "ClusterServiceVersion",
+        "/spec/support",
+        "not a CSV field (vendor metadata)",
+    ),
+    (
+        "ClusterServiceVersion",
+        "/spec/com.redhat.openshift.versions",
+        "bundle annotation pasted into spec",
+    ),
+    (
+        "CustomResourceDefinition",
+        "/spec/status",
+        "status inside spec",
+    ),
+    (
+        "CustomResourceDefinition",
+        "/spec/versions/N/additionalPrinterColumns/N/JSONPath",
+        "v1beta1 spelling in a v1 CRD (v1 has jsonPath)",
+    ),
 ];
 
 /// `pointer` with every array index replaced by `N`.
 fn pattern(pointer: &str) -> String {
     pointer
         .split('/')
-        .map(|seg| if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) { "N" } else { seg })
+        .map(|seg| {
+            if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
+                "N"
+            } else {
+                seg
+            }
+        })
         .collect::<Vec<_>>()
         .join("/")
 }
@@ -113,9 +159,10 @@ fn corpus_roundtrip_every_manifest_keeps_every_field() {
     let mut pruned: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     let mut skipped_non_k8s = 0;
     for doc in &documents {
-        let (Some(api_version), Some(kind)) =
-            (doc.value.get("apiVersion").and_then(Value::as_str), doc.value.get("kind").and_then(Value::as_str))
-        else {
+        let (Some(api_version), Some(kind)) = (
+            doc.value.get("apiVersion").and_then(Value::as_str),
+            doc.value.get("kind").and_then(Value::as_str),
+        ) else {
             // FBC blobs (`schema: olm.*`), bundle metadata (annotations.yaml), ci.yaml, ...
             skipped_non_k8s += 1;
             continue;
@@ -143,15 +190,25 @@ fn corpus_roundtrip_every_manifest_keeps_every_field() {
                     original["apiVersion"] = Value::from(CSV_API_VERSION);
                 }
                 let mut differences = Vec::new();
-                compare(&original, &normalize(&back), "", &mut differences, &mut coerced);
+                compare(
+                    &original,
+                    &normalize(&back),
+                    "",
+                    &mut differences,
+                    &mut coerced,
+                );
                 for difference in differences {
                     failures.push(match difference {
                         Difference::AddedZero(p) => {
-                            *added_zero.entry((kind.to_owned(), pattern(&p))).or_default() += 1;
+                            *added_zero
+                                .entry((kind.to_owned(), pattern(&p)))
+                                .or_default() += 1;
                             continue;
                         }
                         Difference::Lost(p) => {
-                            let known = NOT_IN_THE_API.iter().find(|(k, pat, _)| *k == kind && *pat == pattern(&p));
+                            let known = NOT_IN_THE_API
+                                .iter()
+                                .find(|(k, pat, _)| *k == kind && *pat == pattern(&p));
                             if let Some((k, pat, _)) = known {
                                 *pruned.entry((k, pat)).or_default() += 1;
                                 continue;
@@ -159,7 +216,11 @@ fn corpus_roundtrip_every_manifest_keeps_every_field() {
                             format!("{where_}: {kind} lost {p}")
                         }
                         Difference::Added(p) => format!("{where_}: {kind} added {p}"),
-                        Difference::Changed { pointer, original, roundtrip } => {
+                        Difference::Changed {
+                            pointer,
+                            original,
+                            roundtrip,
+                        } => {
                             format!("{where_}: {kind} changed {pointer}: {original} -> {roundtrip}")
                         }
                     });
@@ -168,17 +229,31 @@ fn corpus_roundtrip_every_manifest_keeps_every_field() {
         }
     }
 
-    println!("corpus: {} ({files} manifest files, {} documents)", root.display(), documents.len());
+    println!(
+        "corpus: {} ({files} manifest files, {} documents)",
+        root.display(),
+        documents.len()
+    );
     for ((model, label, origin), tally) in &tallies {
-        println!("  {model:?} {label} [{origin:?}]: {} documents in {} files", tally.documents, tally.files.len());
+        println!(
+            "  {model:?} {label} [{origin:?}]: {} documents in {} files",
+            tally.documents,
+            tally.files.len()
+        );
     }
     let csv_files: std::collections::BTreeSet<_> = tallies
         .iter()
-        .filter(|((_, label, origin), _)| label == "ClusterServiceVersion" && *origin != Origin::FbcBundleObject)
+        .filter(|((_, label, origin), _)| {
+            label == "ClusterServiceVersion" && *origin != Origin::FbcBundleObject
+        })
         .flat_map(|(_, t)| t.files.iter())
         .collect();
     let count = |pred: &dyn Fn(&(Model, String, Origin)) -> bool| -> usize {
-        tallies.iter().filter(|(k, _)| pred(k)).map(|(_, t)| t.documents).sum()
+        tallies
+            .iter()
+            .filter(|(k, _)| pred(k))
+            .map(|(_, t)| t.documents)
+            .sum()
     };
     let csv_docs = count(&|(_, l, _)| l == "ClusterServiceVersion");
     let crd_docs = count(&|(_, l, _)| l == "CustomResourceDefinition");
@@ -193,7 +268,9 @@ fn corpus_roundtrip_every_manifest_keeps_every_field() {
         "corpus: {foreign_csv_api_version} CSVs declared another apiVersion group and were read as {CSV_API_VERSION}"
     );
     for ((kind, pat), n) in &added_zero {
-        println!("corpus: absent field came back as its Go zero value (non-omitempty): {kind} {pat} x{n}");
+        println!(
+            "corpus: absent field came back as its Go zero value (non-omitempty): {kind} {pat} x{n}"
+        );
     }
     for ((kind, pat), n) in &pruned {
         println!("corpus: pruned as not in OLM's/Kubernetes' API: {kind} {pat} x{n}");
@@ -203,6 +280,15 @@ fn corpus_roundtrip_every_manifest_keeps_every_field() {
             println!("PROBLEM {failure}");
         }
         let shown: Vec<&String> = failures.iter().take(50).collect();
-        panic!("{} round-trip problems (first {}):\n{}", failures.len(), shown.len(), shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n"));
+        panic!(
+            "{} round-trip problems (first {}):\n{}",
+            failures.len(),
+            shown.len(),
+            shown
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
     }
 }

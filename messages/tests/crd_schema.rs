@@ -9,7 +9,13 @@ fn check(node: &Value, path: &str, inside_junction: bool, problems: &mut Vec<Str
         problems.push(format!("{path}: schema node is not an object"));
         return;
     };
-    for forbidden in ["$ref", "$schema", "definitions", "$defs", "x-kubernetes-validations"] {
+    for forbidden in [
+        "$ref",
+        "$schema",
+        "definitions",
+        "$defs",
+        "x-kubernetes-validations",
+    ] {
         if map.contains_key(forbidden) {
             problems.push(format!("{path}: has {forbidden}"));
         }
@@ -18,13 +24,21 @@ fn check(node: &Value, path: &str, inside_junction: bool, problems: &mut Vec<Str
     let int_or_string = map.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true));
     if inside_junction {
         // Inside anyOf/oneOf/allOf/not, value validations only: no types, defaults or descriptions.
-        for forbidden in ["type", "nullable", "default", "description", "additionalProperties"] {
+        for forbidden in [
+            "type",
+            "nullable",
+            "default",
+            "description",
+            "additionalProperties",
+        ] {
             if map.contains_key(forbidden) {
                 problems.push(format!("{path}: {forbidden} inside a logical junction"));
             }
         }
     } else if !map.contains_key("type") && !preserve && !int_or_string {
-        problems.push(format!("{path}: no type (and not preserve-unknown-fields or int-or-string)"));
+        problems.push(format!(
+            "{path}: no type (and not preserve-unknown-fields or int-or-string)"
+        ));
     }
     if map.contains_key("properties") && map.contains_key("additionalProperties") {
         problems.push(format!("{path}: both properties and additionalProperties"));
@@ -38,7 +52,9 @@ fn check(node: &Value, path: &str, inside_junction: bool, problems: &mut Vec<Str
         }
     }
     match map.get("items") {
-        Some(items @ Value::Object(_)) => check(items, &format!("{path}[]"), inside_junction, problems),
+        Some(items @ Value::Object(_)) => {
+            check(items, &format!("{path}[]"), inside_junction, problems)
+        }
         Some(_) => problems.push(format!("{path}: items is not a single schema")),
         None if map.get("type") == Some(&Value::String("array".into())) && !inside_junction => {
             problems.push(format!("{path}: array without items"));
@@ -46,10 +62,21 @@ fn check(node: &Value, path: &str, inside_junction: bool, problems: &mut Vec<Str
         None => {}
     }
     if let Some(additional @ Value::Object(_)) = map.get("additionalProperties") {
-        check(additional, &format!("{path}{{*}}"), inside_junction, problems);
+        check(
+            additional,
+            &format!("{path}{{*}}"),
+            inside_junction,
+            problems,
+        );
     }
     for junction in ["anyOf", "oneOf", "allOf"] {
-        for (i, child) in map.get(junction).and_then(Value::as_array).into_iter().flatten().enumerate() {
+        for (i, child) in map
+            .get(junction)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
             check(child, &format!("{path}.{junction}[{i}]"), true, problems);
         }
     }
@@ -67,23 +94,46 @@ fn every_generated_crd_schema_is_structural_and_fits_a_1_20_apiserver() {
         let compact = serde_json::to_string(&json).expect("CRD JSON").len();
         println!("{}: {} bytes of JSON", crd.spec.names.plural, compact);
         // Client-side `kubectl apply` stores the object in an annotation limited to 256 KiB.
-        assert!(compact < 256 * 1024, "{} is {compact} bytes; keep CRDs under 256 KiB", crd.spec.names.plural);
-        for (i, version) in json["spec"]["versions"].as_array().expect("versions").iter().enumerate() {
+        assert!(
+            compact < 256 * 1024,
+            "{} is {compact} bytes; keep CRDs under 256 KiB",
+            crd.spec.names.plural
+        );
+        for (i, version) in json["spec"]["versions"]
+            .as_array()
+            .expect("versions")
+            .iter()
+            .enumerate()
+        {
             let schema = &version["schema"]["openAPIV3Schema"];
             let root = format!("{}[{i}]", crd.spec.names.plural);
             check(schema, &root, false, &mut problems);
             let metadata = &schema["properties"]["metadata"];
             if metadata.get("properties").is_some() {
-                problems.push(format!("{root}.metadata: must not constrain metadata fields"));
+                problems.push(format!(
+                    "{root}.metadata: must not constrain metadata fields"
+                ));
             }
         }
     }
-    assert!(problems.is_empty(), "non-structural schema nodes:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "non-structural schema nodes:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]
 fn the_checker_rejects_a_node_without_type() {
     let mut problems = Vec::new();
-    check(&serde_json::json!({"type": "object", "properties": {"x": {}}}), "root", false, &mut problems);
-    assert_eq!(problems, ["root.x: no type (and not preserve-unknown-fields or int-or-string)"]);
+    check(
+        &serde_json::json!({"type": "object", "properties": {"x": {}}}),
+        "root",
+        false,
+        &mut problems,
+    );
+    assert_eq!(
+        problems,
+        ["root.x: no type (and not preserve-unknown-fields or int-or-string)"]
+    );
 }

@@ -5,8 +5,12 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
 use messages::crd::csv::{CsvPhase, CsvReason, InstallModeType};
 use messages::crd::install_plan::{InstallPlanPhase, Step, StepResource, StepStatus};
-use messages::crd::subscription::{Approval, SubscriptionConditionType, SubscriptionReason, SubscriptionState};
-use messages::crd::{catalog_source, olm_config, operator, operator_condition, operator_group, subscription};
+use messages::crd::subscription::{
+    Approval, SubscriptionConditionType, SubscriptionReason, SubscriptionState,
+};
+use messages::crd::{
+    catalog_source, olm_config, operator, operator_condition, operator_group, subscription,
+};
 use messages::testing::{Catsrc, Csv, Ip, Og, Sub};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -20,7 +24,10 @@ fn round_trip<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(val
     let back: T = rmp_serde::from_slice(&packed).expect("decode");
     assert_eq!(&back, value);
     // Named encoding keeps the JSON field names, so the JSON view is unchanged too.
-    assert_eq!(serde_json::to_value(&back).expect("json"), serde_json::to_value(value).expect("json"));
+    assert_eq!(
+        serde_json::to_value(&back).expect("json"),
+        serde_json::to_value(value).expect("json")
+    );
 }
 
 fn condition(type_: &str) -> Condition {
@@ -40,20 +47,38 @@ fn a_csv_with_deployments_crds_and_a_phase_history_round_trips() {
         .in_ns("ns")
         .version("1.0.0")
         .replaces("a.v0")
-        .install_modes(&[InstallModeType::OwnNamespace, InstallModeType::AllNamespaces])
+        .install_modes(&[
+            InstallModeType::OwnNamespace,
+            InstallModeType::AllNamespaces,
+        ])
         .owns_crd("widgets.example.com", "v1", "Widget")
         .requires_crd("gadgets.example.com", "v1", "Gadget")
         .deployment("a-operator", "quay.io/a/operator:1")
         .annotation("olm.skipRange", "<1.0.0")
         .build();
-    csv.set_phase(CsvPhase::Pending, CsvReason::RequirementsUnknown, "requirements not yet checked", &at(1));
-    csv.set_phase(CsvPhase::Failed, CsvReason::Other("FromTheFuture".into()), "x", &at(2));
+    csv.set_phase(
+        CsvPhase::Pending,
+        CsvReason::RequirementsUnknown,
+        "requirements not yet checked",
+        &at(1),
+    );
+    csv.set_phase(
+        CsvPhase::Failed,
+        CsvReason::Other("FromTheFuture".into()),
+        "x",
+        &at(2),
+    );
     round_trip(&csv);
 }
 
 #[test]
 fn operator_groups_of_both_versions_round_trip() {
-    let og = Og::named("og").in_ns("ns").uid("u").targets(&["a", "b"]).status_namespaces(&["a", "b"]).build();
+    let og = Og::named("og")
+        .in_ns("ns")
+        .uid("u")
+        .targets(&["a", "b"])
+        .status_namespaces(&["a", "b"])
+        .build();
     round_trip(&og);
     let mut with_conditions = og.clone();
     if let Some(status) = with_conditions.status.as_mut() {
@@ -61,16 +86,23 @@ fn operator_groups_of_both_versions_round_trip() {
         status.conditions = vec![condition("MultipleOperatorGroup")];
     }
     round_trip(&with_conditions);
-    let v1alpha2: operator_group::v1alpha2::OperatorGroup =
-        serde_json::from_value(serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha2", "kind": "OperatorGroup",
-            "metadata": {"name": "og"}, "spec": {"selector": {"matchLabels": {"a": "b"}}}}))
-        .expect("v1alpha2");
+    let v1alpha2: operator_group::v1alpha2::OperatorGroup = serde_json::from_value(
+        serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha2", "kind": "OperatorGroup",
+            "metadata": {"name": "og"}, "spec": {"selector": {"matchLabels": {"a": "b"}}}}),
+    )
+    .expect("v1alpha2");
     round_trip(&v1alpha2);
 }
 
 #[test]
 fn a_subscription_with_a_full_status_round_trips() {
-    let mut sub = Sub::named("s").in_ns("ns").package("etcd").channel("alpha").source("cat", "olm").approval(Approval::Manual).build();
+    let mut sub = Sub::named("s")
+        .in_ns("ns")
+        .package("etcd")
+        .channel("alpha")
+        .source("cat", "olm")
+        .approval(Approval::Manual)
+        .build();
     let mut status = subscription::SubscriptionStatus {
         current_csv: "etcd.v2".into(),
         installed_csv: "etcd.v1".into(),
@@ -98,7 +130,12 @@ fn a_subscription_with_a_full_status_round_trips() {
 
 #[test]
 fn an_install_plan_with_steps_round_trips() {
-    let mut ip = Ip::named("install-x").in_ns("ns").csvs(&["a.v1"]).approval(Approval::Manual, true).phase(InstallPlanPhase::Complete).build();
+    let mut ip = Ip::named("install-x")
+        .in_ns("ns")
+        .csvs(&["a.v1"])
+        .approval(Approval::Manual, true)
+        .phase(InstallPlanPhase::Complete)
+        .build();
     if let Some(status) = ip.status.as_mut() {
         status.catalog_sources = vec!["cat".into()];
         status.plan = vec![Step {
@@ -122,7 +159,12 @@ fn an_install_plan_with_steps_round_trips() {
 
 #[test]
 fn a_catalog_source_with_status_round_trips() {
-    let mut cs = Catsrc::named("cat").in_ns("olm").image("quay.io/x/catalog:latest").poll("10m").priority(-100).build();
+    let mut cs = Catsrc::named("cat")
+        .in_ns("olm")
+        .image("quay.io/x/catalog:latest")
+        .poll("10m")
+        .priority(-100)
+        .build();
     cs.status = Some(catalog_source::CatalogSourceStatus {
         connection_state: Some(catalog_source::GrpcConnectionStatus {
             address: "cat.olm.svc:50051".into(),

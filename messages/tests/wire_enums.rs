@@ -1,14 +1,23 @@
 //! Every wire-string enum: each known variant round-trips through JSON and MessagePack with
 //! OLM's exact string, and an unknown string is kept verbatim instead of failing.
 
-use messages::crd::catalog_source::{CatalogSourceReason, GrpcConnectionState, SecurityConfig, SourceType};
-use messages::crd::csv::{CsvPhase, CsvReason, InstallModeType, RequirementStatusReason, WebhookAdmissionType};
+use messages::crd::catalog_source::{
+    CatalogSourceReason, GrpcConnectionState, SecurityConfig, SourceType,
+};
+use messages::crd::csv::{
+    CsvPhase, CsvReason, InstallModeType, RequirementStatusReason, WebhookAdmissionType,
+};
 use messages::crd::install_plan::{
-    BundleLookupConditionType, InstallPlanConditionReason, InstallPlanConditionType, InstallPlanPhase, StepStatus,
+    BundleLookupConditionType, InstallPlanConditionReason, InstallPlanConditionType,
+    InstallPlanPhase, StepStatus,
 };
 use messages::crd::olm_config::{OlmConfigConditionReason, OlmConfigConditionType};
-use messages::crd::operator_group::{OperatorGroupConditionReason, OperatorGroupConditionType, UpgradeStrategyName};
-use messages::crd::subscription::{Approval, SubscriptionConditionType, SubscriptionReason, SubscriptionState};
+use messages::crd::operator_group::{
+    OperatorGroupConditionReason, OperatorGroupConditionType, UpgradeStrategyName,
+};
+use messages::crd::subscription::{
+    Approval, SubscriptionConditionType, SubscriptionReason, SubscriptionState,
+};
 use rstest::rstest;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -21,7 +30,11 @@ where
     let mut wires = Vec::new();
     for variant in known {
         let json = serde_json::to_value(variant).expect("to JSON");
-        assert_eq!(json, serde_json::Value::from(as_str(variant)), "{variant:?} is written as its wire string");
+        assert_eq!(
+            json,
+            serde_json::Value::from(as_str(variant)),
+            "{variant:?} is written as its wire string"
+        );
         let back: T = serde_json::from_value(json).expect("from JSON");
         assert_eq!(&back, variant);
         let packed = rmp_serde::to_vec_named(variant).expect("to MessagePack");
@@ -30,9 +43,13 @@ where
         assert_eq!(&from_wire(as_str(variant)), variant);
         wires.push(as_str(variant).to_owned());
     }
-    let unknown: T = serde_json::from_value(serde_json::json!("SomethingNewFromTheCluster")).expect("unknown reads");
+    let unknown: T = serde_json::from_value(serde_json::json!("SomethingNewFromTheCluster"))
+        .expect("unknown reads");
     assert_eq!(as_str(&unknown), "SomethingNewFromTheCluster");
-    assert_eq!(serde_json::to_value(&unknown).expect("to JSON"), serde_json::json!("SomethingNewFromTheCluster"));
+    assert_eq!(
+        serde_json::to_value(&unknown).expect("to JSON"),
+        serde_json::json!("SomethingNewFromTheCluster")
+    );
     wires
 }
 
@@ -66,15 +83,23 @@ macro_rules! wires {
 #[case::operator_group_condition_reasons(wires!(OperatorGroupConditionReason), &["ServiceAccountNotFound", "MultipleOperatorGroupsFound"])]
 #[case::olm_config_condition_types(wires!(OlmConfigConditionType), &["DisabledCopiedCSVs"])]
 #[case::olm_config_condition_reasons(wires!(OlmConfigConditionReason), &["CopiedCSVsEnabled", "CopiedCSVsDisabled"])]
-fn every_variant_round_trips_with_olms_wire_string(#[case] seen: Vec<String>, #[case] expected: &[&str]) {
+fn every_variant_round_trips_with_olms_wire_string(
+    #[case] seen: Vec<String>,
+    #[case] expected: &[&str],
+) {
     assert_eq!(seen, expected);
 }
 
 #[test]
 fn an_unknown_reason_inside_a_csv_status_does_not_fail_decoding() {
-    let status: messages::crd::csv::ClusterServiceVersionStatus =
-        serde_json::from_value(serde_json::json!({"phase": "Succeeded", "reason": "BrandNewReason"})).expect("decodes");
+    let status: messages::crd::csv::ClusterServiceVersionStatus = serde_json::from_value(
+        serde_json::json!({"phase": "Succeeded", "reason": "BrandNewReason"}),
+    )
+    .expect("decodes");
     assert_eq!(status.phase, CsvPhase::Succeeded);
     assert_eq!(status.reason, CsvReason::Other("BrandNewReason".into()));
-    assert_eq!(serde_json::to_value(&status).expect("encodes")["reason"], "BrandNewReason");
+    assert_eq!(
+        serde_json::to_value(&status).expect("encodes")["reason"],
+        "BrandNewReason"
+    );
 }

@@ -51,7 +51,11 @@ pub fn operator_component_label(name: &str) -> String {
         Some((end, _)) => &name[..end],
         None => name,
     };
-    let cut = if cut.len() < name.len() { cut.trim_end_matches(['.', '_', '-']) } else { cut };
+    let cut = if cut.len() < name.len() {
+        cut.trim_end_matches(['.', '_', '-'])
+    } else {
+        cut
+    };
     format!("{OPERATOR_LABEL_PREFIX}{cut}")
 }
 

@@ -12,7 +12,10 @@ use kube::CustomResourceExt;
 use kube::core::crd::merge_crds;
 use serde_json::{Value, json};
 
-use super::{catalog_source, csv, install_plan, olm_config, operator, operator_condition, operator_group, subscription};
+use super::{
+    catalog_source, csv, install_plan, olm_config, operator, operator_condition, operator_group,
+    subscription,
+};
 
 /// Failures building or writing CRDs.
 #[derive(Debug, thiserror::Error)]
@@ -48,28 +51,55 @@ pub enum CrdError {
 /// All CRDs, sorted by plural name.
 pub fn all_crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
     let operator_group = merge_crds(
-        vec![operator_group::OperatorGroup::crd(), operator_group::v1alpha2::OperatorGroup::crd()],
+        vec![
+            operator_group::OperatorGroup::crd(),
+            operator_group::v1alpha2::OperatorGroup::crd(),
+        ],
         "v1",
     )
-    .map_err(|source| CrdError::Merge { kind: "OperatorGroup", source })?;
+    .map_err(|source| CrdError::Merge {
+        kind: "OperatorGroup",
+        source,
+    })?;
     let operator_condition = merge_crds(
-        vec![operator_condition::OperatorCondition::crd(), operator_condition::v1::OperatorCondition::crd()],
+        vec![
+            operator_condition::OperatorCondition::crd(),
+            operator_condition::v1::OperatorCondition::crd(),
+        ],
         "v2",
     )
-    .map_err(|source| CrdError::Merge { kind: "OperatorCondition", source })?;
+    .map_err(|source| CrdError::Merge {
+        kind: "OperatorCondition",
+        source,
+    })?;
 
     let mut crds = vec![
         catalog_source::CatalogSource::crd(),
         strip_descriptions(csv::ClusterServiceVersion::crd(), DEPLOYMENT_SPEC_SCHEMA)?,
         install_plan::InstallPlan::crd(),
-        patch(olm_config::OLMConfig::crd(), &[("/spec", "default", json!({}))])?,
+        patch(
+            olm_config::OLMConfig::crd(),
+            &[("/spec", "default", json!({}))],
+        )?,
         patch(operator_condition, &[])?,
         patch(
             operator_group,
             &[
-                ("/spec", "default", json!({ "upgradeStrategy": { "name": "Default" } })),
-                ("/spec/properties/upgradeStrategy", "default", json!({ "name": "Default" })),
-                ("/spec/properties/upgradeStrategy/properties/name", "default", json!("Default")),
+                (
+                    "/spec",
+                    "default",
+                    json!({ "upgradeStrategy": { "name": "Default" } }),
+                ),
+                (
+                    "/spec/properties/upgradeStrategy",
+                    "default",
+                    json!({ "name": "Default" }),
+                ),
+                (
+                    "/spec/properties/upgradeStrategy/properties/name",
+                    "default",
+                    json!("Default"),
+                ),
                 (
                     "/spec/properties/upgradeStrategy/properties/name",
                     "enum",
@@ -78,7 +108,10 @@ pub fn all_crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
                 ("/status", "required", json!(["lastUpdated"])),
             ],
         )?,
-        patch(operator::Operator::crd(), &[("/spec", "default", json!({}))])?,
+        patch(
+            operator::Operator::crd(),
+            &[("/spec", "default", json!({}))],
+        )?,
         subscription::Subscription::crd(),
     ];
     crds.sort_by(|a, b| a.spec.names.plural.cmp(&b.spec.names.plural));
@@ -86,13 +119,17 @@ pub fn all_crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
 }
 
 /// The embedded apps/v1 DeploymentSpec in the CSV schema.
-const DEPLOYMENT_SPEC_SCHEMA: &str = "/spec/properties/install/properties/spec/properties/deployments/items/properties/spec";
+const DEPLOYMENT_SPEC_SCHEMA: &str =
+    "/spec/properties/install/properties/spec/properties/deployments/items/properties/spec";
 
 /// Drops the `description`s below `pointer` (the embedded Kubernetes types' field docs, which
 /// `kubectl explain deployment.spec` already shows). This brings the CSV CRD from ~353 KB to ~78 KB
 /// under 256 KiB of JSON, so even client-side `kubectl apply` (which copies the object into
 /// the last-applied annotation, limit 256 KiB) accepts it. Validation is unchanged.
-fn strip_descriptions(crd: CustomResourceDefinition, pointer: &str) -> Result<CustomResourceDefinition, CrdError> {
+fn strip_descriptions(
+    crd: CustomResourceDefinition,
+    pointer: &str,
+) -> Result<CustomResourceDefinition, CrdError> {
     fn strip(node: &mut Value) {
         match node {
             Value::Object(map) => {
@@ -104,11 +141,19 @@ fn strip_descriptions(crd: CustomResourceDefinition, pointer: &str) -> Result<Cu
         }
     }
     let kind = crd.spec.names.kind.clone();
-    let convert = |source| CrdError::Convert { kind: kind.clone(), source };
+    let convert = |source| CrdError::Convert {
+        kind: kind.clone(),
+        source,
+    };
     let mut value = serde_json::to_value(&crd).map_err(convert)?;
     let props = format!("/schema/openAPIV3Schema/properties{pointer}");
     let mut found = false;
-    for version in value.pointer_mut("/spec/versions").and_then(Value::as_array_mut).into_iter().flatten() {
+    for version in value
+        .pointer_mut("/spec/versions")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
         if let Some(node) = version.pointer_mut(&props) {
             // Keep the node's own description, strip its children's.
             let own = node.get("description").cloned();
@@ -120,7 +165,10 @@ fn strip_descriptions(crd: CustomResourceDefinition, pointer: &str) -> Result<Cu
         }
     }
     if !found {
-        return Err(CrdError::Patch { kind, pointer: pointer.to_owned() });
+        return Err(CrdError::Patch {
+            kind,
+            pointer: pointer.to_owned(),
+        });
     }
     serde_json::from_value(value).map_err(convert)
 }
@@ -132,9 +180,14 @@ fn patch(
     patches: &[(&str, &str, Value)],
 ) -> Result<CustomResourceDefinition, CrdError> {
     let kind = crd.spec.names.kind.clone();
-    let convert = |source| CrdError::Convert { kind: kind.clone(), source };
+    let convert = |source| CrdError::Convert {
+        kind: kind.clone(),
+        source,
+    };
     let mut value = serde_json::to_value(&crd).map_err(convert)?;
-    let mut versions = value.pointer_mut("/spec/versions").and_then(Value::as_array_mut);
+    let mut versions = value
+        .pointer_mut("/spec/versions")
+        .and_then(Value::as_array_mut);
     for (pointer, key, patch_value) in patches {
         // A node may exist in some versions only (e.g. v1alpha2 OperatorGroups lack
         // upgradeStrategy); it must exist in at least one.
@@ -143,19 +196,27 @@ fn patch(
         for version in versions.iter_mut().flat_map(|v| v.iter_mut()) {
             // A default may only name fields the version has (v1alpha2 has no upgradeStrategy: the
             // apiserver rejects `default: {upgradeStrategy: ..}` there with "must not have unknown fields").
-            let fits = |node: &serde_json::Map<String, Value>| match patch_value.as_object().filter(|_| *key == "default") {
-                Some(fields) => fields.keys().all(|f| node.get("properties").and_then(|p| p.get(f)).is_some()),
+            let fits = |node: &serde_json::Map<String, Value>| match patch_value
+                .as_object()
+                .filter(|_| *key == "default")
+            {
+                Some(fields) => fields
+                    .keys()
+                    .all(|f| node.get("properties").and_then(|p| p.get(f)).is_some()),
                 None => true,
             };
-            if let Some(node) = version.pointer_mut(&props).and_then(Value::as_object_mut) {
-                if fits(node) {
-                    node.insert((*key).to_owned(), patch_value.clone());
-                    applied += 1;
-                }
+            if let Some(node) = version.pointer_mut(&props).and_then(Value::as_object_mut)
+                && fits(node)
+            {
+                node.insert((*key).to_owned(), patch_value.clone());
+                applied += 1;
             }
         }
         if applied == 0 {
-            return Err(CrdError::Patch { kind: kind.clone(), pointer: (*pointer).to_owned() });
+            return Err(CrdError::Patch {
+                kind: kind.clone(),
+                pointer: (*pointer).to_owned(),
+            });
         }
     }
     serde_json::from_value(value).map_err(convert)
@@ -172,7 +233,8 @@ pub fn render_crds() -> Result<Vec<(String, String)>, CrdError> {
         .into_iter()
         .map(|crd| {
             let kind = crd.spec.names.kind.clone();
-            let yaml = serde_saphyr::to_string(&crd).map_err(|source| CrdError::Render { kind, source })?;
+            let yaml = serde_saphyr::to_string(&crd)
+                .map_err(|source| CrdError::Render { kind, source })?;
             Ok((crd_file_name(&crd), format!("---\n{yaml}")))
         })
         .collect()
@@ -180,7 +242,10 @@ pub fn render_crds() -> Result<Vec<(String, String)>, CrdError> {
 
 /// Writes every CRD to `dir` (created if missing), one file per kind.
 pub fn write_crds(dir: &Path) -> Result<Vec<std::path::PathBuf>, CrdError> {
-    let write_err = |path: &Path, source| CrdError::Write { path: path.display().to_string(), source };
+    let write_err = |path: &Path, source| CrdError::Write {
+        path: path.display().to_string(),
+        source,
+    };
     std::fs::create_dir_all(dir).map_err(|source| write_err(dir, source))?;
     render_crds()?
         .into_iter()

@@ -238,7 +238,11 @@ impl InstallPlanStatus {
     /// OLM's `SetCondition`: replace the condition of the same type (keeping its
     /// lastTransitionTime when the status did not change), else append.
     pub fn set_condition(&mut self, condition: InstallPlanCondition) {
-        match self.conditions.iter_mut().find(|c| c.type_ == condition.type_) {
+        match self
+            .conditions
+            .iter_mut()
+            .find(|c| c.type_ == condition.type_)
+        {
             Some(existing) => {
                 let keep_transition = existing.status == condition.status;
                 let previous = existing.last_transition_time.clone();
@@ -253,14 +257,19 @@ impl InstallPlanStatus {
 
     /// OLM's `NeedsRequeue`: some step waits for its API.
     pub fn needs_requeue(&self) -> bool {
-        self.plan.iter().any(|s| s.status == StepStatus::WaitingForApi)
+        self.plan
+            .iter()
+            .any(|s| s.status == StepStatus::WaitingForApi)
     }
 }
 
 impl InstallPlan {
     /// The phase, `None` when there is no status.
     pub fn phase(&self) -> InstallPlanPhase {
-        self.status.as_ref().map(|s| s.phase.clone()).unwrap_or_default()
+        self.status
+            .as_ref()
+            .map(|s| s.phase.clone())
+            .unwrap_or_default()
     }
 }
 
@@ -272,7 +281,11 @@ mod tests {
     fn step(kind: &str, name: &str) -> Step {
         Step {
             resolving: "a.v1".into(),
-            resource: StepResource { kind: kind.into(), name: name.into(), ..Default::default() },
+            resource: StepResource {
+                kind: kind.into(),
+                name: name.into(),
+                ..Default::default()
+            },
             optional: false,
             status: StepStatus::Unknown,
         }
@@ -288,7 +301,10 @@ mod tests {
             step("CustomResourceDefinition", "crd-2"),
             step("ClusterServiceVersion", "csv-2"),
         ];
-        let names: Vec<String> = order_steps(steps).into_iter().map(|s| s.resource.name).collect();
+        let names: Vec<String> = order_steps(steps)
+            .into_iter()
+            .map(|s| s.resource.name)
+            .collect();
         assert_eq!(names, ["csv-1", "csv-2", "crd-1", "crd-2", "sa", "role"]);
     }
 
@@ -310,15 +326,27 @@ mod tests {
         status.set_condition(condition("False", 10));
         status.set_condition(condition("False", 20));
         assert_eq!(status.conditions.len(), 1);
-        assert_eq!(status.conditions[0].last_transition_time, Some(Time(Timestamp::from_second(10).expect("ts"))));
-        assert_eq!(status.conditions[0].last_update_time, Some(Time(Timestamp::from_second(20).expect("ts"))));
+        assert_eq!(
+            status.conditions[0].last_transition_time,
+            Some(Time(Timestamp::from_second(10).expect("ts")))
+        );
+        assert_eq!(
+            status.conditions[0].last_update_time,
+            Some(Time(Timestamp::from_second(20).expect("ts")))
+        );
         status.set_condition(condition("True", 30));
-        assert_eq!(status.conditions[0].last_transition_time, Some(Time(Timestamp::from_second(30).expect("ts"))));
+        assert_eq!(
+            status.conditions[0].last_transition_time,
+            Some(Time(Timestamp::from_second(30).expect("ts")))
+        );
     }
 
     #[test]
     fn a_step_waiting_for_its_api_needs_a_requeue() {
-        let mut status = InstallPlanStatus { plan: vec![step("Role", "r")], ..Default::default() };
+        let mut status = InstallPlanStatus {
+            plan: vec![step("Role", "r")],
+            ..Default::default()
+        };
         assert!(!status.needs_requeue());
         status.plan[0].status = StepStatus::WaitingForApi;
         assert!(status.needs_requeue());

@@ -49,7 +49,11 @@ pub struct OlmConfigSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Features {
-    #[serde(rename = "disableCopiedCSVs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "disableCopiedCSVs",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub disable_copied_csvs: Option<bool>,
     /// A duration string such as `5m` (pattern-checked by the CRD upstream).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -80,7 +84,12 @@ mod tests {
     fn config(disable: Option<bool>) -> OLMConfig {
         OLMConfig::new(
             OLM_CONFIG_NAME,
-            OlmConfigSpec { features: Some(Features { disable_copied_csvs: disable, package_server_sync_interval: None }) },
+            OlmConfigSpec {
+                features: Some(Features {
+                    disable_copied_csvs: disable,
+                    package_server_sync_interval: None,
+                }),
+            },
         )
     }
 
@@ -89,7 +98,10 @@ mod tests {
     #[case::unset_flag_means_enabled(Some(config(None)), true)]
     #[case::explicit_false_means_enabled(Some(config(Some(false))), true)]
     #[case::explicit_true_disables(Some(config(Some(true))), false)]
-    fn copied_csvs_are_enabled_unless_explicitly_disabled(#[case] config: Option<OLMConfig>, #[case] enabled: bool) {
+    fn copied_csvs_are_enabled_unless_explicitly_disabled(
+        #[case] config: Option<OLMConfig>,
+        #[case] enabled: bool,
+    ) {
         assert_eq!(copied_csvs_are_enabled(config.as_ref()), enabled);
     }
 }

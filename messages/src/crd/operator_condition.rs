@@ -66,7 +66,9 @@ pub mod v1 {
     pub use super::OperatorConditionStatus;
 
     /// `spec` of an OperatorCondition (v1).
-    #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+    #[derive(
+        CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema,
+    )]
     #[kube(
         group = "operators.coreos.com",
         version = "v1",

@@ -14,15 +14,11 @@ use crate::wire_enum;
 
 wire_enum! {
     /// `spec.upgradeStrategy.name`.
+    #[derive(Default)]
     pub enum UpgradeStrategyName {
+        #[default]
         Default = "Default",
         TechPreviewUnsafeFailForward = "TechPreviewUnsafeFailForward",
-    }
-}
-
-impl Default for UpgradeStrategyName {
-    fn default() -> Self {
-        UpgradeStrategyName::Default
     }
 }
 
@@ -67,7 +63,11 @@ pub struct OperatorGroupSpec {
     pub target_namespaces: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_account_name: Option<String>,
-    #[serde(rename = "staticProvidedAPIs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "staticProvidedAPIs",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub static_provided_apis: Option<bool>,
     /// Defaults to `{name: Default}` in the CRD.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -100,14 +100,22 @@ impl OperatorGroup {
     /// OLM's `BuildTargetNamespaces`: status.namespaces sorted and joined with `,`
     /// (AllNamespaces `[""]` gives `""`).
     pub fn build_target_namespaces(&self) -> String {
-        let mut namespaces = self.status.as_ref().and_then(|s| s.namespaces.clone()).unwrap_or_default();
+        let mut namespaces = self
+            .status
+            .as_ref()
+            .and_then(|s| s.namespaces.clone())
+            .unwrap_or_default();
         namespaces.sort();
         namespaces.join(",")
     }
 
     /// The upgrade strategy in effect (`Default` when unset).
     pub fn upgrade_strategy(&self) -> UpgradeStrategyName {
-        self.spec.upgrade_strategy.as_ref().map(|u| u.name.clone()).unwrap_or_default()
+        self.spec
+            .upgrade_strategy
+            .as_ref()
+            .map(|u| u.name.clone())
+            .unwrap_or_default()
     }
 
     /// Whether `spec.staticProvidedAPIs` is true.
@@ -118,11 +126,19 @@ impl OperatorGroup {
     /// OLM's `NamespaceLabelSelector`: with targetNamespaces, the `olm.operatorgroup.uid/<uid>`
     /// label; else spec.selector. None when the uid is unknown yet or no selector is set.
     pub fn namespace_label_selector(&self) -> Option<LabelSelector> {
-        let has_targets = self.spec.target_namespaces.as_ref().is_some_and(|t| !t.is_empty());
+        let has_targets = self
+            .spec
+            .target_namespaces
+            .as_ref()
+            .is_some_and(|t| !t.is_empty());
         if has_targets {
             let uid = self.metadata.uid.as_deref()?;
-            let labels = BTreeMap::from([(annotations::operator_group_uid_label(uid), String::new())]);
-            return Some(LabelSelector { match_labels: Some(labels), ..LabelSelector::default() });
+            let labels =
+                BTreeMap::from([(annotations::operator_group_uid_label(uid), String::new())]);
+            return Some(LabelSelector {
+                match_labels: Some(labels),
+                ..LabelSelector::default()
+            });
         }
         self.spec.selector.clone()
     }
@@ -138,7 +154,9 @@ pub mod v1alpha2 {
     pub use super::OperatorGroupStatus;
 
     /// `spec` of an OperatorGroup (v1alpha2).
-    #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+    #[derive(
+        CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema,
+    )]
     #[kube(
         group = "operators.coreos.com",
         version = "v1alpha2",
@@ -161,7 +179,11 @@ pub mod v1alpha2 {
         pub target_namespaces: Option<Vec<String>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub service_account_name: Option<String>,
-        #[serde(rename = "staticProvidedAPIs", default, skip_serializing_if = "Option::is_none")]
+        #[serde(
+            rename = "staticProvidedAPIs",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
         pub static_provided_apis: Option<bool>,
     }
 }
@@ -173,9 +195,18 @@ mod tests {
 
     fn og(targets: Option<&[&str]>, status: Option<&[&str]>) -> OperatorGroup {
         let own = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
-        let mut og = OperatorGroup::new("og", OperatorGroupSpec { target_namespaces: targets.map(own), ..Default::default() });
+        let mut og = OperatorGroup::new(
+            "og",
+            OperatorGroupSpec {
+                target_namespaces: targets.map(own),
+                ..Default::default()
+            },
+        );
         og.metadata.uid = Some("uid-1".into());
-        og.status = status.map(|s| OperatorGroupStatus { namespaces: Some(own(s)), ..Default::default() });
+        og.status = status.map(|s| OperatorGroupStatus {
+            namespaces: Some(own(s)),
+            ..Default::default()
+        });
         og
     }
 
@@ -189,9 +220,16 @@ mod tests {
 
     #[test]
     fn explicit_targets_select_namespaces_by_the_uid_label() {
-        let selector = og(Some(&["a"]), None).namespace_label_selector().expect("selector");
+        let selector = og(Some(&["a"]), None)
+            .namespace_label_selector()
+            .expect("selector");
         let labels = selector.match_labels.expect("labels");
-        assert_eq!(labels.get("olm.operatorgroup.uid/uid-1").map(String::as_str), Some(""));
+        assert_eq!(
+            labels
+                .get("olm.operatorgroup.uid/uid-1")
+                .map(String::as_str),
+            Some("")
+        );
     }
 
     #[test]
@@ -201,6 +239,9 @@ mod tests {
 
     #[test]
     fn upgrade_strategy_defaults_to_default() {
-        assert_eq!(og(None, None).upgrade_strategy(), UpgradeStrategyName::Default);
+        assert_eq!(
+            og(None, None).upgrade_strategy(),
+            UpgradeStrategyName::Default
+        );
     }
 }

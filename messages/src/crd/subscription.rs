@@ -30,7 +30,9 @@ impl Approval {
 
 wire_enum! {
     /// `status.state`; `None` is `""`.
+    #[derive(Default)]
     pub enum SubscriptionState {
+        #[default]
         None = "",
         UpgradeFailed = "UpgradeFailed",
         UpgradeAvailable = "UpgradeAvailable",
@@ -42,12 +44,6 @@ wire_enum! {
 impl SubscriptionState {
     pub fn is_none(&self) -> bool {
         *self == SubscriptionState::None
-    }
-}
-
-impl Default for SubscriptionState {
-    fn default() -> Self {
-        SubscriptionState::None
     }
 }
 
@@ -72,7 +68,9 @@ wire_enum! {
     /// `status.reason` and condition reasons used on Subscriptions. Condition reasons also carry
     /// InstallPlan phases/reasons (e.g. `RequiresApproval`, `InstallComponentFailed`) and
     /// resolution reasons, which read as `Other` unless listed here.
+    #[derive(Default)]
     pub enum SubscriptionReason {
+        #[default]
         None = "",
         NoCatalogSourcesFound = "NoCatalogSourcesFound",
         AllCatalogSourcesHealthy = "AllCatalogSourcesHealthy",
@@ -99,12 +97,6 @@ wire_enum! {
 impl SubscriptionReason {
     pub fn is_none(&self) -> bool {
         *self == SubscriptionReason::None
-    }
-}
-
-impl Default for SubscriptionReason {
-    fn default() -> Self {
-        SubscriptionReason::None
     }
 }
 
@@ -139,7 +131,11 @@ pub struct SubscriptionSpec {
     pub package: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channel: Option<String>,
-    #[serde(rename = "startingCSV", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "startingCSV",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub starting_csv: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub install_plan_approval: Option<Approval>,
@@ -177,12 +173,24 @@ pub struct SubscriptionConfig {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SubscriptionStatus {
-    #[serde(rename = "currentCSV", default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        rename = "currentCSV",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
     pub current_csv: String,
-    #[serde(rename = "installedCSV", default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        rename = "installedCSV",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
     pub installed_csv: String,
     /// Reference to the InstallPlan (field `installplan`, lower case).
-    #[serde(rename = "installplan", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "installplan",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub install_plan: Option<InstallPlanReference>,
     #[serde(default, skip_serializing_if = "SubscriptionState::is_none")]
     pub state: SubscriptionState,
@@ -258,7 +266,11 @@ impl SubscriptionCondition {
 impl SubscriptionStatus {
     /// OLM's `SetCondition`: replace the condition of the same type, else append.
     pub fn set_condition(&mut self, condition: SubscriptionCondition) {
-        match self.conditions.iter_mut().find(|c| c.type_ == condition.type_) {
+        match self
+            .conditions
+            .iter_mut()
+            .find(|c| c.type_ == condition.type_)
+        {
             Some(existing) => *existing = condition,
             None => self.conditions.push(condition),
         }
@@ -278,7 +290,10 @@ impl SubscriptionStatus {
 impl Subscription {
     /// Whether new InstallPlans need manual approval (only `Manual` does).
     pub fn approval_is_manual(&self) -> bool {
-        self.spec.install_plan_approval.as_ref().is_some_and(Approval::is_manual)
+        self.spec
+            .install_plan_approval
+            .as_ref()
+            .is_some_and(Approval::is_manual)
     }
 }
 
@@ -286,7 +301,11 @@ impl Subscription {
 mod tests {
     use super::*;
 
-    fn condition(type_: SubscriptionConditionType, status: &str, reason: SubscriptionReason) -> SubscriptionCondition {
+    fn condition(
+        type_: SubscriptionConditionType,
+        status: &str,
+        reason: SubscriptionReason,
+    ) -> SubscriptionCondition {
         SubscriptionCondition {
             type_,
             status: status.into(),
@@ -305,18 +324,29 @@ mod tests {
             "True",
             SubscriptionReason::NoCatalogSourcesFound,
         ));
-        status.set_condition(condition(SubscriptionConditionType::ResolutionFailed, "True", SubscriptionReason::ConstraintsNotSatisfiable));
+        status.set_condition(condition(
+            SubscriptionConditionType::ResolutionFailed,
+            "True",
+            SubscriptionReason::ConstraintsNotSatisfiable,
+        ));
         status.set_condition(condition(
             SubscriptionConditionType::CatalogSourcesUnhealthy,
             "False",
             SubscriptionReason::AllCatalogSourcesHealthy,
         ));
-        let summary: Vec<(&str, &str, &str)> =
-            status.conditions.iter().map(|c| (c.type_.as_str(), c.status.as_str(), c.reason.as_str())).collect();
+        let summary: Vec<(&str, &str, &str)> = status
+            .conditions
+            .iter()
+            .map(|c| (c.type_.as_str(), c.status.as_str(), c.reason.as_str()))
+            .collect();
         assert_eq!(
             summary,
             [
-                ("CatalogSourcesUnhealthy", "False", "AllCatalogSourcesHealthy"),
+                (
+                    "CatalogSourcesUnhealthy",
+                    "False",
+                    "AllCatalogSourcesHealthy"
+                ),
                 ("ResolutionFailed", "True", "ConstraintsNotSatisfiable")
             ]
         );
@@ -329,7 +359,10 @@ mod tests {
         let mut sub = Subscription::new("s", SubscriptionSpec::default());
         assert!(!sub.approval_is_manual());
         sub.spec.install_plan_approval = Some(Approval::from_wire("manual"));
-        assert!(!sub.approval_is_manual(), "wire strings are case-sensitive, as in OLM");
+        assert!(
+            !sub.approval_is_manual(),
+            "wire strings are case-sensitive, as in OLM"
+        );
         sub.spec.install_plan_approval = Some(Approval::Manual);
         assert!(sub.approval_is_manual());
     }

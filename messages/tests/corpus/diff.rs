@@ -15,7 +15,11 @@ pub enum Difference {
     /// `containers[].name`, CRD `spec.scope`, `versions[].served`), so nothing was lost.
     AddedZero(String),
     /// A value changed.
-    Changed { pointer: String, original: String, roundtrip: String },
+    Changed {
+        pointer: String,
+        original: String,
+        roundtrip: String,
+    },
 }
 
 /// Normalization applied to both sides before comparing. Every rule is an equivalence Go's
@@ -34,7 +38,10 @@ pub enum Difference {
 pub fn normalize(value: &Value) -> Value {
     match value {
         Value::Object(map) => Value::Object(
-            map.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), normalize(v))).collect(),
+            map.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), normalize(v)))
+                .collect(),
         ),
         Value::Array(items) => Value::Array(items.iter().map(normalize).collect()),
         other => other.clone(),
@@ -60,12 +67,25 @@ pub fn is_zero(value: &Value) -> bool {
 
 fn brief(value: &Value) -> String {
     let text = value.to_string();
-    if text.len() > 80 { format!("{}…", &text[..text.char_indices().nth(80).map_or(text.len(), |(i, _)| i)]) } else { text }
+    if text.len() > 80 {
+        format!(
+            "{}…",
+            &text[..text.char_indices().nth(80).map_or(text.len(), |(i, _)| i)]
+        )
+    } else {
+        text
+    }
 }
 
 /// Lists the differences between `original` and `roundtrip` (both normalized), plus the number
 /// of numbers that came back as the same text in a string (Quantity re-encoding).
-pub fn compare(original: &Value, roundtrip: &Value, pointer: &str, out: &mut Vec<Difference>, coerced: &mut usize) {
+pub fn compare(
+    original: &Value,
+    roundtrip: &Value,
+    pointer: &str,
+    out: &mut Vec<Difference>,
+    coerced: &mut usize,
+) {
     match (original, roundtrip) {
         (Value::Object(a), Value::Object(b)) => {
             for (key, va) in a {
@@ -77,7 +97,11 @@ pub fn compare(original: &Value, roundtrip: &Value, pointer: &str, out: &mut Vec
             }
             for (key, vb) in b.iter().filter(|(k, _)| !a.contains_key(*k)) {
                 let here = format!("{pointer}/{}", segment(key));
-                out.push(if is_zero(vb) { Difference::AddedZero(here) } else { Difference::Added(here) });
+                out.push(if is_zero(vb) {
+                    Difference::AddedZero(here)
+                } else {
+                    Difference::Added(here)
+                });
             }
         }
         (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
@@ -86,9 +110,14 @@ pub fn compare(original: &Value, roundtrip: &Value, pointer: &str, out: &mut Vec
             }
         }
         (Value::Number(n), Value::String(s)) if n.to_string() == *s => *coerced += 1,
-        (Value::Number(a), Value::Number(b)) if a.as_f64().is_some() && a.as_f64() == b.as_f64() => {}
+        (Value::Number(a), Value::Number(b))
+            if a.as_f64().is_some() && a.as_f64() == b.as_f64() => {}
         (a, b) if a == b => {}
-        (a, b) => out.push(Difference::Changed { pointer: pointer.to_owned(), original: brief(a), roundtrip: brief(b) }),
+        (a, b) => out.push(Difference::Changed {
+            pointer: pointer.to_owned(),
+            original: brief(a),
+            roundtrip: brief(b),
+        }),
     }
 }
 
@@ -101,7 +130,13 @@ mod tests {
     fn a_dropped_field_is_reported_with_its_pointer() {
         let mut out = Vec::new();
         let mut coerced = 0;
-        compare(&json!({"spec": {"a/b": 1, "keep": [1]}}), &json!({"spec": {"keep": [1]}}), "", &mut out, &mut coerced);
+        compare(
+            &json!({"spec": {"a/b": 1, "keep": [1]}}),
+            &json!({"spec": {"keep": [1]}}),
+            "",
+            &mut out,
+            &mut coerced,
+        );
         assert_eq!(out, [Difference::Lost("/spec/a~1b".into())]);
     }
 
@@ -109,7 +144,13 @@ mod tests {
     fn an_empty_list_is_not_the_same_as_a_missing_one() {
         let mut out = Vec::new();
         let mut coerced = 0;
-        compare(&normalize(&json!({"a": [], "b": null})), &normalize(&json!({})), "", &mut out, &mut coerced);
+        compare(
+            &normalize(&json!({"a": [], "b": null})),
+            &normalize(&json!({})),
+            "",
+            &mut out,
+            &mut coerced,
+        );
         assert_eq!(out, [Difference::Lost("/a".into())]);
     }
 }

@@ -46,8 +46,8 @@ pub fn parse_file(path: &Path, text: &str) -> Result<Vec<Value>, String> {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| format!("JSON: {e}"))
     } else {
-        let docs: Vec<Value> =
-            serde_saphyr::from_multiple_with_options(text, yaml_options()).map_err(|e| format!("YAML: {e}"))?;
+        let docs: Vec<Value> = serde_saphyr::from_multiple_with_options(text, yaml_options())
+            .map_err(|e| format!("YAML: {e}"))?;
         Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
     }
 }
@@ -57,19 +57,33 @@ pub fn nested(doc: &Value) -> Vec<(String, Origin, Result<Value, String>)> {
     let mut out = Vec::new();
     if doc.get("kind").and_then(Value::as_str) == Some("ConfigMap") {
         for key in ["clusterServiceVersions", "customResourceDefinitions"] {
-            let Some(text) = doc.pointer(&format!("/data/{key}")).and_then(Value::as_str) else { continue };
+            let Some(text) = doc.pointer(&format!("/data/{key}")).and_then(Value::as_str) else {
+                continue;
+            };
             match serde_saphyr::from_str_with_options::<Vec<Value>>(text, yaml_options()) {
                 Ok(items) => {
                     for (i, item) in items.into_iter().enumerate() {
-                        out.push((format!("data.{key}[{i}]"), Origin::ConfigMapCatalog, Ok(item)));
+                        out.push((
+                            format!("data.{key}[{i}]"),
+                            Origin::ConfigMapCatalog,
+                            Ok(item),
+                        ));
                     }
                 }
-                Err(e) => out.push((format!("data.{key}"), Origin::ConfigMapCatalog, Err(format!("YAML: {e}")))),
+                Err(e) => out.push((
+                    format!("data.{key}"),
+                    Origin::ConfigMapCatalog,
+                    Err(format!("YAML: {e}")),
+                )),
             }
         }
     }
     if doc.get("schema").and_then(Value::as_str) == Some("olm.bundle") {
-        let properties = doc.get("properties").and_then(Value::as_array).into_iter().flatten();
+        let properties = doc
+            .get("properties")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
         for (i, property) in properties.enumerate() {
             if property.get("type").and_then(Value::as_str) != Some("olm.bundle.object") {
                 continue;
@@ -80,9 +94,13 @@ pub fn nested(doc: &Value) -> Vec<(String, Origin, Result<Value, String>)> {
                 .and_then(Value::as_str)
                 .ok_or_else(|| "olm.bundle.object without value.data".to_owned())
                 .and_then(|data| {
-                    base64::engine::general_purpose::STANDARD.decode(data).map_err(|e| format!("base64: {e}"))
+                    base64::engine::general_purpose::STANDARD
+                        .decode(data)
+                        .map_err(|e| format!("base64: {e}"))
                 })
-                .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).map_err(|e| format!("JSON: {e}")));
+                .and_then(|bytes| {
+                    serde_json::from_slice::<Value>(&bytes).map_err(|e| format!("JSON: {e}"))
+                });
             out.push((location, Origin::FbcBundleObject, decoded));
         }
     }

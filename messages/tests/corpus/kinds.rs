@@ -7,7 +7,8 @@ use serde_json::Value;
 use k8s_openapi::api::{admissionregistration, apps, core, networking, policy, rbac, scheduling};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
 use messages::crd::{
-    catalog_source, csv, install_plan, olm_config, operator, operator_condition, operator_group, subscription,
+    catalog_source, csv, install_plan, olm_config, operator, operator_condition, operator_group,
+    subscription,
 };
 
 /// How a document was handled.
@@ -29,10 +30,14 @@ fn typed<T: DeserializeOwned + Serialize>(doc: &Value) -> Result<Value, String> 
 
 /// Like [`typed`], and the decoded value must also survive MessagePack (`to_vec_named`), which
 /// the lead uses for the message journal and caches.
-fn typed_olm<T: DeserializeOwned + Serialize + PartialEq + std::fmt::Debug>(doc: &Value) -> Result<Value, String> {
+fn typed_olm<T: DeserializeOwned + Serialize + PartialEq + std::fmt::Debug>(
+    doc: &Value,
+) -> Result<Value, String> {
     let decoded: T = serde_json::from_value(doc.clone()).map_err(|e| format!("decode: {e}"))?;
-    let packed = rmp_serde::to_vec_named(&decoded).map_err(|e| format!("MessagePack encode: {e}"))?;
-    let unpacked: T = rmp_serde::from_slice(&packed).map_err(|e| format!("MessagePack decode: {e}"))?;
+    let packed =
+        rmp_serde::to_vec_named(&decoded).map_err(|e| format!("MessagePack encode: {e}"))?;
+    let unpacked: T =
+        rmp_serde::from_slice(&packed).map_err(|e| format!("MessagePack decode: {e}"))?;
     if unpacked != decoded {
         return Err("MessagePack round trip changed the value".to_owned());
     }
@@ -40,7 +45,11 @@ fn typed_olm<T: DeserializeOwned + Serialize + PartialEq + std::fmt::Debug>(doc:
 }
 
 /// Round-trips `doc` through the type modelling it; `None` when no type does.
-pub fn roundtrip(api_version: &str, kind: &str, doc: &Value) -> (Model, Option<Result<Value, String>>) {
+pub fn roundtrip(
+    api_version: &str,
+    kind: &str,
+    doc: &Value,
+) -> (Model, Option<Result<Value, String>>) {
     let olm = |r| (Model::Olm, Some(r));
     let k8s = |r| (Model::Kubernetes, Some(r));
     match (api_version, kind) {
@@ -48,10 +57,18 @@ pub fn roundtrip(api_version: &str, kind: &str, doc: &Value) -> (Model, Option<R
         // `binding.operators.coreos.com/v1alpha1`; operator-registry and OLM select bundle
         // objects by kind, and our type keeps the apiVersion string as read.
         (_, "ClusterServiceVersion") => olm(typed_olm::<csv::ClusterServiceVersion>(doc)),
-        ("operators.coreos.com/v1alpha1", "CatalogSource") => olm(typed_olm::<catalog_source::CatalogSource>(doc)),
-        ("operators.coreos.com/v1alpha1", "Subscription") => olm(typed_olm::<subscription::Subscription>(doc)),
-        ("operators.coreos.com/v1alpha1", "InstallPlan") => olm(typed_olm::<install_plan::InstallPlan>(doc)),
-        ("operators.coreos.com/v1", "OperatorGroup") => olm(typed_olm::<operator_group::OperatorGroup>(doc)),
+        ("operators.coreos.com/v1alpha1", "CatalogSource") => {
+            olm(typed_olm::<catalog_source::CatalogSource>(doc))
+        }
+        ("operators.coreos.com/v1alpha1", "Subscription") => {
+            olm(typed_olm::<subscription::Subscription>(doc))
+        }
+        ("operators.coreos.com/v1alpha1", "InstallPlan") => {
+            olm(typed_olm::<install_plan::InstallPlan>(doc))
+        }
+        ("operators.coreos.com/v1", "OperatorGroup") => {
+            olm(typed_olm::<operator_group::OperatorGroup>(doc))
+        }
         ("operators.coreos.com/v1alpha2", "OperatorGroup") => {
             olm(typed_olm::<operator_group::v1alpha2::OperatorGroup>(doc))
         }
@@ -76,16 +93,22 @@ pub fn roundtrip(api_version: &str, kind: &str, doc: &Value) -> (Model, Option<R
         ("rbac.authorization.k8s.io/v1", "Role") => k8s(typed::<rbac::v1::Role>(doc)),
         ("rbac.authorization.k8s.io/v1", "RoleBinding") => k8s(typed::<rbac::v1::RoleBinding>(doc)),
         ("rbac.authorization.k8s.io/v1", "ClusterRole") => k8s(typed::<rbac::v1::ClusterRole>(doc)),
-        ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => k8s(typed::<rbac::v1::ClusterRoleBinding>(doc)),
+        ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => {
+            k8s(typed::<rbac::v1::ClusterRoleBinding>(doc))
+        }
         ("policy/v1", "PodDisruptionBudget") => k8s(typed::<policy::v1::PodDisruptionBudget>(doc)),
-        ("scheduling.k8s.io/v1", "PriorityClass") => k8s(typed::<scheduling::v1::PriorityClass>(doc)),
-        ("networking.k8s.io/v1", "NetworkPolicy") => k8s(typed::<networking::v1::NetworkPolicy>(doc)),
-        ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration") => {
-            k8s(typed::<admissionregistration::v1::ValidatingWebhookConfiguration>(doc))
+        ("scheduling.k8s.io/v1", "PriorityClass") => {
+            k8s(typed::<scheduling::v1::PriorityClass>(doc))
         }
-        ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration") => {
-            k8s(typed::<admissionregistration::v1::MutatingWebhookConfiguration>(doc))
+        ("networking.k8s.io/v1", "NetworkPolicy") => {
+            k8s(typed::<networking::v1::NetworkPolicy>(doc))
         }
+        ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration") => k8s(typed::<
+            admissionregistration::v1::ValidatingWebhookConfiguration,
+        >(doc)),
+        ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration") => k8s(typed::<
+            admissionregistration::v1::MutatingWebhookConfiguration,
+        >(doc)),
         _ => (Model::Unmodelled, None),
     }
 }

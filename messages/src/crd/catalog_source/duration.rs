@@ -63,14 +63,23 @@ pub fn parse_go_duration(input: &str) -> Result<Duration, DurationError> {
         if int_part.is_empty() && frac_part.is_empty() {
             return Err(invalid());
         }
-        let unit_len = after_num.bytes().take_while(|b| *b != b'.' && !b.is_ascii_digit()).count();
+        let unit_len = after_num
+            .bytes()
+            .take_while(|b| *b != b'.' && !b.is_ascii_digit())
+            .count();
         if unit_len == 0 {
             return Err(DurationError::MissingUnit(input.to_owned()));
         }
         let (unit, after_unit) = after_num.split_at(unit_len);
-        let scale = unit_nanos(unit)
-            .ok_or_else(|| DurationError::UnknownUnit { unit: unit.to_owned(), input: input.to_owned() })?;
-        let whole: u128 = if int_part.is_empty() { 0 } else { int_part.parse().map_err(|_| invalid())? };
+        let scale = unit_nanos(unit).ok_or_else(|| DurationError::UnknownUnit {
+            unit: unit.to_owned(),
+            input: input.to_owned(),
+        })?;
+        let whole: u128 = if int_part.is_empty() {
+            0
+        } else {
+            int_part.parse().map_err(|_| invalid())?
+        };
         let mut nanos = whole.checked_mul(scale).ok_or_else(invalid)?;
         if !frac_part.is_empty() {
             // Go keeps at most ~19 fraction digits' worth of precision; truncating is equivalent.

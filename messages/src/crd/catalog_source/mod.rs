@@ -42,7 +42,9 @@ wire_enum! {
 
 wire_enum! {
     /// `status.reason`; `None` is `""`.
+    #[derive(Default)]
     pub enum CatalogSourceReason {
+        #[default]
         None = "",
         SpecInvalidError = "SpecInvalidError",
         ConfigMapError = "ConfigMapError",
@@ -171,7 +173,10 @@ impl RegistryPoll {
     /// The interval, or 15m plus OLM's message when it does not parse (Go's `UnmarshalJSON`).
     pub fn poll_interval(&self) -> PollInterval {
         match parse_go_duration(self.interval.as_deref().unwrap_or_default()) {
-            Ok(interval) => PollInterval { interval, parse_error: None },
+            Ok(interval) => PollInterval {
+                interval,
+                parse_error: None,
+            },
             Err(err) => PollInterval {
                 interval: DEFAULT_REGISTRY_POLL,
                 parse_error: Some(format!(
@@ -190,9 +195,17 @@ pub struct CatalogSourceStatus {
     pub message: String,
     #[serde(default, skip_serializing_if = "CatalogSourceReason::is_none")]
     pub reason: CatalogSourceReason,
-    #[serde(rename = "configMapReference", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "configMapReference",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub config_map_reference: Option<ConfigMapResourceReference>,
-    #[serde(rename = "registryService", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "registryService",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub registry_service: Option<RegistryServiceStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection_state: Option<GrpcConnectionStatus>,
@@ -200,12 +213,6 @@ pub struct CatalogSourceStatus {
     pub latest_image_registry_poll: Option<Time>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
-}
-
-impl Default for CatalogSourceReason {
-    fn default() -> Self {
-        CatalogSourceReason::None
-    }
 }
 
 /// `status.configMapReference`.
@@ -240,7 +247,10 @@ pub struct RegistryServiceStatus {
 impl RegistryServiceStatus {
     /// `<serviceName>.<serviceNamespace>.svc:<port>`.
     pub fn address(&self) -> String {
-        format!("{}.{}.svc:{}", self.service_name, self.service_namespace, self.port)
+        format!(
+            "{}.{}.svc:{}",
+            self.service_name, self.service_namespace, self.port
+        )
     }
 }
 
@@ -251,7 +261,11 @@ pub struct GrpcConnectionStatus {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub address: String,
     pub last_observed_state: GrpcConnectionState,
-    #[serde(rename = "lastConnect", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "lastConnect",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub last_connect: Option<Time>,
 }
 
@@ -261,7 +275,12 @@ impl CatalogSource {
     pub fn address(&self) -> Option<String> {
         match self.spec.address.as_deref() {
             Some(address) if !address.is_empty() => Some(address.to_owned()),
-            _ => self.status.as_ref()?.registry_service.as_ref().map(RegistryServiceStatus::address),
+            _ => self
+                .status
+                .as_ref()?
+                .registry_service
+                .as_ref()
+                .map(RegistryServiceStatus::address),
         }
     }
 
@@ -280,14 +299,18 @@ impl CatalogSource {
     /// OLM's `Update()`: (latestImageRegistryPoll, else creationTimestamp) + interval < now.
     /// False when polling is not configured or no reference time is known.
     pub fn update_due(&self, now: Timestamp) -> bool {
-        let Some(poll) = self.registry_poll() else { return false };
+        let Some(poll) = self.registry_poll() else {
+            return false;
+        };
         let last = self
             .status
             .as_ref()
             .and_then(|s| s.latest_image_registry_poll.as_ref())
             .or(self.metadata.creation_timestamp.as_ref());
         let Some(last) = last else { return false };
-        let Ok(interval) = SignedDuration::try_from(poll.poll_interval().interval) else { return false };
+        let Ok(interval) = SignedDuration::try_from(poll.poll_interval().interval) else {
+            return false;
+        };
         last.0.checked_add(interval).is_ok_and(|due| due < now)
     }
 }
@@ -297,7 +320,12 @@ mod tests {
     use super::*;
     use rstest::rstest;
 
-    fn catsrc(source_type: SourceType, address: Option<&str>, image: Option<&str>, interval: Option<&str>) -> CatalogSource {
+    fn catsrc(
+        source_type: SourceType,
+        address: Option<&str>,
+        image: Option<&str>,
+        interval: Option<&str>,
+    ) -> CatalogSource {
         let mut c = CatalogSource::new(
             "cs",
             CatalogSourceSpec {
@@ -308,7 +336,9 @@ mod tests {
                 image: image.map(str::to_owned),
                 grpc_pod_config: None,
                 update_strategy: interval.map(|i| UpdateStrategy {
-                    registry_poll: Some(RegistryPoll { interval: Some(i.to_owned()) }),
+                    registry_poll: Some(RegistryPoll {
+                        interval: Some(i.to_owned()),
+                    }),
                 }),
                 secrets: None,
                 display_name: None,
@@ -336,9 +366,18 @@ mod tests {
     }
 
     #[rstest]
-    #[case::spec_address_wins(with_service(catsrc(SourceType::Grpc, Some("h:1"), None, None)), Some("h:1"))]
-    #[case::service_address_when_spec_is_empty(with_service(catsrc(SourceType::Grpc, None, Some("img"), None)), Some("cs.olm.svc:50051"))]
-    #[case::empty_spec_address_falls_back_to_service(with_service(catsrc(SourceType::Grpc, Some(""), None, None)), Some("cs.olm.svc:50051"))]
+    #[case::spec_address_wins(
+        with_service(catsrc(SourceType::Grpc, Some("h:1"), None, None)),
+        Some("h:1")
+    )]
+    #[case::service_address_when_spec_is_empty(
+        with_service(catsrc(SourceType::Grpc, None, Some("img"), None)),
+        Some("cs.olm.svc:50051")
+    )]
+    #[case::empty_spec_address_falls_back_to_service(
+        with_service(catsrc(SourceType::Grpc, Some(""), None, None)),
+        Some("cs.olm.svc:50051")
+    )]
     #[case::nothing_known_yet(catsrc(SourceType::Grpc, None, Some("img"), None), None)]
     fn address_follows_olm(#[case] c: CatalogSource, #[case] expected: Option<&str>) {
         assert_eq!(c.address().as_deref(), expected);
@@ -347,19 +386,48 @@ mod tests {
     #[rstest]
     #[case::ten_minutes("10m", 600, None)]
     #[case::hours_and_minutes("1h30m", 5400, None)]
-    #[case::unparseable_falls_back_to_fifteen_minutes("often", 900, Some(
-        "error parsing spec.updateStrategy.registryPoll.interval. Using the default value of 15m0s instead. Error: time: invalid duration \"often\""))]
-    #[case::missing_unit_falls_back_too("15", 900, Some(
-        "error parsing spec.updateStrategy.registryPoll.interval. Using the default value of 15m0s instead. Error: time: missing unit in duration \"15\""))]
-    fn poll_interval_parses_go_durations(#[case] raw: &str, #[case] secs: u64, #[case] message: Option<&str>) {
-        let got = RegistryPoll { interval: Some(raw.to_owned()) }.poll_interval();
-        assert_eq!(got, PollInterval { interval: Duration::from_secs(secs), parse_error: message.map(str::to_owned) });
+    #[case::unparseable_falls_back_to_fifteen_minutes(
+        "often",
+        900,
+        Some(
+            "error parsing spec.updateStrategy.registryPoll.interval. Using the default value of 15m0s instead. Error: time: invalid duration \"often\""
+        )
+    )]
+    #[case::missing_unit_falls_back_too(
+        "15",
+        900,
+        Some(
+            "error parsing spec.updateStrategy.registryPoll.interval. Using the default value of 15m0s instead. Error: time: missing unit in duration \"15\""
+        )
+    )]
+    fn poll_interval_parses_go_durations(
+        #[case] raw: &str,
+        #[case] secs: u64,
+        #[case] message: Option<&str>,
+    ) {
+        let got = RegistryPoll {
+            interval: Some(raw.to_owned()),
+        }
+        .poll_interval();
+        assert_eq!(
+            got,
+            PollInterval {
+                interval: Duration::from_secs(secs),
+                parse_error: message.map(str::to_owned)
+            }
+        );
     }
 
     #[rstest]
-    #[case::grpc_image_with_poll_polls(catsrc(SourceType::Grpc, None, Some("img"), Some("10m")), true)]
+    #[case::grpc_image_with_poll_polls(
+        catsrc(SourceType::Grpc, None, Some("img"), Some("10m")),
+        true
+    )]
     #[case::no_image_does_not_poll(catsrc(SourceType::Grpc, Some("h:1"), None, Some("10m")), false)]
-    #[case::configmap_does_not_poll(catsrc(SourceType::ConfigMap, None, Some("img"), Some("10m")), false)]
+    #[case::configmap_does_not_poll(
+        catsrc(SourceType::ConfigMap, None, Some("img"), Some("10m")),
+        false
+    )]
     #[case::no_strategy_does_not_poll(catsrc(SourceType::Grpc, None, Some("img"), None), false)]
     fn poll_follows_olm(#[case] c: CatalogSource, #[case] polls: bool) {
         assert_eq!(c.poll(), polls);
@@ -378,7 +446,8 @@ mod tests {
     fn update_counts_from_the_latest_poll_when_there_was_one() {
         let mut c = with_service(catsrc(SourceType::Grpc, None, Some("img"), Some("10m")));
         if let Some(status) = c.status.as_mut() {
-            status.latest_image_registry_poll = Some(Time(Timestamp::from_second(5_000).expect("ts")));
+            status.latest_image_registry_poll =
+                Some(Time(Timestamp::from_second(5_000).expect("ts")));
         }
         assert!(!c.update_due(Timestamp::from_second(5_500).expect("ts")));
         assert!(c.update_due(Timestamp::from_second(5_601).expect("ts")));

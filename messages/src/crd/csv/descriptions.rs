@@ -110,7 +110,11 @@ pub struct Descriptor {
     pub display_name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    #[serde(rename = "x-descriptors", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "x-descriptors",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub x_descriptors: Option<Vec<String>>,
     /// Free-form default value (`json.RawMessage`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -160,7 +164,11 @@ pub struct WebhookDescription {
     pub reinvocation_policy: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhook_path: Option<String>,
-    #[serde(rename = "conversionCRDs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "conversionCRDs",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub conversion_crds: Option<Vec<String>>,
 }
 
@@ -172,6 +180,12 @@ impl WebhookDescription {
 
     /// The Service OLM creates for it: `<deploymentName with . → ->-service`.
     pub fn service_name(&self) -> String {
-        format!("{}-service", self.deployment_name.as_deref().unwrap_or_default().replace('.', "-"))
+        format!(
+            "{}-service",
+            self.deployment_name
+                .as_deref()
+                .unwrap_or_default()
+                .replace('.', "-")
+        )
     }
 }

@@ -27,32 +27,58 @@ pub struct InstallMode {
 /// Why a set of target namespaces is not supported (texts as OLM's `Supports`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InstallModeError {
-    #[error("operatorgroup has invalid selected namespaces, cannot configure to watch zero namespaces")]
+    #[error(
+        "operatorgroup has invalid selected namespaces, cannot configure to watch zero namespaces"
+    )]
     ZeroNamespaces,
     #[error("{mode} InstallModeType not supported, cannot configure to watch {watch}")]
-    Unsupported { mode: InstallModeType, watch: String },
-    #[error("operatorgroup has invalid selected namespaces, NamespaceAll found when |selected namespaces| > 1")]
+    Unsupported {
+        mode: InstallModeType,
+        watch: String,
+    },
+    #[error(
+        "operatorgroup has invalid selected namespaces, NamespaceAll found when |selected namespaces| > 1"
+    )]
     AllNamespacesAmongMany,
 }
 
 /// Whether `modes` support `mode`. Like OLM's map-built `InstallModeSet`, a later entry of the
 /// same type wins and a missing entry is unsupported.
 pub fn supports_mode(modes: &[InstallMode], mode: &InstallModeType) -> bool {
-    modes.iter().rev().find(|m| &m.type_ == mode).is_some_and(|m| m.supported)
+    modes
+        .iter()
+        .rev()
+        .find(|m| &m.type_ == mode)
+        .is_some_and(|m| m.supported)
 }
 
 /// OLM's `InstallModeSet.Supports(operatorNamespace, namespaces)`, same order of checks and texts.
-pub fn supports(modes: &[InstallMode], operator_namespace: &str, namespaces: &[String]) -> Result<(), InstallModeError> {
+pub fn supports(
+    modes: &[InstallMode],
+    operator_namespace: &str,
+    namespaces: &[String],
+) -> Result<(), InstallModeError> {
     let need = |mode: InstallModeType, watch: String| {
-        if supports_mode(modes, &mode) { Ok(()) } else { Err(InstallModeError::Unsupported { mode, watch }) }
+        if supports_mode(modes, &mode) {
+            Ok(())
+        } else {
+            Err(InstallModeError::Unsupported { mode, watch })
+        }
     };
     match namespaces {
         [] => Err(InstallModeError::ZeroNamespaces),
-        [only] if only == operator_namespace => need(InstallModeType::OwnNamespace, "own namespace".to_owned()),
-        [only] if only.is_empty() => need(InstallModeType::AllNamespaces, "all namespaces".to_owned()),
+        [only] if only == operator_namespace => {
+            need(InstallModeType::OwnNamespace, "own namespace".to_owned())
+        }
+        [only] if only.is_empty() => {
+            need(InstallModeType::AllNamespaces, "all namespaces".to_owned())
+        }
         [_] => need(InstallModeType::SingleNamespace, "one namespace".to_owned()),
         many => {
-            need(InstallModeType::MultiNamespace, format!("{} namespaces", many.len()))?;
+            need(
+                InstallModeType::MultiNamespace,
+                format!("{} namespaces", many.len()),
+            )?;
             for ns in many {
                 if ns == operator_namespace {
                     need(InstallModeType::OwnNamespace, "own namespace".to_owned())?;
@@ -74,7 +100,10 @@ mod tests {
     fn modes(supported: &[InstallModeType]) -> Vec<InstallMode> {
         InstallModeType::KNOWN
             .iter()
-            .map(|t| InstallMode { type_: t.clone(), supported: supported.contains(t) })
+            .map(|t| InstallMode {
+                type_: t.clone(),
+                supported: supported.contains(t),
+            })
             .collect()
     }
 
@@ -103,7 +132,11 @@ mod tests {
     #[case::several_with_multi_namespace_are_fine(modes(&[MultiNamespace]), ns(&["a", "b"]), Ok(()))]
     #[case::missing_entries_count_as_unsupported(Vec::new(), ns(&["op"]),
         Err("OwnNamespace InstallModeType not supported, cannot configure to watch own namespace"))]
-    fn supports_matches_olm(#[case] modes: Vec<InstallMode>, #[case] targets: Vec<String>, #[case] expected: Result<(), &str>) {
+    fn supports_matches_olm(
+        #[case] modes: Vec<InstallMode>,
+        #[case] targets: Vec<String>,
+        #[case] expected: Result<(), &str>,
+    ) {
         let got = supports(&modes, "op", &targets).map_err(|e| e.to_string());
         assert_eq!(got, expected.map_err(str::to_owned));
     }

@@ -53,10 +53,18 @@ pub struct ClusterServiceVersionSpec {
     #[serde(rename = "install", default)]
     pub install: NamedInstallStrategy,
     /// The operator's semantic version, kept as the string read; see [`ClusterServiceVersion::semver`].
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient_string::option")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_string::option"
+    )]
     pub version: Option<String>,
     /// Optional release qualifier (`OperatorRelease`, newer API field; no OLM logic reads it).
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient_string::option")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_string::option"
+    )]
     pub release: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub maturity: Option<String>,
@@ -66,13 +74,29 @@ pub struct ClusterServiceVersionSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub custom_resource_definitions: Option<CustomResourceDefinitions>,
-    #[serde(rename = "apiservicedefinitions", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "apiservicedefinitions",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub api_service_definitions: Option<ApiServiceDefinitions>,
-    #[serde(rename = "webhookdefinitions", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "webhookdefinitions",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub webhook_definitions: Option<Vec<WebhookDescription>>,
-    #[serde(rename = "nativeAPIs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "nativeAPIs",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub native_apis: Option<Vec<GroupVersionKind>>,
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient_string::option")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_string::option"
+    )]
     pub min_kube_version: Option<String>,
     /// Human-readable name; Go always writes it.
     #[serde(default)]
@@ -111,7 +135,9 @@ pub struct ClusterServiceVersionSpec {
 }
 
 /// `spec.nativeAPIs[]` (metav1 `GroupVersionKind`, which k8s-openapi does not model).
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
+#[derive(
+    Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema,
+)]
 pub struct GroupVersionKind {
     #[serde(default)]
     pub group: String,
@@ -176,7 +202,10 @@ impl ClusterServiceVersion {
     /// `spec.version` parsed as semver. A bad value is a status problem, never a decode error.
     pub fn semver(&self) -> Result<semver::Version, Error> {
         let raw = self.spec.version.as_deref().ok_or(Error::MissingVersion)?;
-        semver::Version::parse(raw).map_err(|source| Error::InvalidVersion { version: raw.to_owned(), source })
+        semver::Version::parse(raw).map_err(|source| Error::InvalidVersion {
+            version: raw.to_owned(),
+            source,
+        })
     }
 }
 
@@ -221,7 +250,10 @@ mod tests {
     #[case::a_prerelease_parses(serde_json::json!("0.1.0-alpha.1"), Some("0.1.0-alpha.1"))]
     #[case::a_two_part_version_is_kept_but_not_semver(serde_json::json!("1.2"), None)]
     #[case::a_yaml_number_is_kept_as_text(serde_json::json!(2), None)]
-    fn version_decodes_anything_and_semver_reports_errors(#[case] raw: serde_json::Value, #[case] semver: Option<&str>) {
+    fn version_decodes_anything_and_semver_reports_errors(
+        #[case] raw: serde_json::Value,
+        #[case] semver: Option<&str>,
+    ) {
         let spec = serde_json::json!({"displayName": "x", "install": {"strategy": "deployment"}, "version": raw});
         let csv = ClusterServiceVersion::new("a", serde_json::from_value(spec).expect("decodes"));
         assert!(csv.spec.version.is_some());

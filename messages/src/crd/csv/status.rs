@@ -14,7 +14,9 @@ use crate::wire_enum;
 
 wire_enum! {
     /// `status.phase` (`ClusterServiceVersionPhase`); `None` is `""` (also OLM's "Any").
+    #[derive(Default)]
     pub enum CsvPhase {
+        #[default]
         None = "",
         Pending = "Pending",
         InstallReady = "InstallReady",
@@ -30,7 +32,9 @@ wire_enum! {
 
 wire_enum! {
     /// `status.reason` (`ConditionReason`); `None` is `""`.
+    #[derive(Default)]
     pub enum CsvReason {
+        #[default]
         None = "",
         RequirementsUnknown = "RequirementsUnknown",
         RequirementsNotMet = "RequirementsNotMet",
@@ -78,18 +82,6 @@ wire_enum! {
         /// Ad-hoc status OLM uses for owned APIServices (`olm/requirements.go`).
         DeploymentFound = "DeploymentFound",
         DeploymentNotFound = "DeploymentNotFound",
-    }
-}
-
-impl Default for CsvPhase {
-    fn default() -> Self {
-        CsvPhase::None
-    }
-}
-
-impl Default for CsvReason {
-    fn default() -> Self {
-        CsvReason::None
     }
 }
 
@@ -204,7 +196,13 @@ impl ClusterServiceVersionStatus {
     /// OLM's `SetPhase`: lastUpdateTime, message and reason always move; lastTransitionTime only
     /// when the phase changes. A condition with the new values is appended when there is none
     /// yet or the last one differs in phase or reason; the newest 20 are kept.
-    pub fn set_phase(&mut self, phase: CsvPhase, reason: CsvReason, message: impl Into<String>, now: &Time) {
+    pub fn set_phase(
+        &mut self,
+        phase: CsvPhase,
+        reason: CsvReason,
+        message: impl Into<String>,
+        now: &Time,
+    ) {
         self.last_update_time = Some(now.clone());
         if self.phase != phase {
             self.phase = phase;
@@ -247,17 +245,31 @@ const UNCOPIABLE_REASONS: &[CsvReason] = &[
 impl ClusterServiceVersion {
     /// The phase, `None` when there is no status.
     pub fn phase(&self) -> CsvPhase {
-        self.status.as_ref().map(|s| s.phase.clone()).unwrap_or_default()
+        self.status
+            .as_ref()
+            .map(|s| s.phase.clone())
+            .unwrap_or_default()
     }
 
     /// The reason, `None` when there is no status.
     pub fn reason(&self) -> CsvReason {
-        self.status.as_ref().map(|s| s.reason.clone()).unwrap_or_default()
+        self.status
+            .as_ref()
+            .map(|s| s.reason.clone())
+            .unwrap_or_default()
     }
 
     /// [`ClusterServiceVersionStatus::set_phase`] on this CSV's status (created if absent).
-    pub fn set_phase(&mut self, phase: CsvPhase, reason: CsvReason, message: impl Into<String>, now: &Time) {
-        self.status.get_or_insert_with(Default::default).set_phase(phase, reason, message, now);
+    pub fn set_phase(
+        &mut self,
+        phase: CsvPhase,
+        reason: CsvReason,
+        message: impl Into<String>,
+        now: &Time,
+    ) {
+        self.status
+            .get_or_insert_with(Default::default)
+            .set_phase(phase, reason, message, now);
     }
 
     /// OLM's `IsCopied`: reason `Copied`, or `olm.operatorNamespace` names another namespace, or
@@ -273,14 +285,20 @@ impl ClusterServiceVersion {
             .as_ref()
             .and_then(|a| a.get(annotations::OPERATOR_NAMESPACE))
             .is_some_and(|ns| ns != own_ns);
-        let copied_label = self.metadata.labels.as_ref().is_some_and(|l| l.contains_key(annotations::COPIED_FROM));
+        let copied_label = self
+            .metadata
+            .labels
+            .as_ref()
+            .is_some_and(|l| l.contains_key(annotations::COPIED_FROM));
         foreign_operator_ns || copied_label
     }
 
     /// OLM's `IsObsolete`: some condition has reason `Replaced` or `BeingReplaced`.
     pub fn is_obsolete(&self) -> bool {
         self.status.as_ref().is_some_and(|s| {
-            s.conditions.iter().any(|c| matches!(c.reason, CsvReason::Replaced | CsvReason::BeingReplaced))
+            s.conditions
+                .iter()
+                .any(|c| matches!(c.reason, CsvReason::Replaced | CsvReason::BeingReplaced))
         })
     }
 
@@ -324,17 +342,53 @@ mod tests {
     /// expected lastTransitionTime second, number of conditions afterwards, whether one was appended.
     #[rstest]
     #[case::first_phase_on_an_empty_status_appends_and_transitions(
-        status(CsvPhase::None, CsvReason::None, 0), CsvPhase::Pending, CsvReason::RequirementsUnknown, 50, 1, true)]
+        status(CsvPhase::None, CsvReason::None, 0),
+        CsvPhase::Pending,
+        CsvReason::RequirementsUnknown,
+        50,
+        1,
+        true
+    )]
     #[case::same_phase_and_reason_only_refreshes_update_time_and_message(
-        status(CsvPhase::Pending, CsvReason::RequirementsNotMet, 3), CsvPhase::Pending, CsvReason::RequirementsNotMet, 1, 3, false)]
+        status(CsvPhase::Pending, CsvReason::RequirementsNotMet, 3),
+        CsvPhase::Pending,
+        CsvReason::RequirementsNotMet,
+        1,
+        3,
+        false
+    )]
     #[case::same_phase_new_reason_appends_without_transition(
-        status(CsvPhase::Pending, CsvReason::RequirementsUnknown, 3), CsvPhase::Pending, CsvReason::RequirementsNotMet, 1, 4, true)]
+        status(CsvPhase::Pending, CsvReason::RequirementsUnknown, 3),
+        CsvPhase::Pending,
+        CsvReason::RequirementsNotMet,
+        1,
+        4,
+        true
+    )]
     #[case::new_phase_appends_and_transitions(
-        status(CsvPhase::Pending, CsvReason::RequirementsNotMet, 3), CsvPhase::InstallReady, CsvReason::AllRequirementsMet, 50, 4, true)]
+        status(CsvPhase::Pending, CsvReason::RequirementsNotMet, 3),
+        CsvPhase::InstallReady,
+        CsvReason::AllRequirementsMet,
+        50,
+        4,
+        true
+    )]
     #[case::history_is_trimmed_to_the_newest_twenty(
-        status(CsvPhase::Installing, CsvReason::InstallWaiting, 20), CsvPhase::Succeeded, CsvReason::InstallSucceeded, 50, 20, true)]
+        status(CsvPhase::Installing, CsvReason::InstallWaiting, 20),
+        CsvPhase::Succeeded,
+        CsvReason::InstallSucceeded,
+        50,
+        20,
+        true
+    )]
     #[case::an_empty_history_gets_a_condition_even_without_change(
-        status(CsvPhase::Pending, CsvReason::RequirementsNotMet, 0), CsvPhase::Pending, CsvReason::RequirementsNotMet, 1, 1, true)]
+        status(CsvPhase::Pending, CsvReason::RequirementsNotMet, 0),
+        CsvPhase::Pending,
+        CsvReason::RequirementsNotMet,
+        1,
+        1,
+        true
+    )]
     fn set_phase_follows_olm(
         #[case] mut before: ClusterServiceVersionStatus,
         #[case] phase: CsvPhase,
@@ -352,7 +406,10 @@ mod tests {
         assert_eq!(before.conditions.len(), conditions);
         let last = before.conditions.last().expect("a condition");
         let expected_message = if appended { "after" } else { "before" };
-        assert_eq!((&last.phase, &last.reason, last.message.as_str()), (&phase, &reason, expected_message));
+        assert_eq!(
+            (&last.phase, &last.reason, last.message.as_str()),
+            (&phase, &reason, expected_message)
+        );
         if appended {
             // The appended condition carries the new times.
             assert_eq!(last.last_update_time, Some(at(50)));
@@ -360,15 +417,27 @@ mod tests {
         }
     }
 
-    fn csv(namespace: &str, reason: CsvReason, annotations: &[(&str, &str)], labels: &[(&str, &str)]) -> ClusterServiceVersion {
+    fn csv(
+        namespace: &str,
+        reason: CsvReason,
+        annotations: &[(&str, &str)],
+        labels: &[(&str, &str)],
+    ) -> ClusterServiceVersion {
         let mut csv = ClusterServiceVersion::new("a.v1", Default::default());
         csv.metadata.namespace = Some(namespace.into());
         let map = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
-            pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect()
         };
         csv.metadata.annotations = Some(map(annotations));
         csv.metadata.labels = Some(map(labels));
-        csv.status = Some(ClusterServiceVersionStatus { phase: CsvPhase::Succeeded, reason, ..Default::default() });
+        csv.status = Some(ClusterServiceVersionStatus {
+            phase: CsvPhase::Succeeded,
+            reason,
+            ..Default::default()
+        });
         csv
     }
 
@@ -388,9 +457,21 @@ mod tests {
     #[case::phase_none_is_uncopiable(CsvPhase::None, CsvReason::InstallSucceeded, true)]
     #[case::succeeded_is_copiable(CsvPhase::Succeeded, CsvReason::InstallSucceeded, false)]
     #[case::no_operator_group_is_uncopiable(CsvPhase::Failed, CsvReason::NoOperatorGroup, true)]
-    #[case::static_group_conflict_is_uncopiable(CsvPhase::Failed, CsvReason::CannotModifyStaticOperatorGroupProvidedApis, true)]
-    #[case::a_failed_install_is_still_copiable(CsvPhase::Failed, CsvReason::InstallComponentFailed, false)]
-    fn is_uncopiable_follows_olm(#[case] phase: CsvPhase, #[case] reason: CsvReason, #[case] uncopiable: bool) {
+    #[case::static_group_conflict_is_uncopiable(
+        CsvPhase::Failed,
+        CsvReason::CannotModifyStaticOperatorGroupProvidedApis,
+        true
+    )]
+    #[case::a_failed_install_is_still_copiable(
+        CsvPhase::Failed,
+        CsvReason::InstallComponentFailed,
+        false
+    )]
+    fn is_uncopiable_follows_olm(
+        #[case] phase: CsvPhase,
+        #[case] reason: CsvReason,
+        #[case] uncopiable: bool,
+    ) {
         let mut csv = csv("ns", reason, &[], &[]);
         if let Some(status) = csv.status.as_mut() {
             status.phase = phase;
@@ -408,7 +489,10 @@ mod tests {
         if let Some(status) = csv.status.as_mut() {
             status.conditions = reasons
                 .iter()
-                .map(|r| ClusterServiceVersionCondition { reason: r.clone(), ..Default::default() })
+                .map(|r| ClusterServiceVersionCondition {
+                    reason: r.clone(),
+                    ..Default::default()
+                })
                 .collect();
         }
         assert_eq!(csv.is_obsolete(), obsolete);
