@@ -151,11 +151,12 @@ pub fn resolve(ns: &Namespace, opts: &Options) -> Resolution {
     let owned: Vec<VarId> = subs.iter().filter_map(|s| s.cands.current).collect();
     let mut mandatory: Vec<Root> = p.installed.values().copied().filter(|v| !owned.contains(v)).map(Root::Mandatory).collect();
     mandatory.sort_by_key(|r| match r {
-        Root::Mandatory(v) => *v,
+        Root::Mandatory(v) | Root::Pinned(v) => *v,
         Root::Sub { .. } => VarId::MAX,
     });
 
     let mut failed: HashMap<usize, Explanation> = HashMap::new();
+    let mut warnings: Vec<String> = Vec::new();
     let mut prohibited: HashMap<String, String> = HashMap::new();
     for (i, s) in subs.iter().enumerate() {
         if let Some(why) = &s.cands.no_candidates {
@@ -168,12 +169,18 @@ pub fn resolve(ns: &Namespace, opts: &Options) -> Resolution {
     let all_roots: Vec<Root> = mandatory.iter().cloned().chain(live.iter().map(|&i| subs[i].root())).collect();
     let chosen = match ctx.solve(&all_roots, &prohibited) {
         Ok(chosen) => chosen,
-        Err(_) => isolate(&mut ctx, &subs, &live, &mut mandatory, &mut failed, &mut prohibited),
+        Err(_) => isolate(&mut ctx, &subs, &live, &mut mandatory, &mut failed, &mut prohibited, &mut warnings),
     };
-    finish(&p, &subs, &chosen, failed, ctx.steps)
+    let mut r = finish(&p, &subs, &chosen, failed, ctx.steps);
+    r.warnings.extend(warnings);
+    r
 }
 
 /// Admit Subscriptions one at a time; return the last satisfiable choice.
+///
+/// A Subscription that fails keeps its installed CSV (or reserves its package), which earlier admissions
+/// did not know about; so a pass that records a new failure is repeated with those constraints in place
+/// from the start. Failures are never retried, so this ends after at most one pass per Subscription.
 fn isolate(
     ctx: &mut Ctx<'_, '_>,
     subs: &[Sub<'_>],
@@ -181,50 +188,77 @@ fn isolate(
     mandatory: &mut Vec<Root>,
     failed: &mut HashMap<usize, Explanation>,
     prohibited: &mut HashMap<String, String>,
+    warnings: &mut Vec<String>,
 ) -> Vec<VarId> {
-    let mut chosen = match ctx.solve(mandatory, prohibited) {
-        Ok(c) => c,
-        Err(cause) => {
-            // The installed operators conflict among themselves: nothing can be resolved.
-            for &i in live {
-                let why = crate::explain::NoCandidates::InstalledInconsistent { cause: cause.clone() };
-                failed.insert(i, explanation(&subs[i], Some(why), vec![]));
+    let mut passes = 0usize;
+    loop {
+        passes += 1;
+        let mut chosen = match ctx.solve(mandatory, prohibited) {
+            Ok(c) => c,
+            Err(cause) if mandatory.iter().any(|r| matches!(r, Root::Mandatory(_))) => {
+                // The installed operators are already inconsistent: keep them as they are, say so, and
+                // resolve what can be resolved around them.
+                warnings.push(format!("the installed operators are already inconsistent ({}); they are kept as they are", cause.clause()));
+                for r in mandatory.iter_mut() {
+                    if let Root::Mandatory(v) = *r {
+                        *r = Root::Pinned(v);
+                    }
+                }
+                continue;
             }
-            return Vec::new();
-        }
-    };
-    let mut accepted: Vec<Root> = Vec::new();
-    for &i in live {
-        let s = &subs[i];
-        let roots: Vec<Root> = mandatory.iter().chain(accepted.iter()).cloned().chain(std::iter::once(s.root())).collect();
-        match ctx.solve(&roots, prohibited) {
-            Ok(c) => {
-                chosen = c;
-                accepted.push(s.root());
+            Err(cause) => {
+                // Even kept as they are, the installed operators conflict (e.g. two CSVs of one package):
+                // nothing else can be resolved.
+                let open: Vec<usize> = live.iter().copied().filter(|i| !failed.contains_key(i)).collect();
+                for i in open {
+                    let why = crate::explain::NoCandidates::InstalledInconsistent { cause: cause.clone() };
+                    failed.insert(i, explanation(&subs[i], Some(why), vec![]));
+                }
+                return Vec::new();
             }
-            Err(_) => {
-                let base: Vec<Root> = mandatory.iter().chain(accepted.iter()).cloned().collect();
-                let cands = explain_candidates(ctx, s, &base, &chosen, prohibited);
-                failed.insert(i, explanation(s, None, cands));
-                match s.cands.current {
-                    Some(cur) => mandatory.push(Root::Mandatory(cur)),
-                    None => {
-                        prohibited.insert(s.spec.package.clone(), s.spec.name.clone());
+        };
+        let mut accepted: Vec<Root> = Vec::new();
+        let mut new_failure = false;
+        let open: Vec<usize> = live.iter().copied().filter(|i| !failed.contains_key(i)).collect();
+        for i in open {
+            let s = &subs[i];
+            let roots: Vec<Root> = mandatory.iter().chain(accepted.iter()).cloned().chain(std::iter::once(s.root())).collect();
+            match ctx.solve(&roots, prohibited) {
+                Ok(c) => {
+                    chosen = c;
+                    accepted.push(s.root());
+                }
+                Err(_) => {
+                    let base: Vec<Root> = mandatory.iter().chain(accepted.iter()).cloned().collect();
+                    let alone = mandatory.clone();
+                    let cands = explain_candidates(ctx, s, &alone, &base, &chosen, prohibited);
+                    failed.insert(i, explanation(s, None, cands));
+                    new_failure = true;
+                    match s.cands.current {
+                        Some(cur) => mandatory.push(Root::Pinned(cur)),
+                        None => {
+                            prohibited.insert(s.spec.package.clone(), s.spec.name.clone());
+                        }
                     }
                 }
             }
         }
+        // Each repeated pass has one more failure or one fewer Mandatory root, so this bound is never reached.
+        if !new_failure || passes > 2 * subs.len() + 2 {
+            return chosen;
+        }
     }
-    chosen
 }
 
 /// The first reason each candidate of `s` was rejected, given the admitted `base` and its `solution`.
 ///
-/// First against the admitted solution held fixed (the clearest "first reason"); if the candidate is
-/// consistent with it (the admitted Subscriptions would have to choose differently), against `base`.
+/// In order, the first that fails gives the reason: the candidate with only the installed CSVs (`alone`,
+/// its own problems); against the admitted solution held fixed (a conflict with what others chose); against
+/// `base` (the admitted Subscriptions would have to choose differently, and cannot).
 fn explain_candidates(
     ctx: &mut Ctx<'_, '_>,
     s: &Sub<'_>,
+    alone: &[Root],
     base: &[Root],
     solution: &[VarId],
     prohibited: &HashMap<String, String>,
@@ -234,14 +268,12 @@ fn explain_candidates(
     for &c in &s.cands.options {
         let bundle = ctx.p.bundle_ref(c);
         let forced = Root::Sub { label: label.clone(), options: Rc::from(vec![c]) };
-        let first = match ctx.solve_with(std::slice::from_ref(&forced), prohibited, solution) {
-            Err(r) => Some(r),
-            Ok(_) => {
-                let mut roots = base.to_vec();
-                roots.push(forced);
-                ctx.solve(&roots, prohibited).err()
-            }
-        };
+        let with = |roots: &[Root]| roots.iter().cloned().chain(std::iter::once(forced.clone())).collect::<Vec<_>>();
+        let first = ctx
+            .solve(&with(alone), prohibited)
+            .err()
+            .or_else(|| ctx.solve_with(std::slice::from_ref(&forced), prohibited, solution).err())
+            .or_else(|| ctx.solve(&with(base), prohibited).err());
         let rejected = match first {
             None => Rejection::SearchLimit { steps: ctx.opts.search_limit },
             Some(Rejection::Unmet { requirement, of: None, mut candidates, .. }) if requirement == label && candidates.len() == 1 => {

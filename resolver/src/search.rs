@@ -20,8 +20,11 @@ use crate::requirement::Requirement;
 pub(crate) enum Root {
     /// A Subscription: one of `options` (preference order).
     Sub { label: String, options: Rc<[VarId]> },
-    /// An installed CSV that must stay.
+    /// An installed CSV that must stay, with its dependencies met.
     Mandatory(VarId),
+    /// An installed CSV that stays as it is: its package and APIs are taken, its dependencies not re-checked
+    /// (it belongs to a failed Subscription, or the installed set is already inconsistent).
+    Pinned(VarId),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -78,7 +81,7 @@ impl<'p, 'a> Search<'p, 'a> {
             }
             let level = self.trail.len() as u32;
             let agenda_len = self.agenda.len();
-            self.choose(v, level);
+            self.choose(v, level, false);
             self.agenda.truncate(agenda_len);
         }
         self
@@ -95,7 +98,7 @@ impl<'p, 'a> Search<'p, 'a> {
         match ob {
             Ob::Root(i) => Ok(match &self.roots[i] {
                 Root::Sub { options, .. } => options.clone(),
-                Root::Mandatory(v) => Rc::from(vec![*v]),
+                Root::Mandatory(v) | Root::Pinned(v) => Rc::from(vec![*v]),
             }),
             Ob::Dep { var, dep, .. } => {
                 let p = self.p;
@@ -112,7 +115,7 @@ impl<'p, 'a> Search<'p, 'a> {
         match ob {
             Ob::Root(i) => match &self.roots[i] {
                 Root::Sub { label, .. } => (label.clone(), None, None),
-                Root::Mandatory(v) => (format!("keeping {}", self.p.bundle_ref(*v)), None, None),
+                Root::Mandatory(v) | Root::Pinned(v) => (format!("keeping {}", self.p.bundle_ref(*v)), None, None),
             },
             Ob::Dep { var, dep, .. } => {
                 let d = &self.p.vars[var as usize].deps[dep];
@@ -170,14 +173,15 @@ impl<'p, 'a> Search<'p, 'a> {
             if self.steps > self.limit {
                 return Err(Failure { conflict: (0..self.trail.len() as u32).collect(), cause: Rejection::SearchLimit { steps: self.limit } });
             }
-            if let Err((rej, levels)) = self.check(v) {
+            if let Err((rej, levels)) = self.check(v, matches!(ob, Ob::Dep { .. })) {
                 conflict.extend(levels);
                 rejected.push(Candidate { bundle: self.p.bundle_ref(v), rejected: rej });
                 continue;
             }
             let level = self.trail.len() as u32;
             let agenda_len = self.agenda.len();
-            self.choose(v, level);
+            let with_deps = !matches!(ob, Ob::Root(i) if matches!(self.roots[i], Root::Pinned(_)));
+            self.choose(v, level, with_deps);
             match self.run(pos + 1) {
                 Ok(()) => return Ok(()),
                 Err(f) => {
@@ -202,7 +206,8 @@ impl<'p, 'a> Search<'p, 'a> {
     }
 
     /// Can `v` join the chosen set? On failure: the first reason, and the levels responsible.
-    fn check(&self, v: VarId) -> Result<(), (Rejection, Vec<u32>)> {
+    /// Packages of failed Subscriptions are closed to dependencies only (`as_dependency`).
+    fn check(&self, v: VarId, as_dependency: bool) -> Result<(), (Rejection, Vec<u32>)> {
         let var = &self.p.vars[v as usize];
         if var.deprecated {
             return Err((Rejection::Deprecated, vec![]));
@@ -211,7 +216,7 @@ impl<'p, 'a> Search<'p, 'a> {
             return Err((Rejection::InvalidProperties { message: message.clone() }, vec![]));
         }
         if let Some(pkg) = &var.package {
-            if let Some(sub) = self.prohibited_packages.get(pkg) {
+            if let Some(sub) = self.prohibited_packages.get(pkg).filter(|_| as_dependency) {
                 if self.p.catalog_of(v).is_some() {
                     return Err((Rejection::PackageOfFailedSubscription { package: pkg.clone(), subscription: sub.clone() }, vec![]));
                 }
@@ -255,7 +260,7 @@ impl<'p, 'a> Search<'p, 'a> {
         None
     }
 
-    fn choose(&mut self, v: VarId, level: u32) {
+    fn choose(&mut self, v: VarId, level: u32, with_deps: bool) {
         let p = self.p;
         let var = &p.vars[v as usize];
         self.trail.push(v);
@@ -269,7 +274,7 @@ impl<'p, 'a> Search<'p, 'a> {
         if var.deps.iter().any(|d| matches!(d.requirement, Requirement::None(_))) {
             self.forbidders.push(v);
         }
-        for dep in 0..var.deps.len() {
+        for dep in (0..var.deps.len()).filter(|_| with_deps) {
             self.agenda.push(Ob::Dep { var: v, dep, parent: level });
         }
     }

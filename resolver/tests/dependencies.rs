@@ -151,10 +151,17 @@ fn check(n: &Namespace, want: &[(&str, Want)], steps: &[(&str, &str)]) {
        vec![cat("cat", NS, 0, vec![b("a.v1", "a", "alpha", "1.0.0").requires("X"), b("c.v1", "c", "stable", "1.0.0")])]),
     vec![("broken", Want::Failed("it requires API X (example.com/v1), and no bundle")), ("fine", Want::Install("c.v1"))],
     vec![("c.v1", "fine")])]
-#[case::installed_operators_that_already_break_fail_every_subscription(
+#[case::a_failing_subscription_keeps_its_installed_csv_so_others_must_fit_around_it(
+    ns(vec![sub("a-new", "n", "stable", "cat"), sub("z-old", "z", "stable", "cat").installed("z.v1")],
+       vec![csv("z.v1", "z", "1.0.0").provides("X").requires("Y")],
+       vec![cat("cat", NS, 0, vec![b("n.v1", "n", "stable", "1.0.0").provides("X"), b("z.v1", "z", "stable", "1.0.0").provides("X").requires("Y")])]),
+    vec![("a-new", Want::Failed("it provides API X (example.com/v1), which installed z.v1 (version 1.0.0) already provides")),
+         ("z-old", Want::Failed("installed z.v1 (version 1.0.0) was rejected because it requires API Y (example.com/v1)"))],
+    vec![])]
+#[case::installed_operators_that_are_already_broken_do_not_block_an_independent_subscription(
     ns(vec![sub("fine", "c", "stable", "cat")], vec![csv("z.v1", "z", "1.0.0").requires("Gone")],
        vec![cat("cat", NS, 0, vec![b("c.v1", "c", "stable", "1.0.0")])]),
-    vec![("fine", Want::Failed("already inconsistent, so nothing can be resolved: installed z.v1 (version 1.0.0) cannot stay because it requires API Gone (example.com/v1)"))], vec![])]
+    vec![("fine", Want::Install("c.v1"))], vec![("c.v1", "fine")])]
 fn dependencies_resolve_as_olm_does(#[case] n: Namespace, #[case] want: Vec<(&str, Want)>, #[case] steps: Vec<(&str, &str)>) {
     check(&n, &want, &steps);
 }
@@ -208,4 +215,20 @@ fn an_unsatisfiable_subscription_is_explained_in_sentences_and_in_data() {
     assert_eq!(data["candidates"][0]["rejected"]["candidates"][0]["bundle"]["name"], "y.v1");
     let back: resolver::Explanation = serde_json::from_value(data).unwrap();
     assert_eq!(&back, explanation.as_ref());
+}
+
+#[test]
+fn already_broken_installed_operators_are_reported_as_a_warning() {
+    let n = ns(
+        vec![sub("fine", "c", "stable", "cat")],
+        vec![csv("z.v1", "z", "1.0.0").requires("Gone")],
+        vec![cat("cat", NS, 0, vec![b("c.v1", "c", "stable", "1.0.0")])],
+    );
+    let r = resolve(&n, &Options::default());
+    assert_eq!(
+        r.warnings,
+        vec!["the installed operators are already inconsistent (it requires keeping installed z.v1 (version 1.0.0), and all 1 bundle(s) \
+              that could satisfy it were rejected: installed z.v1 (version 1.0.0) because it requires API Gone (example.com/v1), and no \
+              bundle in the visible catalogs or the namespace satisfies it); they are kept as they are"]
+    );
 }
