@@ -109,6 +109,24 @@ pub fn roundtrip(
         ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration") => k8s(typed::<
             admissionregistration::v1::MutatingWebhookConfiguration,
         >(doc)),
+        // rbac/v1beta1 has exactly the shape of rbac/v1 (k8s-openapi dropped v1beta1): decode
+        // with the v1 type and put the version back, so every field is still checked.
+        (
+            "rbac.authorization.k8s.io/v1beta1",
+            "Role" | "RoleBinding" | "ClusterRole" | "ClusterRoleBinding",
+        ) => {
+            let mut as_v1 = doc.clone();
+            as_v1["apiVersion"] = Value::from("rbac.authorization.k8s.io/v1");
+            let back = roundtrip("rbac.authorization.k8s.io/v1", kind, &as_v1)
+                .1
+                .map(|r| {
+                    r.map(|mut v| {
+                        v["apiVersion"] = Value::from(api_version);
+                        v
+                    })
+                });
+            (Model::Kubernetes, back)
+        }
         _ => (Model::Unmodelled, None),
     }
 }
