@@ -292,3 +292,33 @@ fn corpus_roundtrip_every_manifest_keeps_every_field() {
         );
     }
 }
+
+#[test]
+fn a_field_outside_our_csv_type_is_reported_as_lost_with_its_pointer() {
+    let doc = serde_json::json!({
+        "apiVersion": CSV_API_VERSION, "kind": "ClusterServiceVersion", "metadata": {"name": "a.v1"},
+        "spec": {"displayName": "A", "install": {"strategy": "deployment"}, "version": "1.0.0",
+                 "customresourcedefinitions": {"owned": [{"name": "as.x.io", "version": "v1", "kind": "A", "bogus": true}]}}
+    });
+    let (model, back) = roundtrip(CSV_API_VERSION, "ClusterServiceVersion", &doc);
+    assert_eq!(model, Model::Olm);
+    let back = back.expect("modelled").expect("decodes");
+    let (mut differences, mut coerced) = (Vec::new(), 0);
+    compare(
+        &normalize(&doc),
+        &normalize(&back),
+        "",
+        &mut differences,
+        &mut coerced,
+    );
+    assert_eq!(
+        differences,
+        [Difference::Lost(
+            "/spec/customresourcedefinitions/owned/0/bogus".into()
+        )]
+    );
+    assert_eq!(
+        pattern("/spec/customresourcedefinitions/owned/0/bogus"),
+        "/spec/customresourcedefinitions/owned/N/bogus"
+    );
+}
