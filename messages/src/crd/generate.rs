@@ -79,7 +79,15 @@ pub fn all_crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
         install_plan::InstallPlan::crd(),
         patch(
             olm_config::OLMConfig::crd(),
-            &[("/spec", "default", json!({}))],
+            &[
+                ("/spec", "default", json!({})),
+                // Upstream's kubebuilder pattern for a Go duration of ms/s/m/h units.
+                (
+                    "/spec/properties/features/properties/packageServerSyncInterval",
+                    "pattern",
+                    json!(r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"),
+                ),
+            ],
         )?,
         patch(operator_condition, &[])?,
         patch(

@@ -55,7 +55,7 @@ pub struct Features {
         skip_serializing_if = "Option::is_none"
     )]
     pub disable_copied_csvs: Option<bool>,
-    /// A duration string such as `5m` (pattern-checked by the CRD upstream).
+    /// A duration string such as `5m` (the CRD checks the pattern upstream OLM uses).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package_server_sync_interval: Option<String>,
 }
