@@ -1,6 +1,16 @@
 //! The ClusterServiceVersion actor: one per CSV. It keeps the latest observation of its CSV and reconciles it
 //! level-triggered on every message (observation, requeue, dependency change).
 
+pub mod chain;
+pub mod facts;
+pub mod group_fit;
+pub mod hash;
+pub mod health;
+pub mod machine;
+pub mod requirements;
+pub mod status;
+pub mod strategy;
+
 use crate::shared::Shared;
 use actix::prelude::*;
 use messages::crd::csv::ClusterServiceVersion;

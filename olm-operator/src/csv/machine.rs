@@ -1,0 +1,276 @@
+//! The CSV phase machine (spec §2.2-2.3), pure: `decide(&Observed) -> Decision`. No kube client, actix,
+//! tokio or clock here; the actor gathers the facts (`observe.rs`) and performs the effects (`effects.rs`).
+
+use super::facts::{GroupFit, INSTALL_TIMEOUT, InstallStatus, Observed, SpecCheck};
+use messages::crd::csv::{CsvPhase, CsvReason};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// A phase change (or a change of reason/message within a phase) to write to `status`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transition {
+    pub phase: CsvPhase,
+    pub reason: CsvReason,
+    pub message: String,
+}
+
+impl Transition {
+    pub fn new(phase: CsvPhase, reason: CsvReason, message: impl Into<String>) -> Self {
+        Self { phase, reason, message: message.into() }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    Stay,
+    To(Transition),
+}
+
+/// I/O the actor performs for a decision, in this order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Write the OperatorGroup annotations on the CSV (`olm.operatorGroup`, `olm.operatorNamespace`, `olm.targetNamespaces`).
+    AnnotateGroup(BTreeMap<String, String>),
+    /// Create/update the service accounts, Roles/ClusterRoles and bindings of the install strategy.
+    EnsureRbac,
+    /// Create/update the strategy's deployments (and RBAC), deleting CSV-owned deployments no longer in it.
+    Install,
+    /// Count one upgrade (`csv_upgrade_count`).
+    CountUpgrade,
+    /// Delete the CSV object itself (phase Deleting).
+    DeleteSelf,
+}
+
+/// When to reconcile again, besides watch events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Only when something changes.
+    Idle,
+    /// After a fixed delay (waiting on something no watch tells us about).
+    After(Duration),
+    /// Rate-limited retry: exponential backoff per actor, reset once the CSV makes progress.
+    Backoff,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    pub step: Step,
+    pub effects: Vec<Effect>,
+    pub next: Next,
+}
+
+/// Safety net for waits that a watch normally ends (deployments becoming ready, a neighbour changing phase).
+pub const WAIT_RECHECK: Duration = Duration::from_secs(30);
+/// How often a CSV failed because of its OperatorGroup re-checks the group (until issue 4 requeues CSVs on group changes).
+pub const GROUP_RECHECK: Duration = Duration::from_secs(15);
+
+// Messages (OLM's exact texts).
+pub const MSG_REQUIREMENTS_UNKNOWN: &str = "requirements not yet checked";
+pub const MSG_REQUIREMENTS_NOT_MET: &str = "one or more requirements couldn't be found";
+pub const MSG_ALL_REQUIREMENTS_MET: &str = "all requirements found, attempting install";
+pub const MSG_INSTALL_WAITING: &str = "waiting for install components to report healthy";
+pub const MSG_INSTALL_SUCCEEDED: &str = "install strategy completed with no errors";
+pub const MSG_INSTALL_TIMEOUT: &str = "install timeout";
+pub const MSG_OWNER_CONFLICT: &str = "conflicting CRD owner in namespace";
+pub const MSG_NO_OPERATOR_GROUP: &str = "csv in namespace with no operatorgroups";
+pub const MSG_TOO_MANY_OPERATOR_GROUPS: &str = "csv created in namespace with multiple operatorgroups, can't pick one automatically";
+pub const MSG_NO_TARGET_NAMESPACES: &str = "no targetNamespaces are matched operatorgroups namespace selection";
+pub const MSG_GROUP_NOW_SUPPORTED: &str = "InstallModes now support target namespaces";
+pub const MSG_NO_LONGER_INTERSECTING: &str = "OperatorGroup no longer intersecting with conflicting owner";
+pub const MSG_STATIC_NOW_SUPPORTED: &str = "static OperatorGroup and intersecting groups now support providedAPIs";
+pub const MSG_REQUIREMENTS_NO_LONGER_MET: &str = "requirements no longer met";
+pub const MSG_FAILED_REQUIREMENTS_NOT_MET: &str = "requirements not met";
+pub const MSG_REPLACED: &str = "has been replaced by a newer ClusterServiceVersion that has successfully installed.";
+
+/// Decide the next step of one CSV from its classified facts.
+pub fn decide(o: &Observed) -> Decision {
+    if o.copied {
+        return stay(Next::Idle);
+    }
+    // Only a cluster change (RBAC or the group's service account) moves a CSV out of NoRetry.
+    if o.phase == CsvPhase::Failed && o.reason == CsvReason::InstallComponentFailedNoRetry {
+        return stay(Next::Idle);
+    }
+    if o.phase == CsvPhase::Deleting {
+        return Decision { step: Step::Stay, effects: vec![Effect::DeleteSelf], next: Next::Idle };
+    }
+    if let SpecCheck::BadCrdName(_) = o.spec {
+        return stay(Next::Idle);
+    }
+    let mut effects = Vec::new();
+    match &o.group {
+        GroupFit::Fits { annotate } => {
+            if let Some(annotations) = annotate {
+                effects.push(Effect::AnnotateGroup(annotations.clone()));
+            }
+        }
+        GroupFit::NoOperatorGroup => return group_failure(o, CsvReason::NoOperatorGroup, MSG_NO_OPERATOR_GROUP),
+        GroupFit::TooManyOperatorGroups => return group_failure(o, CsvReason::TooManyOperatorGroups, MSG_TOO_MANY_OPERATOR_GROUPS),
+        GroupFit::NoTargetNamespaces => return group_failure(o, CsvReason::NoTargetNamespaces, MSG_NO_TARGET_NAMESPACES),
+        GroupFit::InvalidInstallModes(message) => return group_failure(o, CsvReason::InvalidInstallModes, message),
+        GroupFit::Unsupported(message) => return group_failure(o, CsvReason::UnsupportedOperatorGroup, message),
+    }
+    if o.phase == CsvPhase::None {
+        return with(effects, to(CsvPhase::Pending, CsvReason::RequirementsUnknown, MSG_REQUIREMENTS_UNKNOWN), Next::Idle);
+    }
+    if let Some(failure) = spec_failure(&o.spec) {
+        // Written only if phase, reason or message changed (`status.rs`), like every step.
+        return Decision { step: Step::To(failure), effects, next: Next::Idle };
+    }
+    let mut decision = match o.phase {
+        CsvPhase::Pending => pending(o),
+        CsvPhase::InstallReady => install_ready(),
+        CsvPhase::Installing => installing(o),
+        CsvPhase::Succeeded => succeeded(o),
+        CsvPhase::Failed => failed(o),
+        CsvPhase::Replacing => replacing(o),
+        // Handled above; listed so the match stays exhaustive over OLM's phases.
+        CsvPhase::None | CsvPhase::Deleting => stay(Next::Idle),
+        CsvPhase::Unknown | CsvPhase::Other(_) => stay(Next::Idle),
+    };
+    effects.append(&mut decision.effects);
+    decision.effects = effects;
+    decision
+}
+
+/// The status to write when the `Install` effect failed (OLM's InstallReady branch): permission and
+/// invalid-object errors do not heal by retrying.
+pub fn install_failed(unrecoverable: bool, error: &str) -> Transition {
+    if unrecoverable {
+        Transition::new(CsvPhase::Failed, CsvReason::InstallComponentFailedNoRetry, format!("install strategy failed: {error}"))
+    } else {
+        Transition::new(CsvPhase::Failed, CsvReason::InstallComponentFailed, format!("install strategy failed: {error}"))
+    }
+}
+
+fn pending(o: &Observed) -> Decision {
+    let effects = vec![Effect::EnsureRbac];
+    if !o.requirements.met {
+        return with(effects, to(CsvPhase::Pending, CsvReason::RequirementsNotMet, MSG_REQUIREMENTS_NOT_MET), Next::Backoff);
+    }
+    if o.owner_conflict.is_some() {
+        return with(effects, to(CsvPhase::Failed, CsvReason::OwnerConflict, MSG_OWNER_CONFLICT), Next::Idle);
+    }
+    if let Some(old) = &o.replaces
+        && old.phase != CsvPhase::Replacing
+    {
+        // Wait for the CSV we replace to hand over (it goes Replacing once it Succeeded and sees us).
+        return Decision { step: Step::Stay, effects, next: Next::After(WAIT_RECHECK) };
+    }
+    with(effects, to(CsvPhase::InstallReady, CsvReason::AllRequirementsMet, MSG_ALL_REQUIREMENTS_MET), Next::Idle)
+}
+
+fn install_ready() -> Decision {
+    with(vec![Effect::Install], to(CsvPhase::Installing, CsvReason::InstallSucceeded, MSG_INSTALL_WAITING), Next::After(WAIT_RECHECK))
+}
+
+fn installing(o: &Observed) -> Decision {
+    let (transition, healthy) = install_outcome(&o.install, CsvPhase::Installing, CsvReason::InstallWaiting);
+    let still_installing = transition.phase == CsvPhase::Installing;
+    if !healthy && still_installing {
+        match o.since_transition {
+            Some(elapsed) if elapsed >= INSTALL_TIMEOUT => {
+                return with(Vec::new(), to(CsvPhase::Failed, CsvReason::InstallCheckFailed, MSG_INSTALL_TIMEOUT), Next::Backoff);
+            }
+            Some(elapsed) => {
+                let left = INSTALL_TIMEOUT.saturating_sub(elapsed).min(WAIT_RECHECK);
+                return with(Vec::new(), Step::To(transition), Next::After(left.max(Duration::from_secs(1))));
+            }
+            None => return with(Vec::new(), Step::To(transition), Next::After(WAIT_RECHECK)),
+        }
+    }
+    let next = if healthy { Next::Idle } else { Next::After(WAIT_RECHECK) };
+    with(Vec::new(), Step::To(transition), next)
+}
+
+fn succeeded(o: &Observed) -> Decision {
+    if let Some(new) = &o.replaced_by {
+        let message = format!("being replaced by csv: {}", new.name);
+        return with(vec![Effect::CountUpgrade], to(CsvPhase::Replacing, CsvReason::BeingReplaced, message), Next::Idle);
+    }
+    if !o.requirements.met {
+        return with(Vec::new(), to(CsvPhase::Failed, CsvReason::RequirementsNotMet, MSG_REQUIREMENTS_NO_LONGER_MET), Next::Backoff);
+    }
+    let (transition, healthy) = install_outcome(&o.install, CsvPhase::Failed, CsvReason::ComponentUnhealthy);
+    let next = if healthy { Next::Idle } else { Next::Backoff };
+    with(Vec::new(), Step::To(transition), next)
+}
+
+fn failed(o: &Observed) -> Decision {
+    match o.reason {
+        CsvReason::NoTargetNamespaces | CsvReason::NoOperatorGroup | CsvReason::TooManyOperatorGroups | CsvReason::UnsupportedOperatorGroup | CsvReason::InvalidInstallModes => {
+            return with(Vec::new(), to(CsvPhase::Pending, CsvReason::RequirementsUnknown, MSG_GROUP_NOW_SUPPORTED), Next::Idle);
+        }
+        CsvReason::InterOperatorGroupOwnerConflict => {
+            return with(Vec::new(), to(CsvPhase::Pending, CsvReason::RequirementsUnknown, MSG_NO_LONGER_INTERSECTING), Next::Idle);
+        }
+        CsvReason::CannotModifyStaticOperatorGroupProvidedApis => {
+            return with(Vec::new(), to(CsvPhase::Pending, CsvReason::RequirementsUnknown, MSG_STATIC_NOW_SUPPORTED), Next::Idle);
+        }
+        // A conflict that is still there stays (OLM would flap through Pending and back with an Event each time).
+        CsvReason::OwnerConflict if o.owner_conflict.is_some() => return stay(Next::Idle),
+        _ => {}
+    }
+    if !o.requirements.met {
+        return with(Vec::new(), to(CsvPhase::Pending, CsvReason::RequirementsNotMet, MSG_FAILED_REQUIREMENTS_NOT_MET), Next::Backoff);
+    }
+    let (transition, healthy) = install_outcome(&o.install, CsvPhase::Pending, CsvReason::NeedsReinstall);
+    let next = if healthy { Next::Idle } else { Next::Backoff };
+    with(Vec::new(), Step::To(transition), next)
+}
+
+fn replacing(o: &Observed) -> Decision {
+    if o.replaces.is_some() {
+        // Still replacing an older CSV itself: that one must go first.
+        return stay(Next::After(WAIT_RECHECK));
+    }
+    match &o.replaced_by {
+        Some(new) if new.phase == CsvPhase::Succeeded => with(Vec::new(), to(CsvPhase::Deleting, CsvReason::Replaced, MSG_REPLACED), Next::Idle),
+        Some(_) => stay(Next::After(WAIT_RECHECK)),
+        None => stay(Next::Idle),
+    }
+}
+
+/// OLM's `updateInstallStatus(requeuePhase, requeueReason)`: the transition and whether all is healthy.
+fn install_outcome(install: &InstallStatus, requeue_phase: CsvPhase, requeue_reason: CsvReason) -> (Transition, bool) {
+    match install {
+        InstallStatus::Healthy => (Transition::new(CsvPhase::Succeeded, CsvReason::InstallSucceeded, MSG_INSTALL_SUCCEEDED), true),
+        InstallStatus::Unrecoverable(why) => (Transition::new(CsvPhase::Failed, CsvReason::InstallCheckFailed, format!("install failed: {why}")), false),
+        InstallStatus::Drifted(why) => (Transition::new(CsvPhase::InstallReady, requeue_reason, format!("installing: {why}")), false),
+        InstallStatus::Missing(why) | InstallStatus::Waiting(why) => (Transition::new(requeue_phase, requeue_reason, format!("installing: {why}")), false),
+    }
+}
+
+fn spec_failure(spec: &SpecCheck) -> Option<Transition> {
+    match spec {
+        SpecCheck::Valid | SpecCheck::BadCrdName(_) => None,
+        SpecCheck::InvalidStrategy(why) => Some(Transition::new(CsvPhase::Failed, CsvReason::InvalidInstallStrategy, format!("install strategy invalid: {why}"))),
+        SpecCheck::BadVersion(why) => Some(Transition::new(CsvPhase::Failed, CsvReason::RequirementsNotMet, why.clone())),
+        SpecCheck::ReplacesCycle(names) => Some(Transition::new(
+            CsvPhase::Failed,
+            CsvReason::RequirementsNotMet,
+            format!("spec.replaces forms a cycle ({}); point spec.replaces at an older CSV or remove it", names.join(" -> ")),
+        )),
+    }
+}
+
+/// OperatorGroup failures are written only when the reason differs (OLM), and re-checked periodically.
+fn group_failure(o: &Observed, reason: CsvReason, message: &str) -> Decision {
+    let step = if o.phase == CsvPhase::Failed && o.reason == reason { Step::Stay } else { to(CsvPhase::Failed, reason, message) };
+    Decision { step, effects: Vec::new(), next: Next::After(GROUP_RECHECK) }
+}
+
+fn to(phase: CsvPhase, reason: CsvReason, message: impl Into<String>) -> Step {
+    Step::To(Transition::new(phase, reason, message))
+}
+
+fn stay(next: Next) -> Decision {
+    Decision { step: Step::Stay, effects: Vec::new(), next }
+}
+
+fn with(effects: Vec<Effect>, step: Step, next: Next) -> Decision {
+    Decision { step, effects, next }
+}
+
+#[cfg(test)]
+mod tests;

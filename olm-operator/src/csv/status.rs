@@ -1,0 +1,133 @@
+//! The CSV status a decision leads to, pure: (old status, step, requirement statuses, now) → the new status
+//! when anything changed. Phase changes follow OLM's `SetPhaseWithEventIfChanged` (nothing is written when
+//! phase, reason and message are unchanged); `lastTransitionTime` moves when the phase or the reason changes;
+//! `status.conditions` keeps OLM's history (one entry per phase/reason change, newest 20).
+
+use super::machine::{Step, Transition};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use messages::crd::csv::{ClusterServiceVersionStatus, RequirementStatus};
+
+/// A status to write, and the phase change to announce with an Event (if any).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatusUpdate {
+    pub status: ClusterServiceVersionStatus,
+    pub announce: Option<Transition>,
+}
+
+/// The status after `step`; `None` when nothing would change (no write, no Event).
+pub fn next_status(old: Option<&ClusterServiceVersionStatus>, step: &Step, requirements: &[RequirementStatus], now: &Time) -> Option<StatusUpdate> {
+    let mut status = old.cloned().unwrap_or_default();
+    let mut announce = None;
+    if let Step::To(t) = step {
+        let unchanged = status.phase == t.phase && status.reason == t.reason && status.message == t.message;
+        if !unchanged {
+            if status.phase == t.phase && status.reason != t.reason {
+                // `set_phase` moves lastTransitionTime on phase changes only; a new reason counts too here.
+                status.last_transition_time = Some(now.clone());
+            }
+            status.set_phase(t.phase.clone(), t.reason.clone(), t.message.clone(), now);
+            announce = Some(t.clone());
+        }
+    }
+    let requirements_changed = status.requirement_status != requirements;
+    if requirements_changed && !requirements.is_empty() {
+        status.requirement_status = requirements.to_vec();
+    }
+    let changed = announce.is_some() || (requirements_changed && !requirements.is_empty());
+    changed.then_some(StatusUpdate { status, announce })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::jiff::Timestamp;
+    use messages::crd::csv::{CsvPhase, CsvReason, RequirementStatusReason};
+    use rstest::rstest;
+
+    fn at(seconds: i64) -> Time {
+        Time(Timestamp::from_second(seconds).expect("valid timestamp"))
+    }
+
+    fn status(phase: CsvPhase, reason: CsvReason, message: &str, transitioned: i64) -> ClusterServiceVersionStatus {
+        let mut s = ClusterServiceVersionStatus::default();
+        s.set_phase(phase, reason, message, &at(transitioned));
+        s
+    }
+
+    fn to(phase: CsvPhase, reason: CsvReason, message: &str) -> Step {
+        Step::To(Transition::new(phase, reason, message))
+    }
+
+    fn crd_requirement(status: RequirementStatusReason) -> RequirementStatus {
+        RequirementStatus {
+            group: "apiextensions.k8s.io".into(),
+            version: "v1".into(),
+            kind: "CustomResourceDefinition".into(),
+            name: "widgets.example.com".into(),
+            status,
+            message: String::new(),
+            uuid: String::new(),
+            dependents: Vec::new(),
+        }
+    }
+
+    #[rstest]
+    #[case::a_new_phase_moves_the_transition_time(CsvPhase::Installing, CsvReason::InstallSucceeded, "waiting", Some(200))]
+    #[case::a_new_reason_in_the_same_phase_moves_the_transition_time(CsvPhase::Pending, CsvReason::RequirementsNotMet, "not met", Some(200))]
+    #[case::a_new_message_alone_keeps_the_transition_time(CsvPhase::Pending, CsvReason::RequirementsUnknown, "other text", Some(100))]
+    #[case::the_same_phase_reason_and_message_write_nothing(CsvPhase::Pending, CsvReason::RequirementsUnknown, "requirements not yet checked", None)]
+    fn last_transition_time_moves_only_when_phase_or_reason_change(#[case] phase: CsvPhase, #[case] reason: CsvReason, #[case] message: &str, #[case] transition_at: Option<i64>) {
+        let old = status(CsvPhase::Pending, CsvReason::RequirementsUnknown, "requirements not yet checked", 100);
+        let update = next_status(Some(&old), &to(phase.clone(), reason.clone(), message), &[], &at(200));
+        match transition_at {
+            None => assert_eq!(update, None),
+            Some(t) => {
+                let update = update.expect("a change");
+                assert_eq!(update.status.phase, phase);
+                assert_eq!(update.status.reason, reason);
+                assert_eq!(update.status.last_transition_time, Some(at(t)));
+                assert_eq!(update.status.last_update_time, Some(at(200)));
+                assert_eq!(update.announce, Some(Transition::new(phase, reason, message)));
+            }
+        }
+    }
+
+    #[test]
+    fn conditions_keep_one_entry_per_phase_or_reason_change() {
+        let mut old = status(CsvPhase::Pending, CsvReason::RequirementsUnknown, "a", 1);
+        for (i, (phase, reason)) in [
+            (CsvPhase::Pending, CsvReason::RequirementsNotMet),
+            (CsvPhase::Pending, CsvReason::RequirementsNotMet),
+            (CsvPhase::InstallReady, CsvReason::AllRequirementsMet),
+            (CsvPhase::Installing, CsvReason::InstallSucceeded),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let message = format!("m{i}");
+            if let Some(u) = next_status(Some(&old), &to(phase, reason, &message), &[], &at(10 + i as i64)) {
+                old = u.status;
+            }
+        }
+        let history: Vec<(&str, &str)> = old.conditions.iter().map(|c| (c.phase.as_str(), c.reason.as_str())).collect();
+        assert_eq!(history, vec![("Pending", "RequirementsUnknown"), ("Pending", "RequirementsNotMet"), ("InstallReady", "AllRequirementsMet"), ("Installing", "InstallSucceeded")]);
+    }
+
+    #[test]
+    fn new_requirement_statuses_are_written_without_an_event() {
+        let old = status(CsvPhase::Pending, CsvReason::RequirementsNotMet, "x", 1);
+        let update = next_status(Some(&old), &Step::Stay, &[crd_requirement(RequirementStatusReason::NotPresent)], &at(5)).expect("a change");
+        assert_eq!(update.announce, None);
+        assert_eq!(update.status.requirement_status, vec![crd_requirement(RequirementStatusReason::NotPresent)]);
+        assert_eq!(update.status.last_update_time, Some(at(1)));
+        let again = next_status(Some(&update.status), &Step::Stay, &[crd_requirement(RequirementStatusReason::NotPresent)], &at(6));
+        assert_eq!(again, None, "unchanged requirements are not rewritten");
+    }
+
+    #[test]
+    fn a_first_status_starts_the_history() {
+        let update = next_status(None, &to(CsvPhase::Pending, CsvReason::RequirementsUnknown, "requirements not yet checked"), &[], &at(7)).expect("a change");
+        assert_eq!(update.status.conditions.len(), 1);
+        assert_eq!(update.status.last_transition_time, Some(at(7)));
+    }
+}
