@@ -75,7 +75,24 @@ pub fn all_crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
 
     let mut crds = vec![
         catalog_source::CatalogSource::crd(),
-        strip_descriptions(csv::ClusterServiceVersion::crd(), DEPLOYMENT_SPEC_SCHEMA)?,
+        patch(
+            strip_descriptions(csv::ClusterServiceVersion::crd(), DEPLOYMENT_SPEC_SCHEMA)?,
+            &[
+                // WebhookDescription's kubebuilder markers.
+                (WEBHOOK_CONTAINER_PORT, "default", json!(443)),
+                (WEBHOOK_CONTAINER_PORT, "minimum", json!(1)),
+                (WEBHOOK_CONTAINER_PORT, "maximum", json!(65535)),
+                (
+                    "/spec/properties/webhookdefinitions/items/properties/type",
+                    "enum",
+                    json!([
+                        "ValidatingAdmissionWebhook",
+                        "MutatingAdmissionWebhook",
+                        "ConversionWebhook"
+                    ]),
+                ),
+            ],
+        )?,
         install_plan::InstallPlan::crd(),
         patch(
             olm_config::OLMConfig::crd(),
@@ -93,25 +110,28 @@ pub fn all_crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
         patch(
             operator_group,
             &[
-                (
-                    "/spec",
-                    "default",
-                    json!({ "upgradeStrategy": { "name": "Default" } }),
-                ),
+                // `+kubebuilder:default={upgradeStrategy:Default}` on the spec (v1 only: the
+                // apiserver rejects a default naming a field the version lacks).
+                ("/spec", "default", json!({ "upgradeStrategy": "Default" })),
                 (
                     "/spec/properties/upgradeStrategy",
-                    "default",
-                    json!({ "name": "Default" }),
-                ),
-                (
-                    "/spec/properties/upgradeStrategy/properties/name",
                     "default",
                     json!("Default"),
                 ),
                 (
-                    "/spec/properties/upgradeStrategy/properties/name",
+                    "/spec/properties/upgradeStrategy",
                     "enum",
                     json!(["Default", "TechPreviewUnsafeFailForward"]),
+                ),
+                (
+                    "/spec/properties/targetNamespaces",
+                    "x-kubernetes-list-type",
+                    json!("set"),
+                ),
+                (
+                    "/status/properties/namespaces",
+                    "x-kubernetes-list-type",
+                    json!("set"),
                 ),
                 ("/status", "required", json!(["lastUpdated"])),
             ],
@@ -125,6 +145,10 @@ pub fn all_crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
     crds.sort_by(|a, b| a.spec.names.plural.cmp(&b.spec.names.plural));
     Ok(crds)
 }
+
+/// `webhookdefinitions[].containerPort` in the CSV schema.
+const WEBHOOK_CONTAINER_PORT: &str =
+    "/spec/properties/webhookdefinitions/items/properties/containerPort";
 
 /// The embedded apps/v1 DeploymentSpec in the CSV schema.
 const DEPLOYMENT_SPEC_SCHEMA: &str =

@@ -69,16 +69,10 @@ pub struct OperatorGroupSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub static_provided_apis: Option<bool>,
-    /// Defaults to `{name: Default}` in the CRD.
+    /// `Default` or `TechPreviewUnsafeFailForward` (a plain string in OLM's API; the CRD
+    /// defaults it to `Default`). Read it through [`OperatorGroup::upgrade_strategy`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub upgrade_strategy: Option<UpgradeStrategy>,
-}
-
-/// `spec.upgradeStrategy`.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
-pub struct UpgradeStrategy {
-    #[serde(default)]
-    pub name: UpgradeStrategyName,
+    pub upgrade_strategy: Option<UpgradeStrategyName>,
 }
 
 /// `status` of an OperatorGroup.
@@ -109,13 +103,15 @@ impl OperatorGroup {
         namespaces.join(",")
     }
 
-    /// The upgrade strategy in effect (`Default` when unset).
+    /// OLM's `UpgradeStrategy()`: `TechPreviewUnsafeFailForward` when set to exactly that,
+    /// otherwise `Default` (also for unset or unknown values).
     pub fn upgrade_strategy(&self) -> UpgradeStrategyName {
-        self.spec
-            .upgrade_strategy
-            .as_ref()
-            .map(|u| u.name.clone())
-            .unwrap_or_default()
+        match &self.spec.upgrade_strategy {
+            Some(UpgradeStrategyName::TechPreviewUnsafeFailForward) => {
+                UpgradeStrategyName::TechPreviewUnsafeFailForward
+            }
+            _ => UpgradeStrategyName::Default,
+        }
     }
 
     /// Whether `spec.staticProvidedAPIs` is true.
@@ -124,25 +120,35 @@ impl OperatorGroup {
     }
 
     /// OLM's `NamespaceLabelSelector`: with targetNamespaces, the `olm.operatorgroup.uid/<uid>`
-    /// label; else spec.selector. None when the uid is unknown yet or no selector is set.
-    pub fn namespace_label_selector(&self) -> Option<LabelSelector> {
+    /// label; else spec.selector; `None` selects every namespace. Errors when targets are set but
+    /// the object has no uid yet (OLM's "Missing UID").
+    pub fn namespace_label_selector(&self) -> Result<Option<LabelSelector>, MissingUid> {
         let has_targets = self
             .spec
             .target_namespaces
             .as_ref()
             .is_some_and(|t| !t.is_empty());
-        if has_targets {
-            let uid = self.metadata.uid.as_deref()?;
-            let labels =
-                BTreeMap::from([(annotations::operator_group_uid_label(uid), String::new())]);
-            return Some(LabelSelector {
-                match_labels: Some(labels),
-                ..LabelSelector::default()
-            });
+        if !has_targets {
+            return Ok(self.spec.selector.clone());
         }
-        self.spec.selector.clone()
+        let uid = self
+            .metadata
+            .uid
+            .as_deref()
+            .filter(|u| !u.is_empty())
+            .ok_or(MissingUid)?;
+        let labels = BTreeMap::from([(annotations::operator_group_uid_label(uid), String::new())]);
+        Ok(Some(LabelSelector {
+            match_labels: Some(labels),
+            ..LabelSelector::default()
+        }))
     }
 }
+
+/// The OperatorGroup has no uid yet, so its namespace label cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Missing UID")]
+pub struct MissingUid;
 
 /// The served `v1alpha2` version (no `upgradeStrategy`).
 pub mod v1alpha2 {
@@ -222,6 +228,7 @@ mod tests {
     fn explicit_targets_select_namespaces_by_the_uid_label() {
         let selector = og(Some(&["a"]), None)
             .namespace_label_selector()
+            .expect("uid set")
             .expect("selector");
         let labels = selector.match_labels.expect("labels");
         assert_eq!(
@@ -233,15 +240,30 @@ mod tests {
     }
 
     #[test]
-    fn without_targets_the_spec_selector_is_used() {
-        assert_eq!(og(None, None).namespace_label_selector(), None);
+    fn explicit_targets_without_a_uid_are_an_error() {
+        let mut og = og(Some(&["a"]), None);
+        og.metadata.uid = None;
+        assert_eq!(og.namespace_label_selector(), Err(MissingUid));
     }
 
     #[test]
-    fn upgrade_strategy_defaults_to_default() {
-        assert_eq!(
-            og(None, None).upgrade_strategy(),
-            UpgradeStrategyName::Default
-        );
+    fn without_targets_or_selector_every_namespace_is_selected() {
+        assert_eq!(og(None, None).namespace_label_selector(), Ok(None));
+    }
+
+    #[rstest]
+    #[case::unset_is_default(None, UpgradeStrategyName::Default)]
+    #[case::fail_forward_is_kept(
+        Some("TechPreviewUnsafeFailForward"),
+        UpgradeStrategyName::TechPreviewUnsafeFailForward
+    )]
+    #[case::an_unknown_value_reads_as_default(Some("foo"), UpgradeStrategyName::Default)]
+    fn upgrade_strategy_follows_olm(
+        #[case] raw: Option<&str>,
+        #[case] expected: UpgradeStrategyName,
+    ) {
+        let mut og = og(None, None);
+        og.spec.upgrade_strategy = raw.map(UpgradeStrategyName::from_wire);
+        assert_eq!(og.upgrade_strategy(), expected);
     }
 }

@@ -44,7 +44,7 @@ pub const CONDITIONS_LENGTH_LIMIT: usize = 20;
     printcolumn = r#"{"name":"Display","type":"string","description":"The name of the CSV","jsonPath":".spec.displayName"}"#,
     printcolumn = r#"{"name":"Version","type":"string","description":"The version of the CSV","jsonPath":".spec.version"}"#,
     printcolumn = r#"{"name":"Replaces","type":"string","description":"The name of a CSV that this one replaces","jsonPath":".spec.replaces"}"#,
-    printcolumn = r#"{"name":"Phase","type":"string","description":"The phase of the CSV","jsonPath":".status.phase"}"#
+    printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterServiceVersionSpec {

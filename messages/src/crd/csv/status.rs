@@ -128,7 +128,7 @@ pub struct ClusterServiceVersionStatus {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterServiceVersionCondition {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "CsvPhase::is_none")]
     pub phase: CsvPhase,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
