@@ -74,7 +74,27 @@ pub fn all_crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
     })?;
 
     let mut crds = vec![
-        catalog_source::CatalogSource::crd(),
+        patch(
+            catalog_source::CatalogSource::crd(),
+            &[
+                (
+                    SECURITY_CONTEXT_CONFIG,
+                    "enum",
+                    json!(["legacy", "restricted"]),
+                ),
+                (SECURITY_CONTEXT_CONFIG, "default", json!("legacy")),
+                (
+                    "/status/properties/conditions",
+                    "x-kubernetes-list-type",
+                    json!("map"),
+                ),
+                (
+                    "/status/properties/conditions",
+                    "x-kubernetes-list-map-keys",
+                    json!(["type"]),
+                ),
+            ],
+        )?,
         patch(
             strip_descriptions(csv::ClusterServiceVersion::crd(), DEPLOYMENT_SPEC_SCHEMA)?,
             &[
@@ -145,6 +165,10 @@ pub fn all_crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
     crds.sort_by(|a, b| a.spec.names.plural.cmp(&b.spec.names.plural));
     Ok(crds)
 }
+
+/// `grpcPodConfig.securityContextConfig` in the CatalogSource schema.
+const SECURITY_CONTEXT_CONFIG: &str =
+    "/spec/properties/grpcPodConfig/properties/securityContextConfig";
 
 /// `webhookdefinitions[].containerPort` in the CSV schema.
 const WEBHOOK_CONTAINER_PORT: &str =

@@ -219,7 +219,9 @@ pub struct CatalogSourceStatus {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConfigMapResourceReference {
+    #[serde(default)]
     pub name: String,
+    #[serde(default)]
     pub namespace: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub uid: String,
@@ -235,7 +237,9 @@ pub struct ConfigMapResourceReference {
 pub struct RegistryServiceStatus {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub protocol: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub service_name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub service_namespace: String,
     /// A string in OLM's API.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -296,10 +300,10 @@ impl CatalogSource {
             && self.spec.source_type == SourceType::Grpc
     }
 
-    /// OLM's `Update()`: (latestImageRegistryPoll, else creationTimestamp) + interval < now.
-    /// False when polling is not configured or no reference time is known.
+    /// OLM's `Update()`: [`poll`](Self::poll) and (latestImageRegistryPoll, else
+    /// creationTimestamp) + interval < now. False when no reference time is known.
     pub fn update_due(&self, now: Timestamp) -> bool {
-        let Some(poll) = self.registry_poll() else {
+        let Some(poll) = self.registry_poll().filter(|_| self.poll()) else {
             return false;
         };
         let last = self
@@ -440,6 +444,12 @@ mod tests {
     fn update_is_due_after_creation_plus_interval(#[case] now: i64, #[case] due: bool) {
         let c = catsrc(SourceType::Grpc, None, Some("img"), Some("10m"));
         assert_eq!(c.update_due(Timestamp::from_second(now).expect("ts")), due);
+    }
+
+    #[test]
+    fn update_is_never_due_for_a_catalog_that_does_not_poll() {
+        let c = catsrc(SourceType::Grpc, Some("h:1"), None, Some("10m"));
+        assert!(!c.update_due(Timestamp::from_second(1_000_000).expect("ts")));
     }
 
     #[test]
