@@ -126,7 +126,8 @@ pub fn all_crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
                 ),
             ],
         )?,
-        patch(operator_condition, &[])?,
+        // Spec may be omitted (Go: `json:"spec,omitempty"`); default it so decoding never fails.
+        patch(operator_condition, &[("/spec", "default", json!({}))])?,
         patch(
             operator_group,
             &[
