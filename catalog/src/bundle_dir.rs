@@ -249,9 +249,10 @@ pub fn build_package(name: &str, mode: GraphMode, mut dirs: Vec<BundleDir>, note
     }
     let in_channels: BTreeSet<String> =
         pkg.channels.values().flat_map(|c| c.entries.iter().map(|e| e.name.clone())).collect();
+    let mut orphans = Vec::new();
     for d in dirs {
         if !in_channels.contains(&d.bundle.name) {
-            notes.push(format!("package {name:?}: left out bundle {:?}, which is in no channel after the repair", d.bundle.name));
+            orphans.push(d.bundle.name);
             continue;
         }
         let bundle_name = d.bundle.name.clone();
@@ -261,6 +262,9 @@ pub fn build_package(name: &str, mode: GraphMode, mut dirs: Vec<BundleDir>, note
                 message: format!("bundle {bundle_name:?} appears twice in package {name:?}"),
             });
         }
+    }
+    if !orphans.is_empty() {
+        notes.push(format!("package {name:?}: {} bundle(s) are in no channel after the repair and are left out", orphans.len()));
     }
     Ok(pkg)
 }

@@ -32,7 +32,7 @@ impl BodyMode {
 }
 
 /// A stored string: offset and length in the arena or file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BodyRef {
     offset: u64,
     len: u32,
@@ -95,6 +95,13 @@ impl BodyWriter {
             }
         };
         Ok(BodyWriter { sink, offset: 0 })
+    }
+
+    /// A writer into a new file at `path` (kept, for a cache directory).
+    pub fn to_path(path: &std::path::Path) -> Result<Self, BodyError> {
+        let dir = path.parent().unwrap_or(std::path::Path::new(".")).to_path_buf();
+        let file = File::create(path).map_err(|source| BodyError::Create { dir, source })?;
+        Ok(BodyWriter { sink: Sink::File(BufWriter::with_capacity(1 << 20, file)), offset: 0 })
     }
 
     pub fn append(&mut self, s: &str) -> Result<BodyRef, BodyError> {

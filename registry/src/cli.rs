@@ -21,6 +21,18 @@ pub enum Command {
     Render(RenderArgs),
     /// Write a synthetic FBC catalog: `--factor` renamed copies of every package of the source.
     GenSynthetic(GenArgs),
+    /// Load, validate and write the serving index to `--out` (what `serve` runs in a child process).
+    #[command(hide = true)]
+    CacheBuild(CacheArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CacheArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Directory to write `index.msgpack` and `bodies` into.
+    #[arg(long, env = "REGISTRY_CACHE_OUT")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, clap::Args)]
@@ -46,6 +58,10 @@ pub struct ServeArgs {
     /// Where CSV JSON and manifests are kept: `disk` (an unlinked temp file; small RSS) or `memory`.
     #[arg(long, env = "REGISTRY_BODIES", default_value = "disk", value_parser = ["disk", "memory"])]
     pub bodies: String,
+    /// Load the catalog in this process instead of a short-lived child process. The child keeps
+    /// the parsing garbage out of the server's resident memory.
+    #[arg(long, env = "REGISTRY_LOAD_IN_PROCESS")]
+    pub load_in_process: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -9,7 +9,8 @@ use std::time::Instant;
 use anyhow::Context;
 use catalog::{Catalog, Format, LoadError, load, validate};
 
-use crate::cli::{GenArgs, RenderArgs, ServeArgs, SourceArgs};
+use crate::bodies::BodyMode;
+use crate::cli::{CacheArgs, GenArgs, RenderArgs, ServeArgs, SourceArgs};
 use crate::store::Store;
 
 /// Loads every path (with `--format` if given), merges, validates.
@@ -34,24 +35,70 @@ pub fn load_sources(args: &SourceArgs) -> Result<Catalog, LoadError> {
 }
 
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let ServeArgs { source, port, listen, bodies } = args;
-    let mode = crate::bodies::BodyMode::from_wire(&bodies).unwrap_or(crate::bodies::BodyMode::Disk);
+    let ServeArgs { source, port, listen, bodies, load_in_process } = args;
+    let mode = BodyMode::from_wire(&bodies).unwrap_or(BodyMode::Disk);
     let started = Instant::now();
-    let catalog = load_sources(&source)?;
-    let (packages, bundles) = (catalog.packages.len(), catalog.bundle_count());
-    let store = Arc::new(Store::build_with(catalog, mode)?);
+    let (store, summary) = if load_in_process {
+        let catalog = load_sources(&source)?;
+        let summary = format!("{} packages, {} bundles", catalog.packages.len(), catalog.bundle_count());
+        (Store::build_with(catalog, mode)?, summary)
+    } else {
+        load_in_child(&source, mode)?
+    };
+    let store = Arc::new(store);
     let listener = crate::server::bind(SocketAddr::new(listen, port)).await?;
     let addr = listener.local_addr()?;
-    println!(
-        "loaded {packages} packages, {bundles} bundles in {} ms; serving on {addr}",
-        started.elapsed().as_millis()
-    );
+    println!("loaded {summary} in {} ms; serving on {addr}", started.elapsed().as_millis());
     std::io::stdout().flush()?;
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
     crate::server::serve(store, listener, shutdown).await?;
     Ok(())
+}
+
+/// Runs `registry cache-build` in a child process and opens the index it wrote.
+fn load_in_child(source: &SourceArgs, mode: BodyMode) -> anyhow::Result<(Store, String)> {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or_default();
+    let dir = std::env::temp_dir().join(format!("olm-rs-registry-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
+    let mut cmd = std::process::Command::new(std::env::current_exe()?);
+    cmd.arg("cache-build").arg("--out").arg(&dir);
+    if let Some(f) = &source.format {
+        cmd.arg("--format").arg(f);
+    }
+    cmd.args(&source.paths).stderr(std::process::Stdio::inherit());
+    let out = cmd.output().context("run the catalog loader")?;
+    if !out.status.success() {
+        let _ = std::fs::remove_dir_all(&dir);
+        anyhow::bail!("loading the catalog failed (see the messages above)");
+    }
+    let summary = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let store = Store::open_cache(&dir, mode, true)?;
+    Ok((store, summary))
+}
+
+/// The loader child: validate, write the index, print a one-line summary. `Ok(false)` if invalid.
+pub fn cache_build(args: CacheArgs) -> anyhow::Result<bool> {
+    let catalog = match load_sources(&args.source) {
+        Ok(c) => c,
+        Err(LoadError::Invalid(d)) => {
+            eprintln!("{d}");
+            return Ok(false);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let (packages, bundles) = (catalog.packages.len(), catalog.bundle_count());
+    Store::write_cache(catalog, &args.out)?;
+    println!("{packages} packages, {bundles} bundles (loader peak RSS {} MiB)", peak_rss_mib().unwrap_or_default());
+    Ok(true)
+}
+
+/// This process's peak resident memory (VmHWM), in MiB.
+pub fn peak_rss_mib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib: u64 = status.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024)
 }
 
 /// Prints the verdict; `Ok(false)` when the catalog has problems (they go to stderr).

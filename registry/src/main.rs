@@ -16,6 +16,11 @@ fn main() -> anyhow::Result<ExitCode> {
         }
         Command::Render(args) => registry::commands::render(args)?,
         Command::GenSynthetic(args) => registry::commands::gen_synthetic(args)?,
+        Command::CacheBuild(args) => {
+            if !registry::commands::cache_build(args)? {
+                return Ok(ExitCode::FAILURE);
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -5,7 +5,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 
 use crate::api;
 use crate::service::{AlwaysServing, ExperimentalService, RegistryService};
@@ -51,7 +50,8 @@ pub async fn serve(store: Arc<Store>, listener: TcpListener, shutdown: impl Futu
         .add_service(tonic_health::pb::health_server::HealthServer::new(AlwaysServing))
         .add_service(reflection)
         .add_service(reflection_alpha)
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        // Without TCP_NODELAY small responses wait for the peer's delayed ACK (~40 ms).
+        .serve_with_incoming_shutdown(tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true)), shutdown)
         .await
         .map_err(ServeError::Transport)
 }

@@ -134,7 +134,7 @@ impl api::experimental_registry_server::ExperimentalRegistry for ExperimentalSer
         if !valid_name(&r.schema) || (!r.package_name.is_empty() && !valid_name(&r.package_name)) {
             return Err(Status::invalid_argument("schema and packageName must match ^[a-zA-Z0-9][a-zA-Z0-9._-]*$"));
         }
-        Ok(Response::new(stream_of(self.store.custom(&r.schema, &r.package_name).to_vec())))
+        Ok(Response::new(stream_of(self.store.custom(&r.schema, &r.package_name))))
     }
 }
 

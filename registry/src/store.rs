@@ -14,7 +14,7 @@ use crate::api;
 use crate::bodies::{BodyError, BodyMode, BodyRef, BodyWriter, Bodies};
 
 /// Group, version, kind (plural is never stored: opm leaves it empty).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct Gvk {
     pub group: Box<str>,
     pub version: Box<str>,
@@ -44,7 +44,7 @@ impl std::fmt::Display for Gvk {
 }
 
 /// Where a bundle's `csvJson` comes from.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 enum CsvSource {
     None,
     /// The object at this index in `objects`.
@@ -56,7 +56,7 @@ enum CsvSource {
 /// Marks where the icon goes in a built CSV; serialized as `"\u0000icon\u0000"`.
 const ICON_MARK: &str = "\u{0}icon\u{0}";
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct StoredBundle {
     pub name: Box<str>,
     pub package: u32,
@@ -74,7 +74,7 @@ pub struct StoredBundle {
 }
 
 /// A channel entry: the bundle and its edges in this channel.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct StoredEntry {
     pub bundle: u32,
     pub replaces: Option<Box<str>>,
@@ -82,7 +82,7 @@ pub struct StoredEntry {
     pub skip_range: Option<Box<str>>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct StoredChannel {
     pub name: Box<str>,
     /// Index into `entries` of the channel head.
@@ -92,7 +92,7 @@ pub struct StoredChannel {
     pub deprecation: Option<Box<str>>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct StoredPackage {
     pub name: Box<str>,
     /// The `spec.icon` JSON of CSVs built from `olm.csv.metadata`.
@@ -103,18 +103,89 @@ pub struct StoredPackage {
     pub channels: Box<[StoredChannel]>,
 }
 
-/// A stored custom-schema blob, kept as the `google.protobuf.Struct` it is served as.
 type CustomKey = (Box<str>, Box<str>);
 
 /// The whole index.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Store {
     packages: Vec<StoredPackage>,
     bundles: Vec<StoredBundle>,
     /// (package, channel, entry) in ListBundles order: (channel, package, bundle name).
     list_order: Vec<(u32, u32, u32)>,
-    custom: HashMap<CustomKey, Vec<prost_types::Struct>>,
+    /// Custom-schema blobs as compact JSON, by (schema, package).
+    custom: HashMap<CustomKey, Vec<Box<str>>>,
+    #[serde(skip)]
     bodies: Bodies,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CacheError {
+    #[error("cannot build the index")]
+    Build(#[from] BuildError),
+    #[error("cannot write {}", .path.display())]
+    Write {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot read {}", .path.display())]
+    Read {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot encode the index")]
+    Encode(#[from] rmp_serde::encode::Error),
+    #[error("cannot decode the index in {}", .path.display())]
+    Decode {
+        path: std::path::PathBuf,
+        #[source]
+        source: rmp_serde::decode::Error,
+    },
+}
+
+/// File names inside a cache directory.
+pub const CACHE_INDEX: &str = "index.msgpack";
+pub const CACHE_BODIES: &str = "bodies";
+
+impl Store {
+    /// Builds the index of `catalog` into `dir` (`index.msgpack` + `bodies`), like `opm serve --cache-only`.
+    pub fn write_cache(catalog: Catalog, dir: &std::path::Path) -> Result<(), CacheError> {
+        let bodies_path = dir.join(CACHE_BODIES);
+        let writer = BodyWriter::to_path(&bodies_path).map_err(|e| CacheError::Build(BuildError::Bodies(e)))?;
+        let store = Store::build_into(catalog, writer).map_err(CacheError::Build)?;
+        let index_path = dir.join(CACHE_INDEX);
+        let file = std::fs::File::create(&index_path).map_err(|source| CacheError::Write { path: index_path.clone(), source })?;
+        let mut w = std::io::BufWriter::new(file);
+        rmp_serde::encode::write(&mut w, &store)?;
+        std::io::Write::flush(&mut w).map_err(|source| CacheError::Write { path: index_path, source })?;
+        Ok(())
+    }
+
+    /// Opens a cache written by [`Store::write_cache`]; with `remove`, its files are unlinked
+    /// once open (the bodies stay readable through the open file).
+    pub fn open_cache(dir: &std::path::Path, mode: BodyMode, remove: bool) -> Result<Store, CacheError> {
+        let index_path = dir.join(CACHE_INDEX);
+        let read_err = |path: &std::path::Path| {
+            let path = path.to_path_buf();
+            move |source| CacheError::Read { path, source }
+        };
+        let file = std::fs::File::open(&index_path).map_err(read_err(&index_path))?;
+        let mut store: Store = rmp_serde::decode::from_read(std::io::BufReader::new(file))
+            .map_err(|source| CacheError::Decode { path: dir.to_path_buf(), source })?;
+        let bodies_path = dir.join(CACHE_BODIES);
+        store.bodies = match mode {
+            BodyMode::Memory => Bodies::Memory(std::fs::read(&bodies_path).map_err(read_err(&bodies_path))?),
+            BodyMode::Disk => Bodies::File(std::fs::File::open(&bodies_path).map_err(read_err(&bodies_path))?),
+        };
+        if remove {
+            for p in [&index_path, &bodies_path] {
+                std::fs::remove_file(p).map_err(read_err(p))?;
+            }
+            std::fs::remove_dir(dir).map_err(read_err(dir))?;
+        }
+        Ok(store)
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -140,7 +211,11 @@ impl Store {
 
     /// Builds the index keeping bodies as `mode` says (disk: an unlinked file in the temp dir).
     pub fn build_with(catalog: Catalog, mode: BodyMode) -> Result<Store, BuildError> {
-        let mut bodies = BodyWriter::new(mode, &std::env::temp_dir())?;
+        Store::build_into(catalog, BodyWriter::new(mode, &std::env::temp_dir())?)
+    }
+
+    /// Builds the index, appending bodies to `bodies`.
+    pub fn build_into(catalog: Catalog, mut bodies: BodyWriter) -> Result<Store, BuildError> {
         let mut store = Store::default();
         let Catalog { packages, custom, notes: _ } = catalog;
         for (pi, (_, pkg)) in packages.into_iter().enumerate() {
@@ -196,7 +271,7 @@ impl Store {
         }
         for blob in custom {
             let key = (Box::from(blob.schema.as_str()), Box::from(blob.package.as_str()));
-            store.custom.entry(key).or_default().push(to_struct(&blob.blob));
+            store.custom.entry(key).or_default().push(blob.blob.to_string().into());
         }
         let mut order = Vec::new();
         for (pi, p) in store.packages.iter().enumerate() {
@@ -239,8 +314,15 @@ impl Store {
         &self.list_order
     }
 
-    pub fn custom(&self, schema: &str, package: &str) -> &[prost_types::Struct] {
-        self.custom.get(&(Box::from(schema), Box::from(package))).map(Vec::as_slice).unwrap_or(&[])
+    /// Custom-schema blobs for (schema, package), as the `google.protobuf.Struct`s they are served as.
+    pub fn custom(&self, schema: &str, package: &str) -> Vec<prost_types::Struct> {
+        self.custom
+            .get(&(Box::from(schema), Box::from(package)))
+            .into_iter()
+            .flatten()
+            .filter_map(|b| serde_json::from_str::<serde_json::Value>(b).ok())
+            .map(|v| to_struct(&v))
+            .collect()
     }
 
     /// The wire bundle for `entry` of `channel` in `pkg`.

@@ -299,3 +299,22 @@ async fn a_client_made_before_the_server_serves_becomes_ready() {
     assert_eq!(client.get_package("beta-op").await.unwrap().name, "beta-op");
     server.abort();
 }
+
+#[rstest]
+#[case::bodies_on_disk(registry::bodies::BodyMode::Disk)]
+#[case::bodies_in_memory(registry::bodies::BodyMode::Memory)]
+fn a_store_reopened_from_its_cache_answers_the_same(#[case] mode: registry::bodies::BodyMode) {
+    let direct = Store::build(catalog::Catalog::load(&[fixture()]).unwrap()).unwrap();
+    let dir = std::env::temp_dir().join(format!("registry-cache-test-{}-{}", std::process::id(), mode.as_str()));
+    std::fs::create_dir_all(&dir).unwrap();
+    Store::write_cache(catalog::Catalog::load(&[fixture()]).unwrap(), &dir).unwrap();
+    let cached = Store::open_cache(&dir, mode, true).unwrap();
+    assert!(!dir.exists(), "the cache directory is removed once open");
+    let all = |s: &Store| (0..s.list_order().len()).map(|i| registry::query::list_bundle_at(s, i).unwrap().unwrap()).collect::<Vec<_>>();
+    assert_eq!(all(&direct), all(&cached));
+    assert_eq!(
+        registry::query::get_bundle(&direct, "alpha-op", "stable", "a.v3.0.0").unwrap(),
+        registry::query::get_bundle(&cached, "alpha-op", "stable", "a.v3.0.0").unwrap()
+    );
+    assert_eq!(direct.custom("acme.note", "alpha-op"), cached.custom("acme.note", "alpha-op"));
+}

@@ -18,6 +18,7 @@ struct Served {
     child: Child,
     addr: String,
     load: Duration,
+    summary: String,
 }
 
 impl Drop for Served {
@@ -44,7 +45,8 @@ fn spawn(registry: &Path, catalog: &Path, bodies: &str) -> anyhow::Result<Served
     if addr.is_empty() {
         bail!("registry serve did not start: {line:?}");
     }
-    Ok(Served { child, addr, load })
+    let summary = line.split(" in ").next().unwrap_or_default().trim_start_matches("loaded ").to_string();
+    Ok(Served { child, addr, load, summary })
 }
 
 /// (VmRSS, VmHWM) in MiB.
@@ -114,7 +116,8 @@ async fn measure_mode(name: &str, registry: &Path, catalog: &Path, bodies: &str)
     gbfc.sort();
     lb.sort();
     println!(
-        "{name}\n  load+listen {:.0} ms | RSS after load {rss_loaded:.1} MiB (peak {hwm_loaded:.1}) | RSS after queries {rss_after:.1} MiB (peak {hwm_after:.1})\n  GetBundleForChannel x{rounds} over {} channels: p50 {:.3} ms, p99 {:.3} ms\n  ListBundles x{list_rounds} ({count} bundles each): p50 {:.1} ms, p99 {:.1} ms",
+        "{name}\n  {}\n  load+listen {:.0} ms | RSS after load {rss_loaded:.1} MiB (peak {hwm_loaded:.1}) | RSS after queries {rss_after:.1} MiB (peak {hwm_after:.1})\n  GetBundleForChannel x{rounds} over {} channels: p50 {:.3} ms, p99 {:.3} ms\n  ListBundles x{list_rounds} ({count} bundles each): p50 {:.1} ms, p99 {:.1} ms",
+        served.summary,
         ms(served.load),
         heads.len(),
         ms(percentile(&gbfc, 0.5)),
