@@ -23,6 +23,16 @@ pub enum Command {
 pub struct RunArgs {
     #[command(flatten)]
     pub common: CommonArgs,
+    /// How long an InstallPlan retries a failing step before it fails (OLM's `--install-plan-retry-timeout`, a Go duration).
+    #[arg(long = "install-plan-retry-timeout", env = "OLM_INSTALL_PLAN_RETRY_TIMEOUT", default_value = "1m", value_parser = go_duration)]
+    pub install_plan_retry_timeout: std::time::Duration,
+    /// How often registry connections are probed (a Go duration).
+    #[arg(long = "registry-probe-interval", env = "OLM_REGISTRY_PROBE_INTERVAL", default_value = "2s", value_parser = go_duration)]
+    pub registry_probe_interval: std::time::Duration,
+}
+
+fn go_duration(s: &str) -> Result<std::time::Duration, String> {
+    messages::crd::catalog_source::parse_go_duration(s).map_err(|e| e.to_string())
 }
 
 #[derive(Args, Debug, Clone)]
@@ -47,5 +57,13 @@ mod tests {
         let cli = Cli::try_parse_from(["catalog-operator", "run", "--watchedNamespaces", "a,b"]).expect("parse");
         let Command::Run(args) = cli.command else { panic!("run expected") };
         assert_eq!(args.common.watch_scope(), Some(vec!["a".to_string(), "b".to_string()]));
+    }
+
+    #[test]
+    fn the_retry_timeout_is_a_go_duration_defaulting_to_one_minute() {
+        let Command::Run(args) = Cli::try_parse_from(["catalog-operator", "run"]).expect("parse").command else { panic!("run expected") };
+        assert_eq!(args.install_plan_retry_timeout, std::time::Duration::from_secs(60));
+        let Command::Run(args) = Cli::try_parse_from(["catalog-operator", "run", "--install-plan-retry-timeout", "1m30s"]).expect("parse").command else { panic!("run expected") };
+        assert_eq!(args.install_plan_retry_timeout, std::time::Duration::from_secs(90));
     }
 }

@@ -1,15 +1,25 @@
 //! catalog-operator: owns CatalogSources, Subscriptions and InstallPlans.
 //!
 //! ```text
-//! watch CatalogSources ─▶ Registry<CatalogSourceActor> ─▶ CatalogSourceActor (one per catalog)
-//! watch Subscriptions  ─▶ Registry<SubscriptionActor>  ─▶ SubscriptionActor (one per subscription)
-//! watch InstallPlans   ─▶ Registry<InstallPlanActor>   ─▶ InstallPlanActor (one per plan)
-//! shared reads: reflector Stores
+//! watch CatalogSources ─▶ Registry<CatalogSourceActor> ─▶ CatalogSourceActor ──content──▶ Catalogs (shared)
+//!                                                              │ Resolve(ns)                 ▲ read
+//! watch Subscriptions  ─▶ Registry<SubscriptionActor>  ─▶ SubscriptionActor ─Resolve(ns)─▶ NamespaceResolver
+//! watch CSVs, OperatorGroups (stores) ──────────────────────────────────────Resolve(ns)─▶   │ resolver::resolve
+//!                                                                                          ▼ (spawn_blocking)
+//! watch InstallPlans   ─▶ Registry<InstallPlanActor>   ─▶ InstallPlanActor ◀── creates ── InstallPlan + sub status
+//!                              executes steps (CRDs, CSV, RBAC, objects) ─▶ olm-operator takes the CSV from there
 //! ```
+//! A W3C trace context written on each InstallPlan and CSV carries one trace from resolution into olm-operator.
 
 pub mod catalog_source;
+pub mod catalogs;
 pub mod cli;
 pub mod install_plan;
+pub mod metrics;
+pub mod namespace;
+pub mod rbac;
 pub mod run;
 pub mod shared;
+pub mod snapshot;
+pub mod steps;
 pub mod subscription;

@@ -1,28 +1,65 @@
 //! `catalog-operator run`: connect, start one registry per kind (CatalogSource, Subscription, InstallPlan) fed by
-//! watches, and the endpoints; then wait for SIGTERM.
+//! watches, the namespace resolver, stores of CSVs, OperatorGroups and catalog ConfigMaps whose changes
+//! trigger resolution, and the endpoints; then wait for SIGTERM.
 
-use crate::catalog_source::CatalogSourceActor;
+use crate::catalog_source::pod::CATALOG_SOURCE_LABEL;
+use crate::catalog_source::{CatalogSourceActor, Refresh};
 use crate::cli::RunArgs;
 use crate::install_plan::InstallPlanActor;
-use crate::shared::{Registries, Shared, Stores};
+use crate::metrics::CatalogMetrics;
+use crate::namespace::{Cause, NamespaceResolver};
+use crate::shared::{Config, Registries, Shared, Stores};
 use crate::subscription::SubscriptionActor;
+use actix::Actor;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::Api;
+use kube::runtime::watcher;
+use messages::crd::csv::ClusterServiceVersion;
+use messages::crd::operator_group::OperatorGroup;
+use messages::key::ObjectKey;
 use olm_runtime::metrics::Metrics;
+use olm_runtime::registry::Lookup;
+use olm_runtime::watch::spawn_store;
 use olm_runtime::wiring::{self, Scope, Wiring};
 use std::sync::Arc;
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
-    let RunArgs { common } = args;
+    let RunArgs { common, install_plan_retry_timeout, registry_probe_interval } = args;
     let _telemetry = olm_runtime::telemetry::init("catalog-operator", common.log_format)?;
     wiring::block_on_system(async move {
         let client = olm_runtime::client::connect(common.kubeconfig.as_deref()).await?;
         let metrics = Metrics::new()?;
+        let catalog_metrics = CatalogMetrics::register(&metrics.registry)?;
         let scope = Scope::from_list(common.watch_scope());
-        let shared = Shared { client: client.clone(), metrics: metrics.clone(), stores: Arc::new(Stores::default()), registries: Arc::new(Registries::default()) };
-        let mut wiring = Wiring::new(client.clone(), metrics, scope);
+        let config = Config { global_namespace: common.namespace.clone(), install_plan_retry_timeout, probe_interval: registry_probe_interval };
+        let shared = Shared {
+            client: client.clone(),
+            metrics: metrics.clone(),
+            catalog_metrics,
+            stores: Arc::new(Stores::default()),
+            registries: Arc::new(Registries::default()),
+            catalogs: Arc::default(),
+            config: Arc::new(config),
+            kinds: Default::default(),
+        };
+        let _ = shared.registries.namespaces.set(NamespaceResolver::new(shared.clone()).start());
+        let mut wiring = Wiring::new(client.clone(), metrics, scope.clone());
+
+        // Stores whose changes only trigger resolution.
+        let (sh, sc) = (shared.clone(), scope.clone());
+        let (csvs, _) = spawn_store(Api::<ClusterServiceVersion>::all(client.clone()), watcher::Config::default(), move |o: &ClusterServiceVersion| {
+            trigger(&sh, &sc, o.metadata.namespace.as_deref(), Cause::CsvChanged)
+        });
+        let _ = shared.stores.csvs.set(csvs);
+        let (sh, sc) = (shared.clone(), scope.clone());
+        let (groups, _) = spawn_store(Api::<OperatorGroup>::all(client.clone()), watcher::Config::default(), move |o: &OperatorGroup| {
+            trigger(&sh, &sc, o.metadata.namespace.as_deref(), Cause::OperatorGroupChanged)
+        });
+        let _ = shared.stores.operator_groups.set(groups);
 
         let (catalogs, catalog_store) = wiring.start::<CatalogSourceActor>(shared.clone());
         let _ = shared.stores.catalog_sources.set(catalog_store);
-        let _ = shared.registries.catalog_sources.set(catalogs);
+        let _ = shared.registries.catalog_sources.set(catalogs.clone());
         let (subs, sub_store) = wiring.start::<SubscriptionActor>(shared.clone());
         let _ = shared.stores.subscriptions.set(sub_store);
         let _ = shared.registries.subscriptions.set(subs);
@@ -30,10 +67,27 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let _ = shared.stores.install_plans.set(plan_store);
         let _ = shared.registries.install_plans.set(plans);
 
+        // A catalog ConfigMap (labelled by its CatalogSource) changed: that CatalogSource reloads it.
+        let (_cms, _) = spawn_store(Api::<ConfigMap>::all(client.clone()), watcher::Config::default().labels(CATALOG_SOURCE_LABEL), move |cm: &ConfigMap| {
+            let (Some(ns), Some(name)) = (cm.metadata.namespace.clone(), cm.metadata.labels.as_ref().and_then(|l| l.get(CATALOG_SOURCE_LABEL)).cloned()) else { return };
+            let registry = catalogs.clone();
+            tokio::spawn(async move {
+                if let Ok(Some(actor)) = registry.send(Lookup::<CatalogSourceActor>::new(ObjectKey::new(ns, name))).await {
+                    actor.do_send(Refresh);
+                }
+            });
+        });
+
         let bound = wiring.serve(common.http_addr).await?;
         tracing::info!(http = %bound, namespace = %common.namespace, "catalog-operator running");
         wiring::shutdown_signal().await;
         tracing::info!("catalog-operator stopping");
         anyhow::Ok(())
     })?
+}
+
+fn trigger(shared: &Shared, scope: &Scope, namespace: Option<&str>, cause: Cause) {
+    if let Some(ns) = namespace.filter(|ns| scope.contains(Some(ns))) {
+        shared.resolve(ns, cause);
+    }
 }

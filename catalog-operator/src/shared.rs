@@ -1,26 +1,48 @@
-//! What every actor of catalog-operator shares: the client, the reflector stores, the metrics, and the registries'
-//! addresses (so actors can send typed messages to each other's actors).
+//! What every actor of catalog-operator shares: the client, the reflector stores, the metrics, the catalogs'
+//! served content, and the registries' addresses (so actors can send typed messages to each other's actors).
 
 use actix::Addr;
 use kube::Client;
 use kube::runtime::reflector::Store;
 use messages::crd::catalog_source::CatalogSource;
+use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::InstallPlan;
+use messages::crd::operator_group::OperatorGroup;
 use messages::crd::subscription::Subscription;
 use olm_runtime::metrics::Metrics;
 use olm_runtime::registry::Registry;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use crate::catalog_source::CatalogSourceActor;
+use crate::catalogs::Catalogs;
 use crate::install_plan::InstallPlanActor;
+use crate::metrics::CatalogMetrics;
+use crate::namespace::NamespaceResolver;
 use crate::subscription::SubscriptionActor;
 
 #[derive(Clone)]
 pub struct Shared {
     pub client: Client,
     pub metrics: Metrics,
+    pub catalog_metrics: CatalogMetrics,
     pub stores: Arc<Stores>,
     pub registries: Arc<Registries>,
+    pub catalogs: Arc<Catalogs>,
+    pub config: Arc<Config>,
+    /// Discovery answers for InstallPlan steps.
+    pub kinds: crate::install_plan::execute::Kinds,
+}
+
+/// Settings from the command line.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The global catalog namespace (OLM's `--namespace`): its catalogs serve every namespace.
+    pub global_namespace: String,
+    /// How long an InstallPlan keeps retrying a failing step before it fails (OLM's `--install-plan-retry-timeout`).
+    pub install_plan_retry_timeout: Duration,
+    /// How often a registry connection is probed.
+    pub probe_interval: Duration,
 }
 
 /// Read-only caches filled by the watches.
@@ -29,6 +51,8 @@ pub struct Stores {
     pub catalog_sources: OnceLock<Store<CatalogSource>>,
     pub subscriptions: OnceLock<Store<Subscription>>,
     pub install_plans: OnceLock<Store<InstallPlan>>,
+    pub csvs: OnceLock<Store<ClusterServiceVersion>>,
+    pub operator_groups: OnceLock<Store<OperatorGroup>>,
 }
 
 /// Registries are started after `Shared` is built (they hold it), hence the `OnceLock`s.
@@ -37,4 +61,34 @@ pub struct Registries {
     pub catalog_sources: OnceLock<Addr<Registry<CatalogSourceActor>>>,
     pub subscriptions: OnceLock<Addr<Registry<SubscriptionActor>>>,
     pub install_plans: OnceLock<Addr<Registry<InstallPlanActor>>>,
+    pub namespaces: OnceLock<Addr<NamespaceResolver>>,
+}
+
+impl Shared {
+    /// Ask for the resolution of `namespace` (coalesced by the resolver).
+    pub fn resolve(&self, namespace: &str, cause: crate::namespace::Cause) {
+        if let Some(hub) = self.registries.namespaces.get() {
+            hub.do_send(crate::namespace::Resolve { namespace: namespace.to_string(), cause });
+        }
+    }
+
+    pub fn subscriptions(&self) -> Vec<Arc<Subscription>> {
+        self.stores.subscriptions.get().map(Store::state).unwrap_or_default()
+    }
+
+    pub fn install_plans(&self) -> Vec<Arc<InstallPlan>> {
+        self.stores.install_plans.get().map(Store::state).unwrap_or_default()
+    }
+
+    pub fn catalog_sources(&self) -> Vec<Arc<CatalogSource>> {
+        self.stores.catalog_sources.get().map(Store::state).unwrap_or_default()
+    }
+
+    pub fn csvs(&self) -> Vec<Arc<ClusterServiceVersion>> {
+        self.stores.csvs.get().map(Store::state).unwrap_or_default()
+    }
+
+    pub fn operator_groups(&self) -> Vec<Arc<OperatorGroup>> {
+        self.stores.operator_groups.get().map(Store::state).unwrap_or_default()
+    }
 }

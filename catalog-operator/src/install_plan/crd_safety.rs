@@ -1,0 +1,139 @@
+//! CRD upgrade safety (spec §4.6): never drop a stored version, and every existing custom resource of a
+//! version served before and after must validate against the new schema. Pure; the validator covers the
+//! structural-schema keywords that decide compatibility in practice (`type`, `required`, `properties`,
+//! `items`, `enum`, `minimum`/`maximum`, `minLength`/`maxLength`, `pattern` is not checked).
+
+use serde_json::Value;
+
+/// Versions listed in the old CRD's `status.storedVersions` that the new CRD no longer has.
+pub fn data_loss(name: &str, old: &Value, new: &Value) -> Option<String> {
+    let new_versions: Vec<&str> = new["spec"]["versions"].as_array().into_iter().flatten().filter_map(|v| v["name"].as_str()).collect();
+    old["status"]["storedVersions"].as_array().into_iter().flatten().filter_map(Value::as_str).find(|v| !new_versions.contains(v)).map(|v| {
+        format!("risk of data loss updating {name}: new CRD removes version {v} that is listed as a stored version on the existing CRD")
+    })
+}
+
+fn served(crd: &Value) -> Vec<(&str, &Value)> {
+    crd["spec"]["versions"].as_array().into_iter().flatten().filter(|v| v["served"].as_bool().unwrap_or(false)).filter_map(|v| Some((v["name"].as_str()?, &v["schema"]["openAPIV3Schema"]))).collect()
+}
+
+/// Versions served by both, with the new schema of each.
+pub fn kept_versions<'a>(old: &Value, new: &'a Value) -> Vec<(String, &'a Value)> {
+    let before: Vec<&str> = served(old).into_iter().map(|(n, _)| n).collect();
+    served(new).into_iter().filter(|(n, _)| before.contains(n)).map(|(n, s)| (n.to_string(), s)).collect()
+}
+
+fn type_ok(t: &str, v: &Value) -> bool {
+    match t {
+        "object" => v.is_object(),
+        "array" => v.is_array(),
+        "string" => v.is_string(),
+        "integer" => v.is_i64() || v.is_u64(),
+        "number" => v.is_number(),
+        "boolean" => v.is_boolean(),
+        _ => true,
+    }
+}
+
+/// The first violation of `schema` by `value`, as `path: problem`.
+pub fn validate(schema: &Value, value: &Value, path: &str) -> Option<String> {
+    if schema.is_null() || (value.is_null() && schema["nullable"].as_bool().unwrap_or(false)) {
+        return None;
+    }
+    if let Some(t) = schema["type"].as_str() {
+        if !type_ok(t, value) {
+            return Some(format!("{path}: expected {t}"));
+        }
+    }
+    if let Some(options) = schema["enum"].as_array() {
+        if !options.contains(value) {
+            return Some(format!("{path}: value not in enum"));
+        }
+    }
+    if let (Some(min), Some(n)) = (schema["minimum"].as_f64(), value.as_f64()) {
+        if n < min {
+            return Some(format!("{path}: {n} is less than the minimum {min}"));
+        }
+    }
+    if let (Some(max), Some(n)) = (schema["maximum"].as_f64(), value.as_f64()) {
+        if n > max {
+            return Some(format!("{path}: {n} is more than the maximum {max}"));
+        }
+    }
+    if let (Some(min), Some(s)) = (schema["minLength"].as_u64(), value.as_str()) {
+        if (s.chars().count() as u64) < min {
+            return Some(format!("{path}: shorter than {min}"));
+        }
+    }
+    if let (Some(max), Some(s)) = (schema["maxLength"].as_u64(), value.as_str()) {
+        if (s.chars().count() as u64) > max {
+            return Some(format!("{path}: longer than {max}"));
+        }
+    }
+    if let Some(obj) = value.as_object() {
+        for r in schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+            if !obj.contains_key(r) {
+                return Some(format!("{path}.{r}: Required value"));
+            }
+        }
+        if let Some(props) = schema["properties"].as_object() {
+            for (k, sub) in props {
+                if let Some(v) = obj.get(k) {
+                    if let Some(e) = validate(sub, v, &format!("{path}.{k}")) {
+                        return Some(e);
+                    }
+                }
+            }
+        }
+    }
+    if let Some(items) = value.as_array() {
+        for (i, v) in items.iter().enumerate() {
+            if let Some(e) = validate(&schema["items"], v, &format!("{path}[{i}]")) {
+                return Some(e);
+            }
+        }
+    }
+    None
+}
+
+/// OLM's error for an existing custom resource the new schema rejects.
+pub fn invalid_cr_message(crd: &str, cr: &str, problem: &str) -> String {
+    format!("error validating existing CRs against new CRD's schema for {crd}: error validating custom resource against new schema for {cr}: {problem}: updated validation is too restrictive")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+    use serde_json::json;
+
+    fn crd(versions: &[(&str, bool)], stored: &[&str]) -> Value {
+        let vs: Vec<Value> = versions.iter().map(|(n, s)| json!({"name": n, "served": s, "storage": false, "schema": {"openAPIV3Schema": {"type": "object"}}})).collect();
+        json!({"spec": {"versions": vs}, "status": {"storedVersions": stored}})
+    }
+
+    #[rstest]
+    #[case::keeping_every_stored_version_is_safe(crd(&[("v1", true)], &["v1"]), crd(&[("v1", true), ("v2", true)], &[]), None)]
+    #[case::dropping_a_served_but_never_stored_version_is_safe(crd(&[("v1", true), ("v1beta1", true)], &["v1"]), crd(&[("v1", true)], &[]), None)]
+    #[case::dropping_a_stored_version_risks_data_loss(crd(&[("v1alpha1", true), ("v1", true)], &["v1alpha1", "v1"]), crd(&[("v1", true)], &[]),
+        Some("risk of data loss updating things.example.com: new CRD removes version v1alpha1 that is listed as a stored version on the existing CRD"))]
+    fn stored_versions_must_survive_an_update(#[case] old: Value, #[case] new: Value, #[case] want: Option<&str>) {
+        assert_eq!(data_loss("things.example.com", &old, &new).as_deref(), want);
+    }
+
+    #[test]
+    fn only_versions_served_before_and_after_are_checked() {
+        let kept = kept_versions(&crd(&[("v1", true), ("v2", false)], &[]), &crd(&[("v1", true), ("v2", true), ("v3", true)], &[]));
+        assert_eq!(kept.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["v1"]);
+    }
+
+    #[rstest]
+    #[case::a_matching_resource_is_valid(json!({"spec": {"size": 3}}), None)]
+    #[case::a_newly_required_field_rejects_old_resources(json!({"spec": {}}), Some(".spec.size: Required value"))]
+    #[case::a_wrong_type_is_rejected(json!({"spec": {"size": "three"}}), Some(".spec.size: expected integer"))]
+    #[case::a_value_under_the_minimum_is_rejected(json!({"spec": {"size": 0}}), Some(".spec.size: 0 is less than the minimum 1"))]
+    fn existing_resources_are_validated_against_the_new_schema(#[case] cr: Value, #[case] want: Option<&str>) {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "required": ["size"], "properties": {"size": {"type": "integer", "minimum": 1}}}}});
+        assert_eq!(validate(&schema, &cr, "").as_deref(), want);
+    }
+}

@@ -1,0 +1,244 @@
+//! Pure Subscription status logic (spec §4.1 step 3, §4.5): catalog health, the referenced InstallPlan's
+//! state, `currentCSV`/`installedCSV`/`state`, and the outcome of resolution.
+
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use messages::crd::install_plan::{InstallPlanConditionReason, InstallPlanConditionType, InstallPlanPhase};
+use messages::crd::subscription::{InstallPlanReference, SubscriptionCatalogHealth, SubscriptionCondition, SubscriptionConditionType as T, SubscriptionReason as R, SubscriptionState, SubscriptionStatus};
+use resolver::CatalogKey;
+
+/// One CatalogSource visible to the Subscription.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogHealth {
+    pub key: CatalogKey,
+    pub uid: String,
+    pub healthy: bool,
+}
+
+/// What the Subscription's `installPlanRef` points at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanFacts {
+    NoRef,
+    Missing,
+    Found { phase: InstallPlanPhase, installed_reason: InstallPlanConditionReason, message: String },
+}
+
+/// An InstallPlan reference to record on a Subscription.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanRef {
+    pub name: String,
+    pub namespace: String,
+    pub uid: String,
+    pub generation: i64,
+}
+
+/// Everything observed about one Subscription before resolution.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Facts {
+    pub target: CatalogKey,
+    pub catalogs: Vec<CatalogHealth>,
+    /// The plan named by the `olm.generated-by` annotation, when the Subscription has no reference yet.
+    pub generated_by: Option<PlanRef>,
+    pub starting_csv: Option<String>,
+    pub plan: PlanFacts,
+    /// The CSV named by `status.currentCSV` exists in the namespace.
+    pub current_csv_exists: bool,
+}
+
+pub fn condition(type_: T, status: bool, reason: R, message: impl Into<String>, now: &Time) -> SubscriptionCondition {
+    SubscriptionCondition {
+        type_,
+        status: if status { "True" } else { "False" }.to_string(),
+        reason,
+        message: message.into(),
+        last_heartbeat_time: None,
+        last_transition_time: Some(now.clone()),
+    }
+}
+
+/// Set a condition, keeping its transition time when nothing but the time changed.
+pub fn set(status: &mut SubscriptionStatus, mut c: SubscriptionCondition) {
+    if let Some(old) = status.condition(&c.type_) {
+        if old.same_as(&c) {
+            return;
+        }
+        if old.status == c.status {
+            c.last_transition_time = old.last_transition_time.clone();
+        }
+    }
+    status.set_condition(c);
+}
+
+pub fn plan_reference(p: &PlanRef) -> (ObjectReference, InstallPlanReference) {
+    let r = ObjectReference {
+        api_version: Some("operators.coreos.com/v1alpha1".into()),
+        kind: Some("InstallPlan".into()),
+        name: Some(p.name.clone()),
+        namespace: Some(p.namespace.clone()),
+        uid: Some(p.uid.clone()),
+        ..Default::default()
+    };
+    let ip = InstallPlanReference { api_version: "operators.coreos.com/v1alpha1".into(), kind: "InstallPlan".into(), name: p.name.clone(), uuid: p.uid.clone() };
+    (r, ip)
+}
+
+fn health_condition(target: &CatalogKey, catalogs: &[CatalogHealth], now: &Time) -> SubscriptionCondition {
+    if catalogs.is_empty() {
+        return condition(T::CatalogSourcesUnhealthy, true, R::NoCatalogSourcesFound, "dependency resolution requires at least one catalogsource", now);
+    }
+    match catalogs.iter().find(|c| &c.key == target) {
+        None => return condition(T::CatalogSourcesUnhealthy, true, R::UnhealthyCatalogSourceFound, format!("targeted catalogsource {target} missing"), now),
+        Some(c) if !c.healthy => return condition(T::CatalogSourcesUnhealthy, true, R::UnhealthyCatalogSourceFound, format!("targeted catalogsource {target} unhealthy"), now),
+        Some(_) => {}
+    }
+    let unhealthy: Vec<String> = catalogs.iter().filter(|c| !c.healthy).map(|c| c.key.to_string()).collect();
+    if unhealthy.is_empty() {
+        condition(T::CatalogSourcesUnhealthy, false, R::AllCatalogSourcesHealthy, "all available catalogsources are healthy", now)
+    } else {
+        condition(T::CatalogSourcesUnhealthy, true, R::UnhealthyCatalogSourceFound, format!("unhealthy catalogsources: {}", unhealthy.join(", ")), now)
+    }
+}
+
+fn catalog_health(catalogs: &[CatalogHealth], previous: &[SubscriptionCatalogHealth], now: &Time) -> Vec<SubscriptionCatalogHealth> {
+    catalogs
+        .iter()
+        .map(|c| {
+            let reference = ObjectReference {
+                api_version: Some("operators.coreos.com/v1alpha1".into()),
+                kind: Some("CatalogSource".into()),
+                name: Some(c.key.name.clone()),
+                namespace: Some(c.key.namespace.clone()),
+                uid: Some(c.uid.clone()),
+                ..Default::default()
+            };
+            let same = previous.iter().find(|p| p.catalog_source_ref.as_ref() == Some(&reference) && p.healthy == c.healthy);
+            SubscriptionCatalogHealth { catalog_source_ref: Some(reference), last_updated: Some(same.and_then(|p| p.last_updated.clone()).unwrap_or_else(|| now.clone())), healthy: c.healthy }
+        })
+        .collect()
+}
+
+/// The Subscription's status before resolution.
+pub fn before_resolution(old: &SubscriptionStatus, f: &Facts, now: &Time) -> SubscriptionStatus {
+    let mut s = old.clone();
+    // §4.1 step 3: adopt the plan that created this Subscription.
+    if s.install_plan_ref.is_none() {
+        if let Some(p) = &f.generated_by {
+            let (r, ip) = plan_reference(p);
+            s.install_plan_ref = Some(r);
+            s.install_plan = Some(ip);
+            s.install_plan_generation = Some(p.generation);
+            s.state = SubscriptionState::UpgradePending;
+            if let Some(start) = &f.starting_csv {
+                s.current_csv = start.clone();
+            }
+        }
+    }
+    // §4.5: the referenced plan's state.
+    match &f.plan {
+        PlanFacts::NoRef => s.remove_conditions(&[T::InstallPlanPending, T::InstallPlanFailed, T::InstallPlanMissing]),
+        PlanFacts::Missing if s.state == SubscriptionState::UpgradePending => {
+            s.install_plan_ref = None;
+            s.install_plan = None;
+            s.current_csv.clear();
+            s.state = SubscriptionState::None;
+            s.remove_conditions(&[T::InstallPlanPending, T::InstallPlanFailed]);
+        }
+        PlanFacts::Missing => {
+            s.remove_conditions(&[T::InstallPlanPending, T::InstallPlanFailed]);
+            set(&mut s, condition(T::InstallPlanMissing, true, R::ReferencedInstallPlanNotFound, "", now));
+        }
+        PlanFacts::Found { phase, installed_reason, message } => {
+            s.remove_conditions(&[T::InstallPlanMissing]);
+            match phase {
+                InstallPlanPhase::Complete => s.remove_conditions(&[T::InstallPlanPending, T::InstallPlanFailed]),
+                InstallPlanPhase::Failed => {
+                    s.remove_conditions(&[T::InstallPlanPending]);
+                    let reason = match installed_reason {
+                        InstallPlanConditionReason::None => R::InstallPlanFailed,
+                        other => R::from_wire(other.as_str()),
+                    };
+                    set(&mut s, condition(T::InstallPlanFailed, true, reason, message.clone(), now));
+                }
+                InstallPlanPhase::None | InstallPlanPhase::Planning | InstallPlanPhase::RequiresApproval | InstallPlanPhase::Installing | InstallPlanPhase::Other(_) => {
+                    s.remove_conditions(&[T::InstallPlanFailed]);
+                    let reason = match phase {
+                        InstallPlanPhase::None => R::InstallPlanNotYetReconciled,
+                        other => R::from_wire(other.as_str()),
+                    };
+                    set(&mut s, condition(T::InstallPlanPending, true, reason, message.clone(), now));
+                }
+            }
+        }
+    }
+    // §4.1 step 3: the current CSV's presence decides the state (AtLatestKnown as soon as it exists, as OLM does).
+    if !s.current_csv.is_empty() {
+        if f.current_csv_exists {
+            s.state = SubscriptionState::AtLatestKnown;
+            s.installed_csv = s.current_csv.clone();
+        } else if s.state != SubscriptionState::UpgradeFailed {
+            s.state = SubscriptionState::UpgradePending;
+        }
+    }
+    set(&mut s, health_condition(&f.target, &f.catalogs, now));
+    let health = catalog_health(&f.catalogs, &old.catalog_health, now);
+    if health != s.catalog_health {
+        s.catalog_health = health;
+    }
+    s
+}
+
+/// What resolution decided for one Subscription.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decided {
+    Failed { message: String },
+    /// Nothing to install for it (up to date, or already on its way).
+    Unchanged,
+    /// A new plan installs `csv` for it.
+    Planned { csv: String, plan: PlanRef },
+}
+
+pub fn after_resolution(s: &mut SubscriptionStatus, d: &Decided, now: &Time) {
+    match d {
+        Decided::Failed { message } => set(s, condition(T::ResolutionFailed, true, R::ConstraintsNotSatisfiable, message.clone(), now)),
+        Decided::Unchanged => s.remove_conditions(&[T::ResolutionFailed, T::BundleUnpacking, T::BundleUnpackFailed]),
+        Decided::Planned { csv, plan } => {
+            s.remove_conditions(&[T::ResolutionFailed, T::BundleUnpacking, T::BundleUnpackFailed]);
+            let (r, ip) = plan_reference(plan);
+            s.install_plan_ref = Some(r);
+            s.install_plan = Some(ip);
+            s.install_plan_generation = Some(plan.generation);
+            s.current_csv = csv.clone();
+            s.state = SubscriptionState::UpgradePending;
+            set(s, condition(T::InstallPlanPending, true, R::InstallPlanNotYetReconciled, "", now));
+        }
+    }
+}
+
+/// Equal for the purpose of writing (timestamps aside).
+pub fn same(a: &SubscriptionStatus, b: &SubscriptionStatus) -> bool {
+    let strip = |s: &SubscriptionStatus| {
+        let mut s = s.clone();
+        s.last_updated = None;
+        for c in &mut s.conditions {
+            c.last_transition_time = None;
+            c.last_heartbeat_time = None;
+        }
+        for h in &mut s.catalog_health {
+            h.last_updated = None;
+        }
+        s
+    };
+    strip(a) == strip(b)
+}
+
+/// The IP's `Installed` condition reason and message.
+pub fn installed_condition(status: Option<&messages::crd::install_plan::InstallPlanStatus>) -> (InstallPlanConditionReason, String) {
+    status
+        .and_then(|s| s.conditions.iter().find(|c| c.type_ == InstallPlanConditionType::Installed))
+        .map(|c| (c.reason.clone(), c.message.clone()))
+        .unwrap_or((InstallPlanConditionReason::None, String::new()))
+}
+
+#[cfg(test)]
+#[path = "status_tests.rs"]
+mod tests;

@@ -1,0 +1,377 @@
+//! One sync of one namespace (spec §4.1): garbage-collect old InstallPlans, bring every Subscription's status
+//! up to date, resolve with the resolver library (off the actor thread), create the InstallPlans (one per
+//! approval mode, see below) and point the Subscriptions at them.
+//!
+//! Approval is per Subscription: bundles of Manual Subscriptions go into a Manual plan, the others into an
+//! Automatic plan. OLM v0 makes the whole namespace's plan Manual when any Subscription is Manual; we do
+//! not. Bundles pulled in as new dependencies go into the Automatic plan unless only Manual Subscriptions
+//! changed.
+
+use super::input;
+use super::status::{self, CatalogHealth, Decided, Facts, PlanFacts, PlanRef};
+use crate::catalog_source::error_text;
+use crate::shared::Shared;
+use crate::steps;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kube::Api;
+use kube::api::{DeleteParams, PostParams};
+use messages::crd::install_plan::{InstallPlan, InstallPlanPhase, InstallPlanStatus, Step, order_steps};
+use messages::crd::subscription::{Approval, Subscription, SubscriptionConditionType, SubscriptionReason, SubscriptionStatus};
+use resolver::{CatalogKey, Outcome};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tracing::Instrument;
+
+/// Annotation on Subscriptions an InstallPlan creates.
+pub const GENERATED_BY: &str = "olm.generated-by";
+/// Plans kept per namespace by garbage collection.
+pub const MAX_PLANS: usize = 5;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    #[error("cannot write the status of Subscription {name}")]
+    WriteSubscription {
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("cannot create an InstallPlan")]
+    CreatePlan(#[source] kube::Error),
+    #[error("resolution task failed: {0}")]
+    Task(String),
+}
+
+/// Objects this sync wrote that the watches may not have delivered yet (read-your-writes across syncs).
+#[derive(Default)]
+pub struct Overlay {
+    subs: HashMap<String, Arc<Subscription>>,
+    plans: HashMap<String, Arc<InstallPlan>>,
+}
+
+fn rv(o: &impl kube::Resource) -> u64 {
+    o.meta().resource_version.as_deref().and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
+fn merge<K: kube::Resource + Clone>(stored: Vec<Arc<K>>, overlay: &mut HashMap<String, Arc<K>>) -> Vec<Arc<K>> {
+    let mut out: BTreeMap<String, Arc<K>> = BTreeMap::new();
+    for o in stored {
+        let name = o.meta().name.clone().unwrap_or_default();
+        match overlay.get(&name) {
+            Some(mine) if rv(mine.as_ref()) > rv(o.as_ref()) => {
+                out.insert(name, mine.clone());
+            }
+            _ => {
+                overlay.remove(&name);
+                out.insert(name, o);
+            }
+        }
+    }
+    for (name, mine) in overlay.iter() {
+        out.entry(name.clone()).or_insert_with(|| mine.clone());
+    }
+    out.into_values().collect()
+}
+
+fn in_ns<K: kube::Resource>(all: Vec<Arc<K>>, ns: &str) -> Vec<Arc<K>> {
+    all.into_iter().filter(|o| o.meta().namespace.as_deref() == Some(ns)).collect()
+}
+
+fn now() -> Time {
+    Time(Timestamp::now())
+}
+
+pub async fn run(shared: Shared, ns: String, mut overlay: Overlay) -> (Overlay, Result<Option<Duration>, SyncError>) {
+    let span = tracing::info_span!("catalog.resolve", namespace = %ns);
+    let r = sync(&shared, &ns, &mut overlay).instrument(span).await;
+    (overlay, r)
+}
+
+async fn gc_plans(shared: &Shared, ns: &str, plans: &[Arc<InstallPlan>]) {
+    if plans.len() <= MAX_PLANS {
+        return;
+    }
+    let mut sorted: Vec<&Arc<InstallPlan>> = plans.iter().collect();
+    sorted.sort_by(|a, b| {
+        (a.spec.generation.unwrap_or(0), a.metadata.creation_timestamp.as_ref().map(|t| t.0), &a.metadata.name).cmp(&(
+            b.spec.generation.unwrap_or(0),
+            b.metadata.creation_timestamp.as_ref().map(|t| t.0),
+            &b.metadata.name,
+        ))
+    });
+    let api: Api<InstallPlan> = Api::namespaced(shared.client.clone(), ns);
+    for ip in sorted.iter().take(plans.len() - MAX_PLANS) {
+        let name = ip.metadata.name.clone().unwrap_or_default();
+        if let Err(e) = api.delete(&name, &DeleteParams::background()).await {
+            tracing::warn!(plan = %name, error = &e as &dyn std::error::Error, "cannot garbage-collect InstallPlan");
+        }
+    }
+}
+
+fn catalog_health(shared: &Shared, namespaces: &[&str]) -> Vec<CatalogHealth> {
+    let mut out: Vec<CatalogHealth> = shared
+        .catalog_sources()
+        .iter()
+        .filter(|c| namespaces.contains(&c.metadata.namespace.as_deref().unwrap_or_default()))
+        .map(|c| {
+            let key = CatalogKey::new(c.metadata.name.clone().unwrap_or_default(), c.metadata.namespace.clone().unwrap_or_default());
+            let healthy = shared.catalogs.get(&key).is_some_and(|v| v.healthy);
+            CatalogHealth { key, uid: c.metadata.uid.clone().unwrap_or_default(), healthy }
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.key.namespace, &a.key.name).cmp(&(&b.key.namespace, &b.key.name)));
+    out
+}
+
+fn plan_ref(ip: &InstallPlan) -> PlanRef {
+    PlanRef {
+        name: ip.metadata.name.clone().unwrap_or_default(),
+        namespace: ip.metadata.namespace.clone().unwrap_or_default(),
+        uid: ip.metadata.uid.clone().unwrap_or_default(),
+        generation: ip.spec.generation.unwrap_or(0),
+    }
+}
+
+fn facts(sub: &Subscription, plans: &[Arc<InstallPlan>], csv_names: &BTreeSet<String>, catalogs: &[CatalogHealth]) -> Facts {
+    let st = sub.status.clone().unwrap_or_default();
+    let find = |name: &str| plans.iter().find(|p| p.metadata.name.as_deref() == Some(name));
+    let generated_by = sub.metadata.annotations.as_ref().and_then(|a| a.get(GENERATED_BY)).and_then(|n| find(n)).map(|p| plan_ref(p));
+    let referenced = st.install_plan_ref.as_ref().and_then(|r| r.name.clone()).or_else(|| generated_by.as_ref().filter(|_| st.install_plan_ref.is_none()).map(|g| g.name.clone()));
+    let plan = match referenced {
+        None => PlanFacts::NoRef,
+        Some(name) => match find(&name) {
+            None => PlanFacts::Missing,
+            Some(ip) => {
+                let (installed_reason, message) = status::installed_condition(ip.status.as_ref());
+                PlanFacts::Found { phase: ip.phase(), installed_reason, message }
+            }
+        },
+    };
+    let current = if st.current_csv.is_empty() { sub.spec.starting_csv.clone().filter(|_| generated_by.is_some()).unwrap_or_default() } else { st.current_csv.clone() };
+    Facts {
+        target: CatalogKey::new(&sub.spec.catalog_source, &sub.spec.catalog_source_namespace),
+        catalogs: catalogs.to_vec(),
+        generated_by,
+        starting_csv: sub.spec.starting_csv.clone(),
+        plan,
+        current_csv_exists: !current.is_empty() && csv_names.contains(&current),
+    }
+}
+
+async fn sync(shared: &Shared, ns: &str, overlay: &mut Overlay) -> Result<Option<Duration>, SyncError> {
+    let subs = merge(in_ns(shared.subscriptions(), ns), &mut overlay.subs);
+    let plans = merge(in_ns(shared.install_plans(), ns), &mut overlay.plans);
+    gc_plans(shared, ns, &plans).await;
+    if subs.is_empty() {
+        return Ok(None);
+    }
+    let now = now();
+    let csvs = in_ns(shared.csvs(), ns);
+    let csv_names: BTreeSet<String> = csvs.iter().filter_map(|c| c.metadata.name.clone()).collect();
+    let groups = in_ns(shared.operator_groups(), ns);
+    let (fail_forward, exclude_global) = input::group_options(&groups);
+    let global = shared.config.global_namespace.as_str();
+    let visible: Vec<&str> = if exclude_global || global == ns { vec![ns] } else { vec![ns, global] };
+    let health = catalog_health(shared, &visible);
+
+    // Status before resolution, per Subscription.
+    let mut next: Vec<(Arc<Subscription>, SubscriptionStatus)> = subs
+        .iter()
+        .map(|s| {
+            let old = s.status.clone().unwrap_or_default();
+            let new = status::before_resolution(&old, &facts(s, &plans, &csv_names, &health), &now);
+            (s.clone(), new)
+        })
+        .collect();
+
+    let all_pending = next.iter().all(|(_, st)| st.install_plan_ref.is_some() && st.state == messages::crd::subscription::SubscriptionState::UpgradePending);
+    let mut requeue = None;
+    if groups.len() != 1 {
+        let message = format!("expected 1 OperatorGroup in the namespace, found {}", groups.len());
+        for (_, st) in &mut next {
+            status::set(st, status::condition(SubscriptionConditionType::ResolutionFailed, true, SubscriptionReason::ErrorPreventedResolution, message.clone(), &now));
+        }
+    } else if !all_pending {
+        requeue = resolve_and_plan(shared, ns, &visible, &csvs, fail_forward, &plans, &mut next, overlay, &now).await?;
+    }
+
+    for (sub, st) in next {
+        let old = sub.status.clone().unwrap_or_default();
+        if status::same(&old, &st) {
+            continue;
+        }
+        let mut updated = (*sub).clone();
+        let mut st = st;
+        st.last_updated = Some(now.clone());
+        updated.status = Some(st);
+        let name = updated.metadata.name.clone().unwrap_or_default();
+        let api: Api<Subscription> = Api::namespaced(shared.client.clone(), ns);
+        match api.replace_status(&name, &PostParams::default(), &updated).await {
+            Ok(written) => {
+                overlay.subs.insert(name, Arc::new(written));
+            }
+            Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => requeue = Some(Duration::from_millis(200)),
+            Err(source) => return Err(SyncError::WriteSubscription { name, source }),
+        }
+    }
+    Ok(requeue)
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn resolve_and_plan(
+    shared: &Shared,
+    ns: &str,
+    visible: &[&str],
+    csvs: &[Arc<messages::crd::csv::ClusterServiceVersion>],
+    fail_forward: bool,
+    plans: &[Arc<InstallPlan>],
+    next: &mut [(Arc<Subscription>, SubscriptionStatus)],
+    overlay: &mut Overlay,
+    now: &Time,
+) -> Result<Option<Duration>, SyncError> {
+    let with_status: Vec<Arc<Subscription>> = next
+        .iter()
+        .map(|(s, st)| {
+            let mut s = (**s).clone();
+            s.status = Some(st.clone());
+            Arc::new(s)
+        })
+        .collect();
+    let snapshots = shared.catalogs.snapshots_in(visible);
+    let problem = input::namespace(ns, &with_status, csvs, snapshots, fail_forward);
+    let started = Instant::now();
+    let resolution = tokio::task::spawn_blocking(move || resolver::resolve(&problem, &resolver::Options::default())).await.map_err(|e| SyncError::Task(e.to_string()))?;
+    let outcome_label = if resolution.failed().next().is_some() { "failed" } else { "succeeded" };
+    shared.catalog_metrics.resolution_duration.with_label_values(&[outcome_label]).observe(started.elapsed().as_secs_f64());
+    for w in &resolution.warnings {
+        tracing::info!(namespace = %ns, warning = %w, "resolution warning");
+    }
+
+    // Which Subscriptions need a new plan, and with which approval.
+    let mut decided: HashMap<String, Decided> = HashMap::new();
+    let mut changed: BTreeMap<String, (String, bool)> = BTreeMap::new();
+    for (sub, st) in next.iter() {
+        let name = sub.metadata.name.clone().unwrap_or_default();
+        let d = match resolution.outcome(&name) {
+            Some(Outcome::Failed { explanation }) => Decided::Failed { message: explanation.message.clone() },
+            Some(Outcome::Install { csv }) | Some(Outcome::Upgrade { to: csv, .. }) if st.current_csv != *csv => {
+                let manual = sub.spec.install_plan_approval.as_ref().is_some_and(Approval::is_manual);
+                changed.insert(name.clone(), (csv.clone(), manual));
+                continue;
+            }
+            Some(_) | None => Decided::Unchanged,
+        };
+        decided.insert(name, d);
+    }
+    let new_subs: BTreeSet<&str> = resolution.new_subscriptions.iter().map(|s| s.name.as_str()).collect();
+    let only_manual = !changed.is_empty() && changed.values().all(|(_, m)| *m);
+    let mut requeue = None;
+    for manual in [false, true] {
+        let members: Vec<&String> = changed.iter().filter(|(_, (_, m))| *m == manual).map(|(n, _)| n).collect();
+        let with_deps = manual == only_manual;
+        let bundles: Vec<&resolver::BundleStep> = resolution
+            .steps
+            .iter()
+            .filter(|b| members.contains(&&b.subscription) || (with_deps && new_subs.contains(b.subscription.as_str())))
+            .collect();
+        if bundles.is_empty() {
+            continue;
+        }
+        let deps: Vec<&resolver::NewSubscription> = if with_deps { resolution.new_subscriptions.iter().collect() } else { Vec::new() };
+        let owners: Vec<&Subscription> = next.iter().filter(|(s, _)| members.iter().any(|m| s.metadata.name.as_deref() == Some(m.as_str()))).map(|(s, _)| s.as_ref()).collect();
+        match create_plan(shared, ns, &bundles, &deps, &owners, manual, next, plans, overlay).await {
+            Ok(ip) => {
+                let r = plan_ref(&ip);
+                for m in &members {
+                    if let Some((csv, _)) = changed.get(*m) {
+                        decided.insert((*m).clone(), Decided::Planned { csv: csv.clone(), plan: r.clone() });
+                    }
+                }
+            }
+            Err(PlanError::Bundle(message)) => {
+                for m in &members {
+                    decided.insert((*m).clone(), Decided::Failed { message: message.clone() });
+                }
+                requeue = Some(Duration::from_secs(10));
+            }
+            Err(PlanError::Api(e)) => return Err(SyncError::CreatePlan(e)),
+        }
+    }
+    for (sub, st) in next.iter_mut() {
+        let name = sub.metadata.name.clone().unwrap_or_default();
+        if let Some(d) = decided.get(&name) {
+            status::after_resolution(st, d, now);
+        }
+    }
+    Ok(requeue)
+}
+
+enum PlanError {
+    Bundle(String),
+    Api(kube::Error),
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn create_plan(
+    shared: &Shared,
+    ns: &str,
+    bundles: &[&resolver::BundleStep],
+    deps: &[&resolver::NewSubscription],
+    owners: &[&Subscription],
+    manual: bool,
+    next: &[(Arc<Subscription>, SubscriptionStatus)],
+    plans: &[Arc<InstallPlan>],
+    overlay: &mut Overlay,
+) -> Result<InstallPlan, PlanError> {
+    let mut trace = BTreeMap::new();
+    olm_runtime::trace_context::inject_current(&mut trace);
+    let mut plan: Vec<Step> = Vec::new();
+    let mut catalogs: BTreeSet<String> = BTreeSet::new();
+    let mut csv_names = Vec::new();
+    for b in bundles {
+        let view = shared.catalogs.get(&b.catalog).and_then(|v| v.source).ok_or_else(|| PlanError::Bundle(format!("catalog {} is not serving", b.catalog)))?;
+        let full = view.bundle(&b.package, &b.channel, &b.name).await.map_err(|e| PlanError::Bundle(format!("cannot fetch bundle {} from catalog {}: {}", b.name, b.catalog, error_text(&e))))?;
+        let s = steps::bundle_steps(&full, b, ns, &trace).map_err(|e| PlanError::Bundle(e.to_string()))?;
+        plan.extend(s);
+        catalogs.insert(b.catalog.name.clone());
+        csv_names.push(b.name.clone());
+    }
+    for d in deps {
+        plan.push(steps::subscription_step(d, ns));
+    }
+    let plan = order_steps(plan);
+    let generation = 1 + next
+        .iter()
+        .filter_map(|(_, st)| st.install_plan_generation)
+        .chain(plans.iter().filter_map(|p| p.spec.generation))
+        .chain(overlay.plans.values().filter_map(|p| p.spec.generation))
+        .max()
+        .unwrap_or(0);
+    let approval = if manual { "Manual" } else { "Automatic" };
+    let owner_refs: Vec<serde_json::Value> = owners
+        .iter()
+        .map(|s| serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription", "name": s.metadata.name, "uid": s.metadata.uid, "controller": false, "blockOwnerDeletion": false}))
+        .collect();
+    let first = bundles.first().map(|b| b.catalog.clone());
+    let body = serde_json::json!({
+        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
+        "metadata": {"generateName": "install-", "namespace": ns, "ownerReferences": owner_refs, "annotations": trace},
+        "spec": {"clusterServiceVersionNames": csv_names, "approval": approval, "approved": !manual, "generation": generation,
+                 "source": first.as_ref().map(|c| c.name.clone()), "sourceNamespace": first.as_ref().map(|c| c.namespace.clone())}
+    });
+    let ip: InstallPlan = serde_json::from_value(body).map_err(|e| PlanError::Bundle(format!("cannot build the InstallPlan: {e}")))?;
+    let api: Api<InstallPlan> = Api::namespaced(shared.client.clone(), ns);
+    let mut created = api.create(&PostParams::default(), &ip).await.map_err(PlanError::Api)?;
+    created.status = Some(InstallPlanStatus {
+        phase: if manual { InstallPlanPhase::RequiresApproval } else { InstallPlanPhase::Installing },
+        catalog_sources: catalogs.into_iter().collect(),
+        plan,
+        ..Default::default()
+    });
+    let name = created.metadata.name.clone().unwrap_or_default();
+    let written = api.replace_status(&name, &PostParams::default(), &created).await.map_err(PlanError::Api)?;
+    tracing::info!(namespace = %ns, plan = %name, approval, generation, csvs = ?written.spec.cluster_service_version_names, "InstallPlan created");
+    overlay.plans.insert(name, Arc::new(written.clone()));
+    Ok(written)
+}

@@ -1,0 +1,284 @@
+//! Catalog fixtures for the catalog-operator cluster tests: small operators (a CSV with one Deployment,
+//! optionally owning or requiring a CRD) arranged in packages and channels, served either as a ConfigMap
+//! catalog (in-process) or by the `registry` binary (gRPC). Also the common objects (OperatorGroup,
+//! CatalogSource, Subscription) and waits.
+
+#![allow(dead_code)]
+
+use kube::Api;
+use kube::api::PostParams;
+use messages::crd::catalog_source::CatalogSource;
+use messages::crd::install_plan::InstallPlan;
+use messages::crd::operator_group::OperatorGroup;
+use messages::crd::subscription::Subscription;
+use olm_tests::{OperatorProcess, TestContext, eventually};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+pub const DEADLINE: Duration = Duration::from_secs(90);
+
+/// A CRD `<plural>.<group>` of kind `kind`, version v1, with an optional schema for `spec`.
+#[derive(Clone, Debug)]
+pub struct Crd {
+    pub plural: String,
+    pub group: String,
+    pub kind: String,
+    pub versions: Vec<String>,
+    pub spec_schema: Value,
+}
+
+impl Crd {
+    pub fn new(plural: &str, group: &str, kind: &str) -> Self {
+        Self { plural: plural.into(), group: group.into(), kind: kind.into(), versions: vec!["v1".into()], spec_schema: json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}) }
+    }
+
+    pub fn name(&self) -> String {
+        format!("{}.{}", self.plural, self.group)
+    }
+
+    pub fn manifest(&self) -> Value {
+        let n = self.versions.len();
+        let versions: Vec<Value> = self
+            .versions
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                json!({"name": v, "served": true, "storage": i + 1 == n,
+                   "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": self.spec_schema}}}})
+            })
+            .collect();
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+               "metadata": {"name": self.name()},
+               "spec": {"group": self.group, "scope": "Namespaced",
+                        "names": {"plural": self.plural, "singular": self.plural.trim_end_matches('s'), "kind": self.kind, "listKind": format!("{}List", self.kind)},
+                        "versions": versions}})
+    }
+}
+
+/// One operator bundle.
+#[derive(Clone, Debug, Default)]
+pub struct Op {
+    pub package: String,
+    pub version: String,
+    pub replaces: Option<String>,
+    pub skips: Vec<String>,
+    pub skip_range: Option<String>,
+    pub owns: Option<Crd>,
+    pub requires: Option<Crd>,
+}
+
+impl Op {
+    pub fn new(package: &str, version: &str) -> Self {
+        Self { package: package.into(), version: version.into(), ..Default::default() }
+    }
+    pub fn name(&self) -> String {
+        format!("{}.v{}", self.package, self.version)
+    }
+    pub fn replaces(mut self, r: &str) -> Self {
+        self.replaces = Some(r.into());
+        self
+    }
+    pub fn skip_range(mut self, r: &str) -> Self {
+        self.skip_range = Some(r.into());
+        self
+    }
+    pub fn owns(mut self, c: &Crd) -> Self {
+        self.owns = Some(c.clone());
+        self
+    }
+    pub fn requires(mut self, c: &Crd) -> Self {
+        self.requires = Some(c.clone());
+        self
+    }
+
+    pub fn csv(&self) -> Value {
+        let name = self.name();
+        let deploy = format!("{}-operator", self.package);
+        let mut annotations = json!({});
+        if let Some(r) = &self.skip_range {
+            annotations["olm.skipRange"] = json!(r);
+        }
+        let crd_desc = |c: &Crd| json!({"name": c.name(), "version": c.versions.last().cloned().unwrap_or_default(), "kind": c.kind});
+        let mut spec = json!({
+            "version": self.version, "displayName": self.package,
+            "installModes": [{"type": "OwnNamespace", "supported": true}, {"type": "SingleNamespace", "supported": true},
+                             {"type": "MultiNamespace", "supported": false}, {"type": "AllNamespaces", "supported": true}],
+            "install": {"strategy": "deployment", "spec": {
+                "permissions": [{"serviceAccountName": deploy, "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}]}],
+                "deployments": [{"name": deploy, "spec": {"replicas": 1, "selector": {"matchLabels": {"app": deploy}},
+                    "template": {"metadata": {"labels": {"app": deploy}}, "spec": {"serviceAccountName": deploy,
+                        "containers": [{"name": "op", "image": "busybox:1.36", "command": ["sleep", "infinity"]}]}}}}]}},
+            "customresourcedefinitions": {"owned": self.owns.iter().map(crd_desc).collect::<Vec<_>>(), "required": self.requires.iter().map(crd_desc).collect::<Vec<_>>()}
+        });
+        if let Some(r) = &self.replaces {
+            spec["replaces"] = json!(r);
+        }
+        if !self.skips.is_empty() {
+            spec["skips"] = json!(self.skips);
+        }
+        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+               "metadata": {"name": name, "annotations": annotations}, "spec": spec})
+    }
+}
+
+/// A catalog: packages with one channel `stable` whose head is the last operator listed for the package.
+#[derive(Clone, Debug, Default)]
+pub struct Catalog {
+    pub ops: Vec<Op>,
+}
+
+impl Catalog {
+    pub fn with(ops: Vec<Op>) -> Self {
+        Self { ops }
+    }
+
+    /// The ConfigMap catalog `data`.
+    pub fn configmap_data(&self) -> BTreeMap<String, String> {
+        let mut crds: BTreeMap<String, Value> = BTreeMap::new();
+        for op in &self.ops {
+            if let Some(c) = &op.owns {
+                crds.insert(c.name(), c.manifest());
+            }
+        }
+        let mut heads: BTreeMap<String, String> = BTreeMap::new();
+        for op in &self.ops {
+            heads.insert(op.package.clone(), op.name());
+        }
+        let packages: Vec<Value> = heads
+            .iter()
+            .map(|(p, head)| json!({"packageName": p, "defaultChannel": "stable", "channels": [{"name": "stable", "currentCSV": head}]}))
+            .collect();
+        let csvs: Vec<Value> = self.ops.iter().map(Op::csv).collect();
+        BTreeMap::from([
+            ("customResourceDefinitions".to_string(), Value::Array(crds.into_values().collect()).to_string()),
+            ("clusterServiceVersions".to_string(), Value::Array(csvs).to_string()),
+            ("packages".to_string(), Value::Array(packages).to_string()),
+        ])
+    }
+
+    /// The catalog as a ConfigMap object named `name`.
+    pub fn configmap(&self, name: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": self.configmap_data()})
+    }
+
+    /// Write the catalog as a ConfigMap file the `registry` binary serves; returns the file.
+    pub fn write_file(&self, dir: &std::path::Path, name: &str) -> anyhow::Result<std::path::PathBuf> {
+        std::fs::create_dir_all(dir)?;
+        let path = dir.join(format!("{name}.json"));
+        std::fs::write(&path, self.configmap(name).to_string())?;
+        Ok(path)
+    }
+}
+
+pub async fn create<K>(ctx: &TestContext, value: Value) -> anyhow::Result<K>
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()> + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
+{
+    let api: Api<K> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+    let obj: K = serde_json::from_value(value)?;
+    Ok(api.create(&PostParams::default(), &obj).await?)
+}
+
+pub async fn operator_group(ctx: &TestContext) -> anyhow::Result<OperatorGroup> {
+    create(ctx, json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ctx.namespace]}})).await
+}
+
+pub async fn configmap_catalog(ctx: &TestContext, name: &str, catalog: &Catalog, priority: i32) -> anyhow::Result<CatalogSource> {
+    create::<k8s_openapi::api::core::v1::ConfigMap>(ctx, catalog.configmap(name)).await?;
+    create(ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource", "metadata": {"name": name},
+                       "spec": {"sourceType": "configmap", "configMap": name, "priority": priority}}))
+    .await
+}
+
+pub async fn address_catalog(ctx: &TestContext, name: &str, address: &str) -> anyhow::Result<CatalogSource> {
+    create(ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource", "metadata": {"name": name},
+                       "spec": {"sourceType": "grpc", "address": address}}))
+    .await
+}
+
+pub async fn subscription(ctx: &TestContext, name: &str, package: &str, catalog: &str, extra: Value) -> anyhow::Result<Subscription> {
+    let mut spec = json!({"name": package, "source": catalog, "sourceNamespace": ctx.namespace, "channel": "stable"});
+    if let (Some(s), Some(e)) = (spec.as_object_mut(), extra.as_object()) {
+        for (k, v) in e {
+            s.insert(k.clone(), v.clone());
+        }
+    }
+    create(ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription", "metadata": {"name": name}, "spec": spec})).await
+}
+
+/// Start the catalog-operator watching the test namespace, with that namespace as its global catalog namespace.
+pub async fn catalog_operator(ctx: &TestContext, extra: &[&str]) -> anyhow::Result<OperatorProcess> {
+    let mut args = vec!["--watched-namespaces", ctx.namespace.as_str(), "--namespace", ctx.namespace.as_str()];
+    args.extend_from_slice(extra);
+    OperatorProcess::start(ctx.cluster, "catalog-operator", &args).await
+}
+
+pub fn subs(ctx: &TestContext) -> Api<Subscription> {
+    Api::namespaced(ctx.client.clone(), &ctx.namespace)
+}
+
+pub fn plans(ctx: &TestContext) -> Api<InstallPlan> {
+    Api::namespaced(ctx.client.clone(), &ctx.namespace)
+}
+
+/// Wait until the Subscription's status satisfies `cond`; the error shows the last status.
+pub async fn await_sub<F>(ctx: &TestContext, name: &str, what: &str, cond: F) -> anyhow::Result<Subscription>
+where
+    F: Fn(&messages::crd::subscription::SubscriptionStatus) -> bool,
+{
+    let api = subs(ctx);
+    let cond = &cond;
+    let api = &api;
+    eventually(DEADLINE, what, || async move {
+        let sub = api.get(name).await?;
+        match sub.status.as_ref() {
+            Some(s) if cond(s) => Ok(Some(sub)),
+            other => Err(anyhow::anyhow!("{name} status: {}", serde_json::to_string(&other).unwrap_or_default())),
+        }
+    })
+    .await
+}
+
+/// The condition of `type_` on a Subscription status: (status, reason, message).
+pub fn sub_condition(s: &messages::crd::subscription::SubscriptionStatus, type_: &str) -> Option<(String, String, String)> {
+    s.conditions.iter().find(|c| c.type_.as_str() == type_).map(|c| (c.status.clone(), c.reason.as_str().to_string(), c.message.clone()))
+}
+
+/// A free loopback port.
+pub fn free_port() -> anyhow::Result<u16> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(listener.local_addr()?.port())
+}
+
+/// The `registry serve` subprocess; killed on drop.
+pub struct RegistryProcess {
+    pub port: u16,
+    child: std::process::Child,
+}
+
+impl RegistryProcess {
+    pub fn start(paths: &[&std::path::Path], port: u16) -> anyhow::Result<Self> {
+        let bin = olm_tests::bin_path("registry")?;
+        let log = std::env::temp_dir().join(format!("olm-rs-registry-{port}.log"));
+        let out = std::fs::File::create(&log)?;
+        let child = std::process::Command::new(bin)
+            .arg("serve")
+            .args(paths)
+            .arg("--port")
+            .arg(port.to_string())
+            .arg("--listen")
+            .arg("127.0.0.1")
+            .stdout(out.try_clone()?)
+            .stderr(out)
+            .spawn()?;
+        Ok(Self { port, child })
+    }
+}
+
+impl Drop for RegistryProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
