@@ -123,7 +123,8 @@ mod tests {
 
     #[test]
     fn only_versions_served_before_and_after_are_checked() {
-        let kept = kept_versions(&crd(&[("v1", true), ("v2", false)], &[]), &crd(&[("v1", true), ("v2", true), ("v3", true)], &[]));
+        let new = crd(&[("v1", true), ("v2", true), ("v3", true)], &[]);
+        let kept = kept_versions(&crd(&[("v1", true), ("v2", false)], &[]), &new);
         assert_eq!(kept.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["v1"]);
     }
 

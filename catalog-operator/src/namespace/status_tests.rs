@@ -60,14 +60,14 @@ fn the_referenced_plan_shows_on_the_subscription(#[case] plan: PlanFacts, #[case
 #[test]
 fn a_complete_plan_with_its_csv_present_makes_the_subscription_at_latest_known() {
     let s = before_resolution(&pending("a.v1"), &facts(vec![healthy("cat")], found(InstallPlanPhase::Complete), true), &now());
-    assert_eq!((s.state, s.installed_csv.as_str()), (SubscriptionState::AtLatestKnown, "a.v1"));
+    assert_eq!((s.state.clone(), s.installed_csv.as_str()), (SubscriptionState::AtLatestKnown, "a.v1"));
     assert!(s.condition(&T::InstallPlanPending).is_none());
 }
 
 #[test]
 fn a_deleted_plan_of_a_pending_subscription_resets_it_for_a_fresh_resolution() {
     let s = before_resolution(&pending("a.v1"), &facts(vec![healthy("cat")], PlanFacts::Missing, false), &now());
-    assert_eq!((s.state, s.current_csv.as_str(), s.install_plan_ref.is_none()), (SubscriptionState::None, "", true));
+    assert_eq!((s.state.clone(), s.current_csv.as_str(), s.install_plan_ref.is_none()), (SubscriptionState::None, "", true));
 }
 
 #[test]
@@ -84,7 +84,7 @@ fn a_generated_subscription_adopts_the_plan_that_created_it() {
     f.generated_by = Some(PlanRef { name: "install-a".into(), namespace: "ns".into(), uid: "u".into(), generation: 3 });
     f.starting_csv = Some("b.v1".into());
     let s = before_resolution(&SubscriptionStatus::default(), &f, &now());
-    assert_eq!((s.state, s.current_csv.as_str(), s.install_plan_generation), (SubscriptionState::UpgradePending, "b.v1", Some(3)));
+    assert_eq!((s.state.clone(), s.current_csv.as_str(), s.install_plan_generation), (SubscriptionState::UpgradePending, "b.v1", Some(3)));
 }
 
 #[test]
@@ -101,7 +101,7 @@ fn a_planned_subscription_points_at_its_plan_and_waits() {
     let mut s = SubscriptionStatus::default();
     let plan = PlanRef { name: "install-b".into(), namespace: "ns".into(), uid: "u2".into(), generation: 2 };
     after_resolution(&mut s, &Decided::Planned { csv: "a.v2".into(), plan }, &now());
-    assert_eq!((s.state, s.current_csv.as_str(), s.install_plan.as_ref().map(|p| p.name.as_str())), (SubscriptionState::UpgradePending, "a.v2", Some("install-b")));
+    assert_eq!((s.state.clone(), s.current_csv.as_str(), s.install_plan.as_ref().map(|p| p.name.as_str())), (SubscriptionState::UpgradePending, "a.v2", Some("install-b")));
 }
 
 #[test]
