@@ -7,7 +7,9 @@
 //! ```
 
 pub mod cli;
+pub mod copied_csv;
 pub mod csv;
 pub mod operator_group;
+pub mod rbac;
 pub mod run;
 pub mod shared;

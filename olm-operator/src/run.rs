@@ -5,9 +5,6 @@ use crate::cli::RunArgs;
 use crate::csv::CsvActor;
 use crate::operator_group::OperatorGroupActor;
 use crate::shared::{Registries, Shared, Stores};
-use k8s_openapi::api::core::v1::Namespace;
-use kube::Api;
-use kube::runtime::watcher;
 use olm_runtime::metrics::Metrics;
 use olm_runtime::wiring::{self, Scope, Wiring};
 use std::sync::Arc;
@@ -22,8 +19,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let shared = Shared { client: client.clone(), metrics: metrics.clone(), stores: Arc::new(Stores::empty()), registries: Arc::new(Registries::default()) };
         let mut wiring = Wiring::new(client.clone(), metrics, scope);
 
-        let (namespaces, _task) = olm_runtime::watch::spawn_store(Api::<Namespace>::all(client.clone()), watcher::Config::default(), |_ns: &Namespace| {});
+        let _ = shared.stores.scope.set(wiring.scope.clone());
+        let (namespaces, _task) = crate::operator_group::notify::namespace_store(&shared);
         let _ = shared.stores.namespaces.set(namespaces);
+        let (olm_config, _task) = crate::operator_group::notify::olm_config_store(&shared);
+        let _ = shared.stores.olm_config.set(olm_config);
         let (csvs, csv_store) = wiring.start::<CsvActor>(shared.clone());
         let _ = shared.stores.csvs.set(csv_store);
         let _ = shared.registries.csvs.set(csvs);

@@ -26,6 +26,10 @@ pub struct Stores {
     pub csvs: OnceLock<Store<ClusterServiceVersion>>,
     pub operator_groups: OnceLock<Store<OperatorGroup>>,
     pub namespaces: OnceLock<Store<k8s_openapi::api::core::v1::Namespace>>,
+    /// The cluster's OLMConfig (`disableCopiedCSVs`).
+    pub olm_config: OnceLock<Store<messages::crd::olm_config::OLMConfig>>,
+    /// The namespaces the operator watches (copies and labels stay inside them).
+    pub scope: OnceLock<olm_runtime::wiring::Scope>,
 }
 
 /// Registries are started after `Shared` is built (they hold it), hence the `OnceLock`s.
@@ -37,6 +41,6 @@ pub struct Registries {
 
 impl Stores {
     pub fn empty() -> Self {
-        Self { csvs: OnceLock::new(), operator_groups: OnceLock::new(), namespaces: OnceLock::new() }
+        Self { csvs: OnceLock::new(), operator_groups: OnceLock::new(), namespaces: OnceLock::new(), olm_config: OnceLock::new(), scope: OnceLock::new() }
     }
 }

@@ -3,6 +3,8 @@
 
 pub mod journal;
 pub mod object;
+pub mod operator_group;
 
 pub use journal::{Journal, JournalEntry, JournalEvent};
 pub use object::{ActorCount, ObjectEvent, Requeue, RequeueReason};
+pub use operator_group::{ApiChange, ChangeProvidedApis, OperatorGroupMsg, ProvidedApisError};

@@ -1,0 +1,223 @@
+//! The async side of a group sync ([`apply`] a plan, clean up after deletion) and the typed messages between
+//! the group actors and the rest: CSV actors telling their group a member changed, the Namespace and
+//! OLMConfig stores nudging every group, groups requeueing CSVs.
+
+use super::effects;
+use super::plan::Plan;
+use crate::rbac::render::api_cluster_roles;
+use crate::shared::Shared;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::Api;
+use messages::crd::annotations;
+use messages::crd::csv::ClusterServiceVersion;
+use messages::crd::operator_group::OperatorGroup;
+use messages::key::ObjectKey;
+use messages::msg::{OperatorGroupMsg, Requeue, RequeueReason};
+use olm_runtime::registry::{All, Lookup};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// What a sync achieved, folded back into the actor.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub ok: bool,
+    pub fingerprint: String,
+    pub group_roles_hash: String,
+    pub api_roles_done: Vec<String>,
+    pub groups_in_namespace: usize,
+}
+
+/// Perform a plan: status first (OLM returns after a target change; we go on with the new status), then
+/// labels, member annotations, pruning, ClusterRoles, copies; finally requeue CSVs if the group's targets or
+/// APIs changed, and the sibling groups if their number changed.
+pub async fn apply(shared: &Shared, key: &ObjectKey, group: &Arc<OperatorGroup>, plan: Plan, roles_changed: bool, fingerprint_changed: bool, siblings_changed: bool) -> Outcome {
+    let client = &shared.client;
+    let mut ok = true;
+    let mut fail = |what: &str, error: &dyn std::error::Error| {
+        tracing::warn!(og = %key, error = %super::error_chain(error), "{what} failed; retrying");
+        ok = false;
+    };
+    if let Some(status) = &plan.status
+        && let Err(e) = effects::write_status(client, key, status).await
+    {
+        fail("status", &e);
+    }
+    if !plan.labels.is_empty()
+        && let Err(e) = effects::label_namespaces(client, plan.labels).await
+    {
+        fail("namespace labels", &e);
+    }
+    for (csv, wanted) in &plan.annotate {
+        if let Err(e) = effects::annotate_csv(client, csv, wanted).await {
+            fail("member annotations", &e);
+        }
+    }
+    if let Some(kept) = plan.prune {
+        tracing::info!(og = %key, kept = %super::provided_apis::format(&kept), "pruning provided apis");
+        if let Err(e) = effects::change_provided_apis(client, key, move |current| current.intersection(&kept).cloned().collect()).await {
+            fail("pruning provided apis", &e);
+        }
+    }
+    if roles_changed
+        && let Err(e) = effects::apply_cluster_roles(client, plan.group_roles).await
+    {
+        fail("group cluster roles", &e);
+    }
+    let mut api_roles_done = Vec::new();
+    for (done, api) in plan.api_roles {
+        let owner = if api.is_crd { crd_owner(client, &api.name).await } else { None };
+        if api.is_crd && owner.is_none() {
+            continue;
+        }
+        match effects::apply_cluster_roles(client, api_cluster_roles(&api, owner)).await {
+            Ok(()) => api_roles_done.push(done),
+            Err(e) => fail("per-api cluster roles", &e),
+        }
+    }
+    if !plan.copies.is_empty() {
+        let count = plan.copies.len();
+        let (requests, result) = effects::write_copies(client, plan.copies).await;
+        super::metrics::count(&shared.metrics, "copied_csv", requests);
+        tracing::debug!(og = %key, writes = count, requests, "copied csvs synced");
+        if let Err(e) = result {
+            fail("copied csvs", &e);
+        }
+    }
+    if fingerprint_changed {
+        requeue_csvs(shared, plan.requeue.into_iter().collect()).await;
+    }
+    if siblings_changed {
+        for sibling in super::groups_in(shared, key.namespace_or_empty()) {
+            if let Some(sibling_key) = ObjectKey::of(sibling.as_ref())
+                && &sibling_key != key
+            {
+                send_to_group(shared, &sibling_key, OperatorGroupMsg::NamespaceChanged(key.namespace_or_empty().to_string())).await;
+            }
+        }
+    }
+    let _ = group;
+    Outcome { ok, fingerprint: plan.fingerprint, group_roles_hash: plan.group_roles_hash, api_roles_done, groups_in_namespace: plan.groups_in_namespace }
+}
+
+async fn crd_owner(client: &kube::Client, name: &str) -> Option<OwnerReference> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let crd = api.get_opt(name).await.ok().flatten()?;
+    Some(OwnerReference {
+        api_version: "apiextensions.k8s.io/v1".into(),
+        kind: "CustomResourceDefinition".into(),
+        name: name.to_string(),
+        uid: crd.metadata.uid?,
+        block_owner_deletion: Some(false),
+        controller: Some(false),
+    })
+}
+
+/// Clean up after a deleted group: its ClusterRoles, its namespace labels; then nudge the CSVs of its
+/// namespace (they lost their group) and its sibling groups (the `MultipleOperatorGroup` condition).
+pub async fn group_deleted(shared: &Shared, key: &ObjectKey, uid: Option<&str>) {
+    if let Err(e) = effects::delete_group_cluster_roles(&shared.client, key).await {
+        tracing::warn!(og = %key, error = &e as &dyn std::error::Error, "deleting the group's cluster roles failed");
+    }
+    if let (Some(uid), Some(store)) = (uid, shared.stores.namespaces.get()) {
+        let namespaces: Vec<(String, std::collections::BTreeMap<String, String>)> =
+            store.state().iter().filter_map(|n| Some((n.metadata.name.clone()?, n.metadata.labels.clone().unwrap_or_default()))).collect();
+        let changes = super::machine::namespace_labels(uid, None, namespaces.iter().map(|(n, l)| (n.as_str(), l)));
+        if let Err(e) = effects::label_namespaces(&shared.client, changes).await {
+            tracing::warn!(og = %key, error = &e as &dyn std::error::Error, "removing the group's namespace labels failed");
+        }
+    }
+    let members: BTreeSet<ObjectKey> = shared
+        .stores
+        .csvs
+        .get()
+        .map(|s| s.state().iter().filter(|c| c.metadata.namespace.as_deref() == key.namespace.as_deref()).filter_map(|c| ObjectKey::of(c.as_ref())).collect())
+        .unwrap_or_default();
+    requeue_csvs(shared, members).await;
+    for sibling in super::groups_in(shared, key.namespace_or_empty()) {
+        if let Some(sibling_key) = ObjectKey::of(sibling.as_ref())
+            && &sibling_key != key
+        {
+            send_to_group(shared, &sibling_key, OperatorGroupMsg::NamespaceChanged(key.namespace_or_empty().to_string())).await;
+        }
+    }
+}
+
+/// Requeue the actors of these CSVs (those that exist: CSVs outside the scope have none).
+pub async fn requeue_csvs(shared: &Shared, keys: BTreeSet<ObjectKey>) {
+    if keys.is_empty() {
+        return;
+    }
+    let Some(registry) = shared.registries.csvs.get() else { return };
+    let Ok(actors) = registry.send(All::default()).await else { return };
+    for (key, addr) in actors {
+        if keys.contains(&key) {
+            addr.do_send(Requeue { reason: RequeueReason::DependencyChanged, after: None });
+        }
+    }
+}
+
+/// Send a message to one group's actor, if it runs.
+pub async fn send_to_group(shared: &Shared, key: &ObjectKey, msg: OperatorGroupMsg) {
+    let Some(registry) = shared.registries.operator_groups.get() else { return };
+    if let Ok(Some(addr)) = registry.send(Lookup::new(key.clone())).await {
+        addr.do_send(msg);
+    }
+}
+
+/// Nudge every group actor (namespace or OLMConfig changes).
+pub fn all_groups(shared: &Shared, msg: OperatorGroupMsg) {
+    let Some(registry) = shared.registries.operator_groups.get().cloned() else { return };
+    tokio::spawn(async move {
+        if let Ok(actors) = registry.send(All::default()).await {
+            for (_, addr) in actors {
+                addr.do_send(msg.clone());
+            }
+        }
+    });
+}
+
+/// A CSV changed or went away: tell the group(s) that care. A member tells the groups of its namespace; a
+/// copy tells the group named by its `olm.operatorGroup`/`olm.operatorNamespace` annotations (copy GC).
+pub fn member_changed(shared: &Shared, key: &ObjectKey, csv: Option<&ClusterServiceVersion>) {
+    let mut targets: Vec<ObjectKey> = Vec::new();
+    if let Some(csv) = csv
+        && csv.is_copied()
+    {
+        let a = csv.metadata.annotations.clone().unwrap_or_default();
+        if let (Some(group), Some(ns)) = (a.get(annotations::OPERATOR_GROUP), a.get(annotations::OPERATOR_NAMESPACE)) {
+            targets.push(ObjectKey::new(ns.clone(), group.clone()));
+        }
+    } else {
+        targets.extend(super::groups_in(shared, key.namespace_or_empty()).iter().filter_map(|g| ObjectKey::of(g.as_ref())));
+    }
+    if targets.is_empty() {
+        return;
+    }
+    let shared = shared.clone();
+    let key = key.clone();
+    tokio::spawn(async move {
+        for group in targets {
+            send_to_group(&shared, &group, OperatorGroupMsg::MemberChanged(key.clone())).await;
+        }
+    });
+}
+
+/// The Namespace store; every applied or deleted namespace nudges every group (targets by selector, labels,
+/// copies into new namespaces).
+pub fn namespace_store(shared: &Shared) -> (kube::runtime::reflector::Store<k8s_openapi::api::core::v1::Namespace>, tokio::task::JoinHandle<()>) {
+    let shared = shared.clone();
+    let api = Api::<k8s_openapi::api::core::v1::Namespace>::all(shared.client.clone());
+    olm_runtime::watch::spawn_store(api, kube::runtime::watcher::Config::default(), move |ns: &k8s_openapi::api::core::v1::Namespace| {
+        all_groups(&shared, OperatorGroupMsg::NamespaceChanged(ns.metadata.name.clone().unwrap_or_default()));
+    })
+}
+
+/// The OLMConfig store; a change nudges every group (`disableCopiedCSVs`).
+pub fn olm_config_store(shared: &Shared) -> (kube::runtime::reflector::Store<messages::crd::olm_config::OLMConfig>, tokio::task::JoinHandle<()>) {
+    let shared = shared.clone();
+    let api = Api::<messages::crd::olm_config::OLMConfig>::all(shared.client.clone());
+    olm_runtime::watch::spawn_store(api, kube::runtime::watcher::Config::default(), move |_config: &messages::crd::olm_config::OLMConfig| {
+        all_groups(&shared, OperatorGroupMsg::OlmConfigChanged);
+    })
+}

@@ -1,0 +1,159 @@
+//! Gather one OperatorGroup sync from the shared stores into a [`Plan`] (synchronous, no I/O): the pure
+//! decisions of `machine`, `targets` and `copied_csv` applied to what the stores hold now.
+
+use super::effects::CopyWrite;
+use super::machine::{self, LabelChange};
+use super::provided_apis::{self, ApiSet};
+use super::targets::{self, Targets};
+use crate::copied_csv;
+use crate::rbac::render::{self, OwnedApi};
+use crate::shared::Shared;
+use k8s_openapi::api::rbac::v1::ClusterRole;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use messages::crd::annotations;
+use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
+use messages::crd::olm_config::OLM_CONFIG_NAME;
+use messages::crd::operator_group::{OperatorGroup, OperatorGroupStatus};
+use messages::key::ObjectKey;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// Everything one sync writes.
+#[derive(Debug, Default)]
+pub struct Plan {
+    pub status: Option<OperatorGroupStatus>,
+    pub labels: Vec<LabelChange>,
+    pub annotate: Vec<(ObjectKey, BTreeMap<String, String>)>,
+    pub prune: Option<ApiSet>,
+    pub group_roles: Vec<ClusterRole>,
+    pub group_roles_hash: String,
+    /// Per-API roles still to ensure, keyed by `<csv uid>/<api>`.
+    pub api_roles: Vec<(String, OwnedApi)>,
+    pub copies: Vec<CopyWrite>,
+    /// Changes when the targets or the APIs change: CSVs are requeued then.
+    pub fingerprint: String,
+    /// CSVs to requeue when the fingerprint changed: members and every CSV providing one of the APIs.
+    pub requeue: Vec<ObjectKey>,
+    pub groups_in_namespace: usize,
+}
+
+/// Why a sync cannot be planned.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("the stores are not started yet")]
+    NoStores,
+    #[error("computing the targets of {key}")]
+    Targets { key: ObjectKey, #[source] source: targets::TargetError },
+}
+
+pub fn plan(shared: &Shared, group: &Arc<OperatorGroup>, done_api_roles: &BTreeSet<String>) -> Result<Plan, Error> {
+    let stores = &shared.stores;
+    let (Some(ns_store), Some(csv_store), Some(og_store)) = (stores.namespaces.get(), stores.csvs.get(), stores.operator_groups.get()) else {
+        return Err(Error::NoStores);
+    };
+    let key = ObjectKey::of(group.as_ref()).unwrap_or_else(|| ObjectKey::new("", ""));
+    let group_ns = key.namespace_or_empty().to_string();
+    let scope = stores.scope.get();
+    let in_scope = |ns: &str| scope.is_none_or(|s| s.contains(Some(ns)));
+    let namespaces: Vec<(String, BTreeMap<String, String>)> = ns_store
+        .state()
+        .iter()
+        .filter_map(|n| n.metadata.name.clone().map(|name| (name, n.metadata.labels.clone().unwrap_or_default())))
+        .filter(|(name, _)| in_scope(name))
+        .collect();
+    let targets = targets::select(group, namespaces.iter().map(|(n, l)| (n.as_str(), l))).map_err(|source| Error::Targets { key: key.clone(), source })?;
+    let groups_in_namespace = og_store.state().iter().filter(|g| g.metadata.namespace.as_deref() == Some(group_ns.as_str())).count();
+    let now = Time(k8s_openapi::jiff::Timestamp::now());
+    let status = machine::status(group, &targets, groups_in_namespace, &now);
+    let mut current = group.as_ref().clone();
+    if let Some(s) = &status {
+        current.status = Some(s.clone());
+    }
+    let uid = group.metadata.uid.clone().unwrap_or_default();
+    let labels = if uid.is_empty() { Vec::new() } else { machine::namespace_labels(&uid, Some(&targets), namespaces.iter().map(|(n, l)| (n.as_str(), l))) };
+
+    let all_csvs = csv_store.state();
+    let members: Vec<&Arc<ClusterServiceVersion>> = all_csvs.iter().filter(|c| c.metadata.namespace.as_deref() == Some(group_ns.as_str()) && !c.is_copied()).collect();
+    let annotate: Vec<(ObjectKey, BTreeMap<String, String>)> =
+        members.iter().filter_map(|c| Some((ObjectKey::of(c.as_ref())?, machine::member_annotations(&current, c)?))).collect();
+    let prune = machine::prune(&current, members.iter().map(|c| c.as_ref()));
+    let mut apis = machine::all_apis(&current, members.iter().map(|c| c.as_ref()));
+    if let Some(kept) = &prune {
+        apis = kept.union(&members.iter().flat_map(|c| provided_apis::of_csv(c)).collect()).cloned().collect();
+    }
+    let group_roles = render::group_cluster_roles(&group_ns, &key.name, &apis);
+    let group_roles_hash = crate::rbac::naming::gvk_hash(&serde_json::to_string(&group_roles).unwrap_or_default());
+    let api_roles = members
+        .iter()
+        .filter(|c| c.phase() == CsvPhase::Succeeded)
+        .flat_map(|c| {
+            let uid = c.metadata.uid.clone().unwrap_or_default();
+            render::owned_apis(c).into_iter().map(move |api| (format!("{uid}/{}", api.key), api))
+        })
+        .filter(|(done, _)| !done_api_roles.contains(done))
+        .collect();
+
+    let copies_enabled = stores.olm_config.get().and_then(|s| s.state().into_iter().find(|c| c.metadata.name.as_deref() == Some(OLM_CONFIG_NAME))).is_none_or(|c| {
+        c.spec.features.as_ref().and_then(|f| f.disable_copied_csvs) != Some(true)
+    });
+    let copy_to = machine::copy_namespaces(&group_ns, &targets, copies_enabled, namespaces.iter().map(|(n, _)| n.as_str()));
+    let copies = copy_writes(&current, &key, &members, &all_csvs, &copy_to);
+
+    let fingerprint = format!("{:?}|{}|{}", targets, provided_apis::format(&apis), provided_apis::format(&provided_apis::of_group(&current)));
+    let requeue = all_csvs
+        .iter()
+        .filter(|c| !c.is_copied())
+        .filter(|c| c.metadata.namespace.as_deref() == Some(group_ns.as_str()) || !provided_apis::of_csv(c).is_disjoint(&apis))
+        .filter_map(|c| ObjectKey::of(c.as_ref()))
+        .collect();
+    Ok(Plan { status, labels, annotate, prune, group_roles, group_roles_hash, api_roles, copies, fingerprint, requeue, groups_in_namespace })
+}
+
+fn copy_writes(group: &OperatorGroup, key: &ObjectKey, members: &[&Arc<ClusterServiceVersion>], all: &[Arc<ClusterServiceVersion>], copy_to: &BTreeSet<String>) -> Vec<CopyWrite> {
+    let group_ns = key.namespace_or_empty();
+    let existing: BTreeMap<(String, String), &Arc<ClusterServiceVersion>> = all
+        .iter()
+        .filter(|c| c.metadata.namespace.as_deref() != Some(group_ns))
+        .filter_map(|c| Some(((c.metadata.namespace.clone()?, c.metadata.name.clone()?), c)))
+        .collect();
+    let mut writes = Vec::new();
+    let mut wanted_keys = BTreeSet::new();
+    for parent in members.iter().filter(|c| copied_csv::is_copyable(c) && machine::member_annotations(group, c).is_none()) {
+        let Some(name) = parent.metadata.name.clone() else { continue };
+        for ns in copy_to {
+            wanted_keys.insert((ns.clone(), name.clone()));
+            let wanted = copied_csv::render(parent, ns);
+            match existing.get(&(ns.clone(), name.clone())) {
+                None => writes.push(CopyWrite::Create(wanted)),
+                Some(have) => {
+                    let drift = copied_csv::drift(have, &wanted);
+                    if drift.object || drift.status {
+                        writes.push(CopyWrite::Update { wanted, existing: have.as_ref().clone(), drift });
+                    }
+                }
+            }
+        }
+    }
+    // Copies of this group's members that are no longer wanted.
+    let parents: BTreeMap<&str, &Arc<ClusterServiceVersion>> = members.iter().filter_map(|c| Some((c.metadata.name.as_deref()?, *c))).collect();
+    for ((ns, name), copy) in &existing {
+        let labels = copy.metadata.labels.clone().unwrap_or_default();
+        let copy_annotations = copy.metadata.annotations.clone().unwrap_or_default();
+        let ours = labels.get(annotations::COPIED_FROM).map(String::as_str) == Some(group_ns)
+            && copy_annotations.get(annotations::OPERATOR_GROUP) == Some(&key.name);
+        if !ours {
+            continue;
+        }
+        let parent = parents.get(name.as_str()).map(|p| p.as_ref());
+        let still_wanted = wanted_keys.contains(&(ns.clone(), name.clone()));
+        if copied_csv::dangling(copy, parent, still_wanted).is_some() {
+            writes.push(CopyWrite::Delete(ObjectKey::new(ns.clone(), name.clone())));
+        }
+    }
+    writes
+}
+
+/// The `Targets` a group's written status stands for (`None` before its first sync).
+pub fn written_targets(group: &OperatorGroup) -> Option<Targets> {
+    group.status.as_ref()?.namespaces.as_deref().map(Targets::from_status)
+}
