@@ -69,6 +69,7 @@ pub fn order(entries: &[&BundleEntry]) -> ChannelOrder {
 }
 
 #[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "test inputs are literals; a panic is a test failure")]
 mod tests {
     use super::*;
     use rstest::rstest;

@@ -115,11 +115,11 @@ impl Rejection {
     /// The reason as a clause completing "… was rejected because …".
     pub fn clause(&self) -> String {
         let mut s = String::new();
-        self.write_clause(&mut s, 0);
+        self.write_clause(&mut s);
         s
     }
 
-    fn write_clause(&self, s: &mut String, depth: usize) {
+    fn write_clause(&self, s: &mut String) {
         // Writing to a String cannot fail.
         let _ = match self {
             Rejection::Deprecated => write!(s, "it is deprecated"),
@@ -158,7 +158,7 @@ impl Rejection {
                                 s.push_str("; ");
                             }
                             let _ = write!(s, "{} because ", c.bundle);
-                            c.rejected.write_clause(s, depth + 1);
+                            c.rejected.write_clause(s);
                         }
                         if *omitted > 0 {
                             let _ = write!(s, "; and {omitted} more");

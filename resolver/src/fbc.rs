@@ -128,6 +128,7 @@ pub fn snapshot(key: CatalogKey, priority: i32, docs: &[Value]) -> Result<Catalo
 }
 
 #[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "test inputs are literals; a panic is a test failure")]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -237,7 +237,7 @@ fn parse_partial(text: &str) -> Result<Partial, RangeError> {
     }
     let mut parts = [0u64; 3];
     let mut wildcard_at = None;
-    for i in 0..3 {
+    for (i, part) in parts.iter_mut().enumerate() {
         match fields.get(i) {
             None => {
                 wildcard_at.get_or_insert(i);
@@ -255,7 +255,7 @@ fn parse_partial(text: &str) -> Result<Partial, RangeError> {
                 if f.len() > 1 && f.starts_with('0') {
                     return Err(bad(&format!("`{f}` has a leading zero")));
                 }
-                parts[i] = f.parse().map_err(|_| bad(&format!("`{f}` is too large")))?;
+                *part = f.parse().map_err(|_| bad(&format!("`{f}` is too large")))?;
             }
         }
     }
@@ -279,6 +279,7 @@ impl fmt::Display for Comparator {
 }
 
 #[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "test inputs are literals; a panic is a test failure")]
 mod tests {
     use super::*;
     use rstest::rstest;

@@ -129,7 +129,7 @@ fn parse_range(kind: &str, text: &str) -> Result<VersionRange, PropertyError> {
 pub fn provided_apis(provided: &[Gvk], properties: &[Property]) -> Vec<Gvk> {
     let mut out: Vec<Gvk> = provided.to_vec();
     for p in properties.iter().filter(|p| p.type_ == "olm.gvk") {
-        if let Ok(g) = serde_json::from_value::<GvkValue>(p.value.clone()) {
+        if let Ok(g) = GvkValue::deserialize(&p.value) {
             out.push(Gvk::new(&g.group, &g.version, &g.kind));
         }
     }
@@ -153,16 +153,16 @@ pub fn dependencies(required: &[Gvk], properties: &[Property]) -> Result<Vec<Dep
         let kind = p.type_.as_str();
         match kind {
             "olm.gvk.required" => {
-                let g: GvkValue = serde_json::from_value(p.value.clone()).map_err(|e| shape(kind, e))?;
+                let g = GvkValue::deserialize(&p.value).map_err(|e| shape(kind, e))?;
                 push(Dependency { requirement: Requirement::Gvk(Gvk::new(&g.group, &g.version, &g.kind)), failure_message: None });
             }
             "olm.package.required" => {
-                let v: PackageRequired = serde_json::from_value(p.value.clone()).map_err(|e| shape(kind, e))?;
+                let v = PackageRequired::deserialize(&p.value).map_err(|e| shape(kind, e))?;
                 let range = parse_range(kind, &v.version_range)?;
                 push(Dependency { requirement: Requirement::Package { name: v.package_name, range }, failure_message: None });
             }
             "olm.constraint" => {
-                let v: ConstraintValue = serde_json::from_value(p.value.clone()).map_err(|e| shape(kind, e))?;
+                let v = ConstraintValue::deserialize(&p.value).map_err(|e| shape(kind, e))?;
                 let failure_message = v.failure_message.clone();
                 for requirement in constraint(&v)? {
                     push(Dependency { requirement, failure_message: failure_message.clone() });
@@ -245,6 +245,7 @@ pub fn dependency_as_property(type_: &str, value: &serde_json::Value) -> Option<
 }
 
 #[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "test inputs are literals; a panic is a test failure")]
 mod tests {
     use super::*;
     use rstest::rstest;

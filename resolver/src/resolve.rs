@@ -127,10 +127,12 @@ struct Ctx<'p, 'a> {
 }
 
 impl Ctx<'_, '_> {
+    #[expect(clippy::result_large_err, reason = "the Err path is the normal backtracking path; boxing would allocate on every rejection")]
     fn solve(&mut self, roots: &[Root], prohibited: &HashMap<String, String>) -> Result<Vec<VarId>, Rejection> {
         self.solve_with(roots, prohibited, &[])
     }
 
+    #[expect(clippy::result_large_err, reason = "the Err path is the normal backtracking path; boxing would allocate on every rejection")]
     fn solve_with(&mut self, roots: &[Root], prohibited: &HashMap<String, String>, fixed: &[VarId]) -> Result<Vec<VarId>, Rejection> {
         let (r, steps) = Search::new(self.p, roots, prohibited, self.opts.search_limit).preset(fixed).solve();
         self.steps += steps;

@@ -94,6 +94,7 @@ impl<'p, 'a> Search<'p, 'a> {
         (r.map(|()| self.trail).map_err(|f| f.cause.bounded(MAX_DEPTH)), steps)
     }
 
+    #[expect(clippy::result_large_err, reason = "the Err path is the normal backtracking path; boxing would allocate on every rejection")]
     fn options(&mut self, ob: Ob) -> Result<Rc<[VarId]>, Rejection> {
         match ob {
             Ob::Root(i) => Ok(match &self.roots[i] {
@@ -131,6 +132,7 @@ impl<'p, 'a> Search<'p, 'a> {
         }
     }
 
+    #[expect(clippy::result_large_err, reason = "the Err path is the normal backtracking path; boxing would allocate on every rejection")]
     fn run(&mut self, mut pos: usize) -> Result<(), Failure> {
         let (ob, options) = loop {
             let Some(&ob) = self.agenda.get(pos) else { return Ok(()) };
@@ -207,6 +209,7 @@ impl<'p, 'a> Search<'p, 'a> {
 
     /// Can `v` join the chosen set? On failure: the first reason, and the levels responsible.
     /// Packages of failed Subscriptions are closed to dependencies only (`as_dependency`).
+    #[expect(clippy::result_large_err, reason = "the Err path is the normal backtracking path; boxing would allocate on every rejection")]
     fn check(&self, v: VarId, as_dependency: bool) -> Result<(), (Rejection, Vec<u32>)> {
         let var = &self.p.vars[v as usize];
         if var.deprecated {
@@ -216,10 +219,8 @@ impl<'p, 'a> Search<'p, 'a> {
             return Err((Rejection::InvalidProperties { message: message.clone() }, vec![]));
         }
         if let Some(pkg) = &var.package {
-            if let Some(sub) = self.prohibited_packages.get(pkg).filter(|_| as_dependency) {
-                if self.p.catalog_of(v).is_some() {
-                    return Err((Rejection::PackageOfFailedSubscription { package: pkg.clone(), subscription: sub.clone() }, vec![]));
-                }
+            if let Some(sub) = self.prohibited_packages.get(pkg).filter(|_| as_dependency && self.p.catalog_of(v).is_some()) {
+                return Err((Rejection::PackageOfFailedSubscription { package: pkg.clone(), subscription: sub.clone() }, vec![]));
             }
             if let Some(&w) = self.pkg.get(pkg.as_str()) {
                 return Err((Rejection::PackageTaken { package: pkg.clone(), by: self.p.bundle_ref(w) }, vec![self.level_of[&w]]));

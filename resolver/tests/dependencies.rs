@@ -209,11 +209,11 @@ fn an_unsatisfiable_subscription_is_explained_in_sentences_and_in_data() {
          catalogs or the namespace satisfies it. a.v1 (version 1.0.0, channel alpha, catalog ns/cat) was rejected because it \
          requires API X (example.com/v1), and no bundle in the visible catalogs or the namespace satisfies it."
     );
-    let data = serde_json::to_value(explanation).unwrap();
+    let data = serde_json::to_value(explanation).expect("an explanation serializes");
     assert_eq!(data["candidates"][1]["rejected"]["reason"], "unmet");
     assert_eq!(data["candidates"][1]["rejected"]["requirement"], "API X (example.com/v1)");
     assert_eq!(data["candidates"][0]["rejected"]["candidates"][0]["bundle"]["name"], "y.v1");
-    let back: resolver::Explanation = serde_json::from_value(data).unwrap();
+    let back: resolver::Explanation = serde_json::from_value(data).expect("an explanation deserializes");
     assert_eq!(&back, explanation.as_ref());
 }
 

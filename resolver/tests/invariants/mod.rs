@@ -68,10 +68,8 @@ pub fn violations(ns: &Namespace, r: &Resolution) -> Vec<String> {
     let mut packages: HashMap<&str, &str> = HashMap::new();
     let mut providers: HashMap<Gvk, &str> = HashMap::new();
     for m in &members {
-        if let Some(p) = &m.package {
-            if let Some(other) = packages.insert(p, &m.name) {
-                bad.push(format!("package {p} has two operators: {other} and {}", m.name));
-            }
+        if let Some(other) = m.package.as_deref().and_then(|p| packages.insert(p, &m.name).map(|o| (p, o))) {
+            bad.push(format!("package {} has two operators: {} and {}", other.0, other.1, m.name));
         }
         for g in requirement::provided_apis(&m.provides, &m.properties) {
             if let Some(other) = providers.insert(g.clone(), &m.name) {
@@ -95,8 +93,8 @@ pub fn violations(ns: &Namespace, r: &Resolution) -> Vec<String> {
         };
         for d in deps {
             let ok = match &d.requirement {
-                Requirement::Any(all) => all.iter().any(|r| satisfied(r)),
-                Requirement::None(all) => !all.iter().any(|r| satisfied(r)),
+                Requirement::Any(all) => all.iter().any(&satisfied),
+                Requirement::None(all) => !all.iter().any(&satisfied),
                 Requirement::Unsupported(_) => false,
                 r => satisfied(r),
             };

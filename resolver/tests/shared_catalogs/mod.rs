@@ -87,10 +87,8 @@ pub fn load_all(root: &Path) -> Vec<Loaded> {
     for entry in walkdir::WalkDir::new(root).sort_by_file_name().into_iter().filter_map(Result::ok) {
         let path = entry.path();
         if path.ends_with("metadata/annotations.yaml") {
-            if let Some(bundle) = path.parent().and_then(Path::parent) {
-                if let Some(group) = bundle_group(bundle) {
-                    bundle_roots.entry(group).or_default().push(bundle.to_owned());
-                }
+            if let Some((bundle, group)) = path.parent().and_then(Path::parent).and_then(|b| Some((b, bundle_group(b)?))) {
+                bundle_roots.entry(group).or_default().push(bundle.to_owned());
             }
             continue;
         }
@@ -192,7 +190,7 @@ fn link_semver_mode(bundles: &mut [BundleEntry], packages: &[String]) {
     }
     for b in bundles.iter_mut().filter(|b| packages.contains(&b.package) && b.replaces.is_none()) {
         let Some(list) = by_channel.get(&(b.package.clone(), b.channel.clone())) else { continue };
-        b.replaces = list.iter().filter(|(v, _)| v < &b.version).next_back().map(|(_, n)| n.clone());
+        b.replaces = list.iter().rfind(|(v, _)| v < &b.version).map(|(_, n)| n.clone());
     }
 }
 
