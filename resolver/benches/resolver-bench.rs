@@ -13,7 +13,10 @@ mod shared_catalogs;
 
 use std::time::{Duration, Instant};
 
-use resolver::{BundleEntry, CatalogKey, CatalogSnapshot, Gvk, InstalledOperator, Namespace, Options, Outcome, PackageInfo, SubscriptionSpec, resolve};
+use resolver::{
+    BundleEntry, CatalogKey, CatalogSnapshot, Gvk, InstalledOperator, Namespace, Options, Outcome,
+    PackageInfo, SubscriptionSpec, resolve,
+};
 use semver::Version;
 
 fn sub(name: &str, package: &str, channel: &str, cat: &CatalogKey) -> SubscriptionSpec {
@@ -38,20 +41,38 @@ fn copy(c: &CatalogSnapshot, k: usize) -> CatalogSnapshot {
             .iter()
             .map(|pr| {
                 let mut v = pr.value.clone();
-                if let Some(group) = v.get("group").and_then(|x| x.as_str()).map(|x| format!("c{k}.{x}")) {
+                if let Some(group) = v
+                    .get("group")
+                    .and_then(|x| x.as_str())
+                    .map(|x| format!("c{k}.{x}"))
+                {
                     v["group"] = group.into();
                 }
-                if let Some(name) = v.get("packageName").and_then(|x| x.as_str()).map(|x| format!("c{k}-{x}")) {
+                if let Some(name) = v
+                    .get("packageName")
+                    .and_then(|x| x.as_str())
+                    .map(|x| format!("c{k}-{x}"))
+                {
                     v["packageName"] = name.into();
                 }
-                resolver::Property { type_: pr.type_.clone(), value: v }
+                resolver::Property {
+                    type_: pr.type_.clone(),
+                    value: v,
+                }
             })
             .collect()
     };
     CatalogSnapshot {
         key: CatalogKey::new(p(&c.key.name), c.key.namespace.clone()),
         priority: c.priority,
-        packages: c.packages.iter().map(|x| PackageInfo { name: p(&x.name), default_channel: x.default_channel.clone() }).collect(),
+        packages: c
+            .packages
+            .iter()
+            .map(|x| PackageInfo {
+                name: p(&x.name),
+                default_channel: x.default_channel.clone(),
+            })
+            .collect(),
         bundles: c
             .bundles
             .iter()
@@ -85,15 +106,33 @@ fn synthetic() -> CatalogSnapshot {
                 skips: vec![],
                 skip_range: (v > 1).then(|| format!(">=1.0.0 <1.{v}.0")),
                 provided_apis: vec![Gvk::new("synthetic.example.com", "v1", &format!("K{i}"))],
-                required_apis: if i % 3 == 0 { vec![Gvk::new("synthetic.example.com", "v1", &format!("K{}", (i + 7) % 1000))] } else { vec![] },
+                required_apis: if i % 3 == 0 {
+                    vec![Gvk::new(
+                        "synthetic.example.com",
+                        "v1",
+                        &format!("K{}", (i + 7) % 1000),
+                    )]
+                } else {
+                    vec![]
+                },
                 properties: vec![],
                 bundle_path: String::new(),
                 deprecated: false,
             });
         }
     }
-    let packages = (0..1000).map(|i| PackageInfo { name: format!("pkg{i}"), default_channel: "stable".into() }).collect();
-    CatalogSnapshot { key, priority: 0, packages, bundles }
+    let packages = (0..1000)
+        .map(|i| PackageInfo {
+            name: format!("pkg{i}"),
+            default_channel: "stable".into(),
+        })
+        .collect();
+    CatalogSnapshot {
+        key,
+        priority: 0,
+        packages,
+        bundles,
+    }
 }
 
 /// 200 Subscriptions: even ones installed at v3 (an upgrade is due), odd ones new.
@@ -123,13 +162,36 @@ fn synthetic_namespace() -> Namespace {
         }
         subs.push(s);
     }
-    Namespace { name: "bench".into(), subscriptions: subs, installed, catalogs: vec![cat], fail_forward: false }
+    Namespace {
+        name: "bench".into(),
+        subscriptions: subs,
+        installed,
+        catalogs: vec![cat],
+        fail_forward: false,
+    }
 }
 
 /// Up to 10 Subscriptions to default channels of the community FBC packages (the first catalog labelled so).
 fn ten_subs(catalogs: &[CatalogSnapshot], prefer: &str) -> Vec<SubscriptionSpec> {
-    let Some(c) = catalogs.iter().find(|c| c.key.name.contains(prefer)).or(catalogs.first()) else { return vec![] };
-    c.packages.iter().take(10).map(|p| sub(&format!("{}-sub", p.name), &p.name, &p.default_channel, &c.key)).collect()
+    let Some(c) = catalogs
+        .iter()
+        .find(|c| c.key.name.contains(prefer))
+        .or(catalogs.first())
+    else {
+        return vec![];
+    };
+    c.packages
+        .iter()
+        .take(10)
+        .map(|p| {
+            sub(
+                &format!("{}-sub", p.name),
+                &p.name,
+                &p.default_channel,
+                &c.key,
+            )
+        })
+        .collect()
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -149,7 +211,11 @@ fn run(label: &str, ns: &Namespace, iterations: usize) {
     }
     times.sort();
     let Some(r) = last else { return };
-    let failed = r.subscriptions.iter().filter(|s| matches!(s.outcome, Outcome::Failed { .. })).count();
+    let failed = r
+        .subscriptions
+        .iter()
+        .filter(|s| matches!(s.outcome, Outcome::Failed { .. }))
+        .count();
     println!(
         "{label}: {} catalogs, {entries} channel entries, {} subscriptions ({} resolved, {failed} failed), {} steps, {} search steps; \
          {iterations} runs: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
@@ -166,32 +232,78 @@ fn run(label: &str, ns: &Namespace, iterations: usize) {
 
 fn peak_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    status.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
 }
 
 fn main() {
-    let iterations: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(100);
+    let iterations: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(100);
     match shared_catalogs::catalogs_dir() {
         None => println!("shared catalogs not found: the two corpus namespaces are skipped"),
         Some(root) => {
             let t = Instant::now();
-            let catalogs: Vec<CatalogSnapshot> = shared_catalogs::load_all(&root).into_iter().filter_map(|l| l.snapshot.ok()).collect();
-            println!("loaded {} catalogs from {} in {:.1} s", catalogs.len(), root.display(), t.elapsed().as_secs_f64());
+            let catalogs: Vec<CatalogSnapshot> = shared_catalogs::load_all(&root)
+                .into_iter()
+                .filter_map(|l| l.snapshot.ok())
+                .collect();
+            println!(
+                "loaded {} catalogs from {} in {:.1} s",
+                catalogs.len(),
+                root.display(),
+                t.elapsed().as_secs_f64()
+            );
             let subs = ten_subs(&catalogs, "community-operators-prod-fbc");
-            let ns = Namespace { name: "bench".into(), subscriptions: subs.clone(), installed: vec![], catalogs: catalogs.clone(), fail_forward: false };
+            let ns = Namespace {
+                name: "bench".into(),
+                subscriptions: subs.clone(),
+                installed: vec![],
+                catalogs: catalogs.clone(),
+                fail_forward: false,
+            };
             run("10 subscriptions x all shared catalogs", &ns, iterations);
-            let x10: Vec<CatalogSnapshot> = (0..10).flat_map(|k| catalogs.iter().map(move |c| copy(c, k))).collect();
+            let x10: Vec<CatalogSnapshot> = (0..10)
+                .flat_map(|k| catalogs.iter().map(move |c| copy(c, k)))
+                .collect();
             let subs10: Vec<SubscriptionSpec> = subs
                 .iter()
-                .map(|s| SubscriptionSpec { package: format!("c0-{}", s.package), source: format!("c0-{}", s.source), ..s.clone() })
+                .map(|s| SubscriptionSpec {
+                    package: format!("c0-{}", s.package),
+                    source: format!("c0-{}", s.source),
+                    ..s.clone()
+                })
                 .collect();
-            let ns = Namespace { name: "bench".into(), subscriptions: subs10, installed: vec![], catalogs: x10, fail_forward: false };
-            run("10 subscriptions x ten renamed copies of all shared catalogs", &ns, iterations);
+            let ns = Namespace {
+                name: "bench".into(),
+                subscriptions: subs10,
+                installed: vec![],
+                catalogs: x10,
+                fail_forward: false,
+            };
+            run(
+                "10 subscriptions x ten renamed copies of all shared catalogs",
+                &ns,
+                iterations,
+            );
         }
     }
-    run("200 subscriptions x synthetic 10k-bundle catalog", &synthetic_namespace(), iterations.min(50));
+    run(
+        "200 subscriptions x synthetic 10k-bundle catalog",
+        &synthetic_namespace(),
+        iterations.min(50),
+    );
     match peak_rss_kib() {
-        Some(kib) => println!("peak resident memory (VmHWM): {:.1} MiB", kib as f64 / 1024.0),
+        Some(kib) => println!(
+            "peak resident memory (VmHWM): {:.1} MiB",
+            kib as f64 / 1024.0
+        ),
         None => println!("peak resident memory: unavailable (no /proc/self/status)"),
     }
 }

@@ -20,7 +20,10 @@ pub(crate) struct SubCandidates {
 }
 
 pub(crate) fn for_subscription(p: &Problem<'_>, sub: &SubscriptionSpec) -> SubCandidates {
-    let current = sub.installed_csv.as_deref().and_then(|n| p.installed.get(n).copied());
+    let current = sub
+        .installed_csv
+        .as_deref()
+        .and_then(|n| p.installed.get(n).copied());
     let home = p.catalog_index(&sub.catalog());
     match current {
         Some(c) => upgrades(p, sub, home, c),
@@ -28,10 +31,17 @@ pub(crate) fn for_subscription(p: &Problem<'_>, sub: &SubscriptionSpec) -> SubCa
     }
 }
 
-fn upgrades(p: &Problem<'_>, sub: &SubscriptionSpec, home: Option<usize>, cur: VarId) -> SubCandidates {
+fn upgrades(
+    p: &Problem<'_>,
+    sub: &SubscriptionSpec,
+    home: Option<usize>,
+    cur: VarId,
+) -> SubCandidates {
     let c = &p.vars[cur as usize];
     let mut options = Vec::new();
-    let order = home.into_iter().chain((0..p.catalogs.len()).filter(|&i| Some(i) != home));
+    let order = home
+        .into_iter()
+        .chain((0..p.catalogs.len()).filter(|&i| Some(i) != home));
     for cat in order {
         for key in p.sub_channels(cat, &sub.package, &sub.channel) {
             for &v in p.channels.get(&key).into_iter().flatten() {
@@ -39,7 +49,9 @@ fn upgrades(p: &Problem<'_>, sub: &SubscriptionSpec, home: Option<usize>, cur: V
                 let upgrades_it = e.name != c.name
                     && (e.replaces.as_deref() == Some(c.name.as_str())
                         || e.skips.iter().any(|s| s == &c.name)
-                        || e.skip_range.as_ref().is_some_and(|r| r.contains(&c.version)));
+                        || e.skip_range
+                            .as_ref()
+                            .is_some_and(|r| r.contains(&c.version)));
                 if upgrades_it && !options.contains(&v) {
                     options.push(v);
                 }
@@ -47,13 +59,23 @@ fn upgrades(p: &Problem<'_>, sub: &SubscriptionSpec, home: Option<usize>, cur: V
         }
     }
     options.push(cur);
-    SubCandidates { options, current: Some(cur), no_candidates: None }
+    SubCandidates {
+        options,
+        current: Some(cur),
+        no_candidates: None,
+    }
 }
 
 fn fresh(p: &Problem<'_>, sub: &SubscriptionSpec, home: Option<usize>) -> SubCandidates {
-    let none = |why| SubCandidates { options: vec![], current: None, no_candidates: Some(why) };
+    let none = |why| SubCandidates {
+        options: vec![],
+        current: None,
+        no_candidates: Some(why),
+    };
     let Some(cat) = home else {
-        return none(NoCandidates::CatalogMissing { catalog: sub.catalog() });
+        return none(NoCandidates::CatalogMissing {
+            catalog: sub.catalog(),
+        });
     };
     let keys: Vec<ChannelKey> = p.sub_channels(cat, &sub.package, &sub.channel);
     if !p.channels.keys().any(|k| k.0 == cat && k.1 == sub.package) {
@@ -68,7 +90,10 @@ fn fresh(p: &Problem<'_>, sub: &SubscriptionSpec, home: Option<usize>) -> SubCan
     let mut options = Vec::new();
     for key in &keys {
         for &v in p.channels.get(key).into_iter().flatten() {
-            let wanted = sub.starting_csv.as_deref().is_none_or(|s| s == p.vars[v as usize].name);
+            let wanted = sub
+                .starting_csv
+                .as_deref()
+                .is_none_or(|s| s == p.vars[v as usize].name);
             if wanted && !options.contains(&v) {
                 options.push(v);
             }
@@ -76,10 +101,19 @@ fn fresh(p: &Problem<'_>, sub: &SubscriptionSpec, home: Option<usize>) -> SubCan
     }
     if options.is_empty() {
         if let Some(s) = &sub.starting_csv {
-            let skipped = keys.iter().any(|k| p.skipped.get(k).is_some_and(|names| names.contains(s)));
-            return none(NoCandidates::StartingCsvMissing { starting_csv: s.clone(), skipped });
+            let skipped = keys
+                .iter()
+                .any(|k| p.skipped.get(k).is_some_and(|names| names.contains(s)));
+            return none(NoCandidates::StartingCsvMissing {
+                starting_csv: s.clone(),
+                skipped,
+            });
         }
         return none(NoCandidates::ChannelMissing);
     }
-    SubCandidates { options, current: None, no_candidates: None }
+    SubCandidates {
+        options,
+        current: None,
+        no_candidates: None,
+    }
 }

@@ -16,7 +16,11 @@ use crate::range::precedence;
 #[serde(tag = "problem", rename_all = "camelCase")]
 pub enum ChannelError {
     #[error("channel {channel} of package {package} has {} heads ({}); exactly one is required", heads.len(), heads.join(", "))]
-    ManyHeads { package: String, channel: String, heads: Vec<String> },
+    ManyHeads {
+        package: String,
+        channel: String,
+        heads: Vec<String>,
+    },
     #[error("channel {channel} of package {package} has no head: its replaces chain is a cycle")]
     Cycle { package: String, channel: String },
 }
@@ -33,21 +37,48 @@ pub struct ChannelOrder {
 
 /// Order `entries` (all of one package and channel) head first.
 pub fn order(entries: &[&BundleEntry]) -> ChannelOrder {
-    let skipped_names: HashSet<&str> = entries.iter().flat_map(|e| e.skips.iter().map(String::as_str)).collect();
+    let skipped_names: HashSet<&str> = entries
+        .iter()
+        .flat_map(|e| e.skips.iter().map(String::as_str))
+        .collect();
     // A name listed twice is one entry (the first); a registry would not serve both.
     let mut names_seen = HashSet::new();
-    let unique: Vec<usize> = (0..entries.len()).filter(|&i| names_seen.insert(entries[i].name.as_str())).collect();
-    let (kept, skipped): (Vec<usize>, Vec<usize>) = unique.into_iter().partition(|&i| !skipped_names.contains(entries[i].name.as_str()));
-    let by_name: HashMap<&str, usize> = kept.iter().map(|&i| (entries[i].name.as_str(), i)).collect();
-    let replaced: HashSet<&str> = kept.iter().filter_map(|&i| entries[i].replaces.as_deref()).collect();
-    let mut heads: Vec<usize> = kept.iter().copied().filter(|&i| !replaced.contains(entries[i].name.as_str())).collect();
-    heads.sort_by(|&a, &b| precedence(&entries[b].version, &entries[a].version).then_with(|| entries[a].name.cmp(&entries[b].name)));
+    let unique: Vec<usize> = (0..entries.len())
+        .filter(|&i| names_seen.insert(entries[i].name.as_str()))
+        .collect();
+    let (kept, skipped): (Vec<usize>, Vec<usize>) = unique
+        .into_iter()
+        .partition(|&i| !skipped_names.contains(entries[i].name.as_str()));
+    let by_name: HashMap<&str, usize> = kept
+        .iter()
+        .map(|&i| (entries[i].name.as_str(), i))
+        .collect();
+    let replaced: HashSet<&str> = kept
+        .iter()
+        .filter_map(|&i| entries[i].replaces.as_deref())
+        .collect();
+    let mut heads: Vec<usize> = kept
+        .iter()
+        .copied()
+        .filter(|&i| !replaced.contains(entries[i].name.as_str()))
+        .collect();
+    heads.sort_by(|&a, &b| {
+        precedence(&entries[b].version, &entries[a].version)
+            .then_with(|| entries[a].name.cmp(&entries[b].name))
+    });
 
-    let (package, channel) = entries.first().map(|e| (e.package.clone(), e.channel.clone())).unwrap_or_default();
+    let (package, channel) = entries
+        .first()
+        .map(|e| (e.package.clone(), e.channel.clone()))
+        .unwrap_or_default();
     let error = match heads.len() {
         0 if !kept.is_empty() => Some(ChannelError::Cycle { package, channel }),
         0 | 1 => None,
-        _ => Some(ChannelError::ManyHeads { package, channel, heads: heads.iter().map(|&i| entries[i].name.clone()).collect() }),
+        _ => Some(ChannelError::ManyHeads {
+            package,
+            channel,
+            heads: heads.iter().map(|&i| entries[i].name.clone()).collect(),
+        }),
     };
 
     let mut seen: HashSet<usize> = HashSet::new();
@@ -59,17 +90,30 @@ pub fn order(entries: &[&BundleEntry]) -> ChannelOrder {
                 break;
             }
             out.push(i);
-            cur = entries[i].replaces.as_deref().and_then(|r| by_name.get(r).copied());
+            cur = entries[i]
+                .replaces
+                .as_deref()
+                .and_then(|r| by_name.get(r).copied());
         }
     }
     let mut rest: Vec<usize> = kept.iter().copied().filter(|i| !seen.contains(i)).collect();
-    rest.sort_by(|&a, &b| precedence(&entries[b].version, &entries[a].version).then_with(|| entries[a].name.cmp(&entries[b].name)));
+    rest.sort_by(|&a, &b| {
+        precedence(&entries[b].version, &entries[a].version)
+            .then_with(|| entries[a].name.cmp(&entries[b].name))
+    });
     out.extend(rest);
-    ChannelOrder { order: out, skipped, error }
+    ChannelOrder {
+        order: out,
+        skipped,
+        error,
+    }
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used, reason = "test inputs are literals; a panic is a test failure")]
+#[expect(
+    clippy::unwrap_used,
+    reason = "test inputs are literals; a panic is a test failure"
+)]
 mod tests {
     use super::*;
     use rstest::rstest;

@@ -36,7 +36,11 @@ impl fmt::Display for BundleRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.catalog, &self.channel) {
             (None, _) => write!(f, "installed {} (version {})", self.name, self.version),
-            (Some(c), Some(ch)) => write!(f, "{} (version {}, channel {ch}, catalog {c})", self.name, self.version),
+            (Some(c), Some(ch)) => write!(
+                f,
+                "{} (version {}, channel {ch}, catalog {c})",
+                self.name, self.version
+            ),
             (Some(c), None) => write!(f, "{} (version {}, catalog {c})", self.name, self.version),
         }
     }
@@ -59,7 +63,10 @@ pub enum Rejection {
     PackageTaken { package: String, by: BundleRef },
     /// Its package belongs to a Subscription that failed to resolve.
     #[serde(rename_all = "camelCase")]
-    PackageOfFailedSubscription { package: String, subscription: String },
+    PackageOfFailedSubscription {
+        package: String,
+        subscription: String,
+    },
     /// It provides an API another selected bundle already provides.
     #[serde(rename_all = "camelCase")]
     ApiTaken { api: String, by: BundleRef },
@@ -95,7 +102,12 @@ pub struct Candidate {
 impl Rejection {
     /// Cut nested candidate lists below `depth` levels.
     pub fn bounded(mut self, depth: usize) -> Self {
-        if let Rejection::Unmet { candidates, omitted, .. } = &mut self {
+        if let Rejection::Unmet {
+            candidates,
+            omitted,
+            ..
+        } = &mut self
+        {
             if depth == 0 {
                 *omitted += candidates.len();
                 candidates.clear();
@@ -105,7 +117,8 @@ impl Rejection {
                     candidates.truncate(MAX_CANDIDATES);
                 }
                 for c in candidates.iter_mut() {
-                    c.rejected = std::mem::replace(&mut c.rejected, Rejection::Deprecated).bounded(depth - 1);
+                    c.rejected = std::mem::replace(&mut c.rejected, Rejection::Deprecated)
+                        .bounded(depth - 1);
                 }
             }
         }
@@ -123,22 +136,49 @@ impl Rejection {
         // Writing to a String cannot fail.
         let _ = match self {
             Rejection::Deprecated => write!(s, "it is deprecated"),
-            Rejection::InvalidProperties { message } => write!(s, "its properties are invalid ({message})"),
+            Rejection::InvalidProperties { message } => {
+                write!(s, "its properties are invalid ({message})")
+            }
             Rejection::UnsupportedConstraint { constraint } => {
-                write!(s, "it declares an olm.constraint this resolver does not evaluate ({constraint})")
+                write!(
+                    s,
+                    "it declares an olm.constraint this resolver does not evaluate ({constraint})"
+                )
             }
             Rejection::PackageTaken { package, by } => {
-                write!(s, "package {package} is already provided by {by}, and a namespace holds one operator per package")
+                write!(
+                    s,
+                    "package {package} is already provided by {by}, and a namespace holds one operator per package"
+                )
             }
-            Rejection::PackageOfFailedSubscription { package, subscription } => {
-                write!(s, "package {package} belongs to Subscription {subscription}, which could not be resolved")
+            Rejection::PackageOfFailedSubscription {
+                package,
+                subscription,
+            } => {
+                write!(
+                    s,
+                    "package {package} belongs to Subscription {subscription}, which could not be resolved"
+                )
             }
             Rejection::ApiTaken { api, by } => {
-                write!(s, "it provides {api}, which {by} already provides, and a namespace holds one provider per API")
+                write!(
+                    s,
+                    "it provides {api}, which {by} already provides, and a namespace holds one provider per API"
+                )
             }
-            Rejection::Forbidden { by, constraint } => write!(s, "the constraint {constraint} of {by} excludes it"),
-            Rejection::SearchLimit { steps } => write!(s, "the search stopped at its bound of {steps} steps"),
-            Rejection::Unmet { requirement, of, failure_message, candidates, omitted } => {
+            Rejection::Forbidden { by, constraint } => {
+                write!(s, "the constraint {constraint} of {by} excludes it")
+            }
+            Rejection::SearchLimit { steps } => {
+                write!(s, "the search stopped at its bound of {steps} steps")
+            }
+            Rejection::Unmet {
+                requirement,
+                of,
+                failure_message,
+                candidates,
+                omitted,
+            } => {
                 let _ = match of {
                     Some(b) => write!(s, "{b} requires {requirement}"),
                     None => write!(s, "it requires {requirement}"),
@@ -148,9 +188,15 @@ impl Rejection {
                 }
                 let total = candidates.len() + omitted;
                 if total == 0 {
-                    write!(s, ", and no bundle in the visible catalogs or the namespace satisfies it")
+                    write!(
+                        s,
+                        ", and no bundle in the visible catalogs or the namespace satisfies it"
+                    )
                 } else {
-                    let _ = write!(s, ", and all {total} bundle(s) that could satisfy it were rejected");
+                    let _ = write!(
+                        s,
+                        ", and all {total} bundle(s) that could satisfy it were rejected"
+                    );
                     if !candidates.is_empty() {
                         s.push_str(": ");
                         for (i, c) in candidates.iter().enumerate() {
@@ -174,9 +220,19 @@ impl Rejection {
 /// Say "it requires …" rather than naming the candidate `me` twice.
 pub(crate) fn about_itself(r: Rejection, me: &BundleRef) -> Rejection {
     match r {
-        Rejection::Unmet { requirement, of: Some(of), failure_message, candidates, omitted } if &of == me => {
-            Rejection::Unmet { requirement, of: None, failure_message, candidates, omitted }
-        }
+        Rejection::Unmet {
+            requirement,
+            of: Some(of),
+            failure_message,
+            candidates,
+            omitted,
+        } if &of == me => Rejection::Unmet {
+            requirement,
+            of: None,
+            failure_message,
+            candidates,
+            omitted,
+        },
         other => other,
     }
 }
@@ -217,22 +273,54 @@ pub struct Explanation {
 }
 
 impl Explanation {
-    pub fn render(sub: &str, package: &str, channel: &str, catalog: &CatalogKey, no: Option<&NoCandidates>, cands: &[Candidate]) -> String {
-        let chan = if channel.is_empty() { "any channel".to_owned() } else { format!("channel {channel}") };
-        let mut s = format!("Subscription {sub} (package {package}, {chan}, catalog {catalog}) cannot be resolved.");
+    pub fn render(
+        sub: &str,
+        package: &str,
+        channel: &str,
+        catalog: &CatalogKey,
+        no: Option<&NoCandidates>,
+        cands: &[Candidate],
+    ) -> String {
+        let chan = if channel.is_empty() {
+            "any channel".to_owned()
+        } else {
+            format!("channel {channel}")
+        };
+        let mut s = format!(
+            "Subscription {sub} (package {package}, {chan}, catalog {catalog}) cannot be resolved."
+        );
         match no {
             Some(NoCandidates::CatalogMissing { catalog }) => {
-                let _ = write!(s, " No operators found from catalog {catalog}: it is not visible to this namespace.");
+                let _ = write!(
+                    s,
+                    " No operators found from catalog {catalog}: it is not visible to this namespace."
+                );
             }
             Some(NoCandidates::PackageMissing) => {
-                let _ = write!(s, " No operators found in package {package} in catalog {catalog}.");
+                let _ = write!(
+                    s,
+                    " No operators found in package {package} in catalog {catalog}."
+                );
             }
             Some(NoCandidates::ChannelMissing) => {
-                let _ = write!(s, " No operators found in {chan} of package {package} in catalog {catalog}.");
+                let _ = write!(
+                    s,
+                    " No operators found in {chan} of package {package} in catalog {catalog}."
+                );
             }
-            Some(NoCandidates::StartingCsvMissing { starting_csv, skipped }) => {
-                let _ = write!(s, " No operators found with name {starting_csv} in {chan} of package {package} in catalog {catalog}");
-                s.push_str(if *skipped { " (another entry of the channel skips it, so it is never installed)." } else { "." });
+            Some(NoCandidates::StartingCsvMissing {
+                starting_csv,
+                skipped,
+            }) => {
+                let _ = write!(
+                    s,
+                    " No operators found with name {starting_csv} in {chan} of package {package} in catalog {catalog}"
+                );
+                s.push_str(if *skipped {
+                    " (another entry of the channel skips it, so it is never installed)."
+                } else {
+                    "."
+                });
             }
             Some(NoCandidates::ChannelInvalid { error }) => {
                 let _ = write!(s, " Its update graph is invalid: {error}.");
@@ -241,7 +329,12 @@ impl Explanation {
                 s.push_str(" The operators installed in the namespace are already inconsistent, so nothing can be resolved: ");
                 match cause {
                     Rejection::Unmet { candidates, .. } if candidates.len() == 1 => {
-                        let _ = write!(s, "{} cannot stay because {}.", candidates[0].bundle, candidates[0].rejected.clause());
+                        let _ = write!(
+                            s,
+                            "{} cannot stay because {}.",
+                            candidates[0].bundle,
+                            candidates[0].rejected.clause()
+                        );
                     }
                     other => {
                         let _ = write!(s, "{}.", other.clause());
@@ -253,7 +346,12 @@ impl Explanation {
         if !cands.is_empty() {
             let _ = write!(s, " {} candidate(s) were considered:", cands.len());
             for c in cands {
-                let _ = write!(s, " {} was rejected because {}.", c.bundle, c.rejected.clause());
+                let _ = write!(
+                    s,
+                    " {} was rejected because {}.",
+                    c.bundle,
+                    c.rejected.clause()
+                );
             }
         }
         s

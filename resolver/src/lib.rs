@@ -23,6 +23,12 @@ mod resolve;
 mod search;
 
 pub use explain::{BundleRef, Candidate, Explanation, NoCandidates, Rejection};
-pub use model::{BundleEntry, CatalogKey, CatalogSnapshot, CsvPhase, Gvk, InstalledOperator, Namespace, PackageInfo, Property, SubscriptionSpec};
+pub use model::{
+    BundleEntry, CatalogKey, CatalogSnapshot, CsvPhase, Gvk, InstalledOperator, Namespace,
+    PackageInfo, Property, SubscriptionSpec,
+};
 pub use range::{RangeError, VersionRange};
-pub use resolve::{BundleStep, NewSubscription, Options, Outcome, Resolution, SubscriptionOutcome, resolve, subscription_name};
+pub use resolve::{
+    BundleStep, NewSubscription, Options, Outcome, Resolution, SubscriptionOutcome, resolve,
+    subscription_name,
+};

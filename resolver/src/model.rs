@@ -18,7 +18,10 @@ pub struct CatalogKey {
 
 impl CatalogKey {
     pub fn new(name: impl Into<String>, namespace: impl Into<String>) -> Self {
-        Self { name: name.into(), namespace: namespace.into() }
+        Self {
+            name: name.into(),
+            namespace: namespace.into(),
+        }
     }
 }
 
@@ -40,7 +43,12 @@ pub struct Gvk {
 
 impl Gvk {
     pub fn new(group: &str, version: &str, kind: &str) -> Self {
-        Self { group: group.into(), version: version.into(), kind: kind.into(), plural: String::new() }
+        Self {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+            plural: String::new(),
+        }
     }
     fn key(&self) -> (&str, &str, &str) {
         (&self.group, &self.version, &self.kind)

@@ -134,10 +134,11 @@ impl<'a> Problem<'a> {
                     _ => None,
                 }
             });
-            let (deps, invalid) = match requirement::dependencies(&csv.required_apis, &csv.properties) {
-                Ok(d) => (d, None),
-                Err(e) => (Vec::new(), Some(error_chain(&e))),
-            };
+            let (deps, invalid) =
+                match requirement::dependencies(&csv.required_apis, &csv.properties) {
+                    Ok(d) => (d, None),
+                    Err(e) => (Vec::new(), Some(error_chain(&e))),
+                };
             let id = self.push(Var {
                 name: csv.name.clone(),
                 package,
@@ -160,16 +161,26 @@ impl<'a> Problem<'a> {
     fn add_catalog(&mut self, c: usize) {
         let cat = self.catalogs[c];
         for pkg in &cat.packages {
-            self.default_channel.insert((c, pkg.name.clone()), pkg.default_channel.clone());
+            self.default_channel
+                .insert((c, pkg.name.clone()), pkg.default_channel.clone());
         }
         let mut groups: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
         for (i, e) in cat.bundles.iter().enumerate() {
-            groups.entry((e.package.as_str(), e.channel.as_str())).or_default().push(i);
+            groups
+                .entry((e.package.as_str(), e.channel.as_str()))
+                .or_default()
+                .push(i);
         }
         let mut keys: Vec<(&str, &str)> = groups.keys().copied().collect();
         keys.sort_by(|a, b| {
-            let default_a = self.default_channel.get(&(c, a.0.to_owned())).is_some_and(|d| d == a.1);
-            let default_b = self.default_channel.get(&(c, b.0.to_owned())).is_some_and(|d| d == b.1);
+            let default_a = self
+                .default_channel
+                .get(&(c, a.0.to_owned()))
+                .is_some_and(|d| d == a.1);
+            let default_b = self
+                .default_channel
+                .get(&(c, b.0.to_owned()))
+                .is_some_and(|d| d == b.1);
             default_b.cmp(&default_a).then_with(|| a.cmp(b))
         });
         for (package, channel_name) in keys {
@@ -180,7 +191,13 @@ impl<'a> Problem<'a> {
             if let Some(err) = ord.error {
                 self.channel_errors.insert(key.clone(), err);
             }
-            self.skipped.insert(key.clone(), ord.skipped.iter().map(|&k| entries[k].name.clone()).collect());
+            self.skipped.insert(
+                key.clone(),
+                ord.skipped
+                    .iter()
+                    .map(|&k| entries[k].name.clone())
+                    .collect(),
+            );
             let mut ids = Vec::with_capacity(ord.order.len());
             for k in ord.order {
                 let e = entries[k];
@@ -261,8 +278,17 @@ impl<'a> Problem<'a> {
             return vec![(c, package.to_owned(), channel.to_owned())];
         }
         let default = self.default_channel.get(&(c, package.to_owned()));
-        let mut keys: Vec<ChannelKey> = self.channels.keys().filter(|k| k.0 == c && k.1 == package).cloned().collect();
-        keys.sort_by(|a, b| (Some(&b.2) == default).cmp(&(Some(&a.2) == default)).then_with(|| a.2.cmp(&b.2)));
+        let mut keys: Vec<ChannelKey> = self
+            .channels
+            .keys()
+            .filter(|k| k.0 == c && k.1 == package)
+            .cloned()
+            .collect();
+        keys.sort_by(|a, b| {
+            (Some(&b.2) == default)
+                .cmp(&(Some(&a.2) == default))
+                .then_with(|| a.2.cmp(&b.2))
+        });
         keys
     }
 
@@ -299,7 +325,12 @@ impl<'a> Problem<'a> {
             }
             Requirement::Gvk(g) => out.extend(self.by_gvk.get(g).into_iter().flatten().copied()),
             Requirement::Package { name, range } => out.extend(
-                self.by_package.get(name).into_iter().flatten().copied().filter(|&v| range.contains(&self.vars[v as usize].version)),
+                self.by_package
+                    .get(name)
+                    .into_iter()
+                    .flatten()
+                    .copied()
+                    .filter(|&v| range.contains(&self.vars[v as usize].version)),
             ),
             Requirement::Any(all) | Requirement::None(all) => {
                 for r in all {
@@ -329,9 +360,16 @@ fn fail_forward_hidden(ns: &Namespace) -> HashSet<&str> {
     if !ns.fail_forward {
         return hidden;
     }
-    let replaced_by: HashMap<&str, &crate::model::InstalledOperator> =
-        ns.installed.iter().filter_map(|c| c.replaces.as_deref().map(|r| (r, c))).collect();
-    for csv in ns.installed.iter().filter(|c| c.phase == CsvPhase::Replacing) {
+    let replaced_by: HashMap<&str, &crate::model::InstalledOperator> = ns
+        .installed
+        .iter()
+        .filter_map(|c| c.replaces.as_deref().map(|r| (r, c)))
+        .collect();
+    for csv in ns
+        .installed
+        .iter()
+        .filter(|c| c.phase == CsvPhase::Replacing)
+    {
         let mut cur = csv;
         let mut seen = HashSet::new();
         let mut ok = true;

@@ -109,11 +109,16 @@ impl VersionRange {
             }
             alternatives.push(all);
         }
-        Ok(Self { text: trimmed.to_owned(), alternatives })
+        Ok(Self {
+            text: trimmed.to_owned(),
+            alternatives,
+        })
     }
 
     pub fn contains(&self, v: &Version) -> bool {
-        self.alternatives.iter().any(|all| all.iter().all(|c| c.matches(v)))
+        self.alternatives
+            .iter()
+            .any(|all| all.iter().all(|c| c.matches(v)))
     }
 }
 
@@ -129,7 +134,8 @@ fn tokens(alt: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut pending_op: Option<String> = None;
     for word in alt.split_whitespace() {
-        let is_bare_op = !word.is_empty() && word.chars().all(|c| matches!(c, '<' | '>' | '=' | '!'));
+        let is_bare_op =
+            !word.is_empty() && word.chars().all(|c| matches!(c, '<' | '>' | '=' | '!'));
         match (pending_op.take(), is_bare_op) {
             (Some(op), false) => out.push(format!("{op}{word}")),
             (Some(op), true) => {
@@ -154,7 +160,10 @@ fn parse_comparator(tok: &str) -> Result<Vec<Comparator>, RangeError> {
     let partial = parse_partial(rest)?;
     let Some(wild_at) = partial.wildcard_at else {
         let v = partial.version();
-        return Ok(vec![Comparator { op: op.unwrap_or(Op::Eq), version: v }]);
+        return Ok(vec![Comparator {
+            op: op.unwrap_or(Op::Eq),
+            version: v,
+        }]);
     };
     // A wildcard: the matched set is [low, high) where high bumps the last fixed part.
     let low = partial.version();
@@ -171,7 +180,10 @@ fn parse_comparator(tok: &str) -> Result<Vec<Comparator>, RangeError> {
         Op::Gt => match high {
             Some(h) => vec![c(Op::Ge, h)],
             // `>*` matches nothing: no version is above every version.
-            None => vec![c(Op::Lt, Version::new(0, 0, 0)), c(Op::Gt, Version::new(0, 0, 0))],
+            None => vec![
+                c(Op::Lt, Version::new(0, 0, 0)),
+                c(Op::Gt, Version::new(0, 0, 0)),
+            ],
         },
         Op::Le => match high {
             Some(h) => vec![c(Op::Lt, h)],
@@ -207,7 +219,13 @@ struct Partial {
 
 impl Partial {
     fn version(&self) -> Version {
-        Version { major: self.parts[0], minor: self.parts[1], patch: self.parts[2], pre: self.pre.clone(), build: BuildMetadata::EMPTY }
+        Version {
+            major: self.parts[0],
+            minor: self.parts[1],
+            patch: self.parts[2],
+            pre: self.pre.clone(),
+            build: BuildMetadata::EMPTY,
+        }
     }
 
     /// The first version above every version matching the wildcard, or None for `*`.
@@ -215,13 +233,20 @@ impl Partial {
         match wild_at {
             0 => None,
             1 => Some(Version::new(self.parts[0].saturating_add(1), 0, 0)),
-            _ => Some(Version::new(self.parts[0], self.parts[1].saturating_add(1), 0)),
+            _ => Some(Version::new(
+                self.parts[0],
+                self.parts[1].saturating_add(1),
+                0,
+            )),
         }
     }
 }
 
 fn parse_partial(text: &str) -> Result<Partial, RangeError> {
-    let bad = |reason: &str| RangeError::BadVersion { text: text.to_owned(), reason: reason.to_owned() };
+    let bad = |reason: &str| RangeError::BadVersion {
+        text: text.to_owned(),
+        reason: reason.to_owned(),
+    };
     let body = text.strip_prefix('v').unwrap_or(text);
     let (core, build_stripped) = match body.split_once('+') {
         Some((c, _build)) => (c, true),
@@ -269,7 +294,11 @@ fn parse_partial(text: &str) -> Result<Partial, RangeError> {
         }
     };
     let _ = build_stripped;
-    Ok(Partial { parts, wildcard_at, pre })
+    Ok(Partial {
+        parts,
+        wildcard_at,
+        pre,
+    })
 }
 
 impl fmt::Display for Comparator {
@@ -279,7 +308,10 @@ impl fmt::Display for Comparator {
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used, reason = "test inputs are literals; a panic is a test failure")]
+#[expect(
+    clippy::unwrap_used,
+    reason = "test inputs are literals; a panic is a test failure"
+)]
 mod tests {
     use super::*;
     use rstest::rstest;
@@ -298,7 +330,11 @@ mod tests {
     #[case::or_takes_either_alternative("<1.0.0 || >=2.0.0", "2.1.0", true)]
     #[case::or_excludes_the_gap("<1.0.0 || >=2.0.0", "1.5.0", false)]
     #[case::greater_than_a_zero_prerelease_includes_the_release(">1.0.0-0", "1.0.0", true)]
-    #[case::greater_than_a_zero_prerelease_includes_later_prereleases(">1.0.0-0", "1.0.0-alpha", true)]
+    #[case::greater_than_a_zero_prerelease_includes_later_prereleases(
+        ">1.0.0-0",
+        "1.0.0-alpha",
+        true
+    )]
     #[case::prereleases_sort_below_their_release("<1.0.0", "1.0.0-rc.1", true)]
     #[case::wildcard_lower_bound_is_the_minor_start(">=2.1.x <2.2.1", "2.1.0", true)]
     #[case::wildcard_lower_bound_excludes_the_previous_minor(">=2.1.x <2.2.1", "2.0.9", false)]
@@ -310,9 +346,17 @@ mod tests {
     #[case::not_equal_excludes_one_version(">=1.0.0 !1.2.0", "1.2.0", false)]
     #[case::build_metadata_is_ignored("1.2.3", "1.2.3+build.7", true)]
     #[case::partial_versions_fill_zeros(">=0.12", "0.12.0", true)]
-    fn ranges_match_as_olm_reads_them(#[case] range: &str, #[case] version: &str, #[case] expected: bool) {
+    fn ranges_match_as_olm_reads_them(
+        #[case] range: &str,
+        #[case] version: &str,
+        #[case] expected: bool,
+    ) {
         let r = VersionRange::parse(range).unwrap();
-        assert_eq!(r.contains(&v(version)), expected, "{range} contains {version}");
+        assert_eq!(
+            r.contains(&v(version)),
+            expected,
+            "{range} contains {version}"
+        );
     }
 
     #[rstest]

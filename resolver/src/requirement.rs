@@ -30,7 +30,9 @@ impl fmt::Display for Requirement {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Requirement::Gvk(g) => write!(f, "API {g}"),
-            Requirement::Package { name, range } => write!(f, "package {name} with version in `{range}`"),
+            Requirement::Package { name, range } => {
+                write!(f, "package {name} with version in `{range}`")
+            }
             Requirement::Any(all) => {
                 f.write_str("any of [")?;
                 write_list(f, all)?;
@@ -118,11 +120,18 @@ struct Compound {
 }
 
 fn shape(kind: &str, e: impl fmt::Display) -> PropertyError {
-    PropertyError::Shape { kind: kind.to_owned(), reason: e.to_string() }
+    PropertyError::Shape {
+        kind: kind.to_owned(),
+        reason: e.to_string(),
+    }
 }
 
 fn parse_range(kind: &str, text: &str) -> Result<VersionRange, PropertyError> {
-    VersionRange::parse(text).map_err(|source| PropertyError::Range { kind: kind.to_owned(), text: text.to_owned(), source })
+    VersionRange::parse(text).map_err(|source| PropertyError::Range {
+        kind: kind.to_owned(),
+        text: text.to_owned(),
+        source,
+    })
 }
 
 /// APIs a bundle provides: its `providedApis` plus `olm.gvk` properties, deduplicated and sorted.
@@ -139,7 +148,10 @@ pub fn provided_apis(provided: &[Gvk], properties: &[Property]) -> Vec<Gvk> {
 }
 
 /// A bundle's dependencies: one per required API, plus one per dependency property, in that order.
-pub fn dependencies(required: &[Gvk], properties: &[Property]) -> Result<Vec<Dependency>, PropertyError> {
+pub fn dependencies(
+    required: &[Gvk],
+    properties: &[Property],
+) -> Result<Vec<Dependency>, PropertyError> {
     let mut out: Vec<Dependency> = Vec::new();
     let mut push = |d: Dependency| {
         if !out.contains(&d) {
@@ -147,25 +159,40 @@ pub fn dependencies(required: &[Gvk], properties: &[Property]) -> Result<Vec<Dep
         }
     };
     for g in required {
-        push(Dependency { requirement: Requirement::Gvk(g.clone()), failure_message: None });
+        push(Dependency {
+            requirement: Requirement::Gvk(g.clone()),
+            failure_message: None,
+        });
     }
     for p in properties {
         let kind = p.type_.as_str();
         match kind {
             "olm.gvk.required" => {
                 let g = GvkValue::deserialize(&p.value).map_err(|e| shape(kind, e))?;
-                push(Dependency { requirement: Requirement::Gvk(Gvk::new(&g.group, &g.version, &g.kind)), failure_message: None });
+                push(Dependency {
+                    requirement: Requirement::Gvk(Gvk::new(&g.group, &g.version, &g.kind)),
+                    failure_message: None,
+                });
             }
             "olm.package.required" => {
                 let v = PackageRequired::deserialize(&p.value).map_err(|e| shape(kind, e))?;
                 let range = parse_range(kind, &v.version_range)?;
-                push(Dependency { requirement: Requirement::Package { name: v.package_name, range }, failure_message: None });
+                push(Dependency {
+                    requirement: Requirement::Package {
+                        name: v.package_name,
+                        range,
+                    },
+                    failure_message: None,
+                });
             }
             "olm.constraint" => {
                 let v = ConstraintValue::deserialize(&p.value).map_err(|e| shape(kind, e))?;
                 let failure_message = v.failure_message.clone();
                 for requirement in constraint(&v)? {
-                    push(Dependency { requirement, failure_message: failure_message.clone() });
+                    push(Dependency {
+                        requirement,
+                        failure_message: failure_message.clone(),
+                    });
                 }
             }
             _ => {}
@@ -182,7 +209,10 @@ fn constraint(v: &ConstraintValue) -> Result<Vec<Requirement>, PropertyError> {
         out.push(Requirement::Gvk(Gvk::new(&g.group, &g.version, &g.kind)));
     }
     if let Some(p) = &v.package {
-        out.push(Requirement::Package { name: p.package_name.clone(), range: parse_range(KIND, &p.version_range)? });
+        out.push(Requirement::Package {
+            name: p.package_name.clone(),
+            range: parse_range(KIND, &p.version_range)?,
+        });
     }
     if let Some(all) = &v.all {
         for c in &all.constraints {
@@ -194,7 +224,11 @@ fn constraint(v: &ConstraintValue) -> Result<Vec<Requirement>, PropertyError> {
         for c in &any.constraints {
             match constraint(c)?.as_slice() {
                 [single] if is_positive(single) => options.push(single.clone()),
-                _ => return Ok(vec![Requirement::Unsupported("`any` over a compound or negated constraint".into())]),
+                _ => {
+                    return Ok(vec![Requirement::Unsupported(
+                        "`any` over a compound or negated constraint".into(),
+                    )]);
+                }
             }
         }
         out.push(Requirement::Any(options));
@@ -205,7 +239,11 @@ fn constraint(v: &ConstraintValue) -> Result<Vec<Requirement>, PropertyError> {
             for r in constraint(c)? {
                 match r {
                     Requirement::Gvk(_) | Requirement::Package { .. } => options.push(r),
-                    _ => return Ok(vec![Requirement::Unsupported("`not` over a compound constraint".into())]),
+                    _ => {
+                        return Ok(vec![Requirement::Unsupported(
+                            "`not` over a compound constraint".into(),
+                        )]);
+                    }
                 }
             }
         }
@@ -215,7 +253,10 @@ fn constraint(v: &ConstraintValue) -> Result<Vec<Requirement>, PropertyError> {
         out.push(Requirement::Unsupported("`cel` rule".into()));
     }
     if out.is_empty() {
-        return Err(shape(KIND, "none of gvk, package, all, any, not or cel is set"));
+        return Err(shape(
+            KIND,
+            "none of gvk, package, all, any, not or cel is set",
+        ));
     }
     Ok(out)
 }
@@ -231,7 +272,10 @@ fn is_positive(r: &Requirement) -> bool {
 /// Legacy registry `dependencies` (`olm.gvk`, `olm.package` with `version`) as the equivalent properties.
 pub fn dependency_as_property(type_: &str, value: &serde_json::Value) -> Option<Property> {
     match type_ {
-        "olm.gvk" => Some(Property { type_: "olm.gvk.required".into(), value: value.clone() }),
+        "olm.gvk" => Some(Property {
+            type_: "olm.gvk.required".into(),
+            value: value.clone(),
+        }),
         "olm.package" => {
             let name = value.get("packageName")?.clone();
             let range = value.get("version")?.clone();
@@ -245,14 +289,20 @@ pub fn dependency_as_property(type_: &str, value: &serde_json::Value) -> Option<
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used, reason = "test inputs are literals; a panic is a test failure")]
+#[expect(
+    clippy::unwrap_used,
+    reason = "test inputs are literals; a panic is a test failure"
+)]
 mod tests {
     use super::*;
     use rstest::rstest;
     use serde_json::json;
 
     fn prop(t: &str, v: serde_json::Value) -> Property {
-        Property { type_: t.into(), value: v }
+        Property {
+            type_: t.into(),
+            value: v,
+        }
     }
 
     #[rstest]

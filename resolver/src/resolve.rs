@@ -27,7 +27,9 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Self { search_limit: 200_000 }
+        Self {
+            search_limit: 200_000,
+        }
     }
 }
 
@@ -97,10 +99,15 @@ pub struct Resolution {
 
 impl Resolution {
     pub fn outcome(&self, sub: &str) -> Option<&Outcome> {
-        self.subscriptions.iter().find(|s| s.name == sub).map(|s| &s.outcome)
+        self.subscriptions
+            .iter()
+            .find(|s| s.name == sub)
+            .map(|s| &s.outcome)
     }
     pub fn failed(&self) -> impl Iterator<Item = &SubscriptionOutcome> {
-        self.subscriptions.iter().filter(|s| matches!(s.outcome, Outcome::Failed { .. }))
+        self.subscriptions
+            .iter()
+            .filter(|s| matches!(s.outcome, Outcome::Failed { .. }))
     }
 }
 
@@ -116,7 +123,10 @@ struct Sub<'a> {
 
 impl Sub<'_> {
     fn root(&self) -> Root {
-        Root::Sub { label: sub_requirement(self.spec), options: Rc::from(self.cands.options.clone()) }
+        Root::Sub {
+            label: sub_requirement(self.spec),
+            options: Rc::from(self.cands.options.clone()),
+        }
     }
 }
 
@@ -127,14 +137,31 @@ struct Ctx<'p, 'a> {
 }
 
 impl Ctx<'_, '_> {
-    #[expect(clippy::result_large_err, reason = "the Err path is the normal backtracking path; boxing would allocate on every rejection")]
-    fn solve(&mut self, roots: &[Root], prohibited: &HashMap<String, String>) -> Result<Vec<VarId>, Rejection> {
+    #[expect(
+        clippy::result_large_err,
+        reason = "the Err path is the normal backtracking path; boxing would allocate on every rejection"
+    )]
+    fn solve(
+        &mut self,
+        roots: &[Root],
+        prohibited: &HashMap<String, String>,
+    ) -> Result<Vec<VarId>, Rejection> {
         self.solve_with(roots, prohibited, &[])
     }
 
-    #[expect(clippy::result_large_err, reason = "the Err path is the normal backtracking path; boxing would allocate on every rejection")]
-    fn solve_with(&mut self, roots: &[Root], prohibited: &HashMap<String, String>, fixed: &[VarId]) -> Result<Vec<VarId>, Rejection> {
-        let (r, steps) = Search::new(self.p, roots, prohibited, self.opts.search_limit).preset(fixed).solve();
+    #[expect(
+        clippy::result_large_err,
+        reason = "the Err path is the normal backtracking path; boxing would allocate on every rejection"
+    )]
+    fn solve_with(
+        &mut self,
+        roots: &[Root],
+        prohibited: &HashMap<String, String>,
+        fixed: &[VarId],
+    ) -> Result<Vec<VarId>, Rejection> {
+        let (r, steps) = Search::new(self.p, roots, prohibited, self.opts.search_limit)
+            .preset(fixed)
+            .solve();
         self.steps += steps;
         r
     }
@@ -143,15 +170,31 @@ impl Ctx<'_, '_> {
 /// Resolve one namespace.
 pub fn resolve(ns: &Namespace, opts: &Options) -> Resolution {
     let p = Problem::build(ns);
-    let mut ctx = Ctx { p: &p, opts: *opts, steps: 0 };
+    let mut ctx = Ctx {
+        p: &p,
+        opts: *opts,
+        steps: 0,
+    };
 
     let mut specs: Vec<&SubscriptionSpec> = ns.subscriptions.iter().collect();
     specs.sort_by(|a, b| a.name.cmp(&b.name));
-    let subs: Vec<Sub> = specs.into_iter().map(|spec| Sub { spec, cands: candidates::for_subscription(&p, spec) }).collect();
+    let subs: Vec<Sub> = specs
+        .into_iter()
+        .map(|spec| Sub {
+            spec,
+            cands: candidates::for_subscription(&p, spec),
+        })
+        .collect();
 
     // Installed CSVs no Subscription owns must stay.
     let owned: Vec<VarId> = subs.iter().filter_map(|s| s.cands.current).collect();
-    let mut mandatory: Vec<Root> = p.installed.values().copied().filter(|v| !owned.contains(v)).map(Root::Mandatory).collect();
+    let mut mandatory: Vec<Root> = p
+        .installed
+        .values()
+        .copied()
+        .filter(|v| !owned.contains(v))
+        .map(Root::Mandatory)
+        .collect();
     mandatory.sort_by_key(|r| match r {
         Root::Mandatory(v) | Root::Pinned(v) => *v,
         Root::Sub { .. } => VarId::MAX,
@@ -167,11 +210,25 @@ pub fn resolve(ns: &Namespace, opts: &Options) -> Resolution {
         }
     }
 
-    let live: Vec<usize> = (0..subs.len()).filter(|i| !failed.contains_key(i)).collect();
-    let all_roots: Vec<Root> = mandatory.iter().cloned().chain(live.iter().map(|&i| subs[i].root())).collect();
+    let live: Vec<usize> = (0..subs.len())
+        .filter(|i| !failed.contains_key(i))
+        .collect();
+    let all_roots: Vec<Root> = mandatory
+        .iter()
+        .cloned()
+        .chain(live.iter().map(|&i| subs[i].root()))
+        .collect();
     let chosen = match ctx.solve(&all_roots, &prohibited) {
         Ok(chosen) => chosen,
-        Err(_) => isolate(&mut ctx, &subs, &live, &mut mandatory, &mut failed, &mut prohibited, &mut warnings),
+        Err(_) => isolate(
+            &mut ctx,
+            &subs,
+            &live,
+            &mut mandatory,
+            &mut failed,
+            &mut prohibited,
+            &mut warnings,
+        ),
     };
     let mut r = finish(&p, &subs, &chosen, failed, ctx.steps);
     r.warnings.extend(warnings);
@@ -211,9 +268,15 @@ fn isolate(
             Err(cause) => {
                 // Even kept as they are, the installed operators conflict (e.g. two CSVs of one package):
                 // nothing else can be resolved.
-                let open: Vec<usize> = live.iter().copied().filter(|i| !failed.contains_key(i)).collect();
+                let open: Vec<usize> = live
+                    .iter()
+                    .copied()
+                    .filter(|i| !failed.contains_key(i))
+                    .collect();
                 for i in open {
-                    let why = crate::explain::NoCandidates::InstalledInconsistent { cause: cause.clone() };
+                    let why = crate::explain::NoCandidates::InstalledInconsistent {
+                        cause: cause.clone(),
+                    };
                     failed.insert(i, explanation(&subs[i], Some(why), vec![]));
                 }
                 return Vec::new();
@@ -221,17 +284,27 @@ fn isolate(
         };
         let mut accepted: Vec<Root> = Vec::new();
         let mut new_failure = false;
-        let open: Vec<usize> = live.iter().copied().filter(|i| !failed.contains_key(i)).collect();
+        let open: Vec<usize> = live
+            .iter()
+            .copied()
+            .filter(|i| !failed.contains_key(i))
+            .collect();
         for i in open {
             let s = &subs[i];
-            let roots: Vec<Root> = mandatory.iter().chain(accepted.iter()).cloned().chain(std::iter::once(s.root())).collect();
+            let roots: Vec<Root> = mandatory
+                .iter()
+                .chain(accepted.iter())
+                .cloned()
+                .chain(std::iter::once(s.root()))
+                .collect();
             match ctx.solve(&roots, prohibited) {
                 Ok(c) => {
                     chosen = c;
                     accepted.push(s.root());
                 }
                 Err(_) => {
-                    let base: Vec<Root> = mandatory.iter().chain(accepted.iter()).cloned().collect();
+                    let base: Vec<Root> =
+                        mandatory.iter().chain(accepted.iter()).cloned().collect();
                     let alone = mandatory.clone();
                     let cands = explain_candidates(ctx, s, &alone, &base, &chosen, prohibited);
                     failed.insert(i, explanation(s, None, cands));
@@ -269,16 +342,35 @@ fn explain_candidates(
     let mut out = Vec::new();
     for &c in &s.cands.options {
         let bundle = ctx.p.bundle_ref(c);
-        let forced = Root::Sub { label: label.clone(), options: Rc::from(vec![c]) };
-        let with = |roots: &[Root]| roots.iter().cloned().chain(std::iter::once(forced.clone())).collect::<Vec<_>>();
+        let forced = Root::Sub {
+            label: label.clone(),
+            options: Rc::from(vec![c]),
+        };
+        let with = |roots: &[Root]| {
+            roots
+                .iter()
+                .cloned()
+                .chain(std::iter::once(forced.clone()))
+                .collect::<Vec<_>>()
+        };
         let first = ctx
             .solve(&with(alone), prohibited)
             .err()
-            .or_else(|| ctx.solve_with(std::slice::from_ref(&forced), prohibited, solution).err())
+            .or_else(|| {
+                ctx.solve_with(std::slice::from_ref(&forced), prohibited, solution)
+                    .err()
+            })
             .or_else(|| ctx.solve(&with(base), prohibited).err());
         let rejected = match first {
-            None => Rejection::SearchLimit { steps: ctx.opts.search_limit },
-            Some(Rejection::Unmet { requirement, of: None, mut candidates, .. }) if requirement == label && candidates.len() == 1 => {
+            None => Rejection::SearchLimit {
+                steps: ctx.opts.search_limit,
+            },
+            Some(Rejection::Unmet {
+                requirement,
+                of: None,
+                mut candidates,
+                ..
+            }) if requirement == label && candidates.len() == 1 => {
                 crate::explain::about_itself(candidates.remove(0).rejected, &bundle)
             }
             Some(other) => crate::explain::about_itself(other, &bundle),
@@ -293,10 +385,21 @@ pub(crate) fn sub_requirement(spec: &SubscriptionSpec) -> String {
     format!("a bundle for Subscription {}", spec.name)
 }
 
-fn explanation(s: &Sub<'_>, no: Option<crate::explain::NoCandidates>, candidates: Vec<Candidate>) -> Explanation {
+fn explanation(
+    s: &Sub<'_>,
+    no: Option<crate::explain::NoCandidates>,
+    candidates: Vec<Candidate>,
+) -> Explanation {
     let spec = s.spec;
     let catalog = spec.catalog();
-    let message = Explanation::render(&spec.name, &spec.package, &spec.channel, &catalog, no.as_ref(), &candidates);
+    let message = Explanation::render(
+        &spec.name,
+        &spec.package,
+        &spec.channel,
+        &catalog,
+        no.as_ref(),
+        &candidates,
+    );
     Explanation {
         subscription: spec.name.clone(),
         package: spec.package.clone(),
@@ -308,27 +411,46 @@ fn explanation(s: &Sub<'_>, no: Option<crate::explain::NoCandidates>, candidates
     }
 }
 
-fn finish(p: &Problem<'_>, subs: &[Sub<'_>], chosen: &[VarId], mut failed: HashMap<usize, Explanation>, steps: u64) -> Resolution {
+fn finish(
+    p: &Problem<'_>,
+    subs: &[Sub<'_>],
+    chosen: &[VarId],
+    mut failed: HashMap<usize, Explanation>,
+    steps: u64,
+) -> Resolution {
     let set = chosen_set(chosen);
     let mut owner: HashMap<VarId, String> = HashMap::new();
     let mut outcomes = Vec::with_capacity(subs.len());
     for (i, s) in subs.iter().enumerate() {
         let name = s.spec.name.clone();
         if let Some(e) = failed.remove(&i) {
-            outcomes.push(SubscriptionOutcome { name, outcome: Outcome::Failed { explanation: Box::new(e) } });
+            outcomes.push(SubscriptionOutcome {
+                name,
+                outcome: Outcome::Failed {
+                    explanation: Box::new(e),
+                },
+            });
             continue;
         }
         let Some(&v) = s.cands.options.iter().find(|v| set.contains(v)) else {
             // Unreachable when the search succeeded; report rather than panic.
             let e = explanation(s, None, vec![]);
-            outcomes.push(SubscriptionOutcome { name, outcome: Outcome::Failed { explanation: Box::new(e) } });
+            outcomes.push(SubscriptionOutcome {
+                name,
+                outcome: Outcome::Failed {
+                    explanation: Box::new(e),
+                },
+            });
             continue;
         };
         owner.entry(v).or_insert_with(|| name.clone());
         let to = p.vars[v as usize].name.clone();
         let outcome = match s.cands.current {
             Some(cur) if cur == v => Outcome::UpToDate { csv: to },
-            Some(cur) => Outcome::Upgrade { from: p.vars[cur as usize].name.clone(), to },
+            Some(cur) => Outcome::Upgrade {
+                from: p.vars[cur as usize].name.clone(),
+                to,
+            },
             None => Outcome::Install { csv: to },
         };
         outcomes.push(SubscriptionOutcome { name, outcome });
@@ -337,7 +459,9 @@ fn finish(p: &Problem<'_>, subs: &[Sub<'_>], chosen: &[VarId], mut failed: HashM
     let mut steps_out = Vec::new();
     let mut new_subs: Vec<NewSubscription> = Vec::new();
     for &v in chosen.iter().rev() {
-        let (Some(c), Some(entry)) = (p.catalog_of(v), p.entry(v)) else { continue };
+        let (Some(c), Some(entry)) = (p.catalog_of(v), p.entry(v)) else {
+            continue;
+        };
         let catalog = p.catalogs[c].key.clone();
         let replaces = subs
             .iter()
@@ -372,5 +496,11 @@ fn finish(p: &Problem<'_>, subs: &[Sub<'_>], chosen: &[VarId], mut failed: HashM
             subscription,
         });
     }
-    Resolution { subscriptions: outcomes, steps: steps_out, new_subscriptions: new_subs, warnings: p.warnings.clone(), search_steps: steps }
+    Resolution {
+        subscriptions: outcomes,
+        steps: steps_out,
+        new_subscriptions: new_subs,
+        warnings: p.warnings.clone(),
+        search_steps: steps,
+    }
 }

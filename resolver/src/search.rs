@@ -55,7 +55,12 @@ pub(crate) struct Search<'p, 'a> {
 }
 
 impl<'p, 'a> Search<'p, 'a> {
-    pub fn new(p: &'p Problem<'a>, roots: &'p [Root], prohibited_packages: &'p HashMap<String, String>, limit: u64) -> Self {
+    pub fn new(
+        p: &'p Problem<'a>,
+        roots: &'p [Root],
+        prohibited_packages: &'p HashMap<String, String>,
+        limit: u64,
+    ) -> Self {
         Self {
             p,
             roots,
@@ -91,10 +96,17 @@ impl<'p, 'a> Search<'p, 'a> {
     pub fn solve(mut self) -> (Result<Vec<VarId>, Rejection>, u64) {
         let r = self.run(0);
         let steps = self.steps;
-        (r.map(|()| self.trail).map_err(|f| f.cause.bounded(MAX_DEPTH)), steps)
+        (
+            r.map(|()| self.trail)
+                .map_err(|f| f.cause.bounded(MAX_DEPTH)),
+            steps,
+        )
     }
 
-    #[expect(clippy::result_large_err, reason = "the Err path is the normal backtracking path; boxing would allocate on every rejection")]
+    #[expect(
+        clippy::result_large_err,
+        reason = "the Err path is the normal backtracking path; boxing would allocate on every rejection"
+    )]
     fn options(&mut self, ob: Ob) -> Result<Rc<[VarId]>, Rejection> {
         match ob {
             Ob::Root(i) => Ok(match &self.roots[i] {
@@ -103,9 +115,15 @@ impl<'p, 'a> Search<'p, 'a> {
             }),
             Ob::Dep { var, dep, .. } => {
                 let p = self.p;
-                let all = self.dep_cache.entry(var).or_insert_with(|| p.dependency_options(var)).clone();
+                let all = self
+                    .dep_cache
+                    .entry(var)
+                    .or_insert_with(|| p.dependency_options(var))
+                    .clone();
                 match &p.vars[var as usize].deps[dep].requirement {
-                    Requirement::Unsupported(text) => Err(Rejection::UnsupportedConstraint { constraint: text.clone() }),
+                    Requirement::Unsupported(text) => Err(Rejection::UnsupportedConstraint {
+                        constraint: text.clone(),
+                    }),
                     _ => Ok(all[dep].clone()),
                 }
             }
@@ -116,11 +134,17 @@ impl<'p, 'a> Search<'p, 'a> {
         match ob {
             Ob::Root(i) => match &self.roots[i] {
                 Root::Sub { label, .. } => (label.clone(), None, None),
-                Root::Mandatory(v) | Root::Pinned(v) => (format!("keeping {}", self.p.bundle_ref(*v)), None, None),
+                Root::Mandatory(v) | Root::Pinned(v) => {
+                    (format!("keeping {}", self.p.bundle_ref(*v)), None, None)
+                }
             },
             Ob::Dep { var, dep, .. } => {
                 let d = &self.p.vars[var as usize].deps[dep];
-                (d.requirement.to_string(), Some(var), d.failure_message.clone())
+                (
+                    d.requirement.to_string(),
+                    Some(var),
+                    d.failure_message.clone(),
+                )
             }
         }
     }
@@ -128,14 +152,22 @@ impl<'p, 'a> Search<'p, 'a> {
     fn is_positive(&self, ob: Ob) -> bool {
         match ob {
             Ob::Root(_) => true,
-            Ob::Dep { var, dep, .. } => !matches!(self.p.vars[var as usize].deps[dep].requirement, Requirement::None(_)),
+            Ob::Dep { var, dep, .. } => !matches!(
+                self.p.vars[var as usize].deps[dep].requirement,
+                Requirement::None(_)
+            ),
         }
     }
 
-    #[expect(clippy::result_large_err, reason = "the Err path is the normal backtracking path; boxing would allocate on every rejection")]
+    #[expect(
+        clippy::result_large_err,
+        reason = "the Err path is the normal backtracking path; boxing would allocate on every rejection"
+    )]
     fn run(&mut self, mut pos: usize) -> Result<(), Failure> {
         let (ob, options) = loop {
-            let Some(&ob) = self.agenda.get(pos) else { return Ok(()) };
+            let Some(&ob) = self.agenda.get(pos) else {
+                return Ok(());
+            };
             if !self.is_positive(ob) {
                 pos += 1;
                 continue;
@@ -155,7 +187,11 @@ impl<'p, 'a> Search<'p, 'a> {
                         },
                         None => rej.clone(),
                     };
-                    let cause = if matches!(rej, Rejection::UnsupportedConstraint { .. }) { rej } else { cause };
+                    let cause = if matches!(rej, Rejection::UnsupportedConstraint { .. }) {
+                        rej
+                    } else {
+                        cause
+                    };
                     return Err(Failure { conflict, cause });
                 }
                 Ok(options) => {
@@ -173,11 +209,17 @@ impl<'p, 'a> Search<'p, 'a> {
         for &v in options.iter() {
             self.steps += 1;
             if self.steps > self.limit {
-                return Err(Failure { conflict: (0..self.trail.len() as u32).collect(), cause: Rejection::SearchLimit { steps: self.limit } });
+                return Err(Failure {
+                    conflict: (0..self.trail.len() as u32).collect(),
+                    cause: Rejection::SearchLimit { steps: self.limit },
+                });
             }
             if let Err((rej, levels)) = self.check(v, matches!(ob, Ob::Dep { .. })) {
                 conflict.extend(levels);
-                rejected.push(Candidate { bundle: self.p.bundle_ref(v), rejected: rej });
+                rejected.push(Candidate {
+                    bundle: self.p.bundle_ref(v),
+                    rejected: rej,
+                });
                 continue;
             }
             let level = self.trail.len() as u32;
@@ -188,59 +230,122 @@ impl<'p, 'a> Search<'p, 'a> {
                 Ok(()) => return Ok(()),
                 Err(f) => {
                     self.undo(v, agenda_len);
-                    if matches!(f.cause, Rejection::SearchLimit { .. }) || !f.conflict.contains(&level) {
+                    if matches!(f.cause, Rejection::SearchLimit { .. })
+                        || !f.conflict.contains(&level)
+                    {
                         return Err(f);
                     }
                     conflict.extend(f.conflict.into_iter().filter(|&l| l != level));
                     let bundle = self.p.bundle_ref(v);
-                    let rejected_for = crate::explain::about_itself(f.cause.bounded(MAX_DEPTH), &bundle);
-                    rejected.push(Candidate { bundle, rejected: rejected_for });
+                    let rejected_for =
+                        crate::explain::about_itself(f.cause.bounded(MAX_DEPTH), &bundle);
+                    rejected.push(Candidate {
+                        bundle,
+                        rejected: rejected_for,
+                    });
                 }
             }
         }
         let (requirement, of, failure_message) = self.label(ob);
-        let omitted = rejected.len().saturating_sub(crate::explain::MAX_CANDIDATES);
+        let omitted = rejected
+            .len()
+            .saturating_sub(crate::explain::MAX_CANDIDATES);
         rejected.truncate(crate::explain::MAX_CANDIDATES);
         Err(Failure {
             conflict,
-            cause: Rejection::Unmet { requirement, of: of.map(|v| self.p.bundle_ref(v)), failure_message, candidates: rejected, omitted },
+            cause: Rejection::Unmet {
+                requirement,
+                of: of.map(|v| self.p.bundle_ref(v)),
+                failure_message,
+                candidates: rejected,
+                omitted,
+            },
         })
     }
 
     /// Can `v` join the chosen set? On failure: the first reason, and the levels responsible.
     /// Packages of failed Subscriptions are closed to dependencies only (`as_dependency`).
-    #[expect(clippy::result_large_err, reason = "the Err path is the normal backtracking path; boxing would allocate on every rejection")]
+    #[expect(
+        clippy::result_large_err,
+        reason = "the Err path is the normal backtracking path; boxing would allocate on every rejection"
+    )]
     fn check(&self, v: VarId, as_dependency: bool) -> Result<(), (Rejection, Vec<u32>)> {
         let var = &self.p.vars[v as usize];
         if var.deprecated {
             return Err((Rejection::Deprecated, vec![]));
         }
         if let Some(message) = &var.invalid {
-            return Err((Rejection::InvalidProperties { message: message.clone() }, vec![]));
+            return Err((
+                Rejection::InvalidProperties {
+                    message: message.clone(),
+                },
+                vec![],
+            ));
         }
         if let Some(pkg) = &var.package {
-            if let Some(sub) = self.prohibited_packages.get(pkg).filter(|_| as_dependency && self.p.catalog_of(v).is_some()) {
-                return Err((Rejection::PackageOfFailedSubscription { package: pkg.clone(), subscription: sub.clone() }, vec![]));
+            if let Some(sub) = self
+                .prohibited_packages
+                .get(pkg)
+                .filter(|_| as_dependency && self.p.catalog_of(v).is_some())
+            {
+                return Err((
+                    Rejection::PackageOfFailedSubscription {
+                        package: pkg.clone(),
+                        subscription: sub.clone(),
+                    },
+                    vec![],
+                ));
             }
             if let Some(&w) = self.pkg.get(pkg.as_str()) {
-                return Err((Rejection::PackageTaken { package: pkg.clone(), by: self.p.bundle_ref(w) }, vec![self.level_of[&w]]));
+                return Err((
+                    Rejection::PackageTaken {
+                        package: pkg.clone(),
+                        by: self.p.bundle_ref(w),
+                    },
+                    vec![self.level_of[&w]],
+                ));
             }
         }
         for g in &var.provides {
             if let Some(&w) = self.gvk.get(g) {
-                return Err((Rejection::ApiTaken { api: format!("API {g}"), by: self.p.bundle_ref(w) }, vec![self.level_of[&w]]));
+                return Err((
+                    Rejection::ApiTaken {
+                        api: format!("API {g}"),
+                        by: self.p.bundle_ref(w),
+                    },
+                    vec![self.level_of[&w]],
+                ));
             }
         }
         for &w in &self.forbidders {
             if let Some(text) = self.forbids(w, v) {
-                return Err((Rejection::Forbidden { by: self.p.bundle_ref(w), constraint: text }, vec![self.level_of[&w]]));
+                return Err((
+                    Rejection::Forbidden {
+                        by: self.p.bundle_ref(w),
+                        constraint: text,
+                    },
+                    vec![self.level_of[&w]],
+                ));
             }
         }
-        if var.deps.iter().any(|d| matches!(d.requirement, Requirement::None(_))) {
+        if var
+            .deps
+            .iter()
+            .any(|d| matches!(d.requirement, Requirement::None(_)))
+        {
             for &w in &self.trail {
                 if let Some(text) = self.forbids(v, w) {
                     let by = self.p.bundle_ref(v);
-                    return Err((Rejection::Forbidden { by, constraint: format!("{text} (it excludes the selected {})", self.p.bundle_ref(w)) }, vec![self.level_of[&w]]));
+                    return Err((
+                        Rejection::Forbidden {
+                            by,
+                            constraint: format!(
+                                "{text} (it excludes the selected {})",
+                                self.p.bundle_ref(w)
+                            ),
+                        },
+                        vec![self.level_of[&w]],
+                    ));
                 }
             }
         }
@@ -272,11 +377,19 @@ impl<'p, 'a> Search<'p, 'a> {
         for g in &var.provides {
             self.gvk.insert(g, v);
         }
-        if var.deps.iter().any(|d| matches!(d.requirement, Requirement::None(_))) {
+        if var
+            .deps
+            .iter()
+            .any(|d| matches!(d.requirement, Requirement::None(_)))
+        {
             self.forbidders.push(v);
         }
         for dep in (0..var.deps.len()).filter(|_| with_deps) {
-            self.agenda.push(Ob::Dep { var: v, dep, parent: level });
+            self.agenda.push(Ob::Dep {
+                var: v,
+                dep,
+                parent: level,
+            });
         }
     }
 

@@ -1,8 +1,8 @@
 //! Resolve a fresh Subscription to every channel of every package in the shared catalogs
 //! (`../shared/catalogs`; skipped with a message when absent), checking the guarantees on each answer.
 
-mod shared_catalogs;
 mod invariants;
+mod shared_catalogs;
 
 use resolver::{Namespace, Options, Outcome, SubscriptionSpec, resolve};
 
@@ -22,7 +22,11 @@ fn every_channel_of_every_shared_catalog_resolves_from_nothing_or_explains_why_n
                 continue;
             }
         };
-        let mut channels: Vec<(String, String)> = snap.bundles.iter().map(|b| (b.package.clone(), b.channel.clone())).collect();
+        let mut channels: Vec<(String, String)> = snap
+            .bundles
+            .iter()
+            .map(|b| (b.package.clone(), b.channel.clone()))
+            .collect();
         channels.sort();
         channels.dedup();
         let (mut head, mut older, mut failed) = (0, 0, 0);
@@ -46,12 +50,25 @@ fn every_channel_of_every_shared_catalog_resolves_from_nothing_or_explains_why_n
             };
             let r = resolve(&ns, &Options::default());
             let bad = invariants::violations(&ns, &r);
-            assert!(bad.is_empty(), "{} {package}/{channel}: {bad:?}", loaded.label);
-            assert_eq!(r, resolve(&ns, &Options::default()), "resolution is deterministic");
+            assert!(
+                bad.is_empty(),
+                "{} {package}/{channel}: {bad:?}",
+                loaded.label
+            );
+            assert_eq!(
+                r,
+                resolve(&ns, &Options::default()),
+                "resolution is deterministic"
+            );
             match &r.subscriptions[0].outcome {
                 Outcome::Install { csv } => {
                     let heads = channel_heads(&snap, package, channel);
-                    assert!(snap.bundles.iter().any(|b| &b.name == csv && &b.channel == channel), "{csv} is in {channel}");
+                    assert!(
+                        snap.bundles
+                            .iter()
+                            .any(|b| &b.name == csv && &b.channel == channel),
+                        "{csv} is in {channel}"
+                    );
                     if heads.contains(csv) {
                         head += 1;
                     } else {
@@ -60,7 +77,11 @@ fn every_channel_of_every_shared_catalog_resolves_from_nothing_or_explains_why_n
                 }
                 Outcome::Failed { explanation } => {
                     failed += 1;
-                    assert!(explanation.message.starts_with(&format!("Subscription {package}-sub ")));
+                    assert!(
+                        explanation
+                            .message
+                            .starts_with(&format!("Subscription {package}-sub "))
+                    );
                     if examples.len() < 3 {
                         examples.push(explanation.message.clone());
                     }
@@ -68,22 +89,44 @@ fn every_channel_of_every_shared_catalog_resolves_from_nothing_or_explains_why_n
                 other => panic!("fresh subscription gave {other:?}"),
             }
         }
-        println!("{}: {} channels: {head} resolved to the head, {older} to an older entry, {failed} failed", loaded.label, channels.len());
+        println!(
+            "{}: {} channels: {head} resolved to the head, {older} to an older entry, {failed} failed",
+            loaded.label,
+            channels.len()
+        );
         for e in examples {
             println!("    e.g. {e}");
         }
         if loaded.label.contains("community-operators-prod-fbc") {
             community_heads = head;
         }
-        totals = (totals.0 + channels.len(), totals.1 + head, totals.2 + older, totals.3 + failed);
+        totals = (
+            totals.0 + channels.len(),
+            totals.1 + head,
+            totals.2 + older,
+            totals.3 + failed,
+        );
     }
-    println!("total: {} channels, {} head, {} older, {} failed", totals.0, totals.1, totals.2, totals.3);
-    assert!(community_heads > 0, "the community FBC catalog resolves at least one channel head");
+    println!(
+        "total: {} channels, {} head, {} older, {} failed",
+        totals.0, totals.1, totals.2, totals.3
+    );
+    assert!(
+        community_heads > 0,
+        "the community FBC catalog resolves at least one channel head"
+    );
 }
 
 /// Entries of the channel that no other (non-skipped) entry replaces.
 fn channel_heads(snap: &resolver::CatalogSnapshot, package: &str, channel: &str) -> Vec<String> {
-    let entries: Vec<&resolver::BundleEntry> = snap.bundles.iter().filter(|b| b.package == package && b.channel == channel).collect();
+    let entries: Vec<&resolver::BundleEntry> = snap
+        .bundles
+        .iter()
+        .filter(|b| b.package == package && b.channel == channel)
+        .collect();
     let o = resolver::channel::order(&entries);
-    o.order.first().map(|&i| vec![entries[i].name.clone()]).unwrap_or_default()
+    o.order
+        .first()
+        .map(|&i| vec![entries[i].name.clone()])
+        .unwrap_or_default()
 }

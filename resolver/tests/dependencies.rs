@@ -21,18 +21,30 @@ fn check(n: &Namespace, want: &[(&str, Want)], steps: &[(&str, &str)]) {
     let r = resolve(n, &Options::default());
     assert_eq!(r.subscriptions.len(), want.len(), "{r:#?}");
     for (name, w) in want {
-        let got = r.outcome(name).unwrap_or_else(|| panic!("no outcome for {name}"));
+        let got = r
+            .outcome(name)
+            .unwrap_or_else(|| panic!("no outcome for {name}"));
         match (w, got) {
             (Want::UpToDate(c), Outcome::UpToDate { csv }) => assert_eq!(csv, c),
             (Want::Install(c), Outcome::Install { csv }) => assert_eq!(csv, c),
-            (Want::Upgrade(f, t), Outcome::Upgrade { from, to }) => assert_eq!((from.as_str(), to.as_str()), (*f, *t)),
+            (Want::Upgrade(f, t), Outcome::Upgrade { from, to }) => {
+                assert_eq!((from.as_str(), to.as_str()), (*f, *t))
+            }
             (Want::Failed(text), Outcome::Failed { explanation }) => {
-                assert!(explanation.message.contains(text), "message {:?} lacks {text:?}", explanation.message)
+                assert!(
+                    explanation.message.contains(text),
+                    "message {:?} lacks {text:?}",
+                    explanation.message
+                )
             }
             (w, got) => panic!("{name}: wanted {w:?}, got {got:#?}"),
         }
     }
-    let got: Vec<(&str, &str)> = r.steps.iter().map(|s| (s.name.as_str(), s.subscription.as_str())).collect();
+    let got: Vec<(&str, &str)> = r
+        .steps
+        .iter()
+        .map(|s| (s.name.as_str(), s.subscription.as_str()))
+        .collect();
     assert_eq!(got, steps, "steps");
 }
 
@@ -162,7 +174,11 @@ fn check(n: &Namespace, want: &[(&str, Want)], steps: &[(&str, &str)]) {
     ns(vec![sub("fine", "c", "stable", "cat")], vec![csv("z.v1", "z", "1.0.0").requires("Gone")],
        vec![cat("cat", NS, 0, vec![b("c.v1", "c", "stable", "1.0.0")])]),
     vec![("fine", Want::Install("c.v1"))], vec![("c.v1", "fine")])]
-fn dependencies_resolve_as_olm_does(#[case] n: Namespace, #[case] want: Vec<(&str, Want)>, #[case] steps: Vec<(&str, &str)>) {
+fn dependencies_resolve_as_olm_does(
+    #[case] n: Namespace,
+    #[case] want: Vec<(&str, Want)>,
+    #[case] steps: Vec<(&str, &str)>,
+) {
     check(&n, &want, &steps);
 }
 
@@ -171,7 +187,15 @@ fn a_dependency_gets_a_subscription_named_as_olm_names_it() {
     let n = ns(
         vec![sub("s", "a", "alpha", "cat")],
         vec![],
-        vec![cat("cat", NS, 0, vec![b("a.v1", "a", "alpha", "1.0.0").requires("X"), b("b.v1", "b", "beta", "1.0.0").provides("X")])],
+        vec![cat(
+            "cat",
+            NS,
+            0,
+            vec![
+                b("a.v1", "a", "alpha", "1.0.0").requires("X"),
+                b("b.v1", "b", "beta", "1.0.0").provides("X"),
+            ],
+        )],
     );
     let r = resolve(&n, &Options::default());
     assert_eq!(
@@ -192,14 +216,25 @@ fn an_unsatisfiable_subscription_is_explained_in_sentences_and_in_data() {
     let n = ns(
         vec![sub("s", "a", "alpha", "cat")],
         vec![],
-        vec![cat("cat", NS, 0, vec![
-            b("a.v1", "a", "alpha", "1.0.0").requires("X"),
-            b("a.v2", "a", "alpha", "2.0.0").replaces("a.v1").requires("Y"),
-            b("y.v1", "y", "stable", "1.0.0").provides("Y").requires("Z"),
-        ])],
+        vec![cat(
+            "cat",
+            NS,
+            0,
+            vec![
+                b("a.v1", "a", "alpha", "1.0.0").requires("X"),
+                b("a.v2", "a", "alpha", "2.0.0")
+                    .replaces("a.v1")
+                    .requires("Y"),
+                b("y.v1", "y", "stable", "1.0.0")
+                    .provides("Y")
+                    .requires("Z"),
+            ],
+        )],
     );
     let r = resolve(&n, &Options::default());
-    let Some(Outcome::Failed { explanation }) = r.outcome("s") else { panic!("{r:#?}") };
+    let Some(Outcome::Failed { explanation }) = r.outcome("s") else {
+        panic!("{r:#?}")
+    };
     assert_eq!(
         explanation.message,
         "Subscription s (package a, channel alpha, catalog ns/cat) cannot be resolved. 2 candidate(s) were considered: \
@@ -211,9 +246,16 @@ fn an_unsatisfiable_subscription_is_explained_in_sentences_and_in_data() {
     );
     let data = serde_json::to_value(explanation).expect("an explanation serializes");
     assert_eq!(data["candidates"][1]["rejected"]["reason"], "unmet");
-    assert_eq!(data["candidates"][1]["rejected"]["requirement"], "API X (example.com/v1)");
-    assert_eq!(data["candidates"][0]["rejected"]["candidates"][0]["bundle"]["name"], "y.v1");
-    let back: resolver::Explanation = serde_json::from_value(data).expect("an explanation deserializes");
+    assert_eq!(
+        data["candidates"][1]["rejected"]["requirement"],
+        "API X (example.com/v1)"
+    );
+    assert_eq!(
+        data["candidates"][0]["rejected"]["candidates"][0]["bundle"]["name"],
+        "y.v1"
+    );
+    let back: resolver::Explanation =
+        serde_json::from_value(data).expect("an explanation deserializes");
     assert_eq!(&back, explanation.as_ref());
 }
 
@@ -227,8 +269,10 @@ fn already_broken_installed_operators_are_reported_as_a_warning() {
     let r = resolve(&n, &Options::default());
     assert_eq!(
         r.warnings,
-        vec!["the installed operators are already inconsistent (it requires keeping installed z.v1 (version 1.0.0), and all 1 bundle(s) \
+        vec![
+            "the installed operators are already inconsistent (it requires keeping installed z.v1 (version 1.0.0), and all 1 bundle(s) \
               that could satisfy it were rejected: installed z.v1 (version 1.0.0) because it requires API Gone (example.com/v1), and no \
-              bundle in the visible catalogs or the namespace satisfies it); they are kept as they are"]
+              bundle in the visible catalogs or the namespace satisfies it); they are kept as they are"
+        ]
     );
 }

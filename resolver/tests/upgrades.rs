@@ -20,19 +20,36 @@ fn check(n: &Namespace, want: &[(&str, Want)], steps: &[(&str, Option<&str>, &st
     let r = resolve(n, &Options::default());
     assert_eq!(r.subscriptions.len(), want.len(), "{r:#?}");
     for (name, w) in want {
-        let got = r.outcome(name).unwrap_or_else(|| panic!("no outcome for {name}"));
+        let got = r
+            .outcome(name)
+            .unwrap_or_else(|| panic!("no outcome for {name}"));
         match (w, got) {
             (Want::UpToDate(c), Outcome::UpToDate { csv }) => assert_eq!(csv, c),
             (Want::Install(c), Outcome::Install { csv }) => assert_eq!(csv, c),
-            (Want::Upgrade(f, t), Outcome::Upgrade { from, to }) => assert_eq!((from.as_str(), to.as_str()), (*f, *t)),
+            (Want::Upgrade(f, t), Outcome::Upgrade { from, to }) => {
+                assert_eq!((from.as_str(), to.as_str()), (*f, *t))
+            }
             (Want::Failed(text), Outcome::Failed { explanation }) => {
-                assert!(explanation.message.contains(text), "message {:?} lacks {text:?}", explanation.message)
+                assert!(
+                    explanation.message.contains(text),
+                    "message {:?} lacks {text:?}",
+                    explanation.message
+                )
             }
             (w, got) => panic!("{name}: wanted {w:?}, got {got:#?}"),
         }
     }
-    let got: Vec<(&str, Option<&str>, &str)> =
-        r.steps.iter().map(|s| (s.name.as_str(), s.replaces.as_deref(), s.subscription.as_str())).collect();
+    let got: Vec<(&str, Option<&str>, &str)> = r
+        .steps
+        .iter()
+        .map(|s| {
+            (
+                s.name.as_str(),
+                s.replaces.as_deref(),
+                s.subscription.as_str(),
+            )
+        })
+        .collect();
     assert_eq!(got, steps, "steps");
 }
 
@@ -145,7 +162,11 @@ fn chain3() -> Vec<resolver::BundleEntry> {
     ns(vec![sub("s", "a", "alpha", "cat")], vec![],
        vec![cat("cat", NS, 0, vec![b("a.v1", "a", "alpha", "1.0.0"), b("a.v2", "a", "alpha", "2.0.0").replaces("a.v1").deprecated()])]),
     vec![("s", Want::Install("a.v1"))], vec![("a.v1", None, "s")])]
-fn upgrades_follow_olm(#[case] n: Namespace, #[case] want: Vec<(&str, Want)>, #[case] steps: Vec<(&str, Option<&str>, &str)>) {
+fn upgrades_follow_olm(
+    #[case] n: Namespace,
+    #[case] want: Vec<(&str, Want)>,
+    #[case] steps: Vec<(&str, Option<&str>, &str)>,
+) {
     check(&n, &want, &steps);
 }
 
@@ -160,12 +181,24 @@ fn fail_forward_decides_whether_a_failed_upgrade_can_be_replaced(
 ) {
     let mut n = ns(
         vec![sub("s", "a", "alpha", "cat").installed("a.v2")],
-        vec![csv("a.v1", "a", "1.0.0").phase(CsvPhase::Replacing), csv("a.v2", "a", "2.0.0").replaces("a.v1").phase(CsvPhase::Failed)],
-        vec![cat("cat", NS, 0, vec![
-            b("a.v1", "a", "alpha", "1.0.0"),
-            b("a.v2", "a", "alpha", "2.0.0").replaces("a.v1"),
-            b("a.v3", "a", "alpha", "3.0.0").replaces("a.v2").skips(&["a.v1"]),
-        ])],
+        vec![
+            csv("a.v1", "a", "1.0.0").phase(CsvPhase::Replacing),
+            csv("a.v2", "a", "2.0.0")
+                .replaces("a.v1")
+                .phase(CsvPhase::Failed),
+        ],
+        vec![cat(
+            "cat",
+            NS,
+            0,
+            vec![
+                b("a.v1", "a", "alpha", "1.0.0"),
+                b("a.v2", "a", "alpha", "2.0.0").replaces("a.v1"),
+                b("a.v3", "a", "alpha", "3.0.0")
+                    .replaces("a.v2")
+                    .skips(&["a.v1"]),
+            ],
+        )],
     );
     n.fail_forward = fail_forward;
     check(&n, &[("s", want)], &steps);
@@ -176,12 +209,25 @@ fn an_unparseable_skip_range_is_ignored_with_a_warning_naming_the_bundle() {
     let n = ns(
         vec![sub("s", "a", "alpha", "cat").installed("a.v1")],
         vec![csv("a.v1", "a", "1.0.0")],
-        vec![cat("cat", NS, 0, vec![b("a.v1", "a", "alpha", "1.0.0"), b("a.v2", "a", "alpha", "2.0.0").skip_range("banana")])],
+        vec![cat(
+            "cat",
+            NS,
+            0,
+            vec![
+                b("a.v1", "a", "alpha", "1.0.0"),
+                b("a.v2", "a", "alpha", "2.0.0").skip_range("banana"),
+            ],
+        )],
     );
     let r = resolve(&n, &Options::default());
-    assert_eq!(r.outcome("s"), Some(&Outcome::UpToDate { csv: "a.v1".into() }));
+    assert_eq!(
+        r.outcome("s"),
+        Some(&Outcome::UpToDate { csv: "a.v1".into() })
+    );
     assert_eq!(
         r.warnings,
-        vec!["bundle a.v2 in catalog ns/cat has an unparseable olm.skipRange `banana` (`banana` is not a version: `banana` is not a number); it is ignored, as OLM does"]
+        vec![
+            "bundle a.v2 in catalog ns/cat has an unparseable olm.skipRange `banana` (`banana` is not a version: `banana` is not a number); it is ignored, as OLM does"
+        ]
     );
 }

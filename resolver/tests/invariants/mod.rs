@@ -45,15 +45,32 @@ pub fn violations(ns: &Namespace, r: &Resolution) -> Vec<String> {
         .collect();
     for step in &r.steps {
         let Some(cat) = ns.catalogs.iter().find(|c| c.key == step.catalog) else {
-            bad.push(format!("step {} names unknown catalog {}", step.name, step.catalog));
+            bad.push(format!(
+                "step {} names unknown catalog {}",
+                step.name, step.catalog
+            ));
             continue;
         };
-        let Some(e) = cat.bundles.iter().find(|b| b.name == step.name && b.channel == step.channel) else {
-            bad.push(format!("step {} is not in channel {} of {}", step.name, step.channel, step.catalog));
+        let Some(e) = cat
+            .bundles
+            .iter()
+            .find(|b| b.name == step.name && b.channel == step.channel)
+        else {
+            bad.push(format!(
+                "step {} is not in channel {} of {}",
+                step.name, step.channel, step.catalog
+            ));
             continue;
         };
-        if cat.bundles.iter().any(|o| o.package == e.package && o.channel == e.channel && o.skips.contains(&e.name)) {
-            bad.push(format!("step {} is skipped by another entry of channel {}", e.name, e.channel));
+        if cat
+            .bundles
+            .iter()
+            .any(|o| o.package == e.package && o.channel == e.channel && o.skips.contains(&e.name))
+        {
+            bad.push(format!(
+                "step {} is skipped by another entry of channel {}",
+                e.name, e.channel
+            ));
         }
         members.push(Member {
             name: e.name.clone(),
@@ -68,8 +85,15 @@ pub fn violations(ns: &Namespace, r: &Resolution) -> Vec<String> {
     let mut packages: HashMap<&str, &str> = HashMap::new();
     let mut providers: HashMap<Gvk, &str> = HashMap::new();
     for m in &members {
-        if let Some(other) = m.package.as_deref().and_then(|p| packages.insert(p, &m.name).map(|o| (p, o))) {
-            bad.push(format!("package {} has two operators: {} and {}", other.0, other.1, m.name));
+        if let Some(other) = m
+            .package
+            .as_deref()
+            .and_then(|p| packages.insert(p, &m.name).map(|o| (p, o)))
+        {
+            bad.push(format!(
+                "package {} has two operators: {} and {}",
+                other.0, other.1, m.name
+            ));
         }
         for g in requirement::provided_apis(&m.provides, &m.properties) {
             if let Some(other) = providers.insert(g.clone(), &m.name) {
@@ -81,14 +105,23 @@ pub fn violations(ns: &Namespace, r: &Resolution) -> Vec<String> {
         members.iter().any(|m| match req {
             Requirement::Gvk(g) => requirement::provided_apis(&m.provides, &m.properties)
                 .iter()
-                .any(|p| p.group == g.group && p.kind == g.kind && (g.version.is_empty() || p.version == g.version)),
-            Requirement::Package { name, range } => m.package.as_deref() == Some(name) && range.contains(&m.version),
+                .any(|p| {
+                    p.group == g.group
+                        && p.kind == g.kind
+                        && (g.version.is_empty() || p.version == g.version)
+                }),
+            Requirement::Package { name, range } => {
+                m.package.as_deref() == Some(name) && range.contains(&m.version)
+            }
             _ => false,
         })
     };
     for m in &members {
         let Ok(deps) = requirement::dependencies(&m.required, &m.properties) else {
-            bad.push(format!("{} has unreadable properties yet is in the namespace", m.name));
+            bad.push(format!(
+                "{} has unreadable properties yet is in the namespace",
+                m.name
+            ));
             continue;
         };
         for d in deps {
@@ -99,7 +132,10 @@ pub fn violations(ns: &Namespace, r: &Resolution) -> Vec<String> {
                 r => satisfied(r),
             };
             if !ok {
-                bad.push(format!("{} requires {} but nothing in the namespace satisfies it", m.name, d.requirement));
+                bad.push(format!(
+                    "{} requires {} but nothing in the namespace satisfies it",
+                    m.name, d.requirement
+                ));
             }
         }
     }
