@@ -300,6 +300,7 @@ pub fn repair_channel(channel: &mut Channel, version: impl Fn(&str) -> Option<se
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
 mod tests {
     use super::*;
     use rstest::rstest;

@@ -96,6 +96,7 @@ pub fn load_file(path: &Path) -> Result<Catalog> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
 mod tests {
     use super::*;
 

@@ -235,6 +235,7 @@ fn related_images(csv: &Value, image: &str) -> Vec<RelatedImage> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
 mod tests {
     use super::*;
     use rstest::rstest;

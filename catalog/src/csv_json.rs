@@ -70,6 +70,7 @@ pub fn csv_from_metadata(pkg: &Package, bundle: &Bundle, meta: &Value) -> Value 
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
 mod tests {
     use super::*;
     use crate::model::Property;

@@ -91,6 +91,7 @@ pub fn is_manifest_file(path: &Path) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
 mod tests {
     use super::*;
     use rstest::rstest;

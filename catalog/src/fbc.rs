@@ -460,6 +460,7 @@ impl Assembler {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
 mod tests {
     use super::*;
     use rstest::rstest;

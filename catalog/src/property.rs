@@ -178,6 +178,7 @@ fn write_canonical(v: &Value, out: &mut String) {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
 mod tests {
     use super::*;
     use rstest::rstest;

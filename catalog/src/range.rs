@@ -168,6 +168,7 @@ fn parse_comparator(token: &str) -> Result<Vec<Comparator>, RangeError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
 mod tests {
     use super::*;
     use rstest::rstest;

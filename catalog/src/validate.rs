@@ -226,6 +226,7 @@ pub fn check_graph(channel: &Channel) -> Vec<Problem> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
 mod tests {
     use super::*;
     use crate::model::ChannelEntry;

@@ -1,6 +1,9 @@
 //! Every catalog in `../shared/catalogs` loads and validates; prints packages, channels and
 //! bundles per catalog. Skips (with a message) when the shared folder is absent.
 
+#![allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
+#![allow(clippy::too_many_arguments, reason = "rstest tables: one column per graph fact")]
+
 use std::path::PathBuf;
 
 use catalog::{Catalog, Format, load, validate};
@@ -99,7 +102,6 @@ fn rendered_fbc_loads_back_to_the_same_graph() {
 #[case::bundle_folders_without_edges_are_ordered_by_version("olm-testdata/test/images/busybox-index", "busybox", "alpha", "busybox.v2.0.0", "busybox.v2.0.0", Some("busybox.v1.0.0"), &[], Some(">=0.0.0 <2.0.0"))]
 #[case::fbc_entry_with_skips_and_skip_range("operator-registry-testdata/alpha/action/testdata/index-declcfgs/latest", "foo", "beta", "foo.v0.3.1", "foo.v0.2.0", Some("foo.v0.1.0"), &["foo.v0.1.1", "foo.v0.1.2"], Some("<0.2.0"))]
 #[case::configmap_catalog("olm-testdata/test/e2e/data/catalog.old.yaml", "package-a", "alpha", "service-a.1.0.0", "service-a.1.0.0", None, &[], None)]
-#[allow(clippy::too_many_arguments)]
 fn loaders_build_the_expected_graph(
     #[case] rel: &str,
     #[case] package: &str,

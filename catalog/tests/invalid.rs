@@ -1,5 +1,7 @@
 //! Invalid catalogs give findings that name the file, the document and the fix.
 
+#![allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
+
 use std::path::PathBuf;
 
 use catalog::{Catalog, LoadError, Problem};

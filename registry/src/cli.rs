@@ -87,6 +87,7 @@ pub struct GenArgs {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
 mod tests {
     use super::*;
     use clap::CommandFactory;

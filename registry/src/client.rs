@@ -330,6 +330,7 @@ async fn monitor(mut health: HealthClient<Channel>, state: watch::Sender<Connect
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
 mod tests {
     use super::*;
     use rstest::rstest;

@@ -330,7 +330,7 @@ impl Store {
     /// and `object` when the bundle has an image (ListBundles).
     pub fn wire_bundle(&self, pkg: &StoredPackage, channel: &StoredChannel, entry: &StoredEntry, trimmed: bool, light: bool) -> Result<api::Bundle, BodyError> {
         let b = self.bundle(entry.bundle);
-        let send_bodies = !(light && !b.bundle_path.is_empty());
+        let send_bodies = !light || b.bundle_path.is_empty();
         let csv_json = match (&b.csv, send_bodies) {
             (_, false) | (CsvSource::None, _) => String::new(),
             (CsvSource::Object(i), true) => match b.objects.get(*i) {

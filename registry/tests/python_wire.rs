@@ -3,6 +3,8 @@
 //! `proto/registry.proto`) against the `registry` binary serving `../shared/catalogs`.
 //! Skips with a message when python3 or the shared catalogs are missing.
 
+#![allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
+
 use std::path::PathBuf;
 use std::process::Command;
 

@@ -1,6 +1,8 @@
 //! Every `api.Registry` RPC through our client against our server: found, not found, and the
 //! graph edge cases (channel heads, skips, skipRange, a bundle in two channels).
 
+#![allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
