@@ -134,3 +134,17 @@ fn bundle_folders_carry_dependencies_and_inline_manifests() {
     let csv: serde_json::Value = serde_json::from_str(&b.objects()[0]).unwrap();
     assert_eq!(csv["kind"], "ClusterServiceVersion");
 }
+
+#[test]
+fn every_single_file_fbc_of_olm_loads() {
+    let Some(root) = shared() else { return };
+    for dir in ["olm-testdata/test/e2e/testdata/subscription", "olm-testdata/test/e2e/testdata/magiccatalog"] {
+        let mut files: Vec<_> = std::fs::read_dir(root.join(dir)).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        for f in files {
+            let c = Catalog::load(&[&f]).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            println!("{}: {} packages, {} channels, {} bundles", f.display(), c.packages.len(), c.channel_count(), c.bundle_count());
+            assert!(c.bundle_count() >= 1, "{}", f.display());
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! The `registry` binary's commands: validate (exit status and findings), render (output
+//! loads back and validates), gen-synthetic (the copies validate).
+
+#![allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use rstest::rstest;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_registry"))
+}
+
+fn manifest() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("registry-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[rstest]
+#[case::a_valid_catalog_passes("registry/tests/fixtures/rpc/catalog.yaml", true, "valid: 2 packages, 3 channels, 4 bundles")]
+#[case::an_invalid_catalog_fails_with_the_file_and_fix("catalog/tests/fixtures/invalid/several_heads.yaml", false, "several_heads.yaml (document 2): package \"p\", channel \"stable\": channel has 2 heads")]
+fn validate_reports_the_verdict(#[case] rel: &str, #[case] ok: bool, #[case] says: &str) {
+    let out = bin().arg("validate").arg(manifest().join("..").join(rel)).output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.success(), ok, "{text}");
+    assert!(text.contains(says), "expected {says:?} in:\n{text}");
+}
+
+#[test]
+fn rendered_catalog_validates_again() {
+    let dir = scratch("render");
+    let out_file = dir.join("catalog.json");
+    let out = bin().arg("render").arg(manifest().join("tests/fixtures/rpc/catalog.yaml")).arg("-o").arg(&out_file).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let again = bin().arg("validate").arg(&dir).output().unwrap();
+    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+    assert!(String::from_utf8_lossy(&again.stdout).contains("2 packages, 3 channels, 4 bundles"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn synthetic_copies_validate_with_factor_times_the_packages() {
+    let dir = scratch("synthetic");
+    let out = bin()
+        .args(["gen-synthetic", "--factor", "3", "--from"])
+        .arg(manifest().join("tests/fixtures/rpc/catalog.yaml"))
+        .arg("--out")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v = bin().arg("validate").arg(&dir).output().unwrap();
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
+    assert!(String::from_utf8_lossy(&v.stdout).contains("valid: 6 packages, 9 channels, 12 bundles"), "{}", String::from_utf8_lossy(&v.stdout));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn serve_refuses_an_invalid_catalog() {
+    let out = bin()
+        .args(["serve", "--port", "0", "--listen", "127.0.0.1"])
+        .arg(manifest().join("../catalog/tests/fixtures/invalid/cycle.yaml"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cycle") && err.contains("cycle.yaml"), "{err}");
+}
