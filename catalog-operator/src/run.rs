@@ -13,6 +13,7 @@ use crate::subscription::SubscriptionActor;
 use actix::Actor;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
+use kube::core::PartialObjectMeta;
 use kube::runtime::watcher;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::OperatorGroup;
@@ -47,12 +48,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
 
         // Stores whose changes only trigger resolution.
         let (sh, sc) = (shared.clone(), scope.clone());
-        let (csvs, _) = spawn_store(Api::<ClusterServiceVersion>::all(client.clone()), watcher::Config::default(), move |o: &ClusterServiceVersion| {
+        let (csvs, _) = spawn_store(Api::<ClusterServiceVersion>::all(client.clone()), scoped(&scope), move |o: &ClusterServiceVersion| {
             trigger(&sh, &sc, o.metadata.namespace.as_deref(), Cause::CsvChanged)
         });
         let _ = shared.stores.csvs.set(csvs);
         let (sh, sc) = (shared.clone(), scope.clone());
-        let (groups, _) = spawn_store(Api::<OperatorGroup>::all(client.clone()), watcher::Config::default(), move |o: &OperatorGroup| {
+        let (groups, _) = spawn_store(Api::<PartialObjectMeta<OperatorGroup>>::all(client.clone()), scoped(&scope), move |o: &PartialObjectMeta<OperatorGroup>| {
             trigger(&sh, &sc, o.metadata.namespace.as_deref(), Cause::OperatorGroupChanged)
         });
         let _ = shared.stores.operator_groups.set(groups);
@@ -89,5 +90,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
 fn trigger(shared: &Shared, scope: &Scope, namespace: Option<&str>, cause: Cause) {
     if let Some(ns) = namespace.filter(|ns| scope.contains(Some(ns))) {
         shared.resolve(ns, cause);
+    }
+}
+
+/// Watch config for the scope: one watched namespace becomes a field selector.
+fn scoped(scope: &Scope) -> watcher::Config {
+    match scope {
+        Scope::Namespaces(list) if list.len() == 1 => watcher::Config::default().fields(&format!("metadata.namespace={}", list[0])),
+        Scope::Namespaces(_) | Scope::Cluster => watcher::Config::default(),
     }
 }

@@ -3,6 +3,7 @@
 
 use actix::Addr;
 use kube::Client;
+use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::Store;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
@@ -52,7 +53,8 @@ pub struct Stores {
     pub subscriptions: OnceLock<Store<Subscription>>,
     pub install_plans: OnceLock<Store<InstallPlan>>,
     pub csvs: OnceLock<Store<ClusterServiceVersion>>,
-    pub operator_groups: OnceLock<Store<OperatorGroup>>,
+    /// Metadata only: one OperatorGroup with a spec we cannot decode must not blind resolution everywhere.
+    pub operator_groups: OnceLock<Store<PartialObjectMeta<OperatorGroup>>>,
 }
 
 /// Registries are started after `Shared` is built (they hold it), hence the `OnceLock`s.
@@ -88,7 +90,7 @@ impl Shared {
         self.stores.csvs.get().map(Store::state).unwrap_or_default()
     }
 
-    pub fn operator_groups(&self) -> Vec<Arc<OperatorGroup>> {
+    pub fn operator_groups(&self) -> Vec<Arc<PartialObjectMeta<OperatorGroup>>> {
         self.stores.operator_groups.get().map(Store::state).unwrap_or_default()
     }
 }

@@ -4,7 +4,8 @@
 use crate::snapshot::tolerant_version;
 use crate::steps::PROPERTIES_ANNOTATION;
 use messages::crd::csv::{ClusterServiceVersion, CrdDescription, CsvPhase as Phase};
-use messages::crd::operator_group::{OperatorGroup, UpgradeStrategyName};
+use kube::core::PartialObjectMeta;
+use messages::crd::operator_group::OperatorGroup;
 use messages::crd::subscription::Subscription;
 use resolver::{CatalogSnapshot, CsvPhase, Gvk, InstalledOperator, Namespace, Property, SubscriptionSpec};
 use std::sync::Arc;
@@ -79,9 +80,10 @@ pub fn installed(csvs: &[Arc<ClusterServiceVersion>], subs: &[Arc<Subscription>]
 }
 
 /// Whether the namespace's OperatorGroup asks for fail-forward upgrades, and whether it drops the global catalogs.
-pub fn group_options(groups: &[Arc<OperatorGroup>]) -> (bool, bool) {
+/// Only metadata is watched (robust to undecodable specs), so fail-forward (`spec.upgradeStrategy`) is not read.
+pub fn group_options(groups: &[Arc<PartialObjectMeta<OperatorGroup>>]) -> (bool, bool) {
     let Some(og) = groups.first() else { return (false, false) };
-    let fail_forward = og.upgrade_strategy() == UpgradeStrategyName::TechPreviewUnsafeFailForward;
+    let fail_forward = false;
     let exclude_global = og.metadata.annotations.as_ref().and_then(|a| a.get(EXCLUDE_GLOBAL_ANNOTATION)).is_some_and(|v| v == "true");
     (fail_forward, exclude_global)
 }
