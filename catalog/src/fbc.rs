@@ -211,13 +211,33 @@ fn glob(pattern: &str, text: &str) -> bool {
 pub fn load_dir(root: &Path) -> Result<Catalog> {
     let files: Vec<PathBuf> =
         catalog_files(root)?.into_iter().filter(|f| !root.is_dir() || is_manifest_file(f)).collect();
+    load_files(&files)
+}
+
+/// Loads the given FBC files as one catalog (no semantic validation).
+pub fn load_files(files: &[PathBuf]) -> Result<Catalog> {
     let mut asm = Assembler::default();
-    for parsed in crate::documents::parallel_map(&files, |f| parse_file(f)) {
+    for parsed in crate::documents::parallel_map(files, |f| parse_file(f)) {
         for p in parsed? {
             asm.accept(p);
         }
     }
     asm.finish()
+}
+
+/// The catalog files of `root` grouped by their first folder under it (a file directly in
+/// `root` is a group of its own): the usual one-folder-per-package layout, so groups can be
+/// loaded one at a time.
+pub fn units(root: &Path) -> Result<Vec<Vec<PathBuf>>> {
+    let mut groups: std::collections::BTreeMap<PathBuf, Vec<PathBuf>> = std::collections::BTreeMap::new();
+    for f in catalog_files(root)?.into_iter().filter(|f| !root.is_dir() || is_manifest_file(f)) {
+        let key = match f.strip_prefix(root).ok().and_then(|rel| rel.components().next()) {
+            Some(first) if f.strip_prefix(root).is_ok_and(|rel| rel.components().count() > 1) => root.join(first),
+            _ => f.clone(),
+        };
+        groups.entry(key).or_default().push(f);
+    }
+    Ok(groups.into_values().collect())
 }
 
 /// Reads the Meta envelope: `schema`, `package`, `name` are matched case-insensitively.

@@ -79,7 +79,22 @@ fn load_in_child(source: &SourceArgs, mode: BodyMode) -> anyhow::Result<(Store, 
 }
 
 /// The loader child: validate, write the index, print a one-line summary. `Ok(false)` if invalid.
+/// FBC sources are loaded one folder at a time (see [`catalog::fbc::units`]) so the model of
+/// only one part is in memory; when a part refers to a package defined elsewhere, it falls
+/// back to loading everything at once.
 pub fn cache_build(args: CacheArgs) -> anyhow::Result<bool> {
+    match cache_build_by_parts(&args) {
+        Ok(Some(summary)) => {
+            println!("{summary} (loader peak RSS {} MiB)", peak_rss_mib().unwrap_or_default());
+            return Ok(true);
+        }
+        Ok(None) => {}
+        Err(crate::store::CacheError::Load(LoadError::Invalid(d))) => {
+            eprintln!("{d}");
+            return Ok(false);
+        }
+        Err(e) => return Err(e.into()),
+    }
     let catalog = match load_sources(&args.source) {
         Ok(c) => c,
         Err(LoadError::Invalid(d)) => {
@@ -92,6 +107,58 @@ pub fn cache_build(args: CacheArgs) -> anyhow::Result<bool> {
     Store::write_cache(catalog, &args.out)?;
     println!("{packages} packages, {bundles} bundles (loader peak RSS {} MiB)", peak_rss_mib().unwrap_or_default());
     Ok(true)
+}
+
+/// `Ok(None)` when the sources cannot be loaded part by part (not all FBC, or a part refers
+/// to a package of another part).
+fn cache_build_by_parts(args: &CacheArgs) -> Result<Option<String>, crate::store::CacheError> {
+    let forced = args.source.format.as_deref().and_then(Format::from_wire);
+    let mut units = Vec::new();
+    for p in &args.source.paths {
+        let format = match forced {
+            Some(f) => f,
+            None => load::detect(p)?,
+        };
+        if format != Format::Fbc {
+            return Ok(None);
+        }
+        units.extend(catalog::fbc::units(p)?);
+    }
+    let mut counts = (0usize, 0usize);
+    let mut findings = Vec::new();
+    let mut cross_reference = false;
+    let mut units = units.into_iter();
+    Store::write_cache_parts(&args.out, || {
+        for unit in units.by_ref() {
+            let part = match catalog::fbc::load_files(&unit) {
+                Ok(part) => part,
+                Err(LoadError::Invalid(d)) => {
+                    cross_reference |= d.0.iter().any(|x| matches!(x.problem, catalog::Problem::UnknownPackage(_)));
+                    findings.extend(d.0);
+                    continue;
+                }
+                Err(e) => return Some(Err(e.into())),
+            };
+            for note in &part.notes {
+                eprintln!("warning: {note}");
+            }
+            if let Err(d) = validate::validate(&part) {
+                findings.extend(d.0);
+                continue;
+            }
+            counts.0 += part.packages.len();
+            counts.1 += part.bundle_count();
+            return Some(Ok(part));
+        }
+        None
+    })?;
+    if cross_reference {
+        return Ok(None);
+    }
+    if !findings.is_empty() {
+        return Err(crate::store::CacheError::Load(LoadError::Invalid(catalog::Diagnostics(findings))));
+    }
+    Ok(Some(format!("{} packages, {} bundles", counts.0, counts.1)))
 }
 
 /// This process's peak resident memory (VmHWM), in MiB.

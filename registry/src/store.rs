@@ -120,6 +120,8 @@ pub struct Store {
 
 #[derive(Debug, thiserror::Error)]
 pub enum CacheError {
+    #[error(transparent)]
+    Load(#[from] catalog::LoadError),
     #[error("cannot build the index")]
     Build(#[from] BuildError),
     #[error("cannot write {}", .path.display())]
@@ -144,86 +146,30 @@ pub enum CacheError {
     },
 }
 
-/// File names inside a cache directory.
-pub const CACHE_INDEX: &str = "index.msgpack";
-pub const CACHE_BODIES: &str = "bodies";
-
-impl Store {
-    /// Builds the index of `catalog` into `dir` (`index.msgpack` + `bodies`), like `opm serve --cache-only`.
-    pub fn write_cache(catalog: Catalog, dir: &std::path::Path) -> Result<(), CacheError> {
-        let bodies_path = dir.join(CACHE_BODIES);
-        let writer = BodyWriter::to_path(&bodies_path).map_err(|e| CacheError::Build(BuildError::Bodies(e)))?;
-        let store = Store::build_into(catalog, writer).map_err(CacheError::Build)?;
-        let index_path = dir.join(CACHE_INDEX);
-        let file = std::fs::File::create(&index_path).map_err(|source| CacheError::Write { path: index_path.clone(), source })?;
-        let mut w = std::io::BufWriter::new(file);
-        rmp_serde::encode::write(&mut w, &store)?;
-        std::io::Write::flush(&mut w).map_err(|source| CacheError::Write { path: index_path, source })?;
-        Ok(())
-    }
-
-    /// Opens a cache written by [`Store::write_cache`]; with `remove`, its files are unlinked
-    /// once open (the bodies stay readable through the open file).
-    pub fn open_cache(dir: &std::path::Path, mode: BodyMode, remove: bool) -> Result<Store, CacheError> {
-        let index_path = dir.join(CACHE_INDEX);
-        let read_err = |path: &std::path::Path| {
-            let path = path.to_path_buf();
-            move |source| CacheError::Read { path, source }
-        };
-        let file = std::fs::File::open(&index_path).map_err(read_err(&index_path))?;
-        let mut store: Store = rmp_serde::decode::from_read(std::io::BufReader::new(file))
-            .map_err(|source| CacheError::Decode { path: dir.to_path_buf(), source })?;
-        let bodies_path = dir.join(CACHE_BODIES);
-        store.bodies = match mode {
-            BodyMode::Memory => Bodies::Memory(std::fs::read(&bodies_path).map_err(read_err(&bodies_path))?),
-            BodyMode::Disk => Bodies::File(std::fs::File::open(&bodies_path).map_err(read_err(&bodies_path))?),
-        };
-        if remove {
-            for p in [&index_path, &bodies_path] {
-                std::fs::remove_file(p).map_err(read_err(p))?;
-            }
-            std::fs::remove_dir(dir).map_err(read_err(dir))?;
-        }
-        Ok(store)
-    }
+/// Builds a [`Store`] from one or more catalogs added in turn, so a loader can drop each
+/// part's model as soon as it is indexed (the packages of all parts must be distinct).
+pub struct StoreBuilder {
+    store: Store,
+    bodies: BodyWriter,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum BuildError {
-    #[error("cannot store bundle bodies")]
-    Bodies(#[from] BodyError),
-    #[error("package {package:?}, channel {channel:?} has no single head")]
-    NoHead { package: String, channel: String },
-    #[error("package {package:?}, channel {channel:?}: entry {entry:?} has no bundle")]
-    MissingBundle { package: String, channel: String, entry: String },
-}
-
-fn boxed(s: &Option<String>) -> Option<Box<str>> {
-    s.as_deref().map(Into::into)
-}
-
-impl Store {
-    /// Builds the index. The catalog should have passed validation; a channel without a
-    /// single head or an entry without a bundle is still an error here.
-    pub fn build(catalog: Catalog) -> Result<Store, BuildError> {
-        Store::build_with(catalog, BodyMode::Memory)
+impl StoreBuilder {
+    pub fn new(bodies: BodyWriter) -> Self {
+        StoreBuilder { store: Store::default(), bodies }
     }
 
-    /// Builds the index keeping bodies as `mode` says (disk: an unlinked file in the temp dir).
-    pub fn build_with(catalog: Catalog, mode: BodyMode) -> Result<Store, BuildError> {
-        Store::build_into(catalog, BodyWriter::new(mode, &std::env::temp_dir())?)
-    }
-
-    /// Builds the index, appending bodies to `bodies`.
-    pub fn build_into(catalog: Catalog, mut bodies: BodyWriter) -> Result<Store, BuildError> {
-        let mut store = Store::default();
+    pub fn add(&mut self, catalog: Catalog) -> Result<(), BuildError> {
+        let store = &mut self.store;
         let Catalog { packages, custom, notes: _ } = catalog;
-        for (pi, (_, pkg)) in packages.into_iter().enumerate() {
-            let pkg_index = pi as u32;
+        for (_, pkg) in packages {
+            if store.packages.iter().any(|p| *p.name == *pkg.name) {
+                return Err(BuildError::DuplicatePackage(pkg.name));
+            }
+            let pkg_index = store.packages.len() as u32;
             let mut bundle_ids: HashMap<String, u32> = HashMap::new();
             for b in pkg.bundles.values() {
                 bundle_ids.insert(b.name.clone(), store.bundles.len() as u32);
-                store.bundles.push(stored_bundle(&pkg, b, pkg_index, &mut bodies)?);
+                store.bundles.push(stored_bundle(&pkg, b, pkg_index, &mut self.bodies)?);
             }
             let mut channels = Vec::new();
             for ch in pkg.channels.values() {
@@ -273,6 +219,23 @@ impl Store {
             let key = (Box::from(blob.schema.as_str()), Box::from(blob.package.as_str()));
             store.custom.entry(key).or_default().push(blob.blob.to_string().into());
         }
+        Ok(())
+    }
+
+    /// Sorts packages by name and computes the ListBundles order.
+    pub fn finish(self) -> Result<Store, BuildError> {
+        let StoreBuilder { mut store, bodies } = self;
+        let mut by_name: Vec<u32> = (0..store.packages.len() as u32).collect();
+        by_name.sort_by(|a, b| store.packages[*a as usize].name.cmp(&store.packages[*b as usize].name));
+        let mut new_index = vec![0u32; by_name.len()];
+        for (new, old) in by_name.iter().enumerate() {
+            new_index[*old as usize] = new as u32;
+        }
+        for b in &mut store.bundles {
+            b.package = new_index[b.package as usize];
+        }
+        let mut slots: Vec<Option<StoredPackage>> = std::mem::take(&mut store.packages).into_iter().map(Some).collect();
+        store.packages = by_name.iter().filter_map(|old| slots[*old as usize].take()).collect();
         let mut order = Vec::new();
         for (pi, p) in store.packages.iter().enumerate() {
             for (ci, c) in p.channels.iter().enumerate() {
@@ -292,6 +255,107 @@ impl Store {
         store.list_order = order;
         store.bodies = bodies.finish()?;
         Ok(store)
+    }
+}
+
+/// File names inside a cache directory.
+pub const CACHE_INDEX: &str = "index.msgpack";
+pub const CACHE_BODIES: &str = "bodies";
+
+impl Store {
+    /// Builds the index of `catalog` into `dir` (`index.msgpack` + `bodies`), like `opm serve --cache-only`.
+    pub fn write_cache(catalog: Catalog, dir: &std::path::Path) -> Result<(), CacheError> {
+        let bodies_path = dir.join(CACHE_BODIES);
+        let writer = BodyWriter::to_path(&bodies_path).map_err(|e| CacheError::Build(BuildError::Bodies(e)))?;
+        let store = Store::build_into(catalog, writer).map_err(CacheError::Build)?;
+        let index_path = dir.join(CACHE_INDEX);
+        let file = std::fs::File::create(&index_path).map_err(|source| CacheError::Write { path: index_path.clone(), source })?;
+        let mut w = std::io::BufWriter::new(file);
+        rmp_serde::encode::write(&mut w, &store)?;
+        std::io::Write::flush(&mut w).map_err(|source| CacheError::Write { path: index_path, source })?;
+        Ok(())
+    }
+
+    /// Like [`Store::write_cache`], but the catalog comes in parts from `next_part`, each
+    /// indexed and dropped before the next is loaded (bounds the loader's peak memory).
+    pub fn write_cache_parts(
+        dir: &std::path::Path,
+        mut next_part: impl FnMut() -> Option<Result<Catalog, CacheError>>,
+    ) -> Result<(), CacheError> {
+        let bodies_path = dir.join(CACHE_BODIES);
+        let writer = BodyWriter::to_path(&bodies_path).map_err(|e| CacheError::Build(BuildError::Bodies(e)))?;
+        let mut builder = StoreBuilder::new(writer);
+        while let Some(part) = next_part() {
+            builder.add(part?)?;
+        }
+        let store = builder.finish()?;
+        let index_path = dir.join(CACHE_INDEX);
+        let file = std::fs::File::create(&index_path).map_err(|source| CacheError::Write { path: index_path.clone(), source })?;
+        let mut w = std::io::BufWriter::new(file);
+        rmp_serde::encode::write(&mut w, &store)?;
+        std::io::Write::flush(&mut w).map_err(|source| CacheError::Write { path: index_path, source })?;
+        Ok(())
+    }
+
+    /// Opens a cache written by [`Store::write_cache`]; with `remove`, its files are unlinked
+    /// once open (the bodies stay readable through the open file).
+    pub fn open_cache(dir: &std::path::Path, mode: BodyMode, remove: bool) -> Result<Store, CacheError> {
+        let index_path = dir.join(CACHE_INDEX);
+        let read_err = |path: &std::path::Path| {
+            let path = path.to_path_buf();
+            move |source| CacheError::Read { path, source }
+        };
+        let file = std::fs::File::open(&index_path).map_err(read_err(&index_path))?;
+        let mut store: Store = rmp_serde::decode::from_read(std::io::BufReader::new(file))
+            .map_err(|source| CacheError::Decode { path: dir.to_path_buf(), source })?;
+        let bodies_path = dir.join(CACHE_BODIES);
+        store.bodies = match mode {
+            BodyMode::Memory => Bodies::Memory(std::fs::read(&bodies_path).map_err(read_err(&bodies_path))?),
+            BodyMode::Disk => Bodies::File(std::fs::File::open(&bodies_path).map_err(read_err(&bodies_path))?),
+        };
+        if remove {
+            for p in [&index_path, &bodies_path] {
+                std::fs::remove_file(p).map_err(read_err(p))?;
+            }
+            std::fs::remove_dir(dir).map_err(read_err(dir))?;
+        }
+        Ok(store)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("package {0:?} is defined by more than one catalog part")]
+    DuplicatePackage(String),
+    #[error("cannot store bundle bodies")]
+    Bodies(#[from] BodyError),
+    #[error("package {package:?}, channel {channel:?} has no single head")]
+    NoHead { package: String, channel: String },
+    #[error("package {package:?}, channel {channel:?}: entry {entry:?} has no bundle")]
+    MissingBundle { package: String, channel: String, entry: String },
+}
+
+fn boxed(s: &Option<String>) -> Option<Box<str>> {
+    s.as_deref().map(Into::into)
+}
+
+impl Store {
+    /// Builds the index. The catalog should have passed validation; a channel without a
+    /// single head or an entry without a bundle is still an error here.
+    pub fn build(catalog: Catalog) -> Result<Store, BuildError> {
+        Store::build_with(catalog, BodyMode::Memory)
+    }
+
+    /// Builds the index keeping bodies as `mode` says (disk: an unlinked file in the temp dir).
+    pub fn build_with(catalog: Catalog, mode: BodyMode) -> Result<Store, BuildError> {
+        Store::build_into(catalog, BodyWriter::new(mode, &std::env::temp_dir())?)
+    }
+
+    /// Builds the index, appending bodies to `bodies`.
+    pub fn build_into(catalog: Catalog, bodies: BodyWriter) -> Result<Store, BuildError> {
+        let mut builder = StoreBuilder::new(bodies);
+        builder.add(catalog)?;
+        builder.finish()
     }
 
     pub fn packages(&self) -> &[StoredPackage] {

@@ -73,3 +73,33 @@ fn serve_refuses_an_invalid_catalog() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cycle") && err.contains("cycle.yaml"), "{err}");
 }
+
+#[rstest]
+#[case::one_folder_per_package(&[("a/catalog.yaml", "pa"), ("b/catalog.yaml", "pb")], "2 packages, 2 bundles")]
+#[case::a_package_split_across_folders_falls_back_to_one_load(&[("a/package.yaml", "pa-package"), ("b/rest.yaml", "pa-rest")], "1 packages, 1 bundles")]
+fn cache_build_loads_fbc_folders_part_by_part(#[case] files: &[(&str, &str)], #[case] summary: &str) {
+    let doc = |which: &str| -> String {
+        let pkg = |n: &str| format!("---\nschema: olm.package\nname: {n}\ndefaultChannel: stable\n");
+        let rest = |n: &str| format!("---\nschema: olm.channel\npackage: {n}\nname: stable\nentries: [{{name: {n}.v1}}]\n---\nschema: olm.bundle\npackage: {n}\nname: {n}.v1\nimage: quay.io/x/{n}:1\nproperties:\n- type: olm.package\n  value: {{packageName: {n}, version: 1.0.0}}\n");
+        match which {
+            "pa" => pkg("pa") + &rest("pa"),
+            "pb" => pkg("pb") + &rest("pb"),
+            "pa-package" => pkg("pa"),
+            _ => rest("pa"),
+        }
+    };
+    let dir = scratch(&format!("parts-{}", files[0].1));
+    let src = dir.join("src");
+    for (rel, which) in files {
+        let path = src.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, doc(which)).unwrap();
+    }
+    let out_dir = dir.join("out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let out = bin().arg("cache-build").arg("--out").arg(&out_dir).arg(&src).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with(summary), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(out_dir.join("index.msgpack").is_file() && out_dir.join("bodies").is_file());
+    std::fs::remove_dir_all(&dir).ok();
+}
