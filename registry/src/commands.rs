@@ -46,12 +46,18 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         load_in_child(&source, mode)?
     };
     let store = Arc::new(store);
+    // Stop on SIGINT or SIGTERM (what Kubernetes sends), finishing in-flight calls. The handler
+    // is installed before "serving on" is printed, so a signal right after it is not lost.
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let listener = crate::server::bind(SocketAddr::new(listen, port)).await?;
     let addr = listener.local_addr()?;
     println!("loaded {summary} in {} ms; serving on {addr}", started.elapsed().as_millis());
     std::io::stdout().flush()?;
-    let shutdown = async {
-        let _ = tokio::signal::ctrl_c().await;
+    let shutdown = async move {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
     };
     crate::server::serve(store, listener, shutdown).await?;
     Ok(())

@@ -103,3 +103,25 @@ fn cache_build_loads_fbc_folders_part_by_part(#[case] files: &[(&str, &str)], #[
     assert!(out_dir.join("index.msgpack").is_file() && out_dir.join("bodies").is_file());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn serve_stops_cleanly_on_sigterm() {
+    use std::io::BufRead;
+    let mut child = bin()
+        .args(["serve", "--port", "0", "--listen", "127.0.0.1"])
+        .arg(manifest().join("tests/fixtures/rpc/catalog.yaml"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert!(line.contains("serving on 127.0.0.1:"), "{line}");
+    let killed = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
+    assert!(killed.success());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let status = rx.recv_timeout(std::time::Duration::from_secs(20)).expect("serve exits within 20 s of SIGTERM").unwrap();
+    assert!(status.success(), "{status}");
+}
