@@ -9,6 +9,9 @@
 pub mod cli;
 pub mod copied_csv;
 pub mod csv;
+pub mod error;
+pub mod events;
+pub mod metrics;
 pub mod operator_group;
 pub mod rbac;
 pub mod run;

@@ -30,6 +30,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let (ogs, og_store) = wiring.start::<OperatorGroupActor>(shared.clone());
         let _ = shared.stores.operator_groups.set(og_store);
         let _ = shared.registries.operator_groups.set(ogs);
+        crate::csv::watches::start(&shared).await?;
 
         let bound = wiring.serve(common.http_addr).await?;
         tracing::info!(http = %bound, namespace = %common.namespace, "olm-operator running");

@@ -30,6 +30,8 @@ pub struct Stores {
     pub olm_config: OnceLock<Store<messages::crd::olm_config::OLMConfig>>,
     /// The namespaces the operator watches (copies and labels stay inside them).
     pub scope: OnceLock<olm_runtime::wiring::Scope>,
+    /// What CSV actors read besides CSVs and OperatorGroups (installed objects, CRDs, cluster info, metrics).
+    pub csv: crate::csv::stores::CsvStores,
 }
 
 /// Registries are started after `Shared` is built (they hold it), hence the `OnceLock`s.
@@ -41,6 +43,6 @@ pub struct Registries {
 
 impl Stores {
     pub fn empty() -> Self {
-        Self { csvs: OnceLock::new(), operator_groups: OnceLock::new(), namespaces: OnceLock::new(), olm_config: OnceLock::new(), scope: OnceLock::new() }
+        Self { csvs: OnceLock::new(), operator_groups: OnceLock::new(), namespaces: OnceLock::new(), olm_config: OnceLock::new(), scope: OnceLock::new(), csv: Default::default() }
     }
 }

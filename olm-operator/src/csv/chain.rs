@@ -40,6 +40,23 @@ pub fn replaced_by(me: &Peer, peers: &[Peer]) -> Option<Neighbour> {
     candidates.first().map(|p| Neighbour::new(p.name.clone(), p.phase.clone()))
 }
 
+/// The newest CSV of the chain replacing `me`: follow `replaced_by` until a CSV nobody replaces (stopping
+/// on cycles). `None` when nothing replaces `me`.
+pub fn head(me: &Peer, peers: &[Peer]) -> Option<Neighbour> {
+    let mut seen = BTreeSet::from([me.name.clone()]);
+    let mut current = replaced_by(me, peers)?;
+    loop {
+        if !seen.insert(current.name.clone()) {
+            return Some(current);
+        }
+        let Some(peer) = find(peers, &current.name) else { return Some(current) };
+        match replaced_by(peer, peers) {
+            Some(next) if !seen.contains(&next.name) => current = next,
+            _ => return Some(current),
+        }
+    }
+}
+
 /// The names around a `spec.replaces` loop through `me` (`a -> b -> a`), if following `replaces` over
 /// existing CSVs comes back to `me`. A CSV naming itself is ignored, as OLM does.
 pub fn cycle(me: &Peer, peers: &[Peer]) -> Option<Vec<String>> {
@@ -113,6 +130,22 @@ mod tests {
         let me = find(&peers, name).expect("peer");
         assert_eq!(replaces(me, &peers).map(|n| n.name), old.map(String::from));
         assert_eq!(replaced_by(me, &peers).map(|n| n.name), new.map(String::from));
+    }
+
+    #[rstest]
+    #[case::the_oldest_sees_the_newest("a", Some("c"))]
+    #[case::the_middle_sees_the_newest("b", Some("c"))]
+    #[case::the_newest_has_no_head("c", None)]
+    fn the_head_is_the_end_of_the_chain(#[case] name: &str, #[case] expected: Option<&str>) {
+        let peers = abc();
+        let me = find(&peers, name).expect("peer");
+        assert_eq!(head(me, &peers).map(|n| n.name), expected.map(String::from));
+    }
+
+    #[test]
+    fn a_head_in_a_cycle_stops() {
+        let peers = vec![peer("a", Some("b"), CsvPhase::Pending), peer("b", Some("a"), CsvPhase::Pending)];
+        assert_eq!(head(&peers[0], &peers).map(|n| n.name), Some("b".to_string()));
     }
 
     #[test]

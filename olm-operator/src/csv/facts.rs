@@ -21,13 +21,26 @@ pub struct Observed {
     pub spec: SpecCheck,
     pub group: GroupFit,
     pub requirements: Requirements,
-    /// Another CSV outside this one's replacement chain owns one of its CRDs.
-    pub owner_conflict: Option<String>,
+    /// Another CSV outside this one's replacement chain owns one of its CRDs or deployments.
+    pub owner_conflict: Option<OwnerConflict>,
     /// The existing CSV this one's `spec.replaces` names (never itself).
     pub replaces: Option<Neighbour>,
     /// A (non-copied) CSV whose `spec.replaces` names this one.
     pub replaced_by: Option<Neighbour>,
+    /// The newest CSV of the chain replacing this one (following `replaced_by` to its end); the same as
+    /// `replaced_by` for a chain of two.
+    pub chain_head: Option<Neighbour>,
     pub install: InstallStatus,
+}
+
+/// What another CSV (outside the replacement chain) already owns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OwnerConflict {
+    /// One of the CSV's owned CRDs (OLM's check).
+    Crd(String),
+    /// A deployment of the strategy is installed and labelled for another CSV: installing would take it
+    /// over and the two CSVs would fight over it.
+    Deployment { deployment: String, owner: String },
 }
 
 /// Problems of the CSV's own spec, found before any phase logic.

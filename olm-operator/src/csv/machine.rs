@@ -1,7 +1,7 @@
 //! The CSV phase machine (spec §2.2-2.3), pure: `decide(&Observed) -> Decision`. No kube client, actix,
 //! tokio or clock here; the actor gathers the facts (`observe.rs`) and performs the effects (`effects.rs`).
 
-use super::facts::{GroupFit, INSTALL_TIMEOUT, InstallStatus, Observed, SpecCheck};
+use super::facts::{GroupFit, INSTALL_TIMEOUT, InstallStatus, Neighbour, Observed, OwnerConflict, SpecCheck};
 use messages::crd::csv::{CsvPhase, CsvReason};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -144,12 +144,25 @@ pub fn install_failed(unrecoverable: bool, error: &str) -> Transition {
 }
 
 fn pending(o: &Observed) -> Decision {
+    // Superseded before it installed (a newer CSV replacing it already exists and has not failed): hand over
+    // at once instead of installing something about to be replaced. OLM installs first; the end state is
+    // the same, and it keeps chains converging whatever order their CSVs arrive in.
+    if let Some(new) = &o.replaced_by
+        && new.phase != CsvPhase::Failed
+    {
+        let message = format!("being replaced by csv: {}", new.name);
+        return with(vec![Effect::CountUpgrade], to(CsvPhase::Replacing, CsvReason::BeingReplaced, message), Next::Idle);
+    }
     let effects = vec![Effect::EnsureRbac];
     if !o.requirements.met {
         return with(effects, to(CsvPhase::Pending, CsvReason::RequirementsNotMet, MSG_REQUIREMENTS_NOT_MET), Next::Backoff);
     }
-    if o.owner_conflict.is_some() {
-        return with(effects, to(CsvPhase::Failed, CsvReason::OwnerConflict, MSG_OWNER_CONFLICT), Next::Idle);
+    if let Some(conflict) = &o.owner_conflict {
+        let message = match conflict {
+            OwnerConflict::Crd(_) => MSG_OWNER_CONFLICT.to_string(),
+            OwnerConflict::Deployment { deployment, owner } => format!("deployment {deployment} is owned by csv {owner}, which is not in this CSV's replacement chain"),
+        };
+        return with(effects, to(CsvPhase::Failed, CsvReason::OwnerConflict, message), Next::Idle);
     }
     if let Some(old) = &o.replaces
         && old.phase != CsvPhase::Replacing
@@ -224,8 +237,13 @@ fn replacing(o: &Observed) -> Decision {
         // Still replacing an older CSV itself: that one must go first.
         return stay(Next::After(WAIT_RECHECK));
     }
+    // The direct replacer, or (when it is itself being replaced) the newest CSV of the chain, must have
+    // succeeded.
+    let succeeded = |n: &Option<Neighbour>| n.as_ref().is_some_and(|n| n.phase == CsvPhase::Succeeded);
+    if succeeded(&o.replaced_by) || succeeded(&o.chain_head) {
+        return with(Vec::new(), to(CsvPhase::Deleting, CsvReason::Replaced, MSG_REPLACED), Next::Idle);
+    }
     match &o.replaced_by {
-        Some(new) if new.phase == CsvPhase::Succeeded => with(Vec::new(), to(CsvPhase::Deleting, CsvReason::Replaced, MSG_REPLACED), Next::Idle),
         Some(_) => stay(Next::After(WAIT_RECHECK)),
         None => stay(Next::Idle),
     }

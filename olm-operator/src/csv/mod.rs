@@ -1,29 +1,61 @@
-//! The ClusterServiceVersion actor: one per CSV. It keeps the latest observation of its CSV and reconciles it
-//! level-triggered on every message (observation, requeue, dependency change).
+//! The ClusterServiceVersion actor: one per CSV. Each message runs the same level-triggered reconcile:
+//! `observe::gather` (stores → classified facts) → `machine::decide` (pure) → `effects::apply` (I/O inside an
+//! `AtomicResponse`, so reconciles of one CSV never interleave) → metrics, neighbour requeues and the next
+//! requeue with `ctx.notify_later` (one pending timer, cancelled when replaced).
+//!
+//! ```text
+//! CSV watch ─▶ Registry ─▶ CsvActor ──status/Events──▶ API server
+//! Deployment/SA/Role/ClusterRole/CRD stores (watches.rs) ──Requeue──▶ CsvActor of the owner / users
+//! CsvActor ──Requeue on phase change──▶ CsvActors it replaces / replacing it
+//! ```
 
 pub mod chain;
+pub mod effects;
 pub mod facts;
 pub mod group_fit;
 pub mod hash;
 pub mod health;
 pub mod machine;
+pub mod observe;
 pub mod requirements;
 pub mod status;
+pub mod stores;
 pub mod strategy;
+pub mod watches;
 
+use crate::error;
+use crate::metrics::Series;
 use crate::shared::Shared;
 use actix::prelude::*;
-use messages::crd::csv::ClusterServiceVersion;
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use k8s_openapi::jiff::Timestamp;
+use kube::Api;
+use kube::api::{DeleteParams, ListParams};
+use kube::runtime::events::Recorder;
+use machine::{Effect, Next};
+use messages::crd::csv::{ClusterServiceVersion, RequirementStatusReason};
 use messages::key::ObjectKey;
-use messages::msg::{ObjectEvent, Requeue};
+use messages::msg::{ObjectEvent, Requeue, RequeueReason};
 use olm_runtime::registry::ObjectActor;
 use std::sync::Arc;
+use tracing::Instrument;
+
+/// How soon a CSV actor looks again while the stores are still listing.
+const STORES_NOT_READY_RECHECK: std::time::Duration = std::time::Duration::from_millis(200);
 
 pub struct CsvActor {
     pub key: ObjectKey,
     pub shared: Shared,
     pub latest: Option<Arc<ClusterServiceVersion>>,
     pub reconciles: u64,
+    recorder: Recorder,
+    /// The pending requeue timer, if any.
+    timer: Option<SpawnHandle>,
+    /// Consecutive failed reconciles (error backoff) and consecutive `Next::Backoff` waits.
+    errors: u32,
+    waits: u32,
+    /// The metric series last published for this CSV.
+    series: Option<Series>,
 }
 
 impl Actor for CsvActor {
@@ -36,40 +68,168 @@ impl ObjectActor for CsvActor {
     const KIND: &'static str = "ClusterServiceVersion";
 
     fn new(key: ObjectKey, shared: Shared) -> Self {
-        Self { key, shared, latest: None, reconciles: 0 }
+        let recorder = crate::events::recorder(shared.client.clone());
+        Self { key, shared, latest: None, reconciles: 0, recorder, timer: None, errors: 0, waits: 0, series: None }
     }
 }
 
+/// Is `new` older than `old` (a watch event that trails our own status write)?
+fn older(new: &ClusterServiceVersion, old: &ClusterServiceVersion) -> bool {
+    let rv = |c: &ClusterServiceVersion| c.metadata.resource_version.as_deref().and_then(|v| v.parse::<u64>().ok());
+    matches!((rv(new), rv(old)), (Some(n), Some(o)) if n < o)
+}
+
 impl CsvActor {
-    fn reconcile(&mut self, _ctx: &mut Context<Self>) {
+    fn reconcile(&mut self, ctx: &mut Context<Self>) -> AtomicResponse<Self, ()> {
         self.reconciles += 1;
-        let Some(csv) = &self.latest else { return };
-        let phase = csv.status.as_ref().map(|s| s.phase.clone());
-        tracing::debug!(csv = %self.key, ?phase, reconciles = self.reconciles, "csv observed");
+        let Some(csv) = self.latest.clone() else { return AtomicResponse::new(Box::pin(actix::fut::ready(()))) };
+        if !self.shared.stores.csv.ready.load(std::sync::atomic::Ordering::Acquire) {
+            self.schedule(ctx, Some(STORES_NOT_READY_RECHECK));
+            return AtomicResponse::new(Box::pin(actix::fut::ready(())));
+        }
+        let gathered = observe::gather(&self.shared, &csv, Timestamp::now());
+        let decision = machine::decide(&gathered.observed);
+        let before = gathered.observed.phase.clone();
+        let neighbours = gathered.chain.clone();
+        let span = tracing::debug_span!("csv.reconcile", csv.namespace = %self.key.namespace_or_empty(), csv.name = %self.key.name, phase = %before);
+        tracing::debug!(parent: &span, step = ?decision.step, effects = ?decision.effects, next = ?decision.next, "decided");
+        let rbac_in_place = gathered.requirement_statuses.iter().filter(|s| s.kind == "ServiceAccount").all(|s| s.status == RequirementStatusReason::Present);
+        let counts_upgrade = decision.effects.contains(&Effect::CountUpgrade);
+        let next = decision.next;
+        let plan = effects::Plan { key: self.key.clone(), csv, decision, requirement_statuses: gathered.requirement_statuses, rendered: gathered.rendered, rbac_in_place };
+        let fut = effects::apply(self.shared.client.clone(), self.recorder.clone(), plan).instrument(span);
+        AtomicResponse::new(Box::pin(fut.into_actor(self).map(move |applied, act, ctx| {
+            if let Some(written) = applied.written {
+                act.latest = Some(written);
+            }
+            if counts_upgrade && applied.announced {
+                act.with_metrics(|m| m.count_upgrade());
+            }
+            act.publish_metrics();
+            let after = act.latest.as_ref().map(|c| c.phase()).unwrap_or_default();
+            if after != before {
+                act.waits = 0;
+                let namespace = act.key.namespace_or_empty().to_string();
+                for name in &neighbours {
+                    watches::requeue(&act.shared, ObjectKey::new(namespace.clone(), name.clone()));
+                }
+            }
+            if applied.deleted {
+                return;
+            }
+            let delay = match (&applied.error, next) {
+                (Some(e), _) => {
+                    let kind = e.kind();
+                    act.errors += 1;
+                    Some(error::requeue_for(kind, act.errors.saturating_sub(1)))
+                }
+                (None, Next::Idle) => {
+                    act.errors = 0;
+                    None
+                }
+                (None, Next::After(d)) => {
+                    act.errors = 0;
+                    Some(d)
+                }
+                (None, Next::Backoff) => {
+                    act.errors = 0;
+                    act.waits += 1;
+                    Some(error::backoff(act.waits.saturating_sub(1)))
+                }
+            };
+            act.schedule(ctx, delay);
+        })))
+    }
+
+    fn schedule(&mut self, ctx: &mut Context<Self>, delay: Option<std::time::Duration>) {
+        if let Some(handle) = self.timer.take() {
+            ctx.cancel_future(handle);
+        }
+        if let Some(delay) = delay {
+            self.timer = Some(ctx.notify_later(Requeue { reason: RequeueReason::Scheduled, after: None }, delay));
+        }
+    }
+
+    fn with_metrics(&self, f: impl FnOnce(&crate::metrics::CsvMetrics)) {
+        if let Some(m) = self.shared.stores.csv.metrics.get() {
+            f(m);
+        }
+    }
+
+    fn publish_metrics(&mut self) {
+        let Some(metrics) = self.shared.stores.csv.metrics.get().cloned() else { return };
+        if let Some(store) = self.shared.stores.csvs.get() {
+            metrics.set_count(store.state().len());
+        }
+        let Some(csv) = self.latest.as_ref() else { return };
+        let series = Series {
+            namespace: self.key.namespace_or_empty().to_string(),
+            name: self.key.name.clone(),
+            version: csv.spec.version.clone().unwrap_or_default(),
+            phase: csv.phase().as_str().to_string(),
+            reason: csv.reason().as_str().to_string(),
+        };
+        if self.series.as_ref() != Some(&series) {
+            metrics.record(&mut self.series, series, csv.reason() == messages::crd::csv::CsvReason::Copied);
+        }
+    }
+
+    /// The CSV is gone: its namespaced objects go with it through owner references (garbage collector);
+    /// cluster-scoped RBAC cannot carry an owner reference to a namespaced CSV and is deleted by owner labels.
+    fn cleanup(&mut self) {
+        let mut series = self.series.take();
+        self.with_metrics(|m| m.forget(&mut series));
+        if let (Some(m), Some(store)) = (self.shared.stores.csv.metrics.get(), self.shared.stores.csvs.get()) {
+            m.set_count(store.state().len());
+        }
+        // The CSVs replacing this one may be waiting for it to be gone.
+        let namespace = self.key.namespace_or_empty().to_string();
+        watches::requeue_where(&self.shared, |c| c.metadata.namespace.as_deref() == Some(namespace.as_str()) && c.spec.replaces.as_deref() == Some(self.key.name.as_str()));
+        let selector = strategy::owner_selector(&self.key.name, self.key.namespace_or_empty());
+        let client = self.shared.client.clone();
+        let key = self.key.clone();
+        tokio::spawn(async move {
+            let params = ListParams::default().labels(&selector);
+            let roles: Api<ClusterRole> = Api::all(client.clone());
+            let bindings: Api<ClusterRoleBinding> = Api::all(client);
+            for result in [bindings.delete_collection(&DeleteParams::background(), &params).await.map(|_| ()), roles.delete_collection(&DeleteParams::background(), &params).await.map(|_| ())] {
+                if let Err(error) = result {
+                    tracing::warn!(csv = %key, error = &error as &dyn std::error::Error, "cannot delete the cluster RBAC of a deleted CSV");
+                }
+            }
+        });
     }
 }
 
 impl Handler<ObjectEvent<ClusterServiceVersion>> for CsvActor {
-    type Result = ();
+    type Result = AtomicResponse<Self, ()>;
 
-    fn handle(&mut self, msg: ObjectEvent<ClusterServiceVersion>, ctx: &mut Self::Context) {
+    fn handle(&mut self, msg: ObjectEvent<ClusterServiceVersion>, ctx: &mut Self::Context) -> Self::Result {
         match msg {
             ObjectEvent::Observed(csv) => {
-                self.latest = Some(csv);
-                self.reconcile(ctx);
+                let stale = self.latest.as_ref().is_some_and(|old| older(&csv, old));
+                if !stale {
+                    self.latest = Some(csv);
+                }
+                self.reconcile(ctx)
             }
-            ObjectEvent::Deleted => ctx.stop(),
+            ObjectEvent::Deleted => {
+                self.cleanup();
+                ctx.stop();
+                AtomicResponse::new(Box::pin(actix::fut::ready(())))
+            }
         }
     }
 }
 
 impl Handler<Requeue> for CsvActor {
-    type Result = ();
+    type Result = AtomicResponse<Self, ()>;
 
-    fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
+    fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) -> Self::Result {
         match msg.after {
             Some(delay) => {
-                ctx.notify_later(Requeue { reason: msg.reason, after: None }, delay);
+                self.schedule(ctx, Some(delay));
+                AtomicResponse::new(Box::pin(actix::fut::ready(())))
             }
             None => self.reconcile(ctx),
         }

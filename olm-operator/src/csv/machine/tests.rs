@@ -2,7 +2,7 @@
 //! phase, the reason, and the effects.
 
 use super::*;
-use crate::csv::facts::{Neighbour, Requirements};
+use crate::csv::facts::{Neighbour, OwnerConflict, Requirements};
 use rstest::rstest;
 use CsvPhase as P;
 use CsvReason as R;
@@ -19,6 +19,7 @@ fn observed(phase: CsvPhase, reason: CsvReason) -> Observed {
         owner_conflict: None,
         replaces: None,
         replaced_by: None,
+        chain_head: None,
         install: InstallStatus::Healthy,
     }
 }
@@ -63,7 +64,10 @@ fn requirements_unmet(o: &mut Observed) {
     o.requirements = Requirements::unmet();
 }
 fn owner_conflict(o: &mut Observed) {
-    o.owner_conflict = Some("other also owns widgets.example.com".into());
+    o.owner_conflict = Some(OwnerConflict::Crd("other also owns widgets.example.com".into()));
+}
+fn deployment_owned_elsewhere(o: &mut Observed) {
+    o.owner_conflict = Some(OwnerConflict::Deployment { deployment: "op".into(), owner: "other.v3".into() });
 }
 fn replaces_succeeded(o: &mut Observed) {
     o.replaces = Some(Neighbour::new("a.v1", P::Succeeded));
@@ -76,6 +80,17 @@ fn replaced_by_pending(o: &mut Observed) {
 }
 fn replaced_by_succeeded(o: &mut Observed) {
     o.replaced_by = Some(Neighbour::new("a.v3", P::Succeeded));
+}
+fn replaced_by_a_replacing_csv_whose_head_succeeded(o: &mut Observed) {
+    o.replaced_by = Some(Neighbour::new("a.v2", P::Replacing));
+    o.chain_head = Some(Neighbour::new("a.v3", P::Succeeded));
+}
+fn replaced_by_a_replacing_csv_whose_head_installs(o: &mut Observed) {
+    o.replaced_by = Some(Neighbour::new("a.v2", P::Replacing));
+    o.chain_head = Some(Neighbour::new("a.v3", P::Installing));
+}
+fn replaced_by_failed(o: &mut Observed) {
+    o.replaced_by = Some(Neighbour::new("a.v3", P::Failed));
 }
 fn replaced_by_succeeded_but_still_replacing(o: &mut Observed) {
     o.replaced_by = Some(Neighbour::new("a.v3", P::Succeeded));
@@ -130,7 +145,10 @@ use Effect::{AnnotateGroup, CountUpgrade, DeleteSelf, EnsureRbac, Install};
 #[case::pending_with_all_requirements_met_becomes_install_ready(P::Pending, R::RequirementsUnknown, none, Some((P::InstallReady, R::AllRequirementsMet)), &[EnsureRbac])]
 #[case::pending_with_unmet_requirements_stays_pending(P::Pending, R::RequirementsUnknown, requirements_unmet, Some((P::Pending, R::RequirementsNotMet)), &[EnsureRbac])]
 #[case::pending_with_a_crd_owned_by_an_unrelated_csv_fails(P::Pending, R::RequirementsUnknown, owner_conflict, Some((P::Failed, R::OwnerConflict)), &[EnsureRbac])]
+#[case::pending_with_a_deployment_owned_by_an_unrelated_csv_fails(P::Pending, R::RequirementsUnknown, deployment_owned_elsewhere, Some((P::Failed, R::OwnerConflict)), &[EnsureRbac])]
 #[case::pending_replacing_a_csv_that_has_not_handed_over_waits(P::Pending, R::RequirementsUnknown, replaces_succeeded, None, &[EnsureRbac])]
+#[case::pending_with_a_newer_csv_already_there_hands_over_without_installing(P::Pending, R::RequirementsUnknown, replaced_by_pending, Some((P::Replacing, R::BeingReplaced)), &[CountUpgrade])]
+#[case::pending_with_a_failed_newer_csv_installs_anyway(P::Pending, R::RequirementsUnknown, replaced_by_failed, Some((P::InstallReady, R::AllRequirementsMet)), &[EnsureRbac])]
 #[case::pending_replacing_a_csv_that_is_replacing_proceeds(P::Pending, R::RequirementsUnknown, replaces_replacing, Some((P::InstallReady, R::AllRequirementsMet)), &[EnsureRbac])]
 // InstallReady.
 #[case::install_ready_installs_and_goes_installing(P::InstallReady, R::AllRequirementsMet, none, Some((P::Installing, R::InstallSucceeded)), &[Install])]
@@ -161,6 +179,8 @@ use Effect::{AnnotateGroup, CountUpgrade, DeleteSelf, EnsureRbac, Install};
 #[case::failed_after_a_fixed_strategy_needs_a_reinstall(P::Failed, R::InvalidInstallStrategy, deployment_missing, Some((P::Pending, R::NeedsReinstall)), &[])]
 // Replacing.
 #[case::replacing_with_a_succeeded_replacer_goes_deleting(P::Replacing, R::BeingReplaced, replaced_by_succeeded, Some((P::Deleting, R::Replaced)), &[])]
+#[case::replacing_when_the_newest_of_the_chain_succeeded_goes_deleting(P::Replacing, R::BeingReplaced, replaced_by_a_replacing_csv_whose_head_succeeded, Some((P::Deleting, R::Replaced)), &[])]
+#[case::replacing_when_the_newest_of_the_chain_still_installs_waits(P::Replacing, R::BeingReplaced, replaced_by_a_replacing_csv_whose_head_installs, None, &[])]
 #[case::replacing_with_a_replacer_still_installing_waits(P::Replacing, R::BeingReplaced, replaced_by_pending, None, &[])]
 #[case::replacing_while_still_replacing_an_older_csv_waits(P::Replacing, R::BeingReplaced, replaced_by_succeeded_but_still_replacing, None, &[])]
 #[case::replacing_without_a_replacer_stays(P::Replacing, R::BeingReplaced, none, None, &[])]
@@ -186,6 +206,8 @@ fn decide_follows_olms_phase_machine(#[case] phase: CsvPhase, #[case] reason: Cs
 #[case::the_install_timeout(P::Installing, R::InstallWaiting, waiting_past_the_timeout, MSG_INSTALL_TIMEOUT)]
 #[case::being_replaced_names_the_replacer(P::Succeeded, R::InstallSucceeded, replaced_by_pending, "being replaced by csv: a.v3")]
 #[case::replaced(P::Replacing, R::BeingReplaced, replaced_by_succeeded, MSG_REPLACED)]
+#[case::a_deployment_conflict_names_the_owner(P::Pending, R::RequirementsUnknown, deployment_owned_elsewhere, "deployment op is owned by csv other.v3, which is not in this CSV's replacement chain")]
+#[case::a_crd_conflict_is_olms_text(P::Pending, R::RequirementsUnknown, owner_conflict, MSG_OWNER_CONFLICT)]
 #[case::no_operator_group(P::Pending, R::RequirementsUnknown, no_group, MSG_NO_OPERATOR_GROUP)]
 #[case::an_invalid_strategy_says_why(P::Pending, R::RequirementsUnknown, invalid_strategy, "install strategy invalid: unsupported install strategy \"helm\"")]
 #[case::a_cycle_names_its_members(P::Pending, R::RequirementsUnknown, replaces_cycle, "spec.replaces forms a cycle (a -> b -> a); point spec.replaces at an older CSV or remove it")]

@@ -1,0 +1,206 @@
+//! The I/O of one reconcile, run inside the actor's `AtomicResponse` so reconciles of one CSV never
+//! interleave: annotate, ensure RBAC, install (create or fully update the strategy's objects, delete
+//! CSV-owned deployments no longer in it), delete the CSV, then write the status subresource and emit an
+//! Event for a phase change. Install errors become a Failed status here (classified in `error.rs`).
+
+use super::machine::{self, Decision, Effect, Step};
+use super::status;
+use super::strategy::{self, Rendered};
+use crate::error::{Error, ErrorKind};
+use crate::events;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ServiceAccount;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::runtime::events::Recorder;
+use kube::{Api, Client, Resource, ResourceExt};
+use messages::crd::csv::{ClusterServiceVersion, RequirementStatus};
+use messages::key::ObjectKey;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::fmt::Debug;
+use std::sync::Arc;
+
+/// Everything one reconcile's I/O needs (all owned, so the future is `'static`).
+pub struct Plan {
+    pub key: ObjectKey,
+    pub csv: Arc<ClusterServiceVersion>,
+    pub decision: Decision,
+    pub requirement_statuses: Vec<RequirementStatus>,
+    pub rendered: Option<Rendered>,
+    /// Skip `EnsureRbac` when every service account requirement is already present.
+    pub rbac_in_place: bool,
+}
+
+/// What happened.
+#[derive(Default)]
+pub struct Applied {
+    /// The CSV as written by our status patch (fresher than the watch).
+    pub written: Option<Arc<ClusterServiceVersion>>,
+    pub error: Option<Error>,
+    pub deleted: bool,
+    pub announced: bool,
+}
+
+pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
+    let Plan { key, csv, decision, requirement_statuses, rendered, rbac_in_place } = plan;
+    let namespace = key.namespace_or_empty().to_string();
+    let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), &namespace);
+    let mut step = decision.step.clone();
+    let mut applied = Applied::default();
+    for effect in &decision.effects {
+        let result = match effect {
+            Effect::AnnotateGroup(wanted) => {
+                let patch = serde_json::json!({ "metadata": { "annotations": wanted } });
+                csvs.patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch)).await.map(|_| ()).map_err(|source| Error::Annotate { key: key.clone(), source })
+            }
+            Effect::EnsureRbac if rbac_in_place => Ok(()),
+            Effect::EnsureRbac => match &rendered {
+                Some(r) => ensure_rbac(&client, r).await,
+                None => Ok(()),
+            },
+            Effect::Install => {
+                let installed = match &rendered {
+                    Some(r) => install(&client, &namespace, &key.name, r).await,
+                    None => Ok(()),
+                };
+                if let Err(e) = installed {
+                    let unrecoverable = matches!(e.kind(), ErrorKind::Forbidden | ErrorKind::InvalidSpec);
+                    step = Step::To(machine::install_failed(unrecoverable, &e.chain()));
+                    tracing::warn!(csv = %key, error = &e as &dyn std::error::Error, "install failed");
+                    applied.error = Some(e);
+                }
+                Ok(())
+            }
+            Effect::CountUpgrade => Ok(()),
+            Effect::DeleteSelf => match csvs.delete(&key.name, &DeleteParams::background()).await {
+                Ok(_) => {
+                    applied.deleted = true;
+                    Ok(())
+                }
+                Err(kube::Error::Api(s)) if s.is_not_found() => {
+                    applied.deleted = true;
+                    Ok(())
+                }
+                Err(source) => Err(Error::DeleteCsv { key: key.clone(), source }),
+            },
+        };
+        if let Err(e) = result {
+            tracing::warn!(csv = %key, error = &e as &dyn std::error::Error, "effect failed");
+            if matches!(effect, Effect::AnnotateGroup(_) | Effect::DeleteSelf) {
+                applied.error = Some(e);
+                return applied;
+            }
+            applied.error.get_or_insert(e);
+        }
+    }
+    if applied.deleted {
+        return applied;
+    }
+    let now = Time(Timestamp::now());
+    let Some(update) = status::next_status(csv.status.as_ref(), &step, &requirement_statuses, &now) else { return applied };
+    let patch = serde_json::json!({ "status": update.status });
+    match csvs.patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+        Ok(written) => applied.written = Some(Arc::new(written)),
+        Err(source) => {
+            let e = Error::PatchStatus { key: key.clone(), source };
+            tracing::warn!(csv = %key, error = &e as &dyn std::error::Error, "status write failed");
+            applied.error = Some(e);
+            return applied;
+        }
+    }
+    if let Some(t) = update.announce {
+        applied.announced = true;
+        let reference = csv.object_ref(&());
+        if let Err(error) = recorder.publish(&events::phase_event(&t), &reference).await {
+            tracing::debug!(csv = %key, error = &error as &dyn std::error::Error, "cannot publish the phase Event");
+        }
+    }
+    applied
+}
+
+async fn ensure_rbac(client: &Client, r: &Rendered) -> Result<(), Error> {
+    for sa in &r.service_accounts {
+        create_if_absent::<ServiceAccount>(namespaced(client, sa), sa, "ServiceAccount").await?;
+    }
+    for role in &r.roles {
+        upsert(namespaced(client, role), role, "Role").await?;
+    }
+    for binding in &r.role_bindings {
+        upsert(namespaced(client, binding), binding, "RoleBinding").await?;
+    }
+    for role in &r.cluster_roles {
+        upsert(Api::all(client.clone()), role, "ClusterRole").await?;
+    }
+    for binding in &r.cluster_role_bindings {
+        upsert(Api::all(client.clone()), binding, "ClusterRoleBinding").await?;
+    }
+    Ok(())
+}
+
+async fn install(client: &Client, namespace: &str, csv_name: &str, r: &Rendered) -> Result<(), Error> {
+    ensure_rbac(client, r).await?;
+    let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
+    for d in &r.deployments {
+        upsert(api.clone(), d, "Deployment").await?;
+    }
+    // CSV-owned deployments the strategy no longer lists are deleted.
+    let wanted: Vec<&str> = r.deployments.iter().filter_map(|d| d.metadata.name.as_deref()).collect();
+    let owned = api.list(&ListParams::default().labels(&strategy::owner_selector(csv_name, namespace))).await.map_err(|source| Error::Apply { verb: "list", kind: "Deployment", name: namespace.to_string(), source })?;
+    for stale in owned.items.iter().filter(|d| !wanted.contains(&d.name_any().as_str())) {
+        let name = stale.name_any();
+        match api.delete(&name, &DeleteParams::background()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.is_not_found() => {}
+            Err(source) => return Err(Error::Apply { verb: "delete", kind: "Deployment", name, source }),
+        }
+    }
+    Ok(())
+}
+
+fn namespaced<K>(client: &Client, obj: &K) -> Api<K>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
+{
+    Api::namespaced(client.clone(), obj.meta().namespace.as_deref().unwrap_or_default())
+}
+
+fn shown<K: Resource>(obj: &K) -> String {
+    match &obj.meta().namespace {
+        Some(ns) => format!("{ns}/{}", obj.meta().name.clone().unwrap_or_default()),
+        None => obj.meta().name.clone().unwrap_or_default(),
+    }
+}
+
+/// Create, or fully replace (keeping the live resourceVersion) when it exists. Create/replace rather than
+/// server-side apply: on 1.20 SSA rejects fields the server does not know (crate-stack §5).
+async fn upsert<K>(api: Api<K>, obj: &K, kind: &'static str) -> Result<(), Error>
+where
+    K: Resource + Clone + Serialize + DeserializeOwned + Debug,
+{
+    let name = obj.meta().name.clone().unwrap_or_default();
+    let err = |verb: &'static str| move |source| Error::Apply { verb, kind, name: shown(obj), source };
+    match api.create(&PostParams::default(), obj).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.is_already_exists() => {
+            let live = api.get(&name).await.map_err(err("read"))?;
+            let mut desired = obj.clone();
+            desired.meta_mut().resource_version = live.meta().resource_version.clone();
+            api.replace(&name, &PostParams::default(), &desired).await.map(|_| ()).map_err(err("update"))
+        }
+        Err(source) => Err(err("create")(source)),
+    }
+}
+
+/// Create unless it exists (service accounts are left alone once there: their token secrets are theirs).
+async fn create_if_absent<K>(api: Api<K>, obj: &K, kind: &'static str) -> Result<(), Error>
+where
+    K: Resource + Clone + Serialize + DeserializeOwned + Debug,
+{
+    match api.create(&PostParams::default(), obj).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.is_already_exists() => Ok(()),
+        Err(source) => Err(Error::Apply { verb: "create", kind, name: shown(obj), source }),
+    }
+}

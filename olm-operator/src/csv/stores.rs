@@ -1,0 +1,39 @@
+//! The caches CSV actors read besides the CSV and OperatorGroup stores: the objects CSVs install
+//! (Deployments, ServiceAccounts, Roles, ClusterRoles; filtered to CSV-owned ones where labels allow), the
+//! CRDs and APIServices they require, the server version and discovery (read once at start), and the CSV
+//! metrics. Filled by `watches::start`.
+
+use crate::metrics::CsvMetrics;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ServiceAccount;
+use k8s_openapi::api::rbac::v1::{ClusterRole, Role};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+use kube::runtime::reflector::Store;
+use std::collections::BTreeSet;
+use std::sync::OnceLock;
+use std::sync::atomic::AtomicBool;
+
+#[derive(Default)]
+pub struct CsvStores {
+    pub deployments: OnceLock<Store<Deployment>>,
+    pub service_accounts: OnceLock<Store<ServiceAccount>>,
+    pub roles: OnceLock<Store<Role>>,
+    pub cluster_roles: OnceLock<Store<ClusterRole>>,
+    pub crds: OnceLock<Store<CustomResourceDefinition>>,
+    pub api_services: OnceLock<Store<APIService>>,
+    pub cluster_info: OnceLock<ClusterInfo>,
+    pub metrics: OnceLock<CsvMetrics>,
+    /// True once every store above (and the CSV and OperatorGroup stores) finished its first list: no
+    /// decision is taken before, so a CSV is never failed for an OperatorGroup not yet seen.
+    pub ready: AtomicBool,
+}
+
+/// What the API server said about itself at start.
+#[derive(Clone, Debug, Default)]
+pub struct ClusterInfo {
+    /// `gitVersion`, e.g. `v1.20.2`.
+    pub server_version: Option<String>,
+    /// `group/version/kind` of every discovered resource; `None` when discovery failed.
+    pub kinds: Option<BTreeSet<(String, String, String)>>,
+}

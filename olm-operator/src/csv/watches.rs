@@ -1,0 +1,182 @@
+//! Start the caches of `stores.rs` and requeue the CSV actors that care when a cached object changes: the
+//! owner (by OLM's owner labels) of a Deployment, ServiceAccount, Role or ClusterRole; every CSV naming a
+//! CRD that changed. Also reads the server version and discovery once, and registers the CSV metrics.
+
+use crate::metrics::CsvMetrics;
+use crate::shared::Shared;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ServiceAccount;
+use k8s_openapi::api::rbac::v1::{ClusterRole, Role};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+use kube::runtime::reflector::Store;
+use kube::runtime::watcher;
+use kube::{Api, Resource};
+use messages::crd::annotations;
+use messages::crd::csv::ClusterServiceVersion;
+use messages::crd::operator_group::OperatorGroup;
+use messages::key::ObjectKey;
+use messages::msg::{Requeue, RequeueReason};
+use olm_runtime::registry::Lookup;
+use olm_runtime::watch::spawn_store;
+use std::collections::BTreeSet;
+
+use super::CsvActor;
+use super::stores::ClusterInfo;
+
+/// Label selector of objects installed for a CSV.
+const OWNED_BY_CSV: &str = "olm.owner.kind=ClusterServiceVersion";
+
+pub async fn start(shared: &Shared) -> Result<(), prometheus::Error> {
+    let stores = &shared.stores.csv;
+    let _ = stores.metrics.set(CsvMetrics::register(&shared.metrics.registry)?);
+    let _ = stores.cluster_info.set(cluster_info(&shared.client).await);
+    let client = shared.client.clone();
+    let owned = || watcher::Config::default().labels(OWNED_BY_CSV);
+
+    let s = shared.clone();
+    let (deployments, _) = spawn_store(Api::<Deployment>::all(client.clone()), owned(), move |d: &Deployment| {
+        requeue_owner(&s, d);
+        requeue_deployment_users(&s, d);
+    });
+    let _ = stores.deployments.set(deployments);
+    let s = shared.clone();
+    let (roles, _) = spawn_store(Api::<Role>::all(client.clone()), owned(), move |r: &Role| requeue_owner(&s, r));
+    let _ = stores.roles.set(roles);
+    let s = shared.clone();
+    let (cluster_roles, _) = spawn_store(Api::<ClusterRole>::all(client.clone()), owned(), move |r: &ClusterRole| requeue_owner(&s, r));
+    let _ = stores.cluster_roles.set(cluster_roles);
+    let s = shared.clone();
+    let (accounts, _) = spawn_store(Api::<ServiceAccount>::all(client.clone()), watcher::Config::default(), move |a: &ServiceAccount| requeue_owner(&s, a));
+    let _ = stores.service_accounts.set(accounts);
+    let s = shared.clone();
+    let (crds, _) = spawn_store(Api::<CustomResourceDefinition>::all(client.clone()), watcher::Config::default(), move |c: &CustomResourceDefinition| requeue_crd_users(&s, c));
+    let _ = stores.crds.set(crds);
+    let (api_services, _) = spawn_store(Api::<APIService>::all(client), watcher::Config::default(), |_a: &APIService| {});
+    let _ = stores.api_services.set(api_services);
+    // Until the OperatorGroup controller requeues member CSVs (issue 4), a group change requeues the CSVs of
+    // its namespace here.
+    let s = shared.clone();
+    let (_groups, _) = spawn_store(Api::<OperatorGroup>::all(shared.client.clone()), watcher::Config::default(), move |g: &OperatorGroup| {
+        let namespace = g.metadata.namespace.clone();
+        requeue_where(&s, |c| c.metadata.namespace == namespace);
+    });
+    let s = shared.clone();
+    tokio::spawn(async move { mark_ready(&s).await });
+    Ok(())
+}
+
+/// Wait for the first full list of every store CSV decisions read, then open the gate.
+async fn mark_ready(shared: &Shared) {
+    let stores = &shared.stores;
+    let synced = wait(stores.csvs.get()).await
+        && wait(stores.operator_groups.get()).await
+        && wait(stores.csv.deployments.get()).await
+        && wait(stores.csv.service_accounts.get()).await
+        && wait(stores.csv.roles.get()).await
+        && wait(stores.csv.cluster_roles.get()).await
+        && wait(stores.csv.crds.get()).await
+        && wait(stores.csv.api_services.get()).await;
+    if !synced {
+        tracing::warn!("a store is missing or its watch ended before its first list; CSV decisions stay paused");
+        return;
+    }
+    stores.csv.ready.store(true, std::sync::atomic::Ordering::Release);
+    tracing::info!("CSV stores synced");
+}
+
+async fn wait<K>(store: Option<&Store<K>>) -> bool
+where
+    K: Resource<DynamicType = ()> + Clone + 'static,
+{
+    match store {
+        Some(s) => s.wait_until_ready().await.is_ok(),
+        None => false,
+    }
+}
+
+async fn cluster_info(client: &kube::Client) -> ClusterInfo {
+    let server_version = match client.apiserver_version().await {
+        Ok(info) => Some(info.git_version),
+        Err(error) => {
+            tracing::warn!(error = &error as &dyn std::error::Error, "cannot read the server version; minKubeVersion requirements stay unmet");
+            None
+        }
+    };
+    let kinds = match kube::Discovery::new(client.clone()).run().await {
+        Ok(discovery) => {
+            let mut kinds = BTreeSet::new();
+            for group in discovery.groups() {
+                for (resource, _caps) in group.recommended_resources() {
+                    kinds.insert((resource.group.clone(), resource.version.clone(), resource.kind.clone()));
+                }
+            }
+            Some(kinds)
+        }
+        Err(error) => {
+            tracing::warn!(error = &error as &dyn std::error::Error, "discovery failed; native API requirements stay unmet");
+            None
+        }
+    };
+    ClusterInfo { server_version, kinds }
+}
+
+/// Requeue the CSV named by an object's owner labels.
+fn requeue_owner<K: Resource>(shared: &Shared, obj: &K) {
+    let labels = obj.meta().labels.as_ref();
+    let get = |k: &str| labels.and_then(|l| l.get(k)).cloned();
+    if get(annotations::OWNER_KIND).as_deref() != Some("ClusterServiceVersion") {
+        return;
+    }
+    if let (Some(name), Some(namespace)) = (get(annotations::OWNER), get(annotations::OWNER_NAMESPACE)) {
+        requeue(shared, ObjectKey::new(namespace, name));
+    }
+}
+
+/// Requeue every other CSV of the namespace whose strategy lists a deployment of that name (a newer or older
+/// CSV of the same operator installs the same deployment; each must see the other's writes).
+fn requeue_deployment_users(shared: &Shared, deployment: &Deployment) {
+    let (Some(name), Some(namespace)) = (deployment.metadata.name.as_deref(), deployment.metadata.namespace.as_deref()) else { return };
+    let Some(csvs) = shared.stores.csvs.get() else { return };
+    for csv in csvs.state() {
+        let lists = csv.metadata.namespace.as_deref() == Some(namespace) && csv.spec.install.spec.as_ref().is_some_and(|s| s.deployments.iter().any(|d| d.name == name));
+        if lists && let Some(key) = ObjectKey::of(csv.as_ref()) {
+            requeue(shared, key);
+        }
+    }
+}
+
+/// Requeue every CSV owning or requiring the CRD.
+fn requeue_crd_users(shared: &Shared, crd: &CustomResourceDefinition) {
+    let Some(name) = crd.metadata.name.as_deref() else { return };
+    let Some(csvs) = shared.stores.csvs.get() else { return };
+    for csv in csvs.state() {
+        let defs = csv.spec.custom_resource_definitions.as_ref();
+        let uses = defs.is_some_and(|d| d.owned.iter().flatten().chain(d.required.iter().flatten()).any(|c| c.name == name));
+        if uses && let Some(key) = ObjectKey::of(csv.as_ref()) {
+            requeue(shared, key);
+        }
+    }
+}
+
+/// Requeue every cached CSV matching `pred`.
+pub fn requeue_where(shared: &Shared, pred: impl Fn(&ClusterServiceVersion) -> bool) {
+    let Some(csvs) = shared.stores.csvs.get() else { return };
+    for csv in csvs.state() {
+        if pred(&csv)
+            && let Some(key) = ObjectKey::of(csv.as_ref())
+        {
+            requeue(shared, key);
+        }
+    }
+}
+
+/// Ask the actor of `key` (if it runs) to reconcile now.
+pub fn requeue(shared: &Shared, key: ObjectKey) {
+    let Some(registry) = shared.registries.csvs.get().cloned() else { return };
+    tokio::spawn(async move {
+        if let Ok(Some(actor)) = registry.send(Lookup::<CsvActor>::new(key)).await {
+            actor.do_send(Requeue { reason: RequeueReason::DependencyChanged, after: None });
+        }
+    });
+}
