@@ -47,7 +47,13 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 pub async fn write_status(client: &Client, key: &ObjectKey, status: &OperatorGroupStatus) -> Result<OperatorGroup> {
     let api: Api<OperatorGroup> = Api::namespaced(client.clone(), key.namespace_or_empty());
-    let patch = serde_json::json!({ "status": status });
+    // A merge patch leaves absent fields alone: send the conditions (maybe empty) explicitly so a removed
+    // condition goes away.
+    let mut body = serde_json::to_value(status).unwrap_or_default();
+    if let Some(obj) = body.as_object_mut() {
+        obj.insert("conditions".into(), serde_json::to_value(&status.conditions).unwrap_or_default());
+    }
+    let patch = serde_json::json!({ "status": body });
     api.patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&patch)).await.map_err(|source| Error::Status { key: key.clone(), source })
 }
 

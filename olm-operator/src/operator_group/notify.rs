@@ -221,3 +221,28 @@ pub fn olm_config_store(shared: &Shared) -> (kube::runtime::reflector::Store<mes
         all_groups(&shared, OperatorGroupMsg::OlmConfigChanged);
     })
 }
+
+/// Why a CSV's request to its group failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AskError {
+    #[error("the operator group registry is not started")]
+    NoRegistry,
+    #[error("operator group {0} has no running actor")]
+    NoActor(ObjectKey),
+    #[error("operator group {0} did not answer")]
+    Mailbox(ObjectKey, #[source] actix::MailboxError),
+    #[error(transparent)]
+    Refused(#[from] messages::msg::ProvidedApisError),
+}
+
+/// For a CSV actor: ask the one actor of the CSV's group to change `olm.providedAPIs` and wait for the answer
+/// (the set after the change). The group applies unions and differences itself, so concurrent CSVs lose nothing.
+pub async fn change_provided_apis(shared: &Shared, csv: &ObjectKey, change: messages::msg::ApiChange, apis: BTreeSet<String>) -> Result<BTreeSet<String>, AskError> {
+    let groups = super::groups_in(shared, csv.namespace_or_empty());
+    let [group] = groups.as_slice() else { return Err(AskError::NoActor(ObjectKey::new(csv.namespace_or_empty(), ""))) };
+    let key = ObjectKey::of(group.as_ref()).ok_or(AskError::NoRegistry)?;
+    let registry = shared.registries.operator_groups.get().ok_or(AskError::NoRegistry)?;
+    let addr = registry.send(Lookup::new(key.clone())).await.map_err(|e| AskError::Mailbox(key.clone(), e))?.ok_or_else(|| AskError::NoActor(key.clone()))?;
+    let msg = messages::msg::ChangeProvidedApis { csv: csv.clone(), change, apis };
+    Ok(addr.send(msg).await.map_err(|e| AskError::Mailbox(key.clone(), e))??)
+}

@@ -1,0 +1,187 @@
+//! Provided APIs and membership on the local control plane (spec §3.2-3.4; scenarios 1-8): the group's
+//! `olm.providedAPIs` grows through its actor's mailbox without losing concurrent updates; overlapping groups
+//! with the same API conflict (`InterOperatorGroupOwnerConflict`) until the other CSV goes, with no manual step;
+//! overlapping groups with different APIs do not; a static group protects its APIs; the group reasons
+//! (`NoOperatorGroup`, `TooManyOperatorGroups`, `UnsupportedOperatorGroup`) recover to Pending once fixed.
+
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use messages::crd::csv::ClusterServiceVersion;
+use messages::crd::operator_group::OperatorGroup;
+use olm_tests::{Cluster, OperatorProcess, await_object, with_namespace};
+use serde_json::json;
+use std::collections::BTreeSet;
+
+mod operator_group_support;
+use operator_group_support::{DEADLINE, Extra, csv, delete_crd, ensure_crd, og, phase_reason, provided};
+
+fn api(kind: &str, group: &str) -> (String, String, String) {
+    (format!("{}s", kind.to_lowercase()), group.to_string(), kind.to_string())
+}
+
+fn key((_, group, kind): &(String, String, String)) -> String {
+    format!("{kind}.v1.{group}")
+}
+
+async fn await_phase(api: &Api<ClusterServiceVersion>, name: &str, what: &str, cond: impl Fn(&str, &str) -> bool + Send + 'static) -> anyhow::Result<ClusterServiceVersion> {
+    await_object(api, name, DEADLINE, what, move |c: Option<&ClusterServiceVersion>| {
+        c.is_some_and(|c| {
+            let (phase, reason) = phase_reason(c);
+            cond(&phase, &reason)
+        })
+    })
+    .await
+}
+
+#[tokio::test]
+async fn many_csvs_adding_apis_to_one_group_at_once_lose_no_update() -> anyhow::Result<()> {
+    const CSVS: usize = 24;
+    let cluster = Cluster::shared()?;
+    with_namespace(cluster, "og-chaos", |ctx| async move {
+        let ns = ctx.namespace.clone();
+        let group = format!("{ns}.chaos.olm-rs.io");
+        let apis: Vec<_> = (0..CSVS).map(|i| api(&format!("Bird{i}"), &group)).collect();
+        for (plural, g, kind) in &apis {
+            ensure_crd(&ctx.client, plural, g, kind).await?;
+        }
+        let result = async {
+            let _op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns]).await?;
+            let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
+            ogs.create(&PostParams::default(), &og("og", json!({"targetNamespaces": [ns]}))?).await?;
+            let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
+            let creates = apis.iter().enumerate().map(|(i, owned)| {
+                let csvs = csvs.clone();
+                let owned = owned.clone();
+                async move { csvs.create(&PostParams::default(), &csv(&format!("bird{i}.v1.0.0"), &["OwnNamespace"], &[owned])?).await.map(|_| ()).map_err(anyhow::Error::from) }
+            });
+            futures::future::try_join_all(creates).await?;
+            let expected: BTreeSet<String> = apis.iter().map(key).collect();
+            let expected_text = expected.iter().cloned().collect::<Vec<_>>().join(",");
+            await_object(&ogs, "og", DEADLINE, "every CSV's API in olm.providedAPIs", move |o: Option<&OperatorGroup>| o.is_some_and(|o| provided(o) == expected_text)).await?;
+            for i in 0..CSVS {
+                await_phase(&csvs, &format!("bird{i}.v1.0.0"), "Succeeded", |p, _| p == "Succeeded").await?;
+            }
+            anyhow::Ok(())
+        }
+        .await;
+        for (plural, g, _) in &apis {
+            delete_crd(&ctx.client, plural, g).await;
+        }
+        result
+    })
+    .await
+}
+
+/// Two groups: `a` in namespace A targeting A, `b` in namespace B targeting A too, so they intersect.
+#[tokio::test]
+async fn overlapping_groups_conflict_on_the_same_api_until_the_other_csv_goes() -> anyhow::Result<()> {
+    let cluster = Cluster::shared()?;
+    with_namespace(cluster, "og-conflict", |ctx| async move {
+        let a = ctx.namespace.clone();
+        let extra = Extra::create(&ctx.client, &a, &["b"]).await?;
+        let group = format!("{a}.conflict.olm-rs.io");
+        let (goose, duck) = (api("Goose", &group), api("Duck", &group));
+        ensure_crd(&ctx.client, &goose.0, &goose.1, &goose.2).await?;
+        ensure_crd(&ctx.client, &duck.0, &duck.1, &duck.2).await?;
+        let result = async {
+            let b = extra.names[0].clone();
+            let scope = format!("{a},{b}");
+            let _op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &scope]).await?;
+            let ogs_a: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &a);
+            let ogs_b: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &b);
+            ogs_a.create(&PostParams::default(), &og("a", json!({"targetNamespaces": [a]}))?).await?;
+            ogs_b.create(&PostParams::default(), &og("b", json!({"targetNamespaces": [a]}))?).await?;
+            let csvs_a: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &a);
+            let csvs_b: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &b);
+            csvs_a.create(&PostParams::default(), &csv("goose-a.v1.0.0", &["OwnNamespace"], &[goose.clone()])?).await?;
+            await_phase(&csvs_a, "goose-a.v1.0.0", "Succeeded", |p, _| p == "Succeeded").await?;
+            let goose_key = key(&goose);
+            await_object(&ogs_a, "a", DEADLINE, "a provides Goose", move |o: Option<&OperatorGroup>| o.is_some_and(|o| provided(o) == goose_key)).await?;
+            // Different API in the overlapping group: no conflict.
+            csvs_b.create(&PostParams::default(), &csv("duck-b.v1.0.0", &["SingleNamespace"], &[duck.clone()])?).await?;
+            await_phase(&csvs_b, "duck-b.v1.0.0", "Succeeded", |p, _| p == "Succeeded").await?;
+            // Same API: conflict, deployments cleaned, non-terminal.
+            csvs_b.create(&PostParams::default(), &csv("goose-b.v1.0.0", &["SingleNamespace"], &[goose.clone()])?).await?;
+            await_phase(&csvs_b, "goose-b.v1.0.0", "Failed/InterOperatorGroupOwnerConflict", |p, r| p == "Failed" && r == "InterOperatorGroupOwnerConflict").await?;
+            // Removing the conflicting CSV resolves the other one with no manual step.
+            csvs_a.delete("goose-a.v1.0.0", &DeleteParams::default()).await?;
+            await_phase(&csvs_b, "goose-b.v1.0.0", "Succeeded after the conflict went", |p, _| p == "Succeeded").await?;
+            let both = [key(&duck), key(&goose)].join(",");
+            await_object(&ogs_b, "b", DEADLINE, "b provides Duck and Goose", move |o: Option<&OperatorGroup>| o.is_some_and(|o| provided(o) == both)).await?;
+            await_object(&ogs_a, "a", DEADLINE, "a pruned", |o: Option<&OperatorGroup>| o.is_some_and(|o| provided(o).is_empty())).await?;
+            anyhow::Ok(())
+        }
+        .await;
+        extra.delete().await;
+        delete_crd(&ctx.client, &goose.0, &goose.1).await;
+        delete_crd(&ctx.client, &duck.0, &duck.1).await;
+        result
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_static_group_protects_its_apis() -> anyhow::Result<()> {
+    let cluster = Cluster::shared()?;
+    with_namespace(cluster, "og-static", |ctx| async move {
+        let ns = ctx.namespace.clone();
+        let group = format!("{ns}.static.olm-rs.io");
+        let (goose, duck) = (api("Goose", &group), api("Duck", &group));
+        ensure_crd(&ctx.client, &goose.0, &goose.1, &goose.2).await?;
+        ensure_crd(&ctx.client, &duck.0, &duck.1, &duck.2).await?;
+        let result = async {
+            let _op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns]).await?;
+            let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
+            let mut group_obj = og("static", json!({"targetNamespaces": [ns], "staticProvidedAPIs": true}))?;
+            group_obj.metadata.annotations = Some([("olm.providedAPIs".to_string(), key(&goose))].into());
+            ogs.create(&PostParams::default(), &group_obj).await?;
+            let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
+            csvs.create(&PostParams::default(), &csv("duck.v1.0.0", &["OwnNamespace"], &[duck.clone()])?).await?;
+            await_phase(&csvs, "duck.v1.0.0", "Failed/CannotModifyStaticOperatorGroupProvidedAPIs", |p, r| p == "Failed" && r == "CannotModifyStaticOperatorGroupProvidedAPIs").await?;
+            csvs.create(&PostParams::default(), &csv("goose.v1.0.0", &["OwnNamespace"], &[goose.clone()])?).await?;
+            await_phase(&csvs, "goose.v1.0.0", "Succeeded", |p, _| p == "Succeeded").await?;
+            let goose_key = key(&goose);
+            let og_now = ogs.get("static").await?;
+            assert_eq!(provided(&og_now), goose_key, "a static group's annotation is never rewritten");
+            anyhow::Ok(())
+        }
+        .await;
+        delete_crd(&ctx.client, &goose.0, &goose.1).await;
+        delete_crd(&ctx.client, &duck.0, &duck.1).await;
+        result
+    })
+    .await
+}
+
+#[tokio::test]
+async fn group_failures_recover_to_pending_when_fixed() -> anyhow::Result<()> {
+    let cluster = Cluster::shared()?;
+    with_namespace(cluster, "og-fit", |ctx| async move {
+        let ns = ctx.namespace.clone();
+        let extra = Extra::create(&ctx.client, &ns, &["other"]).await?;
+        let result = async {
+            let other = extra.names[0].clone();
+            let scope = format!("{ns},{other}");
+            let _op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &scope]).await?;
+            let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
+            let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
+            let name = "fit.v1.0.0";
+            csvs.create(&PostParams::default(), &csv(name, &["OwnNamespace"], &[])?).await?;
+            await_phase(&csvs, name, "Failed/NoOperatorGroup", |p, r| p == "Failed" && r == "NoOperatorGroup").await?;
+            // Targets [other] need SingleNamespace (scenario 8).
+            ogs.create(&PostParams::default(), &og("og", json!({"targetNamespaces": [other]}))?).await?;
+            await_phase(&csvs, name, "Failed/UnsupportedOperatorGroup", |p, r| p == "Failed" && r == "UnsupportedOperatorGroup").await?;
+            csvs.patch(name, &PatchParams::default(), &Patch::Merge(json!({"spec": {"installModes": [{"type": "OwnNamespace", "supported": true}, {"type": "SingleNamespace", "supported": true}]}}))).await?;
+            await_phase(&csvs, name, "Succeeded once SingleNamespace is supported", |p, _| p == "Succeeded").await?;
+            // A second group: TooManyOperatorGroups, recovering once it goes.
+            ogs.create(&PostParams::default(), &og("second", json!({}))?).await?;
+            await_phase(&csvs, name, "Failed/TooManyOperatorGroups", |p, r| p == "Failed" && r == "TooManyOperatorGroups").await?;
+            ogs.delete("second", &DeleteParams::default()).await?;
+            await_phase(&csvs, name, "recovered from TooManyOperatorGroups", |p, r| p != "Failed" && r != "TooManyOperatorGroups").await?;
+            anyhow::Ok(())
+        }
+        .await;
+        extra.delete().await;
+        result
+    })
+    .await
+}

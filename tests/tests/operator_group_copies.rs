@@ -1,0 +1,140 @@
+//! Copied CSVs on the local control plane (spec §2.7; scenarios 14-17): an all-namespaces operator is copied
+//! into every target namespace (reason `Copied`, `olm.copiedFrom`, no `olm.targetNamespaces`), into a namespace
+//! created later, not any more when the group narrows, not while OLMConfig disables copies, and never again
+//! once the parent is deleted.
+
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::Client;
+use messages::crd::csv::ClusterServiceVersion;
+use messages::crd::olm_config::OLMConfig;
+use olm_tests::{Cluster, OperatorProcess, await_object, eventually, with_namespace};
+use serde_json::json;
+
+mod operator_group_support;
+use operator_group_support::{DEADLINE, Extra, csv, og};
+
+const NAME: &str = "copied.v1.0.0";
+
+fn is_copy_of(copy: &ClusterServiceVersion, parent_ns: &str, phase: &str) -> bool {
+    let labels = copy.metadata.labels.clone().unwrap_or_default();
+    let annotations = copy.metadata.annotations.clone().unwrap_or_default();
+    let status = copy.status.clone().unwrap_or_default();
+    labels.get("olm.copiedFrom").map(String::as_str) == Some(parent_ns)
+        && !annotations.contains_key("olm.targetNamespaces")
+        && annotations.get("olm.operatorNamespace").map(String::as_str) == Some(parent_ns)
+        && status.reason.as_str() == "Copied"
+        && status.phase.as_str() == phase
+        && status.message == format!("The operator is running in {parent_ns} but is managing this namespace")
+}
+
+/// Wait until exactly `present` of `namespaces` hold a copy (with the parent's phase `phase`).
+async fn await_copies(client: &Client, parent_ns: &str, namespaces: &[String], present: &[&String], phase: &str) -> anyhow::Result<()> {
+    eventually(DEADLINE, &format!("copies exactly in {present:?}"), || async move {
+        for ns in namespaces {
+            let api: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
+            let copy = api.get_opt(NAME).await?;
+            let want = present.contains(&ns);
+            let ok = match &copy {
+                Some(c) => want && is_copy_of(c, parent_ns, phase),
+                None => !want,
+            };
+            if !ok {
+                return Ok(None);
+            }
+        }
+        Ok(Some(()))
+    })
+    .await
+}
+
+async fn set_copies_disabled(client: &Client, disabled: Option<bool>) -> anyhow::Result<()> {
+    let api: Api<OLMConfig> = Api::all(client.clone());
+    if api.get_opt("cluster").await?.is_none() {
+        let config: OLMConfig = serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1", "kind": "OLMConfig", "metadata": {"name": "cluster"}, "spec": {}}))?;
+        api.create(&PostParams::default(), &config).await?;
+    }
+    api.patch("cluster", &PatchParams::default(), &Patch::Merge(json!({"spec": {"features": {"disableCopiedCSVs": disabled}}}))).await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_all_namespaces_operator_is_copied_where_its_group_reaches() -> anyhow::Result<()> {
+    let cluster = Cluster::shared()?;
+    with_namespace(cluster, "og-copies", |ctx| async move {
+        let ns = ctx.namespace.clone();
+        let extra = Extra::create(&ctx.client, &ns, &["t1", "t2"]).await?;
+        let later = Extra::named(&ctx.client, &ns, &["t3"]);
+        let result = async {
+            let [t1, t2, t3] = [extra.names[0].clone(), extra.names[1].clone(), later.names[0].clone()];
+            let scope = format!("{ns},{t1},{t2},{t3}");
+            let _op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &scope]).await?;
+            let ogs = Api::namespaced(ctx.client.clone(), &ns);
+            ogs.create(&PostParams::default(), &og("global", json!({}))?).await?;
+            let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
+            csvs.create(&PostParams::default(), &csv(NAME, &["OwnNamespace", "AllNamespaces"], &[])?).await?;
+            let parent = await_object(&csvs, NAME, DEADLINE, "Succeeded and annotated for all namespaces", |c: Option<&ClusterServiceVersion>| {
+                c.is_some_and(|c| c.status.as_ref().is_some_and(|s| s.phase.as_str() == "Succeeded") && c.metadata.annotations.as_ref().and_then(|a| a.get("olm.targetNamespaces")).is_some_and(String::is_empty))
+            })
+            .await?;
+            let annotations = parent.metadata.annotations.unwrap_or_default();
+            assert_eq!(annotations.get("olm.operatorGroup").map(String::as_str), Some("global"));
+            assert_eq!(annotations.get("olm.operatorNamespace"), Some(&ns));
+            let all = vec![t1.clone(), t2.clone(), t3.clone()];
+            await_copies(&ctx.client, &ns, &all, &[&t1, &t2], "Succeeded").await?;
+            // A namespace created later gets its copy (scenario 15).
+            later.create_one(&t3).await?;
+            await_copies(&ctx.client, &ns, &all, &[&t1, &t2, &t3], "Succeeded").await?;
+            // OLMConfig disableCopiedCSVs removes the copies and re-enabling brings them back (scenario 17).
+            set_copies_disabled(&ctx.client, Some(true)).await?;
+            let disabled = await_copies(&ctx.client, &ns, &all, &[], "Succeeded").await;
+            set_copies_disabled(&ctx.client, None).await?;
+            disabled?;
+            await_copies(&ctx.client, &ns, &all, &[&t1, &t2, &t3], "Succeeded").await?;
+            // Narrowing the group to its own namespace deletes the copies (scenario 15).
+            ogs.patch("global", &PatchParams::default(), &Patch::Merge(json!({"spec": {"targetNamespaces": [ns]}}))).await?;
+            await_copies(&ctx.client, &ns, &all, &[], "Succeeded").await?;
+            ogs.patch("global", &PatchParams::default(), &Patch::Merge(json!({"spec": {"targetNamespaces": null}}))).await?;
+            await_copies(&ctx.client, &ns, &all, &[&t1, &t2, &t3], "Succeeded").await?;
+            // Deleting the parent deletes every copy (scenario 16).
+            csvs.delete(NAME, &DeleteParams::default()).await?;
+            await_copies(&ctx.client, &ns, &all, &[], "Succeeded").await?;
+            anyhow::Ok(())
+        }
+        .await;
+        extra.delete().await;
+        later.delete().await;
+        result
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_multi_namespace_operator_is_copied_into_its_other_target_only() -> anyhow::Result<()> {
+    let cluster = Cluster::shared()?;
+    with_namespace(cluster, "og-copy-multi", |ctx| async move {
+        let ns = ctx.namespace.clone();
+        let extra = Extra::create(&ctx.client, &ns, &["target", "other"]).await?;
+        let result = async {
+            let [target, other] = [extra.names[0].clone(), extra.names[1].clone()];
+            let scope = format!("{ns},{target},{other}");
+            let _op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &scope]).await?;
+            let ogs = Api::namespaced(ctx.client.clone(), &ns);
+            ogs.create(&PostParams::default(), &og("og", json!({"targetNamespaces": [target, ns]}))?).await?;
+            let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
+            csvs.create(&PostParams::default(), &csv(NAME, &["OwnNamespace", "MultiNamespace"], &[])?).await?;
+            let mut sorted = [ns.clone(), target.clone()];
+            sorted.sort();
+            let wanted = sorted.join(",");
+            await_object(&csvs, NAME, DEADLINE, "annotated with both targets, sorted", |c: Option<&ClusterServiceVersion>| {
+                c.is_some_and(|c| c.metadata.annotations.as_ref().and_then(|a| a.get("olm.targetNamespaces")) == Some(&wanted))
+            })
+            .await?;
+            await_copies(&ctx.client, &ns, &[target.clone(), other.clone()], &[&target], "Succeeded").await?;
+            anyhow::Ok(())
+        }
+        .await;
+        extra.delete().await;
+        result
+    })
+    .await
+}

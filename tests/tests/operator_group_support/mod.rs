@@ -1,0 +1,102 @@
+//! Shared pieces of the OperatorGroup cluster tests: extra namespaces, groups, CSVs and CRDs of a test.
+
+#![allow(dead_code, reason = "each test file uses a part of this module")]
+
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DeleteParams, PostParams};
+use kube::Client;
+use messages::crd::csv::ClusterServiceVersion;
+use messages::crd::operator_group::OperatorGroup;
+use serde_json::json;
+use std::time::Duration;
+
+pub const DEADLINE: Duration = Duration::from_secs(90);
+
+/// Extra namespaces for one test, deleted by [`Extra::delete`].
+pub struct Extra {
+    pub client: Client,
+    pub names: Vec<String>,
+}
+
+impl Extra {
+    /// Names `<base>-<suffix>`; only those in `create_now` are created at once (others may be created later).
+    pub async fn create(client: &Client, base: &str, suffixes: &[&str]) -> anyhow::Result<Self> {
+        let extra = Self { client: client.clone(), names: suffixes.iter().map(|s| format!("{base}-{s}")).collect() };
+        for name in &extra.names {
+            extra.create_one(name).await?;
+        }
+        Ok(extra)
+    }
+
+    pub fn named(client: &Client, base: &str, suffixes: &[&str]) -> Self {
+        Self { client: client.clone(), names: suffixes.iter().map(|s| format!("{base}-{s}")).collect() }
+    }
+
+    pub async fn create_one(&self, name: &str) -> anyhow::Result<()> {
+        let api: Api<Namespace> = Api::all(self.client.clone());
+        let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name, "labels": {"olm-rs.io/test": "true"}}}))?;
+        api.create(&PostParams::default(), &ns).await?;
+        Ok(())
+    }
+
+    pub async fn delete(self) {
+        let api: Api<Namespace> = Api::all(self.client.clone());
+        for name in self.names {
+            let _ = api.delete(&name, &DeleteParams::background()).await;
+        }
+    }
+}
+
+pub fn og(name: &str, spec: serde_json::Value) -> anyhow::Result<OperatorGroup> {
+    Ok(serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": name}, "spec": spec}))?)
+}
+
+/// A CSV without deployments owning the CRDs `(plural, group, kind)` at `v1`, supporting `modes`.
+pub fn csv(name: &str, modes: &[&str], owned: &[(String, String, String)]) -> anyhow::Result<ClusterServiceVersion> {
+    let install_modes: Vec<serde_json::Value> = ["OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces"]
+        .iter()
+        .map(|m| json!({"type": m, "supported": modes.contains(m)}))
+        .collect();
+    let owned: Vec<serde_json::Value> = owned.iter().map(|(plural, group, kind)| json!({"name": format!("{plural}.{group}"), "version": "v1", "kind": kind})).collect();
+    Ok(serde_json::from_value(json!({
+        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+        "metadata": {"name": name},
+        "spec": {"version": "1.0.0", "displayName": name,
+                 "install": {"strategy": "deployment", "spec": {"deployments": []}},
+                 "installModes": install_modes,
+                 "customresourcedefinitions": {"owned": owned}}
+    }))?)
+}
+
+/// A namespaced CRD `<plural>.<group>` serving `v1` with kind `kind`; created (or kept when it exists).
+pub async fn ensure_crd(client: &Client, plural: &str, group: &str, kind: &str) -> anyhow::Result<()> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let crd: CustomResourceDefinition = serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.{group}"), "labels": {"olm-rs.io/test": "true"}},
+        "spec": {"group": group, "scope": "Namespaced",
+                 "names": {"plural": plural, "singular": kind.to_lowercase(), "kind": kind, "listKind": format!("{kind}List")},
+                 "versions": [{"name": "v1", "served": true, "storage": true,
+                               "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+    }))?;
+    match api.create(&PostParams::default(), &crd).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub async fn delete_crd(client: &Client, plural: &str, group: &str) {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let _ = api.delete(&format!("{plural}.{group}"), &DeleteParams::background()).await;
+}
+
+pub fn provided(og: &OperatorGroup) -> String {
+    og.metadata.annotations.as_ref().and_then(|a| a.get("olm.providedAPIs")).cloned().unwrap_or_default()
+}
+
+pub fn phase_reason(csv: &ClusterServiceVersion) -> (String, String) {
+    let status = csv.status.clone().unwrap_or_default();
+    (status.phase.as_str().to_string(), status.reason.as_str().to_string())
+}
