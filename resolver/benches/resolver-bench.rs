@@ -4,7 +4,8 @@
 //! 1. 10 Subscriptions against every catalog in `../shared/catalogs` (skipped when absent);
 //! 2. the same 10 against ten renamed copies of those catalogs (the "ten-times" catalog);
 //! 3. 200 Subscriptions (half upgrading, half new) against a synthetic 10 000-bundle catalog with
-//!    skipRanges and cross-package API dependencies.
+//!    skipRanges and cross-package API dependencies;
+//! 4. the same plus 20 unsatisfiable Subscriptions (the isolation path: one admission per Subscription).
 //!
 //! Prints p50/p99/max per namespace and the process's peak resident memory (VmHWM).
 
@@ -171,6 +172,37 @@ fn synthetic_namespace() -> Namespace {
     }
 }
 
+/// The synthetic namespace plus 20 Subscriptions to packages whose only bundle requires an API nobody
+/// provides: the all-together solve fails and each Subscription is admitted one at a time (isolation).
+fn synthetic_namespace_with_failures() -> Namespace {
+    let mut ns = synthetic_namespace();
+    let key = ns.catalogs[0].key.clone();
+    for i in 0..20 {
+        let package = format!("broken{i}");
+        ns.catalogs[0].bundles.push(BundleEntry {
+            name: format!("{package}.v1"),
+            package: package.clone(),
+            channel: "stable".into(),
+            version: Version::new(1, 0, 0),
+            replaces: None,
+            skips: vec![],
+            skip_range: None,
+            provided_apis: vec![],
+            required_apis: vec![Gvk::new("missing.example.com", "v1", "Missing")],
+            properties: vec![],
+            bundle_path: String::new(),
+            deprecated: false,
+        });
+        ns.catalogs[0].packages.push(PackageInfo {
+            name: package.clone(),
+            default_channel: "stable".into(),
+        });
+        ns.subscriptions
+            .push(sub(&format!("t{i}"), &package, "stable", &key));
+    }
+    ns
+}
+
 /// Up to 10 Subscriptions to default channels of the community FBC packages (the first catalog labelled so).
 fn ten_subs(catalogs: &[CatalogSnapshot], prefer: &str) -> Vec<SubscriptionSpec> {
     let Some(c) = catalogs
@@ -298,6 +330,11 @@ fn main() {
         "200 subscriptions x synthetic 10k-bundle catalog",
         &synthetic_namespace(),
         iterations.min(50),
+    );
+    run(
+        "220 subscriptions (20 unsatisfiable) x synthetic 10k-bundle catalog",
+        &synthetic_namespace_with_failures(),
+        iterations.min(20),
     );
     match peak_rss_kib() {
         Some(kib) => println!(

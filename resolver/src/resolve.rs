@@ -249,6 +249,47 @@ fn isolate(
     prohibited: &mut HashMap<String, String>,
     warnings: &mut Vec<String>,
 ) -> Vec<VarId> {
+    // Subscriptions that cannot resolve even alone fail first, without a pass over the others; often
+    // what remains then resolves together.
+    if let Ok(base) = ctx.solve(mandatory, prohibited) {
+        let open: Vec<usize> = live
+            .iter()
+            .copied()
+            .filter(|i| !failed.contains_key(i))
+            .collect();
+        for i in open {
+            let s = &subs[i];
+            let roots: Vec<Root> = mandatory
+                .iter()
+                .cloned()
+                .chain(std::iter::once(s.root()))
+                .collect();
+            if ctx.solve(&roots, prohibited).is_ok() {
+                continue;
+            }
+            let alone = mandatory.clone();
+            let cands = explain_candidates(ctx, s, &alone, &alone, &base, prohibited);
+            failed.insert(i, explanation(s, None, cands));
+            match s.cands.current {
+                Some(cur) => mandatory.push(Root::Pinned(cur)),
+                None => {
+                    prohibited.insert(s.spec.package.clone(), s.spec.name.clone());
+                }
+            }
+        }
+        let rest: Vec<Root> = mandatory
+            .iter()
+            .cloned()
+            .chain(
+                live.iter()
+                    .filter(|i| !failed.contains_key(i))
+                    .map(|&i| subs[i].root()),
+            )
+            .collect();
+        if let Ok(chosen) = ctx.solve(&rest, prohibited) {
+            return chosen;
+        }
+    }
     let mut passes = 0usize;
     loop {
         passes += 1;
