@@ -271,7 +271,7 @@ fn isolate(
             let cands = explain_candidates(ctx, s, &alone, &alone, &base, prohibited);
             failed.insert(i, explanation(s, None, cands));
             match s.cands.current {
-                Some(cur) => mandatory.push(Root::Pinned(cur)),
+                Some(cur) => mandatory.push(Root::Mandatory(cur)),
                 None => {
                     prohibited.insert(s.spec.package.clone(), s.spec.name.clone());
                 }
@@ -351,7 +351,7 @@ fn isolate(
                     failed.insert(i, explanation(s, None, cands));
                     new_failure = true;
                     match s.cands.current {
-                        Some(cur) => mandatory.push(Root::Pinned(cur)),
+                        Some(cur) => mandatory.push(Root::Mandatory(cur)),
                         None => {
                             prohibited.insert(s.spec.package.clone(), s.spec.name.clone());
                         }
