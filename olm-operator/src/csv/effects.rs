@@ -31,6 +31,8 @@ pub struct Plan {
     pub rendered: Option<Rendered>,
     /// Skip `EnsureRbac` when every service account requirement is already present.
     pub rbac_in_place: bool,
+    /// For the effects that message other actors (the OperatorGroup's).
+    pub shared: crate::shared::Shared,
 }
 
 /// What happened.
@@ -44,7 +46,7 @@ pub struct Applied {
 }
 
 pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
-    let Plan { key, csv, decision, requirement_statuses, rendered, rbac_in_place } = plan;
+    let Plan { key, csv, decision, requirement_statuses, rendered, rbac_in_place, shared } = plan;
     let namespace = key.namespace_or_empty().to_string();
     let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), &namespace);
     let mut step = decision.step.clone();
@@ -74,6 +76,14 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
                 Ok(())
             }
             Effect::CountUpgrade => Ok(()),
+            Effect::ChangeProvidedApis(change, apis) => {
+                // A refusal or a lost reply is retried by the decision's recheck; it is not an API error of ours.
+                if let Err(e) = crate::operator_group::notify::change_provided_apis(&shared, &key, *change, apis.clone()).await {
+                    tracing::warn!(csv = %key, error = %crate::operator_group::error_chain(&e), "the operator group did not change its provided apis");
+                }
+                Ok(())
+            }
+            Effect::CleanupDeployments => cleanup_deployments(&client, &namespace, &key.name).await,
             Effect::DeleteSelf => match csvs.delete(&key.name, &DeleteParams::background()).await {
                 Ok(_) => {
                     applied.deleted = true;
@@ -203,4 +213,20 @@ where
         Err(kube::Error::Api(s)) if s.is_already_exists() => Ok(()),
         Err(source) => Err(Error::Apply { verb: "create", kind, name: shown(obj), source }),
     }
+}
+
+/// Delete the deployments labelled for this CSV (OperatorGroup provided-API failures; OLM's cleanup).
+async fn cleanup_deployments(client: &Client, namespace: &str, csv: &str) -> Result<(), Error> {
+    let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
+    let params = ListParams::default().labels(&strategy::owner_selector(csv, namespace));
+    let listed = api.list_metadata(&params).await.map_err(|source| Error::Apply { verb: "list", kind: "Deployment", name: csv.to_string(), source })?;
+    for deployment in listed.items {
+        let name = deployment.metadata.name.unwrap_or_default();
+        match api.delete(&name, &DeleteParams::background()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.is_not_found() => {}
+            Err(source) => return Err(Error::Apply { verb: "delete", kind: "Deployment", name, source }),
+        }
+    }
+    Ok(())
 }

@@ -72,6 +72,12 @@ pub enum GroupFit {
     InvalidInstallModes(String),
     /// The CSV does not support the group's targets (OLM's `InstallModeSet.Supports` error text).
     Unsupported(String),
+    /// The group's `olm.providedAPIs` must change first (spec §3.4): the CSV asks the group's actor
+    /// (`operator_group::notify::change_provided_apis`) and reconciles again.
+    ChangeProvidedApis(messages::msg::ApiChange, std::collections::BTreeSet<String>),
+    /// The provided-API rules fail the CSV, non-terminally (`InterOperatorGroupOwnerConflict`,
+    /// `CannotModifyStaticOperatorGroupProvidedAPIs`); `write` is false where OLM keeps the current status.
+    ApiFailure { reason: CsvReason, message: String, write: bool },
 }
 
 /// The result of the requirement checks (spec §2.4), with the statuses to publish.

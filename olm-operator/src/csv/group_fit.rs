@@ -113,6 +113,8 @@ mod tests {
         let got = match fit {
             GroupFit::Fits { .. } => "fits",
             GroupFit::Unsupported(_) => "unsupported",
+            GroupFit::ChangeProvidedApis(..) => "change apis",
+            GroupFit::ApiFailure { .. } => "api failure",
             GroupFit::NoTargetNamespaces => "no targets",
             GroupFit::InvalidInstallModes(_) => "invalid modes",
             GroupFit::NoOperatorGroup => "no group",

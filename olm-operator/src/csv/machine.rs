@@ -39,6 +39,10 @@ pub enum Effect {
     CountUpgrade,
     /// Delete the CSV object itself (phase Deleting).
     DeleteSelf,
+    /// Ask the OperatorGroup's actor to change its `olm.providedAPIs` (it alone applies unions and differences).
+    ChangeProvidedApis(messages::msg::ApiChange, std::collections::BTreeSet<String>),
+    /// Delete the CSV's deployments (after an OperatorGroup provided-API failure).
+    CleanupDeployments,
 }
 
 /// When to reconcile again, besides watch events.
@@ -62,6 +66,8 @@ pub struct Decision {
 /// Safety net for waits that a watch normally ends (deployments becoming ready, a neighbour changing phase).
 pub const WAIT_RECHECK: Duration = Duration::from_secs(30);
 /// How often a CSV failed because of its OperatorGroup re-checks the group (until issue 4 requeues CSVs on group changes).
+/// Safety net after asking the OperatorGroup to change its provided APIs (its requeue normally comes first).
+pub const API_CHANGE_RECHECK: Duration = Duration::from_secs(2);
 pub const GROUP_RECHECK: Duration = Duration::from_secs(15);
 
 // Messages (OLM's exact texts).
@@ -109,6 +115,14 @@ pub fn decide(o: &Observed) -> Decision {
         GroupFit::NoTargetNamespaces => return group_failure(o, CsvReason::NoTargetNamespaces, MSG_NO_TARGET_NAMESPACES),
         GroupFit::InvalidInstallModes(message) => return group_failure(o, CsvReason::InvalidInstallModes, message),
         GroupFit::Unsupported(message) => return group_failure(o, CsvReason::UnsupportedOperatorGroup, message),
+        GroupFit::ChangeProvidedApis(change, apis) => {
+            // OLM requeues and stops; the group's actor requeues us when its annotation changed.
+            return Decision { step: Step::Stay, effects: vec![Effect::ChangeProvidedApis(*change, apis.clone())], next: Next::After(API_CHANGE_RECHECK) };
+        }
+        GroupFit::ApiFailure { reason, message, write } => {
+            let step = if *write { to(CsvPhase::Failed, reason.clone(), message.clone()) } else { Step::Stay };
+            return Decision { step, effects: vec![Effect::CleanupDeployments], next: Next::Idle };
+        }
     }
     if o.phase == CsvPhase::None {
         return with(effects, to(CsvPhase::Pending, CsvReason::RequirementsUnknown, MSG_REQUIREMENTS_UNKNOWN), Next::Idle);

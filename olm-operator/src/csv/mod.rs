@@ -96,7 +96,7 @@ impl CsvActor {
         let rbac_in_place = gathered.requirement_statuses.iter().filter(|s| s.kind == "ServiceAccount").all(|s| s.status == RequirementStatusReason::Present);
         let counts_upgrade = decision.effects.contains(&Effect::CountUpgrade);
         let next = decision.next;
-        let plan = effects::Plan { key: self.key.clone(), csv, decision, requirement_statuses: gathered.requirement_statuses, rendered: gathered.rendered, rbac_in_place };
+        let plan = effects::Plan { key: self.key.clone(), csv, decision, requirement_statuses: gathered.requirement_statuses, rendered: gathered.rendered, rbac_in_place, shared: self.shared.clone() };
         let fut = effects::apply(self.shared.client.clone(), self.recorder.clone(), plan).instrument(span);
         AtomicResponse::new(Box::pin(fut.into_actor(self).map(move |applied, act, ctx| {
             if let Some(written) = applied.written {
@@ -207,6 +207,7 @@ impl Handler<ObjectEvent<ClusterServiceVersion>> for CsvActor {
     fn handle(&mut self, msg: ObjectEvent<ClusterServiceVersion>, ctx: &mut Self::Context) -> Self::Result {
         match msg {
             ObjectEvent::Observed(csv) => {
+                crate::operator_group::notify::member_changed(&self.shared, &self.key, Some(&csv));
                 let stale = self.latest.as_ref().is_some_and(|old| older(&csv, old));
                 if !stale {
                     self.latest = Some(csv);
@@ -214,6 +215,7 @@ impl Handler<ObjectEvent<ClusterServiceVersion>> for CsvActor {
                 self.reconcile(ctx)
             }
             ObjectEvent::Deleted => {
+                crate::operator_group::notify::member_changed(&self.shared, &self.key, self.latest.as_deref());
                 self.cleanup();
                 ctx.stop();
                 AtomicResponse::new(Box::pin(actix::fut::ready(())))

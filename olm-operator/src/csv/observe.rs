@@ -4,7 +4,6 @@
 
 use super::chain::{self, Peer};
 use super::facts::{InstallStatus, Observed, OwnerConflict, Requirements, SpecCheck};
-use super::group_fit;
 use super::health;
 use super::requirements::{self, AccountFacts, Cluster, CrdFacts};
 use super::strategy::{self, Rendered};
@@ -38,7 +37,7 @@ pub fn gather(shared: &Shared, csv: &ClusterServiceVersion, now: Timestamp) -> G
     let spec = spec_check(csv, &me, &peers);
     let groups = shared.stores.operator_groups.get().map(|s| s.state()).unwrap_or_default();
     let in_namespace: Vec<&messages::crd::operator_group::OperatorGroup> = groups.iter().filter(|g| g.metadata.namespace.as_deref() == Some(namespace.as_str())).map(|g| g.as_ref()).collect();
-    let group = group_fit::classify(csv, &in_namespace);
+    let group = crate::operator_group::membership::fit(csv, &in_namespace, groups.iter().map(|g| g.as_ref()));
     let requirements = requirements::check(csv, &StoreCluster { shared });
     let install = match &rendered {
         Some(r) => installed(shared, &namespace, r),

@@ -27,6 +27,16 @@ pub fn classify<'a>(csv: &ClusterServiceVersion, namespace_groups: &[&OperatorGr
     Membership { fit, apis }
 }
 
+/// [`classify`] folded into the [`GroupFit`] the CSV machine reads.
+pub fn fit<'a>(csv: &ClusterServiceVersion, namespace_groups: &[&OperatorGroup], all_groups: impl IntoIterator<Item = &'a OperatorGroup>) -> GroupFit {
+    let Membership { fit, apis } = classify(csv, namespace_groups, all_groups);
+    match apis {
+        ApiVerdict::Proceed => fit,
+        ApiVerdict::Change(change, set) => GroupFit::ChangeProvidedApis(change, set),
+        ApiVerdict::Fail { reason, message, write } => GroupFit::ApiFailure { reason, message: message.to_string(), write },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
