@@ -62,6 +62,11 @@ pub fn detect(path: &Path) -> Result<Format> {
     Ok(if package_manifest { Format::PackageManifests } else { Format::Fbc })
 }
 
+/// Loads FBC file groups (see [`fbc::units`]) concurrently, one catalog per group, in order.
+pub fn parallel_parts(units: &[Vec<std::path::PathBuf>]) -> Vec<Result<Catalog>> {
+    crate::documents::parallel_map(units, |files| fbc::load_files(files))
+}
+
 /// Loads one path in the given format (no semantic validation).
 pub fn load_as(path: &Path, format: Format) -> Result<Catalog> {
     match format {

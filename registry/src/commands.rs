@@ -133,10 +133,18 @@ fn cache_build_by_parts(args: &CacheArgs) -> Result<Option<String>, crate::store
     let mut counts = (0usize, 0usize);
     let mut findings = Vec::new();
     let mut cross_reference = false;
-    let mut units = units.into_iter();
+    // Units are parsed a few at a time (one per core), then indexed one by one.
+    let width = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let mut chunks = units.chunks(width).map(<[_]>::to_vec).collect::<Vec<_>>().into_iter();
+    let mut loaded: std::collections::VecDeque<Result<catalog::Catalog, LoadError>> = std::collections::VecDeque::new();
     Store::write_cache_parts(&args.out, || {
-        for unit in units.by_ref() {
-            let part = match catalog::fbc::load_files(&unit) {
+        loop {
+            if loaded.is_empty() {
+                let chunk = chunks.next()?;
+                loaded.extend(catalog::load::parallel_parts(&chunk));
+            }
+            let Some(next) = loaded.pop_front() else { continue };
+            let part = match next {
                 Ok(part) => part,
                 Err(LoadError::Invalid(d)) => {
                     cross_reference |= d.0.iter().any(|x| matches!(x.problem, catalog::Problem::UnknownPackage(_)));
@@ -156,7 +164,6 @@ fn cache_build_by_parts(args: &CacheArgs) -> Result<Option<String>, crate::store
             counts.1 += part.bundle_count();
             return Some(Ok(part));
         }
-        None
     })?;
     if cross_reference {
         return Ok(None);
