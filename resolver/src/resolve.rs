@@ -361,7 +361,54 @@ fn isolate(
         }
         // Each repeated pass has one more failure or one fewer Mandatory root, so this bound is never reached.
         if !new_failure || passes > 2 * subs.len() + 2 {
+            retry_failed(
+                ctx,
+                subs,
+                mandatory,
+                &mut accepted,
+                failed,
+                prohibited,
+                &mut chosen,
+            );
             return chosen;
+        }
+    }
+}
+
+/// A Subscription that failed in an earlier pass may fit the final state (the one it clashed with failed
+/// later). Those whose CSV is still held with its dependencies met get one more admission.
+fn retry_failed(
+    ctx: &mut Ctx<'_, '_>,
+    subs: &[Sub<'_>],
+    mandatory: &mut Vec<Root>,
+    accepted: &mut Vec<Root>,
+    failed: &mut HashMap<usize, Explanation>,
+    prohibited: &HashMap<String, String>,
+    chosen: &mut Vec<VarId>,
+) {
+    let mut retry: Vec<usize> = failed.keys().copied().collect();
+    retry.sort_unstable();
+    for i in retry {
+        let s = &subs[i];
+        let Some(cur) = s.cands.current else { continue };
+        if !mandatory
+            .iter()
+            .any(|r| matches!(r, Root::Mandatory(v) if *v == cur))
+        {
+            continue;
+        }
+        let roots: Vec<Root> = mandatory
+            .iter()
+            .filter(|r| !matches!(r, Root::Mandatory(v) if *v == cur))
+            .chain(accepted.iter())
+            .cloned()
+            .chain(std::iter::once(s.root()))
+            .collect();
+        if let Ok(c) = ctx.solve(&roots, prohibited) {
+            *chosen = c;
+            mandatory.retain(|r| !matches!(r, Root::Mandatory(v) if *v == cur));
+            accepted.push(s.root());
+            failed.remove(&i);
         }
     }
 }

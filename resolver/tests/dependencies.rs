@@ -170,6 +170,16 @@ fn check(n: &Namespace, want: &[(&str, Want)], steps: &[(&str, &str)]) {
     vec![("a-new", Want::Failed("it provides API X (example.com/v1), which installed z.v1 (version 1.0.0) already provides")),
          ("z-old", Want::Failed("installed z.v1 (version 1.0.0) was rejected because it requires API Y (example.com/v1)"))],
     vec![])]
+#[case::a_subscription_that_clashed_with_a_later_failure_is_retried_and_its_dependency_is_kept(
+    ns(vec![sub("a-new", "n", "stable", "cat"), sub("m-p", "p", "stable", "cat").installed("p.v1"), sub("z-q", "q", "stable", "cat").installed("q.v1")],
+       vec![csv("p.v1", "p", "1.0.0"), csv("q.v1", "q", "1.0.0").provides("Q")
+            .prop_required_package("p", "<2.0.0")],
+       vec![cat("cat", NS, 0, vec![b("n.v1", "n", "stable", "1.0.0").provides("Q"),
+            b("p.v1", "p", "stable", "1.0.0"), b("p.v2", "p", "stable", "2.0.0").replaces("p.v1"),
+            b("q.v1", "q", "stable", "1.0.0").provides("Q")])]),
+    vec![("a-new", Want::Failed("it provides API Q (example.com/v1), which installed q.v1 (version 1.0.0) already provides")),
+         ("m-p", Want::UpToDate("p.v1")), ("z-q", Want::UpToDate("q.v1"))],
+    vec![])]
 #[case::installed_operators_that_are_already_broken_do_not_block_an_independent_subscription(
     ns(vec![sub("fine", "c", "stable", "cat")], vec![csv("z.v1", "z", "1.0.0").requires("Gone")],
        vec![cat("cat", NS, 0, vec![b("c.v1", "c", "stable", "1.0.0")])]),
