@@ -41,6 +41,8 @@ pub struct OperatorGroupActor {
     group_roles_hash: Option<String>,
     api_roles_done: BTreeSet<String>,
     siblings: Option<usize>,
+    /// Copies created by this actor and not yet seen in the CSV store.
+    created: BTreeSet<ObjectKey>,
 }
 
 impl Actor for OperatorGroupActor {
@@ -53,7 +55,7 @@ impl ObjectActor for OperatorGroupActor {
     const KIND: &'static str = "OperatorGroup";
 
     fn new(key: ObjectKey, shared: Shared) -> Self {
-        Self { key, shared, latest: None, scheduled: false, fingerprint: None, group_roles_hash: None, api_roles_done: BTreeSet::new(), siblings: None }
+        Self { key, shared, latest: None, scheduled: false, fingerprint: None, group_roles_hash: None, api_roles_done: BTreeSet::new(), siblings: None, created: BTreeSet::new() }
     }
 }
 
@@ -143,7 +145,10 @@ impl Handler<Sync> for OperatorGroupActor {
     fn handle(&mut self, _msg: Sync, _ctx: &mut Self::Context) -> Self::Result {
         self.scheduled = false;
         let Some(group) = self.latest.clone() else { return AtomicResponse::new(Box::pin(async {}.into_actor(self))) };
-        let plan = match plan::plan(&self.shared, &group, &self.api_roles_done) {
+        if let Some(store) = self.shared.stores.csvs.get() {
+            self.created.retain(|k| store.get(&kube::runtime::reflector::ObjectRef::new(&k.name).within(k.namespace_or_empty())).is_none());
+        }
+        let plan = match plan::plan(&self.shared, &group, &self.api_roles_done, &self.created) {
             Ok(plan) => plan,
             Err(error) => {
                 tracing::warn!(og = %self.key, error = &error as &dyn std::error::Error, "cannot sync operator group");
@@ -159,6 +164,7 @@ impl Handler<Sync> for OperatorGroupActor {
         AtomicResponse::new(Box::pin(fut.into_actor(self).map(|outcome, act: &mut Self, ctx: &mut Context<Self>| {
             act.siblings = Some(outcome.groups_in_namespace);
             act.api_roles_done.extend(outcome.api_roles_done);
+            act.created.extend(outcome.created);
             if outcome.ok {
                 act.fingerprint = Some(outcome.fingerprint);
                 act.group_roles_hash = Some(outcome.group_roles_hash);

@@ -25,6 +25,8 @@ pub struct Outcome {
     pub fingerprint: String,
     pub group_roles_hash: String,
     pub api_roles_done: Vec<String>,
+    /// Copies created by this sync.
+    pub created: Vec<ObjectKey>,
     pub groups_in_namespace: usize,
 }
 
@@ -38,6 +40,14 @@ pub async fn apply(shared: &Shared, key: &ObjectKey, group: &Arc<OperatorGroup>,
         tracing::warn!(og = %key, error = %super::error_chain(error), "{what} failed; retrying");
         ok = false;
     };
+    let count = |kind: &str, n: usize| super::metrics::count(&shared.metrics, kind, n);
+    count("status", usize::from(plan.status.is_some()));
+    count("namespace_label", plan.labels.len());
+    count("annotate_csv", plan.annotate.len());
+    count("prune", usize::from(plan.prune.is_some()));
+    if roles_changed {
+        count("cluster_role", plan.group_roles.len());
+    }
     if let Some(status) = &plan.status
         && let Err(e) = effects::write_status(client, key, status).await
     {
@@ -75,12 +85,15 @@ pub async fn apply(shared: &Shared, key: &ObjectKey, group: &Arc<OperatorGroup>,
             Err(e) => fail("per-api cluster roles", &e),
         }
     }
+    let mut created = Vec::new();
     if !plan.copies.is_empty() {
         let count = plan.copies.len();
+        created = plan.copies.iter().filter_map(|w| if let effects::CopyWrite::Create(c) = w { ObjectKey::of(c) } else { None }).collect();
         let (requests, result) = effects::write_copies(client, plan.copies).await;
         super::metrics::count(&shared.metrics, "copied_csv", requests);
         tracing::debug!(og = %key, writes = count, requests, "copied csvs synced");
         if let Err(e) = result {
+            created.clear();
             fail("copied csvs", &e);
         }
     }
@@ -97,7 +110,7 @@ pub async fn apply(shared: &Shared, key: &ObjectKey, group: &Arc<OperatorGroup>,
         }
     }
     let _ = group;
-    Outcome { ok, fingerprint: plan.fingerprint, group_roles_hash: plan.group_roles_hash, api_roles_done, groups_in_namespace: plan.groups_in_namespace }
+    Outcome { ok, fingerprint: plan.fingerprint, group_roles_hash: plan.group_roles_hash, api_roles_done, created, groups_in_namespace: plan.groups_in_namespace }
 }
 
 async fn crd_owner(client: &kube::Client, name: &str) -> Option<OwnerReference> {

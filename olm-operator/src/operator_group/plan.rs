@@ -46,7 +46,8 @@ pub enum Error {
     Targets { key: ObjectKey, #[source] source: targets::TargetError },
 }
 
-pub fn plan(shared: &Shared, group: &Arc<OperatorGroup>, done_api_roles: &BTreeSet<String>) -> Result<Plan, Error> {
+/// `created` holds copies this actor created that the CSV store may not show yet (never created twice).
+pub fn plan(shared: &Shared, group: &Arc<OperatorGroup>, done_api_roles: &BTreeSet<String>, created: &BTreeSet<ObjectKey>) -> Result<Plan, Error> {
     let stores = &shared.stores;
     let (Some(ns_store), Some(csv_store), Some(og_store)) = (stores.namespaces.get(), stores.csvs.get(), stores.operator_groups.get()) else {
         return Err(Error::NoStores);
@@ -97,7 +98,7 @@ pub fn plan(shared: &Shared, group: &Arc<OperatorGroup>, done_api_roles: &BTreeS
         c.spec.features.as_ref().and_then(|f| f.disable_copied_csvs) != Some(true)
     });
     let copy_to = machine::copy_namespaces(&group_ns, &targets, copies_enabled, namespaces.iter().map(|(n, _)| n.as_str()));
-    let copies = copy_writes(&current, &key, &members, &all_csvs, &copy_to);
+    let copies = copy_writes(&current, &key, &members, &all_csvs, &copy_to, created);
 
     let fingerprint = format!("{:?}|{}|{}", targets, provided_apis::format(&apis), provided_apis::format(&provided_apis::of_group(&current)));
     let requeue = all_csvs
@@ -109,7 +110,7 @@ pub fn plan(shared: &Shared, group: &Arc<OperatorGroup>, done_api_roles: &BTreeS
     Ok(Plan { status, labels, annotate, prune, group_roles, group_roles_hash, api_roles, copies, fingerprint, requeue, groups_in_namespace })
 }
 
-fn copy_writes(group: &OperatorGroup, key: &ObjectKey, members: &[&Arc<ClusterServiceVersion>], all: &[Arc<ClusterServiceVersion>], copy_to: &BTreeSet<String>) -> Vec<CopyWrite> {
+fn copy_writes(group: &OperatorGroup, key: &ObjectKey, members: &[&Arc<ClusterServiceVersion>], all: &[Arc<ClusterServiceVersion>], copy_to: &BTreeSet<String>, created: &BTreeSet<ObjectKey>) -> Vec<CopyWrite> {
     let group_ns = key.namespace_or_empty();
     let existing: BTreeMap<(String, String), &Arc<ClusterServiceVersion>> = all
         .iter()
@@ -124,6 +125,7 @@ fn copy_writes(group: &OperatorGroup, key: &ObjectKey, members: &[&Arc<ClusterSe
             wanted_keys.insert((ns.clone(), name.clone()));
             let wanted = copied_csv::render(parent, ns);
             match existing.get(&(ns.clone(), name.clone())) {
+                None if created.contains(&ObjectKey::new(ns.clone(), name.clone())) => {}
                 None => writes.push(CopyWrite::Create(wanted)),
                 Some(have) => {
                     let drift = copied_csv::drift(have, &wanted);
