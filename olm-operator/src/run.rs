@@ -24,6 +24,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let _ = shared.stores.namespaces.set(namespaces);
         let (olm_config, _task) = crate::operator_group::notify::olm_config_store(&shared);
         let _ = shared.stores.olm_config.set(olm_config);
+        let _ = shared.stores.olm_config_status.set(crate::operator_group::olm_config::spawn(&shared));
         let (csvs, csv_store) = wiring.start::<CsvActor>(shared.clone());
         let _ = shared.stores.csvs.set(csv_store);
         let _ = shared.registries.csvs.set(csvs);

@@ -57,6 +57,15 @@ async fn set_copies_disabled(client: &Client, disabled: Option<bool>) -> anyhow:
     Ok(())
 }
 
+async fn await_config_condition(client: &Client, status: &'static str, reason: &'static str) -> anyhow::Result<()> {
+    let api: Api<OLMConfig> = Api::all(client.clone());
+    await_object(&api, "cluster", DEADLINE, &format!("DisabledCopiedCSVs={status} {reason}"), move |c: Option<&OLMConfig>| {
+        c.and_then(|c| c.status.as_ref()).is_some_and(|s| s.conditions.iter().any(|c| c.type_ == "DisabledCopiedCSVs" && c.status == status && c.reason == reason))
+    })
+    .await?;
+    Ok(())
+}
+
 #[tokio::test]
 async fn an_all_namespaces_operator_is_copied_where_its_group_reaches() -> anyhow::Result<()> {
     let cluster = Cluster::shared()?;
@@ -86,10 +95,15 @@ async fn an_all_namespaces_operator_is_copied_where_its_group_reaches() -> anyho
             await_copies(&ctx.client, &ns, &all, &[&t1, &t2, &t3], "Succeeded").await?;
             // OLMConfig disableCopiedCSVs removes the copies and re-enabling brings them back (scenario 17).
             set_copies_disabled(&ctx.client, Some(true)).await?;
-            let disabled = await_copies(&ctx.client, &ns, &all, &[], "Succeeded").await;
+            let disabled = async {
+                await_copies(&ctx.client, &ns, &all, &[], "Succeeded").await?;
+                await_config_condition(&ctx.client, "True", "CopiedCSVsDisabled").await
+            }
+            .await;
             set_copies_disabled(&ctx.client, None).await?;
             disabled?;
             await_copies(&ctx.client, &ns, &all, &[&t1, &t2, &t3], "Succeeded").await?;
+            await_config_condition(&ctx.client, "False", "CopiedCSVsEnabled").await?;
             // Narrowing the group to its own namespace deletes the copies (scenario 15).
             ogs.patch("global", &PatchParams::default(), &Patch::Merge(json!({"spec": {"targetNamespaces": [ns]}}))).await?;
             await_copies(&ctx.client, &ns, &all, &[], "Succeeded").await?;

@@ -13,6 +13,7 @@ pub mod machine;
 pub mod membership;
 pub mod metrics;
 pub mod notify;
+pub mod olm_config;
 pub mod plan;
 pub mod provided_apis;
 pub mod targets;

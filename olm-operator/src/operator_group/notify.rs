@@ -92,6 +92,7 @@ pub async fn apply(shared: &Shared, key: &ObjectKey, group: &Arc<OperatorGroup>,
         let (requests, result) = effects::write_copies(client, plan.copies).await;
         super::metrics::count(&shared.metrics, "copied_csv", requests);
         tracing::debug!(og = %key, writes = count, requests, "copied csvs synced");
+        super::olm_config::changed(shared);
         if let Err(e) = result {
             created.clear();
             fail("copied csvs", &e);
@@ -197,6 +198,7 @@ pub fn member_changed(shared: &Shared, key: &ObjectKey, csv: Option<&ClusterServ
     if let Some(csv) = csv
         && csv.is_copied()
     {
+        super::olm_config::changed(shared);
         let a = csv.metadata.annotations.clone().unwrap_or_default();
         if let (Some(group), Some(ns)) = (a.get(annotations::OPERATOR_GROUP), a.get(annotations::OPERATOR_NAMESPACE)) {
             targets.push(ObjectKey::new(ns.clone(), group.clone()));
@@ -232,6 +234,7 @@ pub fn olm_config_store(shared: &Shared) -> (kube::runtime::reflector::Store<mes
     let api = Api::<messages::crd::olm_config::OLMConfig>::all(shared.client.clone());
     olm_runtime::watch::spawn_store(api, kube::runtime::watcher::Config::default(), move |_config: &messages::crd::olm_config::OLMConfig| {
         all_groups(&shared, OperatorGroupMsg::OlmConfigChanged);
+        super::olm_config::changed(&shared);
     })
 }
 
