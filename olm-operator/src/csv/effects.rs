@@ -132,7 +132,7 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
 
 async fn ensure_rbac(client: &Client, r: &Rendered) -> Result<(), Error> {
     for sa in &r.service_accounts {
-        create_if_absent::<ServiceAccount>(namespaced(client, sa), sa, "ServiceAccount").await?;
+        ensure_account(namespaced(client, sa), sa).await?;
     }
     for role in &r.roles {
         upsert(namespaced(client, role), role, "Role").await?;
@@ -203,16 +203,27 @@ where
     }
 }
 
-/// Create unless it exists (service accounts are left alone once there: their token secrets are theirs).
-async fn create_if_absent<K>(api: Api<K>, obj: &K, kind: &'static str) -> Result<(), Error>
-where
-    K: Resource + Clone + Serialize + DeserializeOwned + Debug,
-{
-    match api.create(&PostParams::default(), obj).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.is_already_exists() => Ok(()),
-        Err(source) => Err(Error::Apply { verb: "create", kind, name: shown(obj), source }),
+/// Create the service account, or add this CSV to the owners of an existing one (a newer CSV of the same
+/// operator shares its predecessor's account; OLM's catalog operator adopts it likewise). Nothing else of an
+/// existing account is touched: its token secrets are its own.
+async fn ensure_account(api: Api<ServiceAccount>, sa: &ServiceAccount) -> Result<(), Error> {
+    let err = |verb: &'static str| move |source| Error::Apply { verb, kind: "ServiceAccount", name: shown(sa), source };
+    match api.create(&PostParams::default(), sa).await {
+        Ok(_) => return Ok(()),
+        Err(kube::Error::Api(s)) if s.is_already_exists() => {}
+        Err(source) => return Err(err("create")(source)),
     }
+    let name = sa.meta().name.clone().unwrap_or_default();
+    let live = api.get(&name).await.map_err(err("read"))?;
+    let mut owners = live.metadata.owner_references.clone().unwrap_or_default();
+    let mine = sa.metadata.owner_references.clone().unwrap_or_default();
+    let missing: Vec<_> = mine.into_iter().filter(|m| !owners.iter().any(|o| o.uid == m.uid)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    owners.extend(missing);
+    let patch = serde_json::json!({ "metadata": { "ownerReferences": owners, "resourceVersion": live.metadata.resource_version } });
+    api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await.map(|_| ()).map_err(err("adopt"))
 }
 
 /// Delete the deployments labelled for this CSV (OperatorGroup provided-API failures; OLM's cleanup).

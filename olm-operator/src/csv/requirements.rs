@@ -156,7 +156,7 @@ fn permissions(csv: &ClusterServiceVersion, cluster: &dyn Cluster) -> Vec<Requir
         .map(|(sa, grants)| {
             let make = |status, message: &str| entry("", "v1", "ServiceAccount", sa, status, message);
             let Some(account) = cluster.service_account(&namespace, sa) else { return make(R::NotPresent, "Service account does not exist") };
-            if account.owner_csvs.iter().any(|owner| owner != &csv_name) {
+            if !account.owner_csvs.is_empty() && !account.owner_csvs.contains(&csv_name) {
                 return make(R::PresentNotSatisfied, "Service account is owned by another ClusterServiceVersion");
             }
             let mut dependents = Vec::new();

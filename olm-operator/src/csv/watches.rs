@@ -121,8 +121,13 @@ async fn cluster_info(client: &kube::Client) -> ClusterInfo {
     ClusterInfo { server_version, kinds }
 }
 
-/// Requeue the CSV named by an object's owner labels.
+/// Requeue the CSVs named by an object's owner labels and owner references.
 fn requeue_owner<K: Resource>(shared: &Shared, obj: &K) {
+    if let Some(namespace) = obj.meta().namespace.as_deref() {
+        for owner in obj.meta().owner_references.iter().flatten().filter(|o| o.kind == "ClusterServiceVersion") {
+            requeue(shared, ObjectKey::new(namespace, owner.name.clone()));
+        }
+    }
     let labels = obj.meta().labels.as_ref();
     let get = |k: &str| labels.and_then(|l| l.get(k)).cloned();
     if get(annotations::OWNER_KIND).as_deref() != Some("ClusterServiceVersion") {

@@ -151,6 +151,8 @@ fn granted() -> FakeCluster {
 #[rstest]
 #[case::an_account_with_its_roles_is_present(|_c: &mut FakeCluster| {}, R::Present, "")]
 #[case::a_missing_account_is_not_present(|c: &mut FakeCluster| c.accounts.clear(), R::NotPresent, "Service account does not exist")]
+#[case::an_account_shared_with_an_older_csv_of_the_chain_is_present(|c: &mut FakeCluster| c.accounts.insert("op-sa".into(), AccountFacts { owner_csvs: vec!["op.v0.9.0".into(), "op.v1.0.0".into()] }).map(|_| ()).unwrap_or(()), R::Present, "")]
+#[case::an_unowned_account_is_present(|c: &mut FakeCluster| c.accounts.insert("op-sa".into(), AccountFacts::default()).map(|_| ()).unwrap_or(()), R::Present, "")]
 #[case::an_account_owned_by_another_csv_is_not_satisfied(|c: &mut FakeCluster| c.accounts.insert("op-sa".into(), AccountFacts { owner_csvs: vec!["other.v1".into()] }).map(|_| ()).unwrap_or(()), R::PresentNotSatisfied, "Service account is owned by another ClusterServiceVersion")]
 #[case::a_missing_role_leaves_rules_unsatisfied(|c: &mut FakeCluster| c.roles.clear(), R::PresentNotSatisfied, "Policy rule not satisfied for service account")]
 #[case::a_cluster_role_with_stale_rules_leaves_rules_unsatisfied(|c: &mut FakeCluster| { for v in c.cluster_roles.values_mut() { *v = "stale".into(); } }, R::PresentNotSatisfied, "Policy rule not satisfied for service account")]
