@@ -1,0 +1,139 @@
+//! Benchmark (ignored by default): time from CSV creation to Succeeded over many CSVs whose deployments the
+//! node simulator makes ready, and olm-operator's RSS idle and with 500 CSVs.
+//!
+//! `cargo test -p olm-tests --test csv_bench -- --ignored --nocapture` (env `OLM_RS_BENCH_CSVS`, default 60,
+//! changes the number of CSVs with real deployments; `OLM_RS_BENCH_TOTAL`, default 500, the total).
+
+use futures::{StreamExt, TryStreamExt, stream};
+use kube::api::{Api, PostParams};
+use kube::runtime::{WatchStreamExt, watcher};
+use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
+use messages::crd::operator_group::OperatorGroup;
+use olm_tests::{Cluster, OperatorProcess, with_namespace};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn csv(name: &str, with_deployment: bool) -> Value {
+    let deployments = if with_deployment {
+        json!([{"name": name.replace('.', "-"), "spec": {
+            "replicas": 1, "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [{"name": "operator", "image": "example.com/op:1"}]}}
+        }}])
+    } else {
+        json!([])
+    };
+    json!({
+        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion", "metadata": {"name": name},
+        "spec": {"displayName": "bench", "version": "1.0.0", "installModes": [{"type": "OwnNamespace", "supported": true}],
+                 "install": {"strategy": "deployment", "spec": {"deployments": deployments}}}
+    })
+}
+
+fn pid_of(port: u16) -> Option<u32> {
+    let needle = format!("127.0.0.1:{port}");
+    std::fs::read_dir("/proc").ok()?.filter_map(Result::ok).find_map(|entry| {
+        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+        let text = String::from_utf8_lossy(&std::fs::read(entry.path().join("cmdline")).ok()?).to_string();
+        (text.contains("olm-operator") && text.contains(&needle)).then_some(pid)
+    })
+}
+
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kib: f64 = status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.split_whitespace().next()).and_then(|v| v.parse().ok()).unwrap_or(0.0);
+    kib / 1024.0
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+async fn create_all(api: &Api<ClusterServiceVersion>, names: &[String], with_deployment: bool, created: &Arc<Mutex<BTreeMap<String, Instant>>>) -> anyhow::Result<()> {
+    stream::iter(names.to_vec())
+        .map(|name| {
+            let (api, created) = (api.clone(), created.clone());
+            async move {
+                let obj: ClusterServiceVersion = serde_json::from_value(csv(&name, with_deployment))?;
+                created.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.insert(name, Instant::now());
+                api.create(&PostParams::default(), &obj).await.map(|_| ()).map_err(anyhow::Error::from)
+            }
+        })
+        .buffer_unordered(8)
+        .try_collect::<Vec<()>>()
+        .await?;
+    Ok(())
+}
+
+/// Wait until `want` CSVs have been seen Succeeded; returns when each first was.
+async fn await_succeeded(api: &Api<ClusterServiceVersion>, want: usize, deadline: Duration) -> anyhow::Result<BTreeMap<String, Instant>> {
+    let mut seen = BTreeMap::new();
+    let stream = watcher(api.clone(), watcher::Config::default()).applied_objects();
+    futures::pin_mut!(stream);
+    let until = tokio::time::Instant::now() + deadline;
+    while seen.len() < want {
+        let next = tokio::time::timeout_at(until, stream.next()).await.map_err(|_| anyhow::anyhow!("only {} of {want} CSVs Succeeded within {deadline:?}", seen.len()))?;
+        let Some(obj) = next else { anyhow::bail!("watch ended") };
+        let obj = obj?;
+        if obj.phase() == CsvPhase::Succeeded
+            && let Some(name) = obj.metadata.name.clone()
+        {
+            seen.entry(name).or_insert_with(Instant::now);
+        }
+    }
+    Ok(seen)
+}
+
+#[tokio::test]
+#[ignore = "benchmark: creates hundreds of CSVs"]
+async fn csvs_reach_succeeded_quickly_and_the_operator_stays_small() -> anyhow::Result<()> {
+    let with_deployments: usize = std::env::var("OLM_RS_BENCH_CSVS").ok().and_then(|v| v.parse().ok()).unwrap_or(60);
+    let total: usize = std::env::var("OLM_RS_BENCH_TOTAL").ok().and_then(|v| v.parse().ok()).unwrap_or(500).max(with_deployments);
+    let cluster = Cluster::shared()?;
+    with_namespace(cluster, "csv-bench", |ctx| async move {
+        let ns = ctx.namespace.clone();
+        let op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns]).await?;
+        let pid = pid_of(op.http_port).ok_or_else(|| anyhow::anyhow!("operator pid not found"))?;
+        let og: OperatorGroup = serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ns]}}))?;
+        Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ns).create(&PostParams::default(), &og).await?;
+        tokio::time::sleep(Duration::from_secs(3)).await; // let the operator settle before measuring idle RSS
+        let idle = rss_mib(pid);
+
+        let api: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
+        let created = Arc::new(Mutex::new(BTreeMap::new()));
+        let names: Vec<String> = (0..with_deployments).map(|i| format!("op{i:03}.v1.0.0")).collect();
+        let waiter = tokio::spawn({
+            let api = api.clone();
+            async move { await_succeeded(&api, with_deployments, Duration::from_secs(300)).await }
+        });
+        let started = Instant::now();
+        create_all(&api, &names, true, &created).await?;
+        let succeeded = waiter.await??;
+        let wall = started.elapsed();
+        let created = created.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.clone();
+        let mut latencies: Vec<Duration> = succeeded.iter().filter_map(|(n, at)| created.get(n).map(|c| at.saturating_duration_since(*c))).collect();
+        latencies.sort();
+        let with_deps_rss = rss_mib(pid);
+
+        let rest: Vec<String> = (with_deployments..total).map(|i| format!("empty{i:03}.v1.0.0")).collect();
+        let waiter = tokio::spawn({
+            let api = api.clone();
+            async move { await_succeeded(&api, total, Duration::from_secs(600)).await }
+        });
+        let more = Arc::new(Mutex::new(BTreeMap::new()));
+        create_all(&api, &rest, false, &more).await?;
+        waiter.await??;
+        tokio::time::sleep(Duration::from_secs(3)).await; // settle before measuring RSS
+        let full = rss_mib(pid);
+
+        eprintln!("bench: {} CSVs with a deployment each, created in parallel (8 at a time), all Succeeded after {wall:?}", latencies.len());
+        eprintln!("bench: creation -> Succeeded p50 {:?}  p90 {:?}  p99 {:?}  max {:?}", percentile(&latencies, 50.0), percentile(&latencies, 90.0), percentile(&latencies, 99.0), percentile(&latencies, 100.0));
+        eprintln!("bench: olm-operator RSS idle {idle:.1} MiB; with {with_deployments} CSVs {with_deps_rss:.1} MiB; with {total} CSVs ({} without deployments) {full:.1} MiB", total - with_deployments);
+        assert_eq!(latencies.len(), with_deployments);
+        drop(op);
+        Ok(())
+    })
+    .await
+}
