@@ -74,6 +74,26 @@ impl Shared {
         }
     }
 
+    /// Wait until every store has completed its first list (a dropped writer counts as ready).
+    pub async fn stores_ready(&self) {
+        let s = &self.stores;
+        if let Some(st) = s.subscriptions.get() {
+            let _ = st.wait_until_ready().await;
+        }
+        if let Some(st) = s.install_plans.get() {
+            let _ = st.wait_until_ready().await;
+        }
+        if let Some(st) = s.catalog_sources.get() {
+            let _ = st.wait_until_ready().await;
+        }
+        if let Some(st) = s.csvs.get() {
+            let _ = st.wait_until_ready().await;
+        }
+        if let Some(st) = s.operator_groups.get() {
+            let _ = st.wait_until_ready().await;
+        }
+    }
+
     pub fn subscriptions(&self) -> Vec<Arc<Subscription>> {
         self.stores.subscriptions.get().map(Store::state).unwrap_or_default()
     }

@@ -11,7 +11,9 @@ use olm_tests::{Cluster, OperatorProcess, await_object, eventually, with_namespa
 use serde_json::json;
 
 mod operator_group_support;
-use operator_group_support::{DEADLINE, Extra, csv, og};
+use operator_group_support::{DEADLINE, Extra, csv, og, with_permissions};
+use k8s_openapi::api::rbac::v1::{ClusterRole, Role, RoleBinding};
+use kube::api::ListParams;
 
 const NAME: &str = "copied.v1.0.0";
 
@@ -80,7 +82,7 @@ async fn an_all_namespaces_operator_is_copied_where_its_group_reaches() -> anyho
             let ogs = Api::namespaced(ctx.client.clone(), &ns);
             ogs.create(&PostParams::default(), &og("global", json!({}))?).await?;
             let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
-            csvs.create(&PostParams::default(), &csv(NAME, &["OwnNamespace", "AllNamespaces"], &[])?).await?;
+            csvs.create(&PostParams::default(), &with_permissions(csv(NAME, &["OwnNamespace", "AllNamespaces"], &[])?, "copied-sa")?).await?;
             let parent = await_object(&csvs, NAME, DEADLINE, "Succeeded and annotated for all namespaces", |c: Option<&ClusterServiceVersion>| {
                 c.is_some_and(|c| c.status.as_ref().is_some_and(|s| s.phase.as_str() == "Succeeded") && c.metadata.annotations.as_ref().and_then(|a| a.get("olm.targetNamespaces")).is_some_and(String::is_empty))
             })
@@ -90,6 +92,28 @@ async fn an_all_namespaces_operator_is_copied_where_its_group_reaches() -> anyho
             assert_eq!(annotations.get("olm.operatorNamespace"), Some(&ns));
             let all = vec![t1.clone(), t2.clone(), t3.clone()];
             await_copies(&ctx.client, &ns, &all, &[&t1, &t2], "Succeeded").await?;
+            // The operator's Role is lifted to a same-named ClusterRole that may also read namespaces (scenario 15).
+            let role_names: Vec<String> = Api::<Role>::namespaced(ctx.client.clone(), &ns)
+                .list(&ListParams::default().labels(&format!("olm.owner={NAME},olm.owner.namespace={ns}")))
+                .await?
+                .items
+                .into_iter()
+                .filter_map(|r| r.metadata.name)
+                .collect();
+            anyhow::ensure!(!role_names.is_empty(), "the CSV's Role exists in its namespace");
+            let cluster_roles: Api<ClusterRole> = Api::all(ctx.client.clone());
+            for name in role_names {
+                eventually(DEADLINE, &format!("lifted ClusterRole {name}"), || {
+                    let (cluster_roles, name) = (cluster_roles.clone(), name.clone());
+                    async move {
+                        let lifted = cluster_roles.get_opt(&name).await?;
+                        Ok(lifted.filter(|r| r.rules.iter().flatten().any(|rule| rule.resources.as_deref() == Some(&["namespaces".to_string()][..]) && rule.verbs == ["get", "list", "watch"])).map(|_| ()))
+                    }
+                })
+                .await?;
+                let _ = cluster_roles.delete(&name, &DeleteParams::default()).await;
+                let _ = Api::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>::all(ctx.client.clone()).delete(&name, &DeleteParams::default()).await;
+            }
             // A namespace created later gets its copy (scenario 15).
             later.create_one(&t3).await?;
             await_copies(&ctx.client, &ns, &all, &[&t1, &t2, &t3], "Succeeded").await?;
@@ -135,7 +159,7 @@ async fn a_multi_namespace_operator_is_copied_into_its_other_target_only() -> an
             let ogs = Api::namespaced(ctx.client.clone(), &ns);
             ogs.create(&PostParams::default(), &og("og", json!({"targetNamespaces": [target, ns]}))?).await?;
             let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
-            csvs.create(&PostParams::default(), &csv(NAME, &["OwnNamespace", "MultiNamespace"], &[])?).await?;
+            csvs.create(&PostParams::default(), &with_permissions(csv(NAME, &["OwnNamespace", "MultiNamespace"], &[])?, "copied-sa")?).await?;
             let mut sorted = [ns.clone(), target.clone()];
             sorted.sort();
             let wanted = sorted.join(",");
@@ -144,6 +168,22 @@ async fn a_multi_namespace_operator_is_copied_into_its_other_target_only() -> an
             })
             .await?;
             await_copies(&ctx.client, &ns, &[target.clone(), other.clone()], &[&target], "Succeeded").await?;
+            // The operator's Role and RoleBinding are copied into the target (scenario 14), not elsewhere.
+            let selector = format!("olm.copiedFrom={ns},olm.owner={NAME},olm.owner.namespace={target}");
+            let roles: Api<Role> = Api::namespaced(ctx.client.clone(), &target);
+            let bindings: Api<RoleBinding> = Api::namespaced(ctx.client.clone(), &target);
+            eventually(DEADLINE, "copied Role and RoleBinding in the target", || {
+                let (roles, bindings, selector) = (roles.clone(), bindings.clone(), selector.clone());
+                async move {
+                    let r = roles.list(&ListParams::default().labels(&selector)).await?.items;
+                    let b = bindings.list(&ListParams::default().labels(&selector)).await?.items;
+                    let rule_ok = r.iter().any(|r| r.rules.iter().flatten().any(|rule| rule.resources.as_deref() == Some(&["configmaps".to_string()][..])));
+                    Ok((rule_ok && !b.is_empty()).then_some(()))
+                }
+            })
+            .await?;
+            let elsewhere: Api<Role> = Api::namespaced(ctx.client.clone(), &other);
+            assert!(elsewhere.list(&ListParams::default().labels(&format!("olm.copiedFrom={ns}"))).await?.items.is_empty());
             anyhow::Ok(())
         }
         .await;

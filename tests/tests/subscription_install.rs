@@ -18,7 +18,7 @@ async fn a_subscription_installs_the_channel_head_through_an_automatic_plan() ->
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "subinstall", |ctx| async move {
         let op = catalog_operator(&ctx, &[]).await?;
-        let crd = Crd::new(&format!("widgets{}", &ctx.namespace[ctx.namespace.len() - 6..]), "install.olm-rs.io", "Widget");
+        let crd = Crd::new("widgets", &format!("{}.install.olm-rs.io", &ctx.namespace[ctx.namespace.len() - 6..]), "Widget");
         let catalog = Catalog::with(vec![Op::new("alpha", "0.1.0").owns(&crd)]);
         operator_group(&ctx).await?;
         configmap_catalog(&ctx, "cat", &catalog, 0).await?;

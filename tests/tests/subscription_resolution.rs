@@ -39,7 +39,7 @@ async fn a_required_api_is_pulled_in_from_the_higher_priority_of_two_other_catal
     with_namespace(cluster, "subdeps", |ctx| async move {
         let _op = catalog_operator(&ctx, &[]).await?;
         let suffix = &ctx.namespace[ctx.namespace.len() - 6..];
-        let gizmo = Crd::new(&format!("gizmos{suffix}"), "deps.olm-rs.io", "Gizmo");
+        let gizmo = Crd::new("gizmos", &format!("{suffix}.deps.olm-rs.io"), "Gizmo");
         operator_group(&ctx).await?;
         configmap_catalog(&ctx, "main", &Catalog::with(vec![Op::new("eta", "1.0.0").requires(&gizmo)]), 10).await?;
         configmap_catalog(&ctx, "deps-low", &Catalog::with(vec![Op::new("kappa", "1.0.0").owns(&gizmo)]), -5).await?;

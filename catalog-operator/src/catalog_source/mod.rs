@@ -220,8 +220,15 @@ impl CatalogSourceActor {
                         match r {
                             Ok(()) => act.connect(ctx, &addr),
                             Err(e) => {
+                                // e.g. the ServiceAccount token is not there yet: start the source again shortly.
                                 act.fetch_error = Some(error_text(&e));
                                 act.write_status(ctx);
+                                ctx.run_later(Duration::from_secs(2), move |act, ctx| {
+                                    if act.generation == generation {
+                                        act.plan = None;
+                                        act.reconcile(ctx);
+                                    }
+                                });
                             }
                         }
                     }),

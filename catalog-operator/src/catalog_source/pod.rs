@@ -33,7 +33,8 @@ pub fn pod(cs: &CatalogSource, catalog: &str, image: &str) -> serde_json::Value 
     let mut annotations = cs.metadata.annotations.clone().unwrap_or_default();
     annotations.insert("cluster-autoscaler.kubernetes.io/safe-to-evict".into(), "true".into());
     let node_selector = cs.spec.grpc_pod_config.as_ref().and_then(|c| c.node_selector.clone()).unwrap_or_else(|| [("kubernetes.io/os".to_string(), "linux".to_string())].into());
-    let probe = json!({"grpc": {"port": GRPC_PORT}, "initialDelaySeconds": 0, "timeoutSeconds": 5});
+    // An exec probe with grpc_health_probe, as OLM writes it (gRPC probes need Kubernetes 1.24+).
+    let probe = json!({"exec": {"command": ["grpc_health_probe", format!("-addr=:{GRPC_PORT}")]}, "initialDelaySeconds": 0, "timeoutSeconds": 5});
     json!({"apiVersion": "v1", "kind": "Pod",
            "metadata": {"generateName": format!("{catalog}-"), "labels": {CATALOG_SOURCE_LABEL: catalog, "olm.managed": "true", "olm.pod-spec-hash": "v1"},
                         "annotations": annotations, "ownerReferences": owner(cs)},

@@ -68,11 +68,6 @@ fn group_check(shared: &Shared, ns: &str) -> Option<String> {
 impl InstallPlanActor {
     fn reconcile(&mut self, ctx: &mut Context<Self>) {
         let Some(ip) = self.latest.clone() else { return };
-        let phase = ip.phase();
-        if self.last_phase.as_ref() != Some(&phase) {
-            self.last_phase = Some(phase);
-            self.shared.resolve(self.key.namespace_or_empty(), Cause::InstallPlanChanged);
-        }
         if self.running {
             self.again = true;
             return;
@@ -100,6 +95,7 @@ impl InstallPlanActor {
             olm_runtime::trace_context::adopt_parent(&span, a);
         }
         let fut = async move {
+            shared.stores_ready().await;
             if let Some(message) = group_check(&shared, &ns) {
                 return (status.plan.clone(), Executed::CheckFailed { message });
             }
@@ -113,6 +109,7 @@ impl InstallPlanActor {
             let mut base = ip.status.clone().unwrap_or_default();
             base.plan = steps;
             let (next, requeue) = machine::after(&base, &result, &now, act.shared.config.install_plan_retry_timeout);
+            tracing::debug!(plan = %act.key, result = ?result, phase = %next.phase, "InstallPlan pass");
             if let Executed::Error { message, .. } = &result {
                 tracing::info!(plan = %act.key, error = %message, phase = %next.phase, "InstallPlan step failed");
             }
@@ -125,6 +122,7 @@ impl InstallPlanActor {
 
     fn write(&mut self, ctx: &mut Context<Self>, ip: &InstallPlan, status: InstallPlanStatus, requeue: Option<Duration>) {
         let changed = ip.status.as_ref() != Some(&status);
+        tracing::debug!(plan = %self.key, changed, requeue = ?requeue, "InstallPlan status");
         if let Some(h) = self.requeue.take() {
             ctx.cancel_future(h);
         }
@@ -165,6 +163,12 @@ impl Handler<ObjectEvent<InstallPlan>> for InstallPlanActor {
     fn handle(&mut self, msg: ObjectEvent<InstallPlan>, ctx: &mut Self::Context) {
         match msg {
             ObjectEvent::Observed(obj) => {
+                // Resolution reads plans from the watch's store: tell it about phase changes the watch has delivered.
+                let phase = obj.phase();
+                if self.last_phase.as_ref() != Some(&phase) {
+                    self.last_phase = Some(phase);
+                    self.shared.resolve(self.key.namespace_or_empty(), Cause::InstallPlanChanged);
+                }
                 let newer = self.latest.as_ref().is_none_or(|l| rv(l) <= rv(&obj));
                 if newer {
                     self.latest = Some(obj);

@@ -170,9 +170,11 @@ pub fn before_resolution(old: &SubscriptionStatus, f: &Facts, now: &Time) -> Sub
             }
         }
     }
-    // §4.1 step 3: the current CSV's presence decides the state (AtLatestKnown as soon as it exists, as OLM does).
+    // §4.1 step 3: the current CSV's presence decides the state. OLM says AtLatestKnown as soon as the CSV exists;
+    // we also wait for its plan to finish, so the next upgrade step never runs beside an unfinished plan.
+    let plan_in_flight = matches!(&f.plan, PlanFacts::Found { phase, .. } if !matches!(phase, InstallPlanPhase::Complete | InstallPlanPhase::Failed));
     if !s.current_csv.is_empty() {
-        if f.current_csv_exists {
+        if f.current_csv_exists && !plan_in_flight {
             s.state = SubscriptionState::AtLatestKnown;
             s.installed_csv = s.current_csv.clone();
         } else if s.state != SubscriptionState::UpgradeFailed {

@@ -65,6 +65,12 @@ fn a_complete_plan_with_its_csv_present_makes_the_subscription_at_latest_known()
 }
 
 #[test]
+fn a_csv_whose_plan_is_still_installing_keeps_the_subscription_pending() {
+    let s = before_resolution(&pending("a.v1"), &facts(vec![healthy("cat")], found(InstallPlanPhase::Installing), true), &now());
+    assert_eq!((s.state.clone(), s.installed_csv.as_str()), (SubscriptionState::UpgradePending, ""));
+}
+
+#[test]
 fn a_deleted_plan_of_a_pending_subscription_resets_it_for_a_fresh_resolution() {
     let s = before_resolution(&pending("a.v1"), &facts(vec![healthy("cat")], PlanFacts::Missing, false), &now());
     assert_eq!((s.state.clone(), s.current_csv.as_str(), s.install_plan_ref.is_none()), (SubscriptionState::None, "", true));

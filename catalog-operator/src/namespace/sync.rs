@@ -85,6 +85,7 @@ fn now() -> Time {
 pub async fn run(shared: Shared, ns: String, mut overlay: Overlay) -> (Overlay, Result<Option<Duration>, SyncError>) {
     let span = tracing::info_span!("catalog.resolve", namespace = %ns);
     let r = sync(&shared, &ns, &mut overlay).instrument(span).await;
+    tracing::debug!(namespace = %ns, result = ?r.as_ref().map_err(ToString::to_string), "namespace synced");
     (overlay, r)
 }
 
@@ -160,6 +161,8 @@ fn facts(sub: &Subscription, plans: &[Arc<InstallPlan>], csv_names: &BTreeSet<St
 }
 
 async fn sync(shared: &Shared, ns: &str, overlay: &mut Overlay) -> Result<Option<Duration>, SyncError> {
+    // A reflector store fills only when its first list is complete; events routed before that are not in it yet.
+    shared.stores_ready().await;
     let subs = merge(in_ns(shared.subscriptions(), ns), &mut overlay.subs);
     let plans = merge(in_ns(shared.install_plans(), ns), &mut overlay.plans);
     gc_plans(shared, ns, &plans).await;

@@ -100,3 +100,12 @@ pub fn phase_reason(csv: &ClusterServiceVersion) -> (String, String) {
     let status = csv.status.clone().unwrap_or_default();
     (status.phase.as_str().to_string(), status.reason.as_str().to_string())
 }
+
+/// `csv` with one namespaced permission for the service account `sa` (read ConfigMaps).
+pub fn with_permissions(mut csv: ClusterServiceVersion, sa: &str) -> anyhow::Result<ClusterServiceVersion> {
+    let mut value = serde_json::to_value(&csv)?;
+    value["spec"]["install"]["spec"]["permissions"] = json!([{"serviceAccountName": sa, "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}]}]);
+    csv = serde_json::from_value(value)?;
+    Ok(csv)
+}
+
