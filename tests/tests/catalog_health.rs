@@ -66,7 +66,7 @@ async fn an_invalid_spec_is_spec_invalid_and_an_image_catalog_gets_a_pod_and_ser
             "spec": {"sourceType": "grpc", "image": "quay.io/operatorhubio/catalog:latest"}}))
         .await?;
         let cs = await_object(&catalogs, "img.cat", DEADLINE, "registry service recorded and not reachable", |c| {
-            c.and_then(|c| c.status.as_ref()).is_some_and(|s| s.registry_service.is_some() && s.reason.as_str() == "RegistryServerError")
+            c.and_then(|c| c.status.as_ref()).is_some_and(|s| s.registry_service.is_some() && s.message.contains("not reachable"))
         })
         .await?;
         let status = cs.status.expect("status");

@@ -164,15 +164,15 @@ impl CatalogSourceActor {
         self.interval_error = interval.as_ref().and_then(|i| i.parse_error.clone());
         let priority = cs.spec.priority.unwrap_or(0);
         let plan_changed = self.plan.as_ref() != Some(&plan);
+        let priority_changed = priority != self.priority;
+        self.priority = priority;
         if plan_changed {
             self.teardown();
             self.plan = Some(plan.clone());
             self.start(ctx, &cs, plan);
-        } else if priority != self.priority {
-            self.priority = priority;
+        } else if priority_changed {
             ctx.notify(Refresh);
         }
-        self.priority = priority;
         self.schedule_poll(ctx, spec::poll_every(interval.map(|i| i.interval)));
         self.publish(plan_changed);
         self.write_status(ctx);

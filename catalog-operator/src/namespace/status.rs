@@ -171,8 +171,9 @@ pub fn before_resolution(old: &SubscriptionStatus, f: &Facts, now: &Time) -> Sub
         }
     }
     // §4.1 step 3: the current CSV's presence decides the state. OLM says AtLatestKnown as soon as the CSV exists;
-    // we also wait for its plan to finish, so the next upgrade step never runs beside an unfinished plan.
-    let plan_in_flight = matches!(&f.plan, PlanFacts::Found { phase, .. } if !matches!(phase, InstallPlanPhase::Complete | InstallPlanPhase::Failed));
+    // we also wait for its plan to complete, so the next upgrade step never runs beside an unfinished plan, and a
+    // failed plan leaves the Subscription UpgradePending (spec §9) even though its CSV step ran.
+    let plan_in_flight = matches!(&f.plan, PlanFacts::Found { phase, .. } if *phase != InstallPlanPhase::Complete);
     if !s.current_csv.is_empty() {
         if f.current_csv_exists && !plan_in_flight {
             s.state = SubscriptionState::AtLatestKnown;

@@ -71,6 +71,12 @@ fn a_csv_whose_plan_is_still_installing_keeps_the_subscription_pending() {
 }
 
 #[test]
+fn a_failed_plan_leaves_the_subscription_pending_even_if_its_csv_was_created() {
+    let s = before_resolution(&pending("a.v2"), &facts(vec![healthy("cat")], found(InstallPlanPhase::Failed), true), &now());
+    assert_eq!((s.state.clone(), s.installed_csv.as_str()), (SubscriptionState::UpgradePending, ""));
+}
+
+#[test]
 fn a_deleted_plan_of_a_pending_subscription_resets_it_for_a_fresh_resolution() {
     let s = before_resolution(&pending("a.v1"), &facts(vec![healthy("cat")], PlanFacts::Missing, false), &now());
     assert_eq!((s.state.clone(), s.current_csv.as_str(), s.install_plan_ref.is_none()), (SubscriptionState::None, "", true));

@@ -188,6 +188,9 @@ async fn sync(shared: &Shared, ns: &str, overlay: &mut Overlay) -> Result<Option
         })
         .collect();
 
+    // A visible catalog still loading its content: resolving now would pick from a partial view. Its
+    // CatalogSource asks for resolution once it serves (or fails).
+    let loading: Vec<String> = health.iter().filter(|c| shared.catalogs.get(&c.key).is_none_or(|v| !v.healthy && v.problem.is_empty())).map(|c| c.key.to_string()).collect();
     let all_pending = next.iter().all(|(_, st)| st.install_plan_ref.is_some() && st.state == messages::crd::subscription::SubscriptionState::UpgradePending);
     let mut requeue = None;
     if groups.len() != 1 {
@@ -195,6 +198,8 @@ async fn sync(shared: &Shared, ns: &str, overlay: &mut Overlay) -> Result<Option
         for (_, st) in &mut next {
             status::set(st, status::condition(SubscriptionConditionType::ResolutionFailed, true, SubscriptionReason::ErrorPreventedResolution, message.clone(), &now));
         }
+    } else if !loading.is_empty() {
+        tracing::debug!(namespace = %ns, loading = ?loading, "resolution waits for catalogs to load");
     } else if !all_pending {
         requeue = resolve_and_plan(shared, ns, &visible, &csvs, fail_forward, &plans, &mut next, overlay, &now).await?;
     }
