@@ -239,3 +239,44 @@ async fn replace_status(api: &Api<ClusterServiceVersion>, key: &ObjectKey, csv: 
         Err(source) => Err(Error::Copy { key: key.clone(), source }),
     }
 }
+
+/// Apply the operators' RBAC of one target: Roles by server-side apply (rules refreshed), the rest created
+/// only when absent (OLM: bindings are only created; lifted RBAC is create-only).
+pub async fn apply_tenant_rbac(client: &Client, rbac: &super::plan::TenantRbac) -> Result<()> {
+    use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
+    let params = PatchParams::apply(MANAGER).force();
+    for role in &rbac.roles {
+        let ns = role.metadata.namespace.clone().unwrap_or_default();
+        let name = role.metadata.name.clone().unwrap_or_default();
+        let api: Api<Role> = Api::namespaced(client.clone(), &ns);
+        let mut body = serde_json::to_value(role).unwrap_or_default();
+        if let Some(obj) = body.as_object_mut() {
+            obj.insert("apiVersion".into(), "rbac.authorization.k8s.io/v1".into());
+            obj.insert("kind".into(), "Role".into());
+        }
+        api.patch(&name, &params, &Patch::Apply(&body)).await.map_err(|source| Error::ClusterRole { name, source })?;
+    }
+    for binding in &rbac.bindings {
+        let api: Api<RoleBinding> = Api::namespaced(client.clone(), binding.metadata.namespace.as_deref().unwrap_or_default());
+        create_if_absent(&api, binding).await?;
+    }
+    for role in &rbac.cluster_roles {
+        create_if_absent(&Api::<ClusterRole>::all(client.clone()), role).await?;
+    }
+    for binding in &rbac.cluster_bindings {
+        create_if_absent(&Api::<ClusterRoleBinding>::all(client.clone()), binding).await?;
+    }
+    Ok(())
+}
+
+async fn create_if_absent<K>(api: &Api<K>, obj: &K) -> Result<()>
+where
+    K: kube::Resource + Clone + serde::Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    match api.create(&PostParams::default(), obj).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+        Err(source) => Err(Error::ClusterRole { name: obj.meta().name.clone().unwrap_or_default(), source }),
+    }
+}
+

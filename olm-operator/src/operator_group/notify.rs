@@ -85,6 +85,13 @@ pub async fn apply(shared: &Shared, key: &ObjectKey, group: &Arc<OperatorGroup>,
             Err(e) => fail("per-api cluster roles", &e),
         }
     }
+    for rbac in &plan.tenant_rbac {
+        count("tenant_rbac", rbac.roles.len() + rbac.bindings.len() + rbac.cluster_roles.len() + rbac.cluster_bindings.len());
+        match effects::apply_tenant_rbac(client, rbac).await {
+            Ok(()) => api_roles_done.push(rbac.done.clone()),
+            Err(e) => fail("operator rbac for targets", &e),
+        }
+    }
     let mut created = Vec::new();
     if !plan.copies.is_empty() {
         let count = plan.copies.len();

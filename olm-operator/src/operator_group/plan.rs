@@ -35,6 +35,18 @@ pub struct Plan {
     /// CSVs to requeue when the fingerprint changed: members and every CSV providing one of the APIs.
     pub requeue: Vec<ObjectKey>,
     pub groups_in_namespace: usize,
+    /// The operators' RBAC copied into target namespaces or lifted cluster-wide, not yet applied.
+    pub tenant_rbac: Vec<TenantRbac>,
+}
+
+/// One CSV's RBAC for one target namespace (or lifted), keyed by `done` once applied.
+#[derive(Debug, Default)]
+pub struct TenantRbac {
+    pub done: String,
+    pub roles: Vec<k8s_openapi::api::rbac::v1::Role>,
+    pub bindings: Vec<k8s_openapi::api::rbac::v1::RoleBinding>,
+    pub cluster_roles: Vec<ClusterRole>,
+    pub cluster_bindings: Vec<k8s_openapi::api::rbac::v1::ClusterRoleBinding>,
 }
 
 /// Why a sync cannot be planned.
@@ -99,6 +111,7 @@ pub fn plan(shared: &Shared, group: &Arc<OperatorGroup>, done_api_roles: &BTreeS
     });
     let copy_to = machine::copy_namespaces(&group_ns, &targets, copies_enabled, namespaces.iter().map(|(n, _)| n.as_str()));
     let copies = copy_writes(&current, &key, &members, &all_csvs, &copy_to, created);
+    let tenant_rbac = tenant_rbac(&current, &group_ns, &targets, &members, &all_csvs, &copy_to, done_api_roles);
 
     let fingerprint = format!("{:?}|{}|{}", targets, provided_apis::format(&apis), provided_apis::format(&provided_apis::of_group(&current)));
     let requeue = all_csvs
@@ -107,7 +120,7 @@ pub fn plan(shared: &Shared, group: &Arc<OperatorGroup>, done_api_roles: &BTreeS
         .filter(|c| c.metadata.namespace.as_deref() == Some(group_ns.as_str()) || !provided_apis::of_csv(c).is_disjoint(&apis))
         .filter_map(|c| ObjectKey::of(c.as_ref()))
         .collect();
-    Ok(Plan { status, labels, annotate, prune, group_roles, group_roles_hash, api_roles, copies, fingerprint, requeue, groups_in_namespace })
+    Ok(Plan { status, labels, annotate, prune, group_roles, group_roles_hash, api_roles, copies, fingerprint, requeue, groups_in_namespace, tenant_rbac })
 }
 
 fn copy_writes(group: &OperatorGroup, key: &ObjectKey, members: &[&Arc<ClusterServiceVersion>], all: &[Arc<ClusterServiceVersion>], copy_to: &BTreeSet<String>, created: &BTreeSet<ObjectKey>) -> Vec<CopyWrite> {
@@ -153,6 +166,46 @@ fn copy_writes(group: &OperatorGroup, key: &ObjectKey, members: &[&Arc<ClusterSe
         }
     }
     writes
+}
+
+/// The operators' RBAC for the group's targets (spec §2.7, §3.5): copies of each member's Roles and
+/// RoleBindings in every namespace holding its copied CSV, or lifted cluster-wide for all namespaces.
+fn tenant_rbac(
+    group: &OperatorGroup,
+    group_ns: &str,
+    targets: &Targets,
+    members: &[&Arc<ClusterServiceVersion>],
+    all: &[Arc<ClusterServiceVersion>],
+    copy_to: &BTreeSet<String>,
+    done: &BTreeSet<String>,
+) -> Vec<TenantRbac> {
+    use crate::rbac::tenant;
+    let mut out = Vec::new();
+    for parent in members.iter().filter(|c| copied_csv::is_copyable(c) && machine::member_annotations(group, c).is_none()) {
+        let Ok(Ok(rendered)) = crate::csv::strategy::render(parent) else { continue };
+        if rendered.roles.is_empty() && rendered.role_bindings.is_empty() {
+            continue;
+        }
+        let (Some(name), Some(uid)) = (parent.metadata.name.clone(), parent.metadata.uid.clone()) else { continue };
+        if targets.is_all() {
+            let (cluster_roles, cluster_bindings) = tenant::lifted(&rendered.roles, &rendered.role_bindings, group_ns);
+            let key = format!("lift/{uid}/{}", crate::rbac::naming::gvk_hash(&serde_json::to_string(&(&cluster_roles, &cluster_bindings)).unwrap_or_default()));
+            if !done.contains(&key) {
+                out.push(TenantRbac { done: key, cluster_roles, cluster_bindings, ..Default::default() });
+            }
+            continue;
+        }
+        for ns in copy_to {
+            let copy_uid = all.iter().find(|c| c.metadata.namespace.as_deref() == Some(ns.as_str()) && c.metadata.name.as_deref() == Some(name.as_str())).and_then(|c| c.metadata.uid.clone());
+            let Some(copy_uid) = copy_uid else { continue };
+            let (roles, bindings) = tenant::copied(&rendered.roles, &rendered.role_bindings, &name, group_ns, ns, &copy_uid);
+            let key = format!("{ns}/{copy_uid}/{}", crate::rbac::naming::gvk_hash(&serde_json::to_string(&(&roles, &bindings)).unwrap_or_default()));
+            if !done.contains(&key) {
+                out.push(TenantRbac { done: key, roles, bindings, ..Default::default() });
+            }
+        }
+    }
+    out
 }
 
 /// The `Targets` a group's written status stands for (`None` before its first sync).

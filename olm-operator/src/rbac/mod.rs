@@ -4,3 +4,4 @@
 
 pub mod naming;
 pub mod render;
+pub mod tenant;
