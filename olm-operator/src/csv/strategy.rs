@@ -268,4 +268,6 @@ pub fn rules_hash(rules: &[PolicyRule]) -> String {
 }
 
 #[cfg(test)]
+mod corpus;
+#[cfg(test)]
 pub(crate) mod tests;

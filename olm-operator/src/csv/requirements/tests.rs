@@ -46,10 +46,10 @@ fn established(uid: &str) -> CrdFacts {
 
 fn crd_csv() -> ClusterServiceVersion {
     let mut c = crate::csv::strategy::tests::csv();
-    c.spec.install.spec.as_mut().map(|s| {
+    if let Some(s) = c.spec.install.spec.as_mut() {
         s.permissions = None;
         s.cluster_permissions = None;
-    });
+    }
     let desc = |name: &str| CrdDescription { name: name.into(), version: "v1".into(), kind: "K".into(), ..Default::default() };
     c.spec.custom_resource_definitions = Some(CustomResourceDefinitions { owned: Some(vec![desc("widgets.example.com")]), required: Some(vec![desc("gadgets.example.com")]) });
     c
