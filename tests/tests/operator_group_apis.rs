@@ -139,6 +139,26 @@ async fn a_static_group_protects_its_apis() -> anyhow::Result<()> {
             await_phase(&csvs, "duck.v1.0.0", "Failed/CannotModifyStaticOperatorGroupProvidedAPIs", |p, r| p == "Failed" && r == "CannotModifyStaticOperatorGroupProvidedAPIs").await?;
             csvs.create(&PostParams::default(), &csv("goose.v1.0.0", &["OwnNamespace"], &[goose.clone()])?).await?;
             await_phase(&csvs, "goose.v1.0.0", "Succeeded", |p, _| p == "Succeeded").await?;
+            // Per-API ClusterRoles of the Succeeded CSV, aggregated by the group's roles (scenario 19).
+            let roles: Api<k8s_openapi::api::rbac::v1::ClusterRole> = Api::all(ctx.client.clone());
+            let crd_name = format!("{}.{}", goose.0, goose.1);
+            for suffix in ["admin", "edit", "view", "crdview"] {
+                let name = format!("{crd_name}-v1-{suffix}");
+                olm_tests::eventually(DEADLINE, &format!("ClusterRole {name}"), || {
+                    let (roles, name, crd_name) = (roles.clone(), name.clone(), crd_name.clone());
+                    async move {
+                        let role = roles.get_opt(&name).await?;
+                        Ok(role.filter(|r| {
+                            let labels = r.metadata.labels.clone().unwrap_or_default();
+                            let aggregate = if suffix == "crdview" { "view" } else { suffix };
+                            labels.get(&format!("rbac.authorization.k8s.io/aggregate-to-{aggregate}")).map(String::as_str) == Some("true")
+                                && labels.keys().any(|k| k.starts_with("olm.opgroup.permissions/aggregate-to-") && k.ends_with(&format!("-{aggregate}")))
+                                && r.metadata.owner_references.iter().flatten().any(|o| o.kind == "CustomResourceDefinition" && o.name == crd_name)
+                        }).map(|_| ()))
+                    }
+                })
+                .await?;
+            }
             let goose_key = key(&goose);
             let og_now = ogs.get("static").await?;
             assert_eq!(provided(&og_now), goose_key, "a static group's annotation is never rewritten");
