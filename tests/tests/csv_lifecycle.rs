@@ -287,6 +287,9 @@ async fn bad_csvs_fail_with_olms_reason_while_a_good_csv_beside_them_succeeds() 
         mismatch["spec"]["install"]["spec"]["deployments"][0]["spec"]["selector"] = json!({"matchLabels": {"app": "other"}});
         create_csv(&ctx, mismatch).await?;
         create_csv(&ctx, csv("semver.v1", "one", None, "semver", "example.com/s:1")).await?;
+        let mut no_verbs = csv("perm.v1.0.0", "1.0.0", None, "perm", "example.com/p:1");
+        no_verbs["spec"]["install"]["spec"]["permissions"][0]["rules"][0]["verbs"] = json!([]);
+        create_csv(&ctx, no_verbs).await?;
         create_csv(&ctx, csv("loop.v1", "1.0.0", Some("loop.v2"), "loop", "example.com/l:1")).await?;
         create_csv(&ctx, csv("loop.v2", "2.0.0", Some("loop.v1"), "loop", "example.com/l:2")).await?;
         create_csv(&ctx, csv("good.v1.0.0", "1.0.0", None, "good", "example.com/good:1")).await?;
@@ -295,6 +298,8 @@ async fn bad_csvs_fail_with_olms_reason_while_a_good_csv_beside_them_succeeds() 
         assert_eq!(helm.status.unwrap_or_default().message, "install strategy invalid: unsupported install strategy \"helm\" (only \"deployment\" is supported)");
         let mismatch = await_phase(&ctx, "mismatch.v1.0.0", CsvPhase::Failed, CsvReason::InvalidInstallStrategy).await?;
         assert!(mismatch.status.unwrap_or_default().message.contains("selector does not match template labels"));
+        let perm = await_phase(&ctx, "perm.v1.0.0", CsvPhase::Failed, CsvReason::InvalidInstallStrategy).await?;
+        assert_eq!(perm.status.unwrap_or_default().message, "install strategy invalid: service account \"perm-sa\": rule #0 has no verbs");
         let semver = await_phase(&ctx, "semver.v1", CsvPhase::Failed, CsvReason::RequirementsNotMet).await?;
         assert!(semver.status.unwrap_or_default().message.contains("is not a semantic version"));
         for name in ["loop.v1", "loop.v2"] {
@@ -304,7 +309,7 @@ async fn bad_csvs_fail_with_olms_reason_while_a_good_csv_beside_them_succeeds() 
         await_phase(&ctx, "good.v1.0.0", CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
         // Nothing else was deleted or installed for the bad ones.
         let names: Vec<String> = csvs(&ctx).list(&ListParams::default()).await?.items.into_iter().filter_map(|c| c.metadata.name).collect();
-        assert_eq!(names.len(), 6, "{names:?}");
+        assert_eq!(names.len(), 7, "{names:?}");
         let deployments: Vec<String> = Api::<Deployment>::namespaced(ctx.client.clone(), &ctx.namespace).list(&ListParams::default()).await?.items.into_iter().filter_map(|d| d.metadata.name).collect();
         assert_eq!(deployments, vec!["good".to_string()]);
         let reasons = event_reasons(&ctx, "helm.v1.0.0").await?;
