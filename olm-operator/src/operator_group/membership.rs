@@ -101,3 +101,66 @@ mod tests {
         assert!(matches!(got.apis, ApiVerdict::Fail { reason: CsvReason::CannotModifyStaticOperatorGroupProvidedApis, .. }), "{got:?}");
     }
 }
+
+/// How the CSV machine acts on the provided-API outcomes (scenarios 3-5): table over `csv::machine::decide`.
+#[cfg(test)]
+mod machine_tests {
+    use crate::csv::facts::{GroupFit, InstallStatus, Observed, Requirements, SpecCheck};
+    use crate::csv::machine::{Effect, Step, decide};
+    use messages::crd::csv::{CsvPhase as P, CsvReason as R};
+    use messages::msg::ApiChange;
+    use rstest::rstest;
+    use std::collections::BTreeSet;
+    use std::time::Duration;
+
+    fn observed(phase: P, reason: R, group: GroupFit) -> Observed {
+        Observed {
+            phase,
+            reason,
+            copied: false,
+            since_transition: Some(Duration::from_secs(10)),
+            spec: SpecCheck::Valid,
+            group,
+            requirements: Requirements::met(),
+            owner_conflict: None,
+            replaces: None,
+            replaced_by: None,
+            chain_head: None,
+            install: InstallStatus::Healthy,
+        }
+    }
+
+    fn goose() -> BTreeSet<String> {
+        BTreeSet::from(["Goose.v1alpha1.birds.com".to_string()])
+    }
+
+    fn conflict(write: bool) -> GroupFit {
+        GroupFit::ApiFailure { reason: R::InterOperatorGroupOwnerConflict, message: "intersecting operatorgroups provide the same apis".into(), write }
+    }
+
+    #[rstest]
+    #[case::a_new_csv_adding_apis_stays_none_and_asks_its_group(P::None, R::None, GroupFit::ChangeProvidedApis(ApiChange::Add, goose()), None, Effect::ChangeProvidedApis(ApiChange::Add, goose()))]
+    #[case::a_succeeded_csv_removing_apis_stays_and_asks_its_group(P::Succeeded, R::InstallSucceeded, GroupFit::ChangeProvidedApis(ApiChange::Remove, goose()), None, Effect::ChangeProvidedApis(ApiChange::Remove, goose()))]
+    #[case::a_new_csv_in_conflict_fails_and_cleans_up(P::None, R::None, conflict(true), Some((P::Failed, R::InterOperatorGroupOwnerConflict)), Effect::CleanupDeployments)]
+    #[case::a_csv_already_in_conflict_is_not_rewritten(P::Failed, R::InterOperatorGroupOwnerConflict, conflict(false), None, Effect::CleanupDeployments)]
+    #[case::a_static_group_refusal_fails_the_csv(P::Pending, R::RequirementsUnknown, GroupFit::ApiFailure { reason: R::CannotModifyStaticOperatorGroupProvidedApis, message: "static provided api operatorgroup cannot be modified by these apis".into(), write: true }, Some((P::Failed, R::CannotModifyStaticOperatorGroupProvidedApis)), Effect::CleanupDeployments)]
+    fn provided_api_outcomes_drive_the_csv(#[case] phase: P, #[case] reason: R, #[case] group: GroupFit, #[case] to: Option<(P, R)>, #[case] effect: Effect) {
+        let decision = decide(&observed(phase, reason, group));
+        let got = match &decision.step {
+            Step::Stay => None,
+            Step::To(t) => Some((t.phase.clone(), t.reason.clone())),
+        };
+        assert_eq!(got, to);
+        assert_eq!(decision.effects, vec![effect]);
+    }
+
+    #[rstest]
+    #[case::a_resolved_conflict_returns_to_pending(R::InterOperatorGroupOwnerConflict)]
+    #[case::a_resolved_static_refusal_returns_to_pending(R::CannotModifyStaticOperatorGroupProvidedApis)]
+    fn failures_recover_once_the_apis_fit(#[case] reason: R) {
+        let decision = decide(&observed(P::Failed, reason, GroupFit::Fits { annotate: None }));
+        let Step::To(t) = decision.step else { panic!("a transition expected") };
+        assert_eq!((t.phase, t.reason), (P::Pending, R::RequirementsUnknown));
+    }
+}
+
