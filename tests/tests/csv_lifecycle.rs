@@ -278,7 +278,7 @@ async fn deleting_a_csv_garbage_collects_what_it_installed() -> anyhow::Result<(
 
 #[tokio::test]
 async fn bad_csvs_fail_with_olms_reason_while_a_good_csv_beside_them_succeeds() -> anyhow::Result<()> {
-    with_operator("csv-bad", |ctx, _port| async move {
+    with_operator("csv-bad", |ctx, port| async move {
         create_group(&ctx).await?;
         let mut helm = csv("helm.v1.0.0", "1.0.0", None, "helm", "example.com/helm:1");
         helm["spec"]["install"]["strategy"] = json!("helm");
@@ -314,6 +314,12 @@ async fn bad_csvs_fail_with_olms_reason_while_a_good_csv_beside_them_succeeds() 
         assert_eq!(deployments, vec!["good".to_string()]);
         let reasons = event_reasons(&ctx, "helm.v1.0.0").await?;
         assert!(reasons.contains(&"InvalidInstallStrategy".to_string()), "a Warning Event says why: {reasons:?}");
+
+        // csv_abnormal carries the failed CSV's phase and reason, and its series goes with the CSV (scenario 38).
+        let abnormal = |text: &str| text.lines().any(|l| l.starts_with("csv_abnormal{") && l.contains("name=\"helm.v1.0.0\"") && l.contains("reason=\"InvalidInstallStrategy\"") && l.contains("phase=\"Failed\""));
+        eventually(DEADLINE, "csv_abnormal for helm.v1.0.0", || async { Ok(abnormal(&metrics(port).await?).then_some(())) }).await?;
+        csvs(&ctx).delete("helm.v1.0.0", &DeleteParams::background()).await?;
+        eventually(DEADLINE, "csv_abnormal series of helm.v1.0.0 removed", || async { Ok((!abnormal(&metrics(port).await?)).then_some(())) }).await?;
         Ok(())
     })
     .await
