@@ -47,6 +47,24 @@ async fn many_csvs_adding_apis_to_one_group_at_once_lose_no_update() -> anyhow::
             let _op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns]).await?;
             let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
             ogs.create(&PostParams::default(), &og("og", json!({"targetNamespaces": [ns]}))?).await?;
+            // Record every value the annotation takes: a lost update shows as a value dropping an API an
+            // earlier value had (members never go away here, so nothing may be pruned either).
+            let history = std::sync::Arc::new(std::sync::Mutex::new(Vec::<BTreeSet<String>>::new()));
+            let recorder = {
+                use futures::StreamExt;
+                let history = history.clone();
+                let stream = kube::runtime::watcher(ogs.clone(), kube::runtime::watcher::Config::default().fields("metadata.name=og"));
+                tokio::spawn(async move {
+                    let mut stream = std::pin::pin!(kube::runtime::WatchStreamExt::applied_objects(stream));
+                    while let Some(Ok(group)) = stream.next().await {
+                        let value: BTreeSet<String> = provided(&group).split(',').filter(|s| !s.is_empty()).map(String::from).collect();
+                        let mut h = history.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                        if h.last() != Some(&value) {
+                            h.push(value);
+                        }
+                    }
+                })
+            };
             let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
             let creates = apis.iter().enumerate().map(|(i, owned)| {
                 let csvs = csvs.clone();
@@ -60,6 +78,12 @@ async fn many_csvs_adding_apis_to_one_group_at_once_lose_no_update() -> anyhow::
             for i in 0..CSVS {
                 await_phase(&csvs, &format!("bird{i}.v1.0.0"), "Succeeded", |p, _| p == "Succeeded").await?;
             }
+            recorder.abort();
+            let history = history.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+            for pair in history.windows(2) {
+                anyhow::ensure!(pair[0].is_subset(&pair[1]), "olm.providedAPIs lost an update: {:?} then {:?}", pair[0], pair[1]);
+            }
+            eprintln!("olm.providedAPIs took {} distinct values on the way to {CSVS} APIs", history.len());
             anyhow::Ok(())
         }
         .await;
