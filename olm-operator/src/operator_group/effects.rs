@@ -156,9 +156,9 @@ pub async fn delete_group_cluster_roles(client: &Client, key: &ObjectKey) -> Res
 #[derive(Debug, Clone)]
 pub enum CopyWrite {
     /// Create the copy, then set its status.
-    Create(ClusterServiceVersion),
+    Create(Box<ClusterServiceVersion>),
     /// Update the copy (object and/or status) to the wanted one.
-    Update { wanted: ClusterServiceVersion, existing: ClusterServiceVersion, drift: copied_csv::Drift },
+    Update { wanted: Box<ClusterServiceVersion>, existing: Box<ClusterServiceVersion>, drift: copied_csv::Drift },
     Delete(ObjectKey),
 }
 
@@ -166,12 +166,13 @@ pub enum CopyWrite {
 pub async fn write_copies(client: &Client, writes: Vec<CopyWrite>) -> (usize, Result<()>) {
     let results: Vec<(usize, Result<()>)> = stream::iter(writes).map(|w| write_copy(client.clone(), w)).buffer_unordered(FAN_OUT).collect().await;
     let requests = results.iter().map(|(n, _)| n).sum();
-    (requests, results.into_iter().map(|(_, r)| r).collect())
+    (requests, results.into_iter().try_for_each(|(_, r)| r))
 }
 
 async fn write_copy(client: Client, write: CopyWrite) -> (usize, Result<()>) {
     match write {
         CopyWrite::Create(wanted) => {
+            let wanted = *wanted;
             let key = ObjectKey::of(&wanted).unwrap_or_else(|| ObjectKey::new("", ""));
             let api: Api<ClusterServiceVersion> = Api::namespaced(client, key.namespace_or_empty());
             let status = wanted.status.clone();
@@ -188,6 +189,7 @@ async fn write_copy(client: Client, write: CopyWrite) -> (usize, Result<()>) {
             }
         }
         CopyWrite::Update { wanted, existing, drift } => {
+            let (wanted, existing) = (*wanted, *existing);
             let key = ObjectKey::of(&wanted).unwrap_or_else(|| ObjectKey::new("", ""));
             let api: Api<ClusterServiceVersion> = Api::namespaced(client, key.namespace_or_empty());
             let mut requests = 0;

@@ -95,7 +95,7 @@ pub async fn apply(shared: &Shared, key: &ObjectKey, group: &Arc<OperatorGroup>,
     let mut created = Vec::new();
     if !plan.copies.is_empty() {
         let count = plan.copies.len();
-        created = plan.copies.iter().filter_map(|w| if let effects::CopyWrite::Create(c) = w { ObjectKey::of(c) } else { None }).collect();
+        created = plan.copies.iter().filter_map(|w| if let effects::CopyWrite::Create(c) = w { ObjectKey::of(c.as_ref()) } else { None }).collect();
         let (requests, result) = effects::write_copies(client, plan.copies).await;
         super::metrics::count(&shared.metrics, "copied_csv", requests);
         tracing::debug!(og = %key, writes = count, requests, "copied csvs synced");

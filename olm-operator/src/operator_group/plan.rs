@@ -139,11 +139,11 @@ fn copy_writes(group: &OperatorGroup, key: &ObjectKey, members: &[&Arc<ClusterSe
             let wanted = copied_csv::render(parent, ns);
             match existing.get(&(ns.clone(), name.clone())) {
                 None if created.contains(&ObjectKey::new(ns.clone(), name.clone())) => {}
-                None => writes.push(CopyWrite::Create(wanted)),
+                None => writes.push(CopyWrite::Create(Box::new(wanted))),
                 Some(have) => {
                     let drift = copied_csv::drift(have, &wanted);
                     if drift.object || drift.status {
-                        writes.push(CopyWrite::Update { wanted, existing: have.as_ref().clone(), drift });
+                        writes.push(CopyWrite::Update { wanted: Box::new(wanted), existing: Box::new(have.as_ref().clone()), drift });
                     }
                 }
             }
