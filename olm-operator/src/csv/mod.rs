@@ -96,7 +96,7 @@ impl CsvActor {
         let rbac_in_place = gathered.requirement_statuses.iter().filter(|s| s.kind == "ServiceAccount").all(|s| s.status == RequirementStatusReason::Present);
         let counts_upgrade = decision.effects.contains(&Effect::CountUpgrade);
         let next = decision.next;
-        let plan = effects::Plan { key: self.key.clone(), csv, decision, requirement_statuses: gathered.requirement_statuses, rendered: gathered.rendered, rbac_in_place, shared: self.shared.clone() };
+        let plan = effects::Plan { key: self.key.clone(), csv, decision, requirement_statuses: if gathered.observed.copied { Vec::new() } else { gathered.requirement_statuses }, rendered: gathered.rendered, rbac_in_place, shared: self.shared.clone() };
         let fut = effects::apply(self.shared.client.clone(), self.recorder.clone(), plan).instrument(span);
         AtomicResponse::new(Box::pin(fut.into_actor(self).map(move |applied, act, ctx| {
             if let Some(written) = applied.written {
