@@ -156,7 +156,7 @@ async fn a_multi_namespace_operator_is_copied_into_its_other_target_only() -> an
             let [target, other] = [extra.names[0].clone(), extra.names[1].clone()];
             let scope = format!("{ns},{target},{other}");
             let _op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &scope]).await?;
-            let ogs = Api::namespaced(ctx.client.clone(), &ns);
+            let ogs: Api<messages::crd::operator_group::OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
             ogs.create(&PostParams::default(), &og("og", json!({"targetNamespaces": [target, ns]}))?).await?;
             let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
             csvs.create(&PostParams::default(), &with_permissions(csv(NAME, &["OwnNamespace", "MultiNamespace"], &[])?, "copied-sa")?).await?;
@@ -184,6 +184,15 @@ async fn a_multi_namespace_operator_is_copied_into_its_other_target_only() -> an
             .await?;
             let elsewhere: Api<Role> = Api::namespaced(ctx.client.clone(), &other);
             assert!(elsewhere.list(&ListParams::default().labels(&format!("olm.copiedFrom={ns}"))).await?.items.is_empty());
+            // With its group gone, deleting the parent still collects the copy.
+            ogs.delete("og", &DeleteParams::default()).await?;
+            eventually(DEADLINE, "group deleted", || {
+                let ogs = ogs.clone();
+                async move { Ok(ogs.get_opt("og").await?.is_none().then_some(())) }
+            })
+            .await?;
+            csvs.delete(NAME, &DeleteParams::default()).await?;
+            await_copies(&ctx.client, &ns, &[target.clone(), other.clone()], &[], "Succeeded").await?;
             anyhow::Ok(())
         }
         .await;

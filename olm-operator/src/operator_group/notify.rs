@@ -179,10 +179,39 @@ pub async fn requeue_csvs(shared: &Shared, keys: BTreeSet<ObjectKey>) {
 }
 
 /// Send a message to one group's actor, if it runs.
-pub async fn send_to_group(shared: &Shared, key: &ObjectKey, msg: OperatorGroupMsg) {
-    let Some(registry) = shared.registries.operator_groups.get() else { return };
-    if let Ok(Some(addr)) = registry.send(Lookup::new(key.clone())).await {
-        addr.do_send(msg);
+/// Send a message to one group's actor; false when it has none (no such group in the scope).
+pub async fn send_to_group(shared: &Shared, key: &ObjectKey, msg: OperatorGroupMsg) -> bool {
+    let Some(registry) = shared.registries.operator_groups.get() else { return false };
+    match registry.send(Lookup::new(key.clone())).await {
+        Ok(Some(addr)) => {
+            addr.do_send(msg);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// A copy whose group has no actor any more (the group was deleted) is still collected once its parent is
+/// gone (OLM's `removeDanglingChildCSVs` on copy events).
+async fn collect_orphan_copy(shared: &Shared, copy_key: &ObjectKey, copy: Option<&ClusterServiceVersion>) {
+    let Some(copy) = copy else { return };
+    let Some(parent_ns) = copy.metadata.annotations.as_ref().and_then(|a| a.get(annotations::OPERATOR_NAMESPACE)) else { return };
+    // The CSV store holds the parent's namespace only for a cluster watch in scope (one watched namespace is
+    // watched alone); otherwise "missing" would be a guess.
+    let visible = match shared.stores.scope.get() {
+        Some(olm_runtime::wiring::Scope::Namespaces(list)) => list.len() > 1 && list.iter().any(|n| n == parent_ns),
+        Some(olm_runtime::wiring::Scope::Cluster) | None => true,
+    };
+    if !visible {
+        return;
+    }
+    let parent = shared.stores.csvs.get().and_then(|s| s.get(&kube::runtime::reflector::ObjectRef::new(&copy_key.name).within(parent_ns)));
+    if crate::copied_csv::dangling(copy, parent.as_deref(), true) == Some(crate::copied_csv::Dangling::ParentMissing) {
+        let (requests, result) = effects::write_copies(&shared.client, vec![effects::CopyWrite::Delete(copy_key.clone())]).await;
+        super::metrics::count(&shared.metrics, "copied_csv", requests);
+        if let Err(e) = result {
+            tracing::warn!(csv = %copy_key, error = %super::error_chain(&e), "cannot delete an orphaned copy");
+        }
     }
 }
 
@@ -213,14 +242,43 @@ pub fn member_changed(shared: &Shared, key: &ObjectKey, csv: Option<&ClusterServ
     } else {
         targets.extend(super::groups_in(shared, key.namespace_or_empty()).iter().filter_map(|g| ObjectKey::of(g.as_ref())));
     }
+    let parent_gone = csv.is_some_and(|c| !c.is_copied())
+        && shared.stores.csvs.get().is_some_and(|s| s.get(&kube::runtime::reflector::ObjectRef::new(&key.name).within(key.namespace_or_empty())).is_none());
+    if parent_gone && targets.is_empty() {
+        // No group left to collect the copies of a deleted parent: do it here.
+        let copies: Vec<Arc<ClusterServiceVersion>> = shared
+            .stores
+            .csvs
+            .get()
+            .map(|s| {
+                s.state()
+                    .into_iter()
+                    .filter(|c| c.is_copied() && c.metadata.name.as_deref() == Some(key.name.as_str()))
+                    .filter(|c| c.metadata.annotations.as_ref().and_then(|a| a.get(annotations::OPERATOR_NAMESPACE)).map(String::as_str) == key.namespace.as_deref())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            for copy in copies {
+                if let Some(copy_key) = ObjectKey::of(copy.as_ref()) {
+                    collect_orphan_copy(&shared, &copy_key, Some(copy.as_ref())).await;
+                }
+            }
+        });
+    }
     if targets.is_empty() {
         return;
     }
     let shared = shared.clone();
     let key = key.clone();
+    let copy = csv.filter(|c| c.is_copied()).cloned();
     tokio::spawn(async move {
         for group in targets {
-            send_to_group(&shared, &group, OperatorGroupMsg::MemberChanged(key.clone())).await;
+            let delivered = send_to_group(&shared, &group, OperatorGroupMsg::MemberChanged(key.clone())).await;
+            if !delivered {
+                collect_orphan_copy(&shared, &key, copy.as_ref()).await;
+            }
         }
     });
 }
