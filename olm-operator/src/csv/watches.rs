@@ -83,6 +83,59 @@ async fn mark_ready(shared: &Shared) {
     }
     stores.csv.ready.store(true, std::sync::atomic::Ordering::Release);
     tracing::info!("CSV stores synced");
+    if wait(stores.namespaces.get()).await {
+        sweep_orphaned_cluster_rbac(shared).await;
+    }
+}
+
+/// Cluster-scoped RBAC cannot be owned by a namespaced CSV, so a CSV deleted while no operator ran (e.g. with
+/// its namespace) leaves its ClusterRoles/ClusterRoleBindings behind. Delete those whose owner CSV is gone:
+/// its namespace no longer exists, or it is watched here and the CSV is not in the store.
+async fn sweep_orphaned_cluster_rbac(shared: &Shared) {
+    use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
+    use kube::api::{DeleteParams, ListParams};
+    let stores = &shared.stores;
+    let (Some(namespaces), Some(csvs)) = (stores.namespaces.get(), stores.csvs.get()) else { return };
+    let scope = stores.scope.get();
+    // Objects younger than this may belong to a namespace our store has not seen yet.
+    let settled = k8s_openapi::jiff::Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_mins(2);
+    let orphaned = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+        if meta.creation_timestamp.as_ref().is_none_or(|t| t.0 > settled) {
+            return false;
+        }
+        let labels = meta.labels.as_ref();
+        let get = |k: &str| labels.and_then(|l| l.get(k)).cloned();
+        let (Some(name), Some(namespace)) = (get(annotations::OWNER), get(annotations::OWNER_NAMESPACE)) else { return false };
+        let namespace_gone = namespaces.get(&kube::runtime::reflector::ObjectRef::new(&namespace)).is_none();
+        let watched = scope.is_some_and(|s| s.contains(Some(namespace.as_str())));
+        let csv_gone = csvs.get(&kube::runtime::reflector::ObjectRef::new(&name).within(&namespace)).is_none();
+        namespace_gone || (watched && csv_gone)
+    };
+    let params = ListParams::default().labels(OWNED_BY_CSV);
+    let roles: Api<ClusterRole> = Api::all(shared.client.clone());
+    let bindings: Api<ClusterRoleBinding> = Api::all(shared.client.clone());
+    let mut deleted = 0usize;
+    if let Ok(list) = bindings.list(&params).await {
+        for b in list.items.iter().filter(|b| orphaned(&b.metadata)) {
+            if let Some(name) = b.metadata.name.as_deref()
+                && bindings.delete(name, &DeleteParams::background()).await.is_ok()
+            {
+                deleted += 1;
+            }
+        }
+    }
+    if let Ok(list) = roles.list(&params).await {
+        for r in list.items.iter().filter(|r| orphaned(&r.metadata)) {
+            if let Some(name) = r.metadata.name.as_deref()
+                && roles.delete(name, &DeleteParams::background()).await.is_ok()
+            {
+                deleted += 1;
+            }
+        }
+    }
+    if deleted > 0 {
+        tracing::info!(deleted, "deleted cluster RBAC left by CSVs deleted while no operator ran");
+    }
 }
 
 async fn wait<K>(store: Option<&Store<K>>) -> bool
