@@ -116,15 +116,15 @@ async fn overlapping_groups_conflict_on_the_same_api_until_the_other_csv_goes() 
             ogs_b.create(&PostParams::default(), &og("b", json!({"targetNamespaces": [a]}))?).await?;
             let csvs_a: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &a);
             let csvs_b: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &b);
-            csvs_a.create(&PostParams::default(), &csv("goose-a.v1.0.0", &["OwnNamespace"], &[goose.clone()])?).await?;
+            csvs_a.create(&PostParams::default(), &csv("goose-a.v1.0.0", &["OwnNamespace"], std::slice::from_ref(&goose))?).await?;
             await_phase(&csvs_a, "goose-a.v1.0.0", "Succeeded", |p, _| p == "Succeeded").await?;
             let goose_key = key(&goose);
             await_object(&ogs_a, "a", DEADLINE, "a provides Goose", move |o: Option<&OperatorGroup>| o.is_some_and(|o| provided(o) == goose_key)).await?;
             // Different API in the overlapping group: no conflict.
-            csvs_b.create(&PostParams::default(), &csv("duck-b.v1.0.0", &["SingleNamespace"], &[duck.clone()])?).await?;
+            csvs_b.create(&PostParams::default(), &csv("duck-b.v1.0.0", &["SingleNamespace"], std::slice::from_ref(&duck))?).await?;
             await_phase(&csvs_b, "duck-b.v1.0.0", "Succeeded", |p, _| p == "Succeeded").await?;
             // Same API: conflict, deployments cleaned, non-terminal.
-            csvs_b.create(&PostParams::default(), &csv("goose-b.v1.0.0", &["SingleNamespace"], &[goose.clone()])?).await?;
+            csvs_b.create(&PostParams::default(), &csv("goose-b.v1.0.0", &["SingleNamespace"], std::slice::from_ref(&goose))?).await?;
             await_phase(&csvs_b, "goose-b.v1.0.0", "Failed/InterOperatorGroupOwnerConflict", |p, r| p == "Failed" && r == "InterOperatorGroupOwnerConflict").await?;
             // Removing the conflicting CSV resolves the other one with no manual step.
             csvs_a.delete("goose-a.v1.0.0", &DeleteParams::default()).await?;
@@ -159,9 +159,9 @@ async fn a_static_group_protects_its_apis() -> anyhow::Result<()> {
             group_obj.metadata.annotations = Some([("olm.providedAPIs".to_string(), key(&goose))].into());
             ogs.create(&PostParams::default(), &group_obj).await?;
             let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
-            csvs.create(&PostParams::default(), &csv("duck.v1.0.0", &["OwnNamespace"], &[duck.clone()])?).await?;
+            csvs.create(&PostParams::default(), &csv("duck.v1.0.0", &["OwnNamespace"], std::slice::from_ref(&duck))?).await?;
             await_phase(&csvs, "duck.v1.0.0", "Failed/CannotModifyStaticOperatorGroupProvidedAPIs", |p, r| p == "Failed" && r == "CannotModifyStaticOperatorGroupProvidedAPIs").await?;
-            csvs.create(&PostParams::default(), &csv("goose.v1.0.0", &["OwnNamespace"], &[goose.clone()])?).await?;
+            csvs.create(&PostParams::default(), &csv("goose.v1.0.0", &["OwnNamespace"], std::slice::from_ref(&goose))?).await?;
             await_phase(&csvs, "goose.v1.0.0", "Succeeded", |p, _| p == "Succeeded").await?;
             // Per-API ClusterRoles of the Succeeded CSV, aggregated by the group's roles (scenario 19).
             let roles: Api<k8s_openapi::api::rbac::v1::ClusterRole> = Api::all(ctx.client.clone());
