@@ -40,36 +40,30 @@ pub fn validate(schema: &Value, value: &Value, path: &str) -> Option<String> {
     if schema.is_null() || (value.is_null() && schema["nullable"].as_bool().unwrap_or(false)) {
         return None;
     }
-    if let Some(t) = schema["type"].as_str() {
-        if !type_ok(t, value) {
+    if let Some(t) = schema["type"].as_str()
+        && !type_ok(t, value) {
             return Some(format!("{path}: expected {t}"));
         }
-    }
-    if let Some(options) = schema["enum"].as_array() {
-        if !options.contains(value) {
+    if let Some(options) = schema["enum"].as_array()
+        && !options.contains(value) {
             return Some(format!("{path}: value not in enum"));
         }
-    }
-    if let (Some(min), Some(n)) = (schema["minimum"].as_f64(), value.as_f64()) {
-        if n < min {
+    if let (Some(min), Some(n)) = (schema["minimum"].as_f64(), value.as_f64())
+        && n < min {
             return Some(format!("{path}: {n} is less than the minimum {min}"));
         }
-    }
-    if let (Some(max), Some(n)) = (schema["maximum"].as_f64(), value.as_f64()) {
-        if n > max {
+    if let (Some(max), Some(n)) = (schema["maximum"].as_f64(), value.as_f64())
+        && n > max {
             return Some(format!("{path}: {n} is more than the maximum {max}"));
         }
-    }
-    if let (Some(min), Some(s)) = (schema["minLength"].as_u64(), value.as_str()) {
-        if (s.chars().count() as u64) < min {
+    if let (Some(min), Some(s)) = (schema["minLength"].as_u64(), value.as_str())
+        && (s.chars().count() as u64) < min {
             return Some(format!("{path}: shorter than {min}"));
         }
-    }
-    if let (Some(max), Some(s)) = (schema["maxLength"].as_u64(), value.as_str()) {
-        if (s.chars().count() as u64) > max {
+    if let (Some(max), Some(s)) = (schema["maxLength"].as_u64(), value.as_str())
+        && (s.chars().count() as u64) > max {
             return Some(format!("{path}: longer than {max}"));
         }
-    }
     if let Some(obj) = value.as_object() {
         for r in schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
             if !obj.contains_key(r) {
@@ -78,11 +72,10 @@ pub fn validate(schema: &Value, value: &Value, path: &str) -> Option<String> {
         }
         if let Some(props) = schema["properties"].as_object() {
             for (k, sub) in props {
-                if let Some(v) = obj.get(k) {
-                    if let Some(e) = validate(sub, v, &format!("{path}.{k}")) {
+                if let Some(v) = obj.get(k)
+                    && let Some(e) = validate(sub, v, &format!("{path}.{k}")) {
                         return Some(e);
                     }
-                }
             }
         }
     }

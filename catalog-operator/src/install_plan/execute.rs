@@ -23,10 +23,13 @@ const SUPPORTED: &[&str] = &[
     "VerticalPodAutoscaler", "ConsoleYAMLSample", "ConsoleQuickStart", "ConsoleCLIDownload", "ConsoleLink", "ConsolePlugin", "NetworkPolicy",
 ];
 
+/// (group, version, kind) → (resource, namespaced).
+type KindCache = HashMap<(String, String, String), (ApiResource, bool)>;
+
 /// Discovery answers, shared by every plan.
 #[derive(Default, Clone)]
 pub struct Kinds {
-    cache: Arc<Mutex<HashMap<(String, String, String), (ApiResource, bool)>>>,
+    cache: Arc<Mutex<KindCache>>,
 }
 
 impl Kinds {

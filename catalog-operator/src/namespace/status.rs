@@ -121,8 +121,8 @@ fn catalog_health(catalogs: &[CatalogHealth], previous: &[SubscriptionCatalogHea
 pub fn before_resolution(old: &SubscriptionStatus, f: &Facts, now: &Time) -> SubscriptionStatus {
     let mut s = old.clone();
     // §4.1 step 3: adopt the plan that created this Subscription.
-    if s.install_plan_ref.is_none() {
-        if let Some(p) = &f.generated_by {
+    if s.install_plan_ref.is_none()
+        && let Some(p) = &f.generated_by {
             let (r, ip) = plan_reference(p);
             s.install_plan_ref = Some(r);
             s.install_plan = Some(ip);
@@ -132,7 +132,6 @@ pub fn before_resolution(old: &SubscriptionStatus, f: &Facts, now: &Time) -> Sub
                 s.current_csv = start.clone();
             }
         }
-    }
     // §4.5: the referenced plan's state.
     match &f.plan {
         PlanFacts::NoRef => s.remove_conditions(&[T::InstallPlanPending, T::InstallPlanFailed, T::InstallPlanMissing]),
