@@ -119,3 +119,30 @@ async fn a_skip_range_jumps_from_the_installed_version_to_the_head() -> anyhow::
     })
     .await
 }
+
+#[tokio::test]
+async fn old_install_plans_are_garbage_collected_down_to_five() -> anyhow::Result<()> {
+    let cluster = Cluster::shared()?;
+    with_namespace(cluster, "subgc", |ctx| async move {
+        let _op = catalog_operator(&ctx, &[]).await?;
+        let names: Vec<String> = (0..7).map(|i| format!("gc{i}")).collect();
+        operator_group(&ctx).await?;
+        configmap_catalog(&ctx, "cat", &Catalog::with(names.iter().map(|n| Op::new(n, "1.0.0")).collect()), 0).await?;
+        for n in &names {
+            subscription(&ctx, n, n, "cat", json!({})).await?;
+            await_sub(&ctx, n, "installed", |s| s.state == SubscriptionState::AtLatestKnown).await?;
+        }
+        let api = plans(&ctx);
+        let api = &api;
+        let kept = olm_tests::eventually(DEADLINE, "at most 5 plans", || async move {
+            let items = api.list(&Default::default()).await?.items;
+            Ok((items.len() <= 5).then_some(items))
+        })
+        .await?;
+        let mut generations: Vec<i64> = kept.iter().filter_map(|p| p.spec.generation).collect();
+        generations.sort();
+        assert_eq!(generations, [3, 4, 5, 6, 7], "the lowest generations go first");
+        Ok(())
+    })
+    .await
+}
