@@ -1,5 +1,5 @@
 //! End to end with a real package: the `registry` binary serves a bundle-directory package from
-//! `../shared/catalogs` over gRPC, both operators run, and a Subscription ends with the CSV Succeeded and its
+//! `../shared/catalogs` (odoo-operator: no webhooks, no minKubeVersion above our 1.20 control plane) over gRPC, both operators run, and a Subscription ends with the CSV Succeeded and its
 //! Deployment Available. Skipped (with a note) when the shared catalogs are absent.
 
 mod catalog_fixture;
@@ -25,7 +25,7 @@ async fn a_real_bundle_package_installs_to_succeeded_with_its_deployment_availab
         eprintln!("skipped: ../shared/catalogs is absent");
         return Ok(());
     };
-    let package = catalogs.join("community-operators-prod-bundles/operators/ruptura-operator");
+    let package = catalogs.join("community-operators-prod-bundles/operators/odoo-operator");
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "realpkg", |ctx| async move {
         let port = free_port()?;
@@ -35,10 +35,10 @@ async fn a_real_bundle_package_installs_to_succeeded_with_its_deployment_availab
         operator_group(&ctx).await?;
         address_catalog(&ctx, "community", &format!("127.0.0.1:{port}")).await?;
         let started = Instant::now();
-        subscription(&ctx, "ruptura", "ruptura-operator", "community", json!({})).await?;
-        let sub = await_sub(&ctx, "ruptura", "AtLatestKnown", |s| s.state == SubscriptionState::AtLatestKnown).await?;
+        subscription(&ctx, "odoo", "odoo-operator", "community", json!({"channel": "alpha"})).await?;
+        let sub = await_sub(&ctx, "odoo", "AtLatestKnown", |s| s.state == SubscriptionState::AtLatestKnown).await?;
         let csv_name = sub.status.map(|s| s.installed_csv).unwrap_or_default();
-        assert_eq!(csv_name, "ruptura-operator.v0.9.1", "the head of the default channel");
+        assert_eq!(csv_name, "odoo-operator.v0.0.2", "the head of the channel");
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         let csv = await_object(&csvs, &csv_name, Duration::from_secs(180), "Succeeded", |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded")).await?;
         eprintln!("Subscription created → CSV Succeeded in {:?}", started.elapsed());
