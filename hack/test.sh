@@ -38,3 +38,7 @@ OLM_RS_NODE_SIM="$CARGO_TARGET_DIR/debug/node-sim" hack/control-plane.sh up >/de
 
 log "running all tests"
 cargo test --workspace --locked --no-fail-fast -- --test-threads="${OLM_RS_TEST_THREADS:-4}"
+
+# The corpus counts (printed by passing tests, which cargo captures): show them in the log.
+log "corpus counts"
+cargo test -p messages --test corpus_roundtrip --locked -- --nocapture 2>&1 | grep -E '^corpus|^test result' || true
