@@ -1,8 +1,7 @@
 //! The command line of `catalog-operator` (OLM's `catalog` binary flags where they exist, kebab-case with env vars).
 
 use clap::{Args, Parser, Subcommand};
-use olm_runtime::args::CommonArgs;
-use std::path::PathBuf;
+use olm_runtime::args::{CommonArgs, CrdsArgs};
 
 #[derive(Parser, Debug)]
 #[command(name = "catalog-operator", version, about = "olm-rs catalog-operator: CatalogSources, Subscriptions and InstallPlans (OLM v0 compatible)")]
@@ -35,13 +34,6 @@ fn go_duration(s: &str) -> Result<std::time::Duration, String> {
     messages::crd::catalog_source::parse_go_duration(s).map_err(|e| e.to_string())
 }
 
-#[derive(Args, Debug, Clone)]
-pub struct CrdsArgs {
-    /// Output folder.
-    #[arg(long, default_value = "deploy/crds")]
-    pub out: PathBuf,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,12 +44,6 @@ mod tests {
         Cli::command().debug_assert();
     }
 
-    #[test]
-    fn watched_namespaces_accepts_olms_spelling_and_a_comma_list() {
-        let cli = Cli::try_parse_from(["catalog-operator", "run", "--watchedNamespaces", "a,b"]).expect("parse");
-        let Command::Run(args) = cli.command else { panic!("run expected") };
-        assert_eq!(args.common.watch_scope(), Some(vec!["a".to_string(), "b".to_string()]));
-    }
 
     #[test]
     fn the_retry_timeout_is_a_go_duration_defaulting_to_one_minute() {

@@ -1,8 +1,7 @@
 //! The command line of `olm-operator` (OLM's `olm` binary flags where they exist, kebab-case with env vars).
 
 use clap::{Args, Parser, Subcommand};
-use olm_runtime::args::CommonArgs;
-use std::path::PathBuf;
+use olm_runtime::args::{CommonArgs, CrdsArgs};
 
 #[derive(Parser, Debug)]
 #[command(name = "olm-operator", version, about = "olm-rs olm-operator: ClusterServiceVersions and OperatorGroups (OLM v0 compatible)")]
@@ -25,13 +24,6 @@ pub struct RunArgs {
     pub common: CommonArgs,
 }
 
-#[derive(Args, Debug, Clone)]
-pub struct CrdsArgs {
-    /// Output folder.
-    #[arg(long, default_value = "deploy/crds")]
-    pub out: PathBuf,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -42,10 +34,4 @@ mod tests {
         Cli::command().debug_assert();
     }
 
-    #[test]
-    fn watched_namespaces_accepts_olms_spelling_and_a_comma_list() {
-        let cli = Cli::try_parse_from(["olm-operator", "run", "--watchedNamespaces", "a,b"]).expect("parse");
-        let Command::Run(args) = cli.command else { panic!("run expected") };
-        assert_eq!(args.common.watch_scope(), Some(vec!["a".to_string(), "b".to_string()]));
-    }
 }

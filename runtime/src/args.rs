@@ -39,8 +39,40 @@ impl CommonArgs {
     }
 }
 
+/// Flags of the `crds` subcommand both binaries have.
+#[derive(Args, Clone, Debug)]
+pub struct CrdsArgs {
+    /// Output folder.
+    #[arg(long, default_value = "deploy/crds")]
+    pub out: PathBuf,
+}
+
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogFormat {
     Text,
     Json,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Probe {
+        #[command(flatten)]
+        common: CommonArgs,
+    }
+
+    #[test]
+    fn watched_namespaces_accepts_olms_spelling_and_a_comma_list() {
+        let probe = Probe::try_parse_from(["x", "--watchedNamespaces", "a,b"]).expect("parse");
+        assert_eq!(probe.common.watch_scope(), Some(vec!["a".to_string(), "b".to_string()]));
+    }
+
+    #[test]
+    fn no_watched_namespaces_means_the_whole_cluster() {
+        let probe = Probe::try_parse_from(["x"]).expect("parse");
+        assert_eq!(probe.common.watch_scope(), None);
+    }
 }
