@@ -37,8 +37,12 @@ if ! hack/control-plane.sh status | grep -q 'kube-apiserver running'; then start
 OLM_RS_NODE_SIM="$CARGO_TARGET_DIR/debug/node-sim" hack/control-plane.sh up >/dev/null
 
 log "running all tests"
-cargo test --workspace --locked --no-fail-fast -- --test-threads="${OLM_RS_TEST_THREADS:-4}"
+# Cluster tests (crate olm-tests) each start operators against the one control plane: fewer at once on 2 cores.
+status=0
+cargo test --workspace --exclude olm-tests --locked --no-fail-fast -- --test-threads="${OLM_RS_TEST_THREADS:-4}" || status=$?
+cargo test -p olm-tests --locked --no-fail-fast -- --test-threads="${OLM_RS_CLUSTER_TEST_THREADS:-2}" || status=$?
 
 # The corpus counts (printed by passing tests, which cargo captures): show them in the log.
 log "corpus counts"
 cargo test -p messages --test corpus_roundtrip --locked -- --nocapture 2>&1 | grep -E '^corpus|^test result' || true
+exit "$status"
