@@ -36,10 +36,17 @@ pub enum FetchError {
 
 impl BundleSource {
     /// The full bundle (CSV JSON and every object) of `csv` in `channel` of `package`.
-    pub async fn bundle(&self, package: &str, channel: &str, csv: &str) -> Result<api::Bundle, FetchError> {
+    pub async fn bundle(
+        &self,
+        package: &str,
+        channel: &str,
+        csv: &str,
+    ) -> Result<api::Bundle, FetchError> {
         match self {
             BundleSource::Grpc(client) => Ok(client.get_bundle(package, channel, csv).await?),
-            BundleSource::InProcess(store) => Ok(registry::query::get_bundle(store, package, channel, csv)?),
+            BundleSource::InProcess(store) => {
+                Ok(registry::query::get_bundle(store, package, channel, csv)?)
+            }
         }
     }
 
@@ -60,7 +67,9 @@ impl BundleSource {
                 for p in store.packages() {
                     packages.push(registry::query::get_package(store, &p.name)?);
                 }
-                let bundles = (0..store.list_order().len()).filter_map(|i| registry::query::list_bundle_at(store, i)).collect::<Result<Vec<_>, _>>()?;
+                let bundles = (0..store.list_order().len())
+                    .filter_map(|i| registry::query::list_bundle_at(store, i))
+                    .collect::<Result<Vec<_>, _>>()?;
                 Ok((packages, bundles))
             }
         }
@@ -85,22 +94,35 @@ pub struct Catalogs {
 
 impl Catalogs {
     pub fn publish(&self, key: CatalogKey, view: CatalogView) {
-        self.views.write().unwrap_or_else(PoisonError::into_inner).insert(key, view);
+        self.views
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key, view);
     }
 
     pub fn remove(&self, key: &CatalogKey) {
-        self.views.write().unwrap_or_else(PoisonError::into_inner).remove(key);
+        self.views
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(key);
     }
 
     pub fn get(&self, key: &CatalogKey) -> Option<CatalogView> {
-        self.views.read().unwrap_or_else(PoisonError::into_inner).get(key).cloned()
+        self.views
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)
+            .cloned()
     }
 
     /// Snapshots of the healthy catalogs in `namespaces`.
     pub fn snapshots_in(&self, namespaces: &[&str]) -> Vec<Arc<CatalogSnapshot>> {
         let views = self.views.read().unwrap_or_else(PoisonError::into_inner);
-        let mut out: Vec<Arc<CatalogSnapshot>> =
-            views.iter().filter(|(k, _)| namespaces.contains(&k.namespace.as_str())).filter_map(|(_, v)| v.snapshot.clone()).collect();
+        let mut out: Vec<Arc<CatalogSnapshot>> = views
+            .iter()
+            .filter(|(k, _)| namespaces.contains(&k.namespace.as_str()))
+            .filter_map(|(_, v)| v.snapshot.clone())
+            .collect();
         out.sort_by(|a, b| a.key.cmp(&b.key));
         out
     }

@@ -4,7 +4,11 @@ use clap::{Args, Parser, Subcommand};
 use olm_runtime::args::{CommonArgs, CrdsArgs};
 
 #[derive(Parser, Debug)]
-#[command(name = "catalog-operator", version, about = "olm-rs catalog-operator: CatalogSources, Subscriptions and InstallPlans (OLM v0 compatible)")]
+#[command(
+    name = "catalog-operator",
+    version,
+    about = "olm-rs catalog-operator: CatalogSources, Subscriptions and InstallPlans (OLM v0 compatible)"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -44,12 +48,32 @@ mod tests {
         Cli::command().debug_assert();
     }
 
-
     #[test]
     fn the_retry_timeout_is_a_go_duration_defaulting_to_one_minute() {
-        let Command::Run(args) = Cli::try_parse_from(["catalog-operator", "run"]).expect("parse").command else { panic!("run expected") };
-        assert_eq!(args.install_plan_retry_timeout, std::time::Duration::from_secs(60));
-        let Command::Run(args) = Cli::try_parse_from(["catalog-operator", "run", "--install-plan-retry-timeout", "1m30s"]).expect("parse").command else { panic!("run expected") };
-        assert_eq!(args.install_plan_retry_timeout, std::time::Duration::from_secs(90));
+        let Command::Run(args) = Cli::try_parse_from(["catalog-operator", "run"])
+            .expect("parse")
+            .command
+        else {
+            panic!("run expected")
+        };
+        assert_eq!(
+            args.install_plan_retry_timeout,
+            std::time::Duration::from_secs(60)
+        );
+        let Command::Run(args) = Cli::try_parse_from([
+            "catalog-operator",
+            "run",
+            "--install-plan-retry-timeout",
+            "1m30s",
+        ])
+        .expect("parse")
+        .command
+        else {
+            panic!("run expected")
+        };
+        assert_eq!(
+            args.install_plan_retry_timeout,
+            std::time::Duration::from_secs(90)
+        );
     }
 }

@@ -8,7 +8,9 @@ const MAX_NAME: usize = 63;
 
 /// FNV-1a, 64 bits: a stable hash (std's hasher may change between Rust releases).
 fn fnv(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// A short base-36 hash of the rules.
@@ -35,7 +37,11 @@ fn owner_labels(csv: &str, namespace: &str, hash: &str) -> Value {
 }
 
 fn entries<'a>(csv: &'a Value, field: &str) -> impl Iterator<Item = (&'a str, &'a Value)> {
-    csv["spec"]["install"]["spec"][field].as_array().into_iter().flatten().filter_map(|p| Some((p["serviceAccountName"].as_str()?, &p["rules"])))
+    csv["spec"]["install"]["spec"][field]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| Some((p["serviceAccountName"].as_str()?, &p["rules"])))
 }
 
 /// The RBAC objects of `csv` (a CSV manifest) in `namespace`, in OLM's order.
@@ -80,7 +86,11 @@ mod tests {
     #[rstest]
     #[case::a_short_name_keeps_its_base("a.v1-sa", "abc", "a.v1-sa-abc")]
     #[case::a_long_name_is_cut_to_63_characters(&"x".repeat(80), "0123456789", &format!("{}-0123456789", "x".repeat(52)))]
-    fn names_carry_the_hash_and_fit_in_63_characters(#[case] base: &str, #[case] hash: &str, #[case] want: &str) {
+    fn names_carry_the_hash_and_fit_in_63_characters(
+        #[case] base: &str,
+        #[case] hash: &str,
+        #[case] want: &str,
+    ) {
         let got = hashed_name(base, hash);
         assert_eq!(got, want);
         assert!(got.len() <= 63);
@@ -95,13 +105,25 @@ mod tests {
     }
 
     #[test]
-    fn permissions_give_an_account_a_role_and_a_binding_and_cluster_permissions_cluster_wide_ones() {
+    fn permissions_give_an_account_a_role_and_a_binding_and_cluster_permissions_cluster_wide_ones()
+    {
         let csv = json!({"metadata": {"name": "a.v1"}, "spec": {"install": {"spec": {
             "permissions": [{"serviceAccountName": "op", "rules": [{"verbs": ["get"]}]}, {"serviceAccountName": "default", "rules": []}],
             "clusterPermissions": [{"serviceAccountName": "op", "rules": [{"verbs": ["list"]}]}]}}}});
         let objs = objects(&csv, "ns");
         let kinds: Vec<&str> = objs.iter().filter_map(|o| o["kind"].as_str()).collect();
-        assert_eq!(kinds, ["ServiceAccount", "Role", "RoleBinding", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"]);
+        assert_eq!(
+            kinds,
+            [
+                "ServiceAccount",
+                "Role",
+                "RoleBinding",
+                "Role",
+                "RoleBinding",
+                "ClusterRole",
+                "ClusterRoleBinding"
+            ]
+        );
         assert_eq!(objs[2]["subjects"][0]["name"], "op");
         assert_eq!(objs[2]["roleRef"]["name"], objs[1]["metadata"]["name"]);
         assert!(objs[5]["metadata"].get("namespace").is_none());

@@ -25,14 +25,22 @@ use olm_runtime::wiring::{self, Scope, Wiring};
 use std::sync::Arc;
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
-    let RunArgs { common, install_plan_retry_timeout, registry_probe_interval } = args;
+    let RunArgs {
+        common,
+        install_plan_retry_timeout,
+        registry_probe_interval,
+    } = args;
     let _telemetry = olm_runtime::telemetry::init("catalog-operator", common.log_format)?;
     wiring::block_on_system(async move {
         let client = olm_runtime::client::connect(common.kubeconfig.as_deref()).await?;
         let metrics = Metrics::new()?;
         let catalog_metrics = CatalogMetrics::register(&metrics.registry)?;
         let scope = Scope::from_list(common.watch_scope());
-        let config = Config { global_namespace: common.namespace.clone(), install_plan_retry_timeout, probe_interval: registry_probe_interval };
+        let config = Config {
+            global_namespace: common.namespace.clone(),
+            install_plan_retry_timeout,
+            probe_interval: registry_probe_interval,
+        };
         let shared = Shared {
             client: client.clone(),
             metrics: metrics.clone(),
@@ -43,19 +51,35 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             config: Arc::new(config),
             kinds: Default::default(),
         };
-        let _ = shared.registries.namespaces.set(NamespaceResolver::new(shared.clone()).start());
+        let _ = shared
+            .registries
+            .namespaces
+            .set(NamespaceResolver::new(shared.clone()).start());
         let mut wiring = Wiring::new(client.clone(), metrics, scope.clone());
 
         // Stores whose changes only trigger resolution.
         let (sh, sc) = (shared.clone(), scope.clone());
-        let (csvs, _) = spawn_store(Api::<ClusterServiceVersion>::all(client.clone()), scoped(&scope), move |o: &ClusterServiceVersion| {
-            trigger(&sh, &sc, o.metadata.namespace.as_deref(), Cause::CsvChanged)
-        });
+        let (csvs, _) = spawn_store(
+            Api::<ClusterServiceVersion>::all(client.clone()),
+            scoped(&scope),
+            move |o: &ClusterServiceVersion| {
+                trigger(&sh, &sc, o.metadata.namespace.as_deref(), Cause::CsvChanged)
+            },
+        );
         let _ = shared.stores.csvs.set(csvs);
         let (sh, sc) = (shared.clone(), scope.clone());
-        let (groups, _) = spawn_store(Api::<PartialObjectMeta<OperatorGroup>>::all(client.clone()), scoped(&scope), move |o: &PartialObjectMeta<OperatorGroup>| {
-            trigger(&sh, &sc, o.metadata.namespace.as_deref(), Cause::OperatorGroupChanged)
-        });
+        let (groups, _) = spawn_store(
+            Api::<PartialObjectMeta<OperatorGroup>>::all(client.clone()),
+            scoped(&scope),
+            move |o: &PartialObjectMeta<OperatorGroup>| {
+                trigger(
+                    &sh,
+                    &sc,
+                    o.metadata.namespace.as_deref(),
+                    Cause::OperatorGroupChanged,
+                )
+            },
+        );
         let _ = shared.stores.operator_groups.set(groups);
 
         let (catalogs, catalog_store) = wiring.start::<CatalogSourceActor>(shared.clone());
@@ -69,15 +93,31 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let _ = shared.registries.install_plans.set(plans);
 
         // A catalog ConfigMap (labelled by its CatalogSource) changed: that CatalogSource reloads it.
-        let (_cms, _) = spawn_store(Api::<ConfigMap>::all(client.clone()), watcher::Config::default().labels(CATALOG_SOURCE_LABEL), move |cm: &ConfigMap| {
-            let (Some(ns), Some(name)) = (cm.metadata.namespace.clone(), cm.metadata.labels.as_ref().and_then(|l| l.get(CATALOG_SOURCE_LABEL)).cloned()) else { return };
-            let registry = catalogs.clone();
-            tokio::spawn(async move {
-                if let Ok(Some(actor)) = registry.send(Lookup::<CatalogSourceActor>::new(ObjectKey::new(ns, name))).await {
-                    actor.do_send(Refresh);
-                }
-            });
-        });
+        let (_cms, _) = spawn_store(
+            Api::<ConfigMap>::all(client.clone()),
+            watcher::Config::default().labels(CATALOG_SOURCE_LABEL),
+            move |cm: &ConfigMap| {
+                let (Some(ns), Some(name)) = (
+                    cm.metadata.namespace.clone(),
+                    cm.metadata
+                        .labels
+                        .as_ref()
+                        .and_then(|l| l.get(CATALOG_SOURCE_LABEL))
+                        .cloned(),
+                ) else {
+                    return;
+                };
+                let registry = catalogs.clone();
+                tokio::spawn(async move {
+                    if let Ok(Some(actor)) = registry
+                        .send(Lookup::<CatalogSourceActor>::new(ObjectKey::new(ns, name)))
+                        .await
+                    {
+                        actor.do_send(Refresh);
+                    }
+                });
+            },
+        );
 
         let bound = wiring.serve(common.http_addr).await?;
         tracing::info!(http = %bound, namespace = %common.namespace, "catalog-operator running");
@@ -96,7 +136,9 @@ fn trigger(shared: &Shared, scope: &Scope, namespace: Option<&str>, cause: Cause
 /// Watch config for the scope: one watched namespace becomes a field selector.
 fn scoped(scope: &Scope) -> watcher::Config {
     match scope {
-        Scope::Namespaces(list) if list.len() == 1 => watcher::Config::default().fields(&format!("metadata.namespace={}", list[0])),
+        Scope::Namespaces(list) if list.len() == 1 => {
+            watcher::Config::default().fields(&format!("metadata.namespace={}", list[0]))
+        }
         Scope::Namespaces(_) | Scope::Cluster => watcher::Config::default(),
     }
 }

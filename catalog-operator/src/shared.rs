@@ -70,7 +70,10 @@ impl Shared {
     /// Ask for the resolution of `namespace` (coalesced by the resolver).
     pub fn resolve(&self, namespace: &str, cause: crate::namespace::Cause) {
         if let Some(hub) = self.registries.namespaces.get() {
-            hub.do_send(crate::namespace::Resolve { namespace: namespace.to_string(), cause });
+            hub.do_send(crate::namespace::Resolve {
+                namespace: namespace.to_string(),
+                cause,
+            });
         }
     }
 
@@ -95,15 +98,27 @@ impl Shared {
     }
 
     pub fn subscriptions(&self) -> Vec<Arc<Subscription>> {
-        self.stores.subscriptions.get().map(Store::state).unwrap_or_default()
+        self.stores
+            .subscriptions
+            .get()
+            .map(Store::state)
+            .unwrap_or_default()
     }
 
     pub fn install_plans(&self) -> Vec<Arc<InstallPlan>> {
-        self.stores.install_plans.get().map(Store::state).unwrap_or_default()
+        self.stores
+            .install_plans
+            .get()
+            .map(Store::state)
+            .unwrap_or_default()
     }
 
     pub fn catalog_sources(&self) -> Vec<Arc<CatalogSource>> {
-        self.stores.catalog_sources.get().map(Store::state).unwrap_or_default()
+        self.stores
+            .catalog_sources
+            .get()
+            .map(Store::state)
+            .unwrap_or_default()
     }
 
     pub fn csvs(&self) -> Vec<Arc<ClusterServiceVersion>> {
@@ -111,6 +126,10 @@ impl Shared {
     }
 
     pub fn operator_groups(&self) -> Vec<Arc<PartialObjectMeta<OperatorGroup>>> {
-        self.stores.operator_groups.get().map(Store::state).unwrap_or_default()
+        self.stores
+            .operator_groups
+            .get()
+            .map(Store::state)
+            .unwrap_or_default()
     }
 }

@@ -23,24 +23,40 @@ pub fn tolerant_version(text: &str) -> Result<Version, String> {
 }
 
 fn gvk(g: &api::GroupVersionKind) -> Gvk {
-    Gvk { group: g.group.clone(), version: g.version.clone(), kind: g.kind.clone(), plural: g.plural.clone() }
+    Gvk {
+        group: g.group.clone(),
+        version: g.version.clone(),
+        kind: g.kind.clone(),
+        plural: g.plural.clone(),
+    }
 }
 
 /// One `api.Bundle` as a resolver entry.
 pub fn entry(b: &api::Bundle) -> Result<BundleEntry, String> {
-    let version = tolerant_version(&b.version).map_err(|e| format!("bundle {}: {e}", b.csv_name))?;
+    let version =
+        tolerant_version(&b.version).map_err(|e| format!("bundle {}: {e}", b.csv_name))?;
     let mut properties = Vec::with_capacity(b.properties.len());
     let mut deprecated = b.deprecation.is_some();
     for p in &b.properties {
         if p.r#type == "olm.deprecated" {
             deprecated = true;
         }
-        let value = serde_json::from_str(&p.value).map_err(|e| format!("bundle {}: property {} is not JSON: {e}", b.csv_name, p.r#type))?;
-        properties.push(Property { type_: p.r#type.clone(), value });
+        let value = serde_json::from_str(&p.value).map_err(|e| {
+            format!(
+                "bundle {}: property {} is not JSON: {e}",
+                b.csv_name, p.r#type
+            )
+        })?;
+        properties.push(Property {
+            type_: p.r#type.clone(),
+            value,
+        });
     }
     // Legacy registry dependencies (olm.gvk / olm.package / olm.label) become required properties.
     for d in &b.dependencies {
-        let Ok(value) = serde_json::from_str::<serde_json::Value>(&d.value) else { continue };
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(&d.value) else {
+            continue;
+        };
         if let Some(p) = resolver::requirement::dependency_as_property(&d.r#type, &value) {
             properties.push(p);
         }
@@ -62,7 +78,12 @@ pub fn entry(b: &api::Bundle) -> Result<BundleEntry, String> {
 }
 
 /// A catalog's bundles and packages as one resolver snapshot.
-pub fn convert(key: CatalogKey, priority: i32, packages: &[api::Package], bundles: &[api::Bundle]) -> Converted {
+pub fn convert(
+    key: CatalogKey,
+    priority: i32,
+    packages: &[api::Package],
+    bundles: &[api::Bundle],
+) -> Converted {
     let mut notes = Vec::new();
     let mut entries = Vec::with_capacity(bundles.len());
     for b in bundles {
@@ -71,8 +92,22 @@ pub fn convert(key: CatalogKey, priority: i32, packages: &[api::Package], bundle
             Err(note) => notes.push(note),
         }
     }
-    let packages = packages.iter().map(|p| PackageInfo { name: p.name.clone(), default_channel: p.default_channel_name.clone() }).collect();
-    Converted { snapshot: CatalogSnapshot { key, priority, packages, bundles: entries }, notes }
+    let packages = packages
+        .iter()
+        .map(|p| PackageInfo {
+            name: p.name.clone(),
+            default_channel: p.default_channel_name.clone(),
+        })
+        .collect();
+    Converted {
+        snapshot: CatalogSnapshot {
+            key,
+            priority,
+            packages,
+            bundles: entries,
+        },
+        notes,
+    }
 }
 
 #[cfg(test)]
@@ -81,7 +116,13 @@ mod tests {
     use rstest::rstest;
 
     fn bundle(name: &str, version: &str) -> api::Bundle {
-        api::Bundle { csv_name: name.into(), package_name: "a".into(), channel_name: "stable".into(), version: version.into(), ..Default::default() }
+        api::Bundle {
+            csv_name: name.into(),
+            package_name: "a".into(),
+            channel_name: "stable".into(),
+            version: version.into(),
+            ..Default::default()
+        }
     }
 
     #[rstest]
@@ -95,7 +136,12 @@ mod tests {
 
     #[test]
     fn an_unparseable_version_skips_the_bundle_with_a_note() {
-        let c = convert(CatalogKey::new("c", "ns"), 0, &[], &[bundle("a.v1", "one"), bundle("a.v2", "2.0.0")]);
+        let c = convert(
+            CatalogKey::new("c", "ns"),
+            0,
+            &[],
+            &[bundle("a.v1", "one"), bundle("a.v2", "2.0.0")],
+        );
         assert_eq!(c.snapshot.bundles.len(), 1);
         assert_eq!(c.snapshot.bundles[0].name, "a.v2");
         assert!(c.notes[0].contains("a.v1"), "{:?}", c.notes);
@@ -107,8 +153,13 @@ mod tests {
         b.replaces = "a.v1".into();
         b.skips = vec!["a.v0".into()];
         b.skip_range = "<2.0.0".into();
-        b.properties = vec![api::Property { r#type: "olm.package".into(), value: r#"{"packageName":"a","version":"2.0.0"}"#.into() }];
-        b.deprecation = Some(api::Deprecation { message: "old".into() });
+        b.properties = vec![api::Property {
+            r#type: "olm.package".into(),
+            value: r#"{"packageName":"a","version":"2.0.0"}"#.into(),
+        }];
+        b.deprecation = Some(api::Deprecation {
+            message: "old".into(),
+        });
         let e = entry(&b).expect("entry");
         assert_eq!(e.replaces.as_deref(), Some("a.v1"));
         assert_eq!(e.skips, vec!["a.v0".to_string()]);
@@ -120,6 +171,9 @@ mod tests {
     #[test]
     fn empty_edges_are_absent() {
         let e = entry(&bundle("a.v1", "1.0.0")).expect("entry");
-        assert_eq!((e.replaces, e.skip_range, e.deprecated), (None, None, false));
+        assert_eq!(
+            (e.replaces, e.skip_range, e.deprecated),
+            (None, None, false)
+        );
     }
 }

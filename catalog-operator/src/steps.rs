@@ -12,7 +12,9 @@ pub const PROPERTIES_ANNOTATION: &str = "operatorframework.io/properties";
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StepError {
-    #[error("bundle {bundle} has no ClusterServiceVersion manifest (an image bundle that must be unpacked is not supported)")]
+    #[error(
+        "bundle {bundle} has no ClusterServiceVersion manifest (an image bundle that must be unpacked is not supported)"
+    )]
     NoCsv { bundle: String },
     #[error("bundle {bundle}: the CSV manifest lacks apiVersion or kind")]
     CsvTypeMissing { bundle: String },
@@ -28,9 +30,16 @@ pub fn group_version(api_version: &str) -> (String, String) {
     }
 }
 
-fn step(resolving: &str, catalog: &resolver::CatalogKey, obj: &Value, kind_override: Option<&str>) -> Step {
+fn step(
+    resolving: &str,
+    catalog: &resolver::CatalogKey,
+    obj: &Value,
+    kind_override: Option<&str>,
+) -> Step {
     let (group, version) = group_version(obj["apiVersion"].as_str().unwrap_or_default());
-    let kind = kind_override.map(str::to_string).unwrap_or_else(|| obj["kind"].as_str().unwrap_or_default().to_string());
+    let kind = kind_override
+        .map(str::to_string)
+        .unwrap_or_else(|| obj["kind"].as_str().unwrap_or_default().to_string());
     Step {
         resolving: resolving.to_string(),
         resource: StepResource {
@@ -39,7 +48,10 @@ fn step(resolving: &str, catalog: &resolver::CatalogKey, obj: &Value, kind_overr
             group,
             version,
             kind,
-            name: obj["metadata"]["name"].as_str().unwrap_or_default().to_string(),
+            name: obj["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
             manifest: obj.to_string(),
         },
         optional: false,
@@ -48,32 +60,71 @@ fn step(resolving: &str, catalog: &resolver::CatalogKey, obj: &Value, kind_overr
 }
 
 fn parse(bundle: &str, text: &str) -> Result<Value, StepError> {
-    serde_json::from_str(text).map_err(|e| StepError::BadObject { bundle: bundle.to_string(), message: e.to_string() })
+    serde_json::from_str(text).map_err(|e| StepError::BadObject {
+        bundle: bundle.to_string(),
+        message: e.to_string(),
+    })
 }
 
 /// The CSV as we will create it.
-pub fn csv_manifest(b: &api::Bundle, chosen: &BundleStep, namespace: &str, trace: &BTreeMap<String, String>) -> Result<Value, StepError> {
+pub fn csv_manifest(
+    b: &api::Bundle,
+    chosen: &BundleStep,
+    namespace: &str,
+    trace: &BTreeMap<String, String>,
+) -> Result<Value, StepError> {
     let text = if !b.csv_json.is_empty() {
         b.csv_json.clone()
     } else {
-        let found = b.object.iter().find(|o| serde_json::from_str::<Value>(o).map(|v| v["kind"] == "ClusterServiceVersion").unwrap_or(false));
-        found.cloned().ok_or_else(|| StepError::NoCsv { bundle: chosen.name.clone() })?
+        let found = b.object.iter().find(|o| {
+            serde_json::from_str::<Value>(o)
+                .map(|v| v["kind"] == "ClusterServiceVersion")
+                .unwrap_or(false)
+        });
+        found.cloned().ok_or_else(|| StepError::NoCsv {
+            bundle: chosen.name.clone(),
+        })?
     };
     let mut csv = parse(&chosen.name, &text)?;
-    if csv["apiVersion"].as_str().unwrap_or_default().is_empty() || csv["kind"].as_str().unwrap_or_default().is_empty() {
-        return Err(StepError::CsvTypeMissing { bundle: chosen.name.clone() });
+    if csv["apiVersion"].as_str().unwrap_or_default().is_empty()
+        || csv["kind"].as_str().unwrap_or_default().is_empty()
+    {
+        return Err(StepError::CsvTypeMissing {
+            bundle: chosen.name.clone(),
+        });
     }
-    let props: Vec<Value> = b.properties.iter().filter_map(|p| serde_json::from_str::<Value>(&p.value).ok().map(|v| json!({"type": p.r#type, "value": v}))).collect();
-    let Some(obj) = csv.as_object_mut() else { return Err(StepError::CsvTypeMissing { bundle: chosen.name.clone() }) };
+    let props: Vec<Value> = b
+        .properties
+        .iter()
+        .filter_map(|p| {
+            serde_json::from_str::<Value>(&p.value)
+                .ok()
+                .map(|v| json!({"type": p.r#type, "value": v}))
+        })
+        .collect();
+    let Some(obj) = csv.as_object_mut() else {
+        return Err(StepError::CsvTypeMissing {
+            bundle: chosen.name.clone(),
+        });
+    };
     let meta = obj.entry("metadata").or_insert_with(|| json!({}));
     if let Some(meta) = meta.as_object_mut() {
         meta.insert("namespace".into(), json!(namespace));
-        for k in ["resourceVersion", "uid", "creationTimestamp", "generation", "managedFields"] {
+        for k in [
+            "resourceVersion",
+            "uid",
+            "creationTimestamp",
+            "generation",
+            "managedFields",
+        ] {
             meta.remove(k);
         }
         let ann = meta.entry("annotations").or_insert_with(|| json!({}));
         if let Some(ann) = ann.as_object_mut() {
-            ann.insert(PROPERTIES_ANNOTATION.into(), json!(json!({"properties": props}).to_string()));
+            ann.insert(
+                PROPERTIES_ANNOTATION.into(),
+                json!(json!({"properties": props}).to_string()),
+            );
             for (k, v) in trace {
                 ann.insert(k.clone(), json!(v));
             }
@@ -90,14 +141,24 @@ pub fn csv_manifest(b: &api::Bundle, chosen: &BundleStep, namespace: &str, trace
 }
 
 /// Every step for one chosen bundle, CSV first.
-pub fn bundle_steps(b: &api::Bundle, chosen: &BundleStep, namespace: &str, trace: &BTreeMap<String, String>) -> Result<Vec<Step>, StepError> {
+pub fn bundle_steps(
+    b: &api::Bundle,
+    chosen: &BundleStep,
+    namespace: &str,
+    trace: &BTreeMap<String, String>,
+) -> Result<Vec<Step>, StepError> {
     let csv = csv_manifest(b, chosen, namespace, trace)?;
     let mut out = vec![step(&chosen.name, &chosen.catalog, &csv, None)];
     for text in &b.object {
         let obj = parse(&chosen.name, text)?;
         match obj["kind"].as_str() {
             Some("ClusterServiceVersion") | None => continue,
-            Some("Secret") => out.push(step(&chosen.name, &chosen.catalog, &obj, Some("BundleSecret"))),
+            Some("Secret") => out.push(step(
+                &chosen.name,
+                &chosen.catalog,
+                &obj,
+                Some("BundleSecret"),
+            )),
             Some(_) => out.push(step(&chosen.name, &chosen.catalog, &obj, None)),
         }
     }
@@ -115,7 +176,12 @@ pub fn subscription_step(sub: &NewSubscription, namespace: &str) -> Step {
         "spec": {"name": sub.package, "channel": sub.channel, "source": sub.source, "sourceNamespace": sub.source_namespace,
                  "startingCSV": sub.starting_csv, "installPlanApproval": "Automatic"}
     });
-    step(&sub.starting_csv, &resolver::CatalogKey::new(&sub.source, &sub.source_namespace), &obj, None)
+    step(
+        &sub.starting_csv,
+        &resolver::CatalogKey::new(&sub.source, &sub.source_namespace),
+        &obj,
+        None,
+    )
 }
 
 #[cfg(test)]
@@ -147,28 +213,55 @@ mod tests {
             csv_name: "a.v2".into(),
             csv_json: csv.to_string(),
             object: vec![csv.to_string(), crd.to_string(), secret.to_string()],
-            properties: vec![api::Property { r#type: "olm.package".into(), value: r#"{"packageName":"a","version":"2.0.0"}"#.into() }],
+            properties: vec![api::Property {
+                r#type: "olm.package".into(),
+                value: r#"{"packageName":"a","version":"2.0.0"}"#.into(),
+            }],
             ..Default::default()
         }
     }
 
     #[test]
     fn a_bundle_yields_the_csv_then_its_objects_then_its_rbac() {
-        let steps = bundle_steps(&bundle(), &chosen(Some("a.v1")), "ns", &BTreeMap::new()).expect("steps");
+        let steps =
+            bundle_steps(&bundle(), &chosen(Some("a.v1")), "ns", &BTreeMap::new()).expect("steps");
         let kinds: Vec<&str> = steps.iter().map(|s| s.resource.kind.as_str()).collect();
-        assert_eq!(kinds, ["ClusterServiceVersion", "CustomResourceDefinition", "BundleSecret", "ServiceAccount", "Role", "RoleBinding"]);
-        assert!(steps.iter().all(|s| s.resolving == "a.v2" && s.resource.source_name == "cat" && s.status == StepStatus::Unknown));
+        assert_eq!(
+            kinds,
+            [
+                "ClusterServiceVersion",
+                "CustomResourceDefinition",
+                "BundleSecret",
+                "ServiceAccount",
+                "Role",
+                "RoleBinding"
+            ]
+        );
+        assert!(steps.iter().all(|s| s.resolving == "a.v2"
+            && s.resource.source_name == "cat"
+            && s.status == StepStatus::Unknown));
         assert_eq!(steps[1].resource.group, "apiextensions.k8s.io");
     }
 
     #[test]
     fn the_csv_is_placed_in_the_namespace_and_replaces_what_the_resolver_says() {
-        let trace = BTreeMap::from([("tracing.olm.operatorframework.io/traceparent".to_string(), "00-abc-def-01".to_string())]);
+        let trace = BTreeMap::from([(
+            "tracing.olm.operatorframework.io/traceparent".to_string(),
+            "00-abc-def-01".to_string(),
+        )]);
         let csv = csv_manifest(&bundle(), &chosen(Some("a.v1")), "ns", &trace).expect("csv");
         assert_eq!(csv["metadata"]["namespace"], "ns");
         assert_eq!(csv["spec"]["replaces"], "a.v1");
-        assert_eq!(csv["metadata"]["annotations"]["tracing.olm.operatorframework.io/traceparent"], "00-abc-def-01");
-        let props: Value = serde_json::from_str(csv["metadata"]["annotations"][PROPERTIES_ANNOTATION].as_str().expect("annotation")).expect("json");
+        assert_eq!(
+            csv["metadata"]["annotations"]["tracing.olm.operatorframework.io/traceparent"],
+            "00-abc-def-01"
+        );
+        let props: Value = serde_json::from_str(
+            csv["metadata"]["annotations"][PROPERTIES_ANNOTATION]
+                .as_str()
+                .expect("annotation"),
+        )
+        .expect("json");
         assert_eq!(props["properties"][0]["type"], "olm.package");
     }
 
@@ -182,22 +275,50 @@ mod tests {
     fn a_csv_without_a_kind_is_a_fatal_error() {
         let mut b = bundle();
         b.csv_json = json!({"metadata": {"name": "a.v2"}}).to_string();
-        assert_eq!(csv_manifest(&b, &chosen(None), "ns", &BTreeMap::new()), Err(StepError::CsvTypeMissing { bundle: "a.v2".into() }));
+        assert_eq!(
+            csv_manifest(&b, &chosen(None), "ns", &BTreeMap::new()),
+            Err(StepError::CsvTypeMissing {
+                bundle: "a.v2".into()
+            })
+        );
     }
 
     #[test]
     fn an_image_bundle_without_manifests_is_reported() {
-        let b = api::Bundle { csv_name: "a.v2".into(), bundle_path: "quay.io/a:2".into(), ..Default::default() };
-        assert_eq!(csv_manifest(&b, &chosen(None), "ns", &BTreeMap::new()), Err(StepError::NoCsv { bundle: "a.v2".into() }));
+        let b = api::Bundle {
+            csv_name: "a.v2".into(),
+            bundle_path: "quay.io/a:2".into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            csv_manifest(&b, &chosen(None), "ns", &BTreeMap::new()),
+            Err(StepError::NoCsv {
+                bundle: "a.v2".into()
+            })
+        );
     }
 
     #[test]
     fn a_dependency_subscription_is_automatic_and_starts_at_the_bundle() {
         let s = subscription_step(
-            &NewSubscription { name: "b-stable-cat-olm".into(), package: "b".into(), channel: "stable".into(), source: "cat".into(), source_namespace: "olm".into(), starting_csv: "b.v1".into() },
+            &NewSubscription {
+                name: "b-stable-cat-olm".into(),
+                package: "b".into(),
+                channel: "stable".into(),
+                source: "cat".into(),
+                source_namespace: "olm".into(),
+                starting_csv: "b.v1".into(),
+            },
             "ns",
         );
         let obj: Value = serde_json::from_str(&s.resource.manifest).expect("json");
-        assert_eq!((s.resource.kind.as_str(), obj["spec"]["installPlanApproval"].as_str(), obj["spec"]["startingCSV"].as_str()), ("Subscription", Some("Automatic"), Some("b.v1")));
+        assert_eq!(
+            (
+                s.resource.kind.as_str(),
+                obj["spec"]["installPlanApproval"].as_str(),
+                obj["spec"]["startingCSV"].as_str()
+            ),
+            ("Subscription", Some("Automatic"), Some("b.v1"))
+        );
     }
 }

@@ -25,7 +25,8 @@ use crate::model::{Bundle, Catalog, Channel, ChannelEntry, Package};
 
 pub const PACKAGE_ANNOTATION: &str = "operators.operatorframework.io.bundle.package.v1";
 pub const CHANNELS_ANNOTATION: &str = "operators.operatorframework.io.bundle.channels.v1";
-pub const DEFAULT_CHANNEL_ANNOTATION: &str = "operators.operatorframework.io.bundle.channel.default.v1";
+pub const DEFAULT_CHANNEL_ANNOTATION: &str =
+    "operators.operatorframework.io.bundle.channel.default.v1";
 
 /// How a tree's channel graph is built (`ci.yaml` `updateGraph`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +73,10 @@ fn scalar_string(v: &Value) -> Option<String> {
 fn files_in(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
-        let entry = entry.map_err(|source| LoadError::Walk { path: dir.to_path_buf(), source })?;
+        let entry = entry.map_err(|source| LoadError::Walk {
+            path: dir.to_path_buf(),
+            source,
+        })?;
         if entry.file_type().is_file() && is_manifest_file(entry.path()) {
             out.push(entry.path().to_path_buf());
         }
@@ -81,7 +85,10 @@ fn files_in(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 pub fn read_bundle_dir(dir: &Path) -> Result<BundleDir> {
-    let bad = |message: String| LoadError::Manifest { path: dir.to_path_buf(), message };
+    let bad = |message: String| LoadError::Manifest {
+        path: dir.to_path_buf(),
+        message,
+    };
     let mut annotations: Option<serde_json::Map<String, Value>> = None;
     let mut dependencies = Vec::new();
     let mut properties = Vec::new();
@@ -98,24 +105,47 @@ pub fn read_bundle_dir(dir: &Path) -> Result<BundleDir> {
             }
         }
     }
-    let annotations = annotations.ok_or_else(|| bad("metadata/ has no annotations document".into()))?;
-    let ann = |k: &str| annotations.get(k).and_then(scalar_string).filter(|s| !s.is_empty());
-    let package = ann(PACKAGE_ANNOTATION)
-        .ok_or_else(|| bad(format!("metadata/annotations.yaml has no {PACKAGE_ANNOTATION}")))?;
+    let annotations =
+        annotations.ok_or_else(|| bad("metadata/ has no annotations document".into()))?;
+    let ann = |k: &str| {
+        annotations
+            .get(k)
+            .and_then(scalar_string)
+            .filter(|s| !s.is_empty())
+    };
+    let package = ann(PACKAGE_ANNOTATION).ok_or_else(|| {
+        bad(format!(
+            "metadata/annotations.yaml has no {PACKAGE_ANNOTATION}"
+        ))
+    })?;
     let channels: Vec<String> = ann(CHANNELS_ANNOTATION)
-        .ok_or_else(|| bad(format!("metadata/annotations.yaml has no {CHANNELS_ANNOTATION}")))?
+        .ok_or_else(|| {
+            bad(format!(
+                "metadata/annotations.yaml has no {CHANNELS_ANNOTATION}"
+            ))
+        })?
         .split(',')
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
         .collect();
     let mut objects = Vec::new();
     for f in files_in(&dir.join("manifests"))? {
-        objects.extend(read_documents(&f)?.into_iter().map(|d| d.value).filter(Value::is_object));
+        objects.extend(
+            read_documents(&f)?
+                .into_iter()
+                .map(|d| d.value)
+                .filter(Value::is_object),
+        );
     }
     let csvs: Vec<&Value> = objects.iter().filter(|o| csv::is_csv(o)).collect();
     let csv_value = match csvs.as_slice() {
         [one] => (*one).clone(),
-        other => return Err(bad(format!("manifests/ must hold exactly one ClusterServiceVersion, found {}", other.len()))),
+        other => {
+            return Err(bad(format!(
+                "manifests/ must hold exactly one ClusterServiceVersion, found {}",
+                other.len()
+            )));
+        }
     };
     let src = BundleSource {
         package: &package,
@@ -141,7 +171,10 @@ pub fn find_bundle_dirs(root: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut walker = walkdir::WalkDir::new(root).sort_by_file_name().into_iter();
     while let Some(entry) = walker.next() {
-        let entry = entry.map_err(|source| LoadError::Walk { path: root.to_path_buf(), source })?;
+        let entry = entry.map_err(|source| LoadError::Walk {
+            path: root.to_path_buf(),
+            source,
+        })?;
         if entry.file_type().is_dir() && is_bundle_dir(entry.path()) {
             out.push(entry.path().to_path_buf());
             walker.skip_current_dir();
@@ -152,11 +185,19 @@ pub fn find_bundle_dirs(root: &Path) -> Result<Vec<PathBuf>> {
 
 fn graph_mode(bundle_dir: &Path) -> GraphMode {
     let ci = bundle_dir.parent().map(|p| p.join("ci.yaml"));
-    let Some(docs) = ci.filter(|p| p.is_file()).and_then(|p| read_documents(&p).ok()) else {
+    let Some(docs) = ci
+        .filter(|p| p.is_file())
+        .and_then(|p| read_documents(&p).ok())
+    else {
         return GraphMode::Replaces;
     };
     docs.iter()
-        .find_map(|d| d.value.get("updateGraph").and_then(Value::as_str).and_then(GraphMode::from_wire))
+        .find_map(|d| {
+            d.value
+                .get("updateGraph")
+                .and_then(Value::as_str)
+                .and_then(GraphMode::from_wire)
+        })
         .unwrap_or(GraphMode::Replaces)
 }
 
@@ -168,12 +209,19 @@ pub fn load_tree(root: &Path) -> Result<Catalog> {
     for (dir, b) in dirs.iter().zip(read) {
         let b = b?;
         let mode = graph_mode(dir);
-        by_package.entry(b.package.clone()).or_insert_with(|| (mode, Vec::new())).1.push(b);
+        by_package
+            .entry(b.package.clone())
+            .or_insert_with(|| (mode, Vec::new()))
+            .1
+            .push(b);
     }
     let mut catalog = Catalog::default();
     for (name, (mut mode, dirs)) in by_package {
         // A package whose CSVs declare no edges at all can only be ordered by version.
-        if dirs.iter().all(|d| d.facts.replaces.is_none() && d.facts.skips.is_empty()) {
+        if dirs
+            .iter()
+            .all(|d| d.facts.replaces.is_none() && d.facts.skips.is_empty())
+        {
             mode = GraphMode::Semver;
         }
         let pkg = build_package(&name, mode, dirs, &mut catalog.notes)?;
@@ -187,7 +235,12 @@ fn parsed_version(b: &BundleDir) -> semver::Version {
 }
 
 /// Builds a package; repairs to legacy channel graphs are described in `notes`.
-pub fn build_package(name: &str, mode: GraphMode, mut dirs: Vec<BundleDir>, notes: &mut Vec<String>) -> Result<Package> {
+pub fn build_package(
+    name: &str,
+    mode: GraphMode,
+    mut dirs: Vec<BundleDir>,
+    notes: &mut Vec<String>,
+) -> Result<Package> {
     dirs.sort_by_key(parsed_version);
     let mut pkg = Package::new(name);
     pkg.default_channel = dirs
@@ -196,7 +249,9 @@ pub fn build_package(name: &str, mode: GraphMode, mut dirs: Vec<BundleDir>, note
         .find_map(|d| d.default_channel.clone())
         .or_else(|| {
             let all: BTreeSet<&String> = dirs.iter().flat_map(|d| &d.channels).collect();
-            (all.len() == 1).then(|| all.into_iter().next().cloned()).flatten()
+            (all.len() == 1)
+                .then(|| all.into_iter().next().cloned())
+                .flatten()
         })
         .unwrap_or_default();
     let mut members: BTreeMap<String, Vec<&BundleDir>> = BTreeMap::new();
@@ -205,7 +260,8 @@ pub fn build_package(name: &str, mode: GraphMode, mut dirs: Vec<BundleDir>, note
             members.entry(c.clone()).or_default().push(d);
         }
     }
-    let by_name: BTreeMap<&str, &BundleDir> = dirs.iter().map(|d| (d.facts.name.as_str(), d)).collect();
+    let by_name: BTreeMap<&str, &BundleDir> =
+        dirs.iter().map(|d| (d.facts.name.as_str(), d)).collect();
     for (channel_name, in_channel) in members {
         let mut channel = Channel::new(channel_name.clone());
         match mode {
@@ -233,8 +289,10 @@ pub fn build_package(name: &str, mode: GraphMode, mut dirs: Vec<BundleDir>, note
                         queue.push(next);
                     }
                 }
-                let versions: BTreeMap<&str, semver::Version> =
-                    dirs.iter().map(|d| (d.facts.name.as_str(), parsed_version(d))).collect();
+                let versions: BTreeMap<&str, semver::Version> = dirs
+                    .iter()
+                    .map(|d| (d.facts.name.as_str(), parsed_version(d)))
+                    .collect();
                 let dropped = repair_channel(&mut channel, |n| versions.get(n).cloned());
                 if !dropped.is_empty() {
                     notes.push(format!(
@@ -247,8 +305,11 @@ pub fn build_package(name: &str, mode: GraphMode, mut dirs: Vec<BundleDir>, note
         }
         pkg.channels.insert(channel_name, channel);
     }
-    let in_channels: BTreeSet<String> =
-        pkg.channels.values().flat_map(|c| c.entries.iter().map(|e| e.name.clone())).collect();
+    let in_channels: BTreeSet<String> = pkg
+        .channels
+        .values()
+        .flat_map(|c| c.entries.iter().map(|e| e.name.clone()))
+        .collect();
     let mut orphans = Vec::new();
     for d in dirs {
         if !in_channels.contains(&d.bundle.name) {
@@ -264,7 +325,10 @@ pub fn build_package(name: &str, mode: GraphMode, mut dirs: Vec<BundleDir>, note
         }
     }
     if !orphans.is_empty() {
-        notes.push(format!("package {name:?}: {} bundle(s) are in no channel after the repair and are left out", orphans.len()));
+        notes.push(format!(
+            "package {name:?}: {} bundle(s) are in no channel after the repair and are left out",
+            orphans.len()
+        ));
     }
     Ok(pkg)
 }
@@ -272,12 +336,23 @@ pub fn build_package(name: &str, mode: GraphMode, mut dirs: Vec<BundleDir>, note
 /// Makes a replaces-mode channel valid FBC the way the old index served it from its head:
 /// the head is the highest version among the candidate heads; entries reachable from it by
 /// `replaces`, and entries they skip, are kept; the rest are removed and returned.
-pub fn repair_channel(channel: &mut Channel, version: impl Fn(&str) -> Option<semver::Version>) -> Vec<String> {
+pub fn repair_channel(
+    channel: &mut Channel,
+    version: impl Fn(&str) -> Option<semver::Version>,
+) -> Vec<String> {
     let heads: Vec<String> = channel.heads().iter().map(|e| e.name.clone()).collect();
-    let Some(head) = heads.iter().max_by_key(|n| (version(n), (*n).clone())).cloned() else {
+    let Some(head) = heads
+        .iter()
+        .max_by_key(|n| (version(n), (*n).clone()))
+        .cloned()
+    else {
         return Vec::new(); // a loop with no head: left for validation to report
     };
-    let by_name: BTreeMap<&str, &ChannelEntry> = channel.entries.iter().map(|e| (e.name.as_str(), e)).collect();
+    let by_name: BTreeMap<&str, &ChannelEntry> = channel
+        .entries
+        .iter()
+        .map(|e| (e.name.as_str(), e))
+        .collect();
     let mut keep: BTreeSet<String> = BTreeSet::new();
     let mut cur = by_name.get(head.as_str()).copied();
     while let Some(e) = cur {
@@ -289,35 +364,61 @@ pub fn repair_channel(channel: &mut Channel, version: impl Fn(&str) -> Option<se
     let chain: Vec<String> = keep.iter().cloned().collect();
     for name in chain {
         if let Some(e) = by_name.get(name.as_str()) {
-            keep.extend(e.skips.iter().filter(|s| by_name.contains_key(s.as_str())).cloned());
+            keep.extend(
+                e.skips
+                    .iter()
+                    .filter(|s| by_name.contains_key(s.as_str()))
+                    .cloned(),
+            );
         }
     }
-    let mut dropped: Vec<String> =
-        channel.entries.iter().filter(|e| !keep.contains(&e.name)).map(|e| e.name.clone()).collect();
+    let mut dropped: Vec<String> = channel
+        .entries
+        .iter()
+        .filter(|e| !keep.contains(&e.name))
+        .map(|e| e.name.clone())
+        .collect();
     channel.entries.retain(|e| keep.contains(&e.name));
     dropped.sort();
     dropped
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
+#[allow(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a test failure"
+)]
 mod tests {
     use super::*;
     use rstest::rstest;
 
     fn entry(name: &str, replaces: Option<&str>, skips: &[&str]) -> ChannelEntry {
-        ChannelEntry { name: name.into(), replaces: replaces.map(Into::into), skips: skips.iter().map(|s| s.to_string()).collect(), skip_range: None }
+        ChannelEntry {
+            name: name.into(),
+            replaces: replaces.map(Into::into),
+            skips: skips.iter().map(|s| s.to_string()).collect(),
+            skip_range: None,
+        }
     }
 
     #[rstest]
     #[case::a_valid_chain_is_untouched(vec![entry("a.2", Some("a.1"), &[]), entry("a.1", None, &[])], vec![])]
     #[case::the_older_of_two_heads_is_left_out(vec![entry("a.2", None, &[]), entry("a.1", None, &[])], vec!["a.1"])]
     #[case::entries_behind_a_skip_are_left_out(vec![entry("a.3", None, &["a.2"]), entry("a.2", Some("a.1"), &[]), entry("a.1", None, &[])], vec!["a.1"])]
-    fn legacy_channels_are_cut_to_what_the_head_reaches(#[case] entries: Vec<ChannelEntry>, #[case] dropped: Vec<&str>) {
+    fn legacy_channels_are_cut_to_what_the_head_reaches(
+        #[case] entries: Vec<ChannelEntry>,
+        #[case] dropped: Vec<&str>,
+    ) {
         let mut c = Channel::new("stable");
         c.entries = entries;
-        let got = repair_channel(&mut c, |n| semver::Version::parse(&format!("{}.0.0", n.trim_start_matches("a."))).ok());
+        let got = repair_channel(&mut c, |n| {
+            semver::Version::parse(&format!("{}.0.0", n.trim_start_matches("a."))).ok()
+        });
         assert_eq!(got, dropped);
-        assert!(crate::validate::check_graph(&c).is_empty(), "repaired channel is valid: {:?}", crate::validate::check_graph(&c));
+        assert!(
+            crate::validate::check_graph(&c).is_empty(),
+            "repaired channel is valid: {:?}",
+            crate::validate::check_graph(&c)
+        );
     }
 }

@@ -19,8 +19,13 @@ pub const CSVS_KEY: &str = "clusterServiceVersions";
 pub const PACKAGES_KEY: &str = "packages";
 
 fn list_under(data: &BTreeMap<String, String>, key: &str) -> Result<Vec<Value>> {
-    let Some(text) = data.get(key) else { return Ok(Vec::new()) };
-    let err = |message: String| LoadError::ConfigMap { key: key.to_string(), message };
+    let Some(text) = data.get(key) else {
+        return Ok(Vec::new());
+    };
+    let err = |message: String| LoadError::ConfigMap {
+        key: key.to_string(),
+        message,
+    };
     let docs = parse_documents(text).map_err(err)?;
     let mut out = Vec::new();
     for d in docs {
@@ -50,7 +55,10 @@ impl Catalog {
         let mut csvs = BTreeMap::new();
         for c in csv_values {
             let name = csv::facts(&c)
-                .map_err(|message| LoadError::ConfigMap { key: CSVS_KEY.into(), message })?
+                .map_err(|message| LoadError::ConfigMap {
+                    key: CSVS_KEY.into(),
+                    message,
+                })?
                 .name;
             let mut objects = vec![c.clone()];
             objects.extend(owned_crds(&c, &crds).into_iter().cloned());
@@ -82,21 +90,31 @@ pub fn is_configmap(v: &Value) -> bool {
 /// Loads a ConfigMap manifest file (YAML/JSON) into a catalog.
 pub fn load_file(path: &Path) -> Result<Catalog> {
     let docs = crate::documents::read_documents(path)?;
-    let cm = docs.into_iter().find(|d| is_configmap(&d.value)).ok_or_else(|| LoadError::Manifest {
-        path: path.to_path_buf(),
-        message: "no ConfigMap document found".into(),
-    })?;
+    let cm = docs
+        .into_iter()
+        .find(|d| is_configmap(&d.value))
+        .ok_or_else(|| LoadError::Manifest {
+            path: path.to_path_buf(),
+            message: "no ConfigMap document found".into(),
+        })?;
     let data: BTreeMap<String, String> = cm
         .value
         .get("data")
         .and_then(Value::as_object)
-        .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
         .unwrap_or_default();
     Catalog::from_configmap_data(&data)
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
+#[allow(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a test failure"
+)]
 mod tests {
     use super::*;
 
@@ -109,13 +127,19 @@ mod tests {
         let c = Catalog::from_configmap_data(&data).unwrap();
         let pkg = &c.packages["a"];
         assert_eq!(pkg.default_channel, "alpha");
-        assert_eq!(pkg.channels["alpha"].head().map(|e| e.name.as_str()), Some("a.v1"));
+        assert_eq!(
+            pkg.channels["alpha"].head().map(|e| e.name.as_str()),
+            Some("a.v1")
+        );
     }
 
     #[test]
     fn a_packages_key_that_is_not_a_list_is_an_error() {
         let data = BTreeMap::from([(PACKAGES_KEY.to_string(), "packageName: a".to_string())]);
         let err = Catalog::from_configmap_data(&data).unwrap_err().to_string();
-        assert!(err.contains("packages") && err.contains("expected a list"), "{err}");
+        assert!(
+            err.contains("packages") && err.contains("expected a list"),
+            "{err}"
+        );
     }
 }

@@ -33,22 +33,41 @@ pub fn is_crd(v: &Value) -> bool {
 }
 
 fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
-    path.iter().try_fold(v, |cur, k| cur.get(k)).and_then(Value::as_str)
+    path.iter()
+        .try_fold(v, |cur, k| cur.get(k))
+        .and_then(Value::as_str)
 }
 
 pub fn facts(csv: &Value) -> Result<CsvFacts, String> {
-    let name = str_at(csv, &["metadata", "name"]).ok_or("CSV has no metadata.name")?.to_string();
-    let version = str_at(csv, &["spec", "version"]).unwrap_or_default().to_string();
-    let replaces = str_at(csv, &["spec", "replaces"]).filter(|s| !s.is_empty()).map(str::to_string);
+    let name = str_at(csv, &["metadata", "name"])
+        .ok_or("CSV has no metadata.name")?
+        .to_string();
+    let version = str_at(csv, &["spec", "version"])
+        .unwrap_or_default()
+        .to_string();
+    let replaces = str_at(csv, &["spec", "replaces"])
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
     let skips = csv
         .pointer("/spec/skips")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default();
     let skip_range = str_at(csv, &["metadata", "annotations", "olm.skipRange"])
         .filter(|s| !s.is_empty())
         .map(str::to_string);
-    Ok(CsvFacts { name, version, replaces, skips, skip_range })
+    Ok(CsvFacts {
+        name,
+        version,
+        replaces,
+        skips,
+        skip_range,
+    })
 }
 
 impl CsvFacts {
@@ -70,20 +89,32 @@ fn provided_apis(csv: &Value, objects: &[Value]) -> BTreeSet<GvkValue> {
         let group = str_at(crd, &["spec", "group"]).unwrap_or_default();
         let kind = str_at(crd, &["spec", "names", "kind"]).unwrap_or_default();
         let versions = crd.pointer("/spec/versions").and_then(Value::as_array);
-        let mut names: Vec<&str> =
-            versions.into_iter().flatten().filter_map(|v| str_at(v, &["name"])).collect();
+        let mut names: Vec<&str> = versions
+            .into_iter()
+            .flatten()
+            .filter_map(|v| str_at(v, &["name"]))
+            .collect();
         if let Some(v) = str_at(crd, &["spec", "version"]) {
             names.push(v);
         }
         for version in names {
-            out.insert(GvkValue { group: group.into(), kind: kind.into(), version: version.into() });
+            out.insert(GvkValue {
+                group: group.into(),
+                kind: kind.into(),
+                version: version.into(),
+            });
         }
     }
     for owned in list(csv, "/spec/customresourcedefinitions/owned") {
         let name = str_at(owned, &["name"]).unwrap_or_default();
         let group = name.split_once('.').map(|(_, g)| g).unwrap_or_default();
-        if let (Some(kind), Some(version)) = (str_at(owned, &["kind"]), str_at(owned, &["version"])) {
-            out.insert(GvkValue { group: group.into(), kind: kind.into(), version: version.into() });
+        if let (Some(kind), Some(version)) = (str_at(owned, &["kind"]), str_at(owned, &["version"]))
+        {
+            out.insert(GvkValue {
+                group: group.into(),
+                kind: kind.into(),
+                version: version.into(),
+            });
         }
     }
     for owned in list(csv, "/spec/apiservicedefinitions/owned") {
@@ -100,7 +131,11 @@ fn required_apis(csv: &Value) -> BTreeSet<GvkValue> {
         let name = str_at(req, &["name"]).unwrap_or_default();
         let group = name.split_once('.').map(|(_, g)| g).unwrap_or_default();
         if let (Some(kind), Some(version)) = (str_at(req, &["kind"]), str_at(req, &["version"])) {
-            out.insert(GvkValue { group: group.into(), kind: kind.into(), version: version.into() });
+            out.insert(GvkValue {
+                group: group.into(),
+                kind: kind.into(),
+                version: version.into(),
+            });
         }
     }
     for req in list(csv, "/spec/apiservicedefinitions/required") {
@@ -120,7 +155,10 @@ fn api_service_gvk(v: &Value) -> Option<GvkValue> {
 }
 
 fn list<'a>(v: &'a Value, pointer: &str) -> impl Iterator<Item = &'a Value> {
-    v.pointer(pointer).and_then(Value::as_array).into_iter().flatten()
+    v.pointer(pointer)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
 }
 
 /// Converts a `dependencies.yaml` entry to a bundle property (opm's mapping).
@@ -136,7 +174,10 @@ pub fn dependency_property(dep: &Value) -> Option<Property> {
             }),
         ),
         "olm.gvk" => Property::new(PropertyType::GvkRequired, value),
-        other => Property { type_: other.to_string(), value },
+        other => Property {
+            type_: other.to_string(),
+            value,
+        },
     })
 }
 
@@ -182,7 +223,10 @@ pub fn build_bundle(src: &BundleSource<'_>) -> Result<(Bundle, CsvFacts), String
     props.extend(others);
     for p in src.extra_properties {
         if let Some(t) = p.get("type").and_then(Value::as_str) {
-            props.push(Property { type_: t.into(), value: p.get("value").cloned().unwrap_or(Value::Null) });
+            props.push(Property {
+                type_: t.into(),
+                value: p.get("value").cloned().unwrap_or(Value::Null),
+            });
         }
     }
     if let Some(text) = str_at(src.csv, &["metadata", "annotations", "olm.properties"]) {
@@ -190,7 +234,10 @@ pub fn build_bundle(src: &BundleSource<'_>) -> Result<(Bundle, CsvFacts), String
             .map_err(|e| format!("CSV annotation olm.properties is not a JSON list: {e}"))?;
         for p in parsed {
             if let Some(t) = p.get("type").and_then(Value::as_str) {
-                props.push(Property { type_: t.into(), value: p.get("value").cloned().unwrap_or(Value::Null) });
+                props.push(Property {
+                    type_: t.into(),
+                    value: p.get("value").cloned().unwrap_or(Value::Null),
+                });
             }
         }
     }
@@ -199,7 +246,10 @@ pub fn build_bundle(src: &BundleSource<'_>) -> Result<(Bundle, CsvFacts), String
     let mut objects: Vec<&Value> = src.objects.iter().collect();
     objects.sort_by_key(|o| !is_csv(o));
     for o in objects {
-        props.push(Property::new(PropertyType::BundleObject, property::bundle_object_value(o)));
+        props.push(Property::new(
+            PropertyType::BundleObject,
+            property::bundle_object_value(o),
+        ));
     }
     let bundle = Bundle {
         name: f.name.clone(),
@@ -219,23 +269,35 @@ fn related_images(csv: &Value, image: &str) -> Vec<RelatedImage> {
     let mut out = Vec::new();
     let mut push = |name: &str, image: &str| {
         if !image.is_empty() && seen.insert(image.to_string()) {
-            out.push(RelatedImage { name: name.to_string(), image: image.to_string() });
+            out.push(RelatedImage {
+                name: name.to_string(),
+                image: image.to_string(),
+            });
         }
     };
     for r in list(csv, "/spec/relatedImages") {
-        push(str_at(r, &["name"]).unwrap_or_default(), str_at(r, &["image"]).unwrap_or_default());
+        push(
+            str_at(r, &["name"]).unwrap_or_default(),
+            str_at(r, &["image"]).unwrap_or_default(),
+        );
     }
     push("", image);
     for d in list(csv, "/spec/install/spec/deployments") {
         for c in list(d, "/spec/template/spec/containers") {
-            push(str_at(c, &["name"]).unwrap_or_default(), str_at(c, &["image"]).unwrap_or_default());
+            push(
+                str_at(c, &["name"]).unwrap_or_default(),
+                str_at(c, &["image"]).unwrap_or_default(),
+            );
         }
     }
     out
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
+#[allow(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a test failure"
+)]
 mod tests {
     use super::*;
     use rstest::rstest;
@@ -256,27 +318,52 @@ mod tests {
     #[test]
     fn csv_edges_become_a_channel_entry() {
         let f = facts(&csv()).unwrap();
-        assert_eq!(f.entry(), ChannelEntry {
-            name: "foo.v0.2.0".into(),
-            replaces: Some("foo.v0.1.0".into()),
-            skips: vec!["foo.v0.1.1".into()],
-            skip_range: Some("<0.2.0".into()),
-        });
+        assert_eq!(
+            f.entry(),
+            ChannelEntry {
+                name: "foo.v0.2.0".into(),
+                replaces: Some("foo.v0.1.0".into()),
+                skips: vec!["foo.v0.1.1".into()],
+                skip_range: Some("<0.2.0".into()),
+            }
+        );
     }
 
     #[rstest]
-    #[case::package_property_names_the_package("olm.package", r#"{"packageName":"foo","version":"0.2.0"}"#)]
+    #[case::package_property_names_the_package(
+        "olm.package",
+        r#"{"packageName":"foo","version":"0.2.0"}"#
+    )]
     #[case::owned_crd_is_provided("olm.gvk", r#"{"group":"test.foo","kind":"Foo","version":"v1"}"#)]
-    #[case::required_crd_is_required("olm.gvk.required", r#"{"group":"test.bar","kind":"Bar","version":"v1alpha1"}"#)]
-    #[case::package_dependency_gets_a_version_range("olm.package.required", r#"{"packageName":"bar","versionRange":"<0.1.0"}"#)]
+    #[case::required_crd_is_required(
+        "olm.gvk.required",
+        r#"{"group":"test.bar","kind":"Bar","version":"v1alpha1"}"#
+    )]
+    #[case::package_dependency_gets_a_version_range(
+        "olm.package.required",
+        r#"{"packageName":"bar","versionRange":"<0.1.0"}"#
+    )]
     #[case::olm_properties_annotation_is_copied("olm.maxOpenShiftVersion", r#""4.8""#)]
     fn bundles_carry_opm_render_properties(#[case] type_: &str, #[case] value: &str) {
         let c = csv();
-        let deps = [json!({"type": "olm.package", "value": {"packageName": "bar", "version": "<0.1.0"}})];
+        let deps =
+            [json!({"type": "olm.package", "value": {"packageName": "bar", "version": "<0.1.0"}})];
         let objects = [c.clone()];
-        let src = BundleSource { package: "foo", csv: &c, objects: &objects, dependencies: &deps, extra_properties: &[], image: "" };
+        let src = BundleSource {
+            package: "foo",
+            csv: &c,
+            objects: &objects,
+            dependencies: &deps,
+            extra_properties: &[],
+            image: "",
+        };
         let (b, _) = build_bundle(&src).unwrap();
-        let found: Vec<String> = b.properties.iter().filter(|p| p.type_ == type_).map(|p| property::canonical_json(&p.value)).collect();
+        let found: Vec<String> = b
+            .properties
+            .iter()
+            .filter(|p| p.type_ == type_)
+            .map(|p| property::canonical_json(&p.value))
+            .collect();
         assert_eq!(found, vec![value.to_string()]);
         assert_eq!(b.objects().len(), 1);
     }

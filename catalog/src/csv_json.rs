@@ -37,8 +37,18 @@ pub fn csv_from_metadata(pkg: &Package, bundle: &Bundle, meta: &Value) -> Value 
     copy(meta, "annotations", &mut metadata, "annotations");
     copy(meta, "labels", &mut metadata, "labels");
     let mut spec = Map::new();
-    copy(meta, "apiServiceDefinitions", &mut spec, "apiservicedefinitions");
-    copy(meta, "crdDescriptions", &mut spec, "customresourcedefinitions");
+    copy(
+        meta,
+        "apiServiceDefinitions",
+        &mut spec,
+        "apiservicedefinitions",
+    );
+    copy(
+        meta,
+        "crdDescriptions",
+        &mut spec,
+        "customresourcedefinitions",
+    );
     let description = meta
         .get("description")
         .and_then(Value::as_str)
@@ -48,14 +58,30 @@ pub fn csv_from_metadata(pkg: &Package, bundle: &Bundle, meta: &Value) -> Value 
     if let Some(d) = description {
         spec.insert("description".into(), json!(d));
     }
-    for key in ["displayName", "installModes", "keywords", "links", "maintainers", "maturity", "minKubeVersion", "nativeAPIs", "provider"] {
+    for key in [
+        "displayName",
+        "installModes",
+        "keywords",
+        "links",
+        "maintainers",
+        "maturity",
+        "minKubeVersion",
+        "nativeAPIs",
+        "provider",
+    ] {
         copy(meta, key, &mut spec, key);
     }
     if let Some(icon) = &pkg.icon {
-        spec.insert("icon".into(), json!([{ "base64data": icon.base64data, "mediatype": icon.mediatype }]));
+        spec.insert(
+            "icon".into(),
+            json!([{ "base64data": icon.base64data, "mediatype": icon.mediatype }]),
+        );
     }
-    let related: Vec<Value> =
-        bundle.related_images.iter().map(|r| json!({ "name": r.name, "image": r.image })).collect();
+    let related: Vec<Value> = bundle
+        .related_images
+        .iter()
+        .map(|r| json!({ "name": r.name, "image": r.image }))
+        .collect();
     if !related.is_empty() {
         spec.insert("relatedImages".into(), Value::Array(related));
     }
@@ -70,7 +96,10 @@ pub fn csv_from_metadata(pkg: &Package, bundle: &Bundle, meta: &Value) -> Value 
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
+#[allow(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a test failure"
+)]
 mod tests {
     use super::*;
     use crate::model::Property;
@@ -92,8 +121,14 @@ mod tests {
         let mut pkg = Package::new("a");
         pkg.description = Some("from the package".into());
         let b = bundle(vec![
-            Property::new(PropertyType::Package, json!({"packageName": "a", "version": "1.0.0"})),
-            Property::new(PropertyType::CsvMetadata, json!({"displayName": "A", "installModes": [{"type": "AllNamespaces", "supported": true}]})),
+            Property::new(
+                PropertyType::Package,
+                json!({"packageName": "a", "version": "1.0.0"}),
+            ),
+            Property::new(
+                PropertyType::CsvMetadata,
+                json!({"displayName": "A", "installModes": [{"type": "AllNamespaces", "supported": true}]}),
+            ),
         ]);
         let csv: Value = serde_json::from_str(&csv_json(&pkg, &b, &[]).unwrap()).unwrap();
         assert_eq!(csv["metadata"]["name"], "a.v1.0.0");
@@ -106,9 +141,18 @@ mod tests {
     #[test]
     fn an_inline_csv_object_wins_over_metadata() {
         let pkg = Package::new("a");
-        let b = bundle(vec![Property::new(PropertyType::CsvMetadata, json!({"displayName": "A"}))]);
-        let objects = vec![r#"{"kind":"CustomResourceDefinition"}"#.to_string(), r#"{"kind":"ClusterServiceVersion","x":1}"#.to_string()];
-        assert_eq!(csv_json(&pkg, &b, &objects).as_deref(), Some(r#"{"kind":"ClusterServiceVersion","x":1}"#));
+        let b = bundle(vec![Property::new(
+            PropertyType::CsvMetadata,
+            json!({"displayName": "A"}),
+        )]);
+        let objects = vec![
+            r#"{"kind":"CustomResourceDefinition"}"#.to_string(),
+            r#"{"kind":"ClusterServiceVersion","x":1}"#.to_string(),
+        ];
+        assert_eq!(
+            csv_json(&pkg, &b, &objects).as_deref(),
+            Some(r#"{"kind":"ClusterServiceVersion","x":1}"#)
+        );
     }
 
     #[test]

@@ -22,7 +22,9 @@ impl fmt::Display for Scope {
             Scope::Channel { package, channel } => {
                 write!(f, "package {package:?}, channel {channel:?}: ")
             }
-            Scope::Bundle { package, bundle } => write!(f, "package {package:?}, bundle {bundle:?}: "),
+            Scope::Bundle { package, bundle } => {
+                write!(f, "package {package:?}, bundle {bundle:?}: ")
+            }
         }
     }
 }
@@ -73,13 +75,21 @@ pub enum Problem {
     #[error("replaces chain has a cycle: {}", .0.join(" -> "))]
     Cycle(Vec<String>),
     #[error("entry {entry:?} replaces {target:?}, which is not in the channel, so the chain stops there and {} cannot be reached from the head", .stranded.join(", "))]
-    ReplacesMissing { entry: String, target: String, stranded: Vec<String> },
+    ReplacesMissing {
+        entry: String,
+        target: String,
+        stranded: Vec<String>,
+    },
     #[error("stranded entries (not reachable from the head by replaces, and not skipped): {}", .0.join(", "))]
     Stranded(Vec<String>),
     #[error("entry {0:?} has an empty name in `skips`")]
     EmptySkip(String),
     #[error("skipRange {range:?} of {entry:?} is invalid: {message}")]
-    InvalidSkipRange { entry: String, range: String, message: String },
+    InvalidSkipRange {
+        entry: String,
+        range: String,
+        message: String,
+    },
     #[error("bundle has {0} olm.package properties, expected exactly one")]
     PackagePropertyCount(usize),
     #[error("olm.package property names package {0:?}, not the bundle's package")]
@@ -102,38 +112,70 @@ impl Problem {
     /// How to fix it, in one sentence.
     pub fn hint(&self) -> &'static str {
         match self {
-            Problem::MissingSchema => "add `schema: olm.package|olm.channel|olm.bundle|olm.deprecations`",
-            Problem::UnknownSchema(_) => "fix the spelling of the schema, or use a name outside the `olm.` prefix for custom data",
+            Problem::MissingSchema => {
+                "add `schema: olm.package|olm.channel|olm.bundle|olm.deprecations`"
+            }
+            Problem::UnknownSchema(_) => {
+                "fix the spelling of the schema, or use a name outside the `olm.` prefix for custom data"
+            }
             Problem::CaseDuplicateKey(_) => "keep only one spelling of the key",
-            Problem::BadDocument { .. } => "fix the field named in the message (see the FBC reference for its type)",
-            Problem::DuplicatePackage { .. } => "remove one of the definitions, or rename one package",
+            Problem::BadDocument { .. } => {
+                "fix the field named in the message (see the FBC reference for its type)"
+            }
+            Problem::DuplicatePackage { .. } => {
+                "remove one of the definitions, or rename one package"
+            }
             Problem::DuplicateChannel { .. } => "merge the entries into one olm.channel document",
             Problem::DuplicateBundle { .. } => "remove the duplicate olm.bundle document",
-            Problem::DuplicateDeprecations => "merge the entries into one olm.deprecations document",
-            Problem::UnknownPackage(_) => "add an olm.package document for it, or fix the `package` field",
-            Problem::InvalidPackageName(_) => "use lowercase letters, digits and '-', at most 63 characters",
+            Problem::DuplicateDeprecations => {
+                "merge the entries into one olm.deprecations document"
+            }
+            Problem::UnknownPackage(_) => {
+                "add an olm.package document for it, or fix the `package` field"
+            }
+            Problem::InvalidPackageName(_) => {
+                "use lowercase letters, digits and '-', at most 63 characters"
+            }
             Problem::NoChannels => "add an olm.channel document listing the package's bundles",
             Problem::NoDefaultChannel => "set `defaultChannel` on the olm.package document",
-            Problem::DefaultChannelMissing(_) => "set `defaultChannel` to an existing channel, or add that channel",
+            Problem::DefaultChannelMissing(_) => {
+                "set `defaultChannel` to an existing channel, or add that channel"
+            }
             Problem::EmptyChannelName => "give the olm.channel a `name`",
             Problem::EmptyChannel => "add entries to the channel, or remove it",
             Problem::DuplicateEntry(_) => "list each bundle once per channel",
             Problem::EntryWithoutBundle(_) => "add the olm.bundle document, or remove the entry",
             Problem::BundleInNoChannel => "add the bundle as an entry of a channel, or remove it",
-            Problem::NoHead => "break the loop: the newest entry must not be replaced or skipped by another",
-            Problem::SeveralHeads(_) => "make all but the newest head the target of a `replaces` or `skips`",
+            Problem::NoHead => {
+                "break the loop: the newest entry must not be replaced or skipped by another"
+            }
+            Problem::SeveralHeads(_) => {
+                "make all but the newest head the target of a `replaces` or `skips`"
+            }
             Problem::Cycle(_) => "remove one `replaces` edge of the loop",
-            Problem::ReplacesMissing { .. } => "point `replaces` at an entry of this channel, or add the missing bundle",
-            Problem::Stranded(_) => "connect the entries to the replaces chain (replaces or skips), or remove them",
+            Problem::ReplacesMissing { .. } => {
+                "point `replaces` at an entry of this channel, or add the missing bundle"
+            }
+            Problem::Stranded(_) => {
+                "connect the entries to the replaces chain (replaces or skips), or remove them"
+            }
             Problem::EmptySkip(_) => "remove the empty item from `skips`",
             Problem::InvalidSkipRange { .. } => "use a semver range such as \">=1.0.0 <1.2.0\"",
-            Problem::PackagePropertyCount(_) => "give the bundle exactly one olm.package property {packageName, version}",
-            Problem::PackagePropertyMismatch(_) => "make olm.package.packageName equal the bundle's `package`",
+            Problem::PackagePropertyCount(_) => {
+                "give the bundle exactly one olm.package property {packageName, version}"
+            }
+            Problem::PackagePropertyMismatch(_) => {
+                "make olm.package.packageName equal the bundle's `package`"
+            }
             Problem::InvalidVersion { .. } => "use a semantic version such as 1.2.3 or 1.2.3-rc.1",
             Problem::DuplicateVersion { .. } => "give each bundle of a package its own version",
-            Problem::EmptyImage => "set `image` to the bundle image, or inline the manifests as olm.bundle.object",
+            Problem::EmptyImage => {
+                "set `image` to the bundle image, or inline the manifests as olm.bundle.object"
+            }
             Problem::InvalidProperty { .. } => "fix the property value to the documented shape",
-            Problem::DeprecationUnknownRef { .. } => "fix the reference name, or remove the deprecation entry",
+            Problem::DeprecationUnknownRef { .. } => {
+                "fix the reference name, or remove the deprecation entry"
+            }
             Problem::DeprecationEmptyMessage => "write a message telling users what to do instead",
         }
     }
@@ -152,7 +194,13 @@ impl fmt::Display for Diagnostic {
         if let Some(origin) = &self.origin {
             write!(f, "{origin}: ")?;
         }
-        write!(f, "{}{} (fix: {})", self.scope, self.problem, self.problem.hint())
+        write!(
+            f,
+            "{}{} (fix: {})",
+            self.scope,
+            self.problem,
+            self.problem.hint()
+        )
     }
 }
 

@@ -28,7 +28,9 @@ pub fn parse_yaml_documents(text: &str) -> Result<Vec<Value>, serde_saphyr::Erro
 
 /// Parses a JSON stream (one or more concatenated values).
 pub fn parse_json_documents(text: &str) -> Result<Vec<Value>, serde_json::Error> {
-    serde_json::Deserializer::from_str(text).into_iter::<Value>().collect()
+    serde_json::Deserializer::from_str(text)
+        .into_iter::<Value>()
+        .collect()
 }
 
 /// Parses text as a JSON stream if it starts with `{` or `[`, else as YAML.
@@ -43,23 +45,36 @@ pub fn parse_documents(text: &str) -> Result<Vec<Value>, String> {
 
 /// Reads `path` into documents, each tagged with its origin (1-based document index).
 pub fn read_documents(path: &Path) -> Result<Vec<Document>, LoadError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| LoadError::Read { path: path.to_path_buf(), source })?;
-    let values = parse_documents(&text)
-        .map_err(|message| LoadError::Parse { path: path.to_path_buf(), message })?;
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let values = parse_documents(&text).map_err(|message| LoadError::Parse {
+        path: path.to_path_buf(),
+        message,
+    })?;
     let file: Arc<Path> = Arc::from(path);
     Ok(values
         .into_iter()
         .filter(|v| !v.is_null())
         .enumerate()
-        .map(|(i, value)| Document { origin: Origin { file: file.clone(), doc: i + 1 }, value })
+        .map(|(i, value)| Document {
+            origin: Origin {
+                file: file.clone(),
+                doc: i + 1,
+            },
+            value,
+        })
         .collect())
 }
 
 /// Applies `f` to every item on up to `available_parallelism` threads; results keep input order.
 /// Catalog loading is CPU-bound YAML/JSON parsing, so this uses the cores a machine has.
 pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(items.len().max(1));
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(items.len().max(1));
     if workers <= 1 {
         return items.iter().map(f).collect();
     }
@@ -69,17 +84,24 @@ pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -
     let slots = std::sync::Mutex::new(slots);
     std::thread::scope(|scope| {
         for _ in 0..workers {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(item) = items.get(i) else { break };
-                let r = f(item);
-                if let Ok(mut s) = slots.lock() {
-                    s[i] = Some(r);
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    let r = f(item);
+                    if let Ok(mut s) = slots.lock() {
+                        s[i] = Some(r);
+                    }
                 }
             });
         }
     });
-    slots.into_inner().unwrap_or_default().into_iter().flatten().collect()
+    slots
+        .into_inner()
+        .unwrap_or_default()
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 /// True for file names a catalog walk should parse (YAML or JSON).
@@ -91,7 +113,10 @@ pub fn is_manifest_file(path: &Path) -> bool {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
+#[allow(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a test failure"
+)]
 mod tests {
     use super::*;
     use rstest::rstest;

@@ -146,14 +146,18 @@ pub fn catalog_files(root: &Path) -> Result<Vec<PathBuf>> {
     let mut ignores: Vec<(PathBuf, Vec<String>)> = Vec::new();
     let mut files = Vec::new();
     for entry in walkdir::WalkDir::new(root).sort_by_file_name() {
-        let entry =
-            entry.map_err(|source| LoadError::Walk { path: root.to_path_buf(), source })?;
+        let entry = entry.map_err(|source| LoadError::Walk {
+            path: root.to_path_buf(),
+            source,
+        })?;
         let path = entry.path();
         if entry.file_type().is_dir() {
             let ignore = path.join(".indexignore");
             if ignore.is_file() {
-                let text = std::fs::read_to_string(&ignore)
-                    .map_err(|source| LoadError::Read { path: ignore.clone(), source })?;
+                let text = std::fs::read_to_string(&ignore).map_err(|source| LoadError::Read {
+                    path: ignore.clone(),
+                    source,
+                })?;
                 let patterns = text
                     .lines()
                     .map(str::trim)
@@ -168,7 +172,8 @@ pub fn catalog_files(root: &Path) -> Result<Vec<PathBuf>> {
             continue;
         }
         let ignored = ignores.iter().any(|(dir, pats)| {
-            path.strip_prefix(dir).is_ok_and(|rel| pats.iter().any(|p| ignore_matches(p, rel)))
+            path.strip_prefix(dir)
+                .is_ok_and(|rel| pats.iter().any(|p| ignore_matches(p, rel)))
         });
         if !ignored {
             files.push(path.to_path_buf());
@@ -188,7 +193,8 @@ fn ignore_matches(pattern: &str, rel: &Path) -> bool {
     if pattern.contains('/') {
         return glob(pattern, &rel_str) || rel_str.starts_with(&format!("{pattern}/"));
     }
-    rel.components().any(|c| glob(pattern, &c.as_os_str().to_string_lossy()))
+    rel.components()
+        .any(|c| glob(pattern, &c.as_os_str().to_string_lossy()))
 }
 
 fn glob(pattern: &str, text: &str) -> bool {
@@ -209,8 +215,10 @@ fn glob(pattern: &str, text: &str) -> bool {
 /// Loads an FBC directory (or a single FBC file) into the model. Does not run the
 /// semantic checks of [`crate::validate`]; it reports only structural problems.
 pub fn load_dir(root: &Path) -> Result<Catalog> {
-    let files: Vec<PathBuf> =
-        catalog_files(root)?.into_iter().filter(|f| !root.is_dir() || is_manifest_file(f)).collect();
+    let files: Vec<PathBuf> = catalog_files(root)?
+        .into_iter()
+        .filter(|f| !root.is_dir() || is_manifest_file(f))
+        .collect();
     load_files(&files)
 }
 
@@ -229,10 +237,23 @@ pub fn load_files(files: &[PathBuf]) -> Result<Catalog> {
 /// `root` is a group of its own): the usual one-folder-per-package layout, so groups can be
 /// loaded one at a time.
 pub fn units(root: &Path) -> Result<Vec<Vec<PathBuf>>> {
-    let mut groups: std::collections::BTreeMap<PathBuf, Vec<PathBuf>> = std::collections::BTreeMap::new();
-    for f in catalog_files(root)?.into_iter().filter(|f| !root.is_dir() || is_manifest_file(f)) {
-        let key = match f.strip_prefix(root).ok().and_then(|rel| rel.components().next()) {
-            Some(first) if f.strip_prefix(root).is_ok_and(|rel| rel.components().count() > 1) => root.join(first),
+    let mut groups: std::collections::BTreeMap<PathBuf, Vec<PathBuf>> =
+        std::collections::BTreeMap::new();
+    for f in catalog_files(root)?
+        .into_iter()
+        .filter(|f| !root.is_dir() || is_manifest_file(f))
+    {
+        let key = match f
+            .strip_prefix(root)
+            .ok()
+            .and_then(|rel| rel.components().next())
+        {
+            Some(first)
+                if f.strip_prefix(root)
+                    .is_ok_and(|rel| rel.components().count() > 1) =>
+            {
+                root.join(first)
+            }
             _ => f.clone(),
         };
         groups.entry(key).or_default().push(f);
@@ -242,7 +263,9 @@ pub fn units(root: &Path) -> Result<Vec<Vec<PathBuf>>> {
 
 /// Reads the Meta envelope: `schema`, `package`, `name` are matched case-insensitively.
 fn meta_field<'a>(doc: &'a Value, key: &str) -> std::result::Result<Option<&'a str>, Problem> {
-    let Some(map) = doc.as_object() else { return Ok(None) };
+    let Some(map) = doc.as_object() else {
+        return Ok(None);
+    };
     let mut found = None;
     let mut count = 0;
     for (k, v) in map {
@@ -278,7 +301,13 @@ enum Parsed {
 
 fn classify(doc: Document) -> Parsed {
     let Document { origin, value } = doc;
-    let problem = |origin: Origin, problem| Parsed::Problem(Diagnostic { origin: Some(origin), scope: Scope::Document, problem });
+    let problem = |origin: Origin, problem| {
+        Parsed::Problem(Diagnostic {
+            origin: Some(origin),
+            scope: Scope::Document,
+            problem,
+        })
+    };
     let schema = match meta_field(&value, "schema") {
         Ok(Some(s)) => s.to_string(),
         Ok(None) => return problem(origin, Problem::MissingSchema),
@@ -293,10 +322,22 @@ fn classify(doc: Document) -> Parsed {
         if schema.starts_with("olm.") {
             return problem(origin, Problem::UnknownSchema(schema));
         }
-        let package = meta_field(&value, "package").ok().flatten().unwrap_or_default().to_string();
-        return Parsed::Custom(CustomBlob { package, schema, blob: value, origin: Some(origin) });
+        let package = meta_field(&value, "package")
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+            .to_string();
+        return Parsed::Custom(CustomBlob {
+            package,
+            schema,
+            blob: value,
+            origin: Some(origin),
+        });
     };
-    let bad = |e: serde_json::Error| Problem::BadDocument { schema: kind.as_str().to_string(), message: e.to_string() };
+    let bad = |e: serde_json::Error| Problem::BadDocument {
+        schema: kind.as_str().to_string(),
+        message: e.to_string(),
+    };
     match kind {
         Schema::Package => match serde_json::from_value::<PackageDoc>(value) {
             Ok(d) => Parsed::Package(d, origin),
@@ -328,8 +369,22 @@ fn classify(doc: Document) -> Parsed {
                 name: d.name,
                 package: d.package,
                 image: d.image,
-                properties: d.properties.into_iter().map(|p| Property { type_: p.type_, value: p.value }).collect(),
-                related_images: d.related_images.into_iter().map(|r| RelatedImage { name: r.name, image: r.image }).collect(),
+                properties: d
+                    .properties
+                    .into_iter()
+                    .map(|p| Property {
+                        type_: p.type_,
+                        value: p.value,
+                    })
+                    .collect(),
+                related_images: d
+                    .related_images
+                    .into_iter()
+                    .map(|r| RelatedImage {
+                        name: r.name,
+                        image: r.image,
+                    })
+                    .collect(),
                 deprecation: None,
                 origin: Some(origin),
             }),
@@ -347,7 +402,6 @@ fn parse_file(path: &Path) -> Result<Vec<Parsed>> {
     Ok(read_documents(path)?.into_iter().map(classify).collect())
 }
 
-
 #[derive(Default)]
 struct Assembler {
     catalog: Catalog,
@@ -358,12 +412,19 @@ struct Assembler {
 }
 
 fn describe(origin: &Option<Origin>) -> String {
-    origin.as_ref().map(ToString::to_string).unwrap_or_else(|| "another source".into())
+    origin
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_else(|| "another source".into())
 }
 
 impl Assembler {
     fn problem(&mut self, origin: &Origin, scope: Scope, problem: Problem) {
-        self.problems.push(Diagnostic { origin: Some(origin.clone()), scope, problem });
+        self.problems.push(Diagnostic {
+            origin: Some(origin.clone()),
+            scope,
+            problem,
+        });
     }
 
     fn accept(&mut self, parsed: Parsed) {
@@ -378,7 +439,9 @@ impl Assembler {
     }
 
     fn add_package(&mut self, d: PackageDoc, origin: Origin) {
-        let scope = Scope::Package { package: d.name.clone() };
+        let scope = Scope::Package {
+            package: d.name.clone(),
+        };
         match self.catalog.packages.entry(d.name.clone()) {
             Entry::Occupied(prev) => {
                 let other = describe(&prev.get().origin);
@@ -388,9 +451,18 @@ impl Assembler {
                 let mut pkg = Package::new(d.name);
                 pkg.default_channel = d.default_channel;
                 pkg.description = d.description.filter(|s| !s.is_empty());
-                pkg.icon = d.icon.map(|i| Icon { base64data: i.base64data, mediatype: i.mediatype });
-                pkg.properties =
-                    d.properties.into_iter().map(|p| Property { type_: p.type_, value: p.value }).collect();
+                pkg.icon = d.icon.map(|i| Icon {
+                    base64data: i.base64data,
+                    mediatype: i.mediatype,
+                });
+                pkg.properties = d
+                    .properties
+                    .into_iter()
+                    .map(|p| Property {
+                        type_: p.type_,
+                        value: p.value,
+                    })
+                    .collect();
                 pkg.origin = Some(origin);
                 slot.insert(pkg);
             }
@@ -400,13 +472,16 @@ impl Assembler {
     fn finish(mut self) -> Result<Catalog> {
         for (channel, package) in std::mem::take(&mut self.channels) {
             let origin = channel.origin.clone();
-            let scope = Scope::Channel { package: package.clone(), channel: channel.name.clone() };
+            let scope = Scope::Channel {
+                package: package.clone(),
+                channel: channel.name.clone(),
+            };
             let problem = match self.catalog.packages.get_mut(&package) {
                 None => Some(Problem::UnknownPackage(package)),
                 Some(pkg) => match pkg.channels.entry(channel.name.clone()) {
-                    Entry::Occupied(prev) => {
-                        Some(Problem::DuplicateChannel { other: describe(&prev.get().origin) })
-                    }
+                    Entry::Occupied(prev) => Some(Problem::DuplicateChannel {
+                        other: describe(&prev.get().origin),
+                    }),
                     Entry::Vacant(slot) => {
                         slot.insert(channel);
                         None
@@ -414,18 +489,25 @@ impl Assembler {
                 },
             };
             if let Some(problem) = problem {
-                self.problems.push(Diagnostic { origin, scope, problem });
+                self.problems.push(Diagnostic {
+                    origin,
+                    scope,
+                    problem,
+                });
             }
         }
         for bundle in std::mem::take(&mut self.bundles) {
             let origin = bundle.origin.clone();
-            let scope = Scope::Bundle { package: bundle.package.clone(), bundle: bundle.name.clone() };
+            let scope = Scope::Bundle {
+                package: bundle.package.clone(),
+                bundle: bundle.name.clone(),
+            };
             let problem = match self.catalog.packages.get_mut(&bundle.package) {
                 None => Some(Problem::UnknownPackage(bundle.package.clone())),
                 Some(pkg) => match pkg.bundles.entry(bundle.name.clone()) {
-                    Entry::Occupied(prev) => {
-                        Some(Problem::DuplicateBundle { other: describe(&prev.get().origin) })
-                    }
+                    Entry::Occupied(prev) => Some(Problem::DuplicateBundle {
+                        other: describe(&prev.get().origin),
+                    }),
                     Entry::Vacant(slot) => {
                         slot.insert(bundle);
                         None
@@ -433,12 +515,18 @@ impl Assembler {
                 },
             };
             if let Some(problem) = problem {
-                self.problems.push(Diagnostic { origin, scope, problem });
+                self.problems.push(Diagnostic {
+                    origin,
+                    scope,
+                    problem,
+                });
             }
         }
         let mut seen = std::collections::BTreeSet::new();
         for (d, origin) in std::mem::take(&mut self.deprecations) {
-            let scope = Scope::Package { package: d.package.clone() };
+            let scope = Scope::Package {
+                package: d.package.clone(),
+            };
             if !seen.insert(d.package.clone()) {
                 self.problem(&origin, scope, Problem::DuplicateDeprecations);
                 continue;
@@ -455,8 +543,14 @@ impl Assembler {
                 }
                 let target = match e.reference.schema.as_str() {
                     "olm.package" if e.reference.name.is_empty() => Some(&mut pkg.deprecation),
-                    "olm.channel" => pkg.channels.get_mut(&e.reference.name).map(|c| &mut c.deprecation),
-                    "olm.bundle" => pkg.bundles.get_mut(&e.reference.name).map(|b| &mut b.deprecation),
+                    "olm.channel" => pkg
+                        .channels
+                        .get_mut(&e.reference.name)
+                        .map(|c| &mut c.deprecation),
+                    "olm.bundle" => pkg
+                        .bundles
+                        .get_mut(&e.reference.name)
+                        .map(|b| &mut b.deprecation),
                     _ => None,
                 };
                 match target {
@@ -468,7 +562,13 @@ impl Assembler {
                 }
             }
             for p in problems {
-                self.problem(&origin, Scope::Package { package: d.package.clone() }, p);
+                self.problem(
+                    &origin,
+                    Scope::Package {
+                        package: d.package.clone(),
+                    },
+                    p,
+                );
             }
         }
         if self.problems.is_empty() {
@@ -480,7 +580,10 @@ impl Assembler {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
+#[allow(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a test failure"
+)]
 mod tests {
     use super::*;
     use rstest::rstest;

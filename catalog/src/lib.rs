@@ -31,6 +31,9 @@ pub mod validate;
 pub use diagnostic::{Diagnostic, Diagnostics, Problem, Scope};
 pub use error::LoadError;
 pub use load::Format;
-pub use model::{Bundle, Catalog, Channel, ChannelEntry, CustomBlob, Icon, Origin, Package, Property, RelatedImage};
+pub use model::{
+    Bundle, Catalog, Channel, ChannelEntry, CustomBlob, Icon, Origin, Package, Property,
+    RelatedImage,
+};
 pub use property::PropertyType;
 pub use range::Range;

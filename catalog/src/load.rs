@@ -50,16 +50,24 @@ pub fn detect(path: &Path) -> Result<Format> {
     }
     let mut package_manifest = false;
     for entry in walkdir::WalkDir::new(path).max_depth(4) {
-        let entry = entry.map_err(|source| LoadError::Walk { path: path.to_path_buf(), source })?;
+        let entry = entry.map_err(|source| LoadError::Walk {
+            path: path.to_path_buf(),
+            source,
+        })?;
         if entry.file_type().is_dir() && bundle_dir::is_bundle_dir(entry.path()) {
             return Ok(Format::Bundles);
         }
         let name = entry.file_name().to_string_lossy();
-        if entry.depth() <= 2 && (name.ends_with(".package.yaml") || name == "packagemanifest.yaml") {
+        if entry.depth() <= 2 && (name.ends_with(".package.yaml") || name == "packagemanifest.yaml")
+        {
             package_manifest = true;
         }
     }
-    Ok(if package_manifest { Format::PackageManifests } else { Format::Fbc })
+    Ok(if package_manifest {
+        Format::PackageManifests
+    } else {
+        Format::Fbc
+    })
 }
 
 /// Loads FBC file groups (see [`fbc::units`]) concurrently, one catalog per group, in order.
@@ -87,7 +95,9 @@ impl Catalog {
     pub fn load<P: AsRef<Path>>(paths: &[P]) -> Result<Catalog> {
         let mut catalog = Catalog::default();
         for p in paths {
-            catalog.merge(load_unchecked(p.as_ref())?).map_err(LoadError::DuplicatePackage)?;
+            catalog
+                .merge(load_unchecked(p.as_ref())?)
+                .map_err(LoadError::DuplicatePackage)?;
         }
         validate::validate(&catalog)?;
         Ok(catalog)

@@ -45,7 +45,10 @@ pub struct CsvBundle {
 }
 
 /// Builds a package from its manifest and the CSVs found for it (keyed by CSV name).
-pub fn build_package(manifest: &PackageManifest, csvs: &BTreeMap<String, CsvBundle>) -> Result<Package, String> {
+pub fn build_package(
+    manifest: &PackageManifest,
+    csvs: &BTreeMap<String, CsvBundle>,
+) -> Result<Package, String> {
     let mut pkg = Package::new(manifest.package_name.clone());
     pkg.default_channel = match (&manifest.default_channel, manifest.channels.as_slice()) {
         (Some(d), _) if !d.is_empty() => d.clone(),
@@ -59,7 +62,10 @@ pub fn build_package(manifest: &PackageManifest, csvs: &BTreeMap<String, CsvBund
         while let Some(name) = next.take() {
             let Some(found) = csvs.get(&name) else {
                 if channel.entries.is_empty() {
-                    return Err(format!("channel {:?}: currentCSV {name:?} not found", ch.name));
+                    return Err(format!(
+                        "channel {:?}: currentCSV {name:?} not found",
+                        ch.name
+                    ));
                 }
                 break; // the tail may replace a CSV that is not shipped
             };
@@ -97,7 +103,11 @@ pub fn owned_crds<'a>(csv: &Value, crds: &'a [Value]) -> Vec<&'a Value> {
         .filter_map(|o| o.get("name").and_then(Value::as_str))
         .collect();
     crds.iter()
-        .filter(|c| c.pointer("/metadata/name").and_then(Value::as_str).is_some_and(|n| owned.contains(n)))
+        .filter(|c| {
+            c.pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .is_some_and(|n| owned.contains(n))
+        })
         .collect()
 }
 
@@ -115,7 +125,10 @@ pub fn load_dir(root: &Path) -> Result<Catalog> {
 }
 
 fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let rd = std::fs::read_dir(dir).map_err(|source| LoadError::Read { path: dir.into(), source })?;
+    let rd = std::fs::read_dir(dir).map_err(|source| LoadError::Read {
+        path: dir.into(),
+        source,
+    })?;
     let mut out: Vec<PathBuf> = rd
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_file() && is_manifest_file(p))
@@ -139,8 +152,14 @@ fn package_dirs(root: &Path) -> Result<Vec<PathBuf>> {
     if has_package_manifest(root)? {
         return Ok(vec![root.to_path_buf()]);
     }
-    let rd = std::fs::read_dir(root).map_err(|source| LoadError::Read { path: root.into(), source })?;
-    let mut dirs: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()).collect();
+    let rd = std::fs::read_dir(root).map_err(|source| LoadError::Read {
+        path: root.into(),
+        source,
+    })?;
+    let mut dirs: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
     dirs.sort();
     let mut out = Vec::new();
     for d in dirs {
@@ -152,7 +171,10 @@ fn package_dirs(root: &Path) -> Result<Vec<PathBuf>> {
 }
 
 fn load_package_dir(dir: &Path) -> Result<Package> {
-    let bad = |message: String| LoadError::Manifest { path: dir.to_path_buf(), message };
+    let bad = |message: String| LoadError::Manifest {
+        path: dir.to_path_buf(),
+        message,
+    };
     let mut manifest = None;
     let mut flat: Vec<Document> = Vec::new();
     for f in yaml_files(dir)? {
@@ -169,15 +191,25 @@ fn load_package_dir(dir: &Path) -> Result<Package> {
     let manifest = manifest.ok_or_else(|| bad("no package manifest found".into()))?;
     let mut csvs = BTreeMap::new();
     // Flat layout: CSVs and CRDs side by side in the package folder.
-    let crds: Vec<Value> = flat.iter().filter(|d| csv::is_crd(&d.value)).map(|d| d.value.clone()).collect();
+    let crds: Vec<Value> = flat
+        .iter()
+        .filter(|d| csv::is_crd(&d.value))
+        .map(|d| d.value.clone())
+        .collect();
     for d in flat.iter().filter(|d| csv::is_csv(&d.value)) {
         let mut objects = vec![d.value.clone()];
         objects.extend(owned_crds(&d.value, &crds).into_iter().cloned());
         add_csv(&mut csvs, d.value.clone(), objects).map_err(bad)?;
     }
     // Versioned layout: one folder per version with a CSV and its manifests.
-    let rd = std::fs::read_dir(dir).map_err(|source| LoadError::Read { path: dir.into(), source })?;
-    let mut subdirs: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()).collect();
+    let rd = std::fs::read_dir(dir).map_err(|source| LoadError::Read {
+        path: dir.into(),
+        source,
+    })?;
+    let mut subdirs: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
     subdirs.sort();
     for sub in subdirs {
         let mut docs = Vec::new();
@@ -194,8 +226,18 @@ fn load_package_dir(dir: &Path) -> Result<Package> {
     build_package(&manifest, &csvs).map_err(bad)
 }
 
-fn add_csv(csvs: &mut BTreeMap<String, CsvBundle>, csv_value: Value, objects: Vec<Value>) -> Result<(), String> {
+fn add_csv(
+    csvs: &mut BTreeMap<String, CsvBundle>,
+    csv_value: Value,
+    objects: Vec<Value>,
+) -> Result<(), String> {
     let name = csv::facts(&csv_value)?.name;
-    csvs.insert(name, CsvBundle { csv: csv_value, objects });
+    csvs.insert(
+        name,
+        CsvBundle {
+            csv: csv_value,
+            objects,
+        },
+    );
     Ok(())
 }

@@ -90,7 +90,12 @@ pub struct Channel {
 
 impl Channel {
     pub fn new(name: impl Into<String>) -> Self {
-        Channel { name: name.into(), entries: Vec::new(), deprecation: None, origin: None }
+        Channel {
+            name: name.into(),
+            entries: Vec::new(),
+            deprecation: None,
+            origin: None,
+        }
     }
 
     pub fn entry(&self, name: &str) -> Option<&ChannelEntry> {
@@ -106,7 +111,10 @@ impl Channel {
             .flat_map(|e| e.replaces.iter().chain(e.skips.iter()))
             .map(String::as_str)
             .collect();
-        self.entries.iter().filter(|e| !replaced.contains(e.name.as_str())).collect()
+        self.entries
+            .iter()
+            .filter(|e| !replaced.contains(e.name.as_str()))
+            .collect()
     }
 
     /// The single head, if there is exactly one.
@@ -153,7 +161,10 @@ pub struct Property {
 
 impl Property {
     pub fn new(kind: PropertyType, value: Value) -> Self {
-        Property { type_: kind.as_str().to_string(), value }
+        Property {
+            type_: kind.as_str().to_string(),
+            value,
+        }
     }
 
     pub fn kind(&self) -> PropertyType {
@@ -177,7 +188,9 @@ impl Bundle {
 
     /// The version string from `olm.package` (empty if missing).
     pub fn version(&self) -> String {
-        self.package_property().map(|p| p.version).unwrap_or_default()
+        self.package_property()
+            .map(|p| p.version)
+            .unwrap_or_default()
     }
 
     /// Decoded inline manifests (`olm.bundle.object`), as JSON strings, in property order.
@@ -189,7 +202,9 @@ impl Bundle {
     }
 
     pub fn has_objects(&self) -> bool {
-        self.properties_of(PropertyType::BundleObject).next().is_some()
+        self.properties_of(PropertyType::BundleObject)
+            .next()
+            .is_some()
     }
 }
 

@@ -114,7 +114,10 @@ pub fn package_required_value(v: &Value) -> Result<PackageRequiredValue, ValueEr
 /// Decodes an `olm.bundle.object` value (`{data: base64}`) to the manifest as compact JSON.
 /// The base64 may hold YAML or JSON; the result is always JSON.
 pub fn bundle_object_json(v: &Value) -> Result<String, ValueError> {
-    let data = v.get("data").and_then(Value::as_str).ok_or(ValueError::NoData)?;
+    let data = v
+        .get("data")
+        .and_then(Value::as_str)
+        .ok_or(ValueError::NoData)?;
     let bytes = base64::engine::general_purpose::STANDARD.decode(data.trim())?;
     let text = String::from_utf8(bytes).map_err(|e| ValueError::Manifest(e.to_string()))?;
     let trimmed = text.trim_start();
@@ -178,7 +181,10 @@ fn write_canonical(v: &Value, out: &mut String) {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
+#[allow(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a test failure"
+)]
 mod tests {
     use super::*;
     use rstest::rstest;
@@ -203,7 +209,10 @@ mod tests {
     }
 
     #[rstest]
-    #[case::yaml_manifest_becomes_json("kind: ConfigMap\nmetadata:\n  name: x\n", r#"{"kind":"ConfigMap","metadata":{"name":"x"}}"#)]
+    #[case::yaml_manifest_becomes_json(
+        "kind: ConfigMap\nmetadata:\n  name: x\n",
+        r#"{"kind":"ConfigMap","metadata":{"name":"x"}}"#
+    )]
     #[case::json_manifest_stays_json(r#"{"kind":"Secret"}"#, r#"{"kind":"Secret"}"#)]
     fn bundle_objects_decode_to_json(#[case] manifest: &str, #[case] want: &str) {
         let data = base64::engine::general_purpose::STANDARD.encode(manifest);

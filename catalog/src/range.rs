@@ -73,7 +73,9 @@ impl Range {
     }
 
     pub fn matches(&self, v: &Version) -> bool {
-        self.any_of.iter().any(|all| all.iter().all(|c| c.matches(v)))
+        self.any_of
+            .iter()
+            .any(|all| all.iter().all(|c| c.matches(v)))
     }
 }
 
@@ -142,9 +144,14 @@ fn parse_comparator(token: &str) -> Result<Vec<Comparator>, RangeError> {
     let (op, raw) = split_op(token);
     // Tolerate a leading `v` (`v0.1.0`), as real catalogs use it.
     let raw = raw.strip_prefix('v').unwrap_or(raw);
-    let bad = |message: String| RangeError::BadVersion { part: token.to_string(), message };
+    let bad = |message: String| RangeError::BadVersion {
+        part: token.to_string(),
+        message,
+    };
     if raw.is_empty() {
-        return Err(RangeError::DanglingOperator { part: token.to_string() });
+        return Err(RangeError::DanglingOperator {
+            part: token.to_string(),
+        });
     }
     let parts: Vec<&str> = raw.splitn(3, '.').collect();
     let is_wild = |p: &str| p == "x" || p == "X" || p == "*";
@@ -152,13 +159,23 @@ fn parse_comparator(token: &str) -> Result<Vec<Comparator>, RangeError> {
         // Expand wildcards the way blang does.
         let major: u64 = parts[0].parse().map_err(|_| bad("wildcard major".into()))?;
         let minor_wild = parts.len() < 2 || is_wild(parts[1]);
-        let minor: u64 = if minor_wild { 0 } else { parts[1].parse().map_err(|_| bad("minor".into()))? };
+        let minor: u64 = if minor_wild {
+            0
+        } else {
+            parts[1].parse().map_err(|_| bad("minor".into()))?
+        };
         let low = Version::new(major, minor, 0);
-        let high = if minor_wild { Version::new(major + 1, 0, 0) } else { Version::new(major, minor + 1, 0) };
+        let high = if minor_wild {
+            Version::new(major + 1, 0, 0)
+        } else {
+            Version::new(major, minor + 1, 0)
+        };
         let c = |op, version| Comparator { op, version };
         return match op {
             Op::Eq => Ok(vec![c(Op::Ge, low), c(Op::Lt, high)]),
-            Op::Ne => Err(RangeError::WildcardNotEqual { part: token.to_string() }),
+            Op::Ne => Err(RangeError::WildcardNotEqual {
+                part: token.to_string(),
+            }),
             Op::Gt | Op::Le => Ok(vec![c(if op == Op::Gt { Op::Ge } else { Op::Lt }, high)]),
             Op::Ge | Op::Lt => Ok(vec![c(op, low)]),
         };
@@ -168,7 +185,10 @@ fn parse_comparator(token: &str) -> Result<Vec<Comparator>, RangeError> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
+#[allow(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a test failure"
+)]
 mod tests {
     use super::*;
     use rstest::rstest;
@@ -187,7 +207,11 @@ mod tests {
     #[case::leading_v_is_tolerated("v0.1.0", "0.1.0", true)]
     fn ranges_match_like_blang(#[case] range: &str, #[case] v: &str, #[case] want: bool) {
         let r = Range::parse(range).unwrap();
-        assert_eq!(r.matches(&Version::parse(v).unwrap()), want, "{range} vs {v}");
+        assert_eq!(
+            r.matches(&Version::parse(v).unwrap()),
+            want,
+            "{range} vs {v}"
+        );
     }
 
     #[rstest]

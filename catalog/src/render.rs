@@ -13,7 +13,12 @@ fn sorted(v: Value) -> Value {
         Value::Object(map) => {
             let mut entries: Vec<(String, Value)> = map.into_iter().collect();
             entries.sort_by(|a, b| a.0.cmp(&b.0));
-            Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect::<Map<_, _>>())
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k, sorted(v)))
+                    .collect::<Map<_, _>>(),
+            )
         }
         Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
         other => other,
@@ -23,7 +28,8 @@ fn sorted(v: Value) -> Value {
 /// The FBC documents of one package, in the order package, channels, bundles, deprecations.
 pub fn package_documents(pkg: &Package) -> Vec<Value> {
     let mut docs = Vec::new();
-    let mut p = json!({ "schema": "olm.package", "name": pkg.name, "defaultChannel": pkg.default_channel });
+    let mut p =
+        json!({ "schema": "olm.package", "name": pkg.name, "defaultChannel": pkg.default_channel });
     if let Some(d) = &pkg.description {
         p["description"] = json!(d);
     }
@@ -52,14 +58,23 @@ pub fn package_documents(pkg: &Package) -> Vec<Value> {
         docs.push(json!({ "schema": "olm.channel", "package": pkg.name, "name": c.name, "entries": entries }));
     }
     for b in pkg.bundles.values() {
-        let props: Vec<Value> =
-            b.properties.iter().map(|p| json!({ "type": p.type_, "value": p.value })).collect();
+        let props: Vec<Value> = b
+            .properties
+            .iter()
+            .map(|p| json!({ "type": p.type_, "value": p.value }))
+            .collect();
         let mut v = json!({ "schema": "olm.bundle", "package": pkg.name, "name": b.name, "image": b.image, "properties": props });
         if !b.related_images.is_empty() {
             v["relatedImages"] = b
                 .related_images
                 .iter()
-                .map(|r| if r.name.is_empty() { json!({ "image": r.image }) } else { json!({ "name": r.name, "image": r.image }) })
+                .map(|r| {
+                    if r.name.is_empty() {
+                        json!({ "image": r.image })
+                    } else {
+                        json!({ "name": r.name, "image": r.image })
+                    }
+                })
                 .collect();
         }
         docs.push(v);
@@ -70,16 +85,22 @@ pub fn package_documents(pkg: &Package) -> Vec<Value> {
     }
     for c in pkg.channels.values() {
         if let Some(m) = &c.deprecation {
-            deprecations.push(json!({ "reference": { "schema": "olm.channel", "name": c.name }, "message": m }));
+            deprecations.push(
+                json!({ "reference": { "schema": "olm.channel", "name": c.name }, "message": m }),
+            );
         }
     }
     for b in pkg.bundles.values() {
         if let Some(m) = &b.deprecation {
-            deprecations.push(json!({ "reference": { "schema": "olm.bundle", "name": b.name }, "message": m }));
+            deprecations.push(
+                json!({ "reference": { "schema": "olm.bundle", "name": b.name }, "message": m }),
+            );
         }
     }
     if !deprecations.is_empty() {
-        docs.push(json!({ "schema": "olm.deprecations", "package": pkg.name, "entries": deprecations }));
+        docs.push(
+            json!({ "schema": "olm.deprecations", "package": pkg.name, "entries": deprecations }),
+        );
     }
     docs.into_iter().map(sorted).collect()
 }

@@ -12,7 +12,11 @@ use crate::range::Range;
 /// Runs every check; `Ok` when nothing was found.
 pub fn validate(catalog: &Catalog) -> Result<(), Diagnostics> {
     let found: Vec<Diagnostic> = catalog.packages.values().flat_map(check_package).collect();
-    if found.is_empty() { Ok(()) } else { Err(Diagnostics(found)) }
+    if found.is_empty() {
+        Ok(())
+    } else {
+        Err(Diagnostics(found))
+    }
 }
 
 /// True for a DNS-1123 label: lowercase alphanumerics and '-', alphanumeric at both ends, ≤ 63.
@@ -30,7 +34,9 @@ pub fn check_package(pkg: &Package) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let at_pkg = |problem| Diagnostic {
         origin: pkg.origin.clone(),
-        scope: Scope::Package { package: pkg.name.clone() },
+        scope: Scope::Package {
+            package: pkg.name.clone(),
+        },
         problem,
     };
     if !is_dns1123_label(&pkg.name) {
@@ -41,17 +47,29 @@ pub fn check_package(pkg: &Package) -> Vec<Diagnostic> {
     } else if pkg.default_channel.is_empty() {
         out.push(at_pkg(Problem::NoDefaultChannel));
     } else if !pkg.channels.contains_key(&pkg.default_channel) {
-        out.push(at_pkg(Problem::DefaultChannelMissing(pkg.default_channel.clone())));
+        out.push(at_pkg(Problem::DefaultChannelMissing(
+            pkg.default_channel.clone(),
+        )));
     }
     for channel in pkg.channels.values() {
-        out.extend(check_channel(pkg, channel).into_iter().map(|problem| Diagnostic {
-            origin: channel.origin.clone(),
-            scope: Scope::Channel { package: pkg.name.clone(), channel: channel.name.clone() },
-            problem,
-        }));
+        out.extend(
+            check_channel(pkg, channel)
+                .into_iter()
+                .map(|problem| Diagnostic {
+                    origin: channel.origin.clone(),
+                    scope: Scope::Channel {
+                        package: pkg.name.clone(),
+                        channel: channel.name.clone(),
+                    },
+                    problem,
+                }),
+        );
     }
-    let in_channels: HashSet<&str> =
-        pkg.channels.values().flat_map(|c| c.entries.iter().map(|e| e.name.as_str())).collect();
+    let in_channels: HashSet<&str> = pkg
+        .channels
+        .values()
+        .flat_map(|c| c.entries.iter().map(|e| e.name.as_str()))
+        .collect();
     let mut versions: BTreeMap<String, &str> = BTreeMap::new();
     for bundle in pkg.bundles.values() {
         let mut problems = check_bundle(pkg, bundle);
@@ -64,12 +82,18 @@ pub fn check_package(pkg: &Package) -> Vec<Diagnostic> {
                 None => p.version.clone(),
             };
             if let Some(other) = versions.insert(key.clone(), &bundle.name) {
-                problems.push(Problem::DuplicateVersion { version: key, other: other.to_string() });
+                problems.push(Problem::DuplicateVersion {
+                    version: key,
+                    other: other.to_string(),
+                });
             }
         }
         out.extend(problems.into_iter().map(|problem| Diagnostic {
             origin: bundle.origin.clone(),
-            scope: Scope::Bundle { package: pkg.name.clone(), bundle: bundle.name.clone() },
+            scope: Scope::Bundle {
+                package: pkg.name.clone(),
+                bundle: bundle.name.clone(),
+            },
             problem,
         }));
     }
@@ -84,7 +108,10 @@ fn check_bundle(pkg: &Package, bundle: &Bundle) -> Vec<Problem> {
     }
     for p in &bundle.properties {
         let kind = p.kind();
-        let invalid = |message: String| Problem::InvalidProperty { type_: p.type_.clone(), message };
+        let invalid = |message: String| Problem::InvalidProperty {
+            type_: p.type_.clone(),
+            message,
+        };
         match kind {
             PropertyType::Package => match property::package_value(&p.value) {
                 Ok(v) => {
@@ -92,7 +119,10 @@ fn check_bundle(pkg: &Package, bundle: &Bundle) -> Vec<Problem> {
                         out.push(Problem::PackagePropertyMismatch(v.package_name.clone()));
                     }
                     if let Err(e) = semver::Version::parse(&v.version) {
-                        out.push(Problem::InvalidVersion { version: v.version, message: e.to_string() });
+                        out.push(Problem::InvalidVersion {
+                            version: v.version,
+                            message: e.to_string(),
+                        });
                     }
                 }
                 Err(e) => out.push(invalid(e.to_string())),
@@ -183,9 +213,16 @@ pub fn check_graph(channel: &Channel) -> Vec<Problem> {
             return vec![Problem::SeveralHeads(names)];
         }
     };
-    let by_name: HashMap<&str, _> = channel.entries.iter().map(|e| (e.name.as_str(), e)).collect();
-    let skipped: HashSet<&str> =
-        channel.entries.iter().flat_map(|e| e.skips.iter().map(String::as_str)).collect();
+    let by_name: HashMap<&str, _> = channel
+        .entries
+        .iter()
+        .map(|e| (e.name.as_str(), e))
+        .collect();
+    let skipped: HashSet<&str> = channel
+        .entries
+        .iter()
+        .flat_map(|e| e.skips.iter().map(String::as_str))
+        .collect();
     let mut chain: Vec<&str> = Vec::new();
     let mut in_chain = HashSet::new();
     let mut cur = Some(head);
@@ -220,13 +257,20 @@ pub fn check_graph(channel: &Channel) -> Vec<Problem> {
     }
     stranded.sort();
     match broke_at {
-        Some((entry, target)) => vec![Problem::ReplacesMissing { entry, target, stranded }],
+        Some((entry, target)) => vec![Problem::ReplacesMissing {
+            entry,
+            target,
+            stranded,
+        }],
         None => vec![Problem::Stranded(stranded)],
     }
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
+#[allow(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a test failure"
+)]
 mod tests {
     use super::*;
     use crate::model::ChannelEntry;
@@ -239,7 +283,11 @@ mod tests {
         ChannelEntry {
             name: name.into(),
             replaces: (!replaces.is_empty()).then(|| replaces.into()),
-            skips: skips.split(',').filter(|s| !s.is_empty()).map(Into::into).collect(),
+            skips: skips
+                .split(',')
+                .filter(|s| !s.is_empty())
+                .map(Into::into)
+                .collect(),
             skip_range: None,
         }
     }

@@ -1,8 +1,14 @@
 //! Every catalog in `../shared/catalogs` loads and validates; prints packages, channels and
 //! bundles per catalog. Skips (with a message) when the shared folder is absent.
 
-#![allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
-#![allow(clippy::too_many_arguments, reason = "rstest tables: one column per graph fact")]
+#![allow(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a test failure"
+)]
+#![allow(
+    clippy::too_many_arguments,
+    reason = "rstest tables: one column per graph fact"
+)]
 
 use std::path::PathBuf;
 
@@ -24,21 +30,46 @@ fn shared() -> Option<PathBuf> {
 
 #[rstest]
 #[case::real_community_fbc("community-operators-prod-fbc/catalogs/v4.21", Format::Fbc, Some((33, 78, 745)))]
-#[case::real_community_bundle_folders("community-operators-prod-bundles/operators", Format::Bundles, Some((70, 143, 564)))] // 613 bundle folders (611 in SOURCES.md + 3 nested in `<ver>/bundle/` - 1 with no manifests/), 49 left out by the legacy-graph repair
+#[case::real_community_bundle_folders("community-operators-prod-bundles/operators", Format::Bundles, Some((70, 143, 564)))]
+// 613 bundle folders (611 in SOURCES.md + 3 nested in `<ver>/bundle/` - 1 with no manifests/), 49 left out by the legacy-graph repair
 #[case::opm_latest_index("operator-registry-testdata/alpha/action/testdata/index-declcfgs/latest", Format::Fbc, Some((3, 4, 10)))]
-#[case::opm_old_index("operator-registry-testdata/alpha/action/testdata/index-declcfgs/old", Format::Fbc, None)]
+#[case::opm_old_index(
+    "operator-registry-testdata/alpha/action/testdata/index-declcfgs/old",
+    Format::Fbc,
+    None
+)]
 #[case::opm_foo_index("operator-registry-testdata/alpha/action/testdata/foo-index-v0.2.0-declcfg", Format::Fbc, Some((1, 2, 2)))]
 #[case::opm_list_index("operator-registry-testdata/alpha/action/testdata/list-index", Format::Fbc, Some((2, 4, 4)))]
-#[case::opm_package_manifests("operator-registry-testdata/manifests", Format::PackageManifests, None)]
+#[case::opm_package_manifests(
+    "operator-registry-testdata/manifests",
+    Format::PackageManifests,
+    None
+)]
 #[case::opm_foo_bundle_folder("operator-registry-testdata/alpha/action/testdata/foo-bundle-v0.3.1", Format::Bundles, Some((1, 1, 1)))]
-#[case::olm_magic_catalog_json("olm-testdata/test/e2e/testdata/magiccatalog/fbc_catalog.json", Format::Fbc, None)]
-#[case::olm_magic_catalog_yaml("olm-testdata/test/e2e/testdata/magiccatalog/fbc_updated.yaml", Format::Fbc, None)]
+#[case::olm_magic_catalog_json(
+    "olm-testdata/test/e2e/testdata/magiccatalog/fbc_catalog.json",
+    Format::Fbc,
+    None
+)]
+#[case::olm_magic_catalog_yaml(
+    "olm-testdata/test/e2e/testdata/magiccatalog/fbc_updated.yaml",
+    Format::Fbc,
+    None
+)]
 #[case::olm_subscription_with_deprecations("olm-testdata/test/e2e/testdata/subscription/example-operator.v0.3.0-deprecations.yaml", Format::Fbc, Some((1, 1, 1)))]
 #[case::olm_fail_forward_skip_range("olm-testdata/test/e2e/testdata/fail-forward/v0.3.0-skip-range", Format::PackageManifests, Some((1, 1, 1)))]
 #[case::olm_busybox_bundles("olm-testdata/test/images/busybox-index", Format::Bundles, Some((2, 2, 4)))]
-#[case::olm_kiali_manifests("olm-testdata/test/e2e/data/kiali-manifests", Format::PackageManifests, None)]
+#[case::olm_kiali_manifests(
+    "olm-testdata/test/e2e/data/kiali-manifests",
+    Format::PackageManifests,
+    None
+)]
 #[case::olm_configmap_catalog("olm-testdata/test/e2e/data/catalog.old.yaml", Format::ConfigMap, Some((2, 2, 2)))]
-#[case::olm_package_server_etcd("olm-testdata/pkg/package-server/provider/testdata/manifests", Format::PackageManifests, None)]
+#[case::olm_package_server_etcd(
+    "olm-testdata/pkg/package-server/provider/testdata/manifests",
+    Format::PackageManifests,
+    None
+)]
 fn every_shared_catalog_loads_and_validates(
     #[case] rel: &str,
     #[case] format: Format,
@@ -48,15 +79,34 @@ fn every_shared_catalog_loads_and_validates(
     let path = root.join(rel);
     assert_eq!(load::detect(&path).unwrap(), format, "format of {rel}");
     let catalog = load::load_as(&path, format).unwrap_or_else(|e| panic!("{rel}: {e}"));
-    let summary = (catalog.packages.len(), catalog.channel_count(), catalog.bundle_count());
-    println!("{rel}: {} packages, {} channels, {} bundles", summary.0, summary.1, summary.2);
+    let summary = (
+        catalog.packages.len(),
+        catalog.channel_count(),
+        catalog.bundle_count(),
+    );
+    println!(
+        "{rel}: {} packages, {} channels, {} bundles",
+        summary.0, summary.1, summary.2
+    );
     for pkg in catalog.packages.values() {
         let heads: Vec<String> = pkg
             .channels
             .values()
-            .map(|c| format!("{}={}", c.name, c.head().map(|e| e.name.as_str()).unwrap_or("?")))
+            .map(|c| {
+                format!(
+                    "{}={}",
+                    c.name,
+                    c.head().map(|e| e.name.as_str()).unwrap_or("?")
+                )
+            })
             .collect();
-        println!("  {} (default {}): {} bundles; {}", pkg.name, pkg.default_channel, pkg.bundles.len(), heads.join(" "));
+        println!(
+            "  {} (default {}): {} bundles; {}",
+            pkg.name,
+            pkg.default_channel,
+            pkg.bundles.len(),
+            heads.join(" ")
+        );
     }
     for note in &catalog.notes {
         println!("  note: {note}");
@@ -116,16 +166,24 @@ fn loaders_build_the_expected_graph(
     let catalog = Catalog::load(&[root.join(rel)]).unwrap_or_else(|e| panic!("{rel}: {e}"));
     let ch = &catalog.packages[package].channels[channel];
     assert_eq!(ch.head().map(|e| e.name.as_str()), Some(head));
-    let e = ch.entry(entry).unwrap_or_else(|| panic!("{entry} not in {package}/{channel}"));
+    let e = ch
+        .entry(entry)
+        .unwrap_or_else(|| panic!("{entry} not in {package}/{channel}"));
     assert_eq!(e.replaces.as_deref(), replaces);
-    assert_eq!(e.skips, skips.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    assert_eq!(
+        e.skips,
+        skips.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    );
     assert_eq!(e.skip_range.as_deref(), skip_range);
 }
 
 #[test]
 fn bundle_folders_carry_dependencies_and_inline_manifests() {
     let Some(root) = shared() else { return };
-    let catalog = Catalog::load(&[root.join("operator-registry-testdata/alpha/action/testdata/foo-bundle-v0.3.1")]).unwrap();
+    let catalog = Catalog::load(&[
+        root.join("operator-registry-testdata/alpha/action/testdata/foo-bundle-v0.3.1")
+    ])
+    .unwrap();
     let b = catalog.packages["foo"].bundles.values().next().unwrap();
     let types: Vec<&str> = b.properties.iter().map(|p| p.type_.as_str()).collect();
     assert!(types.contains(&"olm.package.required"), "{types:?}");
@@ -138,12 +196,24 @@ fn bundle_folders_carry_dependencies_and_inline_manifests() {
 #[test]
 fn every_single_file_fbc_of_olm_loads() {
     let Some(root) = shared() else { return };
-    for dir in ["olm-testdata/test/e2e/testdata/subscription", "olm-testdata/test/e2e/testdata/magiccatalog"] {
-        let mut files: Vec<_> = std::fs::read_dir(root.join(dir)).unwrap().map(|e| e.unwrap().path()).collect();
+    for dir in [
+        "olm-testdata/test/e2e/testdata/subscription",
+        "olm-testdata/test/e2e/testdata/magiccatalog",
+    ] {
+        let mut files: Vec<_> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         files.sort();
         for f in files {
             let c = Catalog::load(&[&f]).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-            println!("{}: {} packages, {} channels, {} bundles", f.display(), c.packages.len(), c.channel_count(), c.bundle_count());
+            println!(
+                "{}: {} packages, {} channels, {} bundles",
+                f.display(),
+                c.packages.len(),
+                c.channel_count(),
+                c.bundle_count()
+            );
             assert!(c.bundle_count() >= 1, "{}", f.display());
         }
     }

@@ -1,6 +1,9 @@
 //! Invalid catalogs give findings that name the file, the document and the fix.
 
-#![allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
+#![allow(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a test failure"
+)]
 
 use std::path::PathBuf;
 
@@ -8,13 +11,18 @@ use catalog::{Catalog, LoadError, Problem};
 use rstest::rstest;
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/invalid").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/invalid")
+        .join(name)
 }
 
 fn problems(name: &str) -> (Vec<Problem>, String) {
     match Catalog::load(&[fixture(name)]) {
         Ok(_) => panic!("{name} loaded, but it is invalid"),
-        Err(LoadError::Invalid(d)) => (d.0.iter().map(|x| x.problem.clone()).collect(), d.to_string()),
+        Err(LoadError::Invalid(d)) => (
+            d.0.iter().map(|x| x.problem.clone()).collect(),
+            d.to_string(),
+        ),
         Err(other) => panic!("{name}: expected findings, got {other}"),
     }
 }
@@ -40,10 +48,22 @@ fn invalid_catalogs_give_actionable_findings(
 ) {
     let (found, text) = problems(file);
     println!("{text}");
-    assert!(found.iter().any(is_expected), "{file}: unexpected findings:\n{text}");
-    assert!(text.contains(file), "{file}: the message must name the file:\n{text}");
-    assert!(text.contains(mentions), "{file}: the message must mention {mentions:?}:\n{text}");
-    assert!(text.contains("fix: "), "{file}: the message must say how to fix it:\n{text}");
+    assert!(
+        found.iter().any(is_expected),
+        "{file}: unexpected findings:\n{text}"
+    );
+    assert!(
+        text.contains(file),
+        "{file}: the message must name the file:\n{text}"
+    );
+    assert!(
+        text.contains(mentions),
+        "{file}: the message must mention {mentions:?}:\n{text}"
+    );
+    assert!(
+        text.contains("fix: "),
+        "{file}: the message must say how to fix it:\n{text}"
+    );
 }
 
 #[test]

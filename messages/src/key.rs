@@ -14,11 +14,17 @@ pub struct ObjectKey {
 
 impl ObjectKey {
     pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> Self {
-        Self { namespace: Some(namespace.into()), name: name.into() }
+        Self {
+            namespace: Some(namespace.into()),
+            name: name.into(),
+        }
     }
 
     pub fn cluster(name: impl Into<String>) -> Self {
-        Self { namespace: None, name: name.into() }
+        Self {
+            namespace: None,
+            name: name.into(),
+        }
     }
 
     /// The key of an object read from the cluster; `None` when it has no name (never true for stored objects,
@@ -26,7 +32,10 @@ impl ObjectKey {
     pub fn of<K: Resource>(obj: &K) -> Option<Self> {
         let meta = obj.meta();
         let name = meta.name.clone()?;
-        Some(Self { namespace: meta.namespace.clone(), name })
+        Some(Self {
+            namespace: meta.namespace.clone(),
+            name,
+        })
     }
 
     pub fn namespace_or_empty(&self) -> &str {

@@ -13,7 +13,10 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use std::path::PathBuf;
 
 #[derive(Parser, Debug, Clone)]
-#[command(name = "node-sim", about = "Dev/test support: plays the kubelet so pods become Running and Ready (like kwok)")]
+#[command(
+    name = "node-sim",
+    about = "Dev/test support: plays the kubelet so pods become Running and Ready (like kwok)"
+)]
 pub struct Cli {
     /// Kubeconfig of the control plane.
     #[arg(long, env = "KUBECONFIG")]
@@ -33,21 +36,34 @@ pub enum SimError {
     #[error("cannot infer a cluster config")]
     Infer(#[source] kube::config::InferConfigError),
     #[error("kubernetes API call failed: {what}")]
-    Api { what: String, #[source] source: kube::Error },
+    Api {
+        what: String,
+        #[source]
+        source: kube::Error,
+    },
 }
 
 pub async fn run(cli: Cli) -> Result<(), SimError> {
     let config = match &cli.kubeconfig {
         Some(path) => {
             let kc = Kubeconfig::read_from(path).map_err(SimError::Kubeconfig)?;
-            kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default()).await.map_err(SimError::Kubeconfig)?
+            kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+                .await
+                .map_err(SimError::Kubeconfig)?
         }
         None => kube::Config::infer().await.map_err(SimError::Infer)?,
     };
-    let client = Client::try_from(config).map_err(|source| SimError::Api { what: "client".into(), source })?;
+    let client = Client::try_from(config).map_err(|source| SimError::Api {
+        what: "client".into(),
+        source,
+    })?;
     node::register(&client, &cli.node_name).await?;
     tracing::info!(node = %cli.node_name, "node simulator registered its node");
-    let heartbeat = tokio::spawn(node::heartbeat(client.clone(), cli.node_name.clone(), cli.heartbeat_seconds));
+    let heartbeat = tokio::spawn(node::heartbeat(
+        client.clone(),
+        cli.node_name.clone(),
+        cli.heartbeat_seconds,
+    ));
     let pods = pods::run(client, cli.node_name.clone());
     tokio::select! {
         r = pods => r,

@@ -6,12 +6,14 @@ use crate::SimError;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
-use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::Client;
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 fn now_rfc3339() -> String {
-    k8s_openapi::jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    k8s_openapi::jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
 }
 
 fn node_status(now: &str) -> serde_json::Value {
@@ -42,12 +44,24 @@ pub async fn register(client: &Client, name: &str) -> Result<(), SimError> {
     match nodes.create(&PostParams::default(), &node).await {
         Ok(_) => {}
         Err(kube::Error::Api(status)) if status.code == 409 => {}
-        Err(source) => return Err(SimError::Api { what: format!("create node {name}"), source }),
+        Err(source) => {
+            return Err(SimError::Api {
+                what: format!("create node {name}"),
+                source,
+            });
+        }
     }
     nodes
-        .patch_status(name, &PatchParams::default(), &Patch::Merge(node_status(&now_rfc3339())))
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(node_status(&now_rfc3339())),
+        )
         .await
-        .map_err(|source| SimError::Api { what: format!("node {name} status"), source })?;
+        .map_err(|source| SimError::Api {
+            what: format!("node {name} status"),
+            source,
+        })?;
     Ok(())
 }
 
@@ -60,7 +74,14 @@ async fn renew_lease(client: &Client, name: &str, seconds: u64) -> Result<(), ku
         ..LeaseSpec::default()
     };
     let patch = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": name}, "spec": spec});
-    leases.patch(name, &PatchParams::apply("olm-rs-node-sim").force(), &Patch::Apply(patch)).await.map(|_| ())
+    leases
+        .patch(
+            name,
+            &PatchParams::apply("olm-rs-node-sim").force(),
+            &Patch::Apply(patch),
+        )
+        .await
+        .map(|_| ())
 }
 
 pub async fn heartbeat(client: Client, name: String, seconds: u64) {
@@ -70,12 +91,25 @@ pub async fn heartbeat(client: Client, name: String, seconds: u64) {
     loop {
         tick.tick().await;
         if let Err(error) = renew_lease(&client, &name, seconds).await {
-            tracing::warn!(error = &error as &dyn std::error::Error, "lease renewal failed");
+            tracing::warn!(
+                error = &error as &dyn std::error::Error,
+                "lease renewal failed"
+            );
         }
         // The Ready condition's heartbeat too, every few leases.
         if n % 4 == 0 {
-            if let Err(error) = nodes.patch_status(&name, &PatchParams::default(), &Patch::Merge(node_status(&now_rfc3339()))).await {
-                tracing::warn!(error = &error as &dyn std::error::Error, "node status heartbeat failed");
+            if let Err(error) = nodes
+                .patch_status(
+                    &name,
+                    &PatchParams::default(),
+                    &Patch::Merge(node_status(&now_rfc3339())),
+                )
+                .await
+            {
+                tracing::warn!(
+                    error = &error as &dyn std::error::Error,
+                    "node status heartbeat failed"
+                );
             }
         }
         n = n.wrapping_add(1);

@@ -4,7 +4,11 @@ use clap::{Args, Parser, Subcommand};
 use olm_runtime::args::{CommonArgs, CrdsArgs};
 
 #[derive(Parser, Debug)]
-#[command(name = "olm-operator", version, about = "olm-rs olm-operator: ClusterServiceVersions and OperatorGroups (OLM v0 compatible)")]
+#[command(
+    name = "olm-operator",
+    version,
+    about = "olm-rs olm-operator: ClusterServiceVersions and OperatorGroups (OLM v0 compatible)"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -33,5 +37,4 @@ mod tests {
     fn the_command_line_is_well_formed() {
         Cli::command().debug_assert();
     }
-
 }

@@ -9,13 +9,31 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("cannot write the status of CSV {key}")]
-    PatchStatus { key: ObjectKey, #[source] source: kube::Error },
+    PatchStatus {
+        key: ObjectKey,
+        #[source]
+        source: kube::Error,
+    },
     #[error("cannot annotate CSV {key} with its OperatorGroup")]
-    Annotate { key: ObjectKey, #[source] source: kube::Error },
+    Annotate {
+        key: ObjectKey,
+        #[source]
+        source: kube::Error,
+    },
     #[error("cannot {verb} {kind} {name}")]
-    Apply { verb: &'static str, kind: &'static str, name: String, #[source] source: kube::Error },
+    Apply {
+        verb: &'static str,
+        kind: &'static str,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
     #[error("cannot delete CSV {key}")]
-    DeleteCsv { key: ObjectKey, #[source] source: kube::Error },
+    DeleteCsv {
+        key: ObjectKey,
+        #[source]
+        source: kube::Error,
+    },
 }
 
 /// How an error should be retried.
@@ -34,7 +52,10 @@ pub enum ErrorKind {
 impl Error {
     fn source_error(&self) -> &kube::Error {
         match self {
-            Error::PatchStatus { source, .. } | Error::Annotate { source, .. } | Error::Apply { source, .. } | Error::DeleteCsv { source, .. } => source,
+            Error::PatchStatus { source, .. }
+            | Error::Annotate { source, .. }
+            | Error::Apply { source, .. }
+            | Error::DeleteCsv { source, .. } => source,
         }
     }
 
@@ -64,9 +85,13 @@ impl Error {
 
 pub fn classify(error: &kube::Error) -> ErrorKind {
     match error {
-        kube::Error::Api(status) if status.is_conflict() || status.is_already_exists() => ErrorKind::Conflict,
+        kube::Error::Api(status) if status.is_conflict() || status.is_already_exists() => {
+            ErrorKind::Conflict
+        }
         kube::Error::Api(status) if status.is_forbidden() => ErrorKind::Forbidden,
-        kube::Error::Api(status) if status.is_invalid() || status.code == 400 => ErrorKind::InvalidSpec,
+        kube::Error::Api(status) if status.is_invalid() || status.code == 400 => {
+            ErrorKind::InvalidSpec
+        }
         _ => ErrorKind::Transient,
     }
 }
@@ -92,7 +117,12 @@ mod tests {
     use rstest::rstest;
 
     fn api(code: u16, reason: &str) -> kube::Error {
-        kube::Error::Api(Box::new(kube::core::Status { code, reason: reason.into(), message: "m".into(), ..Default::default() }))
+        kube::Error::Api(Box::new(kube::core::Status {
+            code,
+            reason: reason.into(),
+            message: "m".into(),
+            ..Default::default()
+        }))
     }
 
     #[rstest]
@@ -107,17 +137,34 @@ mod tests {
 
     #[rstest]
     #[case::conflicts_retry_almost_immediately(ErrorKind::Conflict, 5, Duration::from_millis(100))]
-    #[case::the_first_transient_retry_waits_a_second(ErrorKind::Transient, 0, Duration::from_secs(1))]
+    #[case::the_first_transient_retry_waits_a_second(
+        ErrorKind::Transient,
+        0,
+        Duration::from_secs(1)
+    )]
     #[case::transient_retries_double(ErrorKind::Transient, 3, Duration::from_secs(8))]
-    #[case::transient_retries_are_capped_at_a_minute(ErrorKind::Transient, 30, Duration::from_secs(60))]
+    #[case::transient_retries_are_capped_at_a_minute(
+        ErrorKind::Transient,
+        30,
+        Duration::from_secs(60)
+    )]
     #[case::forbidden_retries_slowly(ErrorKind::Forbidden, 0, Duration::from_secs(60))]
-    fn the_requeue_policy_depends_on_the_kind(#[case] kind: ErrorKind, #[case] attempts: u32, #[case] wait: Duration) {
+    fn the_requeue_policy_depends_on_the_kind(
+        #[case] kind: ErrorKind,
+        #[case] attempts: u32,
+        #[case] wait: Duration,
+    ) {
         assert_eq!(requeue_for(kind, attempts), wait);
     }
 
     #[test]
     fn the_chain_names_every_cause() {
-        let e = Error::Apply { verb: "create", kind: "Deployment", name: "ns/op".into(), source: api(403, "Forbidden") };
+        let e = Error::Apply {
+            verb: "create",
+            kind: "Deployment",
+            name: "ns/op".into(),
+            source: api(403, "Forbidden"),
+        };
         assert_eq!(e.chain(), "cannot create Deployment ns/op: m (Forbidden)");
         assert_eq!(e.kind(), ErrorKind::Forbidden);
     }

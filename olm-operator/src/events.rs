@@ -9,15 +9,31 @@ use messages::crd::csv::CsvPhase;
 pub const REPORTER: &str = "olm-operator";
 
 pub fn recorder(client: kube::Client) -> Recorder {
-    Recorder::new(client, Reporter { controller: REPORTER.into(), instance: std::env::var("POD_NAME").ok() })
+    Recorder::new(
+        client,
+        Reporter {
+            controller: REPORTER.into(),
+            instance: std::env::var("POD_NAME").ok(),
+        },
+    )
 }
 
 /// The Event announcing `t`.
 pub fn phase_event(t: &Transition) -> Event {
-    let type_ = if t.phase == CsvPhase::Failed { EventType::Warning } else { EventType::Normal };
+    let type_ = if t.phase == CsvPhase::Failed {
+        EventType::Warning
+    } else {
+        EventType::Normal
+    };
     // Event notes are limited to 1 kB.
     let note: String = t.message.chars().take(1000).collect();
-    Event { type_, reason: t.reason.as_str().to_string(), note: Some(note), action: format!("Phase{}", t.phase.as_str()), secondary: None }
+    Event {
+        type_,
+        reason: t.reason.as_str().to_string(),
+        note: Some(note),
+        action: format!("Phase{}", t.phase.as_str()),
+        secondary: None,
+    }
 }
 
 #[cfg(test)]
@@ -27,9 +43,17 @@ mod tests {
     use rstest::rstest;
 
     #[rstest]
-    #[case::a_failure_is_a_warning(CsvPhase::Failed, CsvReason::InvalidInstallStrategy, EventType::Warning)]
+    #[case::a_failure_is_a_warning(
+        CsvPhase::Failed,
+        CsvReason::InvalidInstallStrategy,
+        EventType::Warning
+    )]
     #[case::progress_is_normal(CsvPhase::Succeeded, CsvReason::InstallSucceeded, EventType::Normal)]
-    fn the_event_type_follows_the_phase(#[case] phase: CsvPhase, #[case] reason: CsvReason, #[case] type_: EventType) {
+    fn the_event_type_follows_the_phase(
+        #[case] phase: CsvPhase,
+        #[case] reason: CsvReason,
+        #[case] type_: EventType,
+    ) {
         let e = phase_event(&Transition::new(phase, reason.clone(), "m"));
         assert_eq!(e.type_, type_);
         assert_eq!(e.reason, reason.as_str());

@@ -26,14 +26,25 @@ pub struct Series {
 impl CsvMetrics {
     pub fn register(registry: &Registry) -> Result<Self, prometheus::Error> {
         let count = IntGauge::new("csv_count", "Number of CSVs successfully registered")?;
-        let succeeded = IntGaugeVec::new(Opts::new("csv_succeeded", "Successful CSV install"), &["namespace", "name", "version"])?;
-        let abnormal = IntGaugeVec::new(Opts::new("csv_abnormal", "CSV is not installed"), &["namespace", "name", "version", "phase", "reason"])?;
+        let succeeded = IntGaugeVec::new(
+            Opts::new("csv_succeeded", "Successful CSV install"),
+            &["namespace", "name", "version"],
+        )?;
+        let abnormal = IntGaugeVec::new(
+            Opts::new("csv_abnormal", "CSV is not installed"),
+            &["namespace", "name", "version", "phase", "reason"],
+        )?;
         let upgrades = IntCounter::new("csv_upgrade_count", "Monotonic count of CSV upgrades")?;
         registry.register(Box::new(count.clone()))?;
         registry.register(Box::new(succeeded.clone()))?;
         registry.register(Box::new(abnormal.clone()))?;
         registry.register(Box::new(upgrades.clone()))?;
-        Ok(Self { count, succeeded, abnormal, upgrades })
+        Ok(Self {
+            count,
+            succeeded,
+            abnormal,
+            upgrades,
+        })
     }
 
     pub fn set_count(&self, count: usize) {
@@ -51,17 +62,35 @@ impl CsvMetrics {
             return;
         }
         if let Some(old) = previous.take() {
-            let _ = self.abnormal.remove_label_values(&[&old.namespace, &old.name, &old.version, &old.phase, &old.reason]);
+            let _ = self.abnormal.remove_label_values(&[
+                &old.namespace,
+                &old.name,
+                &old.version,
+                &old.phase,
+                &old.reason,
+            ]);
             if old.version != now.version {
-                let _ = self.succeeded.remove_label_values(&[&old.namespace, &old.name, &old.version]);
+                let _ =
+                    self.succeeded
+                        .remove_label_values(&[&old.namespace, &old.name, &old.version]);
             }
         }
-        let succeeded = self.succeeded.with_label_values(&[&now.namespace, &now.name, &now.version]);
+        let succeeded =
+            self.succeeded
+                .with_label_values(&[&now.namespace, &now.name, &now.version]);
         if now.phase == "Succeeded" {
             succeeded.set(1);
         } else {
             succeeded.set(0);
-            self.abnormal.with_label_values(&[&now.namespace, &now.name, &now.version, &now.phase, &now.reason]).set(1);
+            self.abnormal
+                .with_label_values(&[
+                    &now.namespace,
+                    &now.name,
+                    &now.version,
+                    &now.phase,
+                    &now.reason,
+                ])
+                .set(1);
         }
         *previous = Some(now);
     }
@@ -69,8 +98,16 @@ impl CsvMetrics {
     /// OLM's `DeleteCSVMetric`.
     pub fn forget(&self, previous: &mut Option<Series>) {
         if let Some(old) = previous.take() {
-            let _ = self.abnormal.remove_label_values(&[&old.namespace, &old.name, &old.version, &old.phase, &old.reason]);
-            let _ = self.succeeded.remove_label_values(&[&old.namespace, &old.name, &old.version]);
+            let _ = self.abnormal.remove_label_values(&[
+                &old.namespace,
+                &old.name,
+                &old.version,
+                &old.phase,
+                &old.reason,
+            ]);
+            let _ = self
+                .succeeded
+                .remove_label_values(&[&old.namespace, &old.name, &old.version]);
         }
     }
 }
@@ -80,11 +117,19 @@ mod tests {
     use super::*;
 
     fn series(phase: &str, reason: &str) -> Series {
-        Series { namespace: "ns".into(), name: "a.v1".into(), version: "1.0.0".into(), phase: phase.into(), reason: reason.into() }
+        Series {
+            namespace: "ns".into(),
+            name: "a.v1".into(),
+            version: "1.0.0".into(),
+            phase: phase.into(),
+            reason: reason.into(),
+        }
     }
 
     fn text(registry: &Registry) -> String {
-        prometheus::TextEncoder::new().encode_to_string(&registry.gather()).expect("encode")
+        prometheus::TextEncoder::new()
+            .encode_to_string(&registry.gather())
+            .expect("encode")
     }
 
     #[test]
@@ -95,11 +140,20 @@ mod tests {
         m.record(&mut last, series("Pending", "RequirementsNotMet"), false);
         let t = text(&registry);
         assert!(t.contains(r#"csv_abnormal{name="a.v1",namespace="ns",phase="Pending",reason="RequirementsNotMet",version="1.0.0"} 1"#), "{t}");
-        assert!(t.contains(r#"csv_succeeded{name="a.v1",namespace="ns",version="1.0.0"} 0"#), "{t}");
+        assert!(
+            t.contains(r#"csv_succeeded{name="a.v1",namespace="ns",version="1.0.0"} 0"#),
+            "{t}"
+        );
         m.record(&mut last, series("Succeeded", "InstallSucceeded"), false);
         let t = text(&registry);
-        assert!(!t.contains("csv_abnormal{"), "the old abnormal series is deleted: {t}");
-        assert!(t.contains(r#"csv_succeeded{name="a.v1",namespace="ns",version="1.0.0"} 1"#), "{t}");
+        assert!(
+            !t.contains("csv_abnormal{"),
+            "the old abnormal series is deleted: {t}"
+        );
+        assert!(
+            t.contains(r#"csv_succeeded{name="a.v1",namespace="ns",version="1.0.0"} 1"#),
+            "{t}"
+        );
         m.forget(&mut last);
         let t = text(&registry);
         assert!(!t.contains("csv_succeeded{"), "{t}");

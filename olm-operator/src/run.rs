@@ -16,7 +16,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let client = olm_runtime::client::connect(common.kubeconfig.as_deref()).await?;
         let metrics = Metrics::new()?;
         let scope = Scope::from_list(common.watch_scope());
-        let shared = Shared { client: client.clone(), metrics: metrics.clone(), stores: Arc::new(Stores::empty()), registries: Arc::new(Registries::default()) };
+        let shared = Shared {
+            client: client.clone(),
+            metrics: metrics.clone(),
+            stores: Arc::new(Stores::empty()),
+            registries: Arc::new(Registries::default()),
+        };
         let mut wiring = Wiring::new(client.clone(), metrics, scope);
 
         let _ = shared.stores.scope.set(wiring.scope.clone());
@@ -24,7 +29,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let _ = shared.stores.namespaces.set(namespaces);
         let (olm_config, _task) = crate::operator_group::notify::olm_config_store(&shared);
         let _ = shared.stores.olm_config.set(olm_config);
-        let _ = shared.stores.olm_config_status.set(crate::operator_group::olm_config::spawn(&shared));
+        let _ = shared
+            .stores
+            .olm_config_status
+            .set(crate::operator_group::olm_config::spawn(&shared));
         let (csvs, csv_store) = wiring.start::<CsvActor>(shared.clone());
         let _ = shared.stores.csvs.set(csv_store);
         let _ = shared.registries.csvs.set(csvs);

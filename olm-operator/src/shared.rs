@@ -45,6 +45,14 @@ pub struct Registries {
 
 impl Stores {
     pub fn empty() -> Self {
-        Self { csvs: OnceLock::new(), operator_groups: OnceLock::new(), namespaces: OnceLock::new(), olm_config: OnceLock::new(), olm_config_status: OnceLock::new(), scope: OnceLock::new(), csv: Default::default() }
+        Self {
+            csvs: OnceLock::new(),
+            operator_groups: OnceLock::new(),
+            namespaces: OnceLock::new(),
+            olm_config: OnceLock::new(),
+            olm_config_status: OnceLock::new(),
+            scope: OnceLock::new(),
+            csv: Default::default(),
+        }
     }
 }

@@ -87,9 +87,20 @@ impl BodyWriter {
                     .duration_since(std::time::UNIX_EPOCH)
                     .map(|d| d.as_nanos())
                     .unwrap_or_default();
-                let path = dir.join(format!("olm-rs-registry-{}-{nanos}.bodies", std::process::id()));
-                let create = |source| BodyError::Create { dir: dir.to_path_buf(), source };
-                let file = File::options().read(true).write(true).create_new(true).open(&path).map_err(create)?;
+                let path = dir.join(format!(
+                    "olm-rs-registry-{}-{nanos}.bodies",
+                    std::process::id()
+                ));
+                let create = |source| BodyError::Create {
+                    dir: dir.to_path_buf(),
+                    source,
+                };
+                let file = File::options()
+                    .read(true)
+                    .write(true)
+                    .create_new(true)
+                    .open(&path)
+                    .map_err(create)?;
                 std::fs::remove_file(&path).map_err(create)?;
                 Sink::File(BufWriter::with_capacity(1 << 20, file))
             }
@@ -99,9 +110,15 @@ impl BodyWriter {
 
     /// A writer into a new file at `path` (kept, for a cache directory).
     pub fn to_path(path: &std::path::Path) -> Result<Self, BodyError> {
-        let dir = path.parent().unwrap_or(std::path::Path::new(".")).to_path_buf();
+        let dir = path
+            .parent()
+            .unwrap_or(std::path::Path::new("."))
+            .to_path_buf();
         let file = File::create(path).map_err(|source| BodyError::Create { dir, source })?;
-        Ok(BodyWriter { sink: Sink::File(BufWriter::with_capacity(1 << 20, file)), offset: 0 })
+        Ok(BodyWriter {
+            sink: Sink::File(BufWriter::with_capacity(1 << 20, file)),
+            offset: 0,
+        })
     }
 
     pub fn append(&mut self, s: &str) -> Result<BodyRef, BodyError> {
@@ -110,7 +127,10 @@ impl BodyWriter {
             Sink::Memory(buf) => buf.extend_from_slice(s.as_bytes()),
             Sink::File(w) => w.write_all(s.as_bytes()).map_err(BodyError::Write)?,
         }
-        let r = BodyRef { offset: self.offset, len };
+        let r = BodyRef {
+            offset: self.offset,
+            len,
+        };
         self.offset += u64::from(len);
         Ok(r)
     }
@@ -121,7 +141,10 @@ impl BodyWriter {
                 buf.shrink_to_fit();
                 Bodies::Memory(buf)
             }
-            Sink::File(w) => Bodies::File(w.into_inner().map_err(|e| BodyError::Write(e.into_error()))?),
+            Sink::File(w) => Bodies::File(
+                w.into_inner()
+                    .map_err(|e| BodyError::Write(e.into_error()))?,
+            ),
         })
     }
 }
@@ -152,11 +175,14 @@ impl Bodies {
         let bytes = match self {
             Bodies::Memory(buf) => {
                 let start = usize::try_from(r.offset).map_err(|_| BodyError::TooLarge)?;
-                buf.get(start..start + r.len()).ok_or(BodyError::Read(io::ErrorKind::UnexpectedEof.into()))?.to_vec()
+                buf.get(start..start + r.len())
+                    .ok_or(BodyError::Read(io::ErrorKind::UnexpectedEof.into()))?
+                    .to_vec()
             }
             Bodies::File(file) => {
                 let mut out = vec![0u8; r.len()];
-                file.read_exact_at(&mut out, r.offset).map_err(BodyError::Read)?;
+                file.read_exact_at(&mut out, r.offset)
+                    .map_err(BodyError::Read)?;
                 out
             }
         };
@@ -165,7 +191,10 @@ impl Bodies {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
+#[allow(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a test failure"
+)]
 mod tests {
     use super::*;
     use rstest::rstest;
@@ -179,7 +208,10 @@ mod tests {
         let empty = w.append("").unwrap();
         let b = w.append("ünïcode").unwrap();
         let bodies = w.finish().unwrap();
-        assert_eq!(bodies.read(a).unwrap(), "{\"kind\":\"ClusterServiceVersion\"}");
+        assert_eq!(
+            bodies.read(a).unwrap(),
+            "{\"kind\":\"ClusterServiceVersion\"}"
+        );
         assert_eq!(bodies.read(empty).unwrap(), "");
         assert_eq!(bodies.read(b).unwrap(), "ünïcode");
     }

@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(name = "registry", about = "Operator catalog registry (opm serve compatible)")]
+#[command(
+    name = "registry",
+    about = "Operator catalog registry (opm serve compatible)"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -87,7 +90,10 @@ pub struct GenArgs {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
+#[allow(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a test failure"
+)]
 mod tests {
     use super::*;
     use clap::CommandFactory;

@@ -63,7 +63,9 @@ pub fn next_state(current: ConnectionState, outcome: Outcome) -> ConnectionState
         (ConnectionState::Shutdown, _) => ConnectionState::Shutdown,
         (_, Outcome::Attempting) => match current {
             ConnectionState::Ready | ConnectionState::TransientFailure => current,
-            ConnectionState::Idle | ConnectionState::Connecting | ConnectionState::Shutdown => ConnectionState::Connecting,
+            ConnectionState::Idle | ConnectionState::Connecting | ConnectionState::Shutdown => {
+                ConnectionState::Connecting
+            }
         },
         (_, Outcome::Reached) => ConnectionState::Ready,
         (_, Outcome::Unreachable) => ConnectionState::TransientFailure,
@@ -87,7 +89,14 @@ pub enum Outcome {
 fn outcome_of<T>(r: &Result<T, Status>) -> Outcome {
     match r {
         Ok(_) => Outcome::Reached,
-        Err(s) if matches!(s.code(), Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled) => Outcome::Unreachable,
+        Err(s)
+            if matches!(
+                s.code(),
+                Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled
+            ) =>
+        {
+            Outcome::Unreachable
+        }
         Err(_) => Outcome::Reached,
     }
 }
@@ -128,7 +137,11 @@ pub enum ClientError {
         source: Status,
     },
     #[error("connection did not become {want} within {waited:?} (last state {last})")]
-    StateTimeout { want: ConnectionState, last: ConnectionState, waited: Duration },
+    StateTimeout {
+        want: ConnectionState,
+        last: ConnectionState,
+        waited: Duration,
+    },
 }
 
 impl ClientError {
@@ -155,9 +168,16 @@ impl RegistryClient {
     /// Creates the client and starts the monitor. The connection is made lazily: the state
     /// starts IDLE and moves to CONNECTING with the first probe.
     pub fn connect(addr: &str, options: ClientOptions) -> Result<Self> {
-        let uri = if addr.contains("://") { addr.to_string() } else { format!("http://{addr}") };
+        let uri = if addr.contains("://") {
+            addr.to_string()
+        } else {
+            format!("http://{addr}")
+        };
         let endpoint = Endpoint::from_shared(uri)
-            .map_err(|source| ClientError::Address { addr: addr.to_string(), source })?
+            .map_err(|source| ClientError::Address {
+                addr: addr.to_string(),
+                source,
+            })?
             .connect_timeout(options.connect_timeout)
             .timeout(options.request_timeout)
             .tcp_nodelay(true);
@@ -166,8 +186,17 @@ impl RegistryClient {
             .max_decoding_message_size(options.max_message_bytes)
             .max_encoding_message_size(options.max_message_bytes);
         let (state, _) = watch::channel(ConnectionState::Idle);
-        let monitor = tokio::spawn(monitor(HealthClient::new(channel), state.clone(), options.clone()));
-        Ok(RegistryClient { raw, state, options, monitor })
+        let monitor = tokio::spawn(monitor(
+            HealthClient::new(channel),
+            state.clone(),
+            options.clone(),
+        ));
+        Ok(RegistryClient {
+            raw,
+            state,
+            options,
+            monitor,
+        })
     }
 
     pub fn state(&self) -> ConnectionState {
@@ -184,14 +213,19 @@ impl RegistryClient {
         let mut rx = self.state.subscribe();
         match tokio::time::timeout(deadline, rx.wait_for(|s| *s == want)).await {
             Ok(Ok(_)) => Ok(()),
-            _ => Err(ClientError::StateTimeout { want, last: self.state(), waited: deadline }),
+            _ => Err(ClientError::StateTimeout {
+                want,
+                last: self.state(),
+                waited: deadline,
+            }),
         }
     }
 
     /// Stops the monitor; the state becomes SHUTDOWN.
     pub fn close(&self) {
         self.monitor.abort();
-        self.state.send_modify(|s| *s = next_state(*s, Outcome::Closed));
+        self.state
+            .send_modify(|s| *s = next_state(*s, Outcome::Closed));
     }
 
     fn record<T>(&self, r: &Result<T, Status>) {
@@ -204,16 +238,26 @@ impl RegistryClient {
         });
     }
 
-    async fn unary<T>(&self, rpc: &'static str, fut: impl Future<Output = Result<tonic::Response<T>, Status>>) -> Result<T> {
+    async fn unary<T>(
+        &self,
+        rpc: &'static str,
+        fut: impl Future<Output = Result<tonic::Response<T>, Status>>,
+    ) -> Result<T> {
         let r = fut.await.map(tonic::Response::into_inner);
         self.record(&r);
         r.map_err(|source| ClientError::Rpc { rpc, source })
     }
 
-    async fn collect<T>(&self, rpc: &'static str, fut: impl Future<Output = Result<tonic::Response<tonic::Streaming<T>>, Status>>) -> Result<Vec<T>> {
+    async fn collect<T>(
+        &self,
+        rpc: &'static str,
+        fut: impl Future<Output = Result<tonic::Response<tonic::Streaming<T>>, Status>>,
+    ) -> Result<Vec<T>> {
         let r = fut.await;
         self.record(&r);
-        let mut stream = r.map_err(|source| ClientError::Rpc { rpc, source })?.into_inner();
+        let mut stream = r
+            .map_err(|source| ClientError::Rpc { rpc, source })?
+            .into_inner();
         let mut out = Vec::new();
         while let Some(item) = stream.next().await {
             let item = item.map_err(|source| ClientError::Rpc { rpc, source })?;
@@ -224,63 +268,151 @@ impl RegistryClient {
 
     pub async fn list_packages(&self) -> Result<Vec<String>> {
         let mut raw = self.raw.clone();
-        let v = self.collect("ListPackages", raw.list_packages(api::ListPackageRequest {})).await?;
+        let v = self
+            .collect(
+                "ListPackages",
+                raw.list_packages(api::ListPackageRequest {}),
+            )
+            .await?;
         Ok(v.into_iter().map(|p| p.name).collect())
     }
 
     pub async fn get_package(&self, name: &str) -> Result<api::Package> {
         let mut raw = self.raw.clone();
-        self.unary("GetPackage", raw.get_package(api::GetPackageRequest { name: name.into() })).await
+        self.unary(
+            "GetPackage",
+            raw.get_package(api::GetPackageRequest { name: name.into() }),
+        )
+        .await
     }
 
-    pub async fn get_bundle(&self, package: &str, channel: &str, csv_name: &str) -> Result<api::Bundle> {
+    pub async fn get_bundle(
+        &self,
+        package: &str,
+        channel: &str,
+        csv_name: &str,
+    ) -> Result<api::Bundle> {
         let mut raw = self.raw.clone();
-        let req = api::GetBundleRequest { pkg_name: package.into(), channel_name: channel.into(), csv_name: csv_name.into() };
+        let req = api::GetBundleRequest {
+            pkg_name: package.into(),
+            channel_name: channel.into(),
+            csv_name: csv_name.into(),
+        };
         self.unary("GetBundle", raw.get_bundle(req)).await
     }
 
     /// The channel head (`GetBundleForChannel`, deprecated upstream but used by packageserver).
     #[allow(deprecated)]
-    pub async fn get_bundle_for_channel(&self, package: &str, channel: &str) -> Result<api::Bundle> {
+    pub async fn get_bundle_for_channel(
+        &self,
+        package: &str,
+        channel: &str,
+    ) -> Result<api::Bundle> {
         let mut raw = self.raw.clone();
-        let req = api::GetBundleInChannelRequest { pkg_name: package.into(), channel_name: channel.into() };
-        self.unary("GetBundleForChannel", raw.get_bundle_for_channel(req)).await
+        let req = api::GetBundleInChannelRequest {
+            pkg_name: package.into(),
+            channel_name: channel.into(),
+        };
+        self.unary("GetBundleForChannel", raw.get_bundle_for_channel(req))
+            .await
     }
 
-    pub async fn get_bundle_that_replaces(&self, csv_name: &str, package: &str, channel: &str) -> Result<api::Bundle> {
+    pub async fn get_bundle_that_replaces(
+        &self,
+        csv_name: &str,
+        package: &str,
+        channel: &str,
+    ) -> Result<api::Bundle> {
         let mut raw = self.raw.clone();
-        let req = api::GetReplacementRequest { csv_name: csv_name.into(), pkg_name: package.into(), channel_name: channel.into() };
-        self.unary("GetBundleThatReplaces", raw.get_bundle_that_replaces(req)).await
+        let req = api::GetReplacementRequest {
+            csv_name: csv_name.into(),
+            pkg_name: package.into(),
+            channel_name: channel.into(),
+        };
+        self.unary("GetBundleThatReplaces", raw.get_bundle_that_replaces(req))
+            .await
     }
 
-    pub async fn get_channel_entries_that_replace(&self, csv_name: &str) -> Result<Vec<api::ChannelEntry>> {
+    pub async fn get_channel_entries_that_replace(
+        &self,
+        csv_name: &str,
+    ) -> Result<Vec<api::ChannelEntry>> {
         let mut raw = self.raw.clone();
-        let req = api::GetAllReplacementsRequest { csv_name: csv_name.into() };
-        self.collect("GetChannelEntriesThatReplace", raw.get_channel_entries_that_replace(req)).await
+        let req = api::GetAllReplacementsRequest {
+            csv_name: csv_name.into(),
+        };
+        self.collect(
+            "GetChannelEntriesThatReplace",
+            raw.get_channel_entries_that_replace(req),
+        )
+        .await
     }
 
-    pub async fn get_channel_entries_that_provide(&self, group: &str, version: &str, kind: &str) -> Result<Vec<api::ChannelEntry>> {
+    pub async fn get_channel_entries_that_provide(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> Result<Vec<api::ChannelEntry>> {
         let mut raw = self.raw.clone();
-        let req = api::GetAllProvidersRequest { group: group.into(), version: version.into(), kind: kind.into(), plural: String::new() };
-        self.collect("GetChannelEntriesThatProvide", raw.get_channel_entries_that_provide(req)).await
+        let req = api::GetAllProvidersRequest {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+            plural: String::new(),
+        };
+        self.collect(
+            "GetChannelEntriesThatProvide",
+            raw.get_channel_entries_that_provide(req),
+        )
+        .await
     }
 
-    pub async fn get_latest_channel_entries_that_provide(&self, group: &str, version: &str, kind: &str) -> Result<Vec<api::ChannelEntry>> {
+    pub async fn get_latest_channel_entries_that_provide(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> Result<Vec<api::ChannelEntry>> {
         let mut raw = self.raw.clone();
-        let req = api::GetLatestProvidersRequest { group: group.into(), version: version.into(), kind: kind.into(), plural: String::new() };
-        self.collect("GetLatestChannelEntriesThatProvide", raw.get_latest_channel_entries_that_provide(req)).await
+        let req = api::GetLatestProvidersRequest {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+            plural: String::new(),
+        };
+        self.collect(
+            "GetLatestChannelEntriesThatProvide",
+            raw.get_latest_channel_entries_that_provide(req),
+        )
+        .await
     }
 
-    pub async fn get_default_bundle_that_provides(&self, group: &str, version: &str, kind: &str) -> Result<api::Bundle> {
+    pub async fn get_default_bundle_that_provides(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> Result<api::Bundle> {
         let mut raw = self.raw.clone();
-        let req = api::GetDefaultProviderRequest { group: group.into(), version: version.into(), kind: kind.into(), plural: String::new() };
-        self.unary("GetDefaultBundleThatProvides", raw.get_default_bundle_that_provides(req)).await
+        let req = api::GetDefaultProviderRequest {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+            plural: String::new(),
+        };
+        self.unary(
+            "GetDefaultBundleThatProvides",
+            raw.get_default_bundle_that_provides(req),
+        )
+        .await
     }
 
     /// Every bundle, read to the end (what OLM's resolver does).
     pub async fn list_bundles(&self) -> Result<Vec<api::Bundle>> {
         let mut raw = self.raw.clone();
-        self.collect("ListBundles", raw.list_bundles(api::ListBundlesRequest {})).await
+        self.collect("ListBundles", raw.list_bundles(api::ListBundlesRequest {}))
+            .await
     }
 
     /// ListBundles as a stream, for callers that do not want all bundles in memory.
@@ -288,7 +420,11 @@ impl RegistryClient {
         let mut raw = self.raw.clone();
         let r = raw.list_bundles(api::ListBundlesRequest {}).await;
         self.record(&r);
-        r.map(tonic::Response::into_inner).map_err(|source| ClientError::Rpc { rpc: "ListBundles", source })
+        r.map(tonic::Response::into_inner)
+            .map_err(|source| ClientError::Rpc {
+                rpc: "ListBundles",
+                source,
+            })
     }
 
     pub fn options(&self) -> &ClientOptions {
@@ -303,14 +439,20 @@ impl Drop for RegistryClient {
 }
 
 async fn probe(health: &mut HealthClient<Channel>, timeout: Duration) -> Outcome {
-    let req = tonic_health::pb::HealthCheckRequest { service: "Registry".into() };
+    let req = tonic_health::pb::HealthCheckRequest {
+        service: "Registry".into(),
+    };
     match tokio::time::timeout(timeout, health.check(req)).await {
         Ok(Ok(r)) if r.get_ref().status == ServingStatus::Serving as i32 => Outcome::Reached,
         Ok(Ok(_)) | Ok(Err(_)) | Err(_) => Outcome::Unreachable,
     }
 }
 
-async fn monitor(mut health: HealthClient<Channel>, state: watch::Sender<ConnectionState>, options: ClientOptions) {
+async fn monitor(
+    mut health: HealthClient<Channel>,
+    state: watch::Sender<ConnectionState>,
+    options: ClientOptions,
+) {
     let apply = |outcome| {
         state.send_if_modified(|s| {
             let next = next_state(*s, outcome);
@@ -330,11 +472,14 @@ async fn monitor(mut health: HealthClient<Channel>, state: watch::Sender<Connect
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
+#[allow(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a test failure"
+)]
 mod tests {
     use super::*;
-    use rstest::rstest;
     use ConnectionState::*;
+    use rstest::rstest;
 
     #[rstest]
     #[case::first_attempt_from_idle_is_connecting(Idle, Outcome::Attempting, Connecting)]
@@ -344,7 +489,11 @@ mod tests {
     #[case::recovery_after_failure_is_ready(TransientFailure, Outcome::Reached, Ready)]
     #[case::closing_is_shutdown(Ready, Outcome::Closed, Shutdown)]
     #[case::nothing_revives_a_shut_down_client(Shutdown, Outcome::Reached, Shutdown)]
-    fn connection_state_follows_outcomes(#[case] from: ConnectionState, #[case] outcome: Outcome, #[case] want: ConnectionState) {
+    fn connection_state_follows_outcomes(
+        #[case] from: ConnectionState,
+        #[case] outcome: Outcome,
+        #[case] want: ConnectionState,
+    ) {
         assert_eq!(next_state(from, outcome), want);
     }
 

@@ -15,14 +15,20 @@ use crate::store::Store;
 
 /// Loads every path (with `--format` if given), merges, validates.
 pub fn load_sources(args: &SourceArgs) -> Result<Catalog, LoadError> {
-    let format = args.format.as_deref().map(|f| Format::from_wire(f).ok_or(f));
+    let format = args
+        .format
+        .as_deref()
+        .map(|f| Format::from_wire(f).ok_or(f));
     let mut catalog = Catalog::default();
     for p in &args.paths {
         let part = match &format {
             None => load::load_unchecked(p)?,
             Some(Ok(f)) => load::load_as(p, *f)?,
             Some(Err(bad)) => {
-                return Err(LoadError::Manifest { path: p.clone(), message: format!("unknown --format {bad:?}") });
+                return Err(LoadError::Manifest {
+                    path: p.clone(),
+                    message: format!("unknown --format {bad:?}"),
+                });
             }
         };
         catalog.merge(part).map_err(LoadError::DuplicatePackage)?;
@@ -35,12 +41,22 @@ pub fn load_sources(args: &SourceArgs) -> Result<Catalog, LoadError> {
 }
 
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let ServeArgs { source, port, listen, bodies, load_in_process } = args;
+    let ServeArgs {
+        source,
+        port,
+        listen,
+        bodies,
+        load_in_process,
+    } = args;
     let mode = BodyMode::from_wire(&bodies).unwrap_or(BodyMode::Disk);
     let started = Instant::now();
     let (store, summary) = if load_in_process {
         let catalog = load_sources(&source)?;
-        let summary = format!("{} packages, {} bundles", catalog.packages.len(), catalog.bundle_count());
+        let summary = format!(
+            "{} packages, {} bundles",
+            catalog.packages.len(),
+            catalog.bundle_count()
+        );
         (Store::build_with(catalog, mode)?, summary)
     } else {
         load_in_child(&source, mode)?
@@ -51,7 +67,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let listener = crate::server::bind(SocketAddr::new(listen, port)).await?;
     let addr = listener.local_addr()?;
-    println!("loaded {summary} in {} ms; serving on {addr}", started.elapsed().as_millis());
+    println!(
+        "loaded {summary} in {} ms; serving on {addr}",
+        started.elapsed().as_millis()
+    );
     std::io::stdout().flush()?;
     let shutdown = async move {
         tokio::select! {
@@ -65,7 +84,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
 
 /// Runs `registry cache-build` in a child process and opens the index it wrote.
 fn load_in_child(source: &SourceArgs, mode: BodyMode) -> anyhow::Result<(Store, String)> {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or_default();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
     let dir = std::env::temp_dir().join(format!("olm-rs-registry-{}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
     let mut cmd = std::process::Command::new(std::env::current_exe()?);
@@ -73,7 +95,8 @@ fn load_in_child(source: &SourceArgs, mode: BodyMode) -> anyhow::Result<(Store, 
     if let Some(f) = &source.format {
         cmd.arg("--format").arg(f);
     }
-    cmd.args(&source.paths).stderr(std::process::Stdio::inherit());
+    cmd.args(&source.paths)
+        .stderr(std::process::Stdio::inherit());
     let out = cmd.output().context("run the catalog loader")?;
     if !out.status.success() {
         let _ = std::fs::remove_dir_all(&dir);
@@ -91,7 +114,10 @@ fn load_in_child(source: &SourceArgs, mode: BodyMode) -> anyhow::Result<(Store, 
 pub fn cache_build(args: CacheArgs) -> anyhow::Result<bool> {
     match cache_build_by_parts(&args) {
         Ok(Some(summary)) => {
-            println!("{summary} (loader peak RSS {} MiB)", peak_rss_mib().unwrap_or_default());
+            println!(
+                "{summary} (loader peak RSS {} MiB)",
+                peak_rss_mib().unwrap_or_default()
+            );
             return Ok(true);
         }
         Ok(None) => {}
@@ -111,7 +137,10 @@ pub fn cache_build(args: CacheArgs) -> anyhow::Result<bool> {
     };
     let (packages, bundles) = (catalog.packages.len(), catalog.bundle_count());
     Store::write_cache(catalog, &args.out)?;
-    println!("{packages} packages, {bundles} bundles (loader peak RSS {} MiB)", peak_rss_mib().unwrap_or_default());
+    println!(
+        "{packages} packages, {bundles} bundles (loader peak RSS {} MiB)",
+        peak_rss_mib().unwrap_or_default()
+    );
     Ok(true)
 }
 
@@ -134,20 +163,31 @@ fn cache_build_by_parts(args: &CacheArgs) -> Result<Option<String>, crate::store
     let mut findings = Vec::new();
     let mut cross_reference = false;
     // Units are parsed a few at a time (one per core), then indexed one by one.
-    let width = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let mut chunks = units.chunks(width).map(<[_]>::to_vec).collect::<Vec<_>>().into_iter();
-    let mut loaded: std::collections::VecDeque<Result<catalog::Catalog, LoadError>> = std::collections::VecDeque::new();
+    let width = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let mut chunks = units
+        .chunks(width)
+        .map(<[_]>::to_vec)
+        .collect::<Vec<_>>()
+        .into_iter();
+    let mut loaded: std::collections::VecDeque<Result<catalog::Catalog, LoadError>> =
+        std::collections::VecDeque::new();
     Store::write_cache_parts(&args.out, || {
         loop {
             if loaded.is_empty() {
                 let chunk = chunks.next()?;
                 loaded.extend(catalog::load::parallel_parts(&chunk));
             }
-            let Some(next) = loaded.pop_front() else { continue };
+            let Some(next) = loaded.pop_front() else {
+                continue;
+            };
             let part = match next {
                 Ok(part) => part,
                 Err(LoadError::Invalid(d)) => {
-                    cross_reference |= d.0.iter().any(|x| matches!(x.problem, catalog::Problem::UnknownPackage(_)));
+                    cross_reference |=
+                        d.0.iter()
+                            .any(|x| matches!(x.problem, catalog::Problem::UnknownPackage(_)));
                     findings.extend(d.0);
                     continue;
                 }
@@ -169,7 +209,9 @@ fn cache_build_by_parts(args: &CacheArgs) -> Result<Option<String>, crate::store
         return Ok(None);
     }
     if !findings.is_empty() {
-        return Err(crate::store::CacheError::Load(LoadError::Invalid(catalog::Diagnostics(findings))));
+        return Err(crate::store::CacheError::Load(LoadError::Invalid(
+            catalog::Diagnostics(findings),
+        )));
     }
     Ok(Some(format!("{} packages, {} bundles", counts.0, counts.1)))
 }
@@ -177,7 +219,13 @@ fn cache_build_by_parts(args: &CacheArgs) -> Result<Option<String>, crate::store
 /// This process's peak resident memory (VmHWM), in MiB.
 pub fn peak_rss_mib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kib: u64 = status.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    let kib: u64 = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
     Some(kib / 1024)
 }
 
@@ -185,7 +233,12 @@ pub fn peak_rss_mib() -> Option<u64> {
 pub fn validate(args: SourceArgs) -> anyhow::Result<bool> {
     match load_sources(&args) {
         Ok(c) => {
-            println!("valid: {} packages, {} channels, {} bundles", c.packages.len(), c.channel_count(), c.bundle_count());
+            println!(
+                "valid: {} packages, {} channels, {} bundles",
+                c.packages.len(),
+                c.channel_count(),
+                c.bundle_count()
+            );
             Ok(true)
         }
         Err(LoadError::Invalid(d)) => {
@@ -200,7 +253,10 @@ pub fn render(args: RenderArgs) -> anyhow::Result<()> {
     let catalog = load_sources(&args.source)?;
     match &args.output {
         Some(path) => {
-            let mut f = std::io::BufWriter::new(std::fs::File::create(path).with_context(|| format!("create {}", path.display()))?);
+            let mut f = std::io::BufWriter::new(
+                std::fs::File::create(path)
+                    .with_context(|| format!("create {}", path.display()))?,
+            );
             catalog::render::write_json(&catalog, &mut f)?;
             f.flush()?;
         }
@@ -217,12 +273,19 @@ pub fn render(args: RenderArgs) -> anyhow::Result<()> {
 pub fn gen_synthetic(args: GenArgs) -> anyhow::Result<()> {
     let source = load::load_unchecked(&args.from)?;
     let (packages, bundles) = write_synthetic(&source, args.factor, &args.out)?;
-    println!("wrote {packages} packages, {bundles} bundles to {}", args.out.display());
+    println!(
+        "wrote {packages} packages, {bundles} bundles to {}",
+        args.out.display()
+    );
     Ok(())
 }
 
 /// Writes `factor` renamed copies (`<pkg>-sN`) of every package of `source` under `out`.
-pub fn write_synthetic(source: &Catalog, factor: usize, out: &Path) -> anyhow::Result<(usize, usize)> {
+pub fn write_synthetic(
+    source: &Catalog,
+    factor: usize,
+    out: &Path,
+) -> anyhow::Result<(usize, usize)> {
     let names: Vec<String> = source.packages.keys().cloned().collect();
     let mut counts = (0, 0);
     for copy in 0..factor {

@@ -11,7 +11,8 @@ pub mod api {
     #![allow(clippy::all, missing_docs)]
     tonic::include_proto!("api");
     /// Encoded descriptors of `registry.proto` (with imports), for server reflection.
-    pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("registry_descriptor");
+    pub const FILE_DESCRIPTOR_SET: &[u8] =
+        tonic::include_file_descriptor_set!("registry_descriptor");
 }
 
 pub mod bodies;

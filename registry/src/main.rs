@@ -6,7 +6,10 @@ use registry::cli::{Cli, Command};
 
 fn main() -> anyhow::Result<ExitCode> {
     let cli = <Cli as clap::Parser>::parse();
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
     match cli.command {
         Command::Serve(args) => rt.block_on(registry::commands::serve(args))?,
         Command::Validate(args) => {

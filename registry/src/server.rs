@@ -29,11 +29,17 @@ pub enum ServeError {
 
 /// Binds `addr` (port 0 picks a free port).
 pub async fn bind(addr: SocketAddr) -> Result<TcpListener, ServeError> {
-    TcpListener::bind(addr).await.map_err(|source| ServeError::Bind { addr, source })
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })
 }
 
 /// Serves `store` on `listener` until `shutdown` completes.
-pub async fn serve(store: Arc<Store>, listener: TcpListener, shutdown: impl Future<Output = ()> + Send) -> Result<(), ServeError> {
+pub async fn serve(
+    store: Arc<Store>,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(api::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -45,13 +51,24 @@ pub async fn serve(store: Arc<Store>, listener: TcpListener, shutdown: impl Futu
         .build_v1alpha()
         .map_err(ServeError::Reflection)?;
     tonic::transport::Server::builder()
-        .add_service(api::registry_server::RegistryServer::new(RegistryService::new(store.clone())))
-        .add_service(api::experimental_registry_server::ExperimentalRegistryServer::new(ExperimentalService::new(store)))
-        .add_service(tonic_health::pb::health_server::HealthServer::new(AlwaysServing))
+        .add_service(api::registry_server::RegistryServer::new(
+            RegistryService::new(store.clone()),
+        ))
+        .add_service(
+            api::experimental_registry_server::ExperimentalRegistryServer::new(
+                ExperimentalService::new(store),
+            ),
+        )
+        .add_service(tonic_health::pb::health_server::HealthServer::new(
+            AlwaysServing,
+        ))
         .add_service(reflection)
         .add_service(reflection_alpha)
         // Without TCP_NODELAY small responses wait for the peer's delayed ACK (~40 ms).
-        .serve_with_incoming_shutdown(tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true)), shutdown)
+        .serve_with_incoming_shutdown(
+            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true)),
+            shutdown,
+        )
         .await
         .map_err(ServeError::Transport)
 }

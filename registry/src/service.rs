@@ -42,55 +42,102 @@ impl Registry for RegistryService {
     type GetLatestChannelEntriesThatProvideStream = BoxStream<api::ChannelEntry>;
     type ListBundlesStream = BoxStream<api::Bundle>;
 
-    async fn list_packages(&self, _: Request<api::ListPackageRequest>) -> Result<Response<Self::ListPackagesStream>, Status> {
+    async fn list_packages(
+        &self,
+        _: Request<api::ListPackageRequest>,
+    ) -> Result<Response<Self::ListPackagesStream>, Status> {
         Ok(Response::new(stream_of(query::list_packages(&self.store))))
     }
 
-    async fn get_package(&self, req: Request<api::GetPackageRequest>) -> Result<Response<api::Package>, Status> {
-        query::get_package(&self.store, &req.get_ref().name).map(Response::new).map_err(status)
+    async fn get_package(
+        &self,
+        req: Request<api::GetPackageRequest>,
+    ) -> Result<Response<api::Package>, Status> {
+        query::get_package(&self.store, &req.get_ref().name)
+            .map(Response::new)
+            .map_err(status)
     }
 
-    async fn get_bundle(&self, req: Request<api::GetBundleRequest>) -> Result<Response<api::Bundle>, Status> {
+    async fn get_bundle(
+        &self,
+        req: Request<api::GetBundleRequest>,
+    ) -> Result<Response<api::Bundle>, Status> {
         let r = req.get_ref();
-        query::get_bundle(&self.store, &r.pkg_name, &r.channel_name, &r.csv_name).map(Response::new).map_err(status)
+        query::get_bundle(&self.store, &r.pkg_name, &r.channel_name, &r.csv_name)
+            .map(Response::new)
+            .map_err(status)
     }
 
-    async fn get_bundle_for_channel(&self, req: Request<api::GetBundleInChannelRequest>) -> Result<Response<api::Bundle>, Status> {
+    async fn get_bundle_for_channel(
+        &self,
+        req: Request<api::GetBundleInChannelRequest>,
+    ) -> Result<Response<api::Bundle>, Status> {
         let r = req.get_ref();
-        query::get_bundle_for_channel(&self.store, &r.pkg_name, &r.channel_name).map(Response::new).map_err(status)
+        query::get_bundle_for_channel(&self.store, &r.pkg_name, &r.channel_name)
+            .map(Response::new)
+            .map_err(status)
     }
 
-    async fn get_channel_entries_that_replace(&self, req: Request<api::GetAllReplacementsRequest>) -> Result<Response<Self::GetChannelEntriesThatReplaceStream>, Status> {
-        query::get_channel_entries_that_replace(&self.store, &req.get_ref().csv_name).map(|v| Response::new(stream_of(v))).map_err(status)
+    async fn get_channel_entries_that_replace(
+        &self,
+        req: Request<api::GetAllReplacementsRequest>,
+    ) -> Result<Response<Self::GetChannelEntriesThatReplaceStream>, Status> {
+        query::get_channel_entries_that_replace(&self.store, &req.get_ref().csv_name)
+            .map(|v| Response::new(stream_of(v)))
+            .map_err(status)
     }
 
-    async fn get_bundle_that_replaces(&self, req: Request<api::GetReplacementRequest>) -> Result<Response<api::Bundle>, Status> {
+    async fn get_bundle_that_replaces(
+        &self,
+        req: Request<api::GetReplacementRequest>,
+    ) -> Result<Response<api::Bundle>, Status> {
         let r = req.get_ref();
-        query::get_bundle_that_replaces(&self.store, &r.csv_name, &r.pkg_name, &r.channel_name).map(Response::new).map_err(status)
+        query::get_bundle_that_replaces(&self.store, &r.csv_name, &r.pkg_name, &r.channel_name)
+            .map(Response::new)
+            .map_err(status)
     }
 
-    async fn get_channel_entries_that_provide(&self, req: Request<api::GetAllProvidersRequest>) -> Result<Response<Self::GetChannelEntriesThatProvideStream>, Status> {
+    async fn get_channel_entries_that_provide(
+        &self,
+        req: Request<api::GetAllProvidersRequest>,
+    ) -> Result<Response<Self::GetChannelEntriesThatProvideStream>, Status> {
         let r = req.get_ref();
         let gvk = Gvk::new(&r.group, &r.version, &r.kind);
-        query::get_channel_entries_that_provide(&self.store, &gvk).map(|v| Response::new(stream_of(v))).map_err(status)
+        query::get_channel_entries_that_provide(&self.store, &gvk)
+            .map(|v| Response::new(stream_of(v)))
+            .map_err(status)
     }
 
-    async fn get_latest_channel_entries_that_provide(&self, req: Request<api::GetLatestProvidersRequest>) -> Result<Response<Self::GetLatestChannelEntriesThatProvideStream>, Status> {
+    async fn get_latest_channel_entries_that_provide(
+        &self,
+        req: Request<api::GetLatestProvidersRequest>,
+    ) -> Result<Response<Self::GetLatestChannelEntriesThatProvideStream>, Status> {
         let r = req.get_ref();
         let gvk = Gvk::new(&r.group, &r.version, &r.kind);
-        query::get_latest_channel_entries_that_provide(&self.store, &gvk).map(|v| Response::new(stream_of(v))).map_err(status)
+        query::get_latest_channel_entries_that_provide(&self.store, &gvk)
+            .map(|v| Response::new(stream_of(v)))
+            .map_err(status)
     }
 
-    async fn get_default_bundle_that_provides(&self, req: Request<api::GetDefaultProviderRequest>) -> Result<Response<api::Bundle>, Status> {
+    async fn get_default_bundle_that_provides(
+        &self,
+        req: Request<api::GetDefaultProviderRequest>,
+    ) -> Result<Response<api::Bundle>, Status> {
         let r = req.get_ref();
         let gvk = Gvk::new(&r.group, &r.version, &r.kind);
-        query::get_default_bundle_that_provides(&self.store, &gvk).map(Response::new).map_err(status)
+        query::get_default_bundle_that_provides(&self.store, &gvk)
+            .map(Response::new)
+            .map_err(status)
     }
 
-    async fn list_bundles(&self, _: Request<api::ListBundlesRequest>) -> Result<Response<Self::ListBundlesStream>, Status> {
+    async fn list_bundles(
+        &self,
+        _: Request<api::ListBundlesRequest>,
+    ) -> Result<Response<Self::ListBundlesStream>, Status> {
         let store = self.store.clone();
         // Built one by one as the client reads, so the whole list is never in memory.
-        let it = (0..store.list_order().len()).filter_map(move |i| query::list_bundle_at(&store, i).map(|r| r.map_err(status)));
+        let it = (0..store.list_order().len())
+            .filter_map(move |i| query::list_bundle_at(&store, i).map(|r| r.map_err(status)));
         Ok(Response::new(Box::pin(tokio_stream::iter(it))))
     }
 }
@@ -123,7 +170,11 @@ impl api::experimental_registry_server::ExperimentalRegistry for ExperimentalSer
         &self,
         req: Request<api::ExperimentalListPackageCustomSchemasRequest>,
     ) -> Result<Response<Self::ExperimentalListPackageCustomSchemasStream>, Status> {
-        let acknowledged = req.metadata().get(ACK_EXPERIMENTAL).and_then(|v| v.to_str().ok()) == Some("true");
+        let acknowledged = req
+            .metadata()
+            .get(ACK_EXPERIMENTAL)
+            .and_then(|v| v.to_str().ok())
+            == Some("true");
         if !acknowledged {
             return Ok(Response::new(stream_of(Vec::new())));
         }
@@ -132,9 +183,13 @@ impl api::experimental_registry_server::ExperimentalRegistry for ExperimentalSer
             return Err(Status::invalid_argument("schema is required"));
         }
         if !valid_name(&r.schema) || (!r.package_name.is_empty() && !valid_name(&r.package_name)) {
-            return Err(Status::invalid_argument("schema and packageName must match ^[a-zA-Z0-9][a-zA-Z0-9._-]*$"));
+            return Err(Status::invalid_argument(
+                "schema and packageName must match ^[a-zA-Z0-9][a-zA-Z0-9._-]*$",
+            ));
         }
-        Ok(Response::new(stream_of(self.store.custom(&r.schema, &r.package_name))))
+        Ok(Response::new(stream_of(
+            self.store.custom(&r.schema, &r.package_name),
+        )))
     }
 }
 
@@ -146,13 +201,19 @@ pub struct AlwaysServing;
 impl tonic_health::pb::health_server::Health for AlwaysServing {
     type WatchStream = BoxStream<tonic_health::pb::HealthCheckResponse>;
 
-    async fn check(&self, _: Request<tonic_health::pb::HealthCheckRequest>) -> Result<Response<tonic_health::pb::HealthCheckResponse>, Status> {
+    async fn check(
+        &self,
+        _: Request<tonic_health::pb::HealthCheckRequest>,
+    ) -> Result<Response<tonic_health::pb::HealthCheckResponse>, Status> {
         Ok(Response::new(tonic_health::pb::HealthCheckResponse {
             status: tonic_health::pb::health_check_response::ServingStatus::Serving as i32,
         }))
     }
 
-    async fn watch(&self, _: Request<tonic_health::pb::HealthCheckRequest>) -> Result<Response<Self::WatchStream>, Status> {
+    async fn watch(
+        &self,
+        _: Request<tonic_health::pb::HealthCheckRequest>,
+    ) -> Result<Response<Self::WatchStream>, Status> {
         Err(Status::unimplemented("Watch is not implemented"))
     }
 }

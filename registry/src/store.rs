@@ -11,10 +11,12 @@ use catalog::property::{self, PropertyType};
 use catalog::{Catalog, csv_json};
 
 use crate::api;
-use crate::bodies::{BodyError, BodyMode, BodyRef, BodyWriter, Bodies};
+use crate::bodies::{Bodies, BodyError, BodyMode, BodyRef, BodyWriter};
 
 /// Group, version, kind (plural is never stored: opm leaves it empty).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct Gvk {
     pub group: Box<str>,
     pub version: Box<str>,
@@ -23,7 +25,11 @@ pub struct Gvk {
 
 impl Gvk {
     pub fn new(group: &str, version: &str, kind: &str) -> Self {
-        Gvk { group: group.into(), version: version.into(), kind: kind.into() }
+        Gvk {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+        }
     }
 
     fn to_wire(&self) -> api::GroupVersionKind {
@@ -39,7 +45,11 @@ impl Gvk {
 impl std::fmt::Display for Gvk {
     /// The Go `%v` shape opm prints in its errors.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "group:{:?} version:{:?} kind:{:?}", self.group, self.version, self.kind)
+        write!(
+            f,
+            "group:{:?} version:{:?} kind:{:?}",
+            self.group, self.version, self.kind
+        )
     }
 }
 
@@ -50,7 +60,10 @@ enum CsvSource {
     /// The object at this index in `objects`.
     Object(usize),
     /// Built from `olm.csv.metadata`, split where the package icon goes (stored once per package).
-    Built { before_icon: BodyRef, after_icon: Option<BodyRef> },
+    Built {
+        before_icon: BodyRef,
+        after_icon: Option<BodyRef>,
+    },
 }
 
 /// Marks where the icon goes in a built CSV; serialized as `"\u0000icon\u0000"`.
@@ -155,12 +168,19 @@ pub struct StoreBuilder {
 
 impl StoreBuilder {
     pub fn new(bodies: BodyWriter) -> Self {
-        StoreBuilder { store: Store::default(), bodies }
+        StoreBuilder {
+            store: Store::default(),
+            bodies,
+        }
     }
 
     pub fn add(&mut self, catalog: Catalog) -> Result<(), BuildError> {
         let store = &mut self.store;
-        let Catalog { packages, custom, notes: _ } = catalog;
+        let Catalog {
+            packages,
+            custom,
+            notes: _,
+        } = catalog;
         for (_, pkg) in packages {
             if store.packages.iter().any(|p| *p.name == *pkg.name) {
                 return Err(BuildError::DuplicatePackage(pkg.name));
@@ -169,21 +189,29 @@ impl StoreBuilder {
             let mut bundle_ids: HashMap<String, u32> = HashMap::new();
             for b in pkg.bundles.values() {
                 bundle_ids.insert(b.name.clone(), store.bundles.len() as u32);
-                store.bundles.push(stored_bundle(&pkg, b, pkg_index, &mut self.bodies)?);
+                store
+                    .bundles
+                    .push(stored_bundle(&pkg, b, pkg_index, &mut self.bodies)?);
             }
             let mut channels = Vec::new();
             for ch in pkg.channels.values() {
-                let head_name = ch
-                    .head()
-                    .map(|h| h.name.clone())
-                    .ok_or_else(|| BuildError::NoHead { package: pkg.name.clone(), channel: ch.name.clone() })?;
+                let head_name =
+                    ch.head()
+                        .map(|h| h.name.clone())
+                        .ok_or_else(|| BuildError::NoHead {
+                            package: pkg.name.clone(),
+                            channel: ch.name.clone(),
+                        })?;
                 let mut entries = Vec::new();
                 for e in &ch.entries {
-                    let bundle = *bundle_ids.get(&e.name).ok_or_else(|| BuildError::MissingBundle {
-                        package: pkg.name.clone(),
-                        channel: ch.name.clone(),
-                        entry: e.name.clone(),
-                    })?;
+                    let bundle =
+                        *bundle_ids
+                            .get(&e.name)
+                            .ok_or_else(|| BuildError::MissingBundle {
+                                package: pkg.name.clone(),
+                                channel: ch.name.clone(),
+                                entry: e.name.clone(),
+                            })?;
                     entries.push(StoredEntry {
                         bundle,
                         replaces: boxed(&e.replaces),
@@ -191,7 +219,11 @@ impl StoreBuilder {
                         skip_range: boxed(&e.skip_range),
                     });
                 }
-                entries.sort_by(|a, b| store.bundles[a.bundle as usize].name.cmp(&store.bundles[b.bundle as usize].name));
+                entries.sort_by(|a, b| {
+                    store.bundles[a.bundle as usize]
+                        .name
+                        .cmp(&store.bundles[b.bundle as usize].name)
+                });
                 let head = entries
                     .iter()
                     .position(|e| *store.bundles[e.bundle as usize].name == *head_name)
@@ -204,7 +236,10 @@ impl StoreBuilder {
                 });
             }
             let icon_json = match &pkg.icon {
-                Some(i) => serde_json::json!([{ "base64data": i.base64data, "mediatype": i.mediatype }]).to_string(),
+                Some(i) => {
+                    serde_json::json!([{ "base64data": i.base64data, "mediatype": i.mediatype }])
+                        .to_string()
+                }
                 None => String::new(),
             };
             store.packages.push(StoredPackage {
@@ -216,8 +251,15 @@ impl StoreBuilder {
             });
         }
         for blob in custom {
-            let key = (Box::from(blob.schema.as_str()), Box::from(blob.package.as_str()));
-            store.custom.entry(key).or_default().push(blob.blob.to_string().into());
+            let key = (
+                Box::from(blob.schema.as_str()),
+                Box::from(blob.package.as_str()),
+            );
+            store
+                .custom
+                .entry(key)
+                .or_default()
+                .push(blob.blob.to_string().into());
         }
         Ok(())
     }
@@ -226,7 +268,11 @@ impl StoreBuilder {
     pub fn finish(self) -> Result<Store, BuildError> {
         let StoreBuilder { mut store, bodies } = self;
         let mut by_name: Vec<u32> = (0..store.packages.len() as u32).collect();
-        by_name.sort_by(|a, b| store.packages[*a as usize].name.cmp(&store.packages[*b as usize].name));
+        by_name.sort_by(|a, b| {
+            store.packages[*a as usize]
+                .name
+                .cmp(&store.packages[*b as usize].name)
+        });
         let mut new_index = vec![0u32; by_name.len()];
         for (new, old) in by_name.iter().enumerate() {
             new_index[*old as usize] = new as u32;
@@ -234,8 +280,14 @@ impl StoreBuilder {
         for b in &mut store.bundles {
             b.package = new_index[b.package as usize];
         }
-        let mut slots: Vec<Option<StoredPackage>> = std::mem::take(&mut store.packages).into_iter().map(Some).collect();
-        store.packages = by_name.iter().filter_map(|old| slots[*old as usize].take()).collect();
+        let mut slots: Vec<Option<StoredPackage>> = std::mem::take(&mut store.packages)
+            .into_iter()
+            .map(Some)
+            .collect();
+        store.packages = by_name
+            .iter()
+            .filter_map(|old| slots[*old as usize].take())
+            .collect();
         let mut order = Vec::new();
         for (pi, p) in store.packages.iter().enumerate() {
             for (ci, c) in p.channels.iter().enumerate() {
@@ -248,7 +300,11 @@ impl StoreBuilder {
             let key = |(p, c, e): &(u32, u32, u32)| {
                 let pkg = &store.packages[*p as usize];
                 let ch = &pkg.channels[*c as usize];
-                (&*ch.name, &*pkg.name, &*store.bundles[ch.entries[*e as usize].bundle as usize].name)
+                (
+                    &*ch.name,
+                    &*pkg.name,
+                    &*store.bundles[ch.entries[*e as usize].bundle as usize].name,
+                )
             };
             key(a).cmp(&key(b))
         });
@@ -266,13 +322,20 @@ impl Store {
     /// Builds the index of `catalog` into `dir` (`index.msgpack` + `bodies`), like `opm serve --cache-only`.
     pub fn write_cache(catalog: Catalog, dir: &std::path::Path) -> Result<(), CacheError> {
         let bodies_path = dir.join(CACHE_BODIES);
-        let writer = BodyWriter::to_path(&bodies_path).map_err(|e| CacheError::Build(BuildError::Bodies(e)))?;
+        let writer = BodyWriter::to_path(&bodies_path)
+            .map_err(|e| CacheError::Build(BuildError::Bodies(e)))?;
         let store = Store::build_into(catalog, writer).map_err(CacheError::Build)?;
         let index_path = dir.join(CACHE_INDEX);
-        let file = std::fs::File::create(&index_path).map_err(|source| CacheError::Write { path: index_path.clone(), source })?;
+        let file = std::fs::File::create(&index_path).map_err(|source| CacheError::Write {
+            path: index_path.clone(),
+            source,
+        })?;
         let mut w = std::io::BufWriter::new(file);
         rmp_serde::encode::write(&mut w, &store)?;
-        std::io::Write::flush(&mut w).map_err(|source| CacheError::Write { path: index_path, source })?;
+        std::io::Write::flush(&mut w).map_err(|source| CacheError::Write {
+            path: index_path,
+            source,
+        })?;
         Ok(())
     }
 
@@ -283,23 +346,34 @@ impl Store {
         mut next_part: impl FnMut() -> Option<Result<Catalog, CacheError>>,
     ) -> Result<(), CacheError> {
         let bodies_path = dir.join(CACHE_BODIES);
-        let writer = BodyWriter::to_path(&bodies_path).map_err(|e| CacheError::Build(BuildError::Bodies(e)))?;
+        let writer = BodyWriter::to_path(&bodies_path)
+            .map_err(|e| CacheError::Build(BuildError::Bodies(e)))?;
         let mut builder = StoreBuilder::new(writer);
         while let Some(part) = next_part() {
             builder.add(part?)?;
         }
         let store = builder.finish()?;
         let index_path = dir.join(CACHE_INDEX);
-        let file = std::fs::File::create(&index_path).map_err(|source| CacheError::Write { path: index_path.clone(), source })?;
+        let file = std::fs::File::create(&index_path).map_err(|source| CacheError::Write {
+            path: index_path.clone(),
+            source,
+        })?;
         let mut w = std::io::BufWriter::new(file);
         rmp_serde::encode::write(&mut w, &store)?;
-        std::io::Write::flush(&mut w).map_err(|source| CacheError::Write { path: index_path, source })?;
+        std::io::Write::flush(&mut w).map_err(|source| CacheError::Write {
+            path: index_path,
+            source,
+        })?;
         Ok(())
     }
 
     /// Opens a cache written by [`Store::write_cache`]; with `remove`, its files are unlinked
     /// once open (the bodies stay readable through the open file).
-    pub fn open_cache(dir: &std::path::Path, mode: BodyMode, remove: bool) -> Result<Store, CacheError> {
+    pub fn open_cache(
+        dir: &std::path::Path,
+        mode: BodyMode,
+        remove: bool,
+    ) -> Result<Store, CacheError> {
         let index_path = dir.join(CACHE_INDEX);
         let read_err = |path: &std::path::Path| {
             let path = path.to_path_buf();
@@ -307,11 +381,18 @@ impl Store {
         };
         let file = std::fs::File::open(&index_path).map_err(read_err(&index_path))?;
         let mut store: Store = rmp_serde::decode::from_read(std::io::BufReader::new(file))
-            .map_err(|source| CacheError::Decode { path: dir.to_path_buf(), source })?;
+            .map_err(|source| CacheError::Decode {
+                path: dir.to_path_buf(),
+                source,
+            })?;
         let bodies_path = dir.join(CACHE_BODIES);
         store.bodies = match mode {
-            BodyMode::Memory => Bodies::Memory(std::fs::read(&bodies_path).map_err(read_err(&bodies_path))?),
-            BodyMode::Disk => Bodies::File(std::fs::File::open(&bodies_path).map_err(read_err(&bodies_path))?),
+            BodyMode::Memory => {
+                Bodies::Memory(std::fs::read(&bodies_path).map_err(read_err(&bodies_path))?)
+            }
+            BodyMode::Disk => {
+                Bodies::File(std::fs::File::open(&bodies_path).map_err(read_err(&bodies_path))?)
+            }
         };
         if remove {
             for p in [&index_path, &bodies_path] {
@@ -332,7 +413,11 @@ pub enum BuildError {
     #[error("package {package:?}, channel {channel:?} has no single head")]
     NoHead { package: String, channel: String },
     #[error("package {package:?}, channel {channel:?}: entry {entry:?} has no bundle")]
-    MissingBundle { package: String, channel: String, entry: String },
+    MissingBundle {
+        package: String,
+        channel: String,
+        entry: String,
+    },
 }
 
 fn boxed(s: &Option<String>) -> Option<Box<str>> {
@@ -363,7 +448,10 @@ impl Store {
     }
 
     pub fn package(&self, name: &str) -> Option<&StoredPackage> {
-        self.packages.binary_search_by(|p| (*p.name).cmp(name)).ok().map(|i| &self.packages[i])
+        self.packages
+            .binary_search_by(|p| (*p.name).cmp(name))
+            .ok()
+            .map(|i| &self.packages[i])
     }
 
     pub fn bundle(&self, id: u32) -> &StoredBundle {
@@ -392,7 +480,14 @@ impl Store {
     /// The wire bundle for `entry` of `channel` in `pkg`.
     /// `trimmed` clears `replaces`/`skips` (GetBundle and friends); `light` clears `csvJson`
     /// and `object` when the bundle has an image (ListBundles).
-    pub fn wire_bundle(&self, pkg: &StoredPackage, channel: &StoredChannel, entry: &StoredEntry, trimmed: bool, light: bool) -> Result<api::Bundle, BodyError> {
+    pub fn wire_bundle(
+        &self,
+        pkg: &StoredPackage,
+        channel: &StoredChannel,
+        entry: &StoredEntry,
+        trimmed: bool,
+        light: bool,
+    ) -> Result<api::Bundle, BodyError> {
         let b = self.bundle(entry.bundle);
         let send_bodies = !light || b.bundle_path.is_empty();
         let csv_json = match (&b.csv, send_bodies) {
@@ -401,7 +496,13 @@ impl Store {
                 Some(r) => self.bodies.read(*r)?,
                 None => String::new(),
             },
-            (CsvSource::Built { before_icon, after_icon }, true) => {
+            (
+                CsvSource::Built {
+                    before_icon,
+                    after_icon,
+                },
+                true,
+            ) => {
                 let mut s = self.bodies.read(*before_icon)?;
                 if let Some(after) = after_icon {
                     s.push_str(&pkg.icon_json);
@@ -415,7 +516,10 @@ impl Store {
         } else if b.objects.is_empty() && !csv_json.is_empty() {
             vec![csv_json.clone()]
         } else {
-            b.objects.iter().map(|o| self.bodies.read(*o)).collect::<Result<Vec<_>, _>>()?
+            b.objects
+                .iter()
+                .map(|o| self.bodies.read(*o))
+                .collect::<Result<Vec<_>, _>>()?
         };
         Ok(api::Bundle {
             csv_name: b.name.to_string(),
@@ -428,11 +532,35 @@ impl Store {
             required_apis: b.required.iter().map(Gvk::to_wire).collect(),
             version: b.version.to_string(),
             skip_range: entry.skip_range.as_deref().unwrap_or_default().to_string(),
-            dependencies: b.dependencies.iter().map(|(t, v)| api::Dependency { r#type: t.to_string(), value: v.to_string() }).collect(),
-            properties: b.properties.iter().map(|(t, v)| api::Property { r#type: t.to_string(), value: v.to_string() }).collect(),
-            replaces: if trimmed { String::new() } else { entry.replaces.as_deref().unwrap_or_default().to_string() },
-            skips: if trimmed { Vec::new() } else { entry.skips.iter().map(|s| s.to_string()).collect() },
-            deprecation: b.deprecation.as_ref().map(|m| api::Deprecation { message: m.to_string() }),
+            dependencies: b
+                .dependencies
+                .iter()
+                .map(|(t, v)| api::Dependency {
+                    r#type: t.to_string(),
+                    value: v.to_string(),
+                })
+                .collect(),
+            properties: b
+                .properties
+                .iter()
+                .map(|(t, v)| api::Property {
+                    r#type: t.to_string(),
+                    value: v.to_string(),
+                })
+                .collect(),
+            replaces: if trimmed {
+                String::new()
+            } else {
+                entry.replaces.as_deref().unwrap_or_default().to_string()
+            },
+            skips: if trimmed {
+                Vec::new()
+            } else {
+                entry.skips.iter().map(|s| s.to_string()).collect()
+            },
+            deprecation: b.deprecation.as_ref().map(|m| api::Deprecation {
+                message: m.to_string(),
+            }),
         })
     }
 
@@ -442,9 +570,15 @@ impl Store {
             .iter()
             .map(|b| {
                 b.objects.iter().map(|o| o.len()).sum::<usize>()
-                    + b.properties.iter().map(|(t, v)| t.len() + v.len()).sum::<usize>()
+                    + b.properties
+                        .iter()
+                        .map(|(t, v)| t.len() + v.len())
+                        .sum::<usize>()
                     + match &b.csv {
-                        CsvSource::Built { before_icon, after_icon } => before_icon.len() + after_icon.map_or(0, BodyRef::len),
+                        CsvSource::Built {
+                            before_icon,
+                            after_icon,
+                        } => before_icon.len() + after_icon.map_or(0, BodyRef::len),
                         CsvSource::None | CsvSource::Object(_) => 0,
                     }
             })
@@ -467,11 +601,19 @@ impl StoredChannel {
 
 impl StoredPackage {
     pub fn channel(&self, name: &str) -> Option<&StoredChannel> {
-        self.channels.binary_search_by(|c| (*c.name).cmp(name)).ok().map(|i| &self.channels[i])
+        self.channels
+            .binary_search_by(|c| (*c.name).cmp(name))
+            .ok()
+            .map(|i| &self.channels[i])
     }
 }
 
-fn stored_bundle(pkg: &catalog::Package, b: &catalog::Bundle, package: u32, bodies: &mut BodyWriter) -> Result<StoredBundle, BodyError> {
+fn stored_bundle(
+    pkg: &catalog::Package,
+    b: &catalog::Bundle,
+    package: u32,
+    bodies: &mut BodyWriter,
+) -> Result<StoredBundle, BodyError> {
     let mut provided = Vec::new();
     let mut required = Vec::new();
     let mut dependencies = Vec::new();
@@ -499,18 +641,23 @@ fn stored_bundle(pkg: &catalog::Package, b: &catalog::Bundle, package: u32, bodi
             _ => {}
         }
         if kind != PropertyType::BundleObject && kind != PropertyType::CsvMetadata {
-            properties.push((Box::from(p.type_.as_str()), Box::from(property::canonical_json(&p.value))));
+            properties.push((
+                Box::from(p.type_.as_str()),
+                Box::from(property::canonical_json(&p.value)),
+            ));
         }
     }
     let objects: Vec<String> = b.objects();
-    let csv = match objects
-        .iter()
-        .position(|o| serde_json::from_str::<serde_json::Value>(o).is_ok_and(|v| catalog::csv::is_csv(&v)))
-    {
+    let csv = match objects.iter().position(|o| {
+        serde_json::from_str::<serde_json::Value>(o).is_ok_and(|v| catalog::csv::is_csv(&v))
+    }) {
         Some(i) => CsvSource::Object(i),
         None => built_csv(pkg, b, bodies)?,
     };
-    let objects = objects.iter().map(|o| bodies.append(o)).collect::<Result<Box<[_]>, _>>()?;
+    let objects = objects
+        .iter()
+        .map(|o| bodies.append(o))
+        .collect::<Result<Box<[_]>, _>>()?;
     let version = b.version();
     Ok(StoredBundle {
         name: b.name.as_str().into(),
@@ -529,7 +676,11 @@ fn stored_bundle(pkg: &catalog::Package, b: &catalog::Bundle, package: u32, bodi
 }
 
 /// The CSV built from `olm.csv.metadata`, stored without the package icon (spliced in per request).
-fn built_csv(pkg: &catalog::Package, b: &catalog::Bundle, bodies: &mut BodyWriter) -> Result<CsvSource, BodyError> {
+fn built_csv(
+    pkg: &catalog::Package,
+    b: &catalog::Bundle,
+    bodies: &mut BodyWriter,
+) -> Result<CsvSource, BodyError> {
     let mut metas = b.properties_of(PropertyType::CsvMetadata);
     let meta = match (metas.next(), metas.next()) {
         (Some(m), None) => &m.value,
@@ -537,16 +688,23 @@ fn built_csv(pkg: &catalog::Package, b: &catalog::Bundle, bodies: &mut BodyWrite
     };
     let mut csv = csv_json::csv_from_metadata(pkg, b, meta);
     if pkg.icon.is_none() {
-        return Ok(CsvSource::Built { before_icon: bodies.append(&csv.to_string())?, after_icon: None });
+        return Ok(CsvSource::Built {
+            before_icon: bodies.append(&csv.to_string())?,
+            after_icon: None,
+        });
     }
     csv["spec"]["icon"] = serde_json::Value::String(ICON_MARK.to_string());
     let text = csv.to_string();
     let mark = serde_json::Value::String(ICON_MARK.to_string()).to_string();
     match text.split_once(&mark) {
-        Some((before, after)) => {
-            Ok(CsvSource::Built { before_icon: bodies.append(before)?, after_icon: Some(bodies.append(after)?) })
-        }
-        None => Ok(CsvSource::Built { before_icon: bodies.append(&text)?, after_icon: None }),
+        Some((before, after)) => Ok(CsvSource::Built {
+            before_icon: bodies.append(before)?,
+            after_icon: Some(bodies.append(after)?),
+        }),
+        None => Ok(CsvSource::Built {
+            before_icon: bodies.append(&text)?,
+            after_icon: None,
+        }),
     }
 }
 
@@ -555,7 +713,9 @@ pub fn to_struct(v: &serde_json::Value) -> prost_types::Struct {
     match to_proto_value(v).kind {
         Some(prost_types::value::Kind::StructValue(s)) => s,
         other => prost_types::Struct {
-            fields: [("value".to_string(), prost_types::Value { kind: other })].into_iter().collect(),
+            fields: [("value".to_string(), prost_types::Value { kind: other })]
+                .into_iter()
+                .collect(),
         },
     }
 }
@@ -567,11 +727,14 @@ fn to_proto_value(v: &serde_json::Value) -> prost_types::Value {
         serde_json::Value::Bool(b) => Kind::BoolValue(*b),
         serde_json::Value::Number(n) => Kind::NumberValue(n.as_f64().unwrap_or_default()),
         serde_json::Value::String(s) => Kind::StringValue(s.clone()),
-        serde_json::Value::Array(items) => {
-            Kind::ListValue(prost_types::ListValue { values: items.iter().map(to_proto_value).collect() })
-        }
+        serde_json::Value::Array(items) => Kind::ListValue(prost_types::ListValue {
+            values: items.iter().map(to_proto_value).collect(),
+        }),
         serde_json::Value::Object(map) => Kind::StructValue(prost_types::Struct {
-            fields: map.iter().map(|(k, v)| (k.clone(), to_proto_value(v))).collect(),
+            fields: map
+                .iter()
+                .map(|(k, v)| (k.clone(), to_proto_value(v)))
+                .collect(),
         }),
     };
     prost_types::Value { kind: Some(kind) }

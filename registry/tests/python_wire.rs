@@ -3,7 +3,10 @@
 //! `proto/registry.proto`) against the `registry` binary serving `../shared/catalogs`.
 //! Skips with a message when python3 or the shared catalogs are missing.
 
-#![allow(clippy::unwrap_used, reason = "tests may unwrap: a panic is a test failure")]
+#![allow(
+    clippy::unwrap_used,
+    reason = "tests may unwrap: a panic is a test failure"
+)]
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -23,10 +26,22 @@ fn python_grpcio_client_drives_every_rpc() {
         println!("skipped: python3 is not installed");
         return;
     }
-    let setup = Command::new("bash").arg(manifest.join("tests/python/setup.sh")).output().expect("run setup.sh");
-    assert!(setup.status.success(), "setup.sh failed:\n{}", String::from_utf8_lossy(&setup.stderr));
+    let setup = Command::new("bash")
+        .arg(manifest.join("tests/python/setup.sh"))
+        .output()
+        .expect("run setup.sh");
+    assert!(
+        setup.status.success(),
+        "setup.sh failed:\n{}",
+        String::from_utf8_lossy(&setup.stderr)
+    );
     let stdout = String::from_utf8_lossy(&setup.stdout);
-    let python = stdout.lines().last().expect("setup.sh prints the venv python").trim().to_string();
+    let python = stdout
+        .lines()
+        .last()
+        .expect("setup.sh prints the venv python")
+        .trim()
+        .to_string();
     let out = Command::new(&python)
         .arg(manifest.join("tests/python/wire_test.py"))
         .arg("--registry")
@@ -40,5 +55,9 @@ fn python_grpcio_client_drives_every_rpc() {
         .output()
         .expect("run wire_test.py");
     println!("{}", String::from_utf8_lossy(&out.stdout));
-    assert!(out.status.success(), "wire checks failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "wire checks failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -15,7 +15,13 @@ pub struct CommonArgs {
     pub namespace: String,
 
     /// Comma-separated namespaces to watch; empty means all namespaces (OLM's `--watchedNamespaces`).
-    #[arg(long = "watched-namespaces", alias = "watchedNamespaces", env = "OLM_WATCHED_NAMESPACES", value_delimiter = ',', default_value = "")]
+    #[arg(
+        long = "watched-namespaces",
+        alias = "watchedNamespaces",
+        env = "OLM_WATCHED_NAMESPACES",
+        value_delimiter = ',',
+        default_value = ""
+    )]
     pub watched_namespaces: Vec<String>,
 
     /// Address of the health, metrics and debug HTTP endpoints (OLM serves them on :8080).
@@ -34,7 +40,12 @@ pub struct CommonArgs {
 impl CommonArgs {
     /// The namespaces to watch: `None` means the whole cluster.
     pub fn watch_scope(&self) -> Option<Vec<String>> {
-        let list: Vec<String> = self.watched_namespaces.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+        let list: Vec<String> = self
+            .watched_namespaces
+            .iter()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
         if list.is_empty() { None } else { Some(list) }
     }
 }
@@ -67,7 +78,10 @@ mod tests {
     #[test]
     fn watched_namespaces_accepts_olms_spelling_and_a_comma_list() {
         let probe = Probe::try_parse_from(["x", "--watchedNamespaces", "a,b"]).expect("parse");
-        assert_eq!(probe.common.watch_scope(), Some(vec!["a".to_string(), "b".to_string()]));
+        assert_eq!(
+            probe.common.watch_scope(),
+            Some(vec!["a".to_string(), "b".to_string()])
+        );
     }
 
     #[test]

@@ -8,9 +8,17 @@ use std::path::Path;
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     #[error("cannot read kubeconfig {path}")]
-    ReadKubeconfig { path: String, #[source] source: kube::config::KubeconfigError },
+    ReadKubeconfig {
+        path: String,
+        #[source]
+        source: kube::config::KubeconfigError,
+    },
     #[error("invalid kubeconfig {path}")]
-    Kubeconfig { path: String, #[source] source: kube::config::KubeconfigError },
+    Kubeconfig {
+        path: String,
+        #[source]
+        source: kube::config::KubeconfigError,
+    },
     #[error("no kubeconfig given and not running in a cluster")]
     Infer(#[source] kube::config::InferConfigError),
     #[error("cannot build the Kubernetes client")]
@@ -21,10 +29,16 @@ pub async fn connect(kubeconfig: Option<&Path>) -> Result<Client, ClientError> {
     let config = match kubeconfig {
         Some(path) => {
             let shown = path.display().to_string();
-            let kc = Kubeconfig::read_from(path).map_err(|source| ClientError::ReadKubeconfig { path: shown.clone(), source })?;
+            let kc = Kubeconfig::read_from(path).map_err(|source| ClientError::ReadKubeconfig {
+                path: shown.clone(),
+                source,
+            })?;
             Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
                 .await
-                .map_err(|source| ClientError::Kubeconfig { path: shown, source })?
+                .map_err(|source| ClientError::Kubeconfig {
+                    path: shown,
+                    source,
+                })?
         }
         None => Config::infer().await.map_err(ClientError::Infer)?,
     };

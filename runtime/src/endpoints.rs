@@ -31,7 +31,10 @@ impl EndpointState {
         match path {
             "/healthz" => text(StatusCode::OK, "ok".into()),
             "/readyz" if self.ready() => text(StatusCode::OK, "ready".into()),
-            "/readyz" => text(StatusCode::SERVICE_UNAVAILABLE, "watches not synced yet".into()),
+            "/readyz" => text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "watches not synced yet".into(),
+            ),
             "/metrics" => match self.metrics.encode() {
                 Ok(body) => text(StatusCode::OK, body),
                 Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("metrics: {e}")),
@@ -43,7 +46,9 @@ impl EndpointState {
             "/debug/journal" => {
                 let mut merged = messages::msg::Journal::with_capacity(usize::MAX);
                 for journal in &self.journals {
-                    let guard = journal.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let guard = journal
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
                     for entry in guard.entries() {
                         merged.record(entry.clone());
                     }
@@ -59,13 +64,24 @@ impl EndpointState {
 }
 
 fn text(status: StatusCode, body: String) -> Response<Full<Bytes>> {
-    with_type(status, "text/plain; version=0.0.4; charset=utf-8", body.into_bytes())
+    with_type(
+        status,
+        "text/plain; version=0.0.4; charset=utf-8",
+        body.into_bytes(),
+    )
 }
 
-fn with_type(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Response<Full<Bytes>> {
+fn with_type(
+    status: StatusCode,
+    content_type: &'static str,
+    body: Vec<u8>,
+) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from(body)));
     *response.status_mut() = status;
-    response.headers_mut().insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static(content_type));
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static(content_type),
+    );
     response
 }
 
@@ -78,7 +94,10 @@ pub async fn serve(addr: SocketAddr, state: EndpointState) -> std::io::Result<So
             let (stream, _) = match listener.accept().await {
                 Ok(conn) => conn,
                 Err(error) => {
-                    tracing::warn!(error = &error as &dyn std::error::Error, "endpoint accept failed");
+                    tracing::warn!(
+                        error = &error as &dyn std::error::Error,
+                        "endpoint accept failed"
+                    );
                     continue;
                 }
             };
@@ -88,8 +107,14 @@ pub async fn serve(addr: SocketAddr, state: EndpointState) -> std::io::Result<So
                     let response = state.respond(req.uri().path());
                     async move { Ok::<_, std::convert::Infallible>(response) }
                 });
-                if let Err(error) = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await {
-                    tracing::debug!(error = &error as &dyn std::error::Error, "endpoint connection ended");
+                if let Err(error) = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await
+                {
+                    tracing::debug!(
+                        error = &error as &dyn std::error::Error,
+                        "endpoint connection ended"
+                    );
                 }
             });
         }
@@ -107,14 +132,19 @@ mod tests {
         metrics.set_actor_count("Subscription", 2);
         EndpointState {
             metrics,
-            journals: vec![Arc::new(Mutex::new(messages::msg::Journal::with_capacity(4)))],
+            journals: vec![Arc::new(Mutex::new(messages::msg::Journal::with_capacity(
+                4,
+            )))],
             synced: vec![Arc::new(AtomicBool::new(synced))],
         }
     }
 
     #[test]
     fn readiness_waits_for_every_watch_to_sync() {
-        assert_eq!(state(false).respond("/readyz").status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            state(false).respond("/readyz").status(),
+            StatusCode::SERVICE_UNAVAILABLE
+        );
         assert_eq!(state(true).respond("/readyz").status(), StatusCode::OK);
         assert_eq!(state(false).respond("/healthz").status(), StatusCode::OK);
     }
@@ -126,13 +156,23 @@ mod tests {
 
     #[tokio::test]
     async fn the_server_answers_metrics_over_tcp() {
-        let bound = serve("127.0.0.1:0".parse().expect("addr"), state(true)).await.expect("bind");
-        let mut stream = tokio::net::TcpStream::connect(bound).await.expect("connect");
+        let bound = serve("127.0.0.1:0".parse().expect("addr"), state(true))
+            .await
+            .expect("bind");
+        let mut stream = tokio::net::TcpStream::connect(bound)
+            .await
+            .expect("connect");
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        stream.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await.expect("write");
+        stream
+            .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .expect("write");
         let mut body = String::new();
         stream.read_to_string(&mut body).await.expect("read");
         assert!(body.starts_with("HTTP/1.1 200"), "{body}");
-        assert!(body.contains("olm_rs_object_actors{kind=\"Subscription\"} 2"), "{body}");
+        assert!(
+            body.contains("olm_rs_object_actors{kind=\"Subscription\"} 2"),
+            "{body}"
+        );
     }
 }

@@ -16,19 +16,34 @@ pub struct Metrics {
 impl Metrics {
     pub fn new() -> Result<Self, prometheus::Error> {
         let registry = Registry::new();
-        let actors = IntGaugeVec::new(Opts::new("olm_rs_object_actors", "Live per-object actors, by kind"), &["kind"])?;
+        let actors = IntGaugeVec::new(
+            Opts::new("olm_rs_object_actors", "Live per-object actors, by kind"),
+            &["kind"],
+        )?;
         registry.register(Box::new(actors.clone()))?;
-        Ok(Self { registry, actors, counts: Arc::default() })
+        Ok(Self {
+            registry,
+            actors,
+            counts: Arc::default(),
+        })
     }
 
     pub fn set_actor_count(&self, kind: &'static str, count: usize) {
-        self.actors.with_label_values(&[kind]).set(i64::try_from(count).unwrap_or(i64::MAX));
-        self.counts.lock().unwrap_or_else(PoisonError::into_inner).insert(kind, count);
+        self.actors
+            .with_label_values(&[kind])
+            .set(i64::try_from(count).unwrap_or(i64::MAX));
+        self.counts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(kind, count);
     }
 
     /// Live actors per kind, for `/debug/actors`.
     pub fn actor_counts(&self) -> BTreeMap<&'static str, usize> {
-        self.counts.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.counts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The text exposition format (0.0.4) of every registered metric.
@@ -48,7 +63,10 @@ mod tests {
         m.set_actor_count("ClusterServiceVersion", 3);
         m.set_actor_count("OperatorGroup", 1);
         let text = m.encode().expect("encode");
-        assert!(text.contains("olm_rs_object_actors{kind=\"ClusterServiceVersion\"} 3"), "{text}");
+        assert!(
+            text.contains("olm_rs_object_actors{kind=\"ClusterServiceVersion\"} 3"),
+            "{text}"
+        );
         assert_eq!(m.actor_counts().get("OperatorGroup"), Some(&1));
     }
 }

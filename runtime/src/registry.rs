@@ -75,7 +75,14 @@ pub struct Registry<A: ObjectActor> {
 
 impl<A: ObjectActor> Registry<A> {
     pub fn new(shared: A::Shared, metrics: Metrics, journal: SharedJournal) -> Self {
-        Self { shared, children: HashMap::new(), relisting: None, metrics, journal, synced: Arc::default() }
+        Self {
+            shared,
+            children: HashMap::new(),
+            relisting: None,
+            metrics,
+            journal,
+            synced: Arc::default(),
+        }
     }
 
     /// Becomes true once the first full list of the watch has been routed.
@@ -84,9 +91,20 @@ impl<A: ObjectActor> Registry<A> {
     }
 
     fn record(&self, key: &ObjectKey, event: JournalEvent) {
-        let at_ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
-        let entry = JournalEntry { at_ms, kind: A::KIND.to_string(), key: key.clone(), event };
-        self.journal.lock().unwrap_or_else(PoisonError::into_inner).record(entry);
+        let at_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        let entry = JournalEntry {
+            at_ms,
+            kind: A::KIND.to_string(),
+            key: key.clone(),
+            event,
+        };
+        self.journal
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .record(entry);
     }
 
     fn publish_count(&self) {
@@ -105,7 +123,11 @@ impl<A: ObjectActor> Registry<A> {
         let addr = match self.children.get(&key) {
             Some(addr) if addr.connected() => addr.clone(),
             existing => {
-                let event = if existing.is_some() { JournalEvent::Respawned } else { JournalEvent::Spawned };
+                let event = if existing.is_some() {
+                    JournalEvent::Respawned
+                } else {
+                    JournalEvent::Spawned
+                };
                 if existing.is_some() {
                     tracing::warn!(kind = A::KIND, %key, "object actor had died; starting it again");
                 }
@@ -151,12 +173,18 @@ impl<A: ObjectActor> Handler<Watched<A::Object>> for Registry<A> {
             watcher::Event::Init => self.relisting = Some(HashSet::new()),
             watcher::Event::InitDone => {
                 if let Some(seen) = self.relisting.take() {
-                    let gone: Vec<ObjectKey> = self.children.keys().filter(|k| !seen.contains(*k)).cloned().collect();
+                    let gone: Vec<ObjectKey> = self
+                        .children
+                        .keys()
+                        .filter(|k| !seen.contains(*k))
+                        .cloned()
+                        .collect();
                     for key in gone {
                         self.forget(&key);
                     }
                 }
-                self.synced.store(true, std::sync::atomic::Ordering::Release);
+                self.synced
+                    .store(true, std::sync::atomic::Ordering::Release);
             }
         }
     }
@@ -182,7 +210,13 @@ impl<A: ObjectActor> Handler<All<A>> for Registry<A> {
     type Result = MessageResult<All<A>>;
 
     fn handle(&mut self, _msg: All<A>, _ctx: &mut Self::Context) -> Self::Result {
-        MessageResult(self.children.iter().filter(|(_, a)| a.connected()).map(|(k, a)| (k.clone(), a.clone())).collect())
+        MessageResult(
+            self.children
+                .iter()
+                .filter(|(_, a)| a.connected())
+                .map(|(k, a)| (k.clone(), a.clone()))
+                .collect(),
+        )
     }
 }
 

@@ -33,25 +33,48 @@ impl Drop for TelemetryGuard {
     }
 }
 
-pub fn init(service_name: &'static str, format: LogFormat) -> Result<TelemetryGuard, TelemetryError> {
-    let env_filter = EnvFilter::builder().with_default_directive(LevelFilter::INFO.into()).from_env_lossy();
+pub fn init(
+    service_name: &'static str,
+    format: LogFormat,
+) -> Result<TelemetryGuard, TelemetryError> {
+    let env_filter = EnvFilter::builder()
+        .with_default_directive(LevelFilter::INFO.into())
+        .from_env_lossy();
     let fmt_layer = match format {
         LogFormat::Text => fmt::layer().with_target(false).boxed(),
         LogFormat::Json => fmt::layer().json().flatten_event(true).boxed(),
     }
     .with_filter(env_filter);
 
-    opentelemetry::global::set_text_map_propagator(opentelemetry_sdk::propagation::TraceContextPropagator::new());
+    opentelemetry::global::set_text_map_propagator(
+        opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+    );
     let provider = if std::env::var_os("OTEL_EXPORTER_OTLP_ENDPOINT").is_some() {
-        let exporter = opentelemetry_otlp::SpanExporter::builder().with_tonic().build().map_err(TelemetryError::Exporter)?;
-        let resource = opentelemetry_sdk::Resource::builder().with_service_name(service_name).build();
-        Some(SdkTracerProvider::builder().with_batch_exporter(exporter).with_resource(resource).build())
+        let exporter = opentelemetry_otlp::SpanExporter::builder()
+            .with_tonic()
+            .build()
+            .map_err(TelemetryError::Exporter)?;
+        let resource = opentelemetry_sdk::Resource::builder()
+            .with_service_name(service_name)
+            .build();
+        Some(
+            SdkTracerProvider::builder()
+                .with_batch_exporter(exporter)
+                .with_resource(resource)
+                .build(),
+        )
     } else {
         None
     };
-    let otel_layer = provider
-        .as_ref()
-        .map(|p| tracing_opentelemetry::layer().with_tracer(p.tracer(service_name)).with_filter(LevelFilter::INFO));
-    tracing_subscriber::registry().with(fmt_layer).with(otel_layer).try_init().map_err(TelemetryError::AlreadyInstalled)?;
+    let otel_layer = provider.as_ref().map(|p| {
+        tracing_opentelemetry::layer()
+            .with_tracer(p.tracer(service_name))
+            .with_filter(LevelFilter::INFO)
+    });
+    tracing_subscriber::registry()
+        .with(fmt_layer)
+        .with(otel_layer)
+        .try_init()
+        .map_err(TelemetryError::AlreadyInstalled)?;
     Ok(TelemetryGuard { provider })
 }

@@ -15,17 +15,23 @@ pub struct AnnotationExtractor<'a>(pub &'a BTreeMap<String, String>);
 
 impl Injector for AnnotationInjector<'_> {
     fn set(&mut self, key: &str, value: String) {
-        self.0.insert(format!("{TRACE_ANNOTATION_PREFIX}{key}"), value);
+        self.0
+            .insert(format!("{TRACE_ANNOTATION_PREFIX}{key}"), value);
     }
 }
 
 impl Extractor for AnnotationExtractor<'_> {
     fn get(&self, key: &str) -> Option<&str> {
-        self.0.get(&format!("{TRACE_ANNOTATION_PREFIX}{key}")).map(String::as_str)
+        self.0
+            .get(&format!("{TRACE_ANNOTATION_PREFIX}{key}"))
+            .map(String::as_str)
     }
 
     fn keys(&self) -> Vec<&str> {
-        self.0.keys().filter_map(|k| k.strip_prefix(TRACE_ANNOTATION_PREFIX)).collect()
+        self.0
+            .keys()
+            .filter_map(|k| k.strip_prefix(TRACE_ANNOTATION_PREFIX))
+            .collect()
     }
 }
 
@@ -55,18 +61,32 @@ mod tests {
     fn a_trace_id_survives_annotations_from_writer_to_reader() {
         let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
         let tracer = provider.tracer("test");
-        let subscriber = tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(tracer));
+        let subscriber =
+            tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(tracer));
         tracing::subscriber::with_default(subscriber, || {
             let mut annotations = BTreeMap::new();
             let writer = tracing::info_span!("catalog.resolve");
             let written = writer.in_scope(|| {
                 inject_current(&mut annotations);
-                tracing::Span::current().context().span().span_context().trace_id()
+                tracing::Span::current()
+                    .context()
+                    .span()
+                    .span_context()
+                    .trace_id()
             });
-            assert!(annotations.contains_key("tracing.olm.operatorframework.io/traceparent"), "{annotations:?}");
+            assert!(
+                annotations.contains_key("tracing.olm.operatorframework.io/traceparent"),
+                "{annotations:?}"
+            );
             let reader = tracing::info_span!("csv.reconcile");
             assert!(adopt_parent(&reader, &annotations));
-            let read = reader.in_scope(|| tracing::Span::current().context().span().span_context().trace_id());
+            let read = reader.in_scope(|| {
+                tracing::Span::current()
+                    .context()
+                    .span()
+                    .span_context()
+                    .trace_id()
+            });
             assert_eq!(written, read);
         });
     }
@@ -74,6 +94,9 @@ mod tests {
     #[test]
     fn annotations_without_a_traceparent_adopt_nothing() {
         let span = tracing::info_span!("x");
-        assert!(!adopt_parent(&span, &BTreeMap::from([("a".to_string(), "b".to_string())])));
+        assert!(!adopt_parent(
+            &span,
+            &BTreeMap::from([("a".to_string(), "b".to_string())])
+        ));
     }
 }

@@ -22,15 +22,23 @@ const JOURNAL_CAPACITY: usize = 4096;
 
 /// Run `fut` inside an actix System whose arbiter runs on a multi-thread tokio runtime.
 pub fn block_on_system<F: Future>(fut: F) -> std::io::Result<F::Output> {
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
     let mut runtime = Some(runtime);
-    let system = actix::System::with_tokio_rt(move || runtime.take().unwrap_or_else(|| unreachable_runtime()));
+    let system = actix::System::with_tokio_rt(move || {
+        runtime.take().unwrap_or_else(|| unreachable_runtime())
+    });
     Ok(system.block_on(fut))
 }
 
 fn unreachable_runtime() -> tokio::runtime::Runtime {
     // actix calls the factory once; a second call would be a bug in actix-rt. Fall back to a fresh runtime.
-    match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => panic!("cannot build a tokio runtime: {e}"),
     }
@@ -70,7 +78,13 @@ pub struct Wiring {
 
 impl Wiring {
     pub fn new(client: Client, metrics: Metrics, scope: Scope) -> Self {
-        Self { client, metrics, scope, journals: Vec::new(), synced: Vec::new() }
+        Self {
+            client,
+            metrics,
+            scope,
+            journals: Vec::new(),
+            synced: Vec::new(),
+        }
     }
 
     /// Start the registry of actor kind `A` and the watch feeding it. Namespaced kinds are watched in the scope
@@ -87,7 +101,9 @@ impl Wiring {
         let addr = registry.start();
         let api: Api<A::Object> = Api::all(self.client.clone());
         let config = match &self.scope {
-            Scope::Namespaces(list) if list.len() == 1 => watcher::Config::default().fields(&format!("metadata.namespace={}", list[0])),
+            Scope::Namespaces(list) if list.len() == 1 => {
+                watcher::Config::default().fields(&format!("metadata.namespace={}", list[0]))
+            }
             _ => watcher::Config::default(),
         };
         let (store, _task) = spawn_watch(api, config, addr.clone(), self.scope.clone());
@@ -96,7 +112,11 @@ impl Wiring {
 
     /// Serve `/healthz`, `/readyz`, `/metrics`, `/debug/*` on `addr`.
     pub async fn serve(&self, addr: SocketAddr) -> std::io::Result<SocketAddr> {
-        let state = EndpointState { metrics: self.metrics.clone(), journals: self.journals.clone(), synced: self.synced.clone() };
+        let state = EndpointState {
+            metrics: self.metrics.clone(),
+            journals: self.journals.clone(),
+            synced: self.synced.clone(),
+        };
         endpoints::serve(addr, state).await
     }
 }
@@ -105,14 +125,18 @@ impl Wiring {
 pub async fn shutdown_signal() {
     #[cfg(unix)]
     {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(error) => {
-                tracing::warn!(error = &error as &dyn std::error::Error, "cannot listen for SIGTERM; waiting for Ctrl-C only");
-                let _ = tokio::signal::ctrl_c().await;
-                return;
-            }
-        };
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(error) => {
+                    tracing::warn!(
+                        error = &error as &dyn std::error::Error,
+                        "cannot listen for SIGTERM; waiting for Ctrl-C only"
+                    );
+                    let _ = tokio::signal::ctrl_c().await;
+                    return;
+                }
+            };
         tokio::select! {
             _ = term.recv() => {},
             _ = tokio::signal::ctrl_c() => {},

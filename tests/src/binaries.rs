@@ -10,13 +10,20 @@ pub fn bin_path(name: &str) -> anyhow::Result<PathBuf> {
         None => {
             let exe = std::env::current_exe().context("current_exe")?;
             let deps = exe.parent().context("test binary has no parent folder")?;
-            let dir = if deps.ends_with("deps") { deps.parent().context("deps has no parent")? } else { deps };
+            let dir = if deps.ends_with("deps") {
+                deps.parent().context("deps has no parent")?
+            } else {
+                deps
+            };
             dir.to_path_buf()
         }
     };
     let path = dir.join(name);
     if !path.is_file() {
-        bail!("{} not found: build the binaries first (`cargo build --workspace`) or set OLM_RS_BIN_DIR", path.display());
+        bail!(
+            "{} not found: build the binaries first (`cargo build --workspace`) or set OLM_RS_BIN_DIR",
+            path.display()
+        );
     }
     Ok(path)
 }

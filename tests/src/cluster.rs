@@ -5,10 +5,10 @@
 use crate::binaries::bin_path;
 use anyhow::{Context, bail};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Client;
 use kube::api::{Api, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::conditions;
-use kube::Client;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -23,25 +23,50 @@ static SHARED: OnceLock<Result<Cluster, String>> = OnceLock::new();
 impl Cluster {
     /// Start or attach to the control plane once per process.
     pub fn shared() -> anyhow::Result<&'static Cluster> {
-        SHARED.get_or_init(|| Self::start().map_err(|e| format!("{e:#}"))).as_ref().map_err(|e| anyhow::anyhow!("control plane: {e}"))
+        SHARED
+            .get_or_init(|| Self::start().map_err(|e| format!("{e:#}")))
+            .as_ref()
+            .map_err(|e| anyhow::anyhow!("control plane: {e}"))
     }
 
     fn start() -> anyhow::Result<Cluster> {
-        let repo_root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().context("repo root")?.to_path_buf();
+        let repo_root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .context("repo root")?
+            .to_path_buf();
         let script = repo_root.join("hack/control-plane.sh");
         let node_sim = bin_path("node-sim")?;
-        let out = Command::new("bash").arg(&script).arg("up").env("OLM_RS_NODE_SIM", &node_sim).output().context("run hack/control-plane.sh up")?;
+        let out = Command::new("bash")
+            .arg(&script)
+            .arg("up")
+            .env("OLM_RS_NODE_SIM", &node_sim)
+            .output()
+            .context("run hack/control-plane.sh up")?;
         if !out.status.success() {
-            bail!("hack/control-plane.sh up failed: {}", String::from_utf8_lossy(&out.stderr));
+            bail!(
+                "hack/control-plane.sh up failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         let stdout = String::from_utf8_lossy(&out.stdout);
-        let kubeconfig = PathBuf::from(stdout.lines().last().context("no kubeconfig path printed")?.trim());
-        let cluster = Cluster { kubeconfig, repo_root };
+        let kubeconfig = PathBuf::from(
+            stdout
+                .lines()
+                .last()
+                .context("no kubeconfig path printed")?
+                .trim(),
+        );
+        let cluster = Cluster {
+            kubeconfig,
+            repo_root,
+        };
         // Callers are usually inside a test's runtime, which must not be blocked on: use a thread of our own.
         let cluster = std::thread::scope(|scope| {
             scope
                 .spawn(move || -> anyhow::Result<Cluster> {
-                    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()?;
                     rt.block_on(cluster.install_crds())?;
                     Ok(cluster)
                 })
@@ -53,7 +78,8 @@ impl Cluster {
 
     pub async fn client(&self) -> anyhow::Result<Client> {
         let kc = Kubeconfig::read_from(&self.kubeconfig)?;
-        let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default()).await?;
+        let config =
+            kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default()).await?;
         Ok(Client::try_from(config)?)
     }
 
@@ -64,37 +90,64 @@ impl Cluster {
         let api: Api<CustomResourceDefinition> = Api::all(client);
         let dir = self.repo_root.join("deploy/crds");
         let mut names = Vec::new();
-        let mut files: Vec<_> = std::fs::read_dir(&dir).with_context(|| format!("read {}", dir.display()))?.filter_map(Result::ok).map(|e| e.path()).collect();
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .with_context(|| format!("read {}", dir.display()))?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .collect();
         files.sort();
-        for path in files.into_iter().filter(|p| p.extension().is_some_and(|e| e == "yaml")) {
+        for path in files
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        {
             let text = std::fs::read_to_string(&path)?;
-            let crd: CustomResourceDefinition = serde_saphyr::from_str(&text).with_context(|| format!("parse {}", path.display()))?;
+            let crd: CustomResourceDefinition = serde_saphyr::from_str(&text)
+                .with_context(|| format!("parse {}", path.display()))?;
             let name = crd.metadata.name.clone().context("CRD without a name")?;
             match api.get_opt(&name).await? {
                 None => {
-                    api.create(&PostParams::default(), &crd).await.with_context(|| format!("create CRD {name}"))?;
+                    api.create(&PostParams::default(), &crd)
+                        .await
+                        .with_context(|| format!("create CRD {name}"))?;
                 }
                 Some(existing) if existing.spec != crd.spec => {
                     let mut replacement = crd.clone();
-                    replacement.metadata.resource_version = existing.metadata.resource_version.clone();
-                    api.replace(&name, &PostParams::default(), &replacement).await.with_context(|| format!("replace CRD {name}"))?;
+                    replacement.metadata.resource_version =
+                        existing.metadata.resource_version.clone();
+                    api.replace(&name, &PostParams::default(), &replacement)
+                        .await
+                        .with_context(|| format!("replace CRD {name}"))?;
                 }
                 Some(_) => {}
             }
             names.push(name);
         }
         for name in names {
-            let established = kube::runtime::wait::await_condition(api.clone(), &name, conditions::is_crd_established());
-            tokio::time::timeout(crate::DEFAULT_DEADLINE, established).await.with_context(|| format!("CRD {name} not Established in time"))??;
+            let established = kube::runtime::wait::await_condition(
+                api.clone(),
+                &name,
+                conditions::is_crd_established(),
+            );
+            tokio::time::timeout(crate::DEFAULT_DEADLINE, established)
+                .await
+                .with_context(|| format!("CRD {name} not Established in time"))??;
         }
         Ok(())
     }
 
     /// `kubectl` against this cluster, returning stdout (fails with stderr).
     pub fn kubectl(&self, args: &[&str]) -> anyhow::Result<String> {
-        let out = Command::new("kubectl").args(args).env("KUBECONFIG", &self.kubeconfig).output().context("run kubectl")?;
+        let out = Command::new("kubectl")
+            .args(args)
+            .env("KUBECONFIG", &self.kubeconfig)
+            .output()
+            .context("run kubectl")?;
         if !out.status.success() {
-            bail!("kubectl {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
+            bail!(
+                "kubectl {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }

@@ -25,4 +25,4 @@ pub use cluster::Cluster;
 pub use dump::dump_namespace;
 pub use namespace::{TestContext, with_namespace};
 pub use operators::OperatorProcess;
-pub use wait::{await_object, eventually, DEFAULT_DEADLINE};
+pub use wait::{DEFAULT_DEADLINE, await_object, eventually};

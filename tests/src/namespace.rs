@@ -4,8 +4,8 @@
 use crate::cluster::Cluster;
 use crate::dump::dump_namespace;
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, DeleteParams, PostParams};
 use kube::Client;
+use kube::api::{Api, DeleteParams, PostParams};
 use rand::Rng;
 use std::future::Future;
 
@@ -17,11 +17,17 @@ pub struct TestContext {
 
 fn random_suffix() -> String {
     let mut rng = rand::rng();
-    (0..6).map(|_| char::from(b'a' + rng.random_range(0..26u8))).collect()
+    (0..6)
+        .map(|_| char::from(b'a' + rng.random_range(0..26u8)))
+        .collect()
 }
 
 /// Run `body` in a new namespace named `<prefix>-<random>`.
-pub async fn with_namespace<F, Fut>(cluster: &'static Cluster, prefix: &str, body: F) -> anyhow::Result<()>
+pub async fn with_namespace<F, Fut>(
+    cluster: &'static Cluster,
+    prefix: &str,
+    body: F,
+) -> anyhow::Result<()>
 where
     F: FnOnce(TestContext) -> Fut,
     Fut: Future<Output = anyhow::Result<()>>,
@@ -33,7 +39,11 @@ where
     ns.metadata.name = Some(namespace.clone());
     ns.metadata.labels = Some([("olm-rs.io/test".to_string(), "true".to_string())].into());
     api.create(&PostParams::default(), &ns).await?;
-    let ctx = TestContext { client: client.clone(), namespace: namespace.clone(), cluster };
+    let ctx = TestContext {
+        client: client.clone(),
+        namespace: namespace.clone(),
+        cluster,
+    };
     let result = body(ctx).await;
     if let Err(error) = &result {
         eprintln!("test in namespace {namespace} failed: {error:#}");

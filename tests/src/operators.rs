@@ -36,17 +36,35 @@ impl OperatorProcess {
             .arg(format!("127.0.0.1:{http_port}"))
             .args(extra)
             .env("KUBECONFIG", &cluster.kubeconfig)
-            .env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()))
+            .env(
+                "RUST_LOG",
+                std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()),
+            )
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
             .spawn()
             .with_context(|| format!("spawn {}", path.display()))?;
-        let mut process = OperatorProcess { name: binary.to_string(), http_port, log, child };
-        let started = eventually(Duration::from_secs(30), &format!("{binary} /healthz"), || {
-            let port = http_port;
-            async move { Ok(http_get(port, "/healthz").await.ok().filter(|(code, _)| *code == 200).map(|_| ())) }
-        })
+        let mut process = OperatorProcess {
+            name: binary.to_string(),
+            http_port,
+            log,
+            child,
+        };
+        let started = eventually(
+            Duration::from_secs(30),
+            &format!("{binary} /healthz"),
+            || {
+                let port = http_port;
+                async move {
+                    Ok(http_get(port, "/healthz")
+                        .await
+                        .ok()
+                        .filter(|(code, _)| *code == 200)
+                        .map(|_| ()))
+                }
+            },
+        )
         .await;
         if let Err(e) = started {
             if let Ok(Some(status)) = process.child.try_wait() {
@@ -89,11 +107,23 @@ impl Drop for OperatorProcess {
 /// A minimal HTTP/1.1 GET over loopback (no client dependency needed for three endpoints).
 async fn http_get(port: u16, path: &str) -> anyhow::Result<(u16, Vec<u8>)> {
     let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
-    stream.write_all(format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").as_bytes()).await?;
+    stream
+        .write_all(
+            format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        )
+        .await?;
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).await?;
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").context("no header end")?;
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .context("no header end")?;
     let head = String::from_utf8_lossy(&raw[..split]);
-    let code: u16 = head.split_whitespace().nth(1).context("no status code")?.parse()?;
+    let code: u16 = head
+        .split_whitespace()
+        .nth(1)
+        .context("no status code")?
+        .parse()?;
     Ok((code, raw[split + 4..].to_vec()))
 }

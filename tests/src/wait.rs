@@ -12,7 +12,13 @@ use std::time::Duration;
 pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(60);
 
 /// Wait until the named object satisfies `cond`, via a watch. Returns the object.
-pub async fn await_object<K, F>(api: &Api<K>, name: &str, deadline: Duration, what: &str, cond: F) -> anyhow::Result<K>
+pub async fn await_object<K, F>(
+    api: &Api<K>,
+    name: &str,
+    deadline: Duration,
+    what: &str,
+    cond: F,
+) -> anyhow::Result<K>
 where
     K: kube::Resource + Clone + DeserializeOwned + Debug + Send + 'static,
     F: Fn(Option<&K>) -> bool + Send,
@@ -26,7 +32,11 @@ where
 
 /// Re-run `probe` until it returns `Ok(Some(v))`, failing after `deadline` with the last error or state.
 /// Between tries it yields to the runtime for a short, growing interval (a probe, not a wait for elapsed time).
-pub async fn eventually<T, F, Fut>(deadline: Duration, what: &str, mut probe: F) -> anyhow::Result<T>
+pub async fn eventually<T, F, Fut>(
+    deadline: Duration,
+    what: &str,
+    mut probe: F,
+) -> anyhow::Result<T>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = anyhow::Result<Option<T>>>,

@@ -68,7 +68,8 @@ async fn the_olm_operator_runs_one_actor_per_csv_and_operator_group() -> anyhow:
 }
 
 #[tokio::test]
-async fn the_catalog_operator_runs_one_actor_per_subscription_catalog_source_and_install_plan() -> anyhow::Result<()> {
+async fn the_catalog_operator_runs_one_actor_per_subscription_catalog_source_and_install_plan()
+-> anyhow::Result<()> {
     use messages::crd::catalog_source::CatalogSource;
     use messages::crd::install_plan::InstallPlan;
     use messages::crd::subscription::Subscription;

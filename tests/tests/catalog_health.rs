@@ -14,46 +14,79 @@ use olm_tests::{Cluster, await_object, with_namespace};
 use serde_json::json;
 
 #[tokio::test]
-async fn an_unreachable_catalog_is_reported_then_serves_once_its_registry_starts() -> anyhow::Result<()> {
+async fn an_unreachable_catalog_is_reported_then_serves_once_its_registry_starts()
+-> anyhow::Result<()> {
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "cathealth", |ctx| async move {
         let _op = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
         operator_group(&ctx).await?;
         subscription(&ctx, "delta", "delta", "remote", json!({})).await?;
         let target = format!("targeted catalogsource {}/remote missing", ctx.namespace);
-        await_sub(&ctx, "delta", "no catalog at all", |s| sub_condition(s, "CatalogSourcesUnhealthy").is_some_and(|c| c.1 == "NoCatalogSourcesFound")).await?;
+        await_sub(&ctx, "delta", "no catalog at all", |s| {
+            sub_condition(s, "CatalogSourcesUnhealthy")
+                .is_some_and(|c| c.1 == "NoCatalogSourcesFound")
+        })
+        .await?;
 
         let port = free_port()?;
         address_catalog(&ctx, "remote", &format!("127.0.0.1:{port}")).await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         let cs = await_object(&catalogs, "remote", DEADLINE, "TRANSIENT_FAILURE", |c| {
-            c.and_then(|c| c.status.as_ref()).and_then(|s| s.connection_state.as_ref()).is_some_and(|c| c.last_observed_state.as_str() == "TRANSIENT_FAILURE")
+            c.and_then(|c| c.status.as_ref())
+                .and_then(|s| s.connection_state.as_ref())
+                .is_some_and(|c| c.last_observed_state.as_str() == "TRANSIENT_FAILURE")
         })
         .await?;
         let status = cs.status.expect("status");
         assert_eq!(status.reason.as_str(), "RegistryServerError");
-        assert_eq!(status.connection_state.expect("connection").address, format!("127.0.0.1:{port}"));
+        assert_eq!(
+            status.connection_state.expect("connection").address,
+            format!("127.0.0.1:{port}")
+        );
         let unhealthy = format!("targeted catalogsource {}/remote unhealthy", ctx.namespace);
-        let sub = await_sub(&ctx, "delta", "the targeted catalog is unhealthy", |s| sub_condition(s, "CatalogSourcesUnhealthy").is_some_and(|c| c.2 == unhealthy)).await?;
-        assert_ne!(sub_condition(sub.status.as_ref().expect("status"), "CatalogSourcesUnhealthy").map(|c| c.2), Some(target));
+        let sub = await_sub(&ctx, "delta", "the targeted catalog is unhealthy", |s| {
+            sub_condition(s, "CatalogSourcesUnhealthy").is_some_and(|c| c.2 == unhealthy)
+        })
+        .await?;
+        assert_ne!(
+            sub_condition(
+                sub.status.as_ref().expect("status"),
+                "CatalogSourcesUnhealthy"
+            )
+            .map(|c| c.2),
+            Some(target)
+        );
 
         let dir = std::env::temp_dir().join(format!("olm-rs-{}", ctx.namespace));
         let file = Catalog::with(vec![Op::new("delta", "1.0.0")]).write_file(&dir, "remote")?;
         let _registry = RegistryProcess::start(&[&file], port)?;
         await_object(&catalogs, "remote", DEADLINE, "READY", |c| {
-            c.and_then(|c| c.status.as_ref()).and_then(|s| s.connection_state.as_ref()).is_some_and(|c| c.last_observed_state.as_str() == "READY")
+            c.and_then(|c| c.status.as_ref())
+                .and_then(|s| s.connection_state.as_ref())
+                .is_some_and(|c| c.last_observed_state.as_str() == "READY")
         })
         .await?;
-        let sub = await_sub(&ctx, "delta", "installed from the fixed catalog", |s| s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "delta.v1.0.0").await?;
-        let health = sub_condition(sub.status.as_ref().expect("status"), "CatalogSourcesUnhealthy").expect("condition");
-        assert_eq!((health.0.as_str(), health.1.as_str()), ("False", "AllCatalogSourcesHealthy"));
+        let sub = await_sub(&ctx, "delta", "installed from the fixed catalog", |s| {
+            s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "delta.v1.0.0"
+        })
+        .await?;
+        let health = sub_condition(
+            sub.status.as_ref().expect("status"),
+            "CatalogSourcesUnhealthy",
+        )
+        .expect("condition");
+        assert_eq!(
+            (health.0.as_str(), health.1.as_str()),
+            ("False", "AllCatalogSourcesHealthy")
+        );
         Ok(())
     })
     .await
 }
 
 #[tokio::test]
-async fn an_invalid_spec_is_spec_invalid_and_an_image_catalog_gets_a_pod_and_service_but_is_not_reachable() -> anyhow::Result<()> {
+async fn an_invalid_spec_is_spec_invalid_and_an_image_catalog_gets_a_pod_and_service_but_is_not_reachable()
+-> anyhow::Result<()> {
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "catspec", |ctx| async move {
         let _op = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;

@@ -9,7 +9,12 @@ use messages::crd::install_plan::InstallPlan;
 use olm_tests::{Cluster, DEFAULT_DEADLINE, await_object, with_namespace};
 use serde_json::json;
 
-fn csv(name: &str, display: &str, version: &str, replaces: &str) -> anyhow::Result<ClusterServiceVersion> {
+fn csv(
+    name: &str,
+    display: &str,
+    version: &str,
+    replaces: &str,
+) -> anyhow::Result<ClusterServiceVersion> {
     Ok(serde_json::from_value(json!({
         "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
         "metadata": {"name": name},
@@ -20,25 +25,50 @@ fn csv(name: &str, display: &str, version: &str, replaces: &str) -> anyhow::Resu
 }
 
 #[tokio::test]
-async fn kubectl_lists_olm_kinds_by_short_name_category_and_printer_columns() -> anyhow::Result<()> {
+async fn kubectl_lists_olm_kinds_by_short_name_category_and_printer_columns() -> anyhow::Result<()>
+{
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "kubectl", |ctx| async move {
         let api: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        api.create(&PostParams::default(), &csv("etcdoperator.v0.9.4", "etcd", "0.9.4", "etcdoperator.v0.9.2")?).await?;
+        api.create(
+            &PostParams::default(),
+            &csv(
+                "etcdoperator.v0.9.4",
+                "etcd",
+                "0.9.4",
+                "etcdoperator.v0.9.2",
+            )?,
+        )
+        .await?;
         let ns = ctx.namespace.as_str();
-        let all = ctx.cluster.kubectl(&["get", "csv,sub,ip,og,catsrc", "-n", ns])?;
+        let all = ctx
+            .cluster
+            .kubectl(&["get", "csv,sub,ip,og,catsrc", "-n", ns])?;
         assert!(all.contains("etcdoperator.v0.9.4"), "{all}");
         let table = ctx.cluster.kubectl(&["get", "csvs", "-n", ns])?;
         let header = table.lines().next().unwrap_or_default();
         for column in ["NAME", "DISPLAY", "VERSION", "REPLACES", "PHASE"] {
-            assert!(header.contains(column), "column {column} missing from: {header}");
+            assert!(
+                header.contains(column),
+                "column {column} missing from: {header}"
+            );
         }
         let row = table.lines().nth(1).unwrap_or_default();
-        for value in ["etcdoperator.v0.9.4", "etcd", "0.9.4", "etcdoperator.v0.9.2"] {
+        for value in [
+            "etcdoperator.v0.9.4",
+            "etcd",
+            "0.9.4",
+            "etcdoperator.v0.9.2",
+        ] {
             assert!(row.contains(value), "{value} missing from: {row}");
         }
-        let by_category = ctx.cluster.kubectl(&["get", "olm", "-n", ns, "-o", "name"])?;
-        assert!(by_category.contains("clusterserviceversion.operators.coreos.com/etcdoperator.v0.9.4"), "{by_category}");
+        let by_category = ctx
+            .cluster
+            .kubectl(&["get", "olm", "-n", ns, "-o", "name"])?;
+        assert!(
+            by_category.contains("clusterserviceversion.operators.coreos.com/etcdoperator.v0.9.4"),
+            "{by_category}"
+        );
         for short in ["sub", "subs", "ip", "og", "catsrc", "csv"] {
             ctx.cluster.kubectl(&["get", short, "-n", ns])?;
         }

@@ -33,16 +33,25 @@ fn csv(name: &str, with_deployment: bool) -> Value {
 
 fn pid_of(port: u16) -> Option<u32> {
     let needle = format!("127.0.0.1:{port}");
-    std::fs::read_dir("/proc").ok()?.filter_map(Result::ok).find_map(|entry| {
-        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-        let text = String::from_utf8_lossy(&std::fs::read(entry.path().join("cmdline")).ok()?).to_string();
-        (text.contains("olm-operator") && text.contains(&needle)).then_some(pid)
-    })
+    std::fs::read_dir("/proc")
+        .ok()?
+        .filter_map(Result::ok)
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let text = String::from_utf8_lossy(&std::fs::read(entry.path().join("cmdline")).ok()?)
+                .to_string();
+            (text.contains("olm-operator") && text.contains(&needle)).then_some(pid)
+        })
 }
 
 fn rss_mib(pid: u32) -> f64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let kib: f64 = status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.split_whitespace().next()).and_then(|v| v.parse().ok()).unwrap_or(0.0);
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
     kib / 1024.0
 }
 
@@ -51,14 +60,26 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-async fn create_all(api: &Api<ClusterServiceVersion>, names: &[String], with_deployment: bool, created: &Arc<Mutex<BTreeMap<String, Instant>>>) -> anyhow::Result<()> {
+async fn create_all(
+    api: &Api<ClusterServiceVersion>,
+    names: &[String],
+    with_deployment: bool,
+    created: &Arc<Mutex<BTreeMap<String, Instant>>>,
+) -> anyhow::Result<()> {
     stream::iter(names.to_vec())
         .map(|name| {
             let (api, created) = (api.clone(), created.clone());
             async move {
-                let obj: ClusterServiceVersion = serde_json::from_value(csv(&name, with_deployment))?;
-                created.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.insert(name, Instant::now());
-                api.create(&PostParams::default(), &obj).await.map(|_| ()).map_err(anyhow::Error::from)
+                let obj: ClusterServiceVersion =
+                    serde_json::from_value(csv(&name, with_deployment))?;
+                created
+                    .lock()
+                    .map_err(|_| anyhow::anyhow!("poisoned"))?
+                    .insert(name, Instant::now());
+                api.create(&PostParams::default(), &obj)
+                    .await
+                    .map(|_| ())
+                    .map_err(anyhow::Error::from)
             }
         })
         .buffer_unordered(8)
@@ -68,14 +89,27 @@ async fn create_all(api: &Api<ClusterServiceVersion>, names: &[String], with_dep
 }
 
 /// Wait until `want` CSVs have been seen Succeeded; returns when each first was.
-async fn await_succeeded(api: &Api<ClusterServiceVersion>, want: usize, deadline: Duration) -> anyhow::Result<BTreeMap<String, Instant>> {
+async fn await_succeeded(
+    api: &Api<ClusterServiceVersion>,
+    want: usize,
+    deadline: Duration,
+) -> anyhow::Result<BTreeMap<String, Instant>> {
     let mut seen = BTreeMap::new();
     let stream = watcher(api.clone(), watcher::Config::default()).applied_objects();
     futures::pin_mut!(stream);
     let until = tokio::time::Instant::now() + deadline;
     while seen.len() < want {
-        let next = tokio::time::timeout_at(until, stream.next()).await.map_err(|_| anyhow::anyhow!("only {} of {want} CSVs Succeeded within {deadline:?}", seen.len()))?;
-        let Some(obj) = next else { anyhow::bail!("watch ended") };
+        let next = tokio::time::timeout_at(until, stream.next())
+            .await
+            .map_err(|_| {
+                anyhow::anyhow!(
+                    "only {} of {want} CSVs Succeeded within {deadline:?}",
+                    seen.len()
+                )
+            })?;
+        let Some(obj) = next else {
+            anyhow::bail!("watch ended")
+        };
         let obj = obj?;
         if obj.phase() == CsvPhase::Succeeded
             && let Some(name) = obj.metadata.name.clone()
@@ -89,8 +123,15 @@ async fn await_succeeded(api: &Api<ClusterServiceVersion>, want: usize, deadline
 #[tokio::test]
 #[ignore = "benchmark: creates hundreds of CSVs"]
 async fn csvs_reach_succeeded_quickly_and_the_operator_stays_small() -> anyhow::Result<()> {
-    let with_deployments: usize = std::env::var("OLM_RS_BENCH_CSVS").ok().and_then(|v| v.parse().ok()).unwrap_or(60);
-    let total: usize = std::env::var("OLM_RS_BENCH_TOTAL").ok().and_then(|v| v.parse().ok()).unwrap_or(500).max(with_deployments);
+    let with_deployments: usize = std::env::var("OLM_RS_BENCH_CSVS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60);
+    let total: usize = std::env::var("OLM_RS_BENCH_TOTAL")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(500)
+        .max(with_deployments);
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "csv-bench", |ctx| async move {
         let ns = ctx.namespace.clone();

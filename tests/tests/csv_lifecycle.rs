@@ -41,7 +41,9 @@ fn csv(name: &str, version: &str, replaces: Option<&str>, deployment: &str, imag
 
 async fn create_csv(ctx: &TestContext, value: Value) -> anyhow::Result<()> {
     let csv: ClusterServiceVersion = serde_json::from_value(value)?;
-    Api::<ClusterServiceVersion>::namespaced(ctx.client.clone(), &ctx.namespace).create(&PostParams::default(), &csv).await?;
+    Api::<ClusterServiceVersion>::namespaced(ctx.client.clone(), &ctx.namespace)
+        .create(&PostParams::default(), &csv)
+        .await?;
     Ok(())
 }
 
@@ -50,7 +52,9 @@ async fn create_group(ctx: &TestContext) -> anyhow::Result<()> {
         "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
         "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ctx.namespace]}
     }))?;
-    Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ctx.namespace).create(&PostParams::default(), &og).await?;
+    Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ctx.namespace)
+        .create(&PostParams::default(), &og)
+        .await?;
     Ok(())
 }
 
@@ -58,23 +62,47 @@ fn csvs(ctx: &TestContext) -> Api<ClusterServiceVersion> {
     Api::namespaced(ctx.client.clone(), &ctx.namespace)
 }
 
-async fn await_phase(ctx: &TestContext, name: &str, phase: CsvPhase, reason: CsvReason) -> anyhow::Result<ClusterServiceVersion> {
+async fn await_phase(
+    ctx: &TestContext,
+    name: &str,
+    phase: CsvPhase,
+    reason: CsvReason,
+) -> anyhow::Result<ClusterServiceVersion> {
     let what = format!("phase {phase} reason {reason}");
-    await_object(&csvs(ctx), name, DEADLINE, &what, move |c: Option<&ClusterServiceVersion>| c.is_some_and(|c| c.phase() == phase && c.reason() == reason)).await
+    await_object(
+        &csvs(ctx),
+        name,
+        DEADLINE,
+        &what,
+        move |c: Option<&ClusterServiceVersion>| {
+            c.is_some_and(|c| c.phase() == phase && c.reason() == reason)
+        },
+    )
+    .await
 }
 
 async fn await_gone<K>(api: &Api<K>, name: &str) -> anyhow::Result<()>
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
-    eventually(DEADLINE, &format!("{name} deleted"), || async { Ok(api.get_opt(name).await?.is_none().then_some(())) }).await
+    eventually(DEADLINE, &format!("{name} deleted"), || async {
+        Ok(api.get_opt(name).await?.is_none().then_some(()))
+    })
+    .await
 }
 
 /// Event reasons recorded for one object, oldest first.
 async fn event_reasons(ctx: &TestContext, object: &str) -> anyhow::Result<Vec<String>> {
     let events: Api<Event> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-    let mut list = events.list(&ListParams::default().fields(&format!("involvedObject.name={object}"))).await?.items;
-    list.sort_by(|a, b| a.metadata.creation_timestamp.cmp(&b.metadata.creation_timestamp));
+    let mut list = events
+        .list(&ListParams::default().fields(&format!("involvedObject.name={object}")))
+        .await?
+        .items;
+    list.sort_by(|a, b| {
+        a.metadata
+            .creation_timestamp
+            .cmp(&b.metadata.creation_timestamp)
+    });
     Ok(list.into_iter().filter_map(|e| e.reason).collect())
 }
 
@@ -82,7 +110,9 @@ async fn event_reasons(ctx: &TestContext, object: &str) -> anyhow::Result<Vec<St
 async fn metrics(port: u16) -> anyhow::Result<String> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
-    stream.write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n").await?;
+    stream
+        .write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        .await?;
     let mut body = String::new();
     stream.read_to_string(&mut body).await?;
     Ok(body)
@@ -90,7 +120,11 @@ async fn metrics(port: u16) -> anyhow::Result<String> {
 
 /// The value of an unlabelled metric.
 fn metric_value(text: &str, name: &str) -> Option<f64> {
-    text.lines().find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')).and_then(|v| v.trim().parse().ok()))
+    text.lines().find_map(|l| {
+        l.strip_prefix(name)
+            .and_then(|rest| rest.strip_prefix(' '))
+            .and_then(|v| v.trim().parse().ok())
+    })
 }
 
 /// Run `body` with an olm-operator watching a fresh namespace (`body` gets its HTTP port); the operator lives
@@ -102,12 +136,20 @@ where
 {
     let cluster = Cluster::shared()?;
     with_namespace(cluster, prefix, |ctx| async move {
-        let op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ctx.namespace.clone()]).await?;
+        let op = OperatorProcess::start(
+            ctx.cluster,
+            "olm-operator",
+            &["--watched-namespaces", &ctx.namespace.clone()],
+        )
+        .await?;
         let result = body(ctx, op.http_port).await;
         if result.is_err() {
             let text = std::fs::read_to_string(&op.log).unwrap_or_default();
             let tail: Vec<&str> = text.lines().rev().take(60).collect();
-            eprintln!("===== olm-operator log (last 60 lines) =====\n{}", tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+            eprintln!(
+                "===== olm-operator log (last 60 lines) =====\n{}",
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            );
         }
         drop(op);
         result
@@ -119,40 +161,123 @@ where
 async fn a_csv_installs_to_succeeded_with_a_real_deployment() -> anyhow::Result<()> {
     with_operator("csv-install", |ctx, port| async move {
         create_group(&ctx).await?;
-        create_csv(&ctx, csv("op.v1.0.0", "1.0.0", None, "op", "example.com/op:1")).await?;
-        let done = await_phase(&ctx, "op.v1.0.0", CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
+        create_csv(
+            &ctx,
+            csv("op.v1.0.0", "1.0.0", None, "op", "example.com/op:1"),
+        )
+        .await?;
+        let done = await_phase(
+            &ctx,
+            "op.v1.0.0",
+            CsvPhase::Succeeded,
+            CsvReason::InstallSucceeded,
+        )
+        .await?;
         let status = done.status.clone().unwrap_or_default();
         assert_eq!(status.message, "install strategy completed with no errors");
-        let history: Vec<(String, String)> = status.conditions.iter().map(|c| (c.phase.to_string(), c.reason.to_string())).collect();
-        for step in [("Pending", "RequirementsUnknown"), ("InstallReady", "AllRequirementsMet"), ("Installing", "InstallSucceeded"), ("Succeeded", "InstallSucceeded")] {
-            assert!(history.contains(&(step.0.to_string(), step.1.to_string())), "{step:?} missing from {history:?}");
+        let history: Vec<(String, String)> = status
+            .conditions
+            .iter()
+            .map(|c| (c.phase.to_string(), c.reason.to_string()))
+            .collect();
+        for step in [
+            ("Pending", "RequirementsUnknown"),
+            ("InstallReady", "AllRequirementsMet"),
+            ("Installing", "InstallSucceeded"),
+            ("Succeeded", "InstallSucceeded"),
+        ] {
+            assert!(
+                history.contains(&(step.0.to_string(), step.1.to_string())),
+                "{step:?} missing from {history:?}"
+            );
         }
-        let sa = status.requirement_status.iter().find(|r| r.kind == "ServiceAccount").expect("a service account requirement");
+        let sa = status
+            .requirement_status
+            .iter()
+            .find(|r| r.kind == "ServiceAccount")
+            .expect("a service account requirement");
         assert_eq!(sa.status, RequirementStatusReason::Present);
-        assert!(sa.dependents.iter().all(|d| d.status == RequirementStatusReason::Satisfied), "{:?}", sa.dependents);
+        assert!(
+            sa.dependents
+                .iter()
+                .all(|d| d.status == RequirementStatusReason::Satisfied),
+            "{:?}",
+            sa.dependents
+        );
 
-        let deployment = Api::<Deployment>::namespaced(ctx.client.clone(), &ctx.namespace).get("op").await?;
+        let deployment = Api::<Deployment>::namespaced(ctx.client.clone(), &ctx.namespace)
+            .get("op")
+            .await?;
         let labels = deployment.metadata.labels.clone().unwrap_or_default();
         assert_eq!(labels.get("olm.managed").map(String::as_str), Some("true"));
-        assert_eq!(labels.get("olm.owner").map(String::as_str), Some("op.v1.0.0"));
-        assert_eq!(labels.get("olm.owner.kind").map(String::as_str), Some("ClusterServiceVersion"));
+        assert_eq!(
+            labels.get("olm.owner").map(String::as_str),
+            Some("op.v1.0.0")
+        );
+        assert_eq!(
+            labels.get("olm.owner.kind").map(String::as_str),
+            Some("ClusterServiceVersion")
+        );
         assert!(labels.contains_key("olm.deployment-spec-hash"));
-        let owners = deployment.metadata.owner_references.clone().unwrap_or_default();
-        assert_eq!(owners.iter().map(|o| (o.kind.as_str(), o.name.as_str())).collect::<Vec<_>>(), vec![("ClusterServiceVersion", "op.v1.0.0")]);
-        let template = deployment.spec.clone().and_then(|s| s.template.metadata).and_then(|m| m.annotations).unwrap_or_default();
-        assert_eq!(template.get("olm.targetNamespaces"), Some(&ctx.namespace), "group annotations reach the pod template");
-        assert!(deployment.status.and_then(|s| s.available_replicas).unwrap_or(0) >= 1);
+        let owners = deployment
+            .metadata
+            .owner_references
+            .clone()
+            .unwrap_or_default();
+        assert_eq!(
+            owners
+                .iter()
+                .map(|o| (o.kind.as_str(), o.name.as_str()))
+                .collect::<Vec<_>>(),
+            vec![("ClusterServiceVersion", "op.v1.0.0")]
+        );
+        let template = deployment
+            .spec
+            .clone()
+            .and_then(|s| s.template.metadata)
+            .and_then(|m| m.annotations)
+            .unwrap_or_default();
+        assert_eq!(
+            template.get("olm.targetNamespaces"),
+            Some(&ctx.namespace),
+            "group annotations reach the pod template"
+        );
+        assert!(
+            deployment
+                .status
+                .and_then(|s| s.available_replicas)
+                .unwrap_or(0)
+                >= 1
+        );
 
-        Api::<ServiceAccount>::namespaced(ctx.client.clone(), &ctx.namespace).get("op-sa").await?;
-        Api::<Role>::namespaced(ctx.client.clone(), &ctx.namespace).get("op.v1.0.0-op-sa").await?;
-        Api::<RoleBinding>::namespaced(ctx.client.clone(), &ctx.namespace).get("op.v1.0.0-op-sa").await?;
-        let cluster_roles = Api::<ClusterRole>::all(ctx.client.clone()).list(&ListParams::default().labels(&format!("olm.owner=op.v1.0.0,olm.owner.namespace={}", ctx.namespace))).await?;
+        Api::<ServiceAccount>::namespaced(ctx.client.clone(), &ctx.namespace)
+            .get("op-sa")
+            .await?;
+        Api::<Role>::namespaced(ctx.client.clone(), &ctx.namespace)
+            .get("op.v1.0.0-op-sa")
+            .await?;
+        Api::<RoleBinding>::namespaced(ctx.client.clone(), &ctx.namespace)
+            .get("op.v1.0.0-op-sa")
+            .await?;
+        let cluster_roles = Api::<ClusterRole>::all(ctx.client.clone())
+            .list(&ListParams::default().labels(&format!(
+                "olm.owner=op.v1.0.0,olm.owner.namespace={}",
+                ctx.namespace
+            )))
+            .await?;
         assert_eq!(cluster_roles.items.len(), 1);
 
         let reasons = event_reasons(&ctx, "op.v1.0.0").await?;
-        assert!(reasons.contains(&"AllRequirementsMet".to_string()) && reasons.contains(&"InstallSucceeded".to_string()), "{reasons:?}");
+        assert!(
+            reasons.contains(&"AllRequirementsMet".to_string())
+                && reasons.contains(&"InstallSucceeded".to_string()),
+            "{reasons:?}"
+        );
         let metrics = metrics(port).await?;
-        let series = format!("csv_succeeded{{name=\"op.v1.0.0\",namespace=\"{}\",version=\"1.0.0\"}} 1", ctx.namespace);
+        let series = format!(
+            "csv_succeeded{{name=\"op.v1.0.0\",namespace=\"{}\",version=\"1.0.0\"}} 1",
+            ctx.namespace
+        );
         assert!(metrics.contains(&series), "{series} not in\n{metrics}");
         Ok(())
     })
@@ -189,22 +314,50 @@ async fn chain_converges(prefix: &str, order: [u32; 3]) -> anyhow::Result<()> {
     with_operator(prefix, |ctx, port| async move {
         for n in order {
             let replaces = (n > 1).then(|| format!("a.v{}", n - 1));
-            create_csv(&ctx, csv(&format!("a.v{n}"), &format!("{n}.0.0"), replaces.as_deref(), "a", &format!("example.com/a:{n}"))).await?;
+            create_csv(
+                &ctx,
+                csv(
+                    &format!("a.v{n}"),
+                    &format!("{n}.0.0"),
+                    replaces.as_deref(),
+                    "a",
+                    &format!("example.com/a:{n}"),
+                ),
+            )
+            .await?;
         }
         create_group(&ctx).await?;
-        await_phase(&ctx, "a.v3", CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
+        await_phase(
+            &ctx,
+            "a.v3",
+            CsvPhase::Succeeded,
+            CsvReason::InstallSucceeded,
+        )
+        .await?;
         await_gone(&csvs(&ctx), "a.v1").await?;
         await_gone(&csvs(&ctx), "a.v2").await?;
-        let deployment = Api::<Deployment>::namespaced(ctx.client.clone(), &ctx.namespace).get("a").await?;
-        let image = deployment.spec.and_then(|s| s.template.spec).map(|p| p.containers[0].image.clone().unwrap_or_default());
+        let deployment = Api::<Deployment>::namespaced(ctx.client.clone(), &ctx.namespace)
+            .get("a")
+            .await?;
+        let image = deployment
+            .spec
+            .and_then(|s| s.template.spec)
+            .map(|p| p.containers[0].image.clone().unwrap_or_default());
         assert_eq!(image.as_deref(), Some("example.com/a:3"));
         for old in ["a.v1", "a.v2"] {
             let reasons = event_reasons(&ctx, old).await?;
-            assert!(reasons.contains(&"BeingReplaced".to_string()) && reasons.contains(&"Replaced".to_string()), "{old}: {reasons:?}");
+            assert!(
+                reasons.contains(&"BeingReplaced".to_string())
+                    && reasons.contains(&"Replaced".to_string()),
+                "{old}: {reasons:?}"
+            );
         }
         let text = metrics(port).await?;
         let upgrades = metric_value(&text, "csv_upgrade_count").unwrap_or(0.0);
-        assert!(upgrades >= 2.0, "both older CSVs counted as upgrades: {upgrades}");
+        assert!(
+            upgrades >= 2.0,
+            "both older CSVs counted as upgrades: {upgrades}"
+        );
         Ok(())
     })
     .await
@@ -227,7 +380,8 @@ async fn a_replaces_chain_arriving_middle_first_converges_to_the_newest() -> any
 }
 
 #[tokio::test]
-async fn a_replaces_chain_arriving_newest_then_oldest_converges_to_the_newest() -> anyhow::Result<()> {
+async fn a_replaces_chain_arriving_newest_then_oldest_converges_to_the_newest() -> anyhow::Result<()>
+{
     chain_converges("csv-chain-312", [3, 1, 2]).await
 }
 
@@ -236,20 +390,47 @@ async fn an_upgrade_replaces_the_running_csv_step_by_step() -> anyhow::Result<()
     with_operator("csv-upgrade", |ctx, _port| async move {
         create_group(&ctx).await?;
         create_csv(&ctx, csv("a.v1", "1.0.0", None, "a", "example.com/a:1")).await?;
-        await_phase(&ctx, "a.v1", CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
+        await_phase(
+            &ctx,
+            "a.v1",
+            CsvPhase::Succeeded,
+            CsvReason::InstallSucceeded,
+        )
+        .await?;
         for n in [2u32, 3] {
             let (old, new) = (format!("a.v{}", n - 1), format!("a.v{n}"));
-            create_csv(&ctx, csv(&new, &format!("{n}.0.0"), Some(&old), "a", &format!("example.com/a:{n}"))).await?;
+            create_csv(
+                &ctx,
+                csv(
+                    &new,
+                    &format!("{n}.0.0"),
+                    Some(&old),
+                    "a",
+                    &format!("example.com/a:{n}"),
+                ),
+            )
+            .await?;
             await_phase(&ctx, &new, CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
             await_gone(&csvs(&ctx), &old).await?;
             let reasons = event_reasons(&ctx, &old).await?;
             let replacing = reasons.iter().position(|r| r == "BeingReplaced");
             let replaced = reasons.iter().position(|r| r == "Replaced");
-            assert!(matches!((replacing, replaced), (Some(a), Some(b)) if a < b), "{old} went Replacing then Deleting: {reasons:?}");
+            assert!(
+                matches!((replacing, replaced), (Some(a), Some(b)) if a < b),
+                "{old} went Replacing then Deleting: {reasons:?}"
+            );
         }
         // The deployment survived the hand-overs and now belongs to the newest CSV only.
-        let deployment = Api::<Deployment>::namespaced(ctx.client.clone(), &ctx.namespace).get("a").await?;
-        let owners: Vec<String> = deployment.metadata.owner_references.unwrap_or_default().into_iter().map(|o| o.name).collect();
+        let deployment = Api::<Deployment>::namespaced(ctx.client.clone(), &ctx.namespace)
+            .get("a")
+            .await?;
+        let owners: Vec<String> = deployment
+            .metadata
+            .owner_references
+            .unwrap_or_default()
+            .into_iter()
+            .map(|o| o.name)
+            .collect();
         assert_eq!(owners, vec!["a.v3".to_string()]);
         Ok(())
     })
@@ -260,17 +441,48 @@ async fn an_upgrade_replaces_the_running_csv_step_by_step() -> anyhow::Result<()
 async fn deleting_a_csv_garbage_collects_what_it_installed() -> anyhow::Result<()> {
     with_operator("csv-delete", |ctx, _port| async move {
         create_group(&ctx).await?;
-        create_csv(&ctx, csv("op.v1.0.0", "1.0.0", None, "op", "example.com/op:1")).await?;
-        await_phase(&ctx, "op.v1.0.0", CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
-        csvs(&ctx).delete("op.v1.0.0", &DeleteParams::background()).await?;
-        await_gone(&Api::<Deployment>::namespaced(ctx.client.clone(), &ctx.namespace), "op").await?;
-        await_gone(&Api::<ServiceAccount>::namespaced(ctx.client.clone(), &ctx.namespace), "op-sa").await?;
-        await_gone(&Api::<Role>::namespaced(ctx.client.clone(), &ctx.namespace), "op.v1.0.0-op-sa").await?;
+        create_csv(
+            &ctx,
+            csv("op.v1.0.0", "1.0.0", None, "op", "example.com/op:1"),
+        )
+        .await?;
+        await_phase(
+            &ctx,
+            "op.v1.0.0",
+            CsvPhase::Succeeded,
+            CsvReason::InstallSucceeded,
+        )
+        .await?;
+        csvs(&ctx)
+            .delete("op.v1.0.0", &DeleteParams::background())
+            .await?;
+        await_gone(
+            &Api::<Deployment>::namespaced(ctx.client.clone(), &ctx.namespace),
+            "op",
+        )
+        .await?;
+        await_gone(
+            &Api::<ServiceAccount>::namespaced(ctx.client.clone(), &ctx.namespace),
+            "op-sa",
+        )
+        .await?;
+        await_gone(
+            &Api::<Role>::namespaced(ctx.client.clone(), &ctx.namespace),
+            "op.v1.0.0-op-sa",
+        )
+        .await?;
         let selector = format!("olm.owner=op.v1.0.0,olm.owner.namespace={}", ctx.namespace);
         let client = ctx.client.clone();
         eventually(DEADLINE, "cluster roles of the CSV deleted", || {
             let (client, selector) = (client.clone(), selector.clone());
-            async move { Ok(Api::<ClusterRole>::all(client).list(&ListParams::default().labels(&selector)).await?.items.is_empty().then_some(())) }
+            async move {
+                Ok(Api::<ClusterRole>::all(client)
+                    .list(&ListParams::default().labels(&selector))
+                    .await?
+                    .items
+                    .is_empty()
+                    .then_some(()))
+            }
         })
         .await?;
         Ok(())
@@ -279,7 +491,8 @@ async fn deleting_a_csv_garbage_collects_what_it_installed() -> anyhow::Result<(
 }
 
 #[tokio::test]
-async fn bad_csvs_fail_with_olms_reason_while_a_good_csv_beside_them_succeeds() -> anyhow::Result<()> {
+async fn bad_csvs_fail_with_olms_reason_while_a_good_csv_beside_them_succeeds() -> anyhow::Result<()>
+{
     with_operator("csv-bad", |ctx, port| async move {
         create_group(&ctx).await?;
         let mut helm = csv("helm.v1.0.0", "1.0.0", None, "helm", "example.com/helm:1");

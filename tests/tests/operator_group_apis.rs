@@ -12,23 +12,40 @@ use serde_json::json;
 use std::collections::BTreeSet;
 
 mod operator_group_support;
-use operator_group_support::{DEADLINE, Extra, csv, delete_crd, ensure_crd, og, phase_reason, provided};
+use operator_group_support::{
+    DEADLINE, Extra, csv, delete_crd, ensure_crd, og, phase_reason, provided,
+};
 
 fn api(kind: &str, group: &str) -> (String, String, String) {
-    (format!("{}s", kind.to_lowercase()), group.to_string(), kind.to_string())
+    (
+        format!("{}s", kind.to_lowercase()),
+        group.to_string(),
+        kind.to_string(),
+    )
 }
 
 fn key((_, group, kind): &(String, String, String)) -> String {
     format!("{kind}.v1.{group}")
 }
 
-async fn await_phase(api: &Api<ClusterServiceVersion>, name: &str, what: &str, cond: impl Fn(&str, &str) -> bool + Send + 'static) -> anyhow::Result<ClusterServiceVersion> {
-    await_object(api, name, DEADLINE, what, move |c: Option<&ClusterServiceVersion>| {
-        c.is_some_and(|c| {
-            let (phase, reason) = phase_reason(c);
-            cond(&phase, &reason)
-        })
-    })
+async fn await_phase(
+    api: &Api<ClusterServiceVersion>,
+    name: &str,
+    what: &str,
+    cond: impl Fn(&str, &str) -> bool + Send + 'static,
+) -> anyhow::Result<ClusterServiceVersion> {
+    await_object(
+        api,
+        name,
+        DEADLINE,
+        what,
+        move |c: Option<&ClusterServiceVersion>| {
+            c.is_some_and(|c| {
+                let (phase, reason) = phase_reason(c);
+                cond(&phase, &reason)
+            })
+        },
+    )
     .await
 }
 
@@ -39,26 +56,45 @@ async fn many_csvs_adding_apis_to_one_group_at_once_lose_no_update() -> anyhow::
     with_namespace(cluster, "og-chaos", |ctx| async move {
         let ns = ctx.namespace.clone();
         let group = format!("{ns}.chaos.olm-rs.io");
-        let apis: Vec<_> = (0..CSVS).map(|i| api(&format!("Bird{i}"), &group)).collect();
+        let apis: Vec<_> = (0..CSVS)
+            .map(|i| api(&format!("Bird{i}"), &group))
+            .collect();
         for (plural, g, kind) in &apis {
             ensure_crd(&ctx.client, plural, g, kind).await?;
         }
         let result = async {
-            let _op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns]).await?;
+            let _op =
+                OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns])
+                    .await?;
             let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
-            ogs.create(&PostParams::default(), &og("og", json!({"targetNamespaces": [ns]}))?).await?;
+            ogs.create(
+                &PostParams::default(),
+                &og("og", json!({"targetNamespaces": [ns]}))?,
+            )
+            .await?;
             // Record every value the annotation takes: a lost update shows as a value dropping an API an
             // earlier value had (members never go away here, so nothing may be pruned either).
-            let history = std::sync::Arc::new(std::sync::Mutex::new(Vec::<BTreeSet<String>>::new()));
+            let history =
+                std::sync::Arc::new(std::sync::Mutex::new(Vec::<BTreeSet<String>>::new()));
             let recorder = {
                 use futures::StreamExt;
                 let history = history.clone();
-                let stream = kube::runtime::watcher(ogs.clone(), kube::runtime::watcher::Config::default().fields("metadata.name=og"));
+                let stream = kube::runtime::watcher(
+                    ogs.clone(),
+                    kube::runtime::watcher::Config::default().fields("metadata.name=og"),
+                );
                 tokio::spawn(async move {
-                    let mut stream = std::pin::pin!(kube::runtime::WatchStreamExt::applied_objects(stream));
+                    let mut stream =
+                        std::pin::pin!(kube::runtime::WatchStreamExt::applied_objects(stream));
                     while let Some(Ok(group)) = stream.next().await {
-                        let value: BTreeSet<String> = provided(&group).split(',').filter(|s| !s.is_empty()).map(String::from).collect();
-                        let mut h = history.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                        let value: BTreeSet<String> = provided(&group)
+                            .split(',')
+                            .filter(|s| !s.is_empty())
+                            .map(String::from)
+                            .collect();
+                        let mut h = history
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner);
                         if h.last() != Some(&value) {
                             h.push(value);
                         }
@@ -69,21 +105,50 @@ async fn many_csvs_adding_apis_to_one_group_at_once_lose_no_update() -> anyhow::
             let creates = apis.iter().enumerate().map(|(i, owned)| {
                 let csvs = csvs.clone();
                 let owned = owned.clone();
-                async move { csvs.create(&PostParams::default(), &csv(&format!("bird{i}.v1.0.0"), &["OwnNamespace"], &[owned])?).await.map(|_| ()).map_err(anyhow::Error::from) }
+                async move {
+                    csvs.create(
+                        &PostParams::default(),
+                        &csv(&format!("bird{i}.v1.0.0"), &["OwnNamespace"], &[owned])?,
+                    )
+                    .await
+                    .map(|_| ())
+                    .map_err(anyhow::Error::from)
+                }
             });
             futures::future::try_join_all(creates).await?;
             let expected: BTreeSet<String> = apis.iter().map(key).collect();
             let expected_text = expected.iter().cloned().collect::<Vec<_>>().join(",");
-            await_object(&ogs, "og", DEADLINE, "every CSV's API in olm.providedAPIs", move |o: Option<&OperatorGroup>| o.is_some_and(|o| provided(o) == expected_text)).await?;
+            await_object(
+                &ogs,
+                "og",
+                DEADLINE,
+                "every CSV's API in olm.providedAPIs",
+                move |o: Option<&OperatorGroup>| o.is_some_and(|o| provided(o) == expected_text),
+            )
+            .await?;
             for i in 0..CSVS {
-                await_phase(&csvs, &format!("bird{i}.v1.0.0"), "Succeeded", |p, _| p == "Succeeded").await?;
+                await_phase(&csvs, &format!("bird{i}.v1.0.0"), "Succeeded", |p, _| {
+                    p == "Succeeded"
+                })
+                .await?;
             }
             recorder.abort();
-            let history = history.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+            let history = history
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone();
             for pair in history.windows(2) {
-                anyhow::ensure!(pair[0].is_subset(&pair[1]), "olm.providedAPIs lost an update: {:?} then {:?}", pair[0], pair[1]);
+                anyhow::ensure!(
+                    pair[0].is_subset(&pair[1]),
+                    "olm.providedAPIs lost an update: {:?} then {:?}",
+                    pair[0],
+                    pair[1]
+                );
             }
-            eprintln!("olm.providedAPIs took {} distinct values on the way to {CSVS} APIs", history.len());
+            eprintln!(
+                "olm.providedAPIs took {} distinct values on the way to {CSVS} APIs",
+                history.len()
+            );
             anyhow::Ok(())
         }
         .await;
@@ -98,7 +163,8 @@ async fn many_csvs_adding_apis_to_one_group_at_once_lose_no_update() -> anyhow::
 /// Two groups: `a` in namespace A targeting A, `b` in namespace B targeting A too, so they intersect.
 #[tokio::test]
 #[ignore = "flaky (1 failure in 5 CI runs: goose-b.v1.0.0 did not reach Succeeded within 90 s after the conflict went); quarantined until the race is found, see the session-1 closing note"]
-async fn overlapping_groups_conflict_on_the_same_api_until_the_other_csv_goes() -> anyhow::Result<()> {
+async fn overlapping_groups_conflict_on_the_same_api_until_the_other_csv_goes() -> anyhow::Result<()>
+{
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "og-conflict", |ctx| async move {
         let a = ctx.namespace.clone();
@@ -110,29 +176,112 @@ async fn overlapping_groups_conflict_on_the_same_api_until_the_other_csv_goes() 
         let result = async {
             let b = extra.names[0].clone();
             let scope = format!("{a},{b}");
-            let _op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &scope]).await?;
+            let _op = OperatorProcess::start(
+                ctx.cluster,
+                "olm-operator",
+                &["--watched-namespaces", &scope],
+            )
+            .await?;
             let ogs_a: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &a);
             let ogs_b: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &b);
-            ogs_a.create(&PostParams::default(), &og("a", json!({"targetNamespaces": [a]}))?).await?;
-            ogs_b.create(&PostParams::default(), &og("b", json!({"targetNamespaces": [a]}))?).await?;
+            ogs_a
+                .create(
+                    &PostParams::default(),
+                    &og("a", json!({"targetNamespaces": [a]}))?,
+                )
+                .await?;
+            ogs_b
+                .create(
+                    &PostParams::default(),
+                    &og("b", json!({"targetNamespaces": [a]}))?,
+                )
+                .await?;
             let csvs_a: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &a);
             let csvs_b: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &b);
-            csvs_a.create(&PostParams::default(), &csv("goose-a.v1.0.0", &["OwnNamespace"], std::slice::from_ref(&goose))?).await?;
-            await_phase(&csvs_a, "goose-a.v1.0.0", "Succeeded", |p, _| p == "Succeeded").await?;
+            csvs_a
+                .create(
+                    &PostParams::default(),
+                    &csv(
+                        "goose-a.v1.0.0",
+                        &["OwnNamespace"],
+                        std::slice::from_ref(&goose),
+                    )?,
+                )
+                .await?;
+            await_phase(&csvs_a, "goose-a.v1.0.0", "Succeeded", |p, _| {
+                p == "Succeeded"
+            })
+            .await?;
             let goose_key = key(&goose);
-            await_object(&ogs_a, "a", DEADLINE, "a provides Goose", move |o: Option<&OperatorGroup>| o.is_some_and(|o| provided(o) == goose_key)).await?;
+            await_object(
+                &ogs_a,
+                "a",
+                DEADLINE,
+                "a provides Goose",
+                move |o: Option<&OperatorGroup>| o.is_some_and(|o| provided(o) == goose_key),
+            )
+            .await?;
             // Different API in the overlapping group: no conflict.
-            csvs_b.create(&PostParams::default(), &csv("duck-b.v1.0.0", &["SingleNamespace"], std::slice::from_ref(&duck))?).await?;
-            await_phase(&csvs_b, "duck-b.v1.0.0", "Succeeded", |p, _| p == "Succeeded").await?;
+            csvs_b
+                .create(
+                    &PostParams::default(),
+                    &csv(
+                        "duck-b.v1.0.0",
+                        &["SingleNamespace"],
+                        std::slice::from_ref(&duck),
+                    )?,
+                )
+                .await?;
+            await_phase(&csvs_b, "duck-b.v1.0.0", "Succeeded", |p, _| {
+                p == "Succeeded"
+            })
+            .await?;
             // Same API: conflict, deployments cleaned, non-terminal.
-            csvs_b.create(&PostParams::default(), &csv("goose-b.v1.0.0", &["SingleNamespace"], std::slice::from_ref(&goose))?).await?;
-            await_phase(&csvs_b, "goose-b.v1.0.0", "Failed/InterOperatorGroupOwnerConflict", |p, r| p == "Failed" && r == "InterOperatorGroupOwnerConflict").await?;
+            csvs_b
+                .create(
+                    &PostParams::default(),
+                    &csv(
+                        "goose-b.v1.0.0",
+                        &["SingleNamespace"],
+                        std::slice::from_ref(&goose),
+                    )?,
+                )
+                .await?;
+            await_phase(
+                &csvs_b,
+                "goose-b.v1.0.0",
+                "Failed/InterOperatorGroupOwnerConflict",
+                |p, r| p == "Failed" && r == "InterOperatorGroupOwnerConflict",
+            )
+            .await?;
             // Removing the conflicting CSV resolves the other one with no manual step.
-            csvs_a.delete("goose-a.v1.0.0", &DeleteParams::default()).await?;
-            await_phase(&csvs_b, "goose-b.v1.0.0", "Succeeded after the conflict went", |p, _| p == "Succeeded").await?;
+            csvs_a
+                .delete("goose-a.v1.0.0", &DeleteParams::default())
+                .await?;
+            await_phase(
+                &csvs_b,
+                "goose-b.v1.0.0",
+                "Succeeded after the conflict went",
+                |p, _| p == "Succeeded",
+            )
+            .await?;
             let both = [key(&duck), key(&goose)].join(",");
-            await_object(&ogs_b, "b", DEADLINE, "b provides Duck and Goose", move |o: Option<&OperatorGroup>| o.is_some_and(|o| provided(o) == both)).await?;
-            await_object(&ogs_a, "a", DEADLINE, "a pruned", |o: Option<&OperatorGroup>| o.is_some_and(|o| provided(o).is_empty())).await?;
+            await_object(
+                &ogs_b,
+                "b",
+                DEADLINE,
+                "b provides Duck and Goose",
+                move |o: Option<&OperatorGroup>| o.is_some_and(|o| provided(o) == both),
+            )
+            .await?;
+            await_object(
+                &ogs_a,
+                "a",
+                DEADLINE,
+                "a pruned",
+                |o: Option<&OperatorGroup>| o.is_some_and(|o| provided(o).is_empty()),
+            )
+            .await?;
             anyhow::Ok(())
         }
         .await;
@@ -154,15 +303,43 @@ async fn a_static_group_protects_its_apis() -> anyhow::Result<()> {
         ensure_crd(&ctx.client, &goose.0, &goose.1, &goose.2).await?;
         ensure_crd(&ctx.client, &duck.0, &duck.1, &duck.2).await?;
         let result = async {
-            let _op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns]).await?;
+            let _op =
+                OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns])
+                    .await?;
             let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
-            let mut group_obj = og("static", json!({"targetNamespaces": [ns], "staticProvidedAPIs": true}))?;
-            group_obj.metadata.annotations = Some([("olm.providedAPIs".to_string(), key(&goose))].into());
+            let mut group_obj = og(
+                "static",
+                json!({"targetNamespaces": [ns], "staticProvidedAPIs": true}),
+            )?;
+            group_obj.metadata.annotations =
+                Some([("olm.providedAPIs".to_string(), key(&goose))].into());
             ogs.create(&PostParams::default(), &group_obj).await?;
             let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
-            csvs.create(&PostParams::default(), &csv("duck.v1.0.0", &["OwnNamespace"], std::slice::from_ref(&duck))?).await?;
-            await_phase(&csvs, "duck.v1.0.0", "Failed/CannotModifyStaticOperatorGroupProvidedAPIs", |p, r| p == "Failed" && r == "CannotModifyStaticOperatorGroupProvidedAPIs").await?;
-            csvs.create(&PostParams::default(), &csv("goose.v1.0.0", &["OwnNamespace"], std::slice::from_ref(&goose))?).await?;
+            csvs.create(
+                &PostParams::default(),
+                &csv(
+                    "duck.v1.0.0",
+                    &["OwnNamespace"],
+                    std::slice::from_ref(&duck),
+                )?,
+            )
+            .await?;
+            await_phase(
+                &csvs,
+                "duck.v1.0.0",
+                "Failed/CannotModifyStaticOperatorGroupProvidedAPIs",
+                |p, r| p == "Failed" && r == "CannotModifyStaticOperatorGroupProvidedAPIs",
+            )
+            .await?;
+            csvs.create(
+                &PostParams::default(),
+                &csv(
+                    "goose.v1.0.0",
+                    &["OwnNamespace"],
+                    std::slice::from_ref(&goose),
+                )?,
+            )
+            .await?;
             await_phase(&csvs, "goose.v1.0.0", "Succeeded", |p, _| p == "Succeeded").await?;
             // Per-API ClusterRoles of the Succeeded CSV, aggregated by the group's roles (scenario 19).
             let roles: Api<k8s_openapi::api::rbac::v1::ClusterRole> = Api::all(ctx.client.clone());
@@ -173,20 +350,36 @@ async fn a_static_group_protects_its_apis() -> anyhow::Result<()> {
                     let (roles, name, crd_name) = (roles.clone(), name.clone(), crd_name.clone());
                     async move {
                         let role = roles.get_opt(&name).await?;
-                        Ok(role.filter(|r| {
-                            let labels = r.metadata.labels.clone().unwrap_or_default();
-                            let aggregate = if suffix == "crdview" { "view" } else { suffix };
-                            labels.get(&format!("rbac.authorization.k8s.io/aggregate-to-{aggregate}")).map(String::as_str) == Some("true")
-                                && labels.keys().any(|k| k.starts_with("olm.opgroup.permissions/aggregate-to-") && k.ends_with(&format!("-{aggregate}")))
-                                && r.metadata.owner_references.iter().flatten().any(|o| o.kind == "CustomResourceDefinition" && o.name == crd_name)
-                        }).map(|_| ()))
+                        Ok(role
+                            .filter(|r| {
+                                let labels = r.metadata.labels.clone().unwrap_or_default();
+                                let aggregate = if suffix == "crdview" { "view" } else { suffix };
+                                labels
+                                    .get(&format!(
+                                        "rbac.authorization.k8s.io/aggregate-to-{aggregate}"
+                                    ))
+                                    .map(String::as_str)
+                                    == Some("true")
+                                    && labels.keys().any(|k| {
+                                        k.starts_with("olm.opgroup.permissions/aggregate-to-")
+                                            && k.ends_with(&format!("-{aggregate}"))
+                                    })
+                                    && r.metadata.owner_references.iter().flatten().any(|o| {
+                                        o.kind == "CustomResourceDefinition" && o.name == crd_name
+                                    })
+                            })
+                            .map(|_| ()))
                     }
                 })
                 .await?;
             }
             let goose_key = key(&goose);
             let og_now = ogs.get("static").await?;
-            assert_eq!(provided(&og_now), goose_key, "a static group's annotation is never rewritten");
+            assert_eq!(
+                provided(&og_now),
+                goose_key,
+                "a static group's annotation is never rewritten"
+            );
             anyhow::Ok(())
         }
         .await;

@@ -19,27 +19,41 @@ use operator_group_support::{csv, og};
 /// The pid of the operator serving on `port` (found by its command line).
 fn pid_of(port: u16) -> Option<u32> {
     let needle = format!("127.0.0.1:{port}");
-    std::fs::read_dir("/proc").ok()?.filter_map(Result::ok).find_map(|entry| {
-        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-        let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
-        let text = String::from_utf8_lossy(&cmdline);
-        (text.contains("olm-operator") && text.contains(&needle)).then_some(pid)
-    })
+    std::fs::read_dir("/proc")
+        .ok()?
+        .filter_map(Result::ok)
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let text = String::from_utf8_lossy(&cmdline);
+            (text.contains("olm-operator") && text.contains(&needle)).then_some(pid)
+        })
 }
 
 fn rss_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.split_whitespace().next()).and_then(|v| v.parse().ok())
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
 }
 
 fn metric(text: &str, name: &str) -> f64 {
-    text.lines().filter(|l| l.starts_with(name)).filter_map(|l| l.rsplit(' ').next()).filter_map(|v| v.parse::<f64>().ok()).sum()
+    text.lines()
+        .filter(|l| l.starts_with(name))
+        .filter_map(|l| l.rsplit(' ').next())
+        .filter_map(|v| v.parse::<f64>().ok())
+        .sum()
 }
 
 #[tokio::test]
 #[ignore = "benchmark: creates 1,000 namespaces"]
 async fn copies_of_an_all_namespaces_operator_reach_a_thousand_namespaces() -> anyhow::Result<()> {
-    let count: usize = std::env::var("OLM_RS_BENCH_NAMESPACES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
+    let count: usize = std::env::var("OLM_RS_BENCH_NAMESPACES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "og-bench", |ctx| async move {
         let ns = ctx.namespace.clone();

@@ -3,17 +3,17 @@
 //! created later, not any more when the group narrows, not while OLMConfig disables copies, and never again
 //! once the parent is deleted.
 
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::Client;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::olm_config::OLMConfig;
 use olm_tests::{Cluster, OperatorProcess, await_object, eventually, with_namespace};
 use serde_json::json;
 
 mod operator_group_support;
-use operator_group_support::{DEADLINE, Extra, csv, og, with_permissions};
 use k8s_openapi::api::rbac::v1::{ClusterRole, Role, RoleBinding};
 use kube::api::ListParams;
+use operator_group_support::{DEADLINE, Extra, csv, og, with_permissions};
 
 const NAME: &str = "copied.v1.0.0";
 
@@ -26,44 +26,76 @@ fn is_copy_of(copy: &ClusterServiceVersion, parent_ns: &str, phase: &str) -> boo
         && annotations.get("olm.operatorNamespace").map(String::as_str) == Some(parent_ns)
         && status.reason.as_str() == "Copied"
         && status.phase.as_str() == phase
-        && status.message == format!("The operator is running in {parent_ns} but is managing this namespace")
+        && status.message
+            == format!("The operator is running in {parent_ns} but is managing this namespace")
 }
 
 /// Wait until exactly `present` of `namespaces` hold a copy (with the parent's phase `phase`).
-async fn await_copies(client: &Client, parent_ns: &str, namespaces: &[String], present: &[&String], phase: &str) -> anyhow::Result<()> {
-    eventually(DEADLINE, &format!("copies exactly in {present:?}"), || async move {
-        for ns in namespaces {
-            let api: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
-            let copy = api.get_opt(NAME).await?;
-            let want = present.contains(&ns);
-            let ok = match &copy {
-                Some(c) => want && is_copy_of(c, parent_ns, phase),
-                None => !want,
-            };
-            if !ok {
-                return Ok(None);
+async fn await_copies(
+    client: &Client,
+    parent_ns: &str,
+    namespaces: &[String],
+    present: &[&String],
+    phase: &str,
+) -> anyhow::Result<()> {
+    eventually(
+        DEADLINE,
+        &format!("copies exactly in {present:?}"),
+        || async move {
+            for ns in namespaces {
+                let api: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
+                let copy = api.get_opt(NAME).await?;
+                let want = present.contains(&ns);
+                let ok = match &copy {
+                    Some(c) => want && is_copy_of(c, parent_ns, phase),
+                    None => !want,
+                };
+                if !ok {
+                    return Ok(None);
+                }
             }
-        }
-        Ok(Some(()))
-    })
+            Ok(Some(()))
+        },
+    )
     .await
 }
 
 async fn set_copies_disabled(client: &Client, disabled: Option<bool>) -> anyhow::Result<()> {
     let api: Api<OLMConfig> = Api::all(client.clone());
     if api.get_opt("cluster").await?.is_none() {
-        let config: OLMConfig = serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1", "kind": "OLMConfig", "metadata": {"name": "cluster"}, "spec": {}}))?;
+        let config: OLMConfig = serde_json::from_value(
+            json!({"apiVersion": "operators.coreos.com/v1", "kind": "OLMConfig", "metadata": {"name": "cluster"}, "spec": {}}),
+        )?;
         api.create(&PostParams::default(), &config).await?;
     }
-    api.patch("cluster", &PatchParams::default(), &Patch::Merge(json!({"spec": {"features": {"disableCopiedCSVs": disabled}}}))).await?;
+    api.patch(
+        "cluster",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"features": {"disableCopiedCSVs": disabled}}})),
+    )
+    .await?;
     Ok(())
 }
 
-async fn await_config_condition(client: &Client, status: &'static str, reason: &'static str) -> anyhow::Result<()> {
+async fn await_config_condition(
+    client: &Client,
+    status: &'static str,
+    reason: &'static str,
+) -> anyhow::Result<()> {
     let api: Api<OLMConfig> = Api::all(client.clone());
-    await_object(&api, "cluster", DEADLINE, &format!("DisabledCopiedCSVs={status} {reason}"), move |c: Option<&OLMConfig>| {
-        c.and_then(|c| c.status.as_ref()).is_some_and(|s| s.conditions.iter().any(|c| c.type_ == "DisabledCopiedCSVs" && c.status == status && c.reason == reason))
-    })
+    await_object(
+        &api,
+        "cluster",
+        DEADLINE,
+        &format!("DisabledCopiedCSVs={status} {reason}"),
+        move |c: Option<&OLMConfig>| {
+            c.and_then(|c| c.status.as_ref()).is_some_and(|s| {
+                s.conditions.iter().any(|c| {
+                    c.type_ == "DisabledCopiedCSVs" && c.status == status && c.reason == reason
+                })
+            })
+        },
+    )
     .await?;
     Ok(())
 }
@@ -76,43 +108,95 @@ async fn an_all_namespaces_operator_is_copied_where_its_group_reaches() -> anyho
         let extra = Extra::create(&ctx.client, &ns, &["t1", "t2"]).await?;
         let later = Extra::named(&ctx.client, &ns, &["t3"]);
         let result = async {
-            let [t1, t2, t3] = [extra.names[0].clone(), extra.names[1].clone(), later.names[0].clone()];
+            let [t1, t2, t3] = [
+                extra.names[0].clone(),
+                extra.names[1].clone(),
+                later.names[0].clone(),
+            ];
             let scope = format!("{ns},{t1},{t2},{t3}");
-            let _op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &scope]).await?;
+            let _op = OperatorProcess::start(
+                ctx.cluster,
+                "olm-operator",
+                &["--watched-namespaces", &scope],
+            )
+            .await?;
             let ogs = Api::namespaced(ctx.client.clone(), &ns);
-            ogs.create(&PostParams::default(), &og("global", json!({}))?).await?;
+            ogs.create(&PostParams::default(), &og("global", json!({}))?)
+                .await?;
             let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
-            csvs.create(&PostParams::default(), &with_permissions(csv(NAME, &["OwnNamespace", "AllNamespaces"], &[])?, "copied-sa")?).await?;
-            let parent = await_object(&csvs, NAME, DEADLINE, "Succeeded and annotated for all namespaces", |c: Option<&ClusterServiceVersion>| {
-                c.is_some_and(|c| c.status.as_ref().is_some_and(|s| s.phase.as_str() == "Succeeded") && c.metadata.annotations.as_ref().and_then(|a| a.get("olm.targetNamespaces")).is_some_and(String::is_empty))
-            })
+            csvs.create(
+                &PostParams::default(),
+                &with_permissions(
+                    csv(NAME, &["OwnNamespace", "AllNamespaces"], &[])?,
+                    "copied-sa",
+                )?,
+            )
+            .await?;
+            let parent = await_object(
+                &csvs,
+                NAME,
+                DEADLINE,
+                "Succeeded and annotated for all namespaces",
+                |c: Option<&ClusterServiceVersion>| {
+                    c.is_some_and(|c| {
+                        c.status
+                            .as_ref()
+                            .is_some_and(|s| s.phase.as_str() == "Succeeded")
+                            && c.metadata
+                                .annotations
+                                .as_ref()
+                                .and_then(|a| a.get("olm.targetNamespaces"))
+                                .is_some_and(String::is_empty)
+                    })
+                },
+            )
             .await?;
             let annotations = parent.metadata.annotations.unwrap_or_default();
-            assert_eq!(annotations.get("olm.operatorGroup").map(String::as_str), Some("global"));
+            assert_eq!(
+                annotations.get("olm.operatorGroup").map(String::as_str),
+                Some("global")
+            );
             assert_eq!(annotations.get("olm.operatorNamespace"), Some(&ns));
             let all = vec![t1.clone(), t2.clone(), t3.clone()];
             await_copies(&ctx.client, &ns, &all, &[&t1, &t2], "Succeeded").await?;
             // The operator's Role is lifted to a same-named ClusterRole that may also read namespaces (scenario 15).
             let role_names: Vec<String> = Api::<Role>::namespaced(ctx.client.clone(), &ns)
-                .list(&ListParams::default().labels(&format!("olm.owner={NAME},olm.owner.namespace={ns}")))
+                .list(
+                    &ListParams::default()
+                        .labels(&format!("olm.owner={NAME},olm.owner.namespace={ns}")),
+                )
                 .await?
                 .items
                 .into_iter()
                 .filter_map(|r| r.metadata.name)
                 .collect();
-            anyhow::ensure!(!role_names.is_empty(), "the CSV's Role exists in its namespace");
+            anyhow::ensure!(
+                !role_names.is_empty(),
+                "the CSV's Role exists in its namespace"
+            );
             let cluster_roles: Api<ClusterRole> = Api::all(ctx.client.clone());
             for name in role_names {
                 eventually(DEADLINE, &format!("lifted ClusterRole {name}"), || {
                     let (cluster_roles, name) = (cluster_roles.clone(), name.clone());
                     async move {
                         let lifted = cluster_roles.get_opt(&name).await?;
-                        Ok(lifted.filter(|r| r.rules.iter().flatten().any(|rule| rule.resources.as_deref() == Some(&["namespaces".to_string()][..]) && rule.verbs == ["get", "list", "watch"])).map(|_| ()))
+                        Ok(lifted
+                            .filter(|r| {
+                                r.rules.iter().flatten().any(|rule| {
+                                    rule.resources.as_deref()
+                                        == Some(&["namespaces".to_string()][..])
+                                        && rule.verbs == ["get", "list", "watch"]
+                                })
+                            })
+                            .map(|_| ()))
                     }
                 })
                 .await?;
                 let _ = cluster_roles.delete(&name, &DeleteParams::default()).await;
-                let _ = Api::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>::all(ctx.client.clone()).delete(&name, &DeleteParams::default()).await;
+                let _ =
+                    Api::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>::all(ctx.client.clone())
+                        .delete(&name, &DeleteParams::default())
+                        .await;
             }
             // A namespace created later gets its copy (scenario 15).
             later.create_one(&t3).await?;
@@ -129,9 +213,19 @@ async fn an_all_namespaces_operator_is_copied_where_its_group_reaches() -> anyho
             await_copies(&ctx.client, &ns, &all, &[&t1, &t2, &t3], "Succeeded").await?;
             await_config_condition(&ctx.client, "False", "CopiedCSVsEnabled").await?;
             // Narrowing the group to its own namespace deletes the copies (scenario 15).
-            ogs.patch("global", &PatchParams::default(), &Patch::Merge(json!({"spec": {"targetNamespaces": [ns]}}))).await?;
+            ogs.patch(
+                "global",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"targetNamespaces": [ns]}})),
+            )
+            .await?;
             await_copies(&ctx.client, &ns, &all, &[], "Succeeded").await?;
-            ogs.patch("global", &PatchParams::default(), &Patch::Merge(json!({"spec": {"targetNamespaces": null}}))).await?;
+            ogs.patch(
+                "global",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"targetNamespaces": null}})),
+            )
+            .await?;
             await_copies(&ctx.client, &ns, &all, &[&t1, &t2, &t3], "Succeeded").await?;
             // Deleting the parent deletes every copy (scenario 16).
             csvs.delete(NAME, &DeleteParams::default()).await?;
@@ -155,35 +249,93 @@ async fn a_multi_namespace_operator_is_copied_into_its_other_target_only() -> an
         let result = async {
             let [target, other] = [extra.names[0].clone(), extra.names[1].clone()];
             let scope = format!("{ns},{target},{other}");
-            let _op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &scope]).await?;
-            let ogs: Api<messages::crd::operator_group::OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
-            ogs.create(&PostParams::default(), &og("og", json!({"targetNamespaces": [target, ns]}))?).await?;
+            let _op = OperatorProcess::start(
+                ctx.cluster,
+                "olm-operator",
+                &["--watched-namespaces", &scope],
+            )
+            .await?;
+            let ogs: Api<messages::crd::operator_group::OperatorGroup> =
+                Api::namespaced(ctx.client.clone(), &ns);
+            ogs.create(
+                &PostParams::default(),
+                &og("og", json!({"targetNamespaces": [target, ns]}))?,
+            )
+            .await?;
             let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
-            csvs.create(&PostParams::default(), &with_permissions(csv(NAME, &["OwnNamespace", "MultiNamespace"], &[])?, "copied-sa")?).await?;
+            csvs.create(
+                &PostParams::default(),
+                &with_permissions(
+                    csv(NAME, &["OwnNamespace", "MultiNamespace"], &[])?,
+                    "copied-sa",
+                )?,
+            )
+            .await?;
             let mut sorted = [ns.clone(), target.clone()];
             sorted.sort();
             let wanted = sorted.join(",");
-            await_object(&csvs, NAME, DEADLINE, "annotated with both targets, sorted", |c: Option<&ClusterServiceVersion>| {
-                c.is_some_and(|c| c.metadata.annotations.as_ref().and_then(|a| a.get("olm.targetNamespaces")) == Some(&wanted))
-            })
+            await_object(
+                &csvs,
+                NAME,
+                DEADLINE,
+                "annotated with both targets, sorted",
+                |c: Option<&ClusterServiceVersion>| {
+                    c.is_some_and(|c| {
+                        c.metadata
+                            .annotations
+                            .as_ref()
+                            .and_then(|a| a.get("olm.targetNamespaces"))
+                            == Some(&wanted)
+                    })
+                },
+            )
             .await?;
-            await_copies(&ctx.client, &ns, &[target.clone(), other.clone()], &[&target], "Succeeded").await?;
+            await_copies(
+                &ctx.client,
+                &ns,
+                &[target.clone(), other.clone()],
+                &[&target],
+                "Succeeded",
+            )
+            .await?;
             // The operator's Role and RoleBinding are copied into the target (scenario 14), not elsewhere.
-            let selector = format!("olm.copiedFrom={ns},olm.owner={NAME},olm.owner.namespace={target}");
+            let selector =
+                format!("olm.copiedFrom={ns},olm.owner={NAME},olm.owner.namespace={target}");
             let roles: Api<Role> = Api::namespaced(ctx.client.clone(), &target);
             let bindings: Api<RoleBinding> = Api::namespaced(ctx.client.clone(), &target);
-            eventually(DEADLINE, "copied Role and RoleBinding in the target", || {
-                let (roles, bindings, selector) = (roles.clone(), bindings.clone(), selector.clone());
-                async move {
-                    let r = roles.list(&ListParams::default().labels(&selector)).await?.items;
-                    let b = bindings.list(&ListParams::default().labels(&selector)).await?.items;
-                    let rule_ok = r.iter().any(|r| r.rules.iter().flatten().any(|rule| rule.resources.as_deref() == Some(&["configmaps".to_string()][..])));
-                    Ok((rule_ok && !b.is_empty()).then_some(()))
-                }
-            })
+            eventually(
+                DEADLINE,
+                "copied Role and RoleBinding in the target",
+                || {
+                    let (roles, bindings, selector) =
+                        (roles.clone(), bindings.clone(), selector.clone());
+                    async move {
+                        let r = roles
+                            .list(&ListParams::default().labels(&selector))
+                            .await?
+                            .items;
+                        let b = bindings
+                            .list(&ListParams::default().labels(&selector))
+                            .await?
+                            .items;
+                        let rule_ok = r.iter().any(|r| {
+                            r.rules.iter().flatten().any(|rule| {
+                                rule.resources.as_deref() == Some(&["configmaps".to_string()][..])
+                            })
+                        });
+                        Ok((rule_ok && !b.is_empty()).then_some(()))
+                    }
+                },
+            )
             .await?;
             let elsewhere: Api<Role> = Api::namespaced(ctx.client.clone(), &other);
-            assert!(elsewhere.list(&ListParams::default().labels(&format!("olm.copiedFrom={ns}"))).await?.items.is_empty());
+            assert!(
+                elsewhere
+                    .list(&ListParams::default().labels(&format!("olm.copiedFrom={ns}")))
+                    .await?
+                    .items
+                    .is_empty()
+            );
             // With its group gone, deleting the parent still collects the copy.
             ogs.delete("og", &DeleteParams::default()).await?;
             eventually(DEADLINE, "group deleted", || {
@@ -192,7 +344,14 @@ async fn a_multi_namespace_operator_is_copied_into_its_other_target_only() -> an
             })
             .await?;
             csvs.delete(NAME, &DeleteParams::default()).await?;
-            await_copies(&ctx.client, &ns, &[target.clone(), other.clone()], &[], "Succeeded").await?;
+            await_copies(
+                &ctx.client,
+                &ns,
+                &[target.clone(), other.clone()],
+                &[],
+                "Succeeded",
+            )
+            .await?;
             anyhow::Ok(())
         }
         .await;

@@ -5,8 +5,8 @@
 
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::ClusterRole;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::Client;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use messages::crd::operator_group::OperatorGroup;
 use olm_tests::{Cluster, OperatorProcess, await_object, eventually, with_namespace};
 use serde_json::json;
@@ -16,7 +16,11 @@ mod operator_group_support;
 use operator_group_support::{DEADLINE, Extra, og};
 
 fn status_namespaces(og: &OperatorGroup) -> Option<BTreeSet<String>> {
-    og.status.as_ref()?.namespaces.as_ref().map(|n| n.iter().cloned().collect())
+    og.status
+        .as_ref()?
+        .namespaces
+        .as_ref()
+        .map(|n| n.iter().cloned().collect())
 }
 
 fn set(names: &[&str]) -> BTreeSet<String> {
@@ -24,32 +28,60 @@ fn set(names: &[&str]) -> BTreeSet<String> {
 }
 
 /// Wait until exactly `expected` (among `candidates`) carry the group's uid label.
-async fn await_labelled(client: &Client, uid: &str, candidates: &[String], expected: &[&str]) -> anyhow::Result<()> {
+async fn await_labelled(
+    client: &Client,
+    uid: &str,
+    candidates: &[String],
+    expected: &[&str],
+) -> anyhow::Result<()> {
     let key = format!("olm.operatorgroup.uid/{uid}");
     let expected = set(expected);
     let api: Api<Namespace> = Api::all(client.clone());
-    eventually(DEADLINE, &format!("namespaces labelled {key}: {expected:?}"), || {
-        let api = api.clone();
-        let key = key.clone();
-        let expected = expected.clone();
-        async move {
-            let mut labelled = BTreeSet::new();
-            for name in candidates {
-                let ns = api.get(name).await?;
-                if ns.metadata.labels.unwrap_or_default().get(&key).is_some_and(|v| v.is_empty()) {
-                    labelled.insert(name.clone());
+    eventually(
+        DEADLINE,
+        &format!("namespaces labelled {key}: {expected:?}"),
+        || {
+            let api = api.clone();
+            let key = key.clone();
+            let expected = expected.clone();
+            async move {
+                let mut labelled = BTreeSet::new();
+                for name in candidates {
+                    let ns = api.get(name).await?;
+                    if ns
+                        .metadata
+                        .labels
+                        .unwrap_or_default()
+                        .get(&key)
+                        .is_some_and(|v| v.is_empty())
+                    {
+                        labelled.insert(name.clone());
+                    }
                 }
+                Ok((labelled == expected).then_some(()))
             }
-            Ok((labelled == expected).then_some(()))
-        }
-    })
+        },
+    )
     .await
 }
 
-async fn await_targets(api: &Api<OperatorGroup>, name: &str, expected: BTreeSet<String>) -> anyhow::Result<OperatorGroup> {
-    await_object(api, name, DEADLINE, &format!("status.namespaces = {expected:?}"), move |o: Option<&OperatorGroup>| {
-        o.is_some_and(|o| status_namespaces(o).as_ref() == Some(&expected) && o.status.as_ref().is_some_and(|s| s.last_updated.is_some()))
-    })
+async fn await_targets(
+    api: &Api<OperatorGroup>,
+    name: &str,
+    expected: BTreeSet<String>,
+) -> anyhow::Result<OperatorGroup> {
+    await_object(
+        api,
+        name,
+        DEADLINE,
+        &format!("status.namespaces = {expected:?}"),
+        move |o: Option<&OperatorGroup>| {
+            o.is_some_and(|o| {
+                status_namespaces(o).as_ref() == Some(&expected)
+                    && o.status.as_ref().is_some_and(|s| s.last_updated.is_some())
+            })
+        },
+    )
     .await
 }
 
@@ -60,27 +92,56 @@ async fn namespace_labels_follow_the_targets_of_a_group() -> anyhow::Result<()> 
         let ns = ctx.namespace.clone();
         let extra = Extra::create(&ctx.client, &ns, &["t1", "t2", "t3"]).await?;
         let result = async {
-            let [t1, t2, t3] = [extra.names[0].clone(), extra.names[1].clone(), extra.names[2].clone()];
+            let [t1, t2, t3] = [
+                extra.names[0].clone(),
+                extra.names[1].clone(),
+                extra.names[2].clone(),
+            ];
             let scope = format!("{ns},{t1},{t2},{t3}");
-            let _op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &scope]).await?;
+            let _op = OperatorProcess::start(
+                ctx.cluster,
+                "olm-operator",
+                &["--watched-namespaces", &scope],
+            )
+            .await?;
             let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
-            let created = ogs.create(&PostParams::default(), &og("og", json!({"targetNamespaces": [t1]}))?).await?;
+            let created = ogs
+                .create(
+                    &PostParams::default(),
+                    &og("og", json!({"targetNamespaces": [t1]}))?,
+                )
+                .await?;
             let uid = created.metadata.uid.clone().unwrap_or_default();
             let all = vec![ns.clone(), t1.clone(), t2.clone(), t3.clone()];
             await_targets(&ogs, "og", set(&[&t1])).await?;
             await_labelled(&ctx.client, &uid, &all, &[&t1]).await?;
             for targets in [vec![&t1, &t2], vec![&t1, &t2, &t3], vec![&t1, &t3]] {
-                ogs.patch("og", &PatchParams::default(), &Patch::Merge(json!({"spec": {"targetNamespaces": targets}}))).await?;
+                ogs.patch(
+                    "og",
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"spec": {"targetNamespaces": targets}})),
+                )
+                .await?;
                 let names: Vec<&str> = targets.iter().map(|s| s.as_str()).collect();
                 await_targets(&ogs, "og", set(&names)).await?;
                 await_labelled(&ctx.client, &uid, &all, &names).await?;
             }
             // Cluster-wide: status [""] and no labels anywhere.
-            ogs.patch("og", &PatchParams::default(), &Patch::Merge(json!({"spec": {"targetNamespaces": null}}))).await?;
+            ogs.patch(
+                "og",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"targetNamespaces": null}})),
+            )
+            .await?;
             await_targets(&ogs, "og", set(&[""])).await?;
             await_labelled(&ctx.client, &uid, &all, &[]).await?;
             // Deleting the group removes its labels.
-            ogs.patch("og", &PatchParams::default(), &Patch::Merge(json!({"spec": {"targetNamespaces": [t2]}}))).await?;
+            ogs.patch(
+                "og",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"targetNamespaces": [t2]}})),
+            )
+            .await?;
             await_labelled(&ctx.client, &uid, &all, &[&t2]).await?;
             ogs.delete("og", &DeleteParams::default()).await?;
             await_labelled(&ctx.client, &uid, &all, &[]).await?;
@@ -102,18 +163,38 @@ async fn a_selector_group_follows_namespace_labels() -> anyhow::Result<()> {
         let result = async {
             let [a, b] = [extra.names[0].clone(), extra.names[1].clone()];
             let scope = format!("{ns},{a},{b}");
-            let _op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &scope]).await?;
+            let _op = OperatorProcess::start(
+                ctx.cluster,
+                "olm-operator",
+                &["--watched-namespaces", &scope],
+            )
+            .await?;
             let team = format!("team-{ns}");
             let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
-            ogs.create(&PostParams::default(), &og("og", json!({"selector": {"matchLabels": {"olm-rs.io/team": team}}}))?).await?;
+            ogs.create(
+                &PostParams::default(),
+                &og(
+                    "og",
+                    json!({"selector": {"matchLabels": {"olm-rs.io/team": team}}}),
+                )?,
+            )
+            .await?;
             await_targets(&ogs, "og", set(&[])).await?;
             let namespaces: Api<Namespace> = Api::all(ctx.client.clone());
-            let label = |value: Option<&str>| Patch::Merge(json!({"metadata": {"labels": {"olm-rs.io/team": value}}}));
-            namespaces.patch(&a, &PatchParams::default(), &label(Some(&team))).await?;
+            let label = |value: Option<&str>| {
+                Patch::Merge(json!({"metadata": {"labels": {"olm-rs.io/team": value}}}))
+            };
+            namespaces
+                .patch(&a, &PatchParams::default(), &label(Some(&team)))
+                .await?;
             await_targets(&ogs, "og", set(&[&a])).await?;
-            namespaces.patch(&b, &PatchParams::default(), &label(Some(&team))).await?;
+            namespaces
+                .patch(&b, &PatchParams::default(), &label(Some(&team)))
+                .await?;
             await_targets(&ogs, "og", set(&[&a, &b])).await?;
-            namespaces.patch(&a, &PatchParams::default(), &label(None)).await?;
+            namespaces
+                .patch(&a, &PatchParams::default(), &label(None))
+                .await?;
             await_targets(&ogs, "og", set(&[&b])).await?;
             anyhow::Ok(())
         }
@@ -125,24 +206,59 @@ async fn a_selector_group_follows_namespace_labels() -> anyhow::Result<()> {
 }
 
 fn multiple(og: &OperatorGroup) -> bool {
-    og.status.as_ref().is_some_and(|s| s.conditions.iter().any(|c| c.type_ == "MultipleOperatorGroup" && c.status == "True" && c.reason == "MultipleOperatorGroupsFound"))
+    og.status.as_ref().is_some_and(|s| {
+        s.conditions.iter().any(|c| {
+            c.type_ == "MultipleOperatorGroup"
+                && c.status == "True"
+                && c.reason == "MultipleOperatorGroupsFound"
+        })
+    })
 }
 
 #[tokio::test]
-async fn two_groups_in_a_namespace_both_carry_the_multiple_group_condition_until_one_goes() -> anyhow::Result<()> {
+async fn two_groups_in_a_namespace_both_carry_the_multiple_group_condition_until_one_goes()
+-> anyhow::Result<()> {
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "og-multi", |ctx| async move {
         let ns = ctx.namespace.clone();
-        let _op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns]).await?;
+        let _op =
+            OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns])
+                .await?;
         let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
-        ogs.create(&PostParams::default(), &og("first", json!({"targetNamespaces": [ns]}))?).await?;
-        await_object(&ogs, "first", DEADLINE, "synced, single", |o: Option<&OperatorGroup>| o.is_some_and(|o| o.status.is_some() && !multiple(o))).await?;
-        ogs.create(&PostParams::default(), &og("second", json!({}))?).await?;
+        ogs.create(
+            &PostParams::default(),
+            &og("first", json!({"targetNamespaces": [ns]}))?,
+        )
+        .await?;
+        await_object(
+            &ogs,
+            "first",
+            DEADLINE,
+            "synced, single",
+            |o: Option<&OperatorGroup>| o.is_some_and(|o| o.status.is_some() && !multiple(o)),
+        )
+        .await?;
+        ogs.create(&PostParams::default(), &og("second", json!({}))?)
+            .await?;
         for name in ["first", "second"] {
-            await_object(&ogs, name, DEADLINE, "MultipleOperatorGroup=True", |o: Option<&OperatorGroup>| o.is_some_and(multiple)).await?;
+            await_object(
+                &ogs,
+                name,
+                DEADLINE,
+                "MultipleOperatorGroup=True",
+                |o: Option<&OperatorGroup>| o.is_some_and(multiple),
+            )
+            .await?;
         }
         ogs.delete("second", &DeleteParams::default()).await?;
-        await_object(&ogs, "first", DEADLINE, "MultipleOperatorGroup removed", |o: Option<&OperatorGroup>| o.is_some_and(|o| !multiple(o))).await?;
+        await_object(
+            &ogs,
+            "first",
+            DEADLINE,
+            "MultipleOperatorGroup removed",
+            |o: Option<&OperatorGroup>| o.is_some_and(|o| !multiple(o)),
+        )
+        .await?;
         Ok(())
     })
     .await
@@ -153,11 +269,19 @@ async fn a_group_gets_three_aggregate_cluster_roles_that_go_with_it() -> anyhow:
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "og-roles", |ctx| async move {
         let ns = ctx.namespace.clone();
-        let _op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns]).await?;
+        let _op =
+            OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns])
+                .await?;
         let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
-        ogs.create(&PostParams::default(), &og("og", json!({"targetNamespaces": [ns]}))?).await?;
+        ogs.create(
+            &PostParams::default(),
+            &og("og", json!({"targetNamespaces": [ns]}))?,
+        )
+        .await?;
         let roles: Api<ClusterRole> = Api::all(ctx.client.clone());
-        let selector = format!("olm.owner=og,olm.owner.namespace={ns},olm.owner.kind=OperatorGroup,olm.managed=true");
+        let selector = format!(
+            "olm.owner=og,olm.owner.namespace={ns},olm.owner.kind=OperatorGroup,olm.managed=true"
+        );
         let found = eventually(DEADLINE, "three aggregate cluster roles", || {
             let roles = roles.clone();
             let selector = selector.clone();
@@ -170,7 +294,11 @@ async fn a_group_gets_three_aggregate_cluster_roles_that_go_with_it() -> anyhow:
         let mut suffixes: Vec<String> = found
             .iter()
             .filter_map(|r| r.metadata.name.clone())
-            .filter_map(|n| n.strip_prefix("olm.og.og.").and_then(|rest| rest.split_once('-')).map(|(suffix, _)| suffix.to_string()))
+            .filter_map(|n| {
+                n.strip_prefix("olm.og.og.")
+                    .and_then(|rest| rest.split_once('-'))
+                    .map(|(suffix, _)| suffix.to_string())
+            })
             .collect();
         suffixes.sort();
         assert_eq!(suffixes, vec!["admin", "edit", "view"]);
@@ -178,7 +306,14 @@ async fn a_group_gets_three_aggregate_cluster_roles_that_go_with_it() -> anyhow:
         eventually(DEADLINE, "the group's cluster roles deleted", || {
             let roles = roles.clone();
             let selector = selector.clone();
-            async move { Ok(roles.list(&ListParams::default().labels(&selector)).await?.items.is_empty().then_some(())) }
+            async move {
+                Ok(roles
+                    .list(&ListParams::default().labels(&selector))
+                    .await?
+                    .items
+                    .is_empty()
+                    .then_some(()))
+            }
         })
         .await?;
         Ok(())

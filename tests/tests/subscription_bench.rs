@@ -19,7 +19,13 @@ fn rss_kib_of_process_serving(binary: &str, port: u16) -> Option<u64> {
         let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
         if text.contains(binary) && text.contains(&needle) {
             let status = std::fs::read_to_string(entry.path().join("status")).ok()?;
-            return status.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok();
+            return status
+                .lines()
+                .find(|l| l.starts_with("VmRSS:"))?
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok();
         }
     }
     None

@@ -14,7 +14,8 @@ use serde_json::json;
 use std::time::Instant;
 
 #[tokio::test]
-async fn a_subscription_installs_the_channel_head_through_an_automatic_plan() -> anyhow::Result<()> {
+async fn a_subscription_installs_the_channel_head_through_an_automatic_plan() -> anyhow::Result<()>
+{
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "subinstall", |ctx| async move {
         let op = catalog_operator(&ctx, &[]).await?;
@@ -73,13 +74,31 @@ async fn an_upgrade_walks_a_three_step_replaces_chain_one_plan_at_a_time() -> an
         operator_group(&ctx).await?;
         configmap_catalog(&ctx, "cat", &catalog, 0).await?;
         let started = Instant::now();
-        subscription(&ctx, "beta", "beta", "cat", json!({"startingCSV": "beta.v1.0.0"})).await?;
-        await_sub(&ctx, "beta", "installed the head beta.v1.3.0", |s| s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "beta.v1.3.0").await?;
+        subscription(
+            &ctx,
+            "beta",
+            "beta",
+            "cat",
+            json!({"startingCSV": "beta.v1.0.0"}),
+        )
+        .await?;
+        await_sub(&ctx, "beta", "installed the head beta.v1.3.0", |s| {
+            s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "beta.v1.3.0"
+        })
+        .await?;
         eprintln!("install + 3-step upgrade took {:?}", started.elapsed());
 
         let mut list = plans(&ctx).list(&Default::default()).await?.items;
         list.sort_by_key(|p| p.spec.generation);
-        let walked: Vec<(Option<i64>, Vec<String>)> = list.iter().map(|p| (p.spec.generation, p.spec.cluster_service_version_names.clone())).collect();
+        let walked: Vec<(Option<i64>, Vec<String>)> = list
+            .iter()
+            .map(|p| {
+                (
+                    p.spec.generation,
+                    p.spec.cluster_service_version_names.clone(),
+                )
+            })
+            .collect();
         assert_eq!(
             walked,
             vec![
@@ -91,7 +110,10 @@ async fn an_upgrade_walks_a_three_step_replaces_chain_one_plan_at_a_time() -> an
             "one plan per step along the channel"
         );
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        assert_eq!(csvs.get("beta.v1.3.0").await?.spec.replaces.as_deref(), Some("beta.v1.2.0"));
+        assert_eq!(
+            csvs.get("beta.v1.3.0").await?.spec.replaces.as_deref(),
+            Some("beta.v1.2.0")
+        );
         Ok(())
     })
     .await
@@ -105,16 +127,41 @@ async fn a_skip_range_jumps_from_the_installed_version_to_the_head() -> anyhow::
         let catalog = Catalog::with(vec![
             Op::new("gamma", "0.1.0"),
             Op::new("gamma", "0.2.0").replaces("gamma.v0.1.0"),
-            Op::new("gamma", "0.3.0").replaces("gamma.v0.2.0").skip_range("<0.3.0"),
+            Op::new("gamma", "0.3.0")
+                .replaces("gamma.v0.2.0")
+                .skip_range("<0.3.0"),
         ]);
         operator_group(&ctx).await?;
         configmap_catalog(&ctx, "cat", &catalog, 0).await?;
-        subscription(&ctx, "gamma", "gamma", "cat", json!({"startingCSV": "gamma.v0.1.0"})).await?;
-        await_sub(&ctx, "gamma", "installed gamma.v0.3.0", |s| s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "gamma.v0.3.0").await?;
-        let names: Vec<Vec<String>> = plans(&ctx).list(&Default::default()).await?.items.into_iter().map(|p| p.spec.cluster_service_version_names).collect();
-        assert!(!names.iter().flatten().any(|n| n == "gamma.v0.2.0"), "the skipRange skips 0.2.0: {names:?}");
+        subscription(
+            &ctx,
+            "gamma",
+            "gamma",
+            "cat",
+            json!({"startingCSV": "gamma.v0.1.0"}),
+        )
+        .await?;
+        await_sub(&ctx, "gamma", "installed gamma.v0.3.0", |s| {
+            s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "gamma.v0.3.0"
+        })
+        .await?;
+        let names: Vec<Vec<String>> = plans(&ctx)
+            .list(&Default::default())
+            .await?
+            .items
+            .into_iter()
+            .map(|p| p.spec.cluster_service_version_names)
+            .collect();
+        assert!(
+            !names.iter().flatten().any(|n| n == "gamma.v0.2.0"),
+            "the skipRange skips 0.2.0: {names:?}"
+        );
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        assert_eq!(csvs.get("gamma.v0.3.0").await?.spec.replaces.as_deref(), Some("gamma.v0.1.0"), "spec.replaces is rewritten to the CSV actually replaced");
+        assert_eq!(
+            csvs.get("gamma.v0.3.0").await?.spec.replaces.as_deref(),
+            Some("gamma.v0.1.0"),
+            "spec.replaces is rewritten to the CSV actually replaced"
+        );
         Ok(())
     })
     .await
@@ -127,10 +174,19 @@ async fn old_install_plans_are_garbage_collected_down_to_five() -> anyhow::Resul
         let _op = catalog_operator(&ctx, &[]).await?;
         let names: Vec<String> = (0..7).map(|i| format!("gc{i}")).collect();
         operator_group(&ctx).await?;
-        configmap_catalog(&ctx, "cat", &Catalog::with(names.iter().map(|n| Op::new(n, "1.0.0")).collect()), 0).await?;
+        configmap_catalog(
+            &ctx,
+            "cat",
+            &Catalog::with(names.iter().map(|n| Op::new(n, "1.0.0")).collect()),
+            0,
+        )
+        .await?;
         for n in &names {
             subscription(&ctx, n, n, "cat", json!({})).await?;
-            await_sub(&ctx, n, "installed", |s| s.state == SubscriptionState::AtLatestKnown).await?;
+            await_sub(&ctx, n, "installed", |s| {
+                s.state == SubscriptionState::AtLatestKnown
+            })
+            .await?;
         }
         let api = plans(&ctx);
         let api = &api;
@@ -141,7 +197,11 @@ async fn old_install_plans_are_garbage_collected_down_to_five() -> anyhow::Resul
         .await?;
         let mut generations: Vec<i64> = kept.iter().filter_map(|p| p.spec.generation).collect();
         generations.sort();
-        assert_eq!(generations, [3, 4, 5, 6, 7], "the lowest generations go first");
+        assert_eq!(
+            generations,
+            [3, 4, 5, 6, 7],
+            "the lowest generations go first"
+        );
         Ok(())
     })
     .await

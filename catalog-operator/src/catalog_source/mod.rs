@@ -21,7 +21,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
-use messages::crd::catalog_source::{CatalogSource, CatalogSourceStatus, ConfigMapResourceReference, GrpcConnectionStatus, RegistryServiceStatus};
+use messages::crd::catalog_source::{
+    CatalogSource, CatalogSourceStatus, ConfigMapResourceReference, GrpcConnectionStatus,
+    RegistryServiceStatus,
+};
 use messages::key::ObjectKey;
 use messages::msg::{ObjectEvent, Requeue};
 use olm_runtime::registry::ObjectActor;
@@ -83,9 +86,14 @@ impl Actor for CatalogSourceActor {
     fn stopped(&mut self, _ctx: &mut Self::Context) {
         self.teardown();
         self.shared.catalog_metrics.catalog_source_count.dec();
-        let _ = self.shared.catalog_metrics.catalogsource_ready.remove_label_values(&[&self.key.name, self.key.namespace_or_empty()]);
+        let _ = self
+            .shared
+            .catalog_metrics
+            .catalogsource_ready
+            .remove_label_values(&[&self.key.name, self.key.namespace_or_empty()]);
         self.shared.catalogs.remove(&self.catalog_key());
-        self.shared.resolve(self.key.namespace_or_empty(), Cause::CatalogChanged);
+        self.shared
+            .resolve(self.key.namespace_or_empty(), Cause::CatalogChanged);
     }
 }
 
@@ -132,7 +140,10 @@ impl CatalogSourceActor {
 
     fn facts(&self) -> Facts {
         Facts {
-            plan: self.plan.clone().unwrap_or_else(|| Err(Invalid("not observed yet".into()))),
+            plan: self
+                .plan
+                .clone()
+                .unwrap_or_else(|| Err(Invalid("not observed yet".into()))),
             interval_error: self.interval_error.clone(),
             connection: self.connection,
             fetch_error: self.fetch_error.clone(),
@@ -158,7 +169,9 @@ impl CatalogSourceActor {
     }
 
     fn reconcile(&mut self, ctx: &mut Context<Self>) {
-        let Some(cs) = self.latest.clone() else { return };
+        let Some(cs) = self.latest.clone() else {
+            return;
+        };
         let plan = spec::plan(&self.key.name, &cs.spec);
         let interval = cs.registry_poll().map(|p| p.poll_interval());
         self.interval_error = interval.as_ref().and_then(|i| i.parse_error.clone());
@@ -197,7 +210,9 @@ impl CatalogSourceActor {
     fn start(&mut self, ctx: &mut Context<Self>, cs: &CatalogSource, plan: Result<Plan, Invalid>) {
         let ns = self.key.namespace_or_empty().to_string();
         match plan {
-            Err(Invalid(msg)) => tracing::info!(catalog = %self.key, message = %msg, "invalid CatalogSource spec"),
+            Err(Invalid(msg)) => {
+                tracing::info!(catalog = %self.key, message = %msg, "invalid CatalogSource spec")
+            }
             Ok(Plan::Address(addr)) => self.connect(ctx, &addr),
             Ok(Plan::Image { image, service }) => {
                 let addr = format!("{service}.{ns}.svc:{}", spec::GRPC_PORT);
@@ -213,25 +228,27 @@ impl CatalogSourceActor {
                 let name = self.key.name.clone();
                 let generation = self.generation;
                 ctx.spawn(
-                    async move { pod::ensure(&client, &cs, &name, &ns, &image, &service).await }.into_actor(self).map(move |r, act, ctx| {
-                        if act.generation != generation {
-                            return;
-                        }
-                        match r {
-                            Ok(()) => act.connect(ctx, &addr),
-                            Err(e) => {
-                                // e.g. the ServiceAccount token is not there yet: start the source again shortly.
-                                act.fetch_error = Some(error_text(&e));
-                                act.write_status(ctx);
-                                ctx.run_later(Duration::from_secs(2), move |act, ctx| {
-                                    if act.generation == generation {
-                                        act.plan = None;
-                                        act.reconcile(ctx);
-                                    }
-                                });
+                    async move { pod::ensure(&client, &cs, &name, &ns, &image, &service).await }
+                        .into_actor(self)
+                        .map(move |r, act, ctx| {
+                            if act.generation != generation {
+                                return;
                             }
-                        }
-                    }),
+                            match r {
+                                Ok(()) => act.connect(ctx, &addr),
+                                Err(e) => {
+                                    // e.g. the ServiceAccount token is not there yet: start the source again shortly.
+                                    act.fetch_error = Some(error_text(&e));
+                                    act.write_status(ctx);
+                                    ctx.run_later(Duration::from_secs(2), move |act, ctx| {
+                                        if act.generation == generation {
+                                            act.plan = None;
+                                            act.reconcile(ctx);
+                                        }
+                                    });
+                                }
+                            }
+                        }),
                 );
             }
             Ok(Plan::ConfigMap(_)) => self.refresh(ctx),
@@ -239,7 +256,12 @@ impl CatalogSourceActor {
     }
 
     fn connect(&mut self, ctx: &mut Context<Self>, addr: &str) {
-        let options = ClientOptions { probe_interval: self.shared.config.probe_interval, connect_timeout: Duration::from_secs(3), request_timeout: Duration::from_secs(30), ..ClientOptions::default() };
+        let options = ClientOptions {
+            probe_interval: self.shared.config.probe_interval,
+            connect_timeout: Duration::from_secs(3),
+            request_timeout: Duration::from_secs(30),
+            ..ClientOptions::default()
+        };
         match RegistryClient::connect(addr, options) {
             Ok(client) => {
                 let client = Arc::new(client);
@@ -266,7 +288,9 @@ impl CatalogSourceActor {
             self.refresh_again = true;
             return;
         }
-        let Some(Ok(plan)) = self.plan.clone() else { return };
+        let Some(Ok(plan)) = self.plan.clone() else {
+            return;
+        };
         let key = self.catalog_key();
         let priority = self.priority;
         let generation = self.generation;
@@ -274,21 +298,33 @@ impl CatalogSourceActor {
         let source = self.source.clone();
         let name = self.key.name.clone();
         self.fetching = true;
-        self.shared.catalog_metrics.catalog_source_snapshots_total.with_label_values(&[&key.name, &key.namespace]).inc();
+        self.shared
+            .catalog_metrics
+            .catalog_source_snapshots_total
+            .with_label_values(&[&key.name, &key.namespace])
+            .inc();
         let fut = async move {
             let (source, config_map) = match (&plan, source) {
                 (Plan::ConfigMap(cm), _) => {
-                    let (store, reference) = load_config_map(&client, &key.namespace, cm, &name).await?;
+                    let (store, reference) =
+                        load_config_map(&client, &key.namespace, cm, &name).await?;
                     (BundleSource::InProcess(store), Some(reference))
                 }
                 (_, Some(source)) => (source, None),
                 (_, None) => return Err(format!("{}", FetchError::NotServing(key))),
             };
             let (packages, bundles) = source.content().await.map_err(|e| error_text(&e))?;
-            let converted = tokio::task::spawn_blocking(move || snapshot::convert(key, priority, &packages, &bundles))
-                .await
-                .map_err(|e| format!("snapshot task failed: {e}"))?;
-            Ok(Fetched { snapshot: converted.snapshot, source, config_map, notes: converted.notes })
+            let converted = tokio::task::spawn_blocking(move || {
+                snapshot::convert(key, priority, &packages, &bundles)
+            })
+            .await
+            .map_err(|e| format!("snapshot task failed: {e}"))?;
+            Ok(Fetched {
+                snapshot: converted.snapshot,
+                source,
+                config_map,
+                notes: converted.notes,
+            })
         };
         ctx.spawn(fut.into_actor(self).map(move |r, act, ctx| {
             if act.generation != generation {
@@ -320,7 +356,8 @@ impl CatalogSourceActor {
             }
             Err(e) => {
                 tracing::info!(catalog = %self.key, error = %e, "catalog content not available");
-                let changed = self.snapshot.take().is_some() || self.fetch_error.as_deref() != Some(e.as_str());
+                let changed = self.snapshot.take().is_some()
+                    || self.fetch_error.as_deref() != Some(e.as_str());
                 self.fetch_error = Some(e);
                 self.publish(changed);
             }
@@ -332,13 +369,30 @@ impl CatalogSourceActor {
         let facts = self.facts();
         let healthy = spec::healthy(&facts);
         let (_, problem) = spec::reason_and_message(&facts);
-        let view = CatalogView { snapshot: if healthy { self.snapshot.clone() } else { None }, source: self.source.clone(), healthy, problem };
-        let before = self.shared.catalogs.get(&self.catalog_key()).map(|v| v.healthy);
+        let view = CatalogView {
+            snapshot: if healthy { self.snapshot.clone() } else { None },
+            source: self.source.clone(),
+            healthy,
+            problem,
+        };
+        let before = self
+            .shared
+            .catalogs
+            .get(&self.catalog_key())
+            .map(|v| v.healthy);
         self.shared.catalogs.publish(self.catalog_key(), view);
-        let ready = i64::from(self.connection == Some(ConnectionState::Ready) || (matches!(facts.plan, Ok(Plan::ConfigMap(_))) && healthy));
-        self.shared.catalog_metrics.catalogsource_ready.with_label_values(&[&self.key.name, self.key.namespace_or_empty()]).set(ready);
+        let ready = i64::from(
+            self.connection == Some(ConnectionState::Ready)
+                || (matches!(facts.plan, Ok(Plan::ConfigMap(_))) && healthy),
+        );
+        self.shared
+            .catalog_metrics
+            .catalogsource_ready
+            .with_label_values(&[&self.key.name, self.key.namespace_or_empty()])
+            .set(ready);
         if changed || before != Some(healthy) {
-            self.shared.resolve(self.key.namespace_or_empty(), Cause::CatalogChanged);
+            self.shared
+                .resolve(self.key.namespace_or_empty(), Cause::CatalogChanged);
         }
     }
 
@@ -346,17 +400,34 @@ impl CatalogSourceActor {
         let facts = self.facts();
         let (reason, message) = spec::reason_and_message(&facts);
         let connection_state = self.connection.map(|s| GrpcConnectionStatus {
-            address: self.client.as_ref().map(|_| self.latest.as_ref().and_then(|c| c.address()).unwrap_or_default()).unwrap_or_default(),
+            address: self
+                .client
+                .as_ref()
+                .map(|_| {
+                    self.latest
+                        .as_ref()
+                        .and_then(|c| c.address())
+                        .unwrap_or_default()
+                })
+                .unwrap_or_default(),
             last_observed_state: spec::wire_state(s),
             last_connect: self.last_connect.clone(),
         });
-        let previous = self.latest.as_ref().and_then(|c| c.status.clone()).unwrap_or_default();
+        let previous = self
+            .latest
+            .as_ref()
+            .and_then(|c| c.status.clone())
+            .unwrap_or_default();
         CatalogSourceStatus {
             message,
             reason,
             config_map_reference: self.config_map.clone(),
             registry_service: self.registry_service.clone().map(|mut s| {
-                s.created_at = previous.registry_service.as_ref().and_then(|p| p.created_at.clone()).or(s.created_at);
+                s.created_at = previous
+                    .registry_service
+                    .as_ref()
+                    .and_then(|p| p.created_at.clone())
+                    .or(s.created_at);
                 s
             }),
             connection_state,
@@ -372,7 +443,8 @@ impl CatalogSourceActor {
             return;
         }
         self.written = Some(status.clone());
-        let api: Api<CatalogSource> = Api::namespaced(self.shared.client.clone(), self.key.namespace_or_empty());
+        let api: Api<CatalogSource> =
+            Api::namespaced(self.shared.client.clone(), self.key.namespace_or_empty());
         let name = self.key.name.clone();
         let key = self.key.clone();
         let body = status_patch(&status);
@@ -391,8 +463,18 @@ impl CatalogSourceActor {
 fn status_patch(s: &CatalogSourceStatus) -> serde_json::Value {
     let v = serde_json::to_value(s).unwrap_or_default();
     let mut status = serde_json::Map::new();
-    for field in ["message", "reason", "configMapReference", "registryService", "connectionState", "latestImageRegistryPoll"] {
-        status.insert(field.to_string(), v.get(field).cloned().unwrap_or(serde_json::Value::Null));
+    for field in [
+        "message",
+        "reason",
+        "configMapReference",
+        "registryService",
+        "connectionState",
+        "latestImageRegistryPoll",
+    ] {
+        status.insert(
+            field.to_string(),
+            v.get(field).cloned().unwrap_or(serde_json::Value::Null),
+        );
     }
     serde_json::json!({ "status": status })
 }
@@ -410,16 +492,36 @@ pub fn error_text(e: &dyn std::error::Error) -> String {
 }
 
 /// Read the ConfigMap, label it so its changes reach us, and index its catalog.
-async fn load_config_map(client: &kube::Client, ns: &str, name: &str, catalog: &str) -> Result<(Arc<registry::store::Store>, ConfigMapResourceReference), String> {
+async fn load_config_map(
+    client: &kube::Client,
+    ns: &str,
+    name: &str,
+    catalog: &str,
+) -> Result<(Arc<registry::store::Store>, ConfigMapResourceReference), String> {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
     let cm = match api.get_opt(name).await {
         Ok(Some(cm)) => cm,
         Ok(None) => return Err(format!("configmap {ns}/{name} not found")),
-        Err(e) => return Err(format!("cannot read configmap {ns}/{name}: {}", error_text(&e))),
+        Err(e) => {
+            return Err(format!(
+                "cannot read configmap {ns}/{name}: {}",
+                error_text(&e)
+            ));
+        }
     };
-    if cm.metadata.labels.as_ref().and_then(|l| l.get(pod::CATALOG_SOURCE_LABEL)).map(String::as_str) != Some(catalog) {
+    if cm
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(pod::CATALOG_SOURCE_LABEL))
+        .map(String::as_str)
+        != Some(catalog)
+    {
         let patch = serde_json::json!({"metadata": {"labels": {pod::CATALOG_SOURCE_LABEL: catalog, "olm.managed": "false"}}});
-        if let Err(e) = api.patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+        if let Err(e) = api
+            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
             tracing::warn!(configmap = %name, error = &e as &dyn std::error::Error, "cannot label the catalog ConfigMap; its changes will only be seen on polls");
         }
     }
@@ -432,8 +534,10 @@ async fn load_config_map(client: &kube::Client, ns: &str, name: &str, catalog: &
     };
     let data = cm.data.unwrap_or_default();
     let store = tokio::task::spawn_blocking(move || {
-        let catalog = catalog::Catalog::from_configmap_data(&data).map_err(|e| format!("invalid catalog in configmap: {}", error_text(&e)))?;
-        registry::store::Store::build(catalog).map_err(|e| format!("cannot index the configmap catalog: {}", error_text(&e)))
+        let catalog = catalog::Catalog::from_configmap_data(&data)
+            .map_err(|e| format!("invalid catalog in configmap: {}", error_text(&e)))?;
+        registry::store::Store::build(catalog)
+            .map_err(|e| format!("cannot index the configmap catalog: {}", error_text(&e)))
     })
     .await
     .map_err(|e| format!("catalog indexing task failed: {e}"))??;
@@ -486,7 +590,13 @@ impl Handler<Requeue> for CatalogSourceActor {
     fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
         match msg.after {
             Some(delay) => {
-                ctx.notify_later(Requeue { reason: msg.reason, after: None }, delay);
+                ctx.notify_later(
+                    Requeue {
+                        reason: msg.reason,
+                        after: None,
+                    },
+                    delay,
+                );
             }
             None => self.reconcile(ctx),
         }

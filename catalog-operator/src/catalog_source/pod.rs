@@ -16,7 +16,13 @@ fn owner(cs: &CatalogSource) -> serde_json::Value {
 }
 
 pub fn service_account(cs: &CatalogSource, name: &str) -> serde_json::Value {
-    let secrets: Vec<serde_json::Value> = cs.spec.secrets.iter().flatten().map(|s| json!({"name": s})).collect();
+    let secrets: Vec<serde_json::Value> = cs
+        .spec
+        .secrets
+        .iter()
+        .flatten()
+        .map(|s| json!({"name": s}))
+        .collect();
     json!({"apiVersion": "v1", "kind": "ServiceAccount",
            "metadata": {"name": name, "labels": {CATALOG_SOURCE_LABEL: name, "olm.managed": "true"}, "ownerReferences": owner(cs)},
            "imagePullSecrets": secrets})
@@ -31,8 +37,16 @@ pub fn service(cs: &CatalogSource, catalog: &str, service: &str) -> serde_json::
 
 pub fn pod(cs: &CatalogSource, catalog: &str, image: &str) -> serde_json::Value {
     let mut annotations = cs.metadata.annotations.clone().unwrap_or_default();
-    annotations.insert("cluster-autoscaler.kubernetes.io/safe-to-evict".into(), "true".into());
-    let node_selector = cs.spec.grpc_pod_config.as_ref().and_then(|c| c.node_selector.clone()).unwrap_or_else(|| [("kubernetes.io/os".to_string(), "linux".to_string())].into());
+    annotations.insert(
+        "cluster-autoscaler.kubernetes.io/safe-to-evict".into(),
+        "true".into(),
+    );
+    let node_selector = cs
+        .spec
+        .grpc_pod_config
+        .as_ref()
+        .and_then(|c| c.node_selector.clone())
+        .unwrap_or_else(|| [("kubernetes.io/os".to_string(), "linux".to_string())].into());
     // An exec probe with grpc_health_probe, as OLM writes it (gRPC probes need Kubernetes 1.24+).
     let probe = json!({"exec": {"command": ["grpc_health_probe", format!("-addr=:{GRPC_PORT}")]}, "initialDelaySeconds": 0, "timeoutSeconds": 5});
     json!({"apiVersion": "v1", "kind": "Pod",
@@ -61,14 +75,25 @@ pub enum PodError {
     },
 }
 
-async fn create_if_missing<K>(api: &Api<K>, name: &str, value: serde_json::Value, what: &'static str) -> Result<(), PodError>
+async fn create_if_missing<K>(
+    api: &Api<K>,
+    name: &str,
+    value: serde_json::Value,
+    what: &'static str,
+) -> Result<(), PodError>
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
 {
-    if api.get_opt(name).await.map_err(|source| PodError::Api { what, source })?.is_some() {
+    if api
+        .get_opt(name)
+        .await
+        .map_err(|source| PodError::Api { what, source })?
+        .is_some()
+    {
         return Ok(());
     }
-    let obj: K = serde_json::from_value(value).map_err(|source| PodError::Build { what, source })?;
+    let obj: K =
+        serde_json::from_value(value).map_err(|source| PodError::Build { what, source })?;
     match api.create(&PostParams::default(), &obj).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
@@ -77,19 +102,50 @@ where
 }
 
 /// Create the ServiceAccount, Service and one registry Pod when missing.
-pub async fn ensure(client: &Client, cs: &CatalogSource, catalog: &str, namespace: &str, image: &str, svc: &str) -> Result<(), PodError> {
+pub async fn ensure(
+    client: &Client,
+    cs: &CatalogSource,
+    catalog: &str,
+    namespace: &str,
+    image: &str,
+    svc: &str,
+) -> Result<(), PodError> {
     let sas: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
-    create_if_missing(&sas, catalog, service_account(cs, catalog), "registry ServiceAccount").await?;
+    create_if_missing(
+        &sas,
+        catalog,
+        service_account(cs, catalog),
+        "registry ServiceAccount",
+    )
+    .await?;
     let services: Api<Service> = Api::namespaced(client.clone(), namespace);
-    create_if_missing(&services, svc, service(cs, catalog, svc), "registry Service").await?;
+    create_if_missing(
+        &services,
+        svc,
+        service(cs, catalog, svc),
+        "registry Service",
+    )
+    .await?;
     let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
     let existing = pods
         .list(&ListParams::default().labels(&format!("{CATALOG_SOURCE_LABEL}={catalog}")))
         .await
-        .map_err(|source| PodError::Api { what: "registry Pods", source })?;
+        .map_err(|source| PodError::Api {
+            what: "registry Pods",
+            source,
+        })?;
     if existing.items.is_empty() {
-        let obj: Pod = serde_json::from_value(pod(cs, catalog, image)).map_err(|source| PodError::Build { what: "registry Pod", source })?;
-        pods.create(&PostParams::default(), &obj).await.map_err(|source| PodError::Api { what: "registry Pod", source })?;
+        let obj: Pod =
+            serde_json::from_value(pod(cs, catalog, image)).map_err(|source| PodError::Build {
+                what: "registry Pod",
+                source,
+            })?;
+        pods.create(&PostParams::default(), &obj)
+            .await
+            .map_err(|source| PodError::Api {
+                what: "registry Pod",
+                source,
+            })?;
     }
     Ok(())
 }

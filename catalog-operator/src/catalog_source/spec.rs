@@ -1,7 +1,9 @@
 //! Pure CatalogSource logic: which kind of source a spec asks for (OLM's validation messages), and the
 //! status we write for what we observed (reason, message, connection state).
 
-use messages::crd::catalog_source::{CatalogSourceReason, CatalogSourceSpec, GrpcConnectionState, SourceType};
+use messages::crd::catalog_source::{
+    CatalogSourceReason, CatalogSourceSpec, GrpcConnectionState, SourceType,
+};
 use registry::client::ConnectionState;
 use std::time::Duration;
 
@@ -29,16 +31,29 @@ pub fn service_name(catalog: &str) -> String {
 }
 
 pub fn plan(catalog: &str, spec: &CatalogSourceSpec) -> Result<Plan, Invalid> {
-    let nonempty = |s: &Option<String>| s.as_deref().filter(|s| !s.trim().is_empty()).map(str::to_string);
+    let nonempty = |s: &Option<String>| {
+        s.as_deref()
+            .filter(|s| !s.trim().is_empty())
+            .map(str::to_string)
+    };
     match &spec.source_type {
         SourceType::ConfigMap | SourceType::Internal => match nonempty(&spec.config_map) {
             Some(cm) => Ok(Plan::ConfigMap(cm)),
-            None => Err(Invalid(format!("configmap name unset: must be set for sourcetype: {}", spec.source_type.as_str()))),
+            None => Err(Invalid(format!(
+                "configmap name unset: must be set for sourcetype: {}",
+                spec.source_type.as_str()
+            ))),
         },
         SourceType::Grpc => match (nonempty(&spec.image), nonempty(&spec.address)) {
-            (Some(image), _) => Ok(Plan::Image { image, service: service_name(catalog) }),
+            (Some(image), _) => Ok(Plan::Image {
+                image,
+                service: service_name(catalog),
+            }),
             (None, Some(address)) => Ok(Plan::Address(address)),
-            (None, None) => Err(Invalid("image and address unset: at least one must be set for sourcetype: grpc".to_string())),
+            (None, None) => Err(Invalid(
+                "image and address unset: at least one must be set for sourcetype: grpc"
+                    .to_string(),
+            )),
         },
         SourceType::Other(other) => Err(Invalid(format!("unknown sourcetype: {other}"))),
     }
@@ -76,7 +91,9 @@ pub fn reason_and_message(f: &Facts) -> (CatalogSourceReason, String) {
             if let Some(e) = &f.fetch_error {
                 let reason = match plan {
                     Plan::ConfigMap(_) => CatalogSourceReason::ConfigMapError,
-                    Plan::Address(_) | Plan::Image { .. } => CatalogSourceReason::RegistryServerError,
+                    Plan::Address(_) | Plan::Image { .. } => {
+                        CatalogSourceReason::RegistryServerError
+                    }
                 };
                 return (reason, e.clone());
             }
@@ -86,11 +103,14 @@ pub fn reason_and_message(f: &Facts) -> (CatalogSourceReason, String) {
             match (plan, f.connection) {
                 (Plan::Image { service, .. }, Some(s)) if s != ConnectionState::Ready => (
                     CatalogSourceReason::RegistryServerError,
-                    format!("registry pod for service {service} is not reachable (connection {s}); without a kubelet nothing serves it"),
+                    format!(
+                        "registry pod for service {service} is not reachable (connection {s}); without a kubelet nothing serves it"
+                    ),
                 ),
-                (Plan::Address(addr), Some(ConnectionState::TransientFailure)) => {
-                    (CatalogSourceReason::RegistryServerError, format!("registry server at {addr} is not reachable"))
-                }
+                (Plan::Address(addr), Some(ConnectionState::TransientFailure)) => (
+                    CatalogSourceReason::RegistryServerError,
+                    format!("registry server at {addr} is not reachable"),
+                ),
                 _ => (CatalogSourceReason::None, String::new()),
             }
         }
@@ -99,7 +119,13 @@ pub fn reason_and_message(f: &Facts) -> (CatalogSourceReason, String) {
 
 /// Healthy for Subscriptions: the spec is valid and its content is being served.
 pub fn healthy(f: &Facts) -> bool {
-    f.plan.is_ok() && f.serving && f.fetch_error.is_none() && !matches!(f.connection, Some(ConnectionState::TransientFailure | ConnectionState::Shutdown))
+    f.plan.is_ok()
+        && f.serving
+        && f.fetch_error.is_none()
+        && !matches!(
+            f.connection,
+            Some(ConnectionState::TransientFailure | ConnectionState::Shutdown)
+        )
 }
 
 /// When to re-read the content: `registryPoll.interval` when set (we poll address and ConfigMap catalogs too).
@@ -122,12 +148,25 @@ mod tests {
     #[case::grpc_without_image_or_address_is_invalid(serde_json::json!({"sourceType": "grpc"}), Err(Invalid("image and address unset: at least one must be set for sourcetype: grpc".into())))]
     #[case::configmap_needs_its_configmap(serde_json::json!({"sourceType": "configmap"}), Err(Invalid("configmap name unset: must be set for sourcetype: configmap".into())))]
     #[case::internal_is_a_configmap_source(serde_json::json!({"sourceType": "internal", "configMap": "cm"}), Ok(Plan::ConfigMap("cm".into())))]
-    fn a_spec_becomes_a_plan_or_olms_error(#[case] s: serde_json::Value, #[case] want: Result<Plan, Invalid>) {
+    fn a_spec_becomes_a_plan_or_olms_error(
+        #[case] s: serde_json::Value,
+        #[case] want: Result<Plan, Invalid>,
+    ) {
         assert_eq!(plan("my.cat", &spec(s)), want);
     }
 
-    fn facts(plan: Result<Plan, Invalid>, connection: Option<ConnectionState>, serving: bool) -> Facts {
-        Facts { plan, interval_error: None, connection, fetch_error: None, serving }
+    fn facts(
+        plan: Result<Plan, Invalid>,
+        connection: Option<ConnectionState>,
+        serving: bool,
+    ) -> Facts {
+        Facts {
+            plan,
+            interval_error: None,
+            connection,
+            fetch_error: None,
+            serving,
+        }
     }
 
     #[rstest]
@@ -136,7 +175,11 @@ mod tests {
     #[case::an_image_without_a_listener_says_it_is_not_reachable(facts(Ok(Plan::Image { image: "i".into(), service: "s".into() }), Some(ConnectionState::Connecting), false), CatalogSourceReason::RegistryServerError, false)]
     #[case::an_invalid_spec_is_spec_invalid_and_unhealthy(facts(Err(Invalid("bad".into())), None, false), CatalogSourceReason::SpecInvalidError, false)]
     #[case::a_loaded_configmap_is_healthy(facts(Ok(Plan::ConfigMap("cm".into())), None, true), CatalogSourceReason::None, true)]
-    fn status_and_health_follow_the_facts(#[case] f: Facts, #[case] reason: CatalogSourceReason, #[case] is_healthy: bool) {
+    fn status_and_health_follow_the_facts(
+        #[case] f: Facts,
+        #[case] reason: CatalogSourceReason,
+        #[case] is_healthy: bool,
+    ) {
         assert_eq!(reason_and_message(&f).0, reason);
         assert_eq!(healthy(&f), is_healthy);
     }
@@ -145,15 +188,28 @@ mod tests {
     fn a_configmap_that_fails_to_load_is_a_configmap_error() {
         let mut f = facts(Ok(Plan::ConfigMap("cm".into())), None, false);
         f.fetch_error = Some("configmap ns/cm not found".into());
-        assert_eq!(reason_and_message(&f), (CatalogSourceReason::ConfigMapError, "configmap ns/cm not found".into()));
+        assert_eq!(
+            reason_and_message(&f),
+            (
+                CatalogSourceReason::ConfigMapError,
+                "configmap ns/cm not found".into()
+            )
+        );
         assert!(!healthy(&f));
     }
 
     #[test]
     fn an_unparseable_interval_is_reported_but_the_catalog_still_serves() {
-        let mut f = facts(Ok(Plan::Address("a:1".into())), Some(ConnectionState::Ready), true);
+        let mut f = facts(
+            Ok(Plan::Address("a:1".into())),
+            Some(ConnectionState::Ready),
+            true,
+        );
         f.interval_error = Some("error parsing spec.updateStrategy.registryPoll.interval".into());
-        assert_eq!(reason_and_message(&f).0, CatalogSourceReason::InvalidIntervalError);
+        assert_eq!(
+            reason_and_message(&f).0,
+            CatalogSourceReason::InvalidIntervalError
+        );
         assert!(healthy(&f));
     }
 }

@@ -7,20 +7,35 @@ use serde_json::Value;
 
 /// Versions listed in the old CRD's `status.storedVersions` that the new CRD no longer has.
 pub fn data_loss(name: &str, old: &Value, new: &Value) -> Option<String> {
-    let new_versions: Vec<&str> = new["spec"]["versions"].as_array().into_iter().flatten().filter_map(|v| v["name"].as_str()).collect();
+    let new_versions: Vec<&str> = new["spec"]["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v["name"].as_str())
+        .collect();
     old["status"]["storedVersions"].as_array().into_iter().flatten().filter_map(Value::as_str).find(|v| !new_versions.contains(v)).map(|v| {
         format!("risk of data loss updating {name}: new CRD removes version {v} that is listed as a stored version on the existing CRD")
     })
 }
 
 fn served(crd: &Value) -> Vec<(&str, &Value)> {
-    crd["spec"]["versions"].as_array().into_iter().flatten().filter(|v| v["served"].as_bool().unwrap_or(false)).filter_map(|v| Some((v["name"].as_str()?, &v["schema"]["openAPIV3Schema"]))).collect()
+    crd["spec"]["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|v| v["served"].as_bool().unwrap_or(false))
+        .filter_map(|v| Some((v["name"].as_str()?, &v["schema"]["openAPIV3Schema"])))
+        .collect()
 }
 
 /// Versions served by both, with the new schema of each.
 pub fn kept_versions<'a>(old: &Value, new: &'a Value) -> Vec<(String, &'a Value)> {
     let before: Vec<&str> = served(old).into_iter().map(|(n, _)| n).collect();
-    served(new).into_iter().filter(|(n, _)| before.contains(n)).map(|(n, s)| (n.to_string(), s)).collect()
+    served(new)
+        .into_iter()
+        .filter(|(n, _)| before.contains(n))
+        .map(|(n, s)| (n.to_string(), s))
+        .collect()
 }
 
 fn type_ok(t: &str, v: &Value) -> bool {
@@ -41,31 +56,42 @@ pub fn validate(schema: &Value, value: &Value, path: &str) -> Option<String> {
         return None;
     }
     if let Some(t) = schema["type"].as_str()
-        && !type_ok(t, value) {
-            return Some(format!("{path}: expected {t}"));
-        }
+        && !type_ok(t, value)
+    {
+        return Some(format!("{path}: expected {t}"));
+    }
     if let Some(options) = schema["enum"].as_array()
-        && !options.contains(value) {
-            return Some(format!("{path}: value not in enum"));
-        }
+        && !options.contains(value)
+    {
+        return Some(format!("{path}: value not in enum"));
+    }
     if let (Some(min), Some(n)) = (schema["minimum"].as_f64(), value.as_f64())
-        && n < min {
-            return Some(format!("{path}: {n} is less than the minimum {min}"));
-        }
+        && n < min
+    {
+        return Some(format!("{path}: {n} is less than the minimum {min}"));
+    }
     if let (Some(max), Some(n)) = (schema["maximum"].as_f64(), value.as_f64())
-        && n > max {
-            return Some(format!("{path}: {n} is more than the maximum {max}"));
-        }
+        && n > max
+    {
+        return Some(format!("{path}: {n} is more than the maximum {max}"));
+    }
     if let (Some(min), Some(s)) = (schema["minLength"].as_u64(), value.as_str())
-        && (s.chars().count() as u64) < min {
-            return Some(format!("{path}: shorter than {min}"));
-        }
+        && (s.chars().count() as u64) < min
+    {
+        return Some(format!("{path}: shorter than {min}"));
+    }
     if let (Some(max), Some(s)) = (schema["maxLength"].as_u64(), value.as_str())
-        && (s.chars().count() as u64) > max {
-            return Some(format!("{path}: longer than {max}"));
-        }
+        && (s.chars().count() as u64) > max
+    {
+        return Some(format!("{path}: longer than {max}"));
+    }
     if let Some(obj) = value.as_object() {
-        for r in schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+        for r in schema["required"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
             if !obj.contains_key(r) {
                 return Some(format!("{path}.{r}: Required value"));
             }
@@ -73,9 +99,10 @@ pub fn validate(schema: &Value, value: &Value, path: &str) -> Option<String> {
         if let Some(props) = schema["properties"].as_object() {
             for (k, sub) in props {
                 if let Some(v) = obj.get(k)
-                    && let Some(e) = validate(sub, v, &format!("{path}.{k}")) {
-                        return Some(e);
-                    }
+                    && let Some(e) = validate(sub, v, &format!("{path}.{k}"))
+                {
+                    return Some(e);
+                }
             }
         }
     }
@@ -91,7 +118,9 @@ pub fn validate(schema: &Value, value: &Value, path: &str) -> Option<String> {
 
 /// OLM's error for an existing custom resource the new schema rejects.
 pub fn invalid_cr_message(crd: &str, cr: &str, problem: &str) -> String {
-    format!("error validating existing CRs against new CRD's schema for {crd}: error validating custom resource against new schema for {cr}: {problem}: updated validation is too restrictive")
+    format!(
+        "error validating existing CRs against new CRD's schema for {crd}: error validating custom resource against new schema for {cr}: {problem}: updated validation is too restrictive"
+    )
 }
 
 #[cfg(test)]
@@ -110,7 +139,11 @@ mod tests {
     #[case::dropping_a_served_but_never_stored_version_is_safe(crd(&[("v1", true), ("v1beta1", true)], &["v1"]), crd(&[("v1", true)], &[]), None)]
     #[case::dropping_a_stored_version_risks_data_loss(crd(&[("v1alpha1", true), ("v1", true)], &["v1alpha1", "v1"]), crd(&[("v1", true)], &[]),
         Some("risk of data loss updating things.example.com: new CRD removes version v1alpha1 that is listed as a stored version on the existing CRD"))]
-    fn stored_versions_must_survive_an_update(#[case] old: Value, #[case] new: Value, #[case] want: Option<&str>) {
+    fn stored_versions_must_survive_an_update(
+        #[case] old: Value,
+        #[case] new: Value,
+        #[case] want: Option<&str>,
+    ) {
         assert_eq!(data_loss("things.example.com", &old, &new).as_deref(), want);
     }
 
@@ -118,7 +151,10 @@ mod tests {
     fn only_versions_served_before_and_after_are_checked() {
         let new = crd(&[("v1", true), ("v2", true), ("v3", true)], &[]);
         let kept = kept_versions(&crd(&[("v1", true), ("v2", false)], &[]), &new);
-        assert_eq!(kept.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["v1"]);
+        assert_eq!(
+            kept.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+            ["v1"]
+        );
     }
 
     #[rstest]
@@ -126,7 +162,10 @@ mod tests {
     #[case::a_newly_required_field_rejects_old_resources(json!({"spec": {}}), Some(".spec.size: Required value"))]
     #[case::a_wrong_type_is_rejected(json!({"spec": {"size": "three"}}), Some(".spec.size: expected integer"))]
     #[case::a_value_under_the_minimum_is_rejected(json!({"spec": {"size": 0}}), Some(".spec.size: 0 is less than the minimum 1"))]
-    fn existing_resources_are_validated_against_the_new_schema(#[case] cr: Value, #[case] want: Option<&str>) {
+    fn existing_resources_are_validated_against_the_new_schema(
+        #[case] cr: Value,
+        #[case] want: Option<&str>,
+    ) {
         let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "required": ["size"], "properties": {"size": {"type": "integer", "minimum": 1}}}}});
         assert_eq!(validate(&schema, &cr, "").as_deref(), want);
     }

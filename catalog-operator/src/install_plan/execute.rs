@@ -18,9 +18,29 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 /// Kinds an InstallPlan may create (OLM's list); anything else is `UnsupportedResource`.
 const SUPPORTED: &[&str] = &[
-    "ClusterServiceVersion", "CustomResourceDefinition", "Subscription", "BundleSecret", "Secret", "ClusterRole", "ClusterRoleBinding", "Role",
-    "RoleBinding", "ServiceAccount", "Service", "ConfigMap", "PrometheusRule", "ServiceMonitor", "PodDisruptionBudget", "PriorityClass",
-    "VerticalPodAutoscaler", "ConsoleYAMLSample", "ConsoleQuickStart", "ConsoleCLIDownload", "ConsoleLink", "ConsolePlugin", "NetworkPolicy",
+    "ClusterServiceVersion",
+    "CustomResourceDefinition",
+    "Subscription",
+    "BundleSecret",
+    "Secret",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Role",
+    "RoleBinding",
+    "ServiceAccount",
+    "Service",
+    "ConfigMap",
+    "PrometheusRule",
+    "ServiceMonitor",
+    "PodDisruptionBudget",
+    "PriorityClass",
+    "VerticalPodAutoscaler",
+    "ConsoleYAMLSample",
+    "ConsoleQuickStart",
+    "ConsoleCLIDownload",
+    "ConsoleLink",
+    "ConsolePlugin",
+    "NetworkPolicy",
 ];
 
 /// (group, version, kind) → (resource, namespaced).
@@ -33,14 +53,30 @@ pub struct Kinds {
 }
 
 impl Kinds {
-    async fn resolve(&self, client: &Client, group: &str, version: &str, kind: &str) -> Result<(ApiResource, bool), kube::Error> {
+    async fn resolve(
+        &self,
+        client: &Client,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> Result<(ApiResource, bool), kube::Error> {
         let key = (group.to_string(), version.to_string(), kind.to_string());
-        if let Some(hit) = self.cache.lock().unwrap_or_else(PoisonError::into_inner).get(&key) {
+        if let Some(hit) = self
+            .cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+        {
             return Ok(hit.clone());
         }
-        let (ar, caps): (ApiResource, ApiCapabilities) = kube::discovery::pinned_kind(client, &GroupVersionKind::gvk(group, version, kind)).await?;
+        let (ar, caps): (ApiResource, ApiCapabilities) =
+            kube::discovery::pinned_kind(client, &GroupVersionKind::gvk(group, version, kind))
+                .await?;
         let hit = (ar, caps.scope == Scope::Namespaced);
-        self.cache.lock().unwrap_or_else(PoisonError::into_inner).insert(key, hit.clone());
+        self.cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key, hit.clone());
         Ok(hit)
     }
 }
@@ -54,8 +90,15 @@ pub struct Context<'a> {
 }
 
 fn is_established(crd: &Value) -> bool {
-    let conds = crd["status"]["conditions"].as_array().cloned().unwrap_or_default();
-    let ok = |t: &str| conds.iter().any(|c| c["type"] == t && c["status"] == "True");
+    let conds = crd["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let ok = |t: &str| {
+        conds
+            .iter()
+            .any(|c| c["type"] == t && c["status"] == "True")
+    };
     ok("Established") && ok("NamesAccepted")
 }
 
@@ -70,12 +113,18 @@ struct StepError {
 
 impl From<kube::Error> for StepError {
     fn from(e: kube::Error) -> Self {
-        StepError { forbidden: forbidden(&e), message: error_text(&e) }
+        StepError {
+            forbidden: forbidden(&e),
+            message: error_text(&e),
+        }
     }
 }
 
 fn fail(message: impl Into<String>) -> StepError {
-    StepError { message: message.into(), forbidden: false }
+    StepError {
+        message: message.into(),
+        forbidden: false,
+    }
 }
 
 /// Run every step that is not done yet, in order; returns the steps with their new statuses.
@@ -86,7 +135,9 @@ pub async fn execute(cx: &Context<'_>, mut steps: Vec<Step>) -> (Vec<Step>, Exec
         let step = steps[i].clone();
         let r = match (step.resource.kind.as_str(), &step.status) {
             ("CustomResourceDefinition", StepStatus::WaitingForApi) => crd_ready(cx, &step).await,
-            (_, StepStatus::Unknown | StepStatus::NotPresent) => apply(cx, &step, &mut csv_uids).await,
+            (_, StepStatus::Unknown | StepStatus::NotPresent) => {
+                apply(cx, &step, &mut csv_uids).await
+            }
             (_, other) => Ok(other.clone()),
         };
         match r {
@@ -98,27 +149,61 @@ pub async fn execute(cx: &Context<'_>, mut steps: Vec<Step>) -> (Vec<Step>, Exec
                 if !SUPPORTED.contains(&step.resource.kind.as_str()) {
                     steps[i].status = StepStatus::UnsupportedResource;
                 }
-                return (steps, Executed::Error { message: e.message, forbidden: e.forbidden });
+                return (
+                    steps,
+                    Executed::Error {
+                        message: e.message,
+                        forbidden: e.forbidden,
+                    },
+                );
             }
         }
     }
-    (steps, if waiting { Executed::Waiting } else { Executed::Done })
+    (
+        steps,
+        if waiting {
+            Executed::Waiting
+        } else {
+            Executed::Done
+        },
+    )
 }
 
 async fn crd_ready(cx: &Context<'_>, step: &Step) -> Result<StepStatus, StepError> {
-    let (ar, _) = cx.kinds.resolve(cx.client, "apiextensions.k8s.io", "v1", "CustomResourceDefinition").await?;
+    let (ar, _) = cx
+        .kinds
+        .resolve(
+            cx.client,
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+        )
+        .await?;
     let api: Api<DynamicObject> = Api::all_with(cx.client.clone(), &ar);
     let crd = api.get(&step.resource.name).await?;
     let v = serde_json::to_value(&crd).unwrap_or_default();
-    Ok(if is_established(&v) { StepStatus::Created } else { StepStatus::WaitingForApi })
+    Ok(if is_established(&v) {
+        StepStatus::Created
+    } else {
+        StepStatus::WaitingForApi
+    })
 }
 
-async fn csv_uid(cx: &Context<'_>, name: &str, cache: &mut HashMap<String, String>) -> Result<String, StepError> {
+async fn csv_uid(
+    cx: &Context<'_>,
+    name: &str,
+    cache: &mut HashMap<String, String>,
+) -> Result<String, StepError> {
     if let Some(uid) = cache.get(name) {
         return Ok(uid.clone());
     }
-    let api: Api<messages::crd::csv::ClusterServiceVersion> = Api::namespaced(cx.client.clone(), cx.namespace);
-    let csv = api.get_opt(name).await?.ok_or_else(|| fail(format!("the ClusterServiceVersion {name} this object belongs to does not exist")))?;
+    let api: Api<messages::crd::csv::ClusterServiceVersion> =
+        Api::namespaced(cx.client.clone(), cx.namespace);
+    let csv = api.get_opt(name).await?.ok_or_else(|| {
+        fail(format!(
+            "the ClusterServiceVersion {name} this object belongs to does not exist"
+        ))
+    })?;
     let uid = csv.metadata.uid.unwrap_or_default();
     cache.insert(name.to_string(), uid.clone());
     Ok(uid)
@@ -134,18 +219,37 @@ fn merge_map(obj: &mut Value, field: &str, entries: &[(&str, &str)]) {
     }
 }
 
-async fn apply(cx: &Context<'_>, step: &Step, csv_uids: &mut HashMap<String, String>) -> Result<StepStatus, StepError> {
+async fn apply(
+    cx: &Context<'_>,
+    step: &Step,
+    csv_uids: &mut HashMap<String, String>,
+) -> Result<StepStatus, StepError> {
     let kind = step.resource.kind.as_str();
     if !SUPPORTED.contains(&kind) {
-        return Err(fail(format!("the InstallPlan contains invalid data: unsupported kind {kind}")));
+        return Err(fail(format!(
+            "the InstallPlan contains invalid data: unsupported kind {kind}"
+        )));
     }
-    let mut obj: Value = serde_json::from_str(&step.resource.manifest).map_err(|e| fail(format!("the InstallPlan contains invalid data: step {}: {e}", step.resource.name)))?;
+    let mut obj: Value = serde_json::from_str(&step.resource.manifest).map_err(|e| {
+        fail(format!(
+            "the InstallPlan contains invalid data: step {}: {e}",
+            step.resource.name
+        ))
+    })?;
     let (group, version, kind) = match kind {
         "BundleSecret" => (String::new(), "v1".to_string(), "Secret".to_string()),
-        k => (step.resource.group.clone(), step.resource.version.clone(), k.to_string()),
+        k => (
+            step.resource.group.clone(),
+            step.resource.version.clone(),
+            k.to_string(),
+        ),
     };
     obj["kind"] = json!(kind);
-    obj["apiVersion"] = json!(if group.is_empty() { version.clone() } else { format!("{group}/{version}") });
+    obj["apiVersion"] = json!(if group.is_empty() {
+        version.clone()
+    } else {
+        format!("{group}/{version}")
+    });
     let (ar, namespaced) = cx.kinds.resolve(cx.client, &group, &version, &kind).await?;
     merge_map(&mut obj, "labels", &[("olm.managed", "true")]);
     if namespaced {
@@ -157,24 +261,51 @@ async fn apply(cx: &Context<'_>, step: &Step, csv_uids: &mut HashMap<String, Str
         _ if namespaced => {
             let uid = csv_uid(cx, &step.resolving, csv_uids).await?;
             let owner = json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion", "name": step.resolving, "uid": uid, "controller": false, "blockOwnerDeletion": false});
-            let refs = obj["metadata"]["ownerReferences"].as_array().cloned().unwrap_or_default();
-            let mut refs: Vec<Value> = refs.into_iter().filter(|r| r["uid"] != owner["uid"]).collect();
+            let refs = obj["metadata"]["ownerReferences"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let mut refs: Vec<Value> = refs
+                .into_iter()
+                .filter(|r| r["uid"] != owner["uid"])
+                .collect();
             refs.push(owner);
             obj["metadata"]["ownerReferences"] = json!(refs);
         }
-        _ => merge_map(&mut obj, "labels", &[("olm.owner", &step.resolving), ("olm.owner.namespace", cx.namespace), ("olm.owner.kind", "ClusterServiceVersion")]),
+        _ => merge_map(
+            &mut obj,
+            "labels",
+            &[
+                ("olm.owner", &step.resolving),
+                ("olm.owner.namespace", cx.namespace),
+                ("olm.owner.kind", "ClusterServiceVersion"),
+            ],
+        ),
     }
-    let api: Api<DynamicObject> = if namespaced { Api::namespaced_with(cx.client.clone(), cx.namespace, &ar) } else { Api::all_with(cx.client.clone(), &ar) };
-    let dynamic: DynamicObject = serde_json::from_value(obj.clone()).map_err(|e| fail(format!("the InstallPlan contains invalid data: {e}")))?;
+    let api: Api<DynamicObject> = if namespaced {
+        Api::namespaced_with(cx.client.clone(), cx.namespace, &ar)
+    } else {
+        Api::all_with(cx.client.clone(), &ar)
+    };
+    let dynamic: DynamicObject = serde_json::from_value(obj.clone())
+        .map_err(|e| fail(format!("the InstallPlan contains invalid data: {e}")))?;
     match api.create(&PostParams::default(), &dynamic).await {
         Ok(_) if kind == "CustomResourceDefinition" => Ok(StepStatus::WaitingForApi),
         Ok(_) => Ok(StepStatus::Created),
-        Err(kube::Error::Api(s)) if s.code == 409 => update_existing(cx, &api, &kind, &step.resource.name, obj).await,
+        Err(kube::Error::Api(s)) if s.code == 409 => {
+            update_existing(cx, &api, &kind, &step.resource.name, obj).await
+        }
         Err(e) => Err(e.into()),
     }
 }
 
-async fn update_existing(cx: &Context<'_>, api: &Api<DynamicObject>, kind: &str, name: &str, obj: Value) -> Result<StepStatus, StepError> {
+async fn update_existing(
+    cx: &Context<'_>,
+    api: &Api<DynamicObject>,
+    kind: &str,
+    name: &str,
+    obj: Value,
+) -> Result<StepStatus, StepError> {
     match kind {
         "ClusterServiceVersion" | "Subscription" | "Secret" => Ok(StepStatus::Present),
         "CustomResourceDefinition" => {
@@ -182,23 +313,31 @@ async fn update_existing(cx: &Context<'_>, api: &Api<DynamicObject>, kind: &str,
             check_crd_upgrade(cx, name, &existing, &obj).await?;
             let mut new = obj;
             new["metadata"]["resourceVersion"] = existing["metadata"]["resourceVersion"].clone();
-            let dynamic: DynamicObject = serde_json::from_value(new).map_err(|e| fail(e.to_string()))?;
+            let dynamic: DynamicObject =
+                serde_json::from_value(new).map_err(|e| fail(e.to_string()))?;
             api.replace(name, &PostParams::default(), &dynamic).await?;
             Ok(StepStatus::Present)
         }
         "ServiceAccount" => {
             let patch = json!({"metadata": {"labels": obj["metadata"]["labels"], "ownerReferences": obj["metadata"]["ownerReferences"]}});
-            api.patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await?;
+            api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await?;
             Ok(StepStatus::Present)
         }
         _ => {
-            api.patch(name, &PatchParams::default(), &Patch::Merge(&obj)).await?;
+            api.patch(name, &PatchParams::default(), &Patch::Merge(&obj))
+                .await?;
             Ok(StepStatus::Present)
         }
     }
 }
 
-async fn check_crd_upgrade(cx: &Context<'_>, name: &str, old: &Value, new: &Value) -> Result<(), StepError> {
+async fn check_crd_upgrade(
+    cx: &Context<'_>,
+    name: &str,
+    old: &Value,
+    new: &Value,
+) -> Result<(), StepError> {
     if let Some(message) = crd_safety::data_loss(name, old, new) {
         return Err(fail(message));
     }
@@ -206,7 +345,13 @@ async fn check_crd_upgrade(cx: &Context<'_>, name: &str, old: &Value, new: &Valu
     let kind = new["spec"]["names"]["kind"].as_str().unwrap_or_default();
     let plural = new["spec"]["names"]["plural"].as_str().unwrap_or_default();
     for (version, schema) in crd_safety::kept_versions(old, new) {
-        let ar = ApiResource { group: group.to_string(), version: version.clone(), api_version: format!("{group}/{version}"), kind: kind.to_string(), plural: plural.to_string() };
+        let ar = ApiResource {
+            group: group.to_string(),
+            version: version.clone(),
+            api_version: format!("{group}/{version}"),
+            kind: kind.to_string(),
+            plural: plural.to_string(),
+        };
         let api: Api<DynamicObject> = Api::all_with(cx.client.clone(), &ar);
         let list = match api.list(&ListParams::default()).await {
             Ok(l) => l,
@@ -216,8 +361,14 @@ async fn check_crd_upgrade(cx: &Context<'_>, name: &str, old: &Value, new: &Valu
         for cr in list.items {
             let v = serde_json::to_value(&cr).unwrap_or_default();
             if let Some(problem) = crd_safety::validate(schema, &v, "") {
-                let cr_name = format!("{}/{}", cr.metadata.namespace.unwrap_or_default(), cr.metadata.name.unwrap_or_default());
-                return Err(fail(crd_safety::invalid_cr_message(name, &cr_name, &problem)));
+                let cr_name = format!(
+                    "{}/{}",
+                    cr.metadata.namespace.unwrap_or_default(),
+                    cr.metadata.name.unwrap_or_default()
+                );
+                return Err(fail(crd_safety::invalid_cr_message(
+                    name, &cr_name, &problem,
+                )));
             }
         }
     }

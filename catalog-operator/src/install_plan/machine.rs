@@ -3,7 +3,10 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::SignedDuration;
-use messages::crd::install_plan::{InstallPlanCondition, InstallPlanConditionReason, InstallPlanConditionType, InstallPlanPhase, InstallPlanStatus};
+use messages::crd::install_plan::{
+    InstallPlanCondition, InstallPlanConditionReason, InstallPlanConditionType, InstallPlanPhase,
+    InstallPlanStatus,
+};
 use std::time::Duration;
 
 /// What to do on a sync, before executing anything.
@@ -20,7 +23,9 @@ pub enum Action {
 }
 
 pub fn action(status: Option<&InstallPlanStatus>, approved: bool) -> Action {
-    let Some(s) = status else { return Action::Ignore };
+    let Some(s) = status else {
+        return Action::Ignore;
+    };
     if s.plan.is_empty() && s.bundle_lookups.is_empty() {
         return Action::Ignore;
     }
@@ -28,7 +33,10 @@ pub fn action(status: Option<&InstallPlanStatus>, approved: bool) -> Action {
         InstallPlanPhase::Complete | InstallPlanPhase::Failed => Action::Ignore,
         InstallPlanPhase::RequiresApproval if approved => Action::Approve,
         InstallPlanPhase::RequiresApproval => Action::AwaitApproval,
-        InstallPlanPhase::None | InstallPlanPhase::Planning | InstallPlanPhase::Installing | InstallPlanPhase::Other(_) => Action::Execute,
+        InstallPlanPhase::None
+        | InstallPlanPhase::Planning
+        | InstallPlanPhase::Installing
+        | InstallPlanPhase::Other(_) => Action::Execute,
     }
 }
 
@@ -45,7 +53,12 @@ pub enum Executed {
     CheckFailed { message: String },
 }
 
-fn installed(status: bool, reason: InstallPlanConditionReason, message: &str, now: &Time) -> InstallPlanCondition {
+fn installed(
+    status: bool,
+    reason: InstallPlanConditionReason,
+    message: &str,
+    now: &Time,
+) -> InstallPlanCondition {
     InstallPlanCondition {
         type_: InstallPlanConditionType::Installed,
         status: if status { "True" } else { "False" }.into(),
@@ -57,7 +70,12 @@ fn installed(status: bool, reason: InstallPlanConditionReason, message: &str, no
 }
 
 /// The status after an execution pass, and when to look again.
-pub fn after(status: &InstallPlanStatus, result: &Executed, now: &Time, retry_timeout: Duration) -> (InstallPlanStatus, Option<Duration>) {
+pub fn after(
+    status: &InstallPlanStatus,
+    result: &Executed,
+    now: &Time,
+    retry_timeout: Duration,
+) -> (InstallPlanStatus, Option<Duration>) {
     let mut s = status.clone();
     s.phase = InstallPlanPhase::Installing;
     let started = s.start_time.clone().unwrap_or_else(|| now.clone());
@@ -74,7 +92,12 @@ pub fn after(status: &InstallPlanStatus, result: &Executed, now: &Time, retry_ti
             (s, Some(Duration::from_millis(500)))
         }
         Executed::CheckFailed { message } => {
-            s.set_condition(installed(false, InstallPlanConditionReason::InstallCheckFailed, message, now));
+            s.set_condition(installed(
+                false,
+                InstallPlanConditionReason::InstallCheckFailed,
+                message,
+                now,
+            ));
             (s, Some(Duration::from_secs(2)))
         }
         Executed::Error { message, forbidden } => {
@@ -86,7 +109,12 @@ pub fn after(status: &InstallPlanStatus, result: &Executed, now: &Time, retry_ti
             } else {
                 s.phase = InstallPlanPhase::Failed;
                 s.message = message.clone();
-                s.set_condition(installed(false, InstallPlanConditionReason::InstallComponentFailed, message, now));
+                s.set_condition(installed(
+                    false,
+                    InstallPlanConditionReason::InstallComponentFailed,
+                    message,
+                    now,
+                ));
                 (s, None)
             }
         }
@@ -105,18 +133,58 @@ mod tests {
     }
 
     fn with_plan(phase: InstallPlanPhase) -> InstallPlanStatus {
-        let step = Step { resolving: "a.v1".into(), resource: StepResource { kind: "Role".into(), ..Default::default() }, optional: false, status: StepStatus::Unknown };
-        InstallPlanStatus { phase, plan: vec![step], ..Default::default() }
+        let step = Step {
+            resolving: "a.v1".into(),
+            resource: StepResource {
+                kind: "Role".into(),
+                ..Default::default()
+            },
+            optional: false,
+            status: StepStatus::Unknown,
+        };
+        InstallPlanStatus {
+            phase,
+            plan: vec![step],
+            ..Default::default()
+        }
     }
 
     #[rstest]
-    #[case::a_plan_without_steps_is_ignored(Some(InstallPlanStatus::default()), true, Action::Ignore)]
-    #[case::a_complete_plan_is_terminal(Some(with_plan(InstallPlanPhase::Complete)), true, Action::Ignore)]
-    #[case::a_failed_plan_is_terminal(Some(with_plan(InstallPlanPhase::Failed)), true, Action::Ignore)]
-    #[case::an_unapproved_manual_plan_waits(Some(with_plan(InstallPlanPhase::RequiresApproval)), false, Action::AwaitApproval)]
-    #[case::an_approved_manual_plan_starts_installing(Some(with_plan(InstallPlanPhase::RequiresApproval)), true, Action::Approve)]
-    #[case::an_installing_plan_executes(Some(with_plan(InstallPlanPhase::Installing)), true, Action::Execute)]
-    fn the_phase_and_approval_decide_what_happens(#[case] status: Option<InstallPlanStatus>, #[case] approved: bool, #[case] want: Action) {
+    #[case::a_plan_without_steps_is_ignored(
+        Some(InstallPlanStatus::default()),
+        true,
+        Action::Ignore
+    )]
+    #[case::a_complete_plan_is_terminal(
+        Some(with_plan(InstallPlanPhase::Complete)),
+        true,
+        Action::Ignore
+    )]
+    #[case::a_failed_plan_is_terminal(
+        Some(with_plan(InstallPlanPhase::Failed)),
+        true,
+        Action::Ignore
+    )]
+    #[case::an_unapproved_manual_plan_waits(
+        Some(with_plan(InstallPlanPhase::RequiresApproval)),
+        false,
+        Action::AwaitApproval
+    )]
+    #[case::an_approved_manual_plan_starts_installing(
+        Some(with_plan(InstallPlanPhase::RequiresApproval)),
+        true,
+        Action::Approve
+    )]
+    #[case::an_installing_plan_executes(
+        Some(with_plan(InstallPlanPhase::Installing)),
+        true,
+        Action::Execute
+    )]
+    fn the_phase_and_approval_decide_what_happens(
+        #[case] status: Option<InstallPlanStatus>,
+        #[case] approved: bool,
+        #[case] want: Action,
+    ) {
         assert_eq!(action(status.as_ref(), approved), want);
     }
 
@@ -125,12 +193,20 @@ mod tests {
     #[case::an_error_within_the_window_is_retried(Executed::Error { message: "boom".into(), forbidden: false }, InstallPlanPhase::Installing, None)]
     #[case::a_waiting_crd_keeps_installing(Executed::Waiting, InstallPlanPhase::Installing, None)]
     #[case::a_missing_operator_group_is_an_install_check_failure(Executed::CheckFailed { message: "no operator group found that is managing this namespace".into() }, InstallPlanPhase::Installing, Some(("False", InstallPlanConditionReason::InstallCheckFailed)))]
-    fn an_execution_within_the_retry_window(#[case] r: Executed, #[case] phase: InstallPlanPhase, #[case] cond: Option<(&str, InstallPlanConditionReason)>) {
+    fn an_execution_within_the_retry_window(
+        #[case] r: Executed,
+        #[case] phase: InstallPlanPhase,
+        #[case] cond: Option<(&str, InstallPlanConditionReason)>,
+    ) {
         let mut s = with_plan(InstallPlanPhase::Installing);
         s.start_time = Some(at(100));
         let (next, _) = after(&s, &r, &at(110), Duration::from_secs(60));
         assert_eq!(next.phase, phase);
-        let got = next.conditions.iter().find(|c| c.type_ == InstallPlanConditionType::Installed).map(|c| (c.status.as_str(), c.reason.clone()));
+        let got = next
+            .conditions
+            .iter()
+            .find(|c| c.type_ == InstallPlanConditionType::Installed)
+            .map(|c| (c.status.as_str(), c.reason.clone()));
         assert_eq!(got, cond);
     }
 
@@ -138,17 +214,42 @@ mod tests {
     fn an_error_past_the_window_fails_the_plan_with_install_component_failed() {
         let mut s = with_plan(InstallPlanPhase::Installing);
         s.start_time = Some(at(100));
-        let (next, requeue) = after(&s, &Executed::Error { message: "boom".into(), forbidden: false }, &at(161), Duration::from_secs(60));
-        assert_eq!((next.phase, next.message.as_str(), requeue), (InstallPlanPhase::Failed, "boom", None));
-        assert_eq!(next.conditions[0].reason, InstallPlanConditionReason::InstallComponentFailed);
+        let (next, requeue) = after(
+            &s,
+            &Executed::Error {
+                message: "boom".into(),
+                forbidden: false,
+            },
+            &at(161),
+            Duration::from_secs(60),
+        );
+        assert_eq!(
+            (next.phase, next.message.as_str(), requeue),
+            (InstallPlanPhase::Failed, "boom", None)
+        );
+        assert_eq!(
+            next.conditions[0].reason,
+            InstallPlanConditionReason::InstallComponentFailed
+        );
     }
 
     #[test]
     fn a_forbidden_error_is_retried_past_the_window() {
         let mut s = with_plan(InstallPlanPhase::Installing);
         s.start_time = Some(at(100));
-        let (next, _) = after(&s, &Executed::Error { message: "forbidden".into(), forbidden: true }, &at(500), Duration::from_secs(60));
+        let (next, _) = after(
+            &s,
+            &Executed::Error {
+                message: "forbidden".into(),
+                forbidden: true,
+            },
+            &at(500),
+            Duration::from_secs(60),
+        );
         assert_eq!(next.phase, InstallPlanPhase::Installing);
-        assert!(next.message.starts_with("retrying execution due to error: "));
+        assert!(
+            next.message
+                .starts_with("retrying execution due to error: ")
+        );
     }
 }

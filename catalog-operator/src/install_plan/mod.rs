@@ -41,7 +41,8 @@ impl Actor for InstallPlanActor {
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
         self.shared.catalog_metrics.install_plan_count.dec();
-        self.shared.resolve(self.key.namespace_or_empty(), Cause::InstallPlanChanged);
+        self.shared
+            .resolve(self.key.namespace_or_empty(), Cause::InstallPlanChanged);
     }
 }
 
@@ -51,23 +52,39 @@ impl ObjectActor for InstallPlanActor {
     const KIND: &'static str = "InstallPlan";
 
     fn new(key: ObjectKey, shared: Shared) -> Self {
-        Self { key, shared, latest: None, running: false, again: false, last_phase: None, requeue: None }
+        Self {
+            key,
+            shared,
+            latest: None,
+            running: false,
+            again: false,
+            last_phase: None,
+            requeue: None,
+        }
     }
 }
 
 /// The namespace's OperatorGroup check (OLM queries the group's service account before executing).
 fn group_check(shared: &Shared, ns: &str) -> Option<String> {
-    let n = shared.operator_groups().iter().filter(|g| g.metadata.namespace.as_deref() == Some(ns)).count();
+    let n = shared
+        .operator_groups()
+        .iter()
+        .filter(|g| g.metadata.namespace.as_deref() == Some(ns))
+        .count();
     match n {
         1 => None,
         0 => Some("no operator group found that is managing this namespace".to_string()),
-        n => Some(format!("more than one operator group(s) are managing this namespace count={n}")),
+        n => Some(format!(
+            "more than one operator group(s) are managing this namespace count={n}"
+        )),
     }
 }
 
 impl InstallPlanActor {
     fn reconcile(&mut self, ctx: &mut Context<Self>) {
-        let Some(ip) = self.latest.clone() else { return };
+        let Some(ip) = self.latest.clone() else {
+            return;
+        };
         if self.running {
             self.again = true;
             return;
@@ -85,7 +102,12 @@ impl InstallPlanActor {
         }
     }
 
-    fn execute(&mut self, ctx: &mut Context<Self>, ip: Arc<InstallPlan>, status: InstallPlanStatus) {
+    fn execute(
+        &mut self,
+        ctx: &mut Context<Self>,
+        ip: Arc<InstallPlan>,
+        status: InstallPlanStatus,
+    ) {
         self.running = true;
         let shared = self.shared.clone();
         let ns = self.key.namespace_or_empty().to_string();
@@ -99,7 +121,12 @@ impl InstallPlanActor {
             if let Some(message) = group_check(&shared, &ns) {
                 return (status.plan.clone(), Executed::CheckFailed { message });
             }
-            let cx = execute::Context { client: &shared.client, kinds: &shared.kinds, namespace: &ns, plan_name: &name };
+            let cx = execute::Context {
+                client: &shared.client,
+                kinds: &shared.kinds,
+                namespace: &ns,
+                plan_name: &name,
+            };
             execute::execute(&cx, status.plan.clone()).await
         }
         .instrument(span);
@@ -120,7 +147,13 @@ impl InstallPlanActor {
         }));
     }
 
-    fn write(&mut self, ctx: &mut Context<Self>, ip: &InstallPlan, status: InstallPlanStatus, requeue: Option<Duration>) {
+    fn write(
+        &mut self,
+        ctx: &mut Context<Self>,
+        ip: &InstallPlan,
+        status: InstallPlanStatus,
+        requeue: Option<Duration>,
+    ) {
         let changed = ip.status.as_ref() != Some(&status);
         tracing::debug!(plan = %self.key, changed, requeue = ?requeue, "InstallPlan status");
         if let Some(h) = self.requeue.take() {
@@ -128,13 +161,20 @@ impl InstallPlanActor {
         }
         if !changed {
             if let Some(d) = requeue {
-                self.requeue = Some(ctx.notify_later(Requeue { reason: messages::msg::RequeueReason::Scheduled, after: None }, d));
+                self.requeue = Some(ctx.notify_later(
+                    Requeue {
+                        reason: messages::msg::RequeueReason::Scheduled,
+                        after: None,
+                    },
+                    d,
+                ));
             }
             return;
         }
         let mut updated = ip.clone();
         updated.status = Some(status);
-        let api: Api<InstallPlan> = Api::namespaced(self.shared.client.clone(), self.key.namespace_or_empty());
+        let api: Api<InstallPlan> =
+            Api::namespaced(self.shared.client.clone(), self.key.namespace_or_empty());
         let name = self.key.name.clone();
         let key = self.key.clone();
         self.running = true;
@@ -167,7 +207,8 @@ impl Handler<ObjectEvent<InstallPlan>> for InstallPlanActor {
                 let phase = obj.phase();
                 if self.last_phase.as_ref() != Some(&phase) {
                     self.last_phase = Some(phase);
-                    self.shared.resolve(self.key.namespace_or_empty(), Cause::InstallPlanChanged);
+                    self.shared
+                        .resolve(self.key.namespace_or_empty(), Cause::InstallPlanChanged);
                 }
                 let newer = self.latest.as_ref().is_none_or(|l| rv(l) <= rv(&obj));
                 if newer {
@@ -181,7 +222,11 @@ impl Handler<ObjectEvent<InstallPlan>> for InstallPlanActor {
 }
 
 fn rv(ip: &InstallPlan) -> u64 {
-    ip.metadata.resource_version.as_deref().and_then(|v| v.parse().ok()).unwrap_or(0)
+    ip.metadata
+        .resource_version
+        .as_deref()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
 }
 
 impl Handler<Requeue> for InstallPlanActor {
@@ -190,7 +235,13 @@ impl Handler<Requeue> for InstallPlanActor {
     fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
         match msg.after {
             Some(delay) => {
-                ctx.notify_later(Requeue { reason: msg.reason, after: None }, delay);
+                ctx.notify_later(
+                    Requeue {
+                        reason: msg.reason,
+                        after: None,
+                    },
+                    delay,
+                );
             }
             None => self.reconcile(ctx),
         }

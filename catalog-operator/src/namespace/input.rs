@@ -3,14 +3,17 @@
 
 use crate::snapshot::tolerant_version;
 use crate::steps::PROPERTIES_ANNOTATION;
-use messages::crd::csv::{ClusterServiceVersion, CrdDescription, CsvPhase as Phase};
 use kube::core::PartialObjectMeta;
+use messages::crd::csv::{ClusterServiceVersion, CrdDescription, CsvPhase as Phase};
 use messages::crd::operator_group::OperatorGroup;
 use messages::crd::subscription::Subscription;
-use resolver::{CatalogSnapshot, CsvPhase, Gvk, InstalledOperator, Namespace, Property, SubscriptionSpec};
+use resolver::{
+    CatalogSnapshot, CsvPhase, Gvk, InstalledOperator, Namespace, Property, SubscriptionSpec,
+};
 use std::sync::Arc;
 
-pub const EXCLUDE_GLOBAL_ANNOTATION: &str = "olm.operatorframework.io/exclude-global-namespace-resolution";
+pub const EXCLUDE_GLOBAL_ANNOTATION: &str =
+    "olm.operatorframework.io/exclude-global-namespace-resolution";
 
 pub fn subscription_spec(sub: &Subscription) -> SubscriptionSpec {
     let status = sub.status.clone().unwrap_or_default();
@@ -34,9 +37,23 @@ fn crd_gvk(d: &CrdDescription) -> Gvk {
 }
 
 fn properties(csv: &ClusterServiceVersion) -> Vec<Property> {
-    let Some(text) = csv.metadata.annotations.as_ref().and_then(|a| a.get(PROPERTIES_ANNOTATION)) else { return Vec::new() };
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(text) else { return Vec::new() };
-    v["properties"].as_array().into_iter().flatten().filter_map(|p| serde_json::from_value(p.clone()).ok()).collect()
+    let Some(text) = csv
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(PROPERTIES_ANNOTATION))
+    else {
+        return Vec::new();
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(text) else {
+        return Vec::new();
+    };
+    v["properties"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| serde_json::from_value(p.clone()).ok())
+        .collect()
 }
 
 fn phase(p: Phase) -> CsvPhase {
@@ -50,11 +67,20 @@ fn phase(p: Phase) -> CsvPhase {
 
 /// The installed operators resolution keeps: non-copied CSVs that no other CSV of the namespace replaces
 /// (a replaced CSV is on its way out; keeping it would claim its package twice during an upgrade).
-pub fn installed(csvs: &[Arc<ClusterServiceVersion>], subs: &[Arc<Subscription>], fail_forward: bool) -> Vec<InstalledOperator> {
-    let replaced: Vec<&str> = csvs.iter().filter_map(|c| c.spec.replaces.as_deref()).collect();
+pub fn installed(
+    csvs: &[Arc<ClusterServiceVersion>],
+    subs: &[Arc<Subscription>],
+    fail_forward: bool,
+) -> Vec<InstalledOperator> {
+    let replaced: Vec<&str> = csvs
+        .iter()
+        .filter_map(|c| c.spec.replaces.as_deref())
+        .collect();
     csvs.iter()
         .filter(|c| !c.is_copied())
-        .filter(|c| fail_forward || !replaced.contains(&c.metadata.name.as_deref().unwrap_or_default()))
+        .filter(|c| {
+            fail_forward || !replaced.contains(&c.metadata.name.as_deref().unwrap_or_default())
+        })
         .filter(|c| c.metadata.deletion_timestamp.is_none())
         .map(|c| {
             let name = c.metadata.name.clone().unwrap_or_default();
@@ -63,10 +89,19 @@ pub fn installed(csvs: &[Arc<ClusterServiceVersion>], subs: &[Arc<Subscription>]
                 .iter()
                 .find(|p| p.type_ == "olm.package")
                 .and_then(|p| p.value["packageName"].as_str().map(str::to_string))
-                .or_else(|| subs.iter().find(|s| s.status.as_ref().is_some_and(|st| st.installed_csv == name)).map(|s| s.spec.package.clone()));
-            let crds = c.spec.custom_resource_definitions.clone().unwrap_or_default();
+                .or_else(|| {
+                    subs.iter()
+                        .find(|s| s.status.as_ref().is_some_and(|st| st.installed_csv == name))
+                        .map(|s| s.spec.package.clone())
+                });
+            let crds = c
+                .spec
+                .custom_resource_definitions
+                .clone()
+                .unwrap_or_default();
             InstalledOperator {
-                version: tolerant_version(c.spec.version.as_deref().unwrap_or_default()).unwrap_or_else(|_| semver::Version::new(0, 0, 0)),
+                version: tolerant_version(c.spec.version.as_deref().unwrap_or_default())
+                    .unwrap_or_else(|_| semver::Version::new(0, 0, 0)),
                 provided_apis: crds.owned.iter().flatten().map(crd_gvk).collect(),
                 required_apis: crds.required.iter().flatten().map(crd_gvk).collect(),
                 properties,
@@ -82,13 +117,26 @@ pub fn installed(csvs: &[Arc<ClusterServiceVersion>], subs: &[Arc<Subscription>]
 /// Whether the namespace's OperatorGroup asks for fail-forward upgrades, and whether it drops the global catalogs.
 /// Only metadata is watched (robust to undecodable specs), so fail-forward (`spec.upgradeStrategy`) is not read.
 pub fn group_options(groups: &[Arc<PartialObjectMeta<OperatorGroup>>]) -> (bool, bool) {
-    let Some(og) = groups.first() else { return (false, false) };
+    let Some(og) = groups.first() else {
+        return (false, false);
+    };
     let fail_forward = false;
-    let exclude_global = og.metadata.annotations.as_ref().and_then(|a| a.get(EXCLUDE_GLOBAL_ANNOTATION)).is_some_and(|v| v == "true");
+    let exclude_global = og
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(EXCLUDE_GLOBAL_ANNOTATION))
+        .is_some_and(|v| v == "true");
     (fail_forward, exclude_global)
 }
 
-pub fn namespace(name: &str, subs: &[Arc<Subscription>], csvs: &[Arc<ClusterServiceVersion>], catalogs: Vec<Arc<CatalogSnapshot>>, fail_forward: bool) -> Namespace {
+pub fn namespace(
+    name: &str,
+    subs: &[Arc<Subscription>],
+    csvs: &[Arc<ClusterServiceVersion>],
+    catalogs: Vec<Arc<CatalogSnapshot>>,
+    fail_forward: bool,
+) -> Namespace {
     Namespace {
         name: name.to_string(),
         subscriptions: subs.iter().map(|s| subscription_spec(s)).collect(),
@@ -103,7 +151,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn csv(name: &str, replaces: Option<&str>, labels: serde_json::Value) -> Arc<ClusterServiceVersion> {
+    fn csv(
+        name: &str,
+        replaces: Option<&str>,
+        labels: serde_json::Value,
+    ) -> Arc<ClusterServiceVersion> {
         Arc::new(
             serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
                 "metadata": {"name": name, "namespace": "ns", "labels": labels,
@@ -119,13 +171,20 @@ mod tests {
         let got = installed(&[csv("a.v1", None, json!({}))], &[], false);
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].package.as_deref(), Some("a"));
-        assert_eq!(got[0].provided_apis, vec![Gvk::new("example.com", "v1", "Thing")]);
+        assert_eq!(
+            got[0].provided_apis,
+            vec![Gvk::new("example.com", "v1", "Thing")]
+        );
         assert_eq!(got[0].version.to_string(), "1.0.0");
     }
 
     #[test]
     fn copies_and_replaced_csvs_are_left_out_unless_failing_forward() {
-        let csvs = [csv("a.v1", None, json!({})), csv("a.v2", Some("a.v1"), json!({})), csv("b.v1", None, json!({"olm.copiedFrom": "other"}))];
+        let csvs = [
+            csv("a.v1", None, json!({})),
+            csv("a.v2", Some("a.v1"), json!({})),
+            csv("b.v1", None, json!({"olm.copiedFrom": "other"})),
+        ];
         let names = |v: Vec<InstalledOperator>| v.into_iter().map(|i| i.name).collect::<Vec<_>>();
         assert_eq!(names(installed(&csvs, &[], false)), ["a.v2"]);
         assert_eq!(names(installed(&csvs, &[], true)), ["a.v1", "a.v2"]);

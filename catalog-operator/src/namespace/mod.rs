@@ -46,7 +46,10 @@ pub struct NamespaceResolver {
 
 impl NamespaceResolver {
     pub fn new(shared: Shared) -> Self {
-        Self { shared, states: HashMap::new() }
+        Self {
+            shared,
+            states: HashMap::new(),
+        }
     }
 
     fn kick(&mut self, ns: &str, ctx: &mut Context<Self>) {
@@ -91,8 +94,15 @@ impl Handler<Resolve> for NamespaceResolver {
     fn handle(&mut self, msg: Resolve, ctx: &mut Self::Context) {
         tracing::debug!(namespace = %msg.namespace, cause = ?msg.cause, "resolve requested");
         let mut targets = BTreeSet::from([msg.namespace.clone()]);
-        if msg.cause == Cause::CatalogChanged && msg.namespace == self.shared.config.global_namespace {
-            targets.extend(self.shared.subscriptions().iter().filter_map(|s| s.metadata.namespace.clone()));
+        if msg.cause == Cause::CatalogChanged
+            && msg.namespace == self.shared.config.global_namespace
+        {
+            targets.extend(
+                self.shared
+                    .subscriptions()
+                    .iter()
+                    .filter_map(|s| s.metadata.namespace.clone()),
+            );
         }
         for ns in targets {
             self.states.entry(ns.clone()).or_default().dirty = true;

@@ -3,8 +3,13 @@
 
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use messages::crd::install_plan::{InstallPlanConditionReason, InstallPlanConditionType, InstallPlanPhase};
-use messages::crd::subscription::{InstallPlanReference, SubscriptionCatalogHealth, SubscriptionCondition, SubscriptionConditionType as T, SubscriptionReason as R, SubscriptionState, SubscriptionStatus};
+use messages::crd::install_plan::{
+    InstallPlanConditionReason, InstallPlanConditionType, InstallPlanPhase,
+};
+use messages::crd::subscription::{
+    InstallPlanReference, SubscriptionCatalogHealth, SubscriptionCondition,
+    SubscriptionConditionType as T, SubscriptionReason as R, SubscriptionState, SubscriptionStatus,
+};
 use resolver::CatalogKey;
 
 /// One CatalogSource visible to the Subscription.
@@ -20,7 +25,11 @@ pub struct CatalogHealth {
 pub enum PlanFacts {
     NoRef,
     Missing,
-    Found { phase: InstallPlanPhase, installed_reason: InstallPlanConditionReason, message: String },
+    Found {
+        phase: InstallPlanPhase,
+        installed_reason: InstallPlanConditionReason,
+        message: String,
+    },
 }
 
 /// An InstallPlan reference to record on a Subscription.
@@ -45,7 +54,13 @@ pub struct Facts {
     pub current_csv_exists: bool,
 }
 
-pub fn condition(type_: T, status: bool, reason: R, message: impl Into<String>, now: &Time) -> SubscriptionCondition {
+pub fn condition(
+    type_: T,
+    status: bool,
+    reason: R,
+    message: impl Into<String>,
+    now: &Time,
+) -> SubscriptionCondition {
     SubscriptionCondition {
         type_,
         status: if status { "True" } else { "False" }.to_string(),
@@ -78,28 +93,79 @@ pub fn plan_reference(p: &PlanRef) -> (ObjectReference, InstallPlanReference) {
         uid: Some(p.uid.clone()),
         ..Default::default()
     };
-    let ip = InstallPlanReference { api_version: "operators.coreos.com/v1alpha1".into(), kind: "InstallPlan".into(), name: p.name.clone(), uuid: p.uid.clone() };
+    let ip = InstallPlanReference {
+        api_version: "operators.coreos.com/v1alpha1".into(),
+        kind: "InstallPlan".into(),
+        name: p.name.clone(),
+        uuid: p.uid.clone(),
+    };
     (r, ip)
 }
 
-fn health_condition(target: &CatalogKey, catalogs: &[CatalogHealth], now: &Time) -> SubscriptionCondition {
+fn health_condition(
+    target: &CatalogKey,
+    catalogs: &[CatalogHealth],
+    now: &Time,
+) -> SubscriptionCondition {
     if catalogs.is_empty() {
-        return condition(T::CatalogSourcesUnhealthy, true, R::NoCatalogSourcesFound, "dependency resolution requires at least one catalogsource", now);
+        return condition(
+            T::CatalogSourcesUnhealthy,
+            true,
+            R::NoCatalogSourcesFound,
+            "dependency resolution requires at least one catalogsource",
+            now,
+        );
     }
     match catalogs.iter().find(|c| &c.key == target) {
-        None => return condition(T::CatalogSourcesUnhealthy, true, R::UnhealthyCatalogSourceFound, format!("targeted catalogsource {target} missing"), now),
-        Some(c) if !c.healthy => return condition(T::CatalogSourcesUnhealthy, true, R::UnhealthyCatalogSourceFound, format!("targeted catalogsource {target} unhealthy"), now),
+        None => {
+            return condition(
+                T::CatalogSourcesUnhealthy,
+                true,
+                R::UnhealthyCatalogSourceFound,
+                format!("targeted catalogsource {target} missing"),
+                now,
+            );
+        }
+        Some(c) if !c.healthy => {
+            return condition(
+                T::CatalogSourcesUnhealthy,
+                true,
+                R::UnhealthyCatalogSourceFound,
+                format!("targeted catalogsource {target} unhealthy"),
+                now,
+            );
+        }
         Some(_) => {}
     }
-    let unhealthy: Vec<String> = catalogs.iter().filter(|c| !c.healthy).map(|c| c.key.to_string()).collect();
+    let unhealthy: Vec<String> = catalogs
+        .iter()
+        .filter(|c| !c.healthy)
+        .map(|c| c.key.to_string())
+        .collect();
     if unhealthy.is_empty() {
-        condition(T::CatalogSourcesUnhealthy, false, R::AllCatalogSourcesHealthy, "all available catalogsources are healthy", now)
+        condition(
+            T::CatalogSourcesUnhealthy,
+            false,
+            R::AllCatalogSourcesHealthy,
+            "all available catalogsources are healthy",
+            now,
+        )
     } else {
-        condition(T::CatalogSourcesUnhealthy, true, R::UnhealthyCatalogSourceFound, format!("unhealthy catalogsources: {}", unhealthy.join(", ")), now)
+        condition(
+            T::CatalogSourcesUnhealthy,
+            true,
+            R::UnhealthyCatalogSourceFound,
+            format!("unhealthy catalogsources: {}", unhealthy.join(", ")),
+            now,
+        )
     }
 }
 
-fn catalog_health(catalogs: &[CatalogHealth], previous: &[SubscriptionCatalogHealth], now: &Time) -> Vec<SubscriptionCatalogHealth> {
+fn catalog_health(
+    catalogs: &[CatalogHealth],
+    previous: &[SubscriptionCatalogHealth],
+    now: &Time,
+) -> Vec<SubscriptionCatalogHealth> {
     catalogs
         .iter()
         .map(|c| {
@@ -111,8 +177,17 @@ fn catalog_health(catalogs: &[CatalogHealth], previous: &[SubscriptionCatalogHea
                 uid: Some(c.uid.clone()),
                 ..Default::default()
             };
-            let same = previous.iter().find(|p| p.catalog_source_ref.as_ref() == Some(&reference) && p.healthy == c.healthy);
-            SubscriptionCatalogHealth { catalog_source_ref: Some(reference), last_updated: Some(same.and_then(|p| p.last_updated.clone()).unwrap_or_else(|| now.clone())), healthy: c.healthy }
+            let same = previous.iter().find(|p| {
+                p.catalog_source_ref.as_ref() == Some(&reference) && p.healthy == c.healthy
+            });
+            SubscriptionCatalogHealth {
+                catalog_source_ref: Some(reference),
+                last_updated: Some(
+                    same.and_then(|p| p.last_updated.clone())
+                        .unwrap_or_else(|| now.clone()),
+                ),
+                healthy: c.healthy,
+            }
         })
         .collect()
 }
@@ -122,19 +197,24 @@ pub fn before_resolution(old: &SubscriptionStatus, f: &Facts, now: &Time) -> Sub
     let mut s = old.clone();
     // §4.1 step 3: adopt the plan that created this Subscription.
     if s.install_plan_ref.is_none()
-        && let Some(p) = &f.generated_by {
-            let (r, ip) = plan_reference(p);
-            s.install_plan_ref = Some(r);
-            s.install_plan = Some(ip);
-            s.install_plan_generation = Some(p.generation);
-            s.state = SubscriptionState::UpgradePending;
-            if let Some(start) = &f.starting_csv {
-                s.current_csv = start.clone();
-            }
+        && let Some(p) = &f.generated_by
+    {
+        let (r, ip) = plan_reference(p);
+        s.install_plan_ref = Some(r);
+        s.install_plan = Some(ip);
+        s.install_plan_generation = Some(p.generation);
+        s.state = SubscriptionState::UpgradePending;
+        if let Some(start) = &f.starting_csv {
+            s.current_csv = start.clone();
         }
+    }
     // §4.5: the referenced plan's state.
     match &f.plan {
-        PlanFacts::NoRef => s.remove_conditions(&[T::InstallPlanPending, T::InstallPlanFailed, T::InstallPlanMissing]),
+        PlanFacts::NoRef => s.remove_conditions(&[
+            T::InstallPlanPending,
+            T::InstallPlanFailed,
+            T::InstallPlanMissing,
+        ]),
         PlanFacts::Missing if s.state == SubscriptionState::UpgradePending => {
             s.install_plan_ref = None;
             s.install_plan = None;
@@ -144,27 +224,52 @@ pub fn before_resolution(old: &SubscriptionStatus, f: &Facts, now: &Time) -> Sub
         }
         PlanFacts::Missing => {
             s.remove_conditions(&[T::InstallPlanPending, T::InstallPlanFailed]);
-            set(&mut s, condition(T::InstallPlanMissing, true, R::ReferencedInstallPlanNotFound, "", now));
+            set(
+                &mut s,
+                condition(
+                    T::InstallPlanMissing,
+                    true,
+                    R::ReferencedInstallPlanNotFound,
+                    "",
+                    now,
+                ),
+            );
         }
-        PlanFacts::Found { phase, installed_reason, message } => {
+        PlanFacts::Found {
+            phase,
+            installed_reason,
+            message,
+        } => {
             s.remove_conditions(&[T::InstallPlanMissing]);
             match phase {
-                InstallPlanPhase::Complete => s.remove_conditions(&[T::InstallPlanPending, T::InstallPlanFailed]),
+                InstallPlanPhase::Complete => {
+                    s.remove_conditions(&[T::InstallPlanPending, T::InstallPlanFailed])
+                }
                 InstallPlanPhase::Failed => {
                     s.remove_conditions(&[T::InstallPlanPending]);
                     let reason = match installed_reason {
                         InstallPlanConditionReason::None => R::InstallPlanFailed,
                         other => R::from_wire(other.as_str()),
                     };
-                    set(&mut s, condition(T::InstallPlanFailed, true, reason, message.clone(), now));
+                    set(
+                        &mut s,
+                        condition(T::InstallPlanFailed, true, reason, message.clone(), now),
+                    );
                 }
-                InstallPlanPhase::None | InstallPlanPhase::Planning | InstallPlanPhase::RequiresApproval | InstallPlanPhase::Installing | InstallPlanPhase::Other(_) => {
+                InstallPlanPhase::None
+                | InstallPlanPhase::Planning
+                | InstallPlanPhase::RequiresApproval
+                | InstallPlanPhase::Installing
+                | InstallPlanPhase::Other(_) => {
                     s.remove_conditions(&[T::InstallPlanFailed]);
                     let reason = match phase {
                         InstallPlanPhase::None => R::InstallPlanNotYetReconciled,
                         other => R::from_wire(other.as_str()),
                     };
-                    set(&mut s, condition(T::InstallPlanPending, true, reason, message.clone(), now));
+                    set(
+                        &mut s,
+                        condition(T::InstallPlanPending, true, reason, message.clone(), now),
+                    );
                 }
             }
         }
@@ -172,7 +277,8 @@ pub fn before_resolution(old: &SubscriptionStatus, f: &Facts, now: &Time) -> Sub
     // §4.1 step 3: the current CSV's presence decides the state. OLM says AtLatestKnown as soon as the CSV exists;
     // we also wait for its plan to complete, so the next upgrade step never runs beside an unfinished plan, and a
     // failed plan leaves the Subscription UpgradePending (spec §9) even though its CSV step ran.
-    let plan_in_flight = matches!(&f.plan, PlanFacts::Found { phase, .. } if *phase != InstallPlanPhase::Complete);
+    let plan_in_flight =
+        matches!(&f.plan, PlanFacts::Found { phase, .. } if *phase != InstallPlanPhase::Complete);
     if !s.current_csv.is_empty() {
         if f.current_csv_exists && !plan_in_flight {
             s.state = SubscriptionState::AtLatestKnown;
@@ -192,26 +298,57 @@ pub fn before_resolution(old: &SubscriptionStatus, f: &Facts, now: &Time) -> Sub
 /// What resolution decided for one Subscription.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Decided {
-    Failed { message: String },
+    Failed {
+        message: String,
+    },
     /// Nothing to install for it (up to date, or already on its way).
     Unchanged,
     /// A new plan installs `csv` for it.
-    Planned { csv: String, plan: PlanRef },
+    Planned {
+        csv: String,
+        plan: PlanRef,
+    },
 }
 
 pub fn after_resolution(s: &mut SubscriptionStatus, d: &Decided, now: &Time) {
     match d {
-        Decided::Failed { message } => set(s, condition(T::ResolutionFailed, true, R::ConstraintsNotSatisfiable, message.clone(), now)),
-        Decided::Unchanged => s.remove_conditions(&[T::ResolutionFailed, T::BundleUnpacking, T::BundleUnpackFailed]),
+        Decided::Failed { message } => set(
+            s,
+            condition(
+                T::ResolutionFailed,
+                true,
+                R::ConstraintsNotSatisfiable,
+                message.clone(),
+                now,
+            ),
+        ),
+        Decided::Unchanged => s.remove_conditions(&[
+            T::ResolutionFailed,
+            T::BundleUnpacking,
+            T::BundleUnpackFailed,
+        ]),
         Decided::Planned { csv, plan } => {
-            s.remove_conditions(&[T::ResolutionFailed, T::BundleUnpacking, T::BundleUnpackFailed]);
+            s.remove_conditions(&[
+                T::ResolutionFailed,
+                T::BundleUnpacking,
+                T::BundleUnpackFailed,
+            ]);
             let (r, ip) = plan_reference(plan);
             s.install_plan_ref = Some(r);
             s.install_plan = Some(ip);
             s.install_plan_generation = Some(plan.generation);
             s.current_csv = csv.clone();
             s.state = SubscriptionState::UpgradePending;
-            set(s, condition(T::InstallPlanPending, true, R::InstallPlanNotYetReconciled, "", now));
+            set(
+                s,
+                condition(
+                    T::InstallPlanPending,
+                    true,
+                    R::InstallPlanNotYetReconciled,
+                    "",
+                    now,
+                ),
+            );
         }
     }
 }
@@ -234,9 +371,15 @@ pub fn same(a: &SubscriptionStatus, b: &SubscriptionStatus) -> bool {
 }
 
 /// The IP's `Installed` condition reason and message.
-pub fn installed_condition(status: Option<&messages::crd::install_plan::InstallPlanStatus>) -> (InstallPlanConditionReason, String) {
+pub fn installed_condition(
+    status: Option<&messages::crd::install_plan::InstallPlanStatus>,
+) -> (InstallPlanConditionReason, String) {
     status
-        .and_then(|s| s.conditions.iter().find(|c| c.type_ == InstallPlanConditionType::Installed))
+        .and_then(|s| {
+            s.conditions
+                .iter()
+                .find(|c| c.type_ == InstallPlanConditionType::Installed)
+        })
         .map(|c| (c.reason.clone(), c.message.clone()))
         .unwrap_or((InstallPlanConditionReason::None, String::new()))
 }

@@ -9,28 +9,58 @@ fn now() -> Time {
 }
 
 fn healthy(name: &str) -> CatalogHealth {
-    CatalogHealth { key: CatalogKey::new(name, "ns"), uid: format!("uid-{name}"), healthy: true }
+    CatalogHealth {
+        key: CatalogKey::new(name, "ns"),
+        uid: format!("uid-{name}"),
+        healthy: true,
+    }
 }
 
 fn unhealthy(name: &str) -> CatalogHealth {
-    CatalogHealth { healthy: false, ..healthy(name) }
+    CatalogHealth {
+        healthy: false,
+        ..healthy(name)
+    }
 }
 
 fn facts(catalogs: Vec<CatalogHealth>, plan: PlanFacts, current_csv_exists: bool) -> Facts {
-    Facts { target: CatalogKey::new("cat", "ns"), catalogs, generated_by: None, starting_csv: None, plan, current_csv_exists }
+    Facts {
+        target: CatalogKey::new("cat", "ns"),
+        catalogs,
+        generated_by: None,
+        starting_csv: None,
+        plan,
+        current_csv_exists,
+    }
 }
 
 fn found(phase: InstallPlanPhase) -> PlanFacts {
-    PlanFacts::Found { phase, installed_reason: InstallPlanConditionReason::None, message: String::new() }
+    PlanFacts::Found {
+        phase,
+        installed_reason: InstallPlanConditionReason::None,
+        message: String::new(),
+    }
 }
 
 fn pending(current: &str) -> SubscriptionStatus {
-    let (r, ip) = plan_reference(&PlanRef { name: "install-x".into(), namespace: "ns".into(), uid: "u".into(), generation: 1 });
-    SubscriptionStatus { current_csv: current.into(), install_plan_ref: Some(r), install_plan: Some(ip), state: SubscriptionState::UpgradePending, ..Default::default() }
+    let (r, ip) = plan_reference(&PlanRef {
+        name: "install-x".into(),
+        namespace: "ns".into(),
+        uid: "u".into(),
+        generation: 1,
+    });
+    SubscriptionStatus {
+        current_csv: current.into(),
+        install_plan_ref: Some(r),
+        install_plan: Some(ip),
+        state: SubscriptionState::UpgradePending,
+        ..Default::default()
+    }
 }
 
 fn cond(s: &SubscriptionStatus, t: T) -> Option<(String, R, String)> {
-    s.condition(&t).map(|c| (c.status.clone(), c.reason.clone(), c.message.clone()))
+    s.condition(&t)
+        .map(|c| (c.status.clone(), c.reason.clone(), c.message.clone()))
 }
 
 #[rstest]
@@ -39,71 +69,176 @@ fn cond(s: &SubscriptionStatus, t: T) -> Option<(String, R, String)> {
 #[case::the_targeted_catalog_is_unhealthy(vec![unhealthy("cat")], ("True", R::UnhealthyCatalogSourceFound, "targeted catalogsource ns/cat unhealthy"))]
 #[case::another_catalog_is_unhealthy(vec![healthy("cat"), unhealthy("b")], ("True", R::UnhealthyCatalogSourceFound, "unhealthy catalogsources: ns/b"))]
 #[case::every_catalog_is_healthy(vec![healthy("cat"), healthy("b")], ("False", R::AllCatalogSourcesHealthy, "all available catalogsources are healthy"))]
-fn catalog_health_becomes_the_catalog_sources_unhealthy_condition(#[case] catalogs: Vec<CatalogHealth>, #[case] want: (&str, R, &str)) {
+fn catalog_health_becomes_the_catalog_sources_unhealthy_condition(
+    #[case] catalogs: Vec<CatalogHealth>,
+    #[case] want: (&str, R, &str),
+) {
     let n = catalogs.len();
-    let s = before_resolution(&SubscriptionStatus::default(), &facts(catalogs, PlanFacts::NoRef, false), &now());
-    assert_eq!(cond(&s, T::CatalogSourcesUnhealthy), Some((want.0.to_string(), want.1, want.2.to_string())));
+    let s = before_resolution(
+        &SubscriptionStatus::default(),
+        &facts(catalogs, PlanFacts::NoRef, false),
+        &now(),
+    );
+    assert_eq!(
+        cond(&s, T::CatalogSourcesUnhealthy),
+        Some((want.0.to_string(), want.1, want.2.to_string()))
+    );
     assert_eq!(s.catalog_health.len(), n);
 }
 
 #[rstest]
-#[case::a_plan_awaiting_approval_is_pending_with_reason_requires_approval(found(InstallPlanPhase::RequiresApproval), T::InstallPlanPending, R::RequiresApproval)]
-#[case::an_installing_plan_is_pending(found(InstallPlanPhase::Installing), T::InstallPlanPending, R::Installing)]
-#[case::an_unreconciled_plan_is_pending_not_yet_reconciled(found(InstallPlanPhase::None), T::InstallPlanPending, R::InstallPlanNotYetReconciled)]
+#[case::a_plan_awaiting_approval_is_pending_with_reason_requires_approval(
+    found(InstallPlanPhase::RequiresApproval),
+    T::InstallPlanPending,
+    R::RequiresApproval
+)]
+#[case::an_installing_plan_is_pending(
+    found(InstallPlanPhase::Installing),
+    T::InstallPlanPending,
+    R::Installing
+)]
+#[case::an_unreconciled_plan_is_pending_not_yet_reconciled(
+    found(InstallPlanPhase::None),
+    T::InstallPlanPending,
+    R::InstallPlanNotYetReconciled
+)]
 #[case::a_failed_plan_reports_the_component_failure(PlanFacts::Found { phase: InstallPlanPhase::Failed, installed_reason: InstallPlanConditionReason::InstallComponentFailed, message: "boom".into() }, T::InstallPlanFailed, R::InstallComponentFailed)]
-fn the_referenced_plan_shows_on_the_subscription(#[case] plan: PlanFacts, #[case] t: T, #[case] reason: R) {
-    let s = before_resolution(&pending("a.v1"), &facts(vec![healthy("cat")], plan, false), &now());
-    assert_eq!(cond(&s, t).map(|c| (c.0, c.1)), Some(("True".to_string(), reason)));
+fn the_referenced_plan_shows_on_the_subscription(
+    #[case] plan: PlanFacts,
+    #[case] t: T,
+    #[case] reason: R,
+) {
+    let s = before_resolution(
+        &pending("a.v1"),
+        &facts(vec![healthy("cat")], plan, false),
+        &now(),
+    );
+    assert_eq!(
+        cond(&s, t).map(|c| (c.0, c.1)),
+        Some(("True".to_string(), reason))
+    );
     assert_eq!(s.state, SubscriptionState::UpgradePending);
 }
 
 #[test]
 fn a_complete_plan_with_its_csv_present_makes_the_subscription_at_latest_known() {
-    let s = before_resolution(&pending("a.v1"), &facts(vec![healthy("cat")], found(InstallPlanPhase::Complete), true), &now());
-    assert_eq!((s.state.clone(), s.installed_csv.as_str()), (SubscriptionState::AtLatestKnown, "a.v1"));
+    let s = before_resolution(
+        &pending("a.v1"),
+        &facts(
+            vec![healthy("cat")],
+            found(InstallPlanPhase::Complete),
+            true,
+        ),
+        &now(),
+    );
+    assert_eq!(
+        (s.state.clone(), s.installed_csv.as_str()),
+        (SubscriptionState::AtLatestKnown, "a.v1")
+    );
     assert!(s.condition(&T::InstallPlanPending).is_none());
 }
 
 #[test]
 fn a_csv_whose_plan_is_still_installing_keeps_the_subscription_pending() {
-    let s = before_resolution(&pending("a.v1"), &facts(vec![healthy("cat")], found(InstallPlanPhase::Installing), true), &now());
-    assert_eq!((s.state.clone(), s.installed_csv.as_str()), (SubscriptionState::UpgradePending, ""));
+    let s = before_resolution(
+        &pending("a.v1"),
+        &facts(
+            vec![healthy("cat")],
+            found(InstallPlanPhase::Installing),
+            true,
+        ),
+        &now(),
+    );
+    assert_eq!(
+        (s.state.clone(), s.installed_csv.as_str()),
+        (SubscriptionState::UpgradePending, "")
+    );
 }
 
 #[test]
 fn a_failed_plan_leaves_the_subscription_pending_even_if_its_csv_was_created() {
-    let s = before_resolution(&pending("a.v2"), &facts(vec![healthy("cat")], found(InstallPlanPhase::Failed), true), &now());
-    assert_eq!((s.state.clone(), s.installed_csv.as_str()), (SubscriptionState::UpgradePending, ""));
+    let s = before_resolution(
+        &pending("a.v2"),
+        &facts(vec![healthy("cat")], found(InstallPlanPhase::Failed), true),
+        &now(),
+    );
+    assert_eq!(
+        (s.state.clone(), s.installed_csv.as_str()),
+        (SubscriptionState::UpgradePending, "")
+    );
 }
 
 #[test]
 fn a_deleted_plan_of_a_pending_subscription_resets_it_for_a_fresh_resolution() {
-    let s = before_resolution(&pending("a.v1"), &facts(vec![healthy("cat")], PlanFacts::Missing, false), &now());
-    assert_eq!((s.state.clone(), s.current_csv.as_str(), s.install_plan_ref.is_none()), (SubscriptionState::None, "", true));
+    let s = before_resolution(
+        &pending("a.v1"),
+        &facts(vec![healthy("cat")], PlanFacts::Missing, false),
+        &now(),
+    );
+    assert_eq!(
+        (
+            s.state.clone(),
+            s.current_csv.as_str(),
+            s.install_plan_ref.is_none()
+        ),
+        (SubscriptionState::None, "", true)
+    );
 }
 
 #[test]
 fn a_deleted_plan_of_an_installed_subscription_is_reported_missing() {
     let mut old = pending("a.v1");
     old.state = SubscriptionState::AtLatestKnown;
-    let s = before_resolution(&old, &facts(vec![healthy("cat")], PlanFacts::Missing, true), &now());
-    assert_eq!(cond(&s, T::InstallPlanMissing).map(|c| c.1), Some(R::ReferencedInstallPlanNotFound));
+    let s = before_resolution(
+        &old,
+        &facts(vec![healthy("cat")], PlanFacts::Missing, true),
+        &now(),
+    );
+    assert_eq!(
+        cond(&s, T::InstallPlanMissing).map(|c| c.1),
+        Some(R::ReferencedInstallPlanNotFound)
+    );
 }
 
 #[test]
 fn a_generated_subscription_adopts_the_plan_that_created_it() {
     let mut f = facts(vec![healthy("cat")], PlanFacts::NoRef, false);
-    f.generated_by = Some(PlanRef { name: "install-a".into(), namespace: "ns".into(), uid: "u".into(), generation: 3 });
+    f.generated_by = Some(PlanRef {
+        name: "install-a".into(),
+        namespace: "ns".into(),
+        uid: "u".into(),
+        generation: 3,
+    });
     f.starting_csv = Some("b.v1".into());
     let s = before_resolution(&SubscriptionStatus::default(), &f, &now());
-    assert_eq!((s.state.clone(), s.current_csv.as_str(), s.install_plan_generation), (SubscriptionState::UpgradePending, "b.v1", Some(3)));
+    assert_eq!(
+        (
+            s.state.clone(),
+            s.current_csv.as_str(),
+            s.install_plan_generation
+        ),
+        (SubscriptionState::UpgradePending, "b.v1", Some(3))
+    );
 }
 
 #[test]
 fn a_resolution_failure_is_explained_and_cleared_when_resolution_succeeds() {
     let mut s = SubscriptionStatus::default();
-    after_resolution(&mut s, &Decided::Failed { message: "no operators found in package a".into() }, &now());
-    assert_eq!(cond(&s, T::ResolutionFailed), Some(("True".into(), R::ConstraintsNotSatisfiable, "no operators found in package a".into())));
+    after_resolution(
+        &mut s,
+        &Decided::Failed {
+            message: "no operators found in package a".into(),
+        },
+        &now(),
+    );
+    assert_eq!(
+        cond(&s, T::ResolutionFailed),
+        Some((
+            "True".into(),
+            R::ConstraintsNotSatisfiable,
+            "no operators found in package a".into()
+        ))
+    );
     after_resolution(&mut s, &Decided::Unchanged, &now());
     assert!(s.condition(&T::ResolutionFailed).is_none());
 }
@@ -111,14 +246,41 @@ fn a_resolution_failure_is_explained_and_cleared_when_resolution_succeeds() {
 #[test]
 fn a_planned_subscription_points_at_its_plan_and_waits() {
     let mut s = SubscriptionStatus::default();
-    let plan = PlanRef { name: "install-b".into(), namespace: "ns".into(), uid: "u2".into(), generation: 2 };
-    after_resolution(&mut s, &Decided::Planned { csv: "a.v2".into(), plan }, &now());
-    assert_eq!((s.state.clone(), s.current_csv.as_str(), s.install_plan.as_ref().map(|p| p.name.as_str())), (SubscriptionState::UpgradePending, "a.v2", Some("install-b")));
+    let plan = PlanRef {
+        name: "install-b".into(),
+        namespace: "ns".into(),
+        uid: "u2".into(),
+        generation: 2,
+    };
+    after_resolution(
+        &mut s,
+        &Decided::Planned {
+            csv: "a.v2".into(),
+            plan,
+        },
+        &now(),
+    );
+    assert_eq!(
+        (
+            s.state.clone(),
+            s.current_csv.as_str(),
+            s.install_plan.as_ref().map(|p| p.name.as_str())
+        ),
+        (SubscriptionState::UpgradePending, "a.v2", Some("install-b"))
+    );
 }
 
 #[test]
 fn timestamps_alone_do_not_count_as_a_change() {
-    let a = before_resolution(&SubscriptionStatus::default(), &facts(vec![healthy("cat")], PlanFacts::NoRef, false), &now());
-    let b = before_resolution(&SubscriptionStatus::default(), &facts(vec![healthy("cat")], PlanFacts::NoRef, false), &Time(Timestamp::from_second(2_000).expect("ts")));
+    let a = before_resolution(
+        &SubscriptionStatus::default(),
+        &facts(vec![healthy("cat")], PlanFacts::NoRef, false),
+        &now(),
+    );
+    let b = before_resolution(
+        &SubscriptionStatus::default(),
+        &facts(vec![healthy("cat")], PlanFacts::NoRef, false),
+        &Time(Timestamp::from_second(2_000).expect("ts")),
+    );
     assert!(same(&a, &b));
 }

@@ -16,8 +16,12 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::Api;
 use kube::api::{DeleteParams, PostParams};
-use messages::crd::install_plan::{InstallPlan, InstallPlanPhase, InstallPlanStatus, Step, order_steps};
-use messages::crd::subscription::{Approval, Subscription, SubscriptionConditionType, SubscriptionReason, SubscriptionStatus};
+use messages::crd::install_plan::{
+    InstallPlan, InstallPlanPhase, InstallPlanStatus, Step, order_steps,
+};
+use messages::crd::subscription::{
+    Approval, Subscription, SubscriptionConditionType, SubscriptionReason, SubscriptionStatus,
+};
 use resolver::{CatalogKey, Outcome};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -51,10 +55,17 @@ pub struct Overlay {
 }
 
 fn rv(o: &impl kube::Resource) -> u64 {
-    o.meta().resource_version.as_deref().and_then(|v| v.parse().ok()).unwrap_or(0)
+    o.meta()
+        .resource_version
+        .as_deref()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
 }
 
-fn merge<K: kube::Resource + Clone>(stored: Vec<Arc<K>>, overlay: &mut HashMap<String, Arc<K>>) -> Vec<Arc<K>> {
+fn merge<K: kube::Resource + Clone>(
+    stored: Vec<Arc<K>>,
+    overlay: &mut HashMap<String, Arc<K>>,
+) -> Vec<Arc<K>> {
     let mut out: BTreeMap<String, Arc<K>> = BTreeMap::new();
     for o in stored {
         let name = o.meta().name.clone().unwrap_or_default();
@@ -75,14 +86,20 @@ fn merge<K: kube::Resource + Clone>(stored: Vec<Arc<K>>, overlay: &mut HashMap<S
 }
 
 fn in_ns<K: kube::Resource>(all: Vec<Arc<K>>, ns: &str) -> Vec<Arc<K>> {
-    all.into_iter().filter(|o| o.meta().namespace.as_deref() == Some(ns)).collect()
+    all.into_iter()
+        .filter(|o| o.meta().namespace.as_deref() == Some(ns))
+        .collect()
 }
 
 fn now() -> Time {
     Time(Timestamp::now())
 }
 
-pub async fn run(shared: Shared, ns: String, mut overlay: Overlay) -> (Overlay, Result<Option<Duration>, SyncError>) {
+pub async fn run(
+    shared: Shared,
+    ns: String,
+    mut overlay: Overlay,
+) -> (Overlay, Result<Option<Duration>, SyncError>) {
     let span = tracing::info_span!("catalog.resolve", namespace = %ns);
     let r = sync(&shared, &ns, &mut overlay).instrument(span).await;
     tracing::debug!(namespace = %ns, result = ?r.as_ref().map_err(ToString::to_string), "namespace synced");
@@ -95,11 +112,16 @@ async fn gc_plans(shared: &Shared, ns: &str, plans: &[Arc<InstallPlan>]) {
     }
     let mut sorted: Vec<&Arc<InstallPlan>> = plans.iter().collect();
     sorted.sort_by(|a, b| {
-        (a.spec.generation.unwrap_or(0), a.metadata.creation_timestamp.as_ref().map(|t| t.0), &a.metadata.name).cmp(&(
-            b.spec.generation.unwrap_or(0),
-            b.metadata.creation_timestamp.as_ref().map(|t| t.0),
-            &b.metadata.name,
-        ))
+        (
+            a.spec.generation.unwrap_or(0),
+            a.metadata.creation_timestamp.as_ref().map(|t| t.0),
+            &a.metadata.name,
+        )
+            .cmp(&(
+                b.spec.generation.unwrap_or(0),
+                b.metadata.creation_timestamp.as_ref().map(|t| t.0),
+                &b.metadata.name,
+            ))
     });
     let api: Api<InstallPlan> = Api::namespaced(shared.client.clone(), ns);
     for ip in sorted.iter().take(plans.len() - MAX_PLANS) {
@@ -116,9 +138,16 @@ fn catalog_health(shared: &Shared, namespaces: &[&str]) -> Vec<CatalogHealth> {
         .iter()
         .filter(|c| namespaces.contains(&c.metadata.namespace.as_deref().unwrap_or_default()))
         .map(|c| {
-            let key = CatalogKey::new(c.metadata.name.clone().unwrap_or_default(), c.metadata.namespace.clone().unwrap_or_default());
+            let key = CatalogKey::new(
+                c.metadata.name.clone().unwrap_or_default(),
+                c.metadata.namespace.clone().unwrap_or_default(),
+            );
             let healthy = shared.catalogs.get(&key).is_some_and(|v| v.healthy);
-            CatalogHealth { key, uid: c.metadata.uid.clone().unwrap_or_default(), healthy }
+            CatalogHealth {
+                key,
+                uid: c.metadata.uid.clone().unwrap_or_default(),
+                healthy,
+            }
         })
         .collect();
     out.sort_by(|a, b| (&a.key.namespace, &a.key.name).cmp(&(&b.key.namespace, &b.key.name)));
@@ -134,22 +163,58 @@ fn plan_ref(ip: &InstallPlan) -> PlanRef {
     }
 }
 
-fn facts(sub: &Subscription, plans: &[Arc<InstallPlan>], csv_names: &BTreeSet<String>, catalogs: &[CatalogHealth]) -> Facts {
+fn facts(
+    sub: &Subscription,
+    plans: &[Arc<InstallPlan>],
+    csv_names: &BTreeSet<String>,
+    catalogs: &[CatalogHealth],
+) -> Facts {
     let st = sub.status.clone().unwrap_or_default();
-    let find = |name: &str| plans.iter().find(|p| p.metadata.name.as_deref() == Some(name));
-    let generated_by = sub.metadata.annotations.as_ref().and_then(|a| a.get(GENERATED_BY)).and_then(|n| find(n)).map(|p| plan_ref(p));
-    let referenced = st.install_plan_ref.as_ref().and_then(|r| r.name.clone()).or_else(|| generated_by.as_ref().filter(|_| st.install_plan_ref.is_none()).map(|g| g.name.clone()));
+    let find = |name: &str| {
+        plans
+            .iter()
+            .find(|p| p.metadata.name.as_deref() == Some(name))
+    };
+    let generated_by = sub
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(GENERATED_BY))
+        .and_then(|n| find(n))
+        .map(|p| plan_ref(p));
+    let referenced = st
+        .install_plan_ref
+        .as_ref()
+        .and_then(|r| r.name.clone())
+        .or_else(|| {
+            generated_by
+                .as_ref()
+                .filter(|_| st.install_plan_ref.is_none())
+                .map(|g| g.name.clone())
+        });
     let plan = match referenced {
         None => PlanFacts::NoRef,
         Some(name) => match find(&name) {
             None => PlanFacts::Missing,
             Some(ip) => {
                 let (installed_reason, message) = status::installed_condition(ip.status.as_ref());
-                PlanFacts::Found { phase: ip.phase(), installed_reason, message }
+                PlanFacts::Found {
+                    phase: ip.phase(),
+                    installed_reason,
+                    message,
+                }
             }
         },
     };
-    let current = if st.current_csv.is_empty() { sub.spec.starting_csv.clone().filter(|_| generated_by.is_some()).unwrap_or_default() } else { st.current_csv.clone() };
+    let current = if st.current_csv.is_empty() {
+        sub.spec
+            .starting_csv
+            .clone()
+            .filter(|_| generated_by.is_some())
+            .unwrap_or_default()
+    } else {
+        st.current_csv.clone()
+    };
     Facts {
         target: CatalogKey::new(&sub.spec.catalog_source, &sub.spec.catalog_source_namespace),
         catalogs: catalogs.to_vec(),
@@ -160,7 +225,11 @@ fn facts(sub: &Subscription, plans: &[Arc<InstallPlan>], csv_names: &BTreeSet<St
     }
 }
 
-async fn sync(shared: &Shared, ns: &str, overlay: &mut Overlay) -> Result<Option<Duration>, SyncError> {
+async fn sync(
+    shared: &Shared,
+    ns: &str,
+    overlay: &mut Overlay,
+) -> Result<Option<Duration>, SyncError> {
     // A reflector store fills only when its first list is complete; events routed before that are not in it yet.
     shared.stores_ready().await;
     let subs = merge(in_ns(shared.subscriptions(), ns), &mut overlay.subs);
@@ -171,11 +240,18 @@ async fn sync(shared: &Shared, ns: &str, overlay: &mut Overlay) -> Result<Option
     }
     let now = now();
     let csvs = in_ns(shared.csvs(), ns);
-    let csv_names: BTreeSet<String> = csvs.iter().filter_map(|c| c.metadata.name.clone()).collect();
+    let csv_names: BTreeSet<String> = csvs
+        .iter()
+        .filter_map(|c| c.metadata.name.clone())
+        .collect();
     let groups = in_ns(shared.operator_groups(), ns);
     let (fail_forward, exclude_global) = input::group_options(&groups);
     let global = shared.config.global_namespace.as_str();
-    let visible: Vec<&str> = if exclude_global || global == ns { vec![ns] } else { vec![ns, global] };
+    let visible: Vec<&str> = if exclude_global || global == ns {
+        vec![ns]
+    } else {
+        vec![ns, global]
+    };
     let health = catalog_health(shared, &visible);
 
     // Status before resolution, per Subscription.
@@ -190,18 +266,53 @@ async fn sync(shared: &Shared, ns: &str, overlay: &mut Overlay) -> Result<Option
 
     // A visible catalog still loading its content: resolving now would pick from a partial view. Its
     // CatalogSource asks for resolution once it serves (or fails).
-    let loading: Vec<String> = health.iter().filter(|c| shared.catalogs.get(&c.key).is_none_or(|v| !v.healthy && v.problem.is_empty())).map(|c| c.key.to_string()).collect();
-    let all_pending = next.iter().all(|(_, st)| st.install_plan_ref.is_some() && st.state == messages::crd::subscription::SubscriptionState::UpgradePending);
+    let loading: Vec<String> = health
+        .iter()
+        .filter(|c| {
+            shared
+                .catalogs
+                .get(&c.key)
+                .is_none_or(|v| !v.healthy && v.problem.is_empty())
+        })
+        .map(|c| c.key.to_string())
+        .collect();
+    let all_pending = next.iter().all(|(_, st)| {
+        st.install_plan_ref.is_some()
+            && st.state == messages::crd::subscription::SubscriptionState::UpgradePending
+    });
     let mut requeue = None;
     if groups.len() != 1 {
-        let message = format!("expected 1 OperatorGroup in the namespace, found {}", groups.len());
+        let message = format!(
+            "expected 1 OperatorGroup in the namespace, found {}",
+            groups.len()
+        );
         for (_, st) in &mut next {
-            status::set(st, status::condition(SubscriptionConditionType::ResolutionFailed, true, SubscriptionReason::ErrorPreventedResolution, message.clone(), &now));
+            status::set(
+                st,
+                status::condition(
+                    SubscriptionConditionType::ResolutionFailed,
+                    true,
+                    SubscriptionReason::ErrorPreventedResolution,
+                    message.clone(),
+                    &now,
+                ),
+            );
         }
     } else if !loading.is_empty() {
         tracing::debug!(namespace = %ns, loading = ?loading, "resolution waits for catalogs to load");
     } else if !all_pending {
-        requeue = resolve_and_plan(shared, ns, &visible, &csvs, fail_forward, &plans, &mut next, overlay, &now).await?;
+        requeue = resolve_and_plan(
+            shared,
+            ns,
+            &visible,
+            &csvs,
+            fail_forward,
+            &plans,
+            &mut next,
+            overlay,
+            &now,
+        )
+        .await?;
     }
 
     for (sub, st) in next {
@@ -215,11 +326,16 @@ async fn sync(shared: &Shared, ns: &str, overlay: &mut Overlay) -> Result<Option
         updated.status = Some(st);
         let name = updated.metadata.name.clone().unwrap_or_default();
         let api: Api<Subscription> = Api::namespaced(shared.client.clone(), ns);
-        match api.replace_status(&name, &PostParams::default(), &updated).await {
+        match api
+            .replace_status(&name, &PostParams::default(), &updated)
+            .await
+        {
             Ok(written) => {
                 overlay.subs.insert(name, Arc::new(written));
             }
-            Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => requeue = Some(Duration::from_millis(200)),
+            Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => {
+                requeue = Some(Duration::from_millis(200))
+            }
             Err(source) => return Err(SyncError::WriteSubscription { name, source }),
         }
     }
@@ -249,9 +365,21 @@ async fn resolve_and_plan(
     let snapshots = shared.catalogs.snapshots_in(visible);
     let problem = input::namespace(ns, &with_status, csvs, snapshots, fail_forward);
     let started = Instant::now();
-    let resolution = tokio::task::spawn_blocking(move || resolver::resolve(&problem, &resolver::Options::default())).await.map_err(|e| SyncError::Task(e.to_string()))?;
-    let outcome_label = if resolution.failed().next().is_some() { "failed" } else { "succeeded" };
-    shared.catalog_metrics.resolution_duration.with_label_values(&[outcome_label]).observe(started.elapsed().as_secs_f64());
+    let resolution = tokio::task::spawn_blocking(move || {
+        resolver::resolve(&problem, &resolver::Options::default())
+    })
+    .await
+    .map_err(|e| SyncError::Task(e.to_string()))?;
+    let outcome_label = if resolution.failed().next().is_some() {
+        "failed"
+    } else {
+        "succeeded"
+    };
+    shared
+        .catalog_metrics
+        .resolution_duration
+        .with_label_values(&[outcome_label])
+        .observe(started.elapsed().as_secs_f64());
     for w in &resolution.warnings {
         tracing::info!(namespace = %ns, warning = %w, "resolution warning");
     }
@@ -262,9 +390,17 @@ async fn resolve_and_plan(
     for (sub, st) in next.iter() {
         let name = sub.metadata.name.clone().unwrap_or_default();
         let d = match resolution.outcome(&name) {
-            Some(Outcome::Failed { explanation }) => Decided::Failed { message: explanation.message.clone() },
-            Some(Outcome::Install { csv }) | Some(Outcome::Upgrade { to: csv, .. }) if st.current_csv != *csv => {
-                let manual = sub.spec.install_plan_approval.as_ref().is_some_and(Approval::is_manual);
+            Some(Outcome::Failed { explanation }) => Decided::Failed {
+                message: explanation.message.clone(),
+            },
+            Some(Outcome::Install { csv }) | Some(Outcome::Upgrade { to: csv, .. })
+                if st.current_csv != *csv =>
+            {
+                let manual = sub
+                    .spec
+                    .install_plan_approval
+                    .as_ref()
+                    .is_some_and(Approval::is_manual);
                 changed.insert(name.clone(), (csv.clone(), manual));
                 continue;
             }
@@ -272,34 +408,72 @@ async fn resolve_and_plan(
         };
         decided.insert(name, d);
     }
-    let new_subs: BTreeSet<&str> = resolution.new_subscriptions.iter().map(|s| s.name.as_str()).collect();
+    let new_subs: BTreeSet<&str> = resolution
+        .new_subscriptions
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
     let only_manual = !changed.is_empty() && changed.values().all(|(_, m)| *m);
     let mut requeue = None;
     for manual in [false, true] {
-        let members: Vec<&String> = changed.iter().filter(|(_, (_, m))| *m == manual).map(|(n, _)| n).collect();
+        let members: Vec<&String> = changed
+            .iter()
+            .filter(|(_, (_, m))| *m == manual)
+            .map(|(n, _)| n)
+            .collect();
         let with_deps = manual == only_manual;
         let bundles: Vec<&resolver::BundleStep> = resolution
             .steps
             .iter()
-            .filter(|b| members.contains(&&b.subscription) || (with_deps && new_subs.contains(b.subscription.as_str())))
+            .filter(|b| {
+                members.contains(&&b.subscription)
+                    || (with_deps && new_subs.contains(b.subscription.as_str()))
+            })
             .collect();
         if bundles.is_empty() {
             continue;
         }
-        let deps: Vec<&resolver::NewSubscription> = if with_deps { resolution.new_subscriptions.iter().collect() } else { Vec::new() };
-        let owners: Vec<&Subscription> = next.iter().filter(|(s, _)| members.iter().any(|m| s.metadata.name.as_deref() == Some(m.as_str()))).map(|(s, _)| s.as_ref()).collect();
-        match create_plan(shared, ns, &bundles, &deps, &owners, manual, next, plans, overlay).await {
+        let deps: Vec<&resolver::NewSubscription> = if with_deps {
+            resolution.new_subscriptions.iter().collect()
+        } else {
+            Vec::new()
+        };
+        let owners: Vec<&Subscription> = next
+            .iter()
+            .filter(|(s, _)| {
+                members
+                    .iter()
+                    .any(|m| s.metadata.name.as_deref() == Some(m.as_str()))
+            })
+            .map(|(s, _)| s.as_ref())
+            .collect();
+        match create_plan(
+            shared, ns, &bundles, &deps, &owners, manual, next, plans, overlay,
+        )
+        .await
+        {
             Ok(ip) => {
                 let r = plan_ref(&ip);
                 for m in &members {
                     if let Some((csv, _)) = changed.get(*m) {
-                        decided.insert((*m).clone(), Decided::Planned { csv: csv.clone(), plan: r.clone() });
+                        decided.insert(
+                            (*m).clone(),
+                            Decided::Planned {
+                                csv: csv.clone(),
+                                plan: r.clone(),
+                            },
+                        );
                     }
                 }
             }
             Err(PlanError::Bundle(message)) => {
                 for m in &members {
-                    decided.insert((*m).clone(), Decided::Failed { message: message.clone() });
+                    decided.insert(
+                        (*m).clone(),
+                        Decided::Failed {
+                            message: message.clone(),
+                        },
+                    );
                 }
                 requeue = Some(Duration::from_secs(10));
             }
@@ -338,9 +512,24 @@ async fn create_plan(
     let mut catalogs: BTreeSet<String> = BTreeSet::new();
     let mut csv_names = Vec::new();
     for b in bundles {
-        let view = shared.catalogs.get(&b.catalog).and_then(|v| v.source).ok_or_else(|| PlanError::Bundle(format!("catalog {} is not serving", b.catalog)))?;
-        let full = view.bundle(&b.package, &b.channel, &b.name).await.map_err(|e| PlanError::Bundle(format!("cannot fetch bundle {} from catalog {}: {}", b.name, b.catalog, error_text(&e))))?;
-        let s = steps::bundle_steps(&full, b, ns, &trace).map_err(|e| PlanError::Bundle(e.to_string()))?;
+        let view = shared
+            .catalogs
+            .get(&b.catalog)
+            .and_then(|v| v.source)
+            .ok_or_else(|| PlanError::Bundle(format!("catalog {} is not serving", b.catalog)))?;
+        let full = view
+            .bundle(&b.package, &b.channel, &b.name)
+            .await
+            .map_err(|e| {
+                PlanError::Bundle(format!(
+                    "cannot fetch bundle {} from catalog {}: {}",
+                    b.name,
+                    b.catalog,
+                    error_text(&e)
+                ))
+            })?;
+        let s = steps::bundle_steps(&full, b, ns, &trace)
+            .map_err(|e| PlanError::Bundle(e.to_string()))?;
         plan.extend(s);
         catalogs.insert(b.catalog.name.clone());
         csv_names.push(b.name.clone());
@@ -368,17 +557,28 @@ async fn create_plan(
         "spec": {"clusterServiceVersionNames": csv_names, "approval": approval, "approved": !manual, "generation": generation,
                  "source": first.as_ref().map(|c| c.name.clone()), "sourceNamespace": first.as_ref().map(|c| c.namespace.clone())}
     });
-    let ip: InstallPlan = serde_json::from_value(body).map_err(|e| PlanError::Bundle(format!("cannot build the InstallPlan: {e}")))?;
+    let ip: InstallPlan = serde_json::from_value(body)
+        .map_err(|e| PlanError::Bundle(format!("cannot build the InstallPlan: {e}")))?;
     let api: Api<InstallPlan> = Api::namespaced(shared.client.clone(), ns);
-    let mut created = api.create(&PostParams::default(), &ip).await.map_err(PlanError::Api)?;
+    let mut created = api
+        .create(&PostParams::default(), &ip)
+        .await
+        .map_err(PlanError::Api)?;
     created.status = Some(InstallPlanStatus {
-        phase: if manual { InstallPlanPhase::RequiresApproval } else { InstallPlanPhase::Installing },
+        phase: if manual {
+            InstallPlanPhase::RequiresApproval
+        } else {
+            InstallPlanPhase::Installing
+        },
         catalog_sources: catalogs.into_iter().collect(),
         plan,
         ..Default::default()
     });
     let name = created.metadata.name.clone().unwrap_or_default();
-    let written = api.replace_status(&name, &PostParams::default(), &created).await.map_err(PlanError::Api)?;
+    let written = api
+        .replace_status(&name, &PostParams::default(), &created)
+        .await
+        .map_err(PlanError::Api)?;
     tracing::info!(namespace = %ns, plan = %name, approval, generation, csvs = ?written.spec.cluster_service_version_names, "InstallPlan created");
     overlay.plans.insert(name, Arc::new(written.clone()));
     Ok(written)

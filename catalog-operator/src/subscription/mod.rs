@@ -29,9 +29,14 @@ impl Actor for SubscriptionActor {
     fn stopped(&mut self, _ctx: &mut Self::Context) {
         self.shared.catalog_metrics.subscription_count.dec();
         if let Some(l) = self.labels.take() {
-            let _ = self.shared.catalog_metrics.subscription_sync_total.remove_label_values(&[&l[0], &l[1], &l[2], &l[3], &l[4]]);
+            let _ = self
+                .shared
+                .catalog_metrics
+                .subscription_sync_total
+                .remove_label_values(&[&l[0], &l[1], &l[2], &l[3], &l[4]]);
         }
-        self.shared.resolve(self.key.namespace_or_empty(), Cause::SubscriptionChanged);
+        self.shared
+            .resolve(self.key.namespace_or_empty(), Cause::SubscriptionChanged);
     }
 }
 
@@ -41,7 +46,12 @@ impl ObjectActor for SubscriptionActor {
     const KIND: &'static str = "Subscription";
 
     fn new(key: ObjectKey, shared: Shared) -> Self {
-        Self { key, shared, latest: None, labels: None }
+        Self {
+            key,
+            shared,
+            latest: None,
+            labels: None,
+        }
     }
 }
 
@@ -49,24 +59,35 @@ impl ObjectActor for SubscriptionActor {
 pub fn sync_labels(sub: &Subscription) -> [String; 5] {
     [
         sub.metadata.name.clone().unwrap_or_default(),
-        sub.status.as_ref().map(|s| s.installed_csv.clone()).unwrap_or_default(),
+        sub.status
+            .as_ref()
+            .map(|s| s.installed_csv.clone())
+            .unwrap_or_default(),
         sub.spec.channel.clone().unwrap_or_default(),
         sub.spec.package.clone(),
-        sub.spec.install_plan_approval.as_ref().map(|a| a.as_str().to_string()).unwrap_or_else(|| "Automatic".to_string()),
+        sub.spec
+            .install_plan_approval
+            .as_ref()
+            .map(|a| a.as_str().to_string())
+            .unwrap_or_else(|| "Automatic".to_string()),
     ]
 }
 
 impl SubscriptionActor {
     fn reconcile(&mut self, _ctx: &mut Context<Self>) {
-        let Some(sub) = self.latest.clone() else { return };
+        let Some(sub) = self.latest.clone() else {
+            return;
+        };
         let labels = sync_labels(&sub);
         let m = &self.shared.catalog_metrics.subscription_sync_total;
         if let Some(old) = self.labels.as_ref().filter(|old| **old != labels) {
             let _ = m.remove_label_values(&[&old[0], &old[1], &old[2], &old[3], &old[4]]);
         }
-        m.with_label_values(&[&labels[0], &labels[1], &labels[2], &labels[3], &labels[4]]).inc();
+        m.with_label_values(&[&labels[0], &labels[1], &labels[2], &labels[3], &labels[4]])
+            .inc();
         self.labels = Some(labels);
-        self.shared.resolve(self.key.namespace_or_empty(), Cause::SubscriptionChanged);
+        self.shared
+            .resolve(self.key.namespace_or_empty(), Cause::SubscriptionChanged);
     }
 }
 
@@ -90,7 +111,13 @@ impl Handler<Requeue> for SubscriptionActor {
     fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
         match msg.after {
             Some(delay) => {
-                ctx.notify_later(Requeue { reason: msg.reason, after: None }, delay);
+                ctx.notify_later(
+                    Requeue {
+                        reason: msg.reason,
+                        after: None,
+                    },
+                    delay,
+                );
             }
             None => self.reconcile(ctx),
         }

@@ -36,7 +36,10 @@ pub struct Journal {
 
 impl Journal {
     pub fn with_capacity(capacity: usize) -> Self {
-        Self { capacity, entries: VecDeque::with_capacity(capacity.min(1024)) }
+        Self {
+            capacity,
+            entries: VecDeque::with_capacity(capacity.min(1024)),
+        }
     }
 
     pub fn record(&mut self, entry: JournalEntry) {
@@ -76,14 +79,24 @@ mod tests {
     use super::*;
 
     fn entry(n: u64) -> JournalEntry {
-        JournalEntry { at_ms: n, kind: "ClusterServiceVersion".into(), key: ObjectKey::new("ns", format!("csv-{n}")), event: JournalEvent::Observed { resource_version: Some(n.to_string()) } }
+        JournalEntry {
+            at_ms: n,
+            kind: "ClusterServiceVersion".into(),
+            key: ObjectKey::new("ns", format!("csv-{n}")),
+            event: JournalEvent::Observed {
+                resource_version: Some(n.to_string()),
+            },
+        }
     }
 
     #[test]
     fn a_journal_round_trips_through_messagepack() {
         let mut j = Journal::with_capacity(10);
         j.record(entry(1));
-        j.record(JournalEntry { event: JournalEvent::Stopped, ..entry(2) });
+        j.record(JournalEntry {
+            event: JournalEvent::Stopped,
+            ..entry(2)
+        });
         let bytes = j.to_msgpack().expect("encode");
         assert_eq!(Journal::from_msgpack(&bytes).expect("decode"), j);
     }

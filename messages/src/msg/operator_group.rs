@@ -76,9 +76,16 @@ mod tests {
 
     #[test]
     fn group_messages_round_trip_through_message_pack() {
-        for msg in [OperatorGroupMsg::NamespaceChanged("a".into()), OperatorGroupMsg::MemberChanged(ObjectKey::new("ns", "x")), OperatorGroupMsg::OlmConfigChanged] {
+        for msg in [
+            OperatorGroupMsg::NamespaceChanged("a".into()),
+            OperatorGroupMsg::MemberChanged(ObjectKey::new("ns", "x")),
+            OperatorGroupMsg::OlmConfigChanged,
+        ] {
             let bytes = rmp_serde::to_vec_named(&msg).expect("encode");
-            assert_eq!(rmp_serde::from_slice::<OperatorGroupMsg>(&bytes).expect("decode"), msg);
+            assert_eq!(
+                rmp_serde::from_slice::<OperatorGroupMsg>(&bytes).expect("decode"),
+                msg
+            );
         }
     }
 }

@@ -1,9 +1,9 @@
 //! Copied CSVs (spec §2.7): what the copy of a member CSV in a target namespace looks like, whether an
 //! existing copy needs a write, and when a copy must go. Pure; the OperatorGroup actor does the I/O.
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use messages::crd::annotations;
 use messages::crd::csv::{ClusterServiceVersion, ClusterServiceVersionStatus, CsvPhase, CsvReason};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use std::collections::BTreeMap;
 
 /// The copy of `parent` for `namespace`: same name and spec; annotations without `olm.targetNamespaces` and
@@ -14,8 +14,14 @@ pub fn render(parent: &ClusterServiceVersion, namespace: &str) -> ClusterService
     let mut annotations = parent.metadata.annotations.clone().unwrap_or_default();
     annotations.remove(annotations::TARGET_NAMESPACES);
     annotations.remove(annotations::LAST_APPLIED_CONFIGURATION);
-    let mut labels: BTreeMap<String, String> =
-        parent.metadata.labels.clone().unwrap_or_default().into_iter().filter(|(k, _)| !k.starts_with(annotations::OPERATOR_LABEL_PREFIX)).collect();
+    let mut labels: BTreeMap<String, String> = parent
+        .metadata
+        .labels
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(k, _)| !k.starts_with(annotations::OPERATOR_LABEL_PREFIX))
+        .collect();
     labels.insert(annotations::COPIED_FROM.to_string(), parent_ns.clone());
     ClusterServiceVersion {
         metadata: ObjectMeta {
@@ -35,7 +41,8 @@ pub fn status_for(parent: &ClusterServiceVersion) -> ClusterServiceVersionStatus
     let parent_ns = parent.metadata.namespace.clone().unwrap_or_default();
     let mut status = parent.status.clone().unwrap_or_default();
     status.reason = CsvReason::Copied;
-    status.message = format!("The operator is running in {parent_ns} but is managing this namespace");
+    status.message =
+        format!("The operator is running in {parent_ns} but is managing this namespace");
     status
 }
 
@@ -51,15 +58,23 @@ pub struct Drift {
 /// Compare an existing copy with the wanted one. Extra annotations or labels on the copy (e.g. added by
 /// someone else) are tolerated; missing or different ones are drift.
 pub fn drift(existing: &ClusterServiceVersion, wanted: &ClusterServiceVersion) -> Drift {
-    let contains = |have: &Option<BTreeMap<String, String>>, want: &Option<BTreeMap<String, String>>| {
+    let contains = |have: &Option<BTreeMap<String, String>>,
+                    want: &Option<BTreeMap<String, String>>| {
         let have = have.clone().unwrap_or_default();
         want.iter().flatten().all(|(k, v)| have.get(k) == Some(v))
     };
     let object = existing.spec != wanted.spec
         || !contains(&existing.metadata.annotations, &wanted.metadata.annotations)
         || !contains(&existing.metadata.labels, &wanted.metadata.labels)
-        || existing.metadata.annotations.as_ref().is_some_and(|a| a.contains_key(annotations::TARGET_NAMESPACES));
-    Drift { object, status: existing.status != wanted.status }
+        || existing
+            .metadata
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.contains_key(annotations::TARGET_NAMESPACES));
+    Drift {
+        object,
+        status: existing.status != wanted.status,
+    }
 }
 
 /// Why a copy must be deleted (OLM's `removeDanglingChildCSVs`, and the group no longer targeting it).
@@ -79,14 +94,28 @@ pub enum Dangling {
 
 /// Whether `copy` must go, given its parent (same name in the namespace `olm.operatorNamespace` names) and
 /// whether its namespace is still one the parent should be copied to.
-pub fn dangling(copy: &ClusterServiceVersion, parent: Option<&ClusterServiceVersion>, still_wanted: bool) -> Option<Dangling> {
-    let operator_ns = copy.metadata.annotations.as_ref().and_then(|a| a.get(annotations::OPERATOR_NAMESPACE));
-    let Some(operator_ns) = operator_ns else { return Some(Dangling::NoOperatorNamespace) };
+pub fn dangling(
+    copy: &ClusterServiceVersion,
+    parent: Option<&ClusterServiceVersion>,
+    still_wanted: bool,
+) -> Option<Dangling> {
+    let operator_ns = copy
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(annotations::OPERATOR_NAMESPACE));
+    let Some(operator_ns) = operator_ns else {
+        return Some(Dangling::NoOperatorNamespace);
+    };
     if copy.metadata.namespace.as_deref() == Some(operator_ns.as_str()) {
         return Some(Dangling::SameNamespace);
     }
-    let Some(parent) = parent else { return Some(Dangling::ParentMissing) };
-    if parent.phase() == CsvPhase::Failed && parent.reason() == CsvReason::InterOperatorGroupOwnerConflict {
+    let Some(parent) = parent else {
+        return Some(Dangling::ParentMissing);
+    };
+    if parent.phase() == CsvPhase::Failed
+        && parent.reason() == CsvReason::InterOperatorGroupOwnerConflict
+    {
         return Some(Dangling::ParentFailed);
     }
     if !still_wanted {

@@ -18,8 +18,20 @@ pub struct Peer {
 
 impl Peer {
     pub fn of(csv: &ClusterServiceVersion) -> Self {
-        let owned_crds = csv.spec.custom_resource_definitions.as_ref().and_then(|d| d.owned.as_ref()).map(|o| o.iter().map(|c| c.name.clone()).collect()).unwrap_or_default();
-        Self { name: csv.metadata.name.clone().unwrap_or_default(), replaces: csv.spec.replaces.clone().filter(|r| !r.is_empty()), phase: csv.phase(), copied: csv.is_copied(), owned_crds }
+        let owned_crds = csv
+            .spec
+            .custom_resource_definitions
+            .as_ref()
+            .and_then(|d| d.owned.as_ref())
+            .map(|o| o.iter().map(|c| c.name.clone()).collect())
+            .unwrap_or_default();
+        Self {
+            name: csv.metadata.name.clone().unwrap_or_default(),
+            replaces: csv.spec.replaces.clone().filter(|r| !r.is_empty()),
+            phase: csv.phase(),
+            copied: csv.is_copied(),
+            owned_crds,
+        }
     }
 }
 
@@ -35,9 +47,16 @@ pub fn replaces(me: &Peer, peers: &[Peer]) -> Option<Neighbour> {
 
 /// A non-copied CSV whose `spec.replaces` names `me` (the first by name when several do).
 pub fn replaced_by(me: &Peer, peers: &[Peer]) -> Option<Neighbour> {
-    let mut candidates: Vec<&Peer> = peers.iter().filter(|p| p.name != me.name && !p.copied && p.replaces.as_deref() == Some(me.name.as_str())).collect();
+    let mut candidates: Vec<&Peer> = peers
+        .iter()
+        .filter(|p| {
+            p.name != me.name && !p.copied && p.replaces.as_deref() == Some(me.name.as_str())
+        })
+        .collect();
     candidates.sort_by(|a, b| a.name.cmp(&b.name));
-    candidates.first().map(|p| Neighbour::new(p.name.clone(), p.phase.clone()))
+    candidates
+        .first()
+        .map(|p| Neighbour::new(p.name.clone(), p.phase.clone()))
 }
 
 /// The newest CSV of the chain replacing `me`: follow `replaced_by` until a CSV nobody replaces (stopping
@@ -49,7 +68,9 @@ pub fn head(me: &Peer, peers: &[Peer]) -> Option<Neighbour> {
         if !seen.insert(current.name.clone()) {
             return Some(current);
         }
-        let Some(peer) = find(peers, &current.name) else { return Some(current) };
+        let Some(peer) = find(peers, &current.name) else {
+            return Some(current);
+        };
         match replaced_by(peer, peers) {
             Some(next) if !seen.contains(&next.name) => current = next,
             _ => return Some(current),
@@ -82,7 +103,10 @@ pub fn cycle(me: &Peer, peers: &[Peer]) -> Option<Vec<String>> {
 pub fn chain(me: &Peer, peers: &[Peer]) -> BTreeSet<String> {
     let mut names = BTreeSet::from([me.name.clone()]);
     let mut current = me.name.clone();
-    while let Some(next) = peers.iter().find(|p| p.replaces.as_deref() == Some(current.as_str()) && !names.contains(&p.name)) {
+    while let Some(next) = peers
+        .iter()
+        .find(|p| p.replaces.as_deref() == Some(current.as_str()) && !names.contains(&p.name))
+    {
         names.insert(next.name.clone());
         current = next.name.clone();
     }
@@ -105,7 +129,12 @@ pub fn owner_conflict(me: &Peer, peers: &[Peer]) -> Option<String> {
     peers
         .iter()
         .filter(|p| !chain.contains(&p.name) && !p.copied)
-        .find_map(|p| p.owned_crds.iter().find(|c| me.owned_crds.contains(c)).map(|crd| format!("{} also owns {crd}", p.name)))
+        .find_map(|p| {
+            p.owned_crds
+                .iter()
+                .find(|c| me.owned_crds.contains(c))
+                .map(|crd| format!("{} also owns {crd}", p.name))
+        })
 }
 
 #[cfg(test)]
@@ -114,22 +143,39 @@ mod tests {
     use rstest::rstest;
 
     fn peer(name: &str, replaces: Option<&str>, phase: CsvPhase) -> Peer {
-        Peer { name: name.into(), replaces: replaces.map(Into::into), phase, copied: false, owned_crds: vec!["widgets.example.com".into()] }
+        Peer {
+            name: name.into(),
+            replaces: replaces.map(Into::into),
+            phase,
+            copied: false,
+            owned_crds: vec!["widgets.example.com".into()],
+        }
     }
 
     fn abc() -> Vec<Peer> {
-        vec![peer("a", None, CsvPhase::Succeeded), peer("b", Some("a"), CsvPhase::Pending), peer("c", Some("b"), CsvPhase::Pending)]
+        vec![
+            peer("a", None, CsvPhase::Succeeded),
+            peer("b", Some("a"), CsvPhase::Pending),
+            peer("c", Some("b"), CsvPhase::Pending),
+        ]
     }
 
     #[rstest]
     #[case::the_middle_of_a_chain_sees_both_neighbours("b", Some("a"), Some("c"))]
     #[case::the_head_is_replaced_but_replaces_nothing("a", None, Some("b"))]
     #[case::the_tail_replaces_but_is_not_replaced("c", Some("b"), None)]
-    fn neighbours_follow_spec_replaces(#[case] name: &str, #[case] old: Option<&str>, #[case] new: Option<&str>) {
+    fn neighbours_follow_spec_replaces(
+        #[case] name: &str,
+        #[case] old: Option<&str>,
+        #[case] new: Option<&str>,
+    ) {
         let peers = abc();
         let me = find(&peers, name).expect("peer");
         assert_eq!(replaces(me, &peers).map(|n| n.name), old.map(String::from));
-        assert_eq!(replaced_by(me, &peers).map(|n| n.name), new.map(String::from));
+        assert_eq!(
+            replaced_by(me, &peers).map(|n| n.name),
+            new.map(String::from)
+        );
     }
 
     #[rstest]
@@ -144,8 +190,14 @@ mod tests {
 
     #[test]
     fn a_head_in_a_cycle_stops() {
-        let peers = vec![peer("a", Some("b"), CsvPhase::Pending), peer("b", Some("a"), CsvPhase::Pending)];
-        assert_eq!(head(&peers[0], &peers).map(|n| n.name), Some("b".to_string()));
+        let peers = vec![
+            peer("a", Some("b"), CsvPhase::Pending),
+            peer("b", Some("a"), CsvPhase::Pending),
+        ];
+        assert_eq!(
+            head(&peers[0], &peers).map(|n| n.name),
+            Some("b".to_string())
+        );
     }
 
     #[test]
@@ -160,22 +212,34 @@ mod tests {
     #[case::a_csv_replacing_itself_is_ignored(vec![peer("a", Some("a"), CsvPhase::Pending)], None)]
     #[case::a_straight_chain_has_no_cycle(abc(), None)]
     #[case::a_cycle_elsewhere_is_not_ours(vec![peer("a", Some("b"), CsvPhase::Pending), peer("b", Some("c"), CsvPhase::Pending), peer("c", Some("b"), CsvPhase::Pending)], None)]
-    fn cycles_are_found_through_the_csv_itself(#[case] peers: Vec<Peer>, #[case] expected: Option<Vec<&str>>) {
+    fn cycles_are_found_through_the_csv_itself(
+        #[case] peers: Vec<Peer>,
+        #[case] expected: Option<Vec<&str>>,
+    ) {
         let me = &peers[0];
-        assert_eq!(cycle(me, &peers), expected.map(|v| v.into_iter().map(String::from).collect()));
+        assert_eq!(
+            cycle(me, &peers),
+            expected.map(|v| v.into_iter().map(String::from).collect())
+        );
     }
 
     #[test]
     fn members_of_the_chain_may_own_the_same_crd() {
         let peers = abc();
         assert_eq!(owner_conflict(&peers[1], &peers), None);
-        assert_eq!(chain(&peers[0], &peers), BTreeSet::from(["a".to_string(), "b".to_string(), "c".to_string()]));
+        assert_eq!(
+            chain(&peers[0], &peers),
+            BTreeSet::from(["a".to_string(), "b".to_string(), "c".to_string()])
+        );
     }
 
     #[test]
     fn an_unrelated_owner_of_the_same_crd_conflicts() {
         let mut peers = abc();
         peers.push(peer("other", None, CsvPhase::Succeeded));
-        assert_eq!(owner_conflict(&peers[1], &peers), Some("other also owns widgets.example.com".into()));
+        assert_eq!(
+            owner_conflict(&peers[1], &peers),
+            Some("other also owns widgets.example.com".into())
+        );
     }
 }

@@ -46,7 +46,15 @@ pub struct Applied {
 }
 
 pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
-    let Plan { key, csv, decision, requirement_statuses, rendered, rbac_in_place, shared } = plan;
+    let Plan {
+        key,
+        csv,
+        decision,
+        requirement_statuses,
+        rendered,
+        rbac_in_place,
+        shared,
+    } = plan;
     let namespace = key.namespace_or_empty().to_string();
     let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), &namespace);
     let mut step = decision.step.clone();
@@ -55,7 +63,13 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
         let result = match effect {
             Effect::AnnotateGroup(wanted) => {
                 let patch = serde_json::json!({ "metadata": { "annotations": wanted } });
-                csvs.patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch)).await.map(|_| ()).map_err(|source| Error::Annotate { key: key.clone(), source })
+                csvs.patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+                    .map(|_| ())
+                    .map_err(|source| Error::Annotate {
+                        key: key.clone(),
+                        source,
+                    })
             }
             Effect::EnsureRbac if rbac_in_place => Ok(()),
             Effect::EnsureRbac => match &rendered {
@@ -68,7 +82,8 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
                     None => Ok(()),
                 };
                 if let Err(e) = installed {
-                    let unrecoverable = matches!(e.kind(), ErrorKind::Forbidden | ErrorKind::InvalidSpec);
+                    let unrecoverable =
+                        matches!(e.kind(), ErrorKind::Forbidden | ErrorKind::InvalidSpec);
                     step = Step::To(machine::install_failed(unrecoverable, &e.chain()));
                     tracing::warn!(csv = %key, error = &e as &dyn std::error::Error, "install failed");
                     applied.error = Some(e);
@@ -78,7 +93,14 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
             Effect::CountUpgrade => Ok(()),
             Effect::ChangeProvidedApis(change, apis) => {
                 // A refusal or a lost reply is retried by the decision's recheck; it is not an API error of ours.
-                if let Err(e) = crate::operator_group::notify::change_provided_apis(&shared, &key, *change, apis.clone()).await {
+                if let Err(e) = crate::operator_group::notify::change_provided_apis(
+                    &shared,
+                    &key,
+                    *change,
+                    apis.clone(),
+                )
+                .await
+                {
                     tracing::warn!(csv = %key, error = %crate::operator_group::error_chain(&e), "the operator group did not change its provided apis");
                 }
                 Ok(())
@@ -93,7 +115,10 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
                     applied.deleted = true;
                     Ok(())
                 }
-                Err(source) => Err(Error::DeleteCsv { key: key.clone(), source }),
+                Err(source) => Err(Error::DeleteCsv {
+                    key: key.clone(),
+                    source,
+                }),
             },
         };
         if let Err(e) = result {
@@ -109,12 +134,21 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
         return applied;
     }
     let now = Time(Timestamp::now());
-    let Some(update) = status::next_status(csv.status.as_ref(), &step, &requirement_statuses, &now) else { return applied };
+    let Some(update) = status::next_status(csv.status.as_ref(), &step, &requirement_statuses, &now)
+    else {
+        return applied;
+    };
     let patch = serde_json::json!({ "status": update.status });
-    match csvs.patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+    match csvs
+        .patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
         Ok(written) => applied.written = Some(Arc::new(written)),
         Err(source) => {
-            let e = Error::PatchStatus { key: key.clone(), source };
+            let e = Error::PatchStatus {
+                key: key.clone(),
+                source,
+            };
             tracing::warn!(csv = %key, error = &e as &dyn std::error::Error, "status write failed");
             applied.error = Some(e);
             return applied;
@@ -149,21 +183,49 @@ async fn ensure_rbac(client: &Client, r: &Rendered) -> Result<(), Error> {
     Ok(())
 }
 
-async fn install(client: &Client, namespace: &str, csv_name: &str, r: &Rendered) -> Result<(), Error> {
+async fn install(
+    client: &Client,
+    namespace: &str,
+    csv_name: &str,
+    r: &Rendered,
+) -> Result<(), Error> {
     ensure_rbac(client, r).await?;
     let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
     for d in &r.deployments {
         upsert(api.clone(), d, "Deployment").await?;
     }
     // CSV-owned deployments the strategy no longer lists are deleted.
-    let wanted: Vec<&str> = r.deployments.iter().filter_map(|d| d.metadata.name.as_deref()).collect();
-    let owned = api.list(&ListParams::default().labels(&strategy::owner_selector(csv_name, namespace))).await.map_err(|source| Error::Apply { verb: "list", kind: "Deployment", name: namespace.to_string(), source })?;
-    for stale in owned.items.iter().filter(|d| !wanted.contains(&d.name_any().as_str())) {
+    let wanted: Vec<&str> = r
+        .deployments
+        .iter()
+        .filter_map(|d| d.metadata.name.as_deref())
+        .collect();
+    let owned = api
+        .list(&ListParams::default().labels(&strategy::owner_selector(csv_name, namespace)))
+        .await
+        .map_err(|source| Error::Apply {
+            verb: "list",
+            kind: "Deployment",
+            name: namespace.to_string(),
+            source,
+        })?;
+    for stale in owned
+        .items
+        .iter()
+        .filter(|d| !wanted.contains(&d.name_any().as_str()))
+    {
         let name = stale.name_any();
         match api.delete(&name, &DeleteParams::background()).await {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.is_not_found() => {}
-            Err(source) => return Err(Error::Apply { verb: "delete", kind: "Deployment", name, source }),
+            Err(source) => {
+                return Err(Error::Apply {
+                    verb: "delete",
+                    kind: "Deployment",
+                    name,
+                    source,
+                });
+            }
         }
     }
     Ok(())
@@ -173,7 +235,10 @@ fn namespaced<K>(client: &Client, obj: &K) -> Api<K>
 where
     K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
 {
-    Api::namespaced(client.clone(), obj.meta().namespace.as_deref().unwrap_or_default())
+    Api::namespaced(
+        client.clone(),
+        obj.meta().namespace.as_deref().unwrap_or_default(),
+    )
 }
 
 fn shown<K: Resource>(obj: &K) -> String {
@@ -190,14 +255,24 @@ where
     K: Resource + Clone + Serialize + DeserializeOwned + Debug,
 {
     let name = obj.meta().name.clone().unwrap_or_default();
-    let err = |verb: &'static str| move |source| Error::Apply { verb, kind, name: shown(obj), source };
+    let err = |verb: &'static str| {
+        move |source| Error::Apply {
+            verb,
+            kind,
+            name: shown(obj),
+            source,
+        }
+    };
     match api.create(&PostParams::default(), obj).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.is_already_exists() => {
             let live = api.get(&name).await.map_err(err("read"))?;
             let mut desired = obj.clone();
             desired.meta_mut().resource_version = live.meta().resource_version.clone();
-            api.replace(&name, &PostParams::default(), &desired).await.map(|_| ()).map_err(err("update"))
+            api.replace(&name, &PostParams::default(), &desired)
+                .await
+                .map(|_| ())
+                .map_err(err("update"))
         }
         Err(source) => Err(err("create")(source)),
     }
@@ -207,7 +282,14 @@ where
 /// operator shares its predecessor's account; OLM's catalog operator adopts it likewise). Nothing else of an
 /// existing account is touched: its token secrets are its own.
 async fn ensure_account(api: Api<ServiceAccount>, sa: &ServiceAccount) -> Result<(), Error> {
-    let err = |verb: &'static str| move |source| Error::Apply { verb, kind: "ServiceAccount", name: shown(sa), source };
+    let err = |verb: &'static str| {
+        move |source| Error::Apply {
+            verb,
+            kind: "ServiceAccount",
+            name: shown(sa),
+            source,
+        }
+    };
     match api.create(&PostParams::default(), sa).await {
         Ok(_) => return Ok(()),
         Err(kube::Error::Api(s)) if s.is_already_exists() => {}
@@ -217,26 +299,47 @@ async fn ensure_account(api: Api<ServiceAccount>, sa: &ServiceAccount) -> Result
     let live = api.get(&name).await.map_err(err("read"))?;
     let mut owners = live.metadata.owner_references.clone().unwrap_or_default();
     let mine = sa.metadata.owner_references.clone().unwrap_or_default();
-    let missing: Vec<_> = mine.into_iter().filter(|m| !owners.iter().any(|o| o.uid == m.uid)).collect();
+    let missing: Vec<_> = mine
+        .into_iter()
+        .filter(|m| !owners.iter().any(|o| o.uid == m.uid))
+        .collect();
     if missing.is_empty() {
         return Ok(());
     }
     owners.extend(missing);
     let patch = serde_json::json!({ "metadata": { "ownerReferences": owners, "resourceVersion": live.metadata.resource_version } });
-    api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await.map(|_| ()).map_err(err("adopt"))
+    api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map(|_| ())
+        .map_err(err("adopt"))
 }
 
 /// Delete the deployments labelled for this CSV (OperatorGroup provided-API failures; OLM's cleanup).
 async fn cleanup_deployments(client: &Client, namespace: &str, csv: &str) -> Result<(), Error> {
     let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
     let params = ListParams::default().labels(&strategy::owner_selector(csv, namespace));
-    let listed = api.list_metadata(&params).await.map_err(|source| Error::Apply { verb: "list", kind: "Deployment", name: csv.to_string(), source })?;
+    let listed = api
+        .list_metadata(&params)
+        .await
+        .map_err(|source| Error::Apply {
+            verb: "list",
+            kind: "Deployment",
+            name: csv.to_string(),
+            source,
+        })?;
     for deployment in listed.items {
         let name = deployment.metadata.name.unwrap_or_default();
         match api.delete(&name, &DeleteParams::background()).await {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.is_not_found() => {}
-            Err(source) => return Err(Error::Apply { verb: "delete", kind: "Deployment", name, source }),
+            Err(source) => {
+                return Err(Error::Apply {
+                    verb: "delete",
+                    kind: "Deployment",
+                    name,
+                    source,
+                });
+            }
         }
     }
     Ok(())

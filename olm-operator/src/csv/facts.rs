@@ -63,7 +63,9 @@ pub enum SpecCheck {
 pub enum GroupFit {
     /// Exactly one group and its targets are supported. `annotate` holds the group annotations to write on
     /// the CSV when they differ from what it carries.
-    Fits { annotate: Option<BTreeMap<String, String>> },
+    Fits {
+        annotate: Option<BTreeMap<String, String>>,
+    },
     NoOperatorGroup,
     TooManyOperatorGroups,
     /// The group resolves to zero target namespaces.
@@ -77,7 +79,11 @@ pub enum GroupFit {
     ChangeProvidedApis(messages::msg::ApiChange, std::collections::BTreeSet<String>),
     /// The provided-API rules fail the CSV, non-terminally (`InterOperatorGroupOwnerConflict`,
     /// `CannotModifyStaticOperatorGroupProvidedAPIs`); `write` is false where OLM keeps the current status.
-    ApiFailure { reason: CsvReason, message: String, write: bool },
+    ApiFailure {
+        reason: CsvReason,
+        message: String,
+        write: bool,
+    },
 }
 
 /// The result of the requirement checks (spec §2.4), with the statuses to publish.
@@ -89,11 +95,17 @@ pub struct Requirements {
 
 impl Requirements {
     pub fn met() -> Self {
-        Self { met: true, statuses: Vec::new() }
+        Self {
+            met: true,
+            statuses: Vec::new(),
+        }
     }
 
     pub fn unmet() -> Self {
-        Self { met: false, statuses: Vec::new() }
+        Self {
+            met: false,
+            statuses: Vec::new(),
+        }
     }
 }
 
@@ -106,7 +118,10 @@ pub struct Neighbour {
 
 impl Neighbour {
     pub fn new(name: impl Into<String>, phase: CsvPhase) -> Self {
-        Self { name: name.into(), phase }
+        Self {
+            name: name.into(),
+            phase,
+        }
     }
 }
 

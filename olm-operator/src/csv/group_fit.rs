@@ -16,15 +16,21 @@ pub fn classify(csv: &ClusterServiceVersion, groups: &[&OperatorGroup]) -> Group
         _ => return GroupFit::TooManyOperatorGroups,
     };
     let namespace = csv.metadata.namespace.as_deref().unwrap_or_default();
-    let Some(targets) = targets_of(group) else { return GroupFit::NoTargetNamespaces };
+    let Some(targets) = targets_of(group) else {
+        return GroupFit::NoTargetNamespaces;
+    };
     let modes = csv.spec.install_modes.as_deref().unwrap_or_default();
     if let Some(duplicate) = duplicate_mode(modes) {
-        return GroupFit::InvalidInstallModes(format!("install modes of the csv contain {duplicate} more than once"));
+        return GroupFit::InvalidInstallModes(format!(
+            "install modes of the csv contain {duplicate} more than once"
+        ));
     }
     if let Err(error) = supports(modes, namespace, &targets) {
         return GroupFit::Unsupported(error.to_string());
     }
-    GroupFit::Fits { annotate: missing_annotations(csv, group, namespace, &targets) }
+    GroupFit::Fits {
+        annotate: missing_annotations(csv, group, namespace, &targets),
+    }
 }
 
 /// The group's target namespaces: `status.namespaces` once the group controller wrote it, else
@@ -32,8 +38,15 @@ pub fn classify(csv: &ClusterServiceVersion, groups: &[&OperatorGroup]) -> Group
 /// resolve to nothing we can know here (a selector without a computed status, or an empty list).
 pub fn targets_of(group: &OperatorGroup) -> Option<Vec<String>> {
     let from_status = group.status.as_ref().and_then(|s| s.namespaces.clone());
-    let from_spec = group.spec.target_namespaces.clone().filter(|t| !t.is_empty());
-    let selector_empty = group.spec.selector.as_ref().is_none_or(|s| s.match_labels.as_ref().is_none_or(BTreeMap::is_empty) && s.match_expressions.as_ref().is_none_or(Vec::is_empty));
+    let from_spec = group
+        .spec
+        .target_namespaces
+        .clone()
+        .filter(|t| !t.is_empty());
+    let selector_empty = group.spec.selector.as_ref().is_none_or(|s| {
+        s.match_labels.as_ref().is_none_or(BTreeMap::is_empty)
+            && s.match_expressions.as_ref().is_none_or(Vec::is_empty)
+    });
     let targets = match (from_status, from_spec) {
         (Some(status), _) => status,
         (None, Some(spec)) => spec,
@@ -45,16 +58,30 @@ pub fn targets_of(group: &OperatorGroup) -> Option<Vec<String>> {
 
 fn duplicate_mode(modes: &[InstallMode]) -> Option<String> {
     let mut seen = BTreeSet::new();
-    modes.iter().find(|m| !seen.insert(m.type_.clone())).map(|m| m.type_.to_string())
+    modes
+        .iter()
+        .find(|m| !seen.insert(m.type_.clone()))
+        .map(|m| m.type_.to_string())
 }
 
 /// The group annotations the CSV should carry, when they differ from the ones it has.
-fn missing_annotations(csv: &ClusterServiceVersion, group: &OperatorGroup, namespace: &str, targets: &[String]) -> Option<BTreeMap<String, String>> {
+fn missing_annotations(
+    csv: &ClusterServiceVersion,
+    group: &OperatorGroup,
+    namespace: &str,
+    targets: &[String],
+) -> Option<BTreeMap<String, String>> {
     let mut sorted = targets.to_vec();
     sorted.sort();
     let wanted = BTreeMap::from([
-        (annotations::OPERATOR_GROUP.to_string(), group.metadata.name.clone().unwrap_or_default()),
-        (annotations::OPERATOR_NAMESPACE.to_string(), namespace.to_string()),
+        (
+            annotations::OPERATOR_GROUP.to_string(),
+            group.metadata.name.clone().unwrap_or_default(),
+        ),
+        (
+            annotations::OPERATOR_NAMESPACE.to_string(),
+            namespace.to_string(),
+        ),
         (annotations::TARGET_NAMESPACES.to_string(), sorted.join(",")),
     ]);
     let have = csv.metadata.annotations.clone().unwrap_or_default();
@@ -73,7 +100,15 @@ mod tests {
     fn csv(modes: &[(InstallModeType, bool)]) -> ClusterServiceVersion {
         let mut c = ClusterServiceVersion::new("a.v1", ClusterServiceVersionSpec::default());
         c.metadata.namespace = Some("ns".into());
-        c.spec.install_modes = Some(modes.iter().map(|(t, s)| InstallMode { type_: t.clone(), supported: *s }).collect());
+        c.spec.install_modes = Some(
+            modes
+                .iter()
+                .map(|(t, s)| InstallMode {
+                    type_: t.clone(),
+                    supported: *s,
+                })
+                .collect(),
+        );
         c
     }
 
@@ -82,9 +117,15 @@ mod tests {
         og.metadata.namespace = Some("ns".into());
         og.spec.target_namespaces = targets.map(|t| t.iter().map(|s| s.to_string()).collect());
         if selector {
-            og.spec.selector = Some(LabelSelector { match_labels: Some(BTreeMap::from([("team".into(), "a".into())])), ..Default::default() });
+            og.spec.selector = Some(LabelSelector {
+                match_labels: Some(BTreeMap::from([("team".into(), "a".into())])),
+                ..Default::default()
+            });
         }
-        og.status = status.map(|n| OperatorGroupStatus { namespaces: Some(n.iter().map(|s| s.to_string()).collect()), ..Default::default() });
+        og.status = status.map(|n| OperatorGroupStatus {
+            namespaces: Some(n.iter().map(|s| s.to_string()).collect()),
+            ..Default::default()
+        });
         og
     }
 
@@ -141,9 +182,20 @@ mod tests {
     fn a_fitting_csv_is_annotated_once() {
         let og = group(Some(&["ns"]), None, false);
         let mut c = csv(&[(OwnNamespace, true)]);
-        let GroupFit::Fits { annotate: Some(wanted) } = classify(&c, &[&og]) else { panic!("annotations expected") };
-        assert_eq!(wanted.get("olm.targetNamespaces").map(String::as_str), Some("ns"));
-        assert_eq!(wanted.get("olm.operatorGroup").map(String::as_str), Some("og"));
+        let GroupFit::Fits {
+            annotate: Some(wanted),
+        } = classify(&c, &[&og])
+        else {
+            panic!("annotations expected")
+        };
+        assert_eq!(
+            wanted.get("olm.targetNamespaces").map(String::as_str),
+            Some("ns")
+        );
+        assert_eq!(
+            wanted.get("olm.operatorGroup").map(String::as_str),
+            Some("og")
+        );
         c.metadata.annotations = Some(wanted);
         assert_eq!(classify(&c, &[&og]), GroupFit::Fits { annotate: None });
     }

@@ -1,7 +1,9 @@
 //! The CSV phase machine (spec §2.2-2.3), pure: `decide(&Observed) -> Decision`. No kube client, actix,
 //! tokio or clock here; the actor gathers the facts (`observe.rs`) and performs the effects (`effects.rs`).
 
-use super::facts::{GroupFit, INSTALL_TIMEOUT, InstallStatus, Neighbour, Observed, OwnerConflict, SpecCheck};
+use super::facts::{
+    GroupFit, INSTALL_TIMEOUT, InstallStatus, Neighbour, Observed, OwnerConflict, SpecCheck,
+};
 use messages::crd::csv::{CsvPhase, CsvReason};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -16,7 +18,11 @@ pub struct Transition {
 
 impl Transition {
     pub fn new(phase: CsvPhase, reason: CsvReason, message: impl Into<String>) -> Self {
-        Self { phase, reason, message: message.into() }
+        Self {
+            phase,
+            reason,
+            message: message.into(),
+        }
     }
 }
 
@@ -79,14 +85,19 @@ pub const MSG_INSTALL_SUCCEEDED: &str = "install strategy completed with no erro
 pub const MSG_INSTALL_TIMEOUT: &str = "install timeout";
 pub const MSG_OWNER_CONFLICT: &str = "conflicting CRD owner in namespace";
 pub const MSG_NO_OPERATOR_GROUP: &str = "csv in namespace with no operatorgroups";
-pub const MSG_TOO_MANY_OPERATOR_GROUPS: &str = "csv created in namespace with multiple operatorgroups, can't pick one automatically";
-pub const MSG_NO_TARGET_NAMESPACES: &str = "no targetNamespaces are matched operatorgroups namespace selection";
+pub const MSG_TOO_MANY_OPERATOR_GROUPS: &str =
+    "csv created in namespace with multiple operatorgroups, can't pick one automatically";
+pub const MSG_NO_TARGET_NAMESPACES: &str =
+    "no targetNamespaces are matched operatorgroups namespace selection";
 pub const MSG_GROUP_NOW_SUPPORTED: &str = "InstallModes now support target namespaces";
-pub const MSG_NO_LONGER_INTERSECTING: &str = "OperatorGroup no longer intersecting with conflicting owner";
-pub const MSG_STATIC_NOW_SUPPORTED: &str = "static OperatorGroup and intersecting groups now support providedAPIs";
+pub const MSG_NO_LONGER_INTERSECTING: &str =
+    "OperatorGroup no longer intersecting with conflicting owner";
+pub const MSG_STATIC_NOW_SUPPORTED: &str =
+    "static OperatorGroup and intersecting groups now support providedAPIs";
 pub const MSG_REQUIREMENTS_NO_LONGER_MET: &str = "requirements no longer met";
 pub const MSG_FAILED_REQUIREMENTS_NOT_MET: &str = "requirements not met";
-pub const MSG_REPLACED: &str = "has been replaced by a newer ClusterServiceVersion that has successfully installed.";
+pub const MSG_REPLACED: &str =
+    "has been replaced by a newer ClusterServiceVersion that has successfully installed.";
 
 /// Decide the next step of one CSV from its classified facts.
 pub fn decide(o: &Observed) -> Decision {
@@ -98,7 +109,11 @@ pub fn decide(o: &Observed) -> Decision {
         return stay(Next::Idle);
     }
     if o.phase == CsvPhase::Deleting {
-        return Decision { step: Step::Stay, effects: vec![Effect::DeleteSelf], next: Next::Idle };
+        return Decision {
+            step: Step::Stay,
+            effects: vec![Effect::DeleteSelf],
+            next: Next::Idle,
+        };
     }
     if let SpecCheck::BadCrdName(_) = o.spec {
         return stay(Next::Idle);
@@ -110,26 +125,68 @@ pub fn decide(o: &Observed) -> Decision {
                 effects.push(Effect::AnnotateGroup(annotations.clone()));
             }
         }
-        GroupFit::NoOperatorGroup => return group_failure(o, CsvReason::NoOperatorGroup, MSG_NO_OPERATOR_GROUP),
-        GroupFit::TooManyOperatorGroups => return group_failure(o, CsvReason::TooManyOperatorGroups, MSG_TOO_MANY_OPERATOR_GROUPS),
-        GroupFit::NoTargetNamespaces => return group_failure(o, CsvReason::NoTargetNamespaces, MSG_NO_TARGET_NAMESPACES),
-        GroupFit::InvalidInstallModes(message) => return group_failure(o, CsvReason::InvalidInstallModes, message),
-        GroupFit::Unsupported(message) => return group_failure(o, CsvReason::UnsupportedOperatorGroup, message),
+        GroupFit::NoOperatorGroup => {
+            return group_failure(o, CsvReason::NoOperatorGroup, MSG_NO_OPERATOR_GROUP);
+        }
+        GroupFit::TooManyOperatorGroups => {
+            return group_failure(
+                o,
+                CsvReason::TooManyOperatorGroups,
+                MSG_TOO_MANY_OPERATOR_GROUPS,
+            );
+        }
+        GroupFit::NoTargetNamespaces => {
+            return group_failure(o, CsvReason::NoTargetNamespaces, MSG_NO_TARGET_NAMESPACES);
+        }
+        GroupFit::InvalidInstallModes(message) => {
+            return group_failure(o, CsvReason::InvalidInstallModes, message);
+        }
+        GroupFit::Unsupported(message) => {
+            return group_failure(o, CsvReason::UnsupportedOperatorGroup, message);
+        }
         GroupFit::ChangeProvidedApis(change, apis) => {
             // OLM requeues and stops; the group's actor requeues us when its annotation changed.
-            return Decision { step: Step::Stay, effects: vec![Effect::ChangeProvidedApis(*change, apis.clone())], next: Next::After(API_CHANGE_RECHECK) };
+            return Decision {
+                step: Step::Stay,
+                effects: vec![Effect::ChangeProvidedApis(*change, apis.clone())],
+                next: Next::After(API_CHANGE_RECHECK),
+            };
         }
-        GroupFit::ApiFailure { reason, message, write } => {
-            let step = if *write { to(CsvPhase::Failed, reason.clone(), message.clone()) } else { Step::Stay };
-            return Decision { step, effects: vec![Effect::CleanupDeployments], next: Next::Idle };
+        GroupFit::ApiFailure {
+            reason,
+            message,
+            write,
+        } => {
+            let step = if *write {
+                to(CsvPhase::Failed, reason.clone(), message.clone())
+            } else {
+                Step::Stay
+            };
+            return Decision {
+                step,
+                effects: vec![Effect::CleanupDeployments],
+                next: Next::Idle,
+            };
         }
     }
     if o.phase == CsvPhase::None {
-        return with(effects, to(CsvPhase::Pending, CsvReason::RequirementsUnknown, MSG_REQUIREMENTS_UNKNOWN), Next::Idle);
+        return with(
+            effects,
+            to(
+                CsvPhase::Pending,
+                CsvReason::RequirementsUnknown,
+                MSG_REQUIREMENTS_UNKNOWN,
+            ),
+            Next::Idle,
+        );
     }
     if let Some(failure) = spec_failure(&o.spec) {
         // Written only if phase, reason or message changed (`status.rs`), like every step.
-        return Decision { step: Step::To(failure), effects, next: Next::Idle };
+        return Decision {
+            step: Step::To(failure),
+            effects,
+            next: Next::Idle,
+        };
     }
     let mut decision = match o.phase {
         CsvPhase::Pending => pending(o),
@@ -151,9 +208,17 @@ pub fn decide(o: &Observed) -> Decision {
 /// invalid-object errors do not heal by retrying.
 pub fn install_failed(unrecoverable: bool, error: &str) -> Transition {
     if unrecoverable {
-        Transition::new(CsvPhase::Failed, CsvReason::InstallComponentFailedNoRetry, format!("install strategy failed: {error}"))
+        Transition::new(
+            CsvPhase::Failed,
+            CsvReason::InstallComponentFailedNoRetry,
+            format!("install strategy failed: {error}"),
+        )
     } else {
-        Transition::new(CsvPhase::Failed, CsvReason::InstallComponentFailed, format!("install strategy failed: {error}"))
+        Transition::new(
+            CsvPhase::Failed,
+            CsvReason::InstallComponentFailed,
+            format!("install strategy failed: {error}"),
+        )
     }
 }
 
@@ -165,83 +230,188 @@ fn pending(o: &Observed) -> Decision {
         && new.phase != CsvPhase::Failed
     {
         let message = format!("being replaced by csv: {}", new.name);
-        return with(vec![Effect::CountUpgrade], to(CsvPhase::Replacing, CsvReason::BeingReplaced, message), Next::Idle);
+        return with(
+            vec![Effect::CountUpgrade],
+            to(CsvPhase::Replacing, CsvReason::BeingReplaced, message),
+            Next::Idle,
+        );
     }
     let effects = vec![Effect::EnsureRbac];
     if !o.requirements.met {
-        return with(effects, to(CsvPhase::Pending, CsvReason::RequirementsNotMet, MSG_REQUIREMENTS_NOT_MET), Next::Backoff);
+        return with(
+            effects,
+            to(
+                CsvPhase::Pending,
+                CsvReason::RequirementsNotMet,
+                MSG_REQUIREMENTS_NOT_MET,
+            ),
+            Next::Backoff,
+        );
     }
     if let Some(conflict) = &o.owner_conflict {
         let message = match conflict {
             OwnerConflict::Crd(_) => MSG_OWNER_CONFLICT.to_string(),
-            OwnerConflict::Deployment { deployment, owner } => format!("deployment {deployment} is owned by csv {owner}, which is not in this CSV's replacement chain"),
+            OwnerConflict::Deployment { deployment, owner } => format!(
+                "deployment {deployment} is owned by csv {owner}, which is not in this CSV's replacement chain"
+            ),
         };
-        return with(effects, to(CsvPhase::Failed, CsvReason::OwnerConflict, message), Next::Idle);
+        return with(
+            effects,
+            to(CsvPhase::Failed, CsvReason::OwnerConflict, message),
+            Next::Idle,
+        );
     }
     if let Some(old) = &o.replaces
         && old.phase != CsvPhase::Replacing
     {
         // Wait for the CSV we replace to hand over (it goes Replacing once it Succeeded and sees us).
-        return Decision { step: Step::Stay, effects, next: Next::After(WAIT_RECHECK) };
+        return Decision {
+            step: Step::Stay,
+            effects,
+            next: Next::After(WAIT_RECHECK),
+        };
     }
-    with(effects, to(CsvPhase::InstallReady, CsvReason::AllRequirementsMet, MSG_ALL_REQUIREMENTS_MET), Next::Idle)
+    with(
+        effects,
+        to(
+            CsvPhase::InstallReady,
+            CsvReason::AllRequirementsMet,
+            MSG_ALL_REQUIREMENTS_MET,
+        ),
+        Next::Idle,
+    )
 }
 
 fn install_ready() -> Decision {
-    with(vec![Effect::Install], to(CsvPhase::Installing, CsvReason::InstallSucceeded, MSG_INSTALL_WAITING), Next::After(WAIT_RECHECK))
+    with(
+        vec![Effect::Install],
+        to(
+            CsvPhase::Installing,
+            CsvReason::InstallSucceeded,
+            MSG_INSTALL_WAITING,
+        ),
+        Next::After(WAIT_RECHECK),
+    )
 }
 
 fn installing(o: &Observed) -> Decision {
-    let (transition, healthy) = install_outcome(&o.install, CsvPhase::Installing, CsvReason::InstallWaiting);
+    let (transition, healthy) =
+        install_outcome(&o.install, CsvPhase::Installing, CsvReason::InstallWaiting);
     let still_installing = transition.phase == CsvPhase::Installing;
     if !healthy && still_installing {
         match o.since_transition {
             Some(elapsed) if elapsed >= INSTALL_TIMEOUT => {
-                return with(Vec::new(), to(CsvPhase::Failed, CsvReason::InstallCheckFailed, MSG_INSTALL_TIMEOUT), Next::Backoff);
+                return with(
+                    Vec::new(),
+                    to(
+                        CsvPhase::Failed,
+                        CsvReason::InstallCheckFailed,
+                        MSG_INSTALL_TIMEOUT,
+                    ),
+                    Next::Backoff,
+                );
             }
             Some(elapsed) => {
                 let left = INSTALL_TIMEOUT.saturating_sub(elapsed).min(WAIT_RECHECK);
-                return with(Vec::new(), Step::To(transition), Next::After(left.max(Duration::from_secs(1))));
+                return with(
+                    Vec::new(),
+                    Step::To(transition),
+                    Next::After(left.max(Duration::from_secs(1))),
+                );
             }
             None => return with(Vec::new(), Step::To(transition), Next::After(WAIT_RECHECK)),
         }
     }
-    let next = if healthy { Next::Idle } else { Next::After(WAIT_RECHECK) };
+    let next = if healthy {
+        Next::Idle
+    } else {
+        Next::After(WAIT_RECHECK)
+    };
     with(Vec::new(), Step::To(transition), next)
 }
 
 fn succeeded(o: &Observed) -> Decision {
     if let Some(new) = &o.replaced_by {
         let message = format!("being replaced by csv: {}", new.name);
-        return with(vec![Effect::CountUpgrade], to(CsvPhase::Replacing, CsvReason::BeingReplaced, message), Next::Idle);
+        return with(
+            vec![Effect::CountUpgrade],
+            to(CsvPhase::Replacing, CsvReason::BeingReplaced, message),
+            Next::Idle,
+        );
     }
     if !o.requirements.met {
-        return with(Vec::new(), to(CsvPhase::Failed, CsvReason::RequirementsNotMet, MSG_REQUIREMENTS_NO_LONGER_MET), Next::Backoff);
+        return with(
+            Vec::new(),
+            to(
+                CsvPhase::Failed,
+                CsvReason::RequirementsNotMet,
+                MSG_REQUIREMENTS_NO_LONGER_MET,
+            ),
+            Next::Backoff,
+        );
     }
-    let (transition, healthy) = install_outcome(&o.install, CsvPhase::Failed, CsvReason::ComponentUnhealthy);
+    let (transition, healthy) =
+        install_outcome(&o.install, CsvPhase::Failed, CsvReason::ComponentUnhealthy);
     let next = if healthy { Next::Idle } else { Next::Backoff };
     with(Vec::new(), Step::To(transition), next)
 }
 
 fn failed(o: &Observed) -> Decision {
     match o.reason {
-        CsvReason::NoTargetNamespaces | CsvReason::NoOperatorGroup | CsvReason::TooManyOperatorGroups | CsvReason::UnsupportedOperatorGroup | CsvReason::InvalidInstallModes => {
-            return with(Vec::new(), to(CsvPhase::Pending, CsvReason::RequirementsUnknown, MSG_GROUP_NOW_SUPPORTED), Next::Idle);
+        CsvReason::NoTargetNamespaces
+        | CsvReason::NoOperatorGroup
+        | CsvReason::TooManyOperatorGroups
+        | CsvReason::UnsupportedOperatorGroup
+        | CsvReason::InvalidInstallModes => {
+            return with(
+                Vec::new(),
+                to(
+                    CsvPhase::Pending,
+                    CsvReason::RequirementsUnknown,
+                    MSG_GROUP_NOW_SUPPORTED,
+                ),
+                Next::Idle,
+            );
         }
         CsvReason::InterOperatorGroupOwnerConflict => {
-            return with(Vec::new(), to(CsvPhase::Pending, CsvReason::RequirementsUnknown, MSG_NO_LONGER_INTERSECTING), Next::Idle);
+            return with(
+                Vec::new(),
+                to(
+                    CsvPhase::Pending,
+                    CsvReason::RequirementsUnknown,
+                    MSG_NO_LONGER_INTERSECTING,
+                ),
+                Next::Idle,
+            );
         }
         CsvReason::CannotModifyStaticOperatorGroupProvidedApis => {
-            return with(Vec::new(), to(CsvPhase::Pending, CsvReason::RequirementsUnknown, MSG_STATIC_NOW_SUPPORTED), Next::Idle);
+            return with(
+                Vec::new(),
+                to(
+                    CsvPhase::Pending,
+                    CsvReason::RequirementsUnknown,
+                    MSG_STATIC_NOW_SUPPORTED,
+                ),
+                Next::Idle,
+            );
         }
         // A conflict that is still there stays (OLM would flap through Pending and back with an Event each time).
         CsvReason::OwnerConflict if o.owner_conflict.is_some() => return stay(Next::Idle),
         _ => {}
     }
     if !o.requirements.met {
-        return with(Vec::new(), to(CsvPhase::Pending, CsvReason::RequirementsNotMet, MSG_FAILED_REQUIREMENTS_NOT_MET), Next::Backoff);
+        return with(
+            Vec::new(),
+            to(
+                CsvPhase::Pending,
+                CsvReason::RequirementsNotMet,
+                MSG_FAILED_REQUIREMENTS_NOT_MET,
+            ),
+            Next::Backoff,
+        );
     }
-    let (transition, healthy) = install_outcome(&o.install, CsvPhase::Pending, CsvReason::NeedsReinstall);
+    let (transition, healthy) =
+        install_outcome(&o.install, CsvPhase::Pending, CsvReason::NeedsReinstall);
     let next = if healthy { Next::Idle } else { Next::Backoff };
     with(Vec::new(), Step::To(transition), next)
 }
@@ -253,9 +423,14 @@ fn replacing(o: &Observed) -> Decision {
     }
     // The direct replacer, or (when it is itself being replaced) the newest CSV of the chain, must have
     // succeeded.
-    let succeeded = |n: &Option<Neighbour>| n.as_ref().is_some_and(|n| n.phase == CsvPhase::Succeeded);
+    let succeeded =
+        |n: &Option<Neighbour>| n.as_ref().is_some_and(|n| n.phase == CsvPhase::Succeeded);
     if succeeded(&o.replaced_by) || succeeded(&o.chain_head) {
-        return with(Vec::new(), to(CsvPhase::Deleting, CsvReason::Replaced, MSG_REPLACED), Next::Idle);
+        return with(
+            Vec::new(),
+            to(CsvPhase::Deleting, CsvReason::Replaced, MSG_REPLACED),
+            Next::Idle,
+        );
     }
     match &o.replaced_by {
         Some(_) => stay(Next::After(WAIT_RECHECK)),
@@ -264,32 +439,79 @@ fn replacing(o: &Observed) -> Decision {
 }
 
 /// OLM's `updateInstallStatus(requeuePhase, requeueReason)`: the transition and whether all is healthy.
-fn install_outcome(install: &InstallStatus, requeue_phase: CsvPhase, requeue_reason: CsvReason) -> (Transition, bool) {
+fn install_outcome(
+    install: &InstallStatus,
+    requeue_phase: CsvPhase,
+    requeue_reason: CsvReason,
+) -> (Transition, bool) {
     match install {
-        InstallStatus::Healthy => (Transition::new(CsvPhase::Succeeded, CsvReason::InstallSucceeded, MSG_INSTALL_SUCCEEDED), true),
-        InstallStatus::Unrecoverable(why) => (Transition::new(CsvPhase::Failed, CsvReason::InstallCheckFailed, format!("install failed: {why}")), false),
-        InstallStatus::Drifted(why) => (Transition::new(CsvPhase::InstallReady, requeue_reason, format!("installing: {why}")), false),
-        InstallStatus::Missing(why) | InstallStatus::Waiting(why) => (Transition::new(requeue_phase, requeue_reason, format!("installing: {why}")), false),
+        InstallStatus::Healthy => (
+            Transition::new(
+                CsvPhase::Succeeded,
+                CsvReason::InstallSucceeded,
+                MSG_INSTALL_SUCCEEDED,
+            ),
+            true,
+        ),
+        InstallStatus::Unrecoverable(why) => (
+            Transition::new(
+                CsvPhase::Failed,
+                CsvReason::InstallCheckFailed,
+                format!("install failed: {why}"),
+            ),
+            false,
+        ),
+        InstallStatus::Drifted(why) => (
+            Transition::new(
+                CsvPhase::InstallReady,
+                requeue_reason,
+                format!("installing: {why}"),
+            ),
+            false,
+        ),
+        InstallStatus::Missing(why) | InstallStatus::Waiting(why) => (
+            Transition::new(requeue_phase, requeue_reason, format!("installing: {why}")),
+            false,
+        ),
     }
 }
 
 fn spec_failure(spec: &SpecCheck) -> Option<Transition> {
     match spec {
         SpecCheck::Valid | SpecCheck::BadCrdName(_) => None,
-        SpecCheck::InvalidStrategy(why) => Some(Transition::new(CsvPhase::Failed, CsvReason::InvalidInstallStrategy, format!("install strategy invalid: {why}"))),
-        SpecCheck::BadVersion(why) => Some(Transition::new(CsvPhase::Failed, CsvReason::RequirementsNotMet, why.clone())),
+        SpecCheck::InvalidStrategy(why) => Some(Transition::new(
+            CsvPhase::Failed,
+            CsvReason::InvalidInstallStrategy,
+            format!("install strategy invalid: {why}"),
+        )),
+        SpecCheck::BadVersion(why) => Some(Transition::new(
+            CsvPhase::Failed,
+            CsvReason::RequirementsNotMet,
+            why.clone(),
+        )),
         SpecCheck::ReplacesCycle(names) => Some(Transition::new(
             CsvPhase::Failed,
             CsvReason::RequirementsNotMet,
-            format!("spec.replaces forms a cycle ({}); point spec.replaces at an older CSV or remove it", names.join(" -> ")),
+            format!(
+                "spec.replaces forms a cycle ({}); point spec.replaces at an older CSV or remove it",
+                names.join(" -> ")
+            ),
         )),
     }
 }
 
 /// OperatorGroup failures are written only when the reason differs (OLM), and re-checked periodically.
 fn group_failure(o: &Observed, reason: CsvReason, message: &str) -> Decision {
-    let step = if o.phase == CsvPhase::Failed && o.reason == reason { Step::Stay } else { to(CsvPhase::Failed, reason, message) };
-    Decision { step, effects: Vec::new(), next: Next::After(GROUP_RECHECK) }
+    let step = if o.phase == CsvPhase::Failed && o.reason == reason {
+        Step::Stay
+    } else {
+        to(CsvPhase::Failed, reason, message)
+    };
+    Decision {
+        step,
+        effects: Vec::new(),
+        next: Next::After(GROUP_RECHECK),
+    }
 }
 
 fn to(phase: CsvPhase, reason: CsvReason, message: impl Into<String>) -> Step {
@@ -297,11 +519,19 @@ fn to(phase: CsvPhase, reason: CsvReason, message: impl Into<String>) -> Step {
 }
 
 fn stay(next: Next) -> Decision {
-    Decision { step: Step::Stay, effects: Vec::new(), next }
+    Decision {
+        step: Step::Stay,
+        effects: Vec::new(),
+        next,
+    }
 }
 
 fn with(effects: Vec<Effect>, step: Step, next: Next) -> Decision {
-    Decision { step, effects, next }
+    Decision {
+        step,
+        effects,
+        next,
+    }
 }
 
 #[cfg(test)]

@@ -69,21 +69,44 @@ impl ObjectActor for CsvActor {
 
     fn new(key: ObjectKey, shared: Shared) -> Self {
         let recorder = crate::events::recorder(shared.client.clone());
-        Self { key, shared, latest: None, reconciles: 0, recorder, timer: None, errors: 0, waits: 0, series: None }
+        Self {
+            key,
+            shared,
+            latest: None,
+            reconciles: 0,
+            recorder,
+            timer: None,
+            errors: 0,
+            waits: 0,
+            series: None,
+        }
     }
 }
 
 /// Is `new` older than `old` (a watch event that trails our own status write)?
 fn older(new: &ClusterServiceVersion, old: &ClusterServiceVersion) -> bool {
-    let rv = |c: &ClusterServiceVersion| c.metadata.resource_version.as_deref().and_then(|v| v.parse::<u64>().ok());
+    let rv = |c: &ClusterServiceVersion| {
+        c.metadata
+            .resource_version
+            .as_deref()
+            .and_then(|v| v.parse::<u64>().ok())
+    };
     matches!((rv(new), rv(old)), (Some(n), Some(o)) if n < o)
 }
 
 impl CsvActor {
     fn reconcile(&mut self, ctx: &mut Context<Self>) -> AtomicResponse<Self, ()> {
         self.reconciles += 1;
-        let Some(csv) = self.latest.clone() else { return AtomicResponse::new(Box::pin(actix::fut::ready(()))) };
-        if !self.shared.stores.csv.ready.load(std::sync::atomic::Ordering::Acquire) {
+        let Some(csv) = self.latest.clone() else {
+            return AtomicResponse::new(Box::pin(actix::fut::ready(())));
+        };
+        if !self
+            .shared
+            .stores
+            .csv
+            .ready
+            .load(std::sync::atomic::Ordering::Acquire)
+        {
             self.schedule(ctx, Some(STORES_NOT_READY_RECHECK));
             return AtomicResponse::new(Box::pin(actix::fut::ready(())));
         }
@@ -93,52 +116,74 @@ impl CsvActor {
         let neighbours = gathered.chain.clone();
         let span = tracing::debug_span!("csv.reconcile", csv.namespace = %self.key.namespace_or_empty(), csv.name = %self.key.name, phase = %before);
         tracing::debug!(parent: &span, step = ?decision.step, effects = ?decision.effects, next = ?decision.next, "decided");
-        let rbac_in_place = gathered.requirement_statuses.iter().filter(|s| s.kind == "ServiceAccount").all(|s| s.status == RequirementStatusReason::Present);
+        let rbac_in_place = gathered
+            .requirement_statuses
+            .iter()
+            .filter(|s| s.kind == "ServiceAccount")
+            .all(|s| s.status == RequirementStatusReason::Present);
         let counts_upgrade = decision.effects.contains(&Effect::CountUpgrade);
         let next = decision.next;
-        let plan = effects::Plan { key: self.key.clone(), csv, decision, requirement_statuses: if gathered.observed.copied { Vec::new() } else { gathered.requirement_statuses }, rendered: gathered.rendered, rbac_in_place, shared: self.shared.clone() };
-        let fut = effects::apply(self.shared.client.clone(), self.recorder.clone(), plan).instrument(span);
-        AtomicResponse::new(Box::pin(fut.into_actor(self).map(move |applied, act, ctx| {
-            if let Some(written) = applied.written {
-                act.latest = Some(written);
-            }
-            if counts_upgrade && applied.announced {
-                act.with_metrics(|m| m.count_upgrade());
-            }
-            act.publish_metrics();
-            let after = act.latest.as_ref().map(|c| c.phase()).unwrap_or_default();
-            if after != before {
-                act.waits = 0;
-                let namespace = act.key.namespace_or_empty().to_string();
-                for name in &neighbours {
-                    watches::requeue(&act.shared, ObjectKey::new(namespace.clone(), name.clone()));
+        let plan = effects::Plan {
+            key: self.key.clone(),
+            csv,
+            decision,
+            requirement_statuses: if gathered.observed.copied {
+                Vec::new()
+            } else {
+                gathered.requirement_statuses
+            },
+            rendered: gathered.rendered,
+            rbac_in_place,
+            shared: self.shared.clone(),
+        };
+        let fut = effects::apply(self.shared.client.clone(), self.recorder.clone(), plan)
+            .instrument(span);
+        AtomicResponse::new(Box::pin(fut.into_actor(self).map(
+            move |applied, act, ctx| {
+                if let Some(written) = applied.written {
+                    act.latest = Some(written);
                 }
-            }
-            if applied.deleted {
-                return;
-            }
-            let delay = match (&applied.error, next) {
-                (Some(e), _) => {
-                    let kind = e.kind();
-                    act.errors += 1;
-                    Some(error::requeue_for(kind, act.errors.saturating_sub(1)))
+                if counts_upgrade && applied.announced {
+                    act.with_metrics(|m| m.count_upgrade());
                 }
-                (None, Next::Idle) => {
-                    act.errors = 0;
-                    None
+                act.publish_metrics();
+                let after = act.latest.as_ref().map(|c| c.phase()).unwrap_or_default();
+                if after != before {
+                    act.waits = 0;
+                    let namespace = act.key.namespace_or_empty().to_string();
+                    for name in &neighbours {
+                        watches::requeue(
+                            &act.shared,
+                            ObjectKey::new(namespace.clone(), name.clone()),
+                        );
+                    }
                 }
-                (None, Next::After(d)) => {
-                    act.errors = 0;
-                    Some(d)
+                if applied.deleted {
+                    return;
                 }
-                (None, Next::Backoff) => {
-                    act.errors = 0;
-                    act.waits += 1;
-                    Some(error::backoff(act.waits.saturating_sub(1)))
-                }
-            };
-            act.schedule(ctx, delay);
-        })))
+                let delay = match (&applied.error, next) {
+                    (Some(e), _) => {
+                        let kind = e.kind();
+                        act.errors += 1;
+                        Some(error::requeue_for(kind, act.errors.saturating_sub(1)))
+                    }
+                    (None, Next::Idle) => {
+                        act.errors = 0;
+                        None
+                    }
+                    (None, Next::After(d)) => {
+                        act.errors = 0;
+                        Some(d)
+                    }
+                    (None, Next::Backoff) => {
+                        act.errors = 0;
+                        act.waits += 1;
+                        Some(error::backoff(act.waits.saturating_sub(1)))
+                    }
+                };
+                act.schedule(ctx, delay);
+            },
+        )))
     }
 
     fn schedule(&mut self, ctx: &mut Context<Self>, delay: Option<std::time::Duration>) {
@@ -146,7 +191,13 @@ impl CsvActor {
             ctx.cancel_future(handle);
         }
         if let Some(delay) = delay {
-            self.timer = Some(ctx.notify_later(Requeue { reason: RequeueReason::Scheduled, after: None }, delay));
+            self.timer = Some(ctx.notify_later(
+                Requeue {
+                    reason: RequeueReason::Scheduled,
+                    after: None,
+                },
+                delay,
+            ));
         }
     }
 
@@ -157,11 +208,15 @@ impl CsvActor {
     }
 
     fn publish_metrics(&mut self) {
-        let Some(metrics) = self.shared.stores.csv.metrics.get().cloned() else { return };
+        let Some(metrics) = self.shared.stores.csv.metrics.get().cloned() else {
+            return;
+        };
         if let Some(store) = self.shared.stores.csvs.get() {
             metrics.set_count(store.state().len());
         }
-        let Some(csv) = self.latest.as_ref() else { return };
+        let Some(csv) = self.latest.as_ref() else {
+            return;
+        };
         let series = Series {
             namespace: self.key.namespace_or_empty().to_string(),
             name: self.key.name.clone(),
@@ -170,7 +225,11 @@ impl CsvActor {
             reason: csv.reason().as_str().to_string(),
         };
         if self.series.as_ref() != Some(&series) {
-            metrics.record(&mut self.series, series, csv.reason() == messages::crd::csv::CsvReason::Copied);
+            metrics.record(
+                &mut self.series,
+                series,
+                csv.reason() == messages::crd::csv::CsvReason::Copied,
+            );
         }
     }
 
@@ -179,12 +238,18 @@ impl CsvActor {
     fn cleanup(&mut self) {
         let mut series = self.series.take();
         self.with_metrics(|m| m.forget(&mut series));
-        if let (Some(m), Some(store)) = (self.shared.stores.csv.metrics.get(), self.shared.stores.csvs.get()) {
+        if let (Some(m), Some(store)) = (
+            self.shared.stores.csv.metrics.get(),
+            self.shared.stores.csvs.get(),
+        ) {
             m.set_count(store.state().len());
         }
         // The CSVs replacing this one may be waiting for it to be gone.
         let namespace = self.key.namespace_or_empty().to_string();
-        watches::requeue_where(&self.shared, |c| c.metadata.namespace.as_deref() == Some(namespace.as_str()) && c.spec.replaces.as_deref() == Some(self.key.name.as_str()));
+        watches::requeue_where(&self.shared, |c| {
+            c.metadata.namespace.as_deref() == Some(namespace.as_str())
+                && c.spec.replaces.as_deref() == Some(self.key.name.as_str())
+        });
         let selector = strategy::owner_selector(&self.key.name, self.key.namespace_or_empty());
         let client = self.shared.client.clone();
         let key = self.key.clone();
@@ -192,7 +257,16 @@ impl CsvActor {
             let params = ListParams::default().labels(&selector);
             let roles: Api<ClusterRole> = Api::all(client.clone());
             let bindings: Api<ClusterRoleBinding> = Api::all(client);
-            for result in [bindings.delete_collection(&DeleteParams::background(), &params).await.map(|_| ()), roles.delete_collection(&DeleteParams::background(), &params).await.map(|_| ())] {
+            for result in [
+                bindings
+                    .delete_collection(&DeleteParams::background(), &params)
+                    .await
+                    .map(|_| ()),
+                roles
+                    .delete_collection(&DeleteParams::background(), &params)
+                    .await
+                    .map(|_| ()),
+            ] {
                 if let Err(error) = result {
                     tracing::warn!(csv = %key, error = &error as &dyn std::error::Error, "cannot delete the cluster RBAC of a deleted CSV");
                 }
@@ -204,7 +278,11 @@ impl CsvActor {
 impl Handler<ObjectEvent<ClusterServiceVersion>> for CsvActor {
     type Result = AtomicResponse<Self, ()>;
 
-    fn handle(&mut self, msg: ObjectEvent<ClusterServiceVersion>, ctx: &mut Self::Context) -> Self::Result {
+    fn handle(
+        &mut self,
+        msg: ObjectEvent<ClusterServiceVersion>,
+        ctx: &mut Self::Context,
+    ) -> Self::Result {
         match msg {
             ObjectEvent::Observed(csv) => {
                 crate::operator_group::notify::member_changed(&self.shared, &self.key, Some(&csv));
@@ -215,7 +293,11 @@ impl Handler<ObjectEvent<ClusterServiceVersion>> for CsvActor {
                 self.reconcile(ctx)
             }
             ObjectEvent::Deleted => {
-                crate::operator_group::notify::member_changed(&self.shared, &self.key, self.latest.as_deref());
+                crate::operator_group::notify::member_changed(
+                    &self.shared,
+                    &self.key,
+                    self.latest.as_deref(),
+                );
                 self.cleanup();
                 ctx.stop();
                 AtomicResponse::new(Box::pin(actix::fut::ready(())))

@@ -28,25 +28,51 @@ pub struct Gathered {
 
 pub fn gather(shared: &Shared, csv: &ClusterServiceVersion, now: Timestamp) -> Gathered {
     let namespace = csv.metadata.namespace.clone().unwrap_or_default();
-    let peers: Vec<Peer> = shared.stores.csvs.get().map(|s| s.state()).unwrap_or_default().iter().filter(|c| c.metadata.namespace.as_deref() == Some(namespace.as_str())).map(|c| Peer::of(c)).collect();
+    let peers: Vec<Peer> = shared
+        .stores
+        .csvs
+        .get()
+        .map(|s| s.state())
+        .unwrap_or_default()
+        .iter()
+        .filter(|c| c.metadata.namespace.as_deref() == Some(namespace.as_str()))
+        .map(|c| Peer::of(c))
+        .collect();
     let me = Peer::of(csv);
     let rendered = match strategy::render(csv) {
         Ok(Ok(r)) => Some(r),
         Ok(Err(_)) | Err(_) => None,
     };
     let spec = spec_check(csv, &me, &peers);
-    let groups = shared.stores.operator_groups.get().map(|s| s.state()).unwrap_or_default();
-    let in_namespace: Vec<&messages::crd::operator_group::OperatorGroup> = groups.iter().filter(|g| g.metadata.namespace.as_deref() == Some(namespace.as_str())).map(|g| g.as_ref()).collect();
-    let group = crate::operator_group::membership::fit(csv, &in_namespace, groups.iter().map(|g| g.as_ref()));
+    let groups = shared
+        .stores
+        .operator_groups
+        .get()
+        .map(|s| s.state())
+        .unwrap_or_default();
+    let in_namespace: Vec<&messages::crd::operator_group::OperatorGroup> = groups
+        .iter()
+        .filter(|g| g.metadata.namespace.as_deref() == Some(namespace.as_str()))
+        .map(|g| g.as_ref())
+        .collect();
+    let group = crate::operator_group::membership::fit(
+        csv,
+        &in_namespace,
+        groups.iter().map(|g| g.as_ref()),
+    );
     let requirements = requirements::check(csv, &StoreCluster { shared });
     let install = match &rendered {
         Some(r) => installed(shared, &namespace, r),
         None => InstallStatus::Missing("the install strategy cannot be rendered".into()),
     };
-    let since_transition = csv.status.as_ref().and_then(|s| s.last_transition_time.as_ref()).map(|t| {
-        let elapsed = now.duration_since(t.0);
-        Duration::try_from(elapsed).unwrap_or(Duration::ZERO)
-    });
+    let since_transition = csv
+        .status
+        .as_ref()
+        .and_then(|s| s.last_transition_time.as_ref())
+        .map(|t| {
+            let elapsed = now.duration_since(t.0);
+            Duration::try_from(elapsed).unwrap_or(Duration::ZERO)
+        });
     let observed = Observed {
         phase: csv.phase(),
         reason: csv.reason(),
@@ -54,34 +80,71 @@ pub fn gather(shared: &Shared, csv: &ClusterServiceVersion, now: Timestamp) -> G
         since_transition,
         spec,
         group,
-        requirements: Requirements { met: requirements.met, statuses: Vec::new() },
-        owner_conflict: chain::owner_conflict(&me, &peers).map(OwnerConflict::Crd).or_else(|| deployment_conflict(shared, &namespace, &me, &peers, rendered.as_ref())),
+        requirements: Requirements {
+            met: requirements.met,
+            statuses: Vec::new(),
+        },
+        owner_conflict: chain::owner_conflict(&me, &peers)
+            .map(OwnerConflict::Crd)
+            .or_else(|| deployment_conflict(shared, &namespace, &me, &peers, rendered.as_ref())),
         replaces: chain::replaces(&me, &peers),
         replaced_by: chain::replaced_by(&me, &peers),
         chain_head: chain::head(&me, &peers),
         install,
     };
-    let chain = chain::chain(&me, &peers).into_iter().filter(|n| *n != me.name).collect();
-    Gathered { observed, requirement_statuses: requirements.statuses, rendered, chain }
+    let chain = chain::chain(&me, &peers)
+        .into_iter()
+        .filter(|n| *n != me.name)
+        .collect();
+    Gathered {
+        observed,
+        requirement_statuses: requirements.statuses,
+        rendered,
+        chain,
+    }
 }
 
 /// A strategy deployment that is installed for another existing CSV outside this one's replacement chain.
-fn deployment_conflict(shared: &Shared, namespace: &str, me: &Peer, peers: &[Peer], rendered: Option<&Rendered>) -> Option<OwnerConflict> {
+fn deployment_conflict(
+    shared: &Shared,
+    namespace: &str,
+    me: &Peer,
+    peers: &[Peer],
+    rendered: Option<&Rendered>,
+) -> Option<OwnerConflict> {
     let store = shared.stores.csv.deployments.get()?;
     let chain = chain::chain(me, peers);
-    rendered?.deployments.iter().filter_map(|d| d.metadata.name.as_deref()).find_map(|name| {
-        let live = store.get(&ObjectRef::new(name).within(namespace))?;
-        let owner = live.metadata.labels.as_ref()?.get(annotations::OWNER)?.clone();
-        let foreign = !chain.contains(&owner) && peers.iter().any(|p| p.name == owner && !p.copied);
-        foreign.then(|| OwnerConflict::Deployment { deployment: name.to_string(), owner })
-    })
+    rendered?
+        .deployments
+        .iter()
+        .filter_map(|d| d.metadata.name.as_deref())
+        .find_map(|name| {
+            let live = store.get(&ObjectRef::new(name).within(namespace))?;
+            let owner = live
+                .metadata
+                .labels
+                .as_ref()?
+                .get(annotations::OWNER)?
+                .clone();
+            let foreign =
+                !chain.contains(&owner) && peers.iter().any(|p| p.name == owner && !p.copied);
+            foreign.then(|| OwnerConflict::Deployment {
+                deployment: name.to_string(),
+                owner,
+            })
+        })
 }
 
 fn spec_check(csv: &ClusterServiceVersion, me: &Peer, peers: &[Peer]) -> SpecCheck {
     let defs = csv.spec.custom_resource_definitions.as_ref();
-    let names = defs.iter().flat_map(|d| d.owned.iter().flatten().chain(d.required.iter().flatten()));
+    let names = defs
+        .iter()
+        .flat_map(|d| d.owned.iter().flatten().chain(d.required.iter().flatten()));
     for d in names {
-        let ok = d.name.split_once('.').is_some_and(|(plural, group)| !plural.is_empty() && !group.is_empty());
+        let ok = d
+            .name
+            .split_once('.')
+            .is_some_and(|(plural, group)| !plural.is_empty() && !group.is_empty());
         if !ok {
             return SpecCheck::BadCrdName(d.name.clone());
         }
@@ -92,7 +155,9 @@ fn spec_check(csv: &ClusterServiceVersion, me: &Peer, peers: &[Peer]) -> SpecChe
     if let Some(raw) = csv.spec.version.as_deref()
         && let Err(e) = semver::Version::parse(raw)
     {
-        return SpecCheck::BadVersion(format!("spec.version {raw:?} is not a semantic version ({e}); use MAJOR.MINOR.PATCH, e.g. 1.0.0"));
+        return SpecCheck::BadVersion(format!(
+            "spec.version {raw:?} is not a semantic version ({e}); use MAJOR.MINOR.PATCH, e.g. 1.0.0"
+        ));
     }
     if let Some(cycle) = chain::cycle(me, peers) {
         return SpecCheck::ReplacesCycle(cycle);
@@ -101,9 +166,20 @@ fn spec_check(csv: &ClusterServiceVersion, me: &Peer, peers: &[Peer]) -> SpecChe
 }
 
 fn installed(shared: &Shared, namespace: &str, rendered: &Rendered) -> InstallStatus {
-    let Some(store) = shared.stores.csv.deployments.get() else { return InstallStatus::Waiting("the deployment cache is not ready".into()) };
-    let live: Vec<Arc<Deployment>> = rendered.deployments.iter().filter_map(|d| d.metadata.name.as_deref()).filter_map(|name| store.get(&ObjectRef::new(name).within(namespace))).collect();
-    health::check(&rendered.deployments, |name| live.iter().find(|d| d.metadata.name.as_deref() == Some(name)).map(|d| d.as_ref()))
+    let Some(store) = shared.stores.csv.deployments.get() else {
+        return InstallStatus::Waiting("the deployment cache is not ready".into());
+    };
+    let live: Vec<Arc<Deployment>> = rendered
+        .deployments
+        .iter()
+        .filter_map(|d| d.metadata.name.as_deref())
+        .filter_map(|name| store.get(&ObjectRef::new(name).within(namespace)))
+        .collect();
+    health::check(&rendered.deployments, |name| {
+        live.iter()
+            .find(|d| d.metadata.name.as_deref() == Some(name))
+            .map(|d| d.as_ref())
+    })
 }
 
 /// The requirement checks' view of the cluster, over the stores.
@@ -125,18 +201,37 @@ where
 impl Cluster for StoreCluster<'_> {
     fn crd(&self, name: &str) -> Option<CrdFacts> {
         let crd = get(self.shared.stores.csv.crds.get(), name, None)?;
-        let conditions = crd.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
-        let is_true = |t: &str| conditions.iter().any(|c| c.type_ == t && c.status == "True");
+        let conditions = crd
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.clone())
+            .unwrap_or_default();
+        let is_true = |t: &str| {
+            conditions
+                .iter()
+                .any(|c| c.type_ == t && c.status == "True")
+        };
         Some(CrdFacts {
             uid: crd.metadata.uid.clone().unwrap_or_default(),
-            served_versions: crd.spec.versions.iter().filter(|v| v.served).map(|v| v.name.clone()).collect(),
+            served_versions: crd
+                .spec
+                .versions
+                .iter()
+                .filter(|v| v.served)
+                .map(|v| v.name.clone())
+                .collect(),
             established: is_true("Established"),
             names_accepted: is_true("NamesAccepted"),
         })
     }
 
     fn server_version(&self) -> Option<String> {
-        self.shared.stores.csv.cluster_info.get().and_then(|i| i.server_version.clone())
+        self.shared
+            .stores
+            .csv
+            .cluster_info
+            .get()
+            .and_then(|i| i.server_version.clone())
     }
 
     fn has_kind(&self, group: &str, version: &str, kind: &str) -> Option<bool> {
@@ -148,22 +243,44 @@ impl Cluster for StoreCluster<'_> {
         get(self.shared.stores.csv.api_services.get(), name, None)
             .and_then(|a| a.status.clone())
             .and_then(|s| s.conditions)
-            .is_some_and(|c| c.iter().any(|c| c.type_ == "Available" && c.status == "True"))
+            .is_some_and(|c| {
+                c.iter()
+                    .any(|c| c.type_ == "Available" && c.status == "True")
+            })
     }
 
     fn service_account(&self, namespace: &str, name: &str) -> Option<AccountFacts> {
-        let sa = get(self.shared.stores.csv.service_accounts.get(), name, Some(namespace))?;
-        let owner_csvs = sa.metadata.owner_references.iter().flatten().filter(|o| o.kind == "ClusterServiceVersion").map(|o| o.name.clone()).collect();
+        let sa = get(
+            self.shared.stores.csv.service_accounts.get(),
+            name,
+            Some(namespace),
+        )?;
+        let owner_csvs = sa
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .filter(|o| o.kind == "ClusterServiceVersion")
+            .map(|o| o.name.clone())
+            .collect();
         Some(AccountFacts { owner_csvs })
     }
 
     fn role_hash(&self, namespace: &str, name: &str) -> Option<String> {
         let role = get(self.shared.stores.csv.roles.get(), name, Some(namespace))?;
-        role.metadata.labels.as_ref()?.get(annotations::PERMISSIONS_HASH).cloned()
+        role.metadata
+            .labels
+            .as_ref()?
+            .get(annotations::PERMISSIONS_HASH)
+            .cloned()
     }
 
     fn cluster_role_hash(&self, name: &str) -> Option<String> {
         let role = get(self.shared.stores.csv.cluster_roles.get(), name, None)?;
-        role.metadata.labels.as_ref()?.get(annotations::PERMISSIONS_HASH).cloned()
+        role.metadata
+            .labels
+            .as_ref()?
+            .get(annotations::PERMISSIONS_HASH)
+            .cloned()
     }
 }

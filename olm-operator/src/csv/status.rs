@@ -15,11 +15,17 @@ pub struct StatusUpdate {
 }
 
 /// The status after `step`; `None` when nothing would change (no write, no Event).
-pub fn next_status(old: Option<&ClusterServiceVersionStatus>, step: &Step, requirements: &[RequirementStatus], now: &Time) -> Option<StatusUpdate> {
+pub fn next_status(
+    old: Option<&ClusterServiceVersionStatus>,
+    step: &Step,
+    requirements: &[RequirementStatus],
+    now: &Time,
+) -> Option<StatusUpdate> {
     let mut status = old.cloned().unwrap_or_default();
     let mut announce = None;
     if let Step::To(t) = step {
-        let unchanged = status.phase == t.phase && status.reason == t.reason && status.message == t.message;
+        let unchanged =
+            status.phase == t.phase && status.reason == t.reason && status.message == t.message;
         if !unchanged {
             if status.phase == t.phase && status.reason != t.reason {
                 // `set_phase` moves lastTransitionTime on phase changes only; a new reason counts too here.
@@ -48,7 +54,12 @@ mod tests {
         Time(Timestamp::from_second(seconds).expect("valid timestamp"))
     }
 
-    fn status(phase: CsvPhase, reason: CsvReason, message: &str, transitioned: i64) -> ClusterServiceVersionStatus {
+    fn status(
+        phase: CsvPhase,
+        reason: CsvReason,
+        message: &str,
+        transitioned: i64,
+    ) -> ClusterServiceVersionStatus {
         let mut s = ClusterServiceVersionStatus::default();
         s.set_phase(phase, reason, message, &at(transitioned));
         s
@@ -72,13 +83,48 @@ mod tests {
     }
 
     #[rstest]
-    #[case::a_new_phase_moves_the_transition_time(CsvPhase::Installing, CsvReason::InstallSucceeded, "waiting", Some(200))]
-    #[case::a_new_reason_in_the_same_phase_moves_the_transition_time(CsvPhase::Pending, CsvReason::RequirementsNotMet, "not met", Some(200))]
-    #[case::a_new_message_alone_keeps_the_transition_time(CsvPhase::Pending, CsvReason::RequirementsUnknown, "other text", Some(100))]
-    #[case::the_same_phase_reason_and_message_write_nothing(CsvPhase::Pending, CsvReason::RequirementsUnknown, "requirements not yet checked", None)]
-    fn last_transition_time_moves_only_when_phase_or_reason_change(#[case] phase: CsvPhase, #[case] reason: CsvReason, #[case] message: &str, #[case] transition_at: Option<i64>) {
-        let old = status(CsvPhase::Pending, CsvReason::RequirementsUnknown, "requirements not yet checked", 100);
-        let update = next_status(Some(&old), &to(phase.clone(), reason.clone(), message), &[], &at(200));
+    #[case::a_new_phase_moves_the_transition_time(
+        CsvPhase::Installing,
+        CsvReason::InstallSucceeded,
+        "waiting",
+        Some(200)
+    )]
+    #[case::a_new_reason_in_the_same_phase_moves_the_transition_time(
+        CsvPhase::Pending,
+        CsvReason::RequirementsNotMet,
+        "not met",
+        Some(200)
+    )]
+    #[case::a_new_message_alone_keeps_the_transition_time(
+        CsvPhase::Pending,
+        CsvReason::RequirementsUnknown,
+        "other text",
+        Some(100)
+    )]
+    #[case::the_same_phase_reason_and_message_write_nothing(
+        CsvPhase::Pending,
+        CsvReason::RequirementsUnknown,
+        "requirements not yet checked",
+        None
+    )]
+    fn last_transition_time_moves_only_when_phase_or_reason_change(
+        #[case] phase: CsvPhase,
+        #[case] reason: CsvReason,
+        #[case] message: &str,
+        #[case] transition_at: Option<i64>,
+    ) {
+        let old = status(
+            CsvPhase::Pending,
+            CsvReason::RequirementsUnknown,
+            "requirements not yet checked",
+            100,
+        );
+        let update = next_status(
+            Some(&old),
+            &to(phase.clone(), reason.clone(), message),
+            &[],
+            &at(200),
+        );
         match transition_at {
             None => assert_eq!(update, None),
             Some(t) => {
@@ -87,7 +133,10 @@ mod tests {
                 assert_eq!(update.status.reason, reason);
                 assert_eq!(update.status.last_transition_time, Some(at(t)));
                 assert_eq!(update.status.last_update_time, Some(at(200)));
-                assert_eq!(update.announce, Some(Transition::new(phase, reason, message)));
+                assert_eq!(
+                    update.announce,
+                    Some(Transition::new(phase, reason, message))
+                );
             }
         }
     }
@@ -105,28 +154,69 @@ mod tests {
         .enumerate()
         {
             let message = format!("m{i}");
-            if let Some(u) = next_status(Some(&old), &to(phase, reason, &message), &[], &at(10 + i as i64)) {
+            if let Some(u) = next_status(
+                Some(&old),
+                &to(phase, reason, &message),
+                &[],
+                &at(10 + i as i64),
+            ) {
                 old = u.status;
             }
         }
-        let history: Vec<(&str, &str)> = old.conditions.iter().map(|c| (c.phase.as_str(), c.reason.as_str())).collect();
-        assert_eq!(history, vec![("Pending", "RequirementsUnknown"), ("Pending", "RequirementsNotMet"), ("InstallReady", "AllRequirementsMet"), ("Installing", "InstallSucceeded")]);
+        let history: Vec<(&str, &str)> = old
+            .conditions
+            .iter()
+            .map(|c| (c.phase.as_str(), c.reason.as_str()))
+            .collect();
+        assert_eq!(
+            history,
+            vec![
+                ("Pending", "RequirementsUnknown"),
+                ("Pending", "RequirementsNotMet"),
+                ("InstallReady", "AllRequirementsMet"),
+                ("Installing", "InstallSucceeded")
+            ]
+        );
     }
 
     #[test]
     fn new_requirement_statuses_are_written_without_an_event() {
         let old = status(CsvPhase::Pending, CsvReason::RequirementsNotMet, "x", 1);
-        let update = next_status(Some(&old), &Step::Stay, &[crd_requirement(RequirementStatusReason::NotPresent)], &at(5)).expect("a change");
+        let update = next_status(
+            Some(&old),
+            &Step::Stay,
+            &[crd_requirement(RequirementStatusReason::NotPresent)],
+            &at(5),
+        )
+        .expect("a change");
         assert_eq!(update.announce, None);
-        assert_eq!(update.status.requirement_status, vec![crd_requirement(RequirementStatusReason::NotPresent)]);
+        assert_eq!(
+            update.status.requirement_status,
+            vec![crd_requirement(RequirementStatusReason::NotPresent)]
+        );
         assert_eq!(update.status.last_update_time, Some(at(1)));
-        let again = next_status(Some(&update.status), &Step::Stay, &[crd_requirement(RequirementStatusReason::NotPresent)], &at(6));
+        let again = next_status(
+            Some(&update.status),
+            &Step::Stay,
+            &[crd_requirement(RequirementStatusReason::NotPresent)],
+            &at(6),
+        );
         assert_eq!(again, None, "unchanged requirements are not rewritten");
     }
 
     #[test]
     fn a_first_status_starts_the_history() {
-        let update = next_status(None, &to(CsvPhase::Pending, CsvReason::RequirementsUnknown, "requirements not yet checked"), &[], &at(7)).expect("a change");
+        let update = next_status(
+            None,
+            &to(
+                CsvPhase::Pending,
+                CsvReason::RequirementsUnknown,
+                "requirements not yet checked",
+            ),
+            &[],
+            &at(7),
+        )
+        .expect("a change");
         assert_eq!(update.status.conditions.len(), 1);
         assert_eq!(update.status.last_transition_time, Some(at(7)));
     }

@@ -8,10 +8,15 @@
 use super::hash;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{EnvVar, ServiceAccount};
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject};
+use k8s_openapi::api::rbac::v1::{
+    ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use messages::crd::annotations;
-use messages::crd::csv::{ClusterServiceVersion, INSTALL_STRATEGY_NAME_DEPLOYMENT, StrategyDeploymentPermissions, StrategyDeploymentSpec, StrategyDetailsDeployment};
+use messages::crd::csv::{
+    ClusterServiceVersion, INSTALL_STRATEGY_NAME_DEPLOYMENT, StrategyDeploymentPermissions,
+    StrategyDeploymentSpec, StrategyDetailsDeployment,
+};
 use std::collections::BTreeMap;
 
 /// Why `spec.install` cannot be used. The text goes into the CSV's status message after
@@ -39,11 +44,24 @@ pub enum StrategyError {
     #[error("a permission entry has no valid serviceAccountName ({name:?})")]
     BadServiceAccount { name: String },
     #[error("service account {service_account:?}: rule #{index} has no verbs")]
-    RuleWithoutVerbs { service_account: String, index: usize },
-    #[error("service account {service_account:?}: rule #{index} names neither resources nor nonResourceURLs")]
-    RuleWithoutTarget { service_account: String, index: usize },
-    #[error("service account {service_account:?}: rule #{index} uses nonResourceURLs, which only clusterPermissions may")]
-    NamespacedNonResourceUrl { service_account: String, index: usize },
+    RuleWithoutVerbs {
+        service_account: String,
+        index: usize,
+    },
+    #[error(
+        "service account {service_account:?}: rule #{index} names neither resources nor nonResourceURLs"
+    )]
+    RuleWithoutTarget {
+        service_account: String,
+        index: usize,
+    },
+    #[error(
+        "service account {service_account:?}: rule #{index} uses nonResourceURLs, which only clusterPermissions may"
+    )]
+    NamespacedNonResourceUrl {
+        service_account: String,
+        index: usize,
+    },
 }
 
 /// What is wrong with the CSV object itself (not with its spec): it has no name, namespace or uid yet.
@@ -73,7 +91,9 @@ pub fn validate(csv: &ClusterServiceVersion) -> Result<&StrategyDetailsDeploymen
     for (index, d) in details.deployments.iter().enumerate() {
         validate_deployment(index, d)?;
         if !names.insert(d.name.as_str()) {
-            return Err(StrategyError::DuplicateDeployment { name: d.name.clone() });
+            return Err(StrategyError::DuplicateDeployment {
+                name: d.name.clone(),
+            });
         }
     }
     for p in details.permissions.iter().flatten() {
@@ -90,43 +110,94 @@ fn validate_deployment(index: usize, d: &StrategyDeploymentSpec) -> Result<(), S
         return Err(StrategyError::UnnamedDeployment { index });
     }
     if !is_dns_subdomain(&d.name) {
-        return Err(StrategyError::BadDeploymentName { name: d.name.clone() });
+        return Err(StrategyError::BadDeploymentName {
+            name: d.name.clone(),
+        });
     }
     let selector = &d.spec.selector;
     let match_labels = selector.match_labels.clone().unwrap_or_default();
-    if match_labels.is_empty() && selector.match_expressions.as_ref().is_none_or(Vec::is_empty) {
-        return Err(StrategyError::EmptySelector { name: d.name.clone() });
+    if match_labels.is_empty()
+        && selector
+            .match_expressions
+            .as_ref()
+            .is_none_or(Vec::is_empty)
+    {
+        return Err(StrategyError::EmptySelector {
+            name: d.name.clone(),
+        });
     }
-    let template_labels = d.spec.template.metadata.as_ref().and_then(|m| m.labels.clone()).unwrap_or_default();
-    if match_labels.iter().any(|(k, v)| template_labels.get(k) != Some(v)) {
-        return Err(StrategyError::SelectorMismatch { name: d.name.clone() });
+    let template_labels = d
+        .spec
+        .template
+        .metadata
+        .as_ref()
+        .and_then(|m| m.labels.clone())
+        .unwrap_or_default();
+    if match_labels
+        .iter()
+        .any(|(k, v)| template_labels.get(k) != Some(v))
+    {
+        return Err(StrategyError::SelectorMismatch {
+            name: d.name.clone(),
+        });
     }
-    let containers = d.spec.template.spec.as_ref().map(|s| s.containers.as_slice()).unwrap_or_default();
+    let containers = d
+        .spec
+        .template
+        .spec
+        .as_ref()
+        .map(|s| s.containers.as_slice())
+        .unwrap_or_default();
     if containers.is_empty() {
-        return Err(StrategyError::NoContainers { name: d.name.clone() });
+        return Err(StrategyError::NoContainers {
+            name: d.name.clone(),
+        });
     }
-    if let Some(index) = containers.iter().position(|c| c.name.is_empty() || c.image.as_deref().is_none_or(str::is_empty)) {
-        return Err(StrategyError::BadContainer { name: d.name.clone(), index });
+    if let Some(index) = containers
+        .iter()
+        .position(|c| c.name.is_empty() || c.image.as_deref().is_none_or(str::is_empty))
+    {
+        return Err(StrategyError::BadContainer {
+            name: d.name.clone(),
+            index,
+        });
     }
     Ok(())
 }
 
-fn validate_permission(p: &StrategyDeploymentPermissions, cluster: bool) -> Result<(), StrategyError> {
+fn validate_permission(
+    p: &StrategyDeploymentPermissions,
+    cluster: bool,
+) -> Result<(), StrategyError> {
     let service_account = p.service_account_name.clone();
     if !is_dns_subdomain(&service_account) {
-        return Err(StrategyError::BadServiceAccount { name: service_account });
+        return Err(StrategyError::BadServiceAccount {
+            name: service_account,
+        });
     }
     for (index, rule) in p.rules.iter().enumerate() {
         if rule.verbs.is_empty() {
-            return Err(StrategyError::RuleWithoutVerbs { service_account, index });
+            return Err(StrategyError::RuleWithoutVerbs {
+                service_account,
+                index,
+            });
         }
         let has_resources = rule.resources.as_ref().is_some_and(|r| !r.is_empty());
-        let has_urls = rule.non_resource_urls.as_ref().is_some_and(|r| !r.is_empty());
+        let has_urls = rule
+            .non_resource_urls
+            .as_ref()
+            .is_some_and(|r| !r.is_empty());
         if !has_resources && !has_urls {
-            return Err(StrategyError::RuleWithoutTarget { service_account, index });
+            return Err(StrategyError::RuleWithoutTarget {
+                service_account,
+                index,
+            });
         }
         if has_urls && !cluster {
-            return Err(StrategyError::NamespacedNonResourceUrl { service_account, index });
+            return Err(StrategyError::NamespacedNonResourceUrl {
+                service_account,
+                index,
+            });
         }
     }
     Ok(())
@@ -134,9 +205,15 @@ fn validate_permission(p: &StrategyDeploymentPermissions, cluster: bool) -> Resu
 
 /// DNS-1123 subdomain: lowercase alphanumerics, `-` and `.`, starting and ending alphanumeric, ≤ 253.
 pub fn is_dns_subdomain(s: &str) -> bool {
-    let ok_chars = s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.');
+    let ok_chars = s
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.');
     let ends_ok = |b: Option<u8>| b.is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
-    !s.is_empty() && s.len() <= 253 && ok_chars && ends_ok(s.bytes().next()) && ends_ok(s.bytes().last())
+    !s.is_empty()
+        && s.len() <= 253
+        && ok_chars
+        && ends_ok(s.bytes().next())
+        && ends_ok(s.bytes().last())
 }
 
 /// OLM's owner labels for objects a CSV owns.
@@ -144,14 +221,25 @@ pub fn owner_labels(csv_name: &str, namespace: &str) -> BTreeMap<String, String>
     BTreeMap::from([
         (annotations::MANAGED.to_string(), "true".to_string()),
         (annotations::OWNER.to_string(), csv_name.to_string()),
-        (annotations::OWNER_NAMESPACE.to_string(), namespace.to_string()),
-        (annotations::OWNER_KIND.to_string(), "ClusterServiceVersion".to_string()),
+        (
+            annotations::OWNER_NAMESPACE.to_string(),
+            namespace.to_string(),
+        ),
+        (
+            annotations::OWNER_KIND.to_string(),
+            "ClusterServiceVersion".to_string(),
+        ),
     ])
 }
 
 /// The label selector (`k=v,...`) of objects owned by a CSV.
 pub fn owner_selector(csv_name: &str, namespace: &str) -> String {
-    owner_labels(csv_name, namespace).iter().filter(|(k, _)| k.as_str() != annotations::MANAGED).map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
+    owner_labels(csv_name, namespace)
+        .iter()
+        .filter(|(k, _)| k.as_str() != annotations::MANAGED)
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// The annotations projected onto pod templates: every CSV annotation but kubectl's last-applied copy of
@@ -163,9 +251,15 @@ pub fn projected_annotations(csv: &ClusterServiceVersion) -> BTreeMap<String, St
 }
 
 /// Render every object of the strategy.
-pub fn render(csv: &ClusterServiceVersion) -> Result<Result<Rendered, StrategyError>, NotPersisted> {
+pub fn render(
+    csv: &ClusterServiceVersion,
+) -> Result<Result<Rendered, StrategyError>, NotPersisted> {
     let name = csv.metadata.name.as_deref().ok_or(NotPersisted("name"))?;
-    let namespace = csv.metadata.namespace.as_deref().ok_or(NotPersisted("namespace"))?;
+    let namespace = csv
+        .metadata
+        .namespace
+        .as_deref()
+        .ok_or(NotPersisted("namespace"))?;
     let uid = csv.metadata.uid.as_deref().ok_or(NotPersisted("uid"))?;
     let details = match validate(csv) {
         Ok(d) => d,
@@ -190,38 +284,82 @@ pub fn render(csv: &ClusterServiceVersion) -> Result<Result<Rendered, StrategyEr
     let projected = projected_annotations(csv);
     let mut out = Rendered::default();
     for entry in &details.deployments {
-        out.deployments.push(render_deployment(entry, name, &projected, &meta));
+        out.deployments
+            .push(render_deployment(entry, name, &projected, &meta));
     }
     let mut accounts = std::collections::BTreeSet::new();
-    for (cluster, list) in [(false, &details.permissions), (true, &details.cluster_permissions)] {
+    for (cluster, list) in [
+        (false, &details.permissions),
+        (true, &details.cluster_permissions),
+    ] {
         for p in list.iter().flatten() {
             let sa = p.service_account_name.as_str();
             accounts.insert(sa);
             let permissions_hash = rules_hash(&p.rules);
-            let role_labels = BTreeMap::from([(annotations::PERMISSIONS_HASH.to_string(), permissions_hash)]);
-            let subject = Subject { kind: "ServiceAccount".into(), name: sa.into(), namespace: Some(namespace.into()), api_group: None };
+            let role_labels =
+                BTreeMap::from([(annotations::PERMISSIONS_HASH.to_string(), permissions_hash)]);
+            let subject = Subject {
+                kind: "ServiceAccount".into(),
+                name: sa.into(),
+                namespace: Some(namespace.into()),
+                api_group: None,
+            };
             if cluster {
                 let role_name = cluster_role_name(name, namespace, sa);
-                out.cluster_roles.push(ClusterRole { metadata: meta(role_name.clone(), role_labels, false), rules: Some(p.rules.clone()), aggregation_rule: None });
-                let role_ref = RoleRef { api_group: "rbac.authorization.k8s.io".into(), kind: "ClusterRole".into(), name: role_name.clone() };
-                out.cluster_role_bindings.push(ClusterRoleBinding { metadata: meta(role_name, BTreeMap::new(), false), role_ref, subjects: Some(vec![subject]) });
+                out.cluster_roles.push(ClusterRole {
+                    metadata: meta(role_name.clone(), role_labels, false),
+                    rules: Some(p.rules.clone()),
+                    aggregation_rule: None,
+                });
+                let role_ref = RoleRef {
+                    api_group: "rbac.authorization.k8s.io".into(),
+                    kind: "ClusterRole".into(),
+                    name: role_name.clone(),
+                };
+                out.cluster_role_bindings.push(ClusterRoleBinding {
+                    metadata: meta(role_name, BTreeMap::new(), false),
+                    role_ref,
+                    subjects: Some(vec![subject]),
+                });
             } else {
                 let role_name = role_name(name, sa);
-                out.roles.push(Role { metadata: meta(role_name.clone(), role_labels, true), rules: Some(p.rules.clone()) });
-                let role_ref = RoleRef { api_group: "rbac.authorization.k8s.io".into(), kind: "Role".into(), name: role_name.clone() };
-                out.role_bindings.push(RoleBinding { metadata: meta(role_name, BTreeMap::new(), true), role_ref, subjects: Some(vec![subject]) });
+                out.roles.push(Role {
+                    metadata: meta(role_name.clone(), role_labels, true),
+                    rules: Some(p.rules.clone()),
+                });
+                let role_ref = RoleRef {
+                    api_group: "rbac.authorization.k8s.io".into(),
+                    kind: "Role".into(),
+                    name: role_name.clone(),
+                };
+                out.role_bindings.push(RoleBinding {
+                    metadata: meta(role_name, BTreeMap::new(), true),
+                    role_ref,
+                    subjects: Some(vec![subject]),
+                });
             }
         }
     }
     for sa in accounts {
-        out.service_accounts.push(ServiceAccount { metadata: meta(sa.to_string(), BTreeMap::new(), true), ..ServiceAccount::default() });
+        out.service_accounts.push(ServiceAccount {
+            metadata: meta(sa.to_string(), BTreeMap::new(), true),
+            ..ServiceAccount::default()
+        });
     }
     Ok(Ok(out))
 }
 
-fn render_deployment(entry: &StrategyDeploymentSpec, csv_name: &str, projected: &BTreeMap<String, String>, meta: &dyn Fn(String, BTreeMap<String, String>, bool) -> ObjectMeta) -> Deployment {
+fn render_deployment(
+    entry: &StrategyDeploymentSpec,
+    csv_name: &str,
+    projected: &BTreeMap<String, String>,
+    meta: &dyn Fn(String, BTreeMap<String, String>, bool) -> ObjectMeta,
+) -> Deployment {
     let mut spec = entry.spec.clone();
-    let template_meta = spec.template.metadata.get_or_insert_with(ObjectMeta::default);
+    let template_meta = spec
+        .template
+        .metadata
+        .get_or_insert_with(ObjectMeta::default);
     let mut template_annotations = template_meta.annotations.clone().unwrap_or_default();
     template_annotations.extend(projected.iter().map(|(k, v)| (k.clone(), v.clone())));
     template_meta.annotations = Some(template_annotations);
@@ -229,17 +367,27 @@ fn render_deployment(entry: &StrategyDeploymentSpec, csv_name: &str, projected: 
         for container in &mut pod.containers {
             let env = container.env.get_or_insert_with(Vec::new);
             env.retain(|e| e.name != annotations::OPERATOR_CONDITION_NAME_ENV);
-            env.push(EnvVar { name: annotations::OPERATOR_CONDITION_NAME_ENV.into(), value: Some(csv_name.into()), value_from: None });
+            env.push(EnvVar {
+                name: annotations::OPERATOR_CONDITION_NAME_ENV.into(),
+                value: Some(csv_name.into()),
+                value_from: None,
+            });
         }
     }
     spec.revision_history_limit = Some(1);
     let spec_hash = hash::of_json(&spec);
     if let Some(m) = spec.template.metadata.as_mut() {
-        m.annotations.get_or_insert_with(BTreeMap::new).insert(annotations::DEPLOYMENT_SPEC_HASH.into(), spec_hash.clone());
+        m.annotations
+            .get_or_insert_with(BTreeMap::new)
+            .insert(annotations::DEPLOYMENT_SPEC_HASH.into(), spec_hash.clone());
     }
     let mut extra = entry.label.clone().unwrap_or_default();
     extra.insert(annotations::DEPLOYMENT_SPEC_HASH.into(), spec_hash);
-    Deployment { metadata: meta(entry.name.clone(), extra, true), spec: Some(spec), status: None }
+    Deployment {
+        metadata: meta(entry.name.clone(), extra, true),
+        spec: Some(spec),
+        status: None,
+    }
 }
 
 /// Name of the Role (and RoleBinding) for one service account of a CSV.

@@ -29,38 +29,68 @@ const OWNED_BY_CSV: &str = "olm.owner.kind=ClusterServiceVersion";
 
 pub async fn start(shared: &Shared) -> Result<(), prometheus::Error> {
     let stores = &shared.stores.csv;
-    let _ = stores.metrics.set(CsvMetrics::register(&shared.metrics.registry)?);
+    let _ = stores
+        .metrics
+        .set(CsvMetrics::register(&shared.metrics.registry)?);
     let _ = stores.cluster_info.set(cluster_info(&shared.client).await);
     let client = shared.client.clone();
     let owned = || watcher::Config::default().labels(OWNED_BY_CSV);
 
     let s = shared.clone();
-    let (deployments, _) = spawn_store(Api::<Deployment>::all(client.clone()), owned(), move |d: &Deployment| {
-        requeue_owner(&s, d);
-        requeue_deployment_users(&s, d);
-    });
+    let (deployments, _) = spawn_store(
+        Api::<Deployment>::all(client.clone()),
+        owned(),
+        move |d: &Deployment| {
+            requeue_owner(&s, d);
+            requeue_deployment_users(&s, d);
+        },
+    );
     let _ = stores.deployments.set(deployments);
     let s = shared.clone();
-    let (roles, _) = spawn_store(Api::<Role>::all(client.clone()), owned(), move |r: &Role| requeue_owner(&s, r));
+    let (roles, _) = spawn_store(
+        Api::<Role>::all(client.clone()),
+        owned(),
+        move |r: &Role| requeue_owner(&s, r),
+    );
     let _ = stores.roles.set(roles);
     let s = shared.clone();
-    let (cluster_roles, _) = spawn_store(Api::<ClusterRole>::all(client.clone()), owned(), move |r: &ClusterRole| requeue_owner(&s, r));
+    let (cluster_roles, _) = spawn_store(
+        Api::<ClusterRole>::all(client.clone()),
+        owned(),
+        move |r: &ClusterRole| requeue_owner(&s, r),
+    );
     let _ = stores.cluster_roles.set(cluster_roles);
     let s = shared.clone();
-    let (accounts, _) = spawn_store(Api::<ServiceAccount>::all(client.clone()), watcher::Config::default(), move |a: &ServiceAccount| requeue_owner(&s, a));
+    let (accounts, _) = spawn_store(
+        Api::<ServiceAccount>::all(client.clone()),
+        watcher::Config::default(),
+        move |a: &ServiceAccount| requeue_owner(&s, a),
+    );
     let _ = stores.service_accounts.set(accounts);
     let s = shared.clone();
-    let (crds, _) = spawn_store(Api::<CustomResourceDefinition>::all(client.clone()), watcher::Config::default(), move |c: &CustomResourceDefinition| requeue_crd_users(&s, c));
+    let (crds, _) = spawn_store(
+        Api::<CustomResourceDefinition>::all(client.clone()),
+        watcher::Config::default(),
+        move |c: &CustomResourceDefinition| requeue_crd_users(&s, c),
+    );
     let _ = stores.crds.set(crds);
-    let (api_services, _) = spawn_store(Api::<APIService>::all(client), watcher::Config::default(), |_a: &APIService| {});
+    let (api_services, _) = spawn_store(
+        Api::<APIService>::all(client),
+        watcher::Config::default(),
+        |_a: &APIService| {},
+    );
     let _ = stores.api_services.set(api_services);
     // Until the OperatorGroup controller requeues member CSVs (issue 4), a group change requeues the CSVs of
     // its namespace here.
     let s = shared.clone();
-    let (_groups, _) = spawn_store(Api::<OperatorGroup>::all(shared.client.clone()), watcher::Config::default(), move |g: &OperatorGroup| {
-        let namespace = g.metadata.namespace.clone();
-        requeue_where(&s, |c| c.metadata.namespace == namespace);
-    });
+    let (_groups, _) = spawn_store(
+        Api::<OperatorGroup>::all(shared.client.clone()),
+        watcher::Config::default(),
+        move |g: &OperatorGroup| {
+            let namespace = g.metadata.namespace.clone();
+            requeue_where(&s, |c| c.metadata.namespace == namespace);
+        },
+    );
     let s = shared.clone();
     tokio::spawn(async move { mark_ready(&s).await });
     Ok(())
@@ -78,10 +108,15 @@ async fn mark_ready(shared: &Shared) {
         && wait(stores.csv.crds.get()).await
         && wait(stores.csv.api_services.get()).await;
     if !synced {
-        tracing::warn!("a store is missing or its watch ended before its first list; CSV decisions stay paused");
+        tracing::warn!(
+            "a store is missing or its watch ended before its first list; CSV decisions stay paused"
+        );
         return;
     }
-    stores.csv.ready.store(true, std::sync::atomic::Ordering::Release);
+    stores
+        .csv
+        .ready
+        .store(true, std::sync::atomic::Ordering::Release);
     tracing::info!("CSV stores synced");
     if wait(stores.namespaces.get()).await {
         sweep_orphaned_cluster_rbac(shared).await;
@@ -95,20 +130,35 @@ async fn sweep_orphaned_cluster_rbac(shared: &Shared) {
     use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
     use kube::api::{DeleteParams, ListParams};
     let stores = &shared.stores;
-    let (Some(namespaces), Some(csvs)) = (stores.namespaces.get(), stores.csvs.get()) else { return };
+    let (Some(namespaces), Some(csvs)) = (stores.namespaces.get(), stores.csvs.get()) else {
+        return;
+    };
     let scope = stores.scope.get();
     // Objects younger than this may belong to a namespace our store has not seen yet.
-    let settled = k8s_openapi::jiff::Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_mins(2);
+    let settled =
+        k8s_openapi::jiff::Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_mins(2);
     let orphaned = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
-        if meta.creation_timestamp.as_ref().is_none_or(|t| t.0 > settled) {
+        if meta
+            .creation_timestamp
+            .as_ref()
+            .is_none_or(|t| t.0 > settled)
+        {
             return false;
         }
         let labels = meta.labels.as_ref();
         let get = |k: &str| labels.and_then(|l| l.get(k)).cloned();
-        let (Some(name), Some(namespace)) = (get(annotations::OWNER), get(annotations::OWNER_NAMESPACE)) else { return false };
-        let namespace_gone = namespaces.get(&kube::runtime::reflector::ObjectRef::new(&namespace)).is_none();
+        let (Some(name), Some(namespace)) =
+            (get(annotations::OWNER), get(annotations::OWNER_NAMESPACE))
+        else {
+            return false;
+        };
+        let namespace_gone = namespaces
+            .get(&kube::runtime::reflector::ObjectRef::new(&namespace))
+            .is_none();
         let watched = scope.is_some_and(|s| s.contains(Some(namespace.as_str())));
-        let csv_gone = csvs.get(&kube::runtime::reflector::ObjectRef::new(&name).within(&namespace)).is_none();
+        let csv_gone = csvs
+            .get(&kube::runtime::reflector::ObjectRef::new(&name).within(&namespace))
+            .is_none();
         namespace_gone || (watched && csv_gone)
     };
     let params = ListParams::default().labels(OWNED_BY_CSV);
@@ -118,7 +168,10 @@ async fn sweep_orphaned_cluster_rbac(shared: &Shared) {
     if let Ok(list) = bindings.list(&params).await {
         for b in list.items.iter().filter(|b| orphaned(&b.metadata)) {
             if let Some(name) = b.metadata.name.as_deref()
-                && bindings.delete(name, &DeleteParams::background()).await.is_ok()
+                && bindings
+                    .delete(name, &DeleteParams::background())
+                    .await
+                    .is_ok()
             {
                 deleted += 1;
             }
@@ -127,14 +180,20 @@ async fn sweep_orphaned_cluster_rbac(shared: &Shared) {
     if let Ok(list) = roles.list(&params).await {
         for r in list.items.iter().filter(|r| orphaned(&r.metadata)) {
             if let Some(name) = r.metadata.name.as_deref()
-                && roles.delete(name, &DeleteParams::background()).await.is_ok()
+                && roles
+                    .delete(name, &DeleteParams::background())
+                    .await
+                    .is_ok()
             {
                 deleted += 1;
             }
         }
     }
     if deleted > 0 {
-        tracing::info!(deleted, "deleted cluster RBAC left by CSVs deleted while no operator ran");
+        tracing::info!(
+            deleted,
+            "deleted cluster RBAC left by CSVs deleted while no operator ran"
+        );
     }
 }
 
@@ -152,7 +211,10 @@ async fn cluster_info(client: &kube::Client) -> ClusterInfo {
     let server_version = match client.apiserver_version().await {
         Ok(info) => Some(info.git_version),
         Err(error) => {
-            tracing::warn!(error = &error as &dyn std::error::Error, "cannot read the server version; minKubeVersion requirements stay unmet");
+            tracing::warn!(
+                error = &error as &dyn std::error::Error,
+                "cannot read the server version; minKubeVersion requirements stay unmet"
+            );
             None
         }
     };
@@ -161,23 +223,39 @@ async fn cluster_info(client: &kube::Client) -> ClusterInfo {
             let mut kinds = BTreeSet::new();
             for group in discovery.groups() {
                 for (resource, _caps) in group.recommended_resources() {
-                    kinds.insert((resource.group.clone(), resource.version.clone(), resource.kind.clone()));
+                    kinds.insert((
+                        resource.group.clone(),
+                        resource.version.clone(),
+                        resource.kind.clone(),
+                    ));
                 }
             }
             Some(kinds)
         }
         Err(error) => {
-            tracing::warn!(error = &error as &dyn std::error::Error, "discovery failed; native API requirements stay unmet");
+            tracing::warn!(
+                error = &error as &dyn std::error::Error,
+                "discovery failed; native API requirements stay unmet"
+            );
             None
         }
     };
-    ClusterInfo { server_version, kinds }
+    ClusterInfo {
+        server_version,
+        kinds,
+    }
 }
 
 /// Requeue the CSVs named by an object's owner labels and owner references.
 fn requeue_owner<K: Resource>(shared: &Shared, obj: &K) {
     if let Some(namespace) = obj.meta().namespace.as_deref() {
-        for owner in obj.meta().owner_references.iter().flatten().filter(|o| o.kind == "ClusterServiceVersion") {
+        for owner in obj
+            .meta()
+            .owner_references
+            .iter()
+            .flatten()
+            .filter(|o| o.kind == "ClusterServiceVersion")
+        {
             requeue(shared, ObjectKey::new(namespace, owner.name.clone()));
         }
     }
@@ -186,7 +264,9 @@ fn requeue_owner<K: Resource>(shared: &Shared, obj: &K) {
     if get(annotations::OWNER_KIND).as_deref() != Some("ClusterServiceVersion") {
         return;
     }
-    if let (Some(name), Some(namespace)) = (get(annotations::OWNER), get(annotations::OWNER_NAMESPACE)) {
+    if let (Some(name), Some(namespace)) =
+        (get(annotations::OWNER), get(annotations::OWNER_NAMESPACE))
+    {
         requeue(shared, ObjectKey::new(namespace, name));
     }
 }
@@ -194,10 +274,23 @@ fn requeue_owner<K: Resource>(shared: &Shared, obj: &K) {
 /// Requeue every other CSV of the namespace whose strategy lists a deployment of that name (a newer or older
 /// CSV of the same operator installs the same deployment; each must see the other's writes).
 fn requeue_deployment_users(shared: &Shared, deployment: &Deployment) {
-    let (Some(name), Some(namespace)) = (deployment.metadata.name.as_deref(), deployment.metadata.namespace.as_deref()) else { return };
-    let Some(csvs) = shared.stores.csvs.get() else { return };
+    let (Some(name), Some(namespace)) = (
+        deployment.metadata.name.as_deref(),
+        deployment.metadata.namespace.as_deref(),
+    ) else {
+        return;
+    };
+    let Some(csvs) = shared.stores.csvs.get() else {
+        return;
+    };
     for csv in csvs.state() {
-        let lists = csv.metadata.namespace.as_deref() == Some(namespace) && csv.spec.install.spec.as_ref().is_some_and(|s| s.deployments.iter().any(|d| d.name == name));
+        let lists = csv.metadata.namespace.as_deref() == Some(namespace)
+            && csv
+                .spec
+                .install
+                .spec
+                .as_ref()
+                .is_some_and(|s| s.deployments.iter().any(|d| d.name == name));
         if lists && let Some(key) = ObjectKey::of(csv.as_ref()) {
             requeue(shared, key);
         }
@@ -206,11 +299,21 @@ fn requeue_deployment_users(shared: &Shared, deployment: &Deployment) {
 
 /// Requeue every CSV owning or requiring the CRD.
 fn requeue_crd_users(shared: &Shared, crd: &CustomResourceDefinition) {
-    let Some(name) = crd.metadata.name.as_deref() else { return };
-    let Some(csvs) = shared.stores.csvs.get() else { return };
+    let Some(name) = crd.metadata.name.as_deref() else {
+        return;
+    };
+    let Some(csvs) = shared.stores.csvs.get() else {
+        return;
+    };
     for csv in csvs.state() {
         let defs = csv.spec.custom_resource_definitions.as_ref();
-        let uses = defs.is_some_and(|d| d.owned.iter().flatten().chain(d.required.iter().flatten()).any(|c| c.name == name));
+        let uses = defs.is_some_and(|d| {
+            d.owned
+                .iter()
+                .flatten()
+                .chain(d.required.iter().flatten())
+                .any(|c| c.name == name)
+        });
         if uses && let Some(key) = ObjectKey::of(csv.as_ref()) {
             requeue(shared, key);
         }
@@ -219,7 +322,9 @@ fn requeue_crd_users(shared: &Shared, crd: &CustomResourceDefinition) {
 
 /// Requeue every cached CSV matching `pred`.
 pub fn requeue_where(shared: &Shared, pred: impl Fn(&ClusterServiceVersion) -> bool) {
-    let Some(csvs) = shared.stores.csvs.get() else { return };
+    let Some(csvs) = shared.stores.csvs.get() else {
+        return;
+    };
     for csv in csvs.state() {
         if pred(&csv)
             && let Some(key) = ObjectKey::of(csv.as_ref())
@@ -231,10 +336,15 @@ pub fn requeue_where(shared: &Shared, pred: impl Fn(&ClusterServiceVersion) -> b
 
 /// Ask the actor of `key` (if it runs) to reconcile now.
 pub fn requeue(shared: &Shared, key: ObjectKey) {
-    let Some(registry) = shared.registries.csvs.get().cloned() else { return };
+    let Some(registry) = shared.registries.csvs.get().cloned() else {
+        return;
+    };
     tokio::spawn(async move {
         if let Ok(Some(actor)) = registry.send(Lookup::<CsvActor>::new(key)).await {
-            actor.do_send(Requeue { reason: RequeueReason::DependencyChanged, after: None });
+            actor.do_send(Requeue {
+                reason: RequeueReason::DependencyChanged,
+                after: None,
+            });
         }
     });
 }

@@ -7,8 +7,8 @@ use crate::copied_csv;
 use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::ClusterRole;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::Client;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use messages::crd::annotations;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::{OperatorGroup, OperatorGroupStatus};
@@ -24,37 +24,81 @@ const FAN_OUT: usize = 16;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("writing the status of operator group {key}")]
-    Status { key: ObjectKey, #[source] source: kube::Error },
+    Status {
+        key: ObjectKey,
+        #[source]
+        source: kube::Error,
+    },
     #[error("labelling namespace {namespace}")]
-    Label { namespace: String, #[source] source: kube::Error },
+    Label {
+        namespace: String,
+        #[source]
+        source: kube::Error,
+    },
     #[error("annotating csv {key}")]
-    Annotate { key: ObjectKey, #[source] source: kube::Error },
+    Annotate {
+        key: ObjectKey,
+        #[source]
+        source: kube::Error,
+    },
     #[error("reading operator group {key}")]
-    ReadGroup { key: ObjectKey, #[source] source: kube::Error },
+    ReadGroup {
+        key: ObjectKey,
+        #[source]
+        source: kube::Error,
+    },
     #[error("writing olm.providedAPIs of {key}")]
-    ProvidedApis { key: ObjectKey, #[source] source: kube::Error },
+    ProvidedApis {
+        key: ObjectKey,
+        #[source]
+        source: kube::Error,
+    },
     #[error("olm.providedAPIs of {key} kept changing under us")]
     ProvidedApisContended { key: ObjectKey },
     #[error("applying cluster role {name}")]
-    ClusterRole { name: String, #[source] source: kube::Error },
+    ClusterRole {
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
     #[error("deleting the cluster roles of {key}")]
-    DeleteClusterRoles { key: ObjectKey, #[source] source: kube::Error },
+    DeleteClusterRoles {
+        key: ObjectKey,
+        #[source]
+        source: kube::Error,
+    },
     #[error("writing the copy {key}")]
-    Copy { key: ObjectKey, #[source] source: kube::Error },
+    Copy {
+        key: ObjectKey,
+        #[source]
+        source: kube::Error,
+    },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-pub async fn write_status(client: &Client, key: &ObjectKey, status: &OperatorGroupStatus) -> Result<OperatorGroup> {
+pub async fn write_status(
+    client: &Client,
+    key: &ObjectKey,
+    status: &OperatorGroupStatus,
+) -> Result<OperatorGroup> {
     let api: Api<OperatorGroup> = Api::namespaced(client.clone(), key.namespace_or_empty());
     // A merge patch leaves absent fields alone: send the conditions (maybe empty) explicitly so a removed
     // condition goes away.
     let mut body = serde_json::to_value(status).unwrap_or_default();
     if let Some(obj) = body.as_object_mut() {
-        obj.insert("conditions".into(), serde_json::to_value(&status.conditions).unwrap_or_default());
+        obj.insert(
+            "conditions".into(),
+            serde_json::to_value(&status.conditions).unwrap_or_default(),
+        );
     }
     let patch = serde_json::json!({ "status": body });
-    api.patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&patch)).await.map_err(|source| Error::Status { key: key.clone(), source })
+    api.patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(|source| Error::Status {
+            key: key.clone(),
+            source,
+        })
 }
 
 pub async fn label_namespaces(client: &Client, changes: Vec<LabelChange>) -> Result<()> {
@@ -64,10 +108,19 @@ pub async fn label_namespaces(client: &Client, changes: Vec<LabelChange>) -> Res
             let api = api.clone();
             async move {
                 let (namespace, patch) = match change {
-                    LabelChange::Add { namespace, key } => (namespace, serde_json::json!({"metadata": {"labels": {key: ""}}})),
-                    LabelChange::Remove { namespace, key } => (namespace, serde_json::json!({"metadata": {"labels": {key: null}}})),
+                    LabelChange::Add { namespace, key } => (
+                        namespace,
+                        serde_json::json!({"metadata": {"labels": {key: ""}}}),
+                    ),
+                    LabelChange::Remove { namespace, key } => (
+                        namespace,
+                        serde_json::json!({"metadata": {"labels": {key: null}}}),
+                    ),
                 };
-                match api.patch(&namespace, &PatchParams::default(), &Patch::Merge(&patch)).await {
+                match api
+                    .patch(&namespace, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+                {
                     Ok(_) => Ok(()),
                     Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
                     Err(source) => Err(Error::Label { namespace, source }),
@@ -80,23 +133,43 @@ pub async fn label_namespaces(client: &Client, changes: Vec<LabelChange>) -> Res
     results.into_iter().collect()
 }
 
-pub async fn annotate_csv(client: &Client, key: &ObjectKey, wanted: &BTreeMap<String, String>) -> Result<()> {
+pub async fn annotate_csv(
+    client: &Client,
+    key: &ObjectKey,
+    wanted: &BTreeMap<String, String>,
+) -> Result<()> {
     let api: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), key.namespace_or_empty());
     let patch = serde_json::json!({"metadata": {"annotations": wanted}});
-    match api.patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+    match api
+        .patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        Err(source) => Err(Error::Annotate { key: key.clone(), source }),
+        Err(source) => Err(Error::Annotate {
+            key: key.clone(),
+            source,
+        }),
     }
 }
 
 /// Read-modify-write of `olm.providedAPIs` with the resourceVersion as precondition, retried on conflict. Only
 /// the group's own actor calls this, one call at a time, so our writers never race each other; the
 /// precondition guards against writers outside olm-operator.
-pub async fn change_provided_apis(client: &Client, key: &ObjectKey, edit: impl Fn(&ApiSet) -> ApiSet) -> Result<ApiSet> {
+pub async fn change_provided_apis(
+    client: &Client,
+    key: &ObjectKey,
+    edit: impl Fn(&ApiSet) -> ApiSet,
+) -> Result<ApiSet> {
     let api: Api<OperatorGroup> = Api::namespaced(client.clone(), key.namespace_or_empty());
     for _ in 0..8 {
-        let group = api.get(&key.name).await.map_err(|source| Error::ReadGroup { key: key.clone(), source })?;
+        let group = api
+            .get(&key.name)
+            .await
+            .map_err(|source| Error::ReadGroup {
+                key: key.clone(),
+                source,
+            })?;
         let current = provided_apis::of_group(&group);
         let wanted = edit(&current);
         if wanted == current {
@@ -106,10 +179,18 @@ pub async fn change_provided_apis(client: &Client, key: &ObjectKey, edit: impl F
             "resourceVersion": group.metadata.resource_version,
             "annotations": {annotations::PROVIDED_APIS: provided_apis::format(&wanted)},
         }});
-        match api.patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+        match api
+            .patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
             Ok(_) => return Ok(wanted),
             Err(kube::Error::Api(status)) if status.code == 409 => continue,
-            Err(source) => return Err(Error::ProvidedApis { key: key.clone(), source }),
+            Err(source) => {
+                return Err(Error::ProvidedApis {
+                    key: key.clone(),
+                    source,
+                });
+            }
         }
     }
     Err(Error::ProvidedApisContended { key: key.clone() })
@@ -132,7 +213,12 @@ pub async fn apply_cluster_roles(client: &Client, roles: Vec<ClusterRole>) -> Re
             obj.insert("apiVersion".into(), "rbac.authorization.k8s.io/v1".into());
             obj.insert("kind".into(), "ClusterRole".into());
         }
-        api.patch(&name, &params, &Patch::Apply(&body)).await.map_err(|source| Error::ClusterRole { name: name.clone(), source })?;
+        api.patch(&name, &params, &Patch::Apply(&body))
+            .await
+            .map_err(|source| Error::ClusterRole {
+                name: name.clone(),
+                source,
+            })?;
     }
     Ok(())
 }
@@ -148,7 +234,15 @@ pub async fn delete_group_cluster_roles(client: &Client, key: &ObjectKey) -> Res
         key.namespace_or_empty(),
         annotations::OWNER_KIND
     );
-    api.delete_collection(&DeleteParams::default(), &ListParams::default().labels(&selector)).await.map_err(|source| Error::DeleteClusterRoles { key: key.clone(), source })?;
+    api.delete_collection(
+        &DeleteParams::default(),
+        &ListParams::default().labels(&selector),
+    )
+    .await
+    .map_err(|source| Error::DeleteClusterRoles {
+        key: key.clone(),
+        source,
+    })?;
     Ok(())
 }
 
@@ -158,13 +252,21 @@ pub enum CopyWrite {
     /// Create the copy, then set its status.
     Create(Box<ClusterServiceVersion>),
     /// Update the copy (object and/or status) to the wanted one.
-    Update { wanted: Box<ClusterServiceVersion>, existing: Box<ClusterServiceVersion>, drift: copied_csv::Drift },
+    Update {
+        wanted: Box<ClusterServiceVersion>,
+        existing: Box<ClusterServiceVersion>,
+        drift: copied_csv::Drift,
+    },
     Delete(ObjectKey),
 }
 
 /// Run the copy writes, [`FAN_OUT`] at a time. Returns how many API requests were made and the first error.
 pub async fn write_copies(client: &Client, writes: Vec<CopyWrite>) -> (usize, Result<()>) {
-    let results: Vec<(usize, Result<()>)> = stream::iter(writes).map(|w| write_copy(client.clone(), w)).buffer_unordered(FAN_OUT).collect().await;
+    let results: Vec<(usize, Result<()>)> = stream::iter(writes)
+        .map(|w| write_copy(client.clone(), w))
+        .buffer_unordered(FAN_OUT)
+        .collect()
+        .await;
     let requests = results.iter().map(|(n, _)| n).sum();
     (requests, results.into_iter().try_for_each(|(_, r)| r))
 }
@@ -188,7 +290,11 @@ async fn write_copy(client: Client, write: CopyWrite) -> (usize, Result<()>) {
                 Err(e) => (2, Err(e)),
             }
         }
-        CopyWrite::Update { wanted, existing, drift } => {
+        CopyWrite::Update {
+            wanted,
+            existing,
+            drift,
+        } => {
             let (wanted, existing) = (*wanted, *existing);
             let key = ObjectKey::of(&wanted).unwrap_or_else(|| ObjectKey::new("", ""));
             let api: Api<ClusterServiceVersion> = Api::namespaced(client, key.namespace_or_empty());
@@ -210,7 +316,9 @@ async fn write_copy(client: Client, write: CopyWrite) -> (usize, Result<()>) {
                 next.spec = wanted.spec.clone();
                 match api.replace(&key.name, &PostParams::default(), &next).await {
                     Ok(updated) => current = updated,
-                    Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => return (requests, Ok(())),
+                    Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => {
+                        return (requests, Ok(()));
+                    }
                     Err(source) => return (requests, Err(Error::Copy { key, source })),
                 }
             }
@@ -234,11 +342,21 @@ async fn write_copy(client: Client, write: CopyWrite) -> (usize, Result<()>) {
     }
 }
 
-async fn replace_status(api: &Api<ClusterServiceVersion>, key: &ObjectKey, csv: &ClusterServiceVersion) -> Result<()> {
-    match api.replace_status(&key.name, &PostParams::default(), csv).await {
+async fn replace_status(
+    api: &Api<ClusterServiceVersion>,
+    key: &ObjectKey,
+    csv: &ClusterServiceVersion,
+) -> Result<()> {
+    match api
+        .replace_status(&key.name, &PostParams::default(), csv)
+        .await
+    {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => Ok(()),
-        Err(source) => Err(Error::Copy { key: key.clone(), source }),
+        Err(source) => Err(Error::Copy {
+            key: key.clone(),
+            source,
+        }),
     }
 }
 
@@ -256,10 +374,15 @@ pub async fn apply_tenant_rbac(client: &Client, rbac: &super::plan::TenantRbac) 
             obj.insert("apiVersion".into(), "rbac.authorization.k8s.io/v1".into());
             obj.insert("kind".into(), "Role".into());
         }
-        api.patch(&name, &params, &Patch::Apply(&body)).await.map_err(|source| Error::ClusterRole { name, source })?;
+        api.patch(&name, &params, &Patch::Apply(&body))
+            .await
+            .map_err(|source| Error::ClusterRole { name, source })?;
     }
     for binding in &rbac.bindings {
-        let api: Api<RoleBinding> = Api::namespaced(client.clone(), binding.metadata.namespace.as_deref().unwrap_or_default());
+        let api: Api<RoleBinding> = Api::namespaced(
+            client.clone(),
+            binding.metadata.namespace.as_deref().unwrap_or_default(),
+        );
         create_if_absent(&api, binding).await?;
     }
     for role in &rbac.cluster_roles {
@@ -278,7 +401,9 @@ where
     match api.create(&PostParams::default(), obj).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
-        Err(source) => Err(Error::ClusterRole { name: obj.meta().name.clone().unwrap_or_default(), source }),
+        Err(source) => Err(Error::ClusterRole {
+            name: obj.meta().name.clone().unwrap_or_default(),
+            source,
+        }),
     }
 }
-

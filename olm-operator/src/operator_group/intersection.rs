@@ -38,12 +38,27 @@ pub fn reconcile(add: &ApiSet, own: &ApiSet, others: &ApiSet) -> Reconciliation 
 }
 
 /// The union of the provided APIs of every group other than `group` whose surface intersects `group`'s.
-pub fn apis_of_intersecting_groups<'a>(group: &OperatorGroup, all: impl IntoIterator<Item = &'a OperatorGroup>) -> ApiSet {
-    let Some(mine) = targets::surface(group) else { return ApiSet::new() };
-    let me = (group.metadata.namespace.as_deref(), group.metadata.name.as_deref());
+pub fn apis_of_intersecting_groups<'a>(
+    group: &OperatorGroup,
+    all: impl IntoIterator<Item = &'a OperatorGroup>,
+) -> ApiSet {
+    let Some(mine) = targets::surface(group) else {
+        return ApiSet::new();
+    };
+    let me = (
+        group.metadata.namespace.as_deref(),
+        group.metadata.name.as_deref(),
+    );
     all.into_iter()
-        .filter(|other| (other.metadata.namespace.as_deref(), other.metadata.name.as_deref()) != me)
-        .filter(|other| targets::surface(other).is_some_and(|theirs| targets::intersect(&mine, &theirs)))
+        .filter(|other| {
+            (
+                other.metadata.namespace.as_deref(),
+                other.metadata.name.as_deref(),
+            ) != me
+        })
+        .filter(|other| {
+            targets::surface(other).is_some_and(|theirs| targets::intersect(&mine, &theirs))
+        })
         .flat_map(provided_apis::of_group)
         .collect()
 }
@@ -57,7 +72,11 @@ pub enum ApiVerdict {
     Change(ApiChange, ApiSet),
     /// Fail (non-terminal) with this reason and delete the CSV's deployments; `write` is false when the CSV
     /// already carries the failure OLM would not rewrite.
-    Fail { reason: CsvReason, message: &'static str, write: bool },
+    Fail {
+        reason: CsvReason,
+        message: &'static str,
+        write: bool,
+    },
 }
 
 pub const MSG_STATIC: &str = "static provided api operatorgroup cannot be modified by these apis";
@@ -65,7 +84,12 @@ pub const MSG_CONFLICT: &str = "intersecting operatorgroups provide the same api
 
 /// OLM's switch on the reconciliation result: a static group refuses any change (keeping an earlier
 /// `InterOperatorGroupOwnerConflict`), a conflict fails the CSV, add and remove go to the group's actor.
-pub fn verdict(result: Reconciliation, is_static: bool, csv_apis: &ApiSet, current_reason: &CsvReason) -> ApiVerdict {
+pub fn verdict(
+    result: Reconciliation,
+    is_static: bool,
+    csv_apis: &ApiSet,
+    current_reason: &CsvReason,
+) -> ApiVerdict {
     match result {
         Reconciliation::AddApis | Reconciliation::RemoveApis if is_static => ApiVerdict::Fail {
             reason: CsvReason::CannotModifyStaticOperatorGroupProvidedApis,
@@ -84,7 +108,12 @@ pub fn verdict(result: Reconciliation, is_static: bool, csv_apis: &ApiSet, curre
 }
 
 /// The whole check for one CSV in `group`, given every group of the cluster.
-pub fn check<'a>(csv_apis: &ApiSet, current_reason: &CsvReason, group: &OperatorGroup, all: impl IntoIterator<Item = &'a OperatorGroup>) -> ApiVerdict {
+pub fn check<'a>(
+    csv_apis: &ApiSet,
+    current_reason: &CsvReason,
+    group: &OperatorGroup,
+    all: impl IntoIterator<Item = &'a OperatorGroup>,
+) -> ApiVerdict {
     let others = apis_of_intersecting_groups(group, all);
     let result = reconcile(csv_apis, &provided_apis::of_group(group), &others);
     verdict(result, group.is_static(), csv_apis, current_reason)

@@ -22,7 +22,9 @@ use crate::shared::Shared;
 use actix::prelude::*;
 use messages::crd::operator_group::OperatorGroup;
 use messages::key::ObjectKey;
-use messages::msg::{ChangeProvidedApis, ObjectEvent, OperatorGroupMsg, ProvidedApisError, Requeue, RequeueReason};
+use messages::msg::{
+    ChangeProvidedApis, ObjectEvent, OperatorGroupMsg, ProvidedApisError, Requeue, RequeueReason,
+};
 use olm_runtime::registry::ObjectActor;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -56,7 +58,17 @@ impl ObjectActor for OperatorGroupActor {
     const KIND: &'static str = "OperatorGroup";
 
     fn new(key: ObjectKey, shared: Shared) -> Self {
-        Self { key, shared, latest: None, scheduled: false, fingerprint: None, group_roles_hash: None, api_roles_done: BTreeSet::new(), siblings: None, created: BTreeSet::new() }
+        Self {
+            key,
+            shared,
+            latest: None,
+            scheduled: false,
+            fingerprint: None,
+            group_roles_hash: None,
+            api_roles_done: BTreeSet::new(),
+            siblings: None,
+            created: BTreeSet::new(),
+        }
     }
 }
 
@@ -145,34 +157,61 @@ impl Handler<Sync> for OperatorGroupActor {
 
     fn handle(&mut self, _msg: Sync, _ctx: &mut Self::Context) -> Self::Result {
         self.scheduled = false;
-        let Some(group) = self.latest.clone() else { return AtomicResponse::new(Box::pin(async {}.into_actor(self))) };
+        let Some(group) = self.latest.clone() else {
+            return AtomicResponse::new(Box::pin(async {}.into_actor(self)));
+        };
         if let Some(store) = self.shared.stores.csvs.get() {
-            self.created.retain(|k| store.get(&kube::runtime::reflector::ObjectRef::new(&k.name).within(k.namespace_or_empty())).is_none());
+            self.created.retain(|k| {
+                store
+                    .get(
+                        &kube::runtime::reflector::ObjectRef::new(&k.name)
+                            .within(k.namespace_or_empty()),
+                    )
+                    .is_none()
+            });
         }
         let plan = match plan::plan(&self.shared, &group, &self.api_roles_done, &self.created) {
             Ok(plan) => plan,
             Err(error) => {
                 tracing::warn!(og = %self.key, error = &error as &dyn std::error::Error, "cannot sync operator group");
-                return AtomicResponse::new(Box::pin(async {}.into_actor(self).map(|_, act: &mut Self, ctx: &mut Context<Self>| act.schedule(ctx, RETRY))));
+                return AtomicResponse::new(Box::pin(
+                    async {}
+                        .into_actor(self)
+                        .map(|_, act: &mut Self, ctx: &mut Context<Self>| act.schedule(ctx, RETRY)),
+                ));
             }
         };
         let shared = self.shared.clone();
         let key = self.key.clone();
-        let roles_changed = self.group_roles_hash.as_deref() != Some(plan.group_roles_hash.as_str());
+        let roles_changed =
+            self.group_roles_hash.as_deref() != Some(plan.group_roles_hash.as_str());
         let fingerprint_changed = self.fingerprint.as_deref() != Some(plan.fingerprint.as_str());
         let siblings_changed = self.siblings != Some(plan.groups_in_namespace);
-        let fut = async move { notify::apply(&shared, &key, &group, plan, roles_changed, fingerprint_changed, siblings_changed).await };
-        AtomicResponse::new(Box::pin(fut.into_actor(self).map(|outcome, act: &mut Self, ctx: &mut Context<Self>| {
-            act.siblings = Some(outcome.groups_in_namespace);
-            act.api_roles_done.extend(outcome.api_roles_done);
-            act.created.extend(outcome.created);
-            if outcome.ok {
-                act.fingerprint = Some(outcome.fingerprint);
-                act.group_roles_hash = Some(outcome.group_roles_hash);
-            } else {
-                act.schedule(ctx, RETRY);
-            }
-        })))
+        let fut = async move {
+            notify::apply(
+                &shared,
+                &key,
+                &group,
+                plan,
+                roles_changed,
+                fingerprint_changed,
+                siblings_changed,
+            )
+            .await
+        };
+        AtomicResponse::new(Box::pin(fut.into_actor(self).map(
+            |outcome, act: &mut Self, ctx: &mut Context<Self>| {
+                act.siblings = Some(outcome.groups_in_namespace);
+                act.api_roles_done.extend(outcome.api_roles_done);
+                act.created.extend(outcome.created);
+                if outcome.ok {
+                    act.fingerprint = Some(outcome.fingerprint);
+                    act.group_roles_hash = Some(outcome.group_roles_hash);
+                } else {
+                    act.schedule(ctx, RETRY);
+                }
+            },
+        )))
     }
 }
 
@@ -190,8 +229,21 @@ pub fn error_chain(error: &dyn std::error::Error) -> String {
 
 /// The groups of a namespace, from the store.
 pub fn groups_in(shared: &Shared, namespace: &str) -> Vec<Arc<OperatorGroup>> {
-    shared.stores.operator_groups.get().map(|s| s.state().into_iter().filter(|g| g.metadata.namespace.as_deref() == Some(namespace)).collect()).unwrap_or_default()
+    shared
+        .stores
+        .operator_groups
+        .get()
+        .map(|s| {
+            s.state()
+                .into_iter()
+                .filter(|g| g.metadata.namespace.as_deref() == Some(namespace))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Requeue reason used when a group asks CSVs to look again.
-pub const REQUEUE_CSVS: Requeue = Requeue { reason: RequeueReason::DependencyChanged, after: None };
+pub const REQUEUE_CSVS: Requeue = Requeue {
+    reason: RequeueReason::DependencyChanged,
+    after: None,
+};

@@ -33,7 +33,15 @@ pub struct Outcome {
 /// Perform a plan: status first (OLM returns after a target change; we go on with the new status), then
 /// labels, member annotations, pruning, ClusterRoles, copies; finally requeue CSVs if the group's targets or
 /// APIs changed, and the sibling groups if their number changed.
-pub async fn apply(shared: &Shared, key: &ObjectKey, group: &Arc<OperatorGroup>, plan: Plan, roles_changed: bool, fingerprint_changed: bool, siblings_changed: bool) -> Outcome {
+pub async fn apply(
+    shared: &Shared,
+    key: &ObjectKey,
+    group: &Arc<OperatorGroup>,
+    plan: Plan,
+    roles_changed: bool,
+    fingerprint_changed: bool,
+    siblings_changed: bool,
+) -> Outcome {
     let client = &shared.client;
     let mut ok = true;
     let mut fail = |what: &str, error: &dyn std::error::Error| {
@@ -65,18 +73,24 @@ pub async fn apply(shared: &Shared, key: &ObjectKey, group: &Arc<OperatorGroup>,
     }
     if let Some(kept) = plan.prune {
         tracing::info!(og = %key, kept = %super::provided_apis::format(&kept), "pruning provided apis");
-        if let Err(e) = effects::change_provided_apis(client, key, move |current| current.intersection(&kept).cloned().collect()).await {
+        if let Err(e) = effects::change_provided_apis(client, key, move |current| {
+            current.intersection(&kept).cloned().collect()
+        })
+        .await
+        {
             fail("pruning provided apis", &e);
         }
     }
-    if roles_changed
-        && let Err(e) = effects::apply_cluster_roles(client, plan.group_roles).await
-    {
+    if roles_changed && let Err(e) = effects::apply_cluster_roles(client, plan.group_roles).await {
         fail("group cluster roles", &e);
     }
     let mut api_roles_done = Vec::new();
     for (done, api) in plan.api_roles {
-        let owner = if api.is_crd { crd_owner(client, &api.name).await } else { None };
+        let owner = if api.is_crd {
+            crd_owner(client, &api.name).await
+        } else {
+            None
+        };
         if api.is_crd && owner.is_none() {
             continue;
         }
@@ -86,7 +100,13 @@ pub async fn apply(shared: &Shared, key: &ObjectKey, group: &Arc<OperatorGroup>,
         }
     }
     for rbac in &plan.tenant_rbac {
-        count("tenant_rbac", rbac.roles.len() + rbac.bindings.len() + rbac.cluster_roles.len() + rbac.cluster_bindings.len());
+        count(
+            "tenant_rbac",
+            rbac.roles.len()
+                + rbac.bindings.len()
+                + rbac.cluster_roles.len()
+                + rbac.cluster_bindings.len(),
+        );
         match effects::apply_tenant_rbac(client, rbac).await {
             Ok(()) => api_roles_done.push(rbac.done.clone()),
             Err(e) => fail("operator rbac for targets", &e),
@@ -95,7 +115,17 @@ pub async fn apply(shared: &Shared, key: &ObjectKey, group: &Arc<OperatorGroup>,
     let mut created = Vec::new();
     if !plan.copies.is_empty() {
         let count = plan.copies.len();
-        created = plan.copies.iter().filter_map(|w| if let effects::CopyWrite::Create(c) = w { ObjectKey::of(c.as_ref()) } else { None }).collect();
+        created = plan
+            .copies
+            .iter()
+            .filter_map(|w| {
+                if let effects::CopyWrite::Create(c) = w {
+                    ObjectKey::of(c.as_ref())
+                } else {
+                    None
+                }
+            })
+            .collect();
         let (requests, result) = effects::write_copies(client, plan.copies).await;
         super::metrics::count(&shared.metrics, "copied_csv", requests);
         tracing::debug!(og = %key, writes = count, requests, "copied csvs synced");
@@ -113,12 +143,24 @@ pub async fn apply(shared: &Shared, key: &ObjectKey, group: &Arc<OperatorGroup>,
             if let Some(sibling_key) = ObjectKey::of(sibling.as_ref())
                 && &sibling_key != key
             {
-                send_to_group(shared, &sibling_key, OperatorGroupMsg::NamespaceChanged(key.namespace_or_empty().to_string())).await;
+                send_to_group(
+                    shared,
+                    &sibling_key,
+                    OperatorGroupMsg::NamespaceChanged(key.namespace_or_empty().to_string()),
+                )
+                .await;
             }
         }
     }
     let _ = group;
-    Outcome { ok, fingerprint: plan.fingerprint, group_roles_hash: plan.group_roles_hash, api_roles_done, created, groups_in_namespace: plan.groups_in_namespace }
+    Outcome {
+        ok,
+        fingerprint: plan.fingerprint,
+        group_roles_hash: plan.group_roles_hash,
+        api_roles_done,
+        created,
+        groups_in_namespace: plan.groups_in_namespace,
+    }
 }
 
 async fn crd_owner(client: &kube::Client, name: &str) -> Option<OwnerReference> {
@@ -141,9 +183,21 @@ pub async fn group_deleted(shared: &Shared, key: &ObjectKey, uid: Option<&str>) 
         tracing::warn!(og = %key, error = &e as &dyn std::error::Error, "deleting the group's cluster roles failed");
     }
     if let (Some(uid), Some(store)) = (uid, shared.stores.namespaces.get()) {
-        let namespaces: Vec<(String, std::collections::BTreeMap<String, String>)> =
-            store.state().iter().filter_map(|n| Some((n.metadata.name.clone()?, n.metadata.labels.clone().unwrap_or_default()))).collect();
-        let changes = super::machine::namespace_labels(uid, None, namespaces.iter().map(|(n, l)| (n.as_str(), l)));
+        let namespaces: Vec<(String, std::collections::BTreeMap<String, String>)> = store
+            .state()
+            .iter()
+            .filter_map(|n| {
+                Some((
+                    n.metadata.name.clone()?,
+                    n.metadata.labels.clone().unwrap_or_default(),
+                ))
+            })
+            .collect();
+        let changes = super::machine::namespace_labels(
+            uid,
+            None,
+            namespaces.iter().map(|(n, l)| (n.as_str(), l)),
+        );
         if let Err(e) = effects::label_namespaces(&shared.client, changes).await {
             tracing::warn!(og = %key, error = &e as &dyn std::error::Error, "removing the group's namespace labels failed");
         }
@@ -152,14 +206,25 @@ pub async fn group_deleted(shared: &Shared, key: &ObjectKey, uid: Option<&str>) 
         .stores
         .csvs
         .get()
-        .map(|s| s.state().iter().filter(|c| c.metadata.namespace.as_deref() == key.namespace.as_deref()).filter_map(|c| ObjectKey::of(c.as_ref())).collect())
+        .map(|s| {
+            s.state()
+                .iter()
+                .filter(|c| c.metadata.namespace.as_deref() == key.namespace.as_deref())
+                .filter_map(|c| ObjectKey::of(c.as_ref()))
+                .collect()
+        })
         .unwrap_or_default();
     requeue_csvs(shared, members).await;
     for sibling in super::groups_in(shared, key.namespace_or_empty()) {
         if let Some(sibling_key) = ObjectKey::of(sibling.as_ref())
             && &sibling_key != key
         {
-            send_to_group(shared, &sibling_key, OperatorGroupMsg::NamespaceChanged(key.namespace_or_empty().to_string())).await;
+            send_to_group(
+                shared,
+                &sibling_key,
+                OperatorGroupMsg::NamespaceChanged(key.namespace_or_empty().to_string()),
+            )
+            .await;
         }
     }
 }
@@ -169,11 +234,18 @@ pub async fn requeue_csvs(shared: &Shared, keys: BTreeSet<ObjectKey>) {
     if keys.is_empty() {
         return;
     }
-    let Some(registry) = shared.registries.csvs.get() else { return };
-    let Ok(actors) = registry.send(All::default()).await else { return };
+    let Some(registry) = shared.registries.csvs.get() else {
+        return;
+    };
+    let Ok(actors) = registry.send(All::default()).await else {
+        return;
+    };
     for (key, addr) in actors {
         if keys.contains(&key) {
-            addr.do_send(Requeue { reason: RequeueReason::DependencyChanged, after: None });
+            addr.do_send(Requeue {
+                reason: RequeueReason::DependencyChanged,
+                after: None,
+            });
         }
     }
 }
@@ -181,7 +253,9 @@ pub async fn requeue_csvs(shared: &Shared, keys: BTreeSet<ObjectKey>) {
 /// Send a message to one group's actor, if it runs.
 /// Send a message to one group's actor; false when it has none (no such group in the scope).
 pub async fn send_to_group(shared: &Shared, key: &ObjectKey, msg: OperatorGroupMsg) -> bool {
-    let Some(registry) = shared.registries.operator_groups.get() else { return false };
+    let Some(registry) = shared.registries.operator_groups.get() else {
+        return false;
+    };
     match registry.send(Lookup::new(key.clone())).await {
         Ok(Some(addr)) => {
             addr.do_send(msg);
@@ -193,21 +267,42 @@ pub async fn send_to_group(shared: &Shared, key: &ObjectKey, msg: OperatorGroupM
 
 /// A copy whose group has no actor any more (the group was deleted) is still collected once its parent is
 /// gone (OLM's `removeDanglingChildCSVs` on copy events).
-async fn collect_orphan_copy(shared: &Shared, copy_key: &ObjectKey, copy: Option<&ClusterServiceVersion>) {
+async fn collect_orphan_copy(
+    shared: &Shared,
+    copy_key: &ObjectKey,
+    copy: Option<&ClusterServiceVersion>,
+) {
     let Some(copy) = copy else { return };
-    let Some(parent_ns) = copy.metadata.annotations.as_ref().and_then(|a| a.get(annotations::OPERATOR_NAMESPACE)) else { return };
+    let Some(parent_ns) = copy
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(annotations::OPERATOR_NAMESPACE))
+    else {
+        return;
+    };
     // The CSV store holds the parent's namespace only for a cluster watch in scope (one watched namespace is
     // watched alone); otherwise "missing" would be a guess.
     let visible = match shared.stores.scope.get() {
-        Some(olm_runtime::wiring::Scope::Namespaces(list)) => list.len() > 1 && list.iter().any(|n| n == parent_ns),
+        Some(olm_runtime::wiring::Scope::Namespaces(list)) => {
+            list.len() > 1 && list.iter().any(|n| n == parent_ns)
+        }
         Some(olm_runtime::wiring::Scope::Cluster) | None => true,
     };
     if !visible {
         return;
     }
-    let parent = shared.stores.csvs.get().and_then(|s| s.get(&kube::runtime::reflector::ObjectRef::new(&copy_key.name).within(parent_ns)));
-    if crate::copied_csv::dangling(copy, parent.as_deref(), true) == Some(crate::copied_csv::Dangling::ParentMissing) {
-        let (requests, result) = effects::write_copies(&shared.client, vec![effects::CopyWrite::Delete(copy_key.clone())]).await;
+    let parent = shared.stores.csvs.get().and_then(|s| {
+        s.get(&kube::runtime::reflector::ObjectRef::new(&copy_key.name).within(parent_ns))
+    });
+    if crate::copied_csv::dangling(copy, parent.as_deref(), true)
+        == Some(crate::copied_csv::Dangling::ParentMissing)
+    {
+        let (requests, result) = effects::write_copies(
+            &shared.client,
+            vec![effects::CopyWrite::Delete(copy_key.clone())],
+        )
+        .await;
         super::metrics::count(&shared.metrics, "copied_csv", requests);
         if let Err(e) = result {
             tracing::warn!(csv = %copy_key, error = %super::error_chain(&e), "cannot delete an orphaned copy");
@@ -217,7 +312,9 @@ async fn collect_orphan_copy(shared: &Shared, copy_key: &ObjectKey, copy: Option
 
 /// Nudge every group actor (namespace or OLMConfig changes).
 pub fn all_groups(shared: &Shared, msg: OperatorGroupMsg) {
-    let Some(registry) = shared.registries.operator_groups.get().cloned() else { return };
+    let Some(registry) = shared.registries.operator_groups.get().cloned() else {
+        return;
+    };
     tokio::spawn(async move {
         if let Ok(actors) = registry.send(All::default()).await {
             for (_, addr) in actors {
@@ -236,14 +333,27 @@ pub fn member_changed(shared: &Shared, key: &ObjectKey, csv: Option<&ClusterServ
     {
         super::olm_config::changed(shared);
         let a = csv.metadata.annotations.clone().unwrap_or_default();
-        if let (Some(group), Some(ns)) = (a.get(annotations::OPERATOR_GROUP), a.get(annotations::OPERATOR_NAMESPACE)) {
+        if let (Some(group), Some(ns)) = (
+            a.get(annotations::OPERATOR_GROUP),
+            a.get(annotations::OPERATOR_NAMESPACE),
+        ) {
             targets.push(ObjectKey::new(ns.clone(), group.clone()));
         }
     } else {
-        targets.extend(super::groups_in(shared, key.namespace_or_empty()).iter().filter_map(|g| ObjectKey::of(g.as_ref())));
+        targets.extend(
+            super::groups_in(shared, key.namespace_or_empty())
+                .iter()
+                .filter_map(|g| ObjectKey::of(g.as_ref())),
+        );
     }
     let parent_gone = csv.is_some_and(|c| !c.is_copied())
-        && shared.stores.csvs.get().is_some_and(|s| s.get(&kube::runtime::reflector::ObjectRef::new(&key.name).within(key.namespace_or_empty())).is_none());
+        && shared.stores.csvs.get().is_some_and(|s| {
+            s.get(
+                &kube::runtime::reflector::ObjectRef::new(&key.name)
+                    .within(key.namespace_or_empty()),
+            )
+            .is_none()
+        });
     if parent_gone && targets.is_empty() {
         // No group left to collect the copies of a deleted parent: do it here.
         let copies: Vec<Arc<ClusterServiceVersion>> = shared
@@ -253,8 +363,17 @@ pub fn member_changed(shared: &Shared, key: &ObjectKey, csv: Option<&ClusterServ
             .map(|s| {
                 s.state()
                     .into_iter()
-                    .filter(|c| c.is_copied() && c.metadata.name.as_deref() == Some(key.name.as_str()))
-                    .filter(|c| c.metadata.annotations.as_ref().and_then(|a| a.get(annotations::OPERATOR_NAMESPACE)).map(String::as_str) == key.namespace.as_deref())
+                    .filter(|c| {
+                        c.is_copied() && c.metadata.name.as_deref() == Some(key.name.as_str())
+                    })
+                    .filter(|c| {
+                        c.metadata
+                            .annotations
+                            .as_ref()
+                            .and_then(|a| a.get(annotations::OPERATOR_NAMESPACE))
+                            .map(String::as_str)
+                            == key.namespace.as_deref()
+                    })
                     .collect()
             })
             .unwrap_or_default();
@@ -275,7 +394,12 @@ pub fn member_changed(shared: &Shared, key: &ObjectKey, csv: Option<&ClusterServ
     let copy = csv.filter(|c| c.is_copied()).cloned();
     tokio::spawn(async move {
         for group in targets {
-            let delivered = send_to_group(&shared, &group, OperatorGroupMsg::MemberChanged(key.clone())).await;
+            let delivered = send_to_group(
+                &shared,
+                &group,
+                OperatorGroupMsg::MemberChanged(key.clone()),
+            )
+            .await;
             if !delivered {
                 collect_orphan_copy(&shared, &key, copy.as_ref()).await;
             }
@@ -285,22 +409,43 @@ pub fn member_changed(shared: &Shared, key: &ObjectKey, csv: Option<&ClusterServ
 
 /// The Namespace store; every applied or deleted namespace nudges every group (targets by selector, labels,
 /// copies into new namespaces).
-pub fn namespace_store(shared: &Shared) -> (kube::runtime::reflector::Store<k8s_openapi::api::core::v1::Namespace>, tokio::task::JoinHandle<()>) {
+pub fn namespace_store(
+    shared: &Shared,
+) -> (
+    kube::runtime::reflector::Store<k8s_openapi::api::core::v1::Namespace>,
+    tokio::task::JoinHandle<()>,
+) {
     let shared = shared.clone();
     let api = Api::<k8s_openapi::api::core::v1::Namespace>::all(shared.client.clone());
-    olm_runtime::watch::spawn_store(api, kube::runtime::watcher::Config::default(), move |ns: &k8s_openapi::api::core::v1::Namespace| {
-        all_groups(&shared, OperatorGroupMsg::NamespaceChanged(ns.metadata.name.clone().unwrap_or_default()));
-    })
+    olm_runtime::watch::spawn_store(
+        api,
+        kube::runtime::watcher::Config::default(),
+        move |ns: &k8s_openapi::api::core::v1::Namespace| {
+            all_groups(
+                &shared,
+                OperatorGroupMsg::NamespaceChanged(ns.metadata.name.clone().unwrap_or_default()),
+            );
+        },
+    )
 }
 
 /// The OLMConfig store; a change nudges every group (`disableCopiedCSVs`).
-pub fn olm_config_store(shared: &Shared) -> (kube::runtime::reflector::Store<messages::crd::olm_config::OLMConfig>, tokio::task::JoinHandle<()>) {
+pub fn olm_config_store(
+    shared: &Shared,
+) -> (
+    kube::runtime::reflector::Store<messages::crd::olm_config::OLMConfig>,
+    tokio::task::JoinHandle<()>,
+) {
     let shared = shared.clone();
     let api = Api::<messages::crd::olm_config::OLMConfig>::all(shared.client.clone());
-    olm_runtime::watch::spawn_store(api, kube::runtime::watcher::Config::default(), move |_config: &messages::crd::olm_config::OLMConfig| {
-        all_groups(&shared, OperatorGroupMsg::OlmConfigChanged);
-        super::olm_config::changed(&shared);
-    })
+    olm_runtime::watch::spawn_store(
+        api,
+        kube::runtime::watcher::Config::default(),
+        move |_config: &messages::crd::olm_config::OLMConfig| {
+            all_groups(&shared, OperatorGroupMsg::OlmConfigChanged);
+            super::olm_config::changed(&shared);
+        },
+    )
 }
 
 /// Why a CSV's request to its group failed.
@@ -318,12 +463,37 @@ pub enum AskError {
 
 /// For a CSV actor: ask the one actor of the CSV's group to change `olm.providedAPIs` and wait for the answer
 /// (the set after the change). The group applies unions and differences itself, so concurrent CSVs lose nothing.
-pub async fn change_provided_apis(shared: &Shared, csv: &ObjectKey, change: messages::msg::ApiChange, apis: BTreeSet<String>) -> Result<BTreeSet<String>, AskError> {
+pub async fn change_provided_apis(
+    shared: &Shared,
+    csv: &ObjectKey,
+    change: messages::msg::ApiChange,
+    apis: BTreeSet<String>,
+) -> Result<BTreeSet<String>, AskError> {
     let groups = super::groups_in(shared, csv.namespace_or_empty());
-    let [group] = groups.as_slice() else { return Err(AskError::NoActor(ObjectKey::new(csv.namespace_or_empty(), ""))) };
+    let [group] = groups.as_slice() else {
+        return Err(AskError::NoActor(ObjectKey::new(
+            csv.namespace_or_empty(),
+            "",
+        )));
+    };
     let key = ObjectKey::of(group.as_ref()).ok_or(AskError::NoRegistry)?;
-    let registry = shared.registries.operator_groups.get().ok_or(AskError::NoRegistry)?;
-    let addr = registry.send(Lookup::new(key.clone())).await.map_err(|e| AskError::Mailbox(key.clone(), e))?.ok_or_else(|| AskError::NoActor(key.clone()))?;
-    let msg = messages::msg::ChangeProvidedApis { csv: csv.clone(), change, apis };
-    Ok(addr.send(msg).await.map_err(|e| AskError::Mailbox(key.clone(), e))??)
+    let registry = shared
+        .registries
+        .operator_groups
+        .get()
+        .ok_or(AskError::NoRegistry)?;
+    let addr = registry
+        .send(Lookup::new(key.clone()))
+        .await
+        .map_err(|e| AskError::Mailbox(key.clone(), e))?
+        .ok_or_else(|| AskError::NoActor(key.clone()))?;
+    let msg = messages::msg::ChangeProvidedApis {
+        csv: csv.clone(),
+        change,
+        apis,
+    };
+    Ok(addr
+        .send(msg)
+        .await
+        .map_err(|e| AskError::Mailbox(key.clone(), e))??)
 }

@@ -6,7 +6,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::api::{Api, Patch, PatchParams};
 use messages::crd::annotations;
 use messages::crd::csv::ClusterServiceVersion;
-use messages::crd::olm_config::{OLM_CONFIG_NAME, OLMConfig, OlmConfigConditionReason, OlmConfigConditionType};
+use messages::crd::olm_config::{
+    OLM_CONFIG_NAME, OLMConfig, OlmConfigConditionReason, OlmConfigConditionType,
+};
 use messages::crd::operator_group::OperatorGroup;
 use std::sync::Arc;
 use tokio::sync::Notify;
@@ -16,21 +18,49 @@ pub const MSG_DISABLED_CLEAN: &str = "Copied CSVs are disabled and no unexpected
 pub const MSG_DISABLED_UNEXPECTED: &str = "Copied CSVs are disabled and at least one unexpected copied CSV was found for an operator installed in AllNamespace mode";
 
 /// `(status, reason, message)` of the condition.
-pub fn condition(disabled: bool, unexpected_copies: bool) -> (&'static str, OlmConfigConditionReason, &'static str) {
+pub fn condition(
+    disabled: bool,
+    unexpected_copies: bool,
+) -> (&'static str, OlmConfigConditionReason, &'static str) {
     match (disabled, unexpected_copies) {
-        (false, _) => ("False", OlmConfigConditionReason::CopiedCsvsEnabled, MSG_ENABLED),
-        (true, false) => ("True", OlmConfigConditionReason::CopiedCsvsDisabled, MSG_DISABLED_CLEAN),
-        (true, true) => ("False", OlmConfigConditionReason::CopiedCsvsDisabled, MSG_DISABLED_UNEXPECTED),
+        (false, _) => (
+            "False",
+            OlmConfigConditionReason::CopiedCsvsEnabled,
+            MSG_ENABLED,
+        ),
+        (true, false) => (
+            "True",
+            OlmConfigConditionReason::CopiedCsvsDisabled,
+            MSG_DISABLED_CLEAN,
+        ),
+        (true, true) => (
+            "False",
+            OlmConfigConditionReason::CopiedCsvsDisabled,
+            MSG_DISABLED_UNEXPECTED,
+        ),
     }
 }
 
 /// Whether some copy belongs to a group targeting all namespaces.
-pub fn has_all_namespaces_copies<'a>(csvs: impl IntoIterator<Item = &'a ClusterServiceVersion>, groups: &[Arc<OperatorGroup>]) -> bool {
+pub fn has_all_namespaces_copies<'a>(
+    csvs: impl IntoIterator<Item = &'a ClusterServiceVersion>,
+    groups: &[Arc<OperatorGroup>],
+) -> bool {
     csvs.into_iter().filter(|c| c.is_copied()).any(|copy| {
         let a = copy.metadata.annotations.clone().unwrap_or_default();
-        let (Some(name), Some(ns)) = (a.get(annotations::OPERATOR_GROUP), a.get(annotations::OPERATOR_NAMESPACE)) else { return false };
+        let (Some(name), Some(ns)) = (
+            a.get(annotations::OPERATOR_GROUP),
+            a.get(annotations::OPERATOR_NAMESPACE),
+        ) else {
+            return false;
+        };
         groups.iter().any(|g| {
-            g.metadata.name.as_ref() == Some(name) && g.metadata.namespace.as_ref() == Some(ns) && g.status.as_ref().and_then(|s| s.namespaces.as_ref()).is_some_and(|n| n.iter().any(String::is_empty))
+            g.metadata.name.as_ref() == Some(name)
+                && g.metadata.namespace.as_ref() == Some(ns)
+                && g.status
+                    .as_ref()
+                    .and_then(|s| s.namespaces.as_ref())
+                    .is_some_and(|n| n.iter().any(String::is_empty))
         })
     })
 }
@@ -51,7 +81,10 @@ pub fn spawn(shared: &Shared) -> Arc<Notify> {
         loop {
             wake.notified().await;
             if let Err(error) = sync(&shared).await {
-                tracing::warn!(error = &error as &dyn std::error::Error, "cannot write the OLMConfig condition");
+                tracing::warn!(
+                    error = &error as &dyn std::error::Error,
+                    "cannot write the OLMConfig condition"
+                );
             }
         }
     });
@@ -60,15 +93,37 @@ pub fn spawn(shared: &Shared) -> Arc<Notify> {
 
 async fn sync(shared: &Shared) -> Result<(), kube::Error> {
     let stores = &shared.stores;
-    let Some(config) = stores.olm_config.get().and_then(|s| s.state().into_iter().find(|c| c.metadata.name.as_deref() == Some(OLM_CONFIG_NAME))) else { return Ok(()) };
-    let disabled = config.spec.features.as_ref().and_then(|f| f.disable_copied_csvs) == Some(true);
+    let Some(config) = stores.olm_config.get().and_then(|s| {
+        s.state()
+            .into_iter()
+            .find(|c| c.metadata.name.as_deref() == Some(OLM_CONFIG_NAME))
+    }) else {
+        return Ok(());
+    };
+    let disabled = config
+        .spec
+        .features
+        .as_ref()
+        .and_then(|f| f.disable_copied_csvs)
+        == Some(true);
     let csvs = stores.csvs.get().map(|s| s.state()).unwrap_or_default();
-    let groups = stores.operator_groups.get().map(|s| s.state()).unwrap_or_default();
-    let unexpected = disabled && has_all_namespaces_copies(csvs.iter().map(|c| c.as_ref()), &groups);
+    let groups = stores
+        .operator_groups
+        .get()
+        .map(|s| s.state())
+        .unwrap_or_default();
+    let unexpected =
+        disabled && has_all_namespaces_copies(csvs.iter().map(|c| c.as_ref()), &groups);
     let (status, reason, message) = condition(disabled, unexpected);
     let kind = OlmConfigConditionType::DisabledCopiedCsvs.as_str();
-    let current = config.status.as_ref().map(|s| s.conditions.clone()).unwrap_or_default();
-    if current.iter().any(|c| c.type_ == kind && c.status == status && c.reason == reason.as_str() && c.message == message) {
+    let current = config
+        .status
+        .as_ref()
+        .map(|s| s.conditions.clone())
+        .unwrap_or_default();
+    if current.iter().any(|c| {
+        c.type_ == kind && c.status == status && c.reason == reason.as_str() && c.message == message
+    }) {
         return Ok(());
     }
     let mut conditions: Vec<Condition> = current.into_iter().filter(|c| c.type_ != kind).collect();
@@ -81,7 +136,12 @@ async fn sync(shared: &Shared) -> Result<(), kube::Error> {
         observed_generation: config.metadata.generation,
     });
     let api: Api<OLMConfig> = Api::all(shared.client.clone());
-    api.patch_status(OLM_CONFIG_NAME, &PatchParams::default(), &Patch::Merge(serde_json::json!({"status": {"conditions": conditions}}))).await?;
+    api.patch_status(
+        OLM_CONFIG_NAME,
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"status": {"conditions": conditions}})),
+    )
+    .await?;
     Ok(())
 }
 
@@ -91,10 +151,34 @@ mod tests {
     use rstest::rstest;
 
     #[rstest]
-    #[case::enabled_copies_are_reported_present(false, false, "False", "CopiedCSVsEnabled", MSG_ENABLED)]
-    #[case::disabled_without_leftover_copies_is_true(true, false, "True", "CopiedCSVsDisabled", MSG_DISABLED_CLEAN)]
-    #[case::disabled_with_leftover_copies_is_false(true, true, "False", "CopiedCSVsDisabled", MSG_DISABLED_UNEXPECTED)]
-    fn the_condition_follows_olm(#[case] disabled: bool, #[case] unexpected: bool, #[case] status: &str, #[case] reason: &str, #[case] message: &str) {
+    #[case::enabled_copies_are_reported_present(
+        false,
+        false,
+        "False",
+        "CopiedCSVsEnabled",
+        MSG_ENABLED
+    )]
+    #[case::disabled_without_leftover_copies_is_true(
+        true,
+        false,
+        "True",
+        "CopiedCSVsDisabled",
+        MSG_DISABLED_CLEAN
+    )]
+    #[case::disabled_with_leftover_copies_is_false(
+        true,
+        true,
+        "False",
+        "CopiedCSVsDisabled",
+        MSG_DISABLED_UNEXPECTED
+    )]
+    fn the_condition_follows_olm(
+        #[case] disabled: bool,
+        #[case] unexpected: bool,
+        #[case] status: &str,
+        #[case] reason: &str,
+        #[case] message: &str,
+    ) {
         let (s, r, m) = condition(disabled, unexpected);
         assert_eq!((s, r.as_str(), m), (status, reason, message));
     }
@@ -104,14 +188,32 @@ mod tests {
         let group = |name: &str, namespaces: &[&str]| {
             let mut og = OperatorGroup::new(name, Default::default());
             og.metadata.namespace = Some("op".into());
-            og.status = Some(messages::crd::operator_group::OperatorGroupStatus { namespaces: Some(namespaces.iter().map(|s| s.to_string()).collect()), ..Default::default() });
+            og.status = Some(messages::crd::operator_group::OperatorGroupStatus {
+                namespaces: Some(namespaces.iter().map(|s| s.to_string()).collect()),
+                ..Default::default()
+            });
             Arc::new(og)
         };
         let mut copy = ClusterServiceVersion::new("a.v1", Default::default());
         copy.metadata.namespace = Some("tenant".into());
-        copy.metadata.annotations = Some([("olm.operatorGroup".to_string(), "global".to_string()), ("olm.operatorNamespace".to_string(), "op".to_string())].into());
-        assert!(has_all_namespaces_copies([&copy], &[group("global", &[""])]));
-        assert!(!has_all_namespaces_copies([&copy], &[group("global", &["tenant"])]));
-        assert!(!has_all_namespaces_copies([&copy], &[group("other", &[""])]));
+        copy.metadata.annotations = Some(
+            [
+                ("olm.operatorGroup".to_string(), "global".to_string()),
+                ("olm.operatorNamespace".to_string(), "op".to_string()),
+            ]
+            .into(),
+        );
+        assert!(has_all_namespaces_copies(
+            [&copy],
+            &[group("global", &[""])]
+        ));
+        assert!(!has_all_namespaces_copies(
+            [&copy],
+            &[group("global", &["tenant"])]
+        ));
+        assert!(!has_all_namespaces_copies(
+            [&copy],
+            &[group("other", &[""])]
+        ));
     }
 }

@@ -55,13 +55,26 @@ pub enum Error {
     #[error("the stores are not started yet")]
     NoStores,
     #[error("computing the targets of {key}")]
-    Targets { key: ObjectKey, #[source] source: targets::TargetError },
+    Targets {
+        key: ObjectKey,
+        #[source]
+        source: targets::TargetError,
+    },
 }
 
 /// `created` holds copies this actor created that the CSV store may not show yet (never created twice).
-pub fn plan(shared: &Shared, group: &Arc<OperatorGroup>, done_api_roles: &BTreeSet<String>, created: &BTreeSet<ObjectKey>) -> Result<Plan, Error> {
+pub fn plan(
+    shared: &Shared,
+    group: &Arc<OperatorGroup>,
+    done_api_roles: &BTreeSet<String>,
+    created: &BTreeSet<ObjectKey>,
+) -> Result<Plan, Error> {
     let stores = &shared.stores;
-    let (Some(ns_store), Some(csv_store), Some(og_store)) = (stores.namespaces.get(), stores.csvs.get(), stores.operator_groups.get()) else {
+    let (Some(ns_store), Some(csv_store), Some(og_store)) = (
+        stores.namespaces.get(),
+        stores.csvs.get(),
+        stores.operator_groups.get(),
+    ) else {
         return Err(Error::NoStores);
     };
     let key = ObjectKey::of(group.as_ref()).unwrap_or_else(|| ObjectKey::new("", ""));
@@ -71,11 +84,25 @@ pub fn plan(shared: &Shared, group: &Arc<OperatorGroup>, done_api_roles: &BTreeS
     let namespaces: Vec<(String, BTreeMap<String, String>)> = ns_store
         .state()
         .iter()
-        .filter_map(|n| n.metadata.name.clone().map(|name| (name, n.metadata.labels.clone().unwrap_or_default())))
+        .filter_map(|n| {
+            n.metadata
+                .name
+                .clone()
+                .map(|name| (name, n.metadata.labels.clone().unwrap_or_default()))
+        })
         .filter(|(name, _)| in_scope(name))
         .collect();
-    let targets = targets::select(group, namespaces.iter().map(|(n, l)| (n.as_str(), l))).map_err(|source| Error::Targets { key: key.clone(), source })?;
-    let groups_in_namespace = og_store.state().iter().filter(|g| g.metadata.namespace.as_deref() == Some(group_ns.as_str())).count();
+    let targets = targets::select(group, namespaces.iter().map(|(n, l)| (n.as_str(), l))).map_err(
+        |source| Error::Targets {
+            key: key.clone(),
+            source,
+        },
+    )?;
+    let groups_in_namespace = og_store
+        .state()
+        .iter()
+        .filter(|g| g.metadata.namespace.as_deref() == Some(group_ns.as_str()))
+        .count();
     let now = Time(k8s_openapi::jiff::Timestamp::now());
     let status = machine::status(group, &targets, groups_in_namespace, &now);
     let mut current = group.as_ref().clone();
@@ -83,47 +110,123 @@ pub fn plan(shared: &Shared, group: &Arc<OperatorGroup>, done_api_roles: &BTreeS
         current.status = Some(s.clone());
     }
     let uid = group.metadata.uid.clone().unwrap_or_default();
-    let labels = if uid.is_empty() { Vec::new() } else { machine::namespace_labels(&uid, Some(&targets), namespaces.iter().map(|(n, l)| (n.as_str(), l))) };
+    let labels = if uid.is_empty() {
+        Vec::new()
+    } else {
+        machine::namespace_labels(
+            &uid,
+            Some(&targets),
+            namespaces.iter().map(|(n, l)| (n.as_str(), l)),
+        )
+    };
 
     let all_csvs = csv_store.state();
-    let members: Vec<&Arc<ClusterServiceVersion>> = all_csvs.iter().filter(|c| c.metadata.namespace.as_deref() == Some(group_ns.as_str()) && !c.is_copied()).collect();
-    let annotate: Vec<(ObjectKey, BTreeMap<String, String>)> =
-        members.iter().filter_map(|c| Some((ObjectKey::of(c.as_ref())?, machine::member_annotations(&current, c)?))).collect();
+    let members: Vec<&Arc<ClusterServiceVersion>> = all_csvs
+        .iter()
+        .filter(|c| c.metadata.namespace.as_deref() == Some(group_ns.as_str()) && !c.is_copied())
+        .collect();
+    let annotate: Vec<(ObjectKey, BTreeMap<String, String>)> = members
+        .iter()
+        .filter_map(|c| {
+            Some((
+                ObjectKey::of(c.as_ref())?,
+                machine::member_annotations(&current, c)?,
+            ))
+        })
+        .collect();
     let prune = machine::prune(&current, members.iter().map(|c| c.as_ref()));
     let mut apis = machine::all_apis(&current, members.iter().map(|c| c.as_ref()));
     if let Some(kept) = &prune {
-        apis = kept.union(&members.iter().flat_map(|c| provided_apis::of_csv(c)).collect()).cloned().collect();
+        apis = kept
+            .union(
+                &members
+                    .iter()
+                    .flat_map(|c| provided_apis::of_csv(c))
+                    .collect(),
+            )
+            .cloned()
+            .collect();
     }
     let group_roles = render::group_cluster_roles(&group_ns, &key.name, &apis);
-    let group_roles_hash = crate::rbac::naming::gvk_hash(&serde_json::to_string(&group_roles).unwrap_or_default());
+    let group_roles_hash =
+        crate::rbac::naming::gvk_hash(&serde_json::to_string(&group_roles).unwrap_or_default());
     let api_roles = members
         .iter()
         .filter(|c| c.phase() == CsvPhase::Succeeded)
         .flat_map(|c| {
             let uid = c.metadata.uid.clone().unwrap_or_default();
-            render::owned_apis(c).into_iter().map(move |api| (format!("{uid}/{}", api.key), api))
+            render::owned_apis(c)
+                .into_iter()
+                .map(move |api| (format!("{uid}/{}", api.key), api))
         })
         .filter(|(done, _)| !done_api_roles.contains(done))
         .collect();
 
-    let copies_enabled = stores.olm_config.get().and_then(|s| s.state().into_iter().find(|c| c.metadata.name.as_deref() == Some(OLM_CONFIG_NAME))).is_none_or(|c| {
-        c.spec.features.as_ref().and_then(|f| f.disable_copied_csvs) != Some(true)
-    });
-    let copy_to = machine::copy_namespaces(&group_ns, &targets, copies_enabled, namespaces.iter().map(|(n, _)| n.as_str()));
+    let copies_enabled = stores
+        .olm_config
+        .get()
+        .and_then(|s| {
+            s.state()
+                .into_iter()
+                .find(|c| c.metadata.name.as_deref() == Some(OLM_CONFIG_NAME))
+        })
+        .is_none_or(|c| c.spec.features.as_ref().and_then(|f| f.disable_copied_csvs) != Some(true));
+    let copy_to = machine::copy_namespaces(
+        &group_ns,
+        &targets,
+        copies_enabled,
+        namespaces.iter().map(|(n, _)| n.as_str()),
+    );
     let copies = copy_writes(&current, &key, &members, &all_csvs, &copy_to, created);
-    let tenant_rbac = tenant_rbac(&current, &group_ns, &targets, &members, &all_csvs, &copy_to, done_api_roles);
+    let tenant_rbac = tenant_rbac(
+        &current,
+        &group_ns,
+        &targets,
+        &members,
+        &all_csvs,
+        &copy_to,
+        done_api_roles,
+    );
 
-    let fingerprint = format!("{:?}|{}|{}", targets, provided_apis::format(&apis), provided_apis::format(&provided_apis::of_group(&current)));
+    let fingerprint = format!(
+        "{:?}|{}|{}",
+        targets,
+        provided_apis::format(&apis),
+        provided_apis::format(&provided_apis::of_group(&current))
+    );
     let requeue = all_csvs
         .iter()
         .filter(|c| !c.is_copied())
-        .filter(|c| c.metadata.namespace.as_deref() == Some(group_ns.as_str()) || !provided_apis::of_csv(c).is_disjoint(&apis))
+        .filter(|c| {
+            c.metadata.namespace.as_deref() == Some(group_ns.as_str())
+                || !provided_apis::of_csv(c).is_disjoint(&apis)
+        })
         .filter_map(|c| ObjectKey::of(c.as_ref()))
         .collect();
-    Ok(Plan { status, labels, annotate, prune, group_roles, group_roles_hash, api_roles, copies, fingerprint, requeue, groups_in_namespace, tenant_rbac })
+    Ok(Plan {
+        status,
+        labels,
+        annotate,
+        prune,
+        group_roles,
+        group_roles_hash,
+        api_roles,
+        copies,
+        fingerprint,
+        requeue,
+        groups_in_namespace,
+        tenant_rbac,
+    })
 }
 
-fn copy_writes(group: &OperatorGroup, key: &ObjectKey, members: &[&Arc<ClusterServiceVersion>], all: &[Arc<ClusterServiceVersion>], copy_to: &BTreeSet<String>, created: &BTreeSet<ObjectKey>) -> Vec<CopyWrite> {
+fn copy_writes(
+    group: &OperatorGroup,
+    key: &ObjectKey,
+    members: &[&Arc<ClusterServiceVersion>],
+    all: &[Arc<ClusterServiceVersion>],
+    copy_to: &BTreeSet<String>,
+    created: &BTreeSet<ObjectKey>,
+) -> Vec<CopyWrite> {
     let group_ns = key.namespace_or_empty();
     let existing: BTreeMap<(String, String), &Arc<ClusterServiceVersion>> = all
         .iter()
@@ -132,8 +235,13 @@ fn copy_writes(group: &OperatorGroup, key: &ObjectKey, members: &[&Arc<ClusterSe
         .collect();
     let mut writes = Vec::new();
     let mut wanted_keys = BTreeSet::new();
-    for parent in members.iter().filter(|c| copied_csv::is_copyable(c) && machine::member_annotations(group, c).is_none()) {
-        let Some(name) = parent.metadata.name.clone() else { continue };
+    for parent in members
+        .iter()
+        .filter(|c| copied_csv::is_copyable(c) && machine::member_annotations(group, c).is_none())
+    {
+        let Some(name) = parent.metadata.name.clone() else {
+            continue;
+        };
         for ns in copy_to {
             wanted_keys.insert((ns.clone(), name.clone()));
             let wanted = copied_csv::render(parent, ns);
@@ -143,14 +251,21 @@ fn copy_writes(group: &OperatorGroup, key: &ObjectKey, members: &[&Arc<ClusterSe
                 Some(have) => {
                     let drift = copied_csv::drift(have, &wanted);
                     if drift.object || drift.status {
-                        writes.push(CopyWrite::Update { wanted: Box::new(wanted), existing: Box::new(have.as_ref().clone()), drift });
+                        writes.push(CopyWrite::Update {
+                            wanted: Box::new(wanted),
+                            existing: Box::new(have.as_ref().clone()),
+                            drift,
+                        });
                     }
                 }
             }
         }
     }
     // Copies of this group's members that are no longer wanted.
-    let parents: BTreeMap<&str, &Arc<ClusterServiceVersion>> = members.iter().filter_map(|c| Some((c.metadata.name.as_deref()?, *c))).collect();
+    let parents: BTreeMap<&str, &Arc<ClusterServiceVersion>> = members
+        .iter()
+        .filter_map(|c| Some((c.metadata.name.as_deref()?, *c)))
+        .collect();
     for ((ns, name), copy) in &existing {
         let labels = copy.metadata.labels.clone().unwrap_or_default();
         let copy_annotations = copy.metadata.annotations.clone().unwrap_or_default();
@@ -181,27 +296,70 @@ fn tenant_rbac(
 ) -> Vec<TenantRbac> {
     use crate::rbac::tenant;
     let mut out = Vec::new();
-    for parent in members.iter().filter(|c| copied_csv::is_copyable(c) && machine::member_annotations(group, c).is_none()) {
-        let Ok(Ok(rendered)) = crate::csv::strategy::render(parent) else { continue };
+    for parent in members
+        .iter()
+        .filter(|c| copied_csv::is_copyable(c) && machine::member_annotations(group, c).is_none())
+    {
+        let Ok(Ok(rendered)) = crate::csv::strategy::render(parent) else {
+            continue;
+        };
         if rendered.roles.is_empty() && rendered.role_bindings.is_empty() {
             continue;
         }
-        let (Some(name), Some(uid)) = (parent.metadata.name.clone(), parent.metadata.uid.clone()) else { continue };
+        let (Some(name), Some(uid)) = (parent.metadata.name.clone(), parent.metadata.uid.clone())
+        else {
+            continue;
+        };
         if targets.is_all() {
-            let (cluster_roles, cluster_bindings) = tenant::lifted(&rendered.roles, &rendered.role_bindings, group_ns);
-            let key = format!("lift/{uid}/{}", crate::rbac::naming::gvk_hash(&serde_json::to_string(&(&cluster_roles, &cluster_bindings)).unwrap_or_default()));
+            let (cluster_roles, cluster_bindings) =
+                tenant::lifted(&rendered.roles, &rendered.role_bindings, group_ns);
+            let key = format!(
+                "lift/{uid}/{}",
+                crate::rbac::naming::gvk_hash(
+                    &serde_json::to_string(&(&cluster_roles, &cluster_bindings))
+                        .unwrap_or_default()
+                )
+            );
             if !done.contains(&key) {
-                out.push(TenantRbac { done: key, cluster_roles, cluster_bindings, ..Default::default() });
+                out.push(TenantRbac {
+                    done: key,
+                    cluster_roles,
+                    cluster_bindings,
+                    ..Default::default()
+                });
             }
             continue;
         }
         for ns in copy_to {
-            let copy_uid = all.iter().find(|c| c.metadata.namespace.as_deref() == Some(ns.as_str()) && c.metadata.name.as_deref() == Some(name.as_str())).and_then(|c| c.metadata.uid.clone());
+            let copy_uid = all
+                .iter()
+                .find(|c| {
+                    c.metadata.namespace.as_deref() == Some(ns.as_str())
+                        && c.metadata.name.as_deref() == Some(name.as_str())
+                })
+                .and_then(|c| c.metadata.uid.clone());
             let Some(copy_uid) = copy_uid else { continue };
-            let (roles, bindings) = tenant::copied(&rendered.roles, &rendered.role_bindings, &name, group_ns, ns, &copy_uid);
-            let key = format!("{ns}/{copy_uid}/{}", crate::rbac::naming::gvk_hash(&serde_json::to_string(&(&roles, &bindings)).unwrap_or_default()));
+            let (roles, bindings) = tenant::copied(
+                &rendered.roles,
+                &rendered.role_bindings,
+                &name,
+                group_ns,
+                ns,
+                &copy_uid,
+            );
+            let key = format!(
+                "{ns}/{copy_uid}/{}",
+                crate::rbac::naming::gvk_hash(
+                    &serde_json::to_string(&(&roles, &bindings)).unwrap_or_default()
+                )
+            );
             if !done.contains(&key) {
-                out.push(TenantRbac { done: key, roles, bindings, ..Default::default() });
+                out.push(TenantRbac {
+                    done: key,
+                    roles,
+                    bindings,
+                    ..Default::default()
+                });
             }
         }
     }
@@ -210,5 +368,10 @@ fn tenant_rbac(
 
 /// The `Targets` a group's written status stands for (`None` before its first sync).
 pub fn written_targets(group: &OperatorGroup) -> Option<Targets> {
-    group.status.as_ref()?.namespaces.as_deref().map(Targets::from_status)
+    group
+        .status
+        .as_ref()?
+        .namespaces
+        .as_deref()
+        .map(Targets::from_status)
 }

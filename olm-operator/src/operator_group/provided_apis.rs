@@ -14,7 +14,11 @@ pub type ApiSet = BTreeSet<String>;
 pub fn parse(annotation: &str) -> ApiSet {
     annotation
         .split(',')
-        .map(|part| part.chars().filter(|c| !c.is_whitespace()).collect::<String>())
+        .map(|part| {
+            part.chars()
+                .filter(|c| !c.is_whitespace())
+                .collect::<String>()
+        })
         .filter(|part| part.matches('.').count() >= 2)
         .collect()
 }
@@ -26,23 +30,40 @@ pub fn format(apis: &ApiSet) -> String {
 
 /// The group's current `olm.providedAPIs`.
 pub fn of_group(group: &OperatorGroup) -> ApiSet {
-    group.metadata.annotations.as_ref().and_then(|a| a.get(annotations::PROVIDED_APIS)).map(|v| parse(v)).unwrap_or_default()
+    group
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(annotations::PROVIDED_APIS))
+        .map(|v| parse(v))
+        .unwrap_or_default()
 }
 
 /// The APIs a CSV provides: every owned CRD (`name` is `plural.group`) and owned APIService, as `Kind.version.group`.
 pub fn of_csv(csv: &ClusterServiceVersion) -> ApiSet {
     let mut apis = ApiSet::new();
-    let crds = csv.spec.custom_resource_definitions.as_ref().and_then(|c| c.owned.as_ref());
+    let crds = csv
+        .spec
+        .custom_resource_definitions
+        .as_ref()
+        .and_then(|c| c.owned.as_ref());
     for crd in crds.into_iter().flatten() {
         let group = crd.name.split_once('.').map(|(_, g)| g).unwrap_or_default();
         if !crd.kind.is_empty() && !crd.version.is_empty() && !group.is_empty() {
             apis.insert(format!("{}.{}.{}", crd.kind, crd.version, group));
         }
     }
-    let services = csv.spec.api_service_definitions.as_ref().and_then(|a| a.owned.as_ref());
+    let services = csv
+        .spec
+        .api_service_definitions
+        .as_ref()
+        .and_then(|a| a.owned.as_ref());
     for service in services.into_iter().flatten() {
         if !service.kind.is_empty() && !service.version.is_empty() && !service.group.is_empty() {
-            apis.insert(format!("{}.{}.{}", service.kind, service.version, service.group));
+            apis.insert(format!(
+                "{}.{}.{}",
+                service.kind, service.version, service.group
+            ));
         }
     }
     apis
@@ -51,7 +72,10 @@ pub fn of_csv(csv: &ClusterServiceVersion) -> ApiSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use messages::crd::csv::{ApiServiceDefinitions, ApiServiceDescription, ClusterServiceVersionSpec, CrdDescription, CustomResourceDefinitions};
+    use messages::crd::csv::{
+        ApiServiceDefinitions, ApiServiceDescription, ClusterServiceVersionSpec, CrdDescription,
+        CustomResourceDefinitions,
+    };
     use rstest::rstest;
 
     #[rstest]
@@ -66,7 +90,10 @@ mod tests {
 
     #[test]
     fn formatting_sorts_and_joins_and_parses_back() {
-        let set: ApiSet = ["b.v1.x.io", "a.v1.x.io"].iter().map(|s| s.to_string()).collect();
+        let set: ApiSet = ["b.v1.x.io", "a.v1.x.io"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         assert_eq!(format(&set), "a.v1.x.io,b.v1.x.io");
         assert_eq!(parse(&format(&set)), set);
         assert_eq!(format(&ApiSet::new()), "");
@@ -75,11 +102,32 @@ mod tests {
     #[test]
     fn a_csv_provides_its_owned_crds_and_api_services() {
         let mut csv = ClusterServiceVersion::new("a.v1", ClusterServiceVersionSpec::default());
-        let crd = |name: &str, version: &str, kind: &str| serde_json::from_value::<CrdDescription>(serde_json::json!({"name": name, "version": version, "kind": kind})).expect("crd");
-        csv.spec.custom_resource_definitions = Some(CustomResourceDefinitions { owned: Some(vec![crd("etcdclusters.etcd.database.coreos.com", "v1beta2", "EtcdCluster")]), required: Some(vec![crd("others.x.io", "v1", "Other")]) });
+        let crd = |name: &str, version: &str, kind: &str| {
+            serde_json::from_value::<CrdDescription>(
+                serde_json::json!({"name": name, "version": version, "kind": kind}),
+            )
+            .expect("crd")
+        };
+        csv.spec.custom_resource_definitions = Some(CustomResourceDefinitions {
+            owned: Some(vec![crd(
+                "etcdclusters.etcd.database.coreos.com",
+                "v1beta2",
+                "EtcdCluster",
+            )]),
+            required: Some(vec![crd("others.x.io", "v1", "Other")]),
+        });
         let service: ApiServiceDescription = serde_json::from_value(serde_json::json!({"name": "v1.packages.io", "group": "packages.io", "version": "v1", "kind": "Package"})).expect("svc");
-        csv.spec.api_service_definitions = Some(ApiServiceDefinitions { owned: Some(vec![service]), required: None });
+        csv.spec.api_service_definitions = Some(ApiServiceDefinitions {
+            owned: Some(vec![service]),
+            required: None,
+        });
         let got: Vec<String> = of_csv(&csv).into_iter().collect();
-        assert_eq!(got, vec!["EtcdCluster.v1beta2.etcd.database.coreos.com".to_string(), "Package.v1.packages.io".to_string()]);
+        assert_eq!(
+            got,
+            vec![
+                "EtcdCluster.v1beta2.etcd.database.coreos.com".to_string(),
+                "Package.v1.packages.io".to_string()
+            ]
+        );
     }
 }

@@ -35,7 +35,11 @@ impl Targets {
 
     /// Read back a `status.namespaces` value.
     pub fn from_status(namespaces: &[String]) -> Self {
-        if namespaces.iter().any(String::is_empty) { Targets::All } else { Targets::Some(namespaces.iter().cloned().collect()) }
+        if namespaces.iter().any(String::is_empty) {
+            Targets::All
+        } else {
+            Targets::Some(namespaces.iter().cloned().collect())
+        }
     }
 
     pub fn contains(&self, namespace: &str) -> bool {
@@ -53,20 +57,49 @@ impl Targets {
 /// OLM's target computation: `spec.targetNamespaces` when non-empty (listed namespaces are kept even if they
 /// do not exist yet, as OLM does), else all namespaces when the selector is nil or empty, else the namespaces
 /// whose labels match the selector.
-pub fn select<'a>(group: &OperatorGroup, namespaces: impl IntoIterator<Item = (&'a str, &'a BTreeMap<String, String>)>) -> Result<Targets, TargetError> {
-    if let Some(listed) = group.spec.target_namespaces.as_ref().filter(|t| !t.is_empty()) {
+pub fn select<'a>(
+    group: &OperatorGroup,
+    namespaces: impl IntoIterator<Item = (&'a str, &'a BTreeMap<String, String>)>,
+) -> Result<Targets, TargetError> {
+    if let Some(listed) = group
+        .spec
+        .target_namespaces
+        .as_ref()
+        .filter(|t| !t.is_empty())
+    {
         if listed.iter().any(String::is_empty) {
             return Err(TargetError::EmptyNamespaceListed);
         }
         return Ok(Targets::Some(listed.iter().cloned().collect()));
     }
-    let Some(selector) = group.spec.selector.as_ref().filter(|s| !selector_is_empty(s)) else { return Ok(Targets::All) };
-    let selector = Selector::try_from(selector.clone()).map_err(|e| TargetError::BadSelector(e.to_string()))?;
-    Ok(Targets::Some(namespaces.into_iter().filter(|(_, labels)| selector.matches(labels)).map(|(name, _)| name.to_string()).collect()))
+    let Some(selector) = group
+        .spec
+        .selector
+        .as_ref()
+        .filter(|s| !selector_is_empty(s))
+    else {
+        return Ok(Targets::All);
+    };
+    let selector = Selector::try_from(selector.clone())
+        .map_err(|e| TargetError::BadSelector(e.to_string()))?;
+    Ok(Targets::Some(
+        namespaces
+            .into_iter()
+            .filter(|(_, labels)| selector.matches(labels))
+            .map(|(name, _)| name.to_string())
+            .collect(),
+    ))
 }
 
 fn selector_is_empty(selector: &LabelSelector) -> bool {
-    selector.match_labels.as_ref().is_none_or(BTreeMap::is_empty) && selector.match_expressions.as_ref().is_none_or(Vec::is_empty)
+    selector
+        .match_labels
+        .as_ref()
+        .is_none_or(BTreeMap::is_empty)
+        && selector
+            .match_expressions
+            .as_ref()
+            .is_none_or(Vec::is_empty)
 }
 
 /// The group's surface for the intersection rules: its `status.namespaces` plus its own namespace, unless it
@@ -101,7 +134,10 @@ mod tests {
     use rstest::rstest;
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     fn set(names: &[&str]) -> Targets {
@@ -115,20 +151,34 @@ mod tests {
     }
 
     fn by_labels(pairs: &[(&str, &str)]) -> Option<LabelSelector> {
-        Some(LabelSelector { match_labels: Some(labels(pairs)), match_expressions: None })
+        Some(LabelSelector {
+            match_labels: Some(labels(pairs)),
+            match_expressions: None,
+        })
     }
 
     #[rstest]
     #[case::listed_target_namespaces_win_over_the_selector(OperatorGroupSpec { target_namespaces: Some(vec!["a".into(), "zz".into()]), selector: by_labels(&[("team", "x")]), ..Default::default() }, Ok(set(&["a", "zz"])))]
-    #[case::no_targets_and_no_selector_means_all_namespaces(OperatorGroupSpec::default(), Ok(Targets::All))]
+    #[case::no_targets_and_no_selector_means_all_namespaces(
+        OperatorGroupSpec::default(),
+        Ok(Targets::All)
+    )]
     #[case::an_empty_target_list_and_no_selector_means_all_namespaces(OperatorGroupSpec { target_namespaces: Some(vec![]), ..Default::default() }, Ok(Targets::All))]
     #[case::an_empty_selector_means_all_namespaces(OperatorGroupSpec { selector: Some(LabelSelector::default()), ..Default::default() }, Ok(Targets::All))]
     #[case::a_selector_picks_the_namespaces_whose_labels_match(OperatorGroupSpec { selector: by_labels(&[("team", "x")]), ..Default::default() }, Ok(set(&["a", "b"])))]
     #[case::a_selector_matching_nothing_selects_no_namespace(OperatorGroupSpec { selector: by_labels(&[("team", "nobody")]), ..Default::default() }, Ok(set(&[])))]
     #[case::a_selector_expression_is_honoured(OperatorGroupSpec { selector: Some(LabelSelector { match_labels: None, match_expressions: Some(vec![LabelSelectorRequirement { key: "team".into(), operator: "NotIn".into(), values: Some(vec!["x".into()]) }]) }), ..Default::default() }, Ok(set(&["c", "op"])))]
     #[case::listing_the_empty_namespace_is_an_error(OperatorGroupSpec { target_namespaces: Some(vec!["a".into(), "".into()]), ..Default::default() }, Err(TargetError::EmptyNamespaceListed))]
-    fn targets_are_selected_like_olm(#[case] spec: OperatorGroupSpec, #[case] expected: Result<Targets, TargetError>) {
-        let namespaces = [("a", labels(&[("team", "x")])), ("b", labels(&[("team", "x"), ("env", "dev")])), ("c", labels(&[("team", "y")])), ("op", labels(&[]))];
+    fn targets_are_selected_like_olm(
+        #[case] spec: OperatorGroupSpec,
+        #[case] expected: Result<Targets, TargetError>,
+    ) {
+        let namespaces = [
+            ("a", labels(&[("team", "x")])),
+            ("b", labels(&[("team", "x"), ("env", "dev")])),
+            ("c", labels(&[("team", "y")])),
+            ("op", labels(&[])),
+        ];
         let got = select(&group(spec), namespaces.iter().map(|(n, l)| (*n, l)));
         assert_eq!(got, expected);
     }
@@ -137,9 +187,15 @@ mod tests {
     #[case::the_own_namespace_is_added_to_the_targets(&["ns-1"], Some(set(&["ns-1", "op"])))]
     #[case::all_namespaces_stay_all(&[""], Some(Targets::All))]
     #[case::an_empty_status_still_covers_the_own_namespace(&[], Some(set(&["op"])))]
-    fn the_surface_includes_the_operator_namespace(#[case] status: &[&str], #[case] expected: Option<Targets>) {
+    fn the_surface_includes_the_operator_namespace(
+        #[case] status: &[&str],
+        #[case] expected: Option<Targets>,
+    ) {
         let mut og = group(OperatorGroupSpec::default());
-        og.status = Some(OperatorGroupStatus { namespaces: Some(status.iter().map(|s| s.to_string()).collect()), ..Default::default() });
+        og.status = Some(OperatorGroupStatus {
+            namespaces: Some(status.iter().map(|s| s.to_string()).collect()),
+            ..Default::default()
+        });
         assert_eq!(surface(&og), expected);
     }
 
@@ -154,7 +210,11 @@ mod tests {
     #[case::all_namespaces_do_not_intersect_nothing(set(&[]), Targets::All, false)]
     #[case::sets_sharing_a_namespace_intersect(set(&["ns", "ns-1"]), set(&["ns-2", "ns"]), true)]
     #[case::disjoint_sets_do_not_intersect(set(&["ns", "ns-1"]), set(&["ns-2"]), false)]
-    fn surfaces_intersect_when_they_share_a_namespace(#[case] a: Targets, #[case] b: Targets, #[case] expected: bool) {
+    fn surfaces_intersect_when_they_share_a_namespace(
+        #[case] a: Targets,
+        #[case] b: Targets,
+        #[case] expected: bool,
+    ) {
         assert_eq!(intersect(&a, &b), expected);
         assert_eq!(intersect(&b, &a), expected);
     }

@@ -54,7 +54,9 @@ pub fn base62(bytes: &[u8]) -> String {
 
 /// `olm.og.<name>.<suffix>-<base62(sha224("<ns>/<name>/<suffix>"))>`, the group name cut so the whole fits 253.
 pub fn group_cluster_role(namespace: &str, name: &str, suffix: Suffix) -> String {
-    let hash = base62(&Sha224::digest(format!("{namespace}/{name}/{}", suffix.as_str()).as_bytes()));
+    let hash = base62(&Sha224::digest(
+        format!("{namespace}/{name}/{}", suffix.as_str()).as_bytes(),
+    ));
     let fixed = "olm.og.".len() + 1 + suffix.as_str().len() + 1 + hash.len();
     let room = MAX_NAME.saturating_sub(fixed);
     let cut = match name.char_indices().nth(room) {
@@ -66,13 +68,19 @@ pub fn group_cluster_role(namespace: &str, name: &str, suffix: Suffix) -> String
 
 /// Hex FNV-64a of `Kind.version.group`, unpadded.
 pub fn gvk_hash(api: &str) -> String {
-    let hash = api.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3));
+    let hash = api.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
     format!("{hash:x}")
 }
 
 /// `olm.opgroup.permissions/aggregate-to-<gvkhash>-<suffix>`.
 pub fn aggregation_label(api: &str, suffix: Suffix) -> String {
-    format!("olm.opgroup.permissions/aggregate-to-{}-{}", gvk_hash(api), suffix.as_str())
+    format!(
+        "olm.opgroup.permissions/aggregate-to-{}-{}",
+        gvk_hash(api),
+        suffix.as_str()
+    )
 }
 
 #[cfg(test)]
@@ -95,7 +103,10 @@ mod tests {
         assert_eq!(gvk_hash(""), "cbf29ce484222325");
         assert_eq!(gvk_hash("a"), "af63dc4c8601ec8c");
         assert_eq!(gvk_hash("foobar"), "85944171f73967e8");
-        assert_eq!(aggregation_label("a", Suffix::View), "olm.opgroup.permissions/aggregate-to-af63dc4c8601ec8c-view");
+        assert_eq!(
+            aggregation_label("a", Suffix::View),
+            "olm.opgroup.permissions/aggregate-to-af63dc4c8601ec8c-view"
+        );
     }
 
     #[test]
@@ -113,6 +124,9 @@ mod tests {
     fn sha224_is_the_standard_one() {
         let digest = Sha224::digest(b"abc");
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(hex, "23097d223405d8228642a477bda255b32aadbce4bda0b3f7e36c9da7");
+        assert_eq!(
+            hex,
+            "23097d223405d8228642a477bda255b32aadbce4bda0b3f7e36c9da7"
+        );
     }
 }

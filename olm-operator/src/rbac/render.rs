@@ -11,27 +11,50 @@ use std::collections::BTreeMap;
 pub fn group_owner_labels(namespace: &str, name: &str) -> BTreeMap<String, String> {
     BTreeMap::from([
         (annotations::OWNER.to_string(), name.to_string()),
-        (annotations::OWNER_NAMESPACE.to_string(), namespace.to_string()),
-        (annotations::OWNER_KIND.to_string(), "OperatorGroup".to_string()),
+        (
+            annotations::OWNER_NAMESPACE.to_string(),
+            namespace.to_string(),
+        ),
+        (
+            annotations::OWNER_KIND.to_string(),
+            "OperatorGroup".to_string(),
+        ),
     ])
 }
 
 /// The three aggregate ClusterRoles of the group `namespace/name` for `apis` (`Kind.version.group`).
-pub fn group_cluster_roles<'a>(namespace: &str, name: &str, apis: impl IntoIterator<Item = &'a String> + Clone) -> Vec<ClusterRole> {
+pub fn group_cluster_roles<'a>(
+    namespace: &str,
+    name: &str,
+    apis: impl IntoIterator<Item = &'a String> + Clone,
+) -> Vec<ClusterRole> {
     Suffix::ALL
         .iter()
         .map(|suffix| {
             let mut labels = group_owner_labels(namespace, name);
             labels.insert(annotations::MANAGED.to_string(), "true".to_string());
-            let mut keys: Vec<String> = apis.clone().into_iter().map(|api| naming::aggregation_label(api, *suffix)).collect();
+            let mut keys: Vec<String> = apis
+                .clone()
+                .into_iter()
+                .map(|api| naming::aggregation_label(api, *suffix))
+                .collect();
             keys.sort();
             let selectors: Vec<LabelSelector> = keys
                 .into_iter()
-                .map(|key| LabelSelector { match_labels: Some(BTreeMap::from([(key, "true".to_string())])), match_expressions: None })
+                .map(|key| LabelSelector {
+                    match_labels: Some(BTreeMap::from([(key, "true".to_string())])),
+                    match_expressions: None,
+                })
                 .collect();
             ClusterRole {
-                metadata: ObjectMeta { name: Some(naming::group_cluster_role(namespace, name, *suffix)), labels: Some(labels), ..Default::default() },
-                aggregation_rule: (!selectors.is_empty()).then_some(AggregationRule { cluster_role_selectors: Some(selectors) }),
+                metadata: ObjectMeta {
+                    name: Some(naming::group_cluster_role(namespace, name, *suffix)),
+                    labels: Some(labels),
+                    ..Default::default()
+                },
+                aggregation_rule: (!selectors.is_empty()).then_some(AggregationRule {
+                    cluster_role_selectors: Some(selectors),
+                }),
                 rules: None,
             }
         })
@@ -54,8 +77,17 @@ pub struct OwnedApi {
 /// The owned CRDs and APIServices of a CSV, as [`OwnedApi`]s.
 pub fn owned_apis(csv: &ClusterServiceVersion) -> Vec<OwnedApi> {
     let mut out = Vec::new();
-    for crd in csv.spec.custom_resource_definitions.as_ref().and_then(|c| c.owned.as_ref()).into_iter().flatten() {
-        let Some((plural, group)) = crd.name.split_once('.') else { continue };
+    for crd in csv
+        .spec
+        .custom_resource_definitions
+        .as_ref()
+        .and_then(|c| c.owned.as_ref())
+        .into_iter()
+        .flatten()
+    {
+        let Some((plural, group)) = crd.name.split_once('.') else {
+            continue;
+        };
         out.push(OwnedApi {
             key: format!("{}.{}.{group}", crd.kind, crd.version),
             name: crd.name.clone(),
@@ -65,7 +97,14 @@ pub fn owned_apis(csv: &ClusterServiceVersion) -> Vec<OwnedApi> {
             is_crd: true,
         });
     }
-    for svc in csv.spec.api_service_definitions.as_ref().and_then(|a| a.owned.as_ref()).into_iter().flatten() {
+    for svc in csv
+        .spec
+        .api_service_definitions
+        .as_ref()
+        .and_then(|a| a.owned.as_ref())
+        .into_iter()
+        .flatten()
+    {
         out.push(OwnedApi {
             key: format!("{}.{}.{}", svc.kind, svc.version, svc.group),
             name: svc.name.clone(),
@@ -91,21 +130,41 @@ pub fn api_cluster_roles(api: &OwnedApi, owner: Option<OwnerReference>) -> Vec<C
     };
     let labels = |suffix: Suffix| {
         BTreeMap::from([
-            (format!("rbac.authorization.k8s.io/aggregate-to-{}", suffix.as_str()), "true".to_string()),
-            (naming::aggregation_label(&api.key, suffix), "true".to_string()),
+            (
+                format!("rbac.authorization.k8s.io/aggregate-to-{}", suffix.as_str()),
+                "true".to_string(),
+            ),
+            (
+                naming::aggregation_label(&api.key, suffix),
+                "true".to_string(),
+            ),
             (annotations::MANAGED.to_string(), "true".to_string()),
         ])
     };
     let role = |name: String, suffix: Suffix, rule: PolicyRule| ClusterRole {
-        metadata: ObjectMeta { name: Some(name), labels: Some(labels(suffix)), owner_references: owner.clone().map(|o| vec![o]), ..Default::default() },
+        metadata: ObjectMeta {
+            name: Some(name),
+            labels: Some(labels(suffix)),
+            owner_references: owner.clone().map(|o| vec![o]),
+            ..Default::default()
+        },
         rules: Some(vec![rule]),
         aggregation_rule: None,
     };
     let mut roles: Vec<ClusterRole> = Suffix::ALL
         .iter()
         .map(|suffix| {
-            let rule = PolicyRule { api_groups: Some(vec![api.group.clone()]), resources: Some(vec![api.resource.clone()]), verbs: verbs(*suffix), ..Default::default() };
-            role(format!("{}-{}-{}", api.name, api.version, suffix.as_str()), *suffix, rule)
+            let rule = PolicyRule {
+                api_groups: Some(vec![api.group.clone()]),
+                resources: Some(vec![api.resource.clone()]),
+                verbs: verbs(*suffix),
+                ..Default::default()
+            };
+            role(
+                format!("{}-{}-{}", api.name, api.version, suffix.as_str()),
+                *suffix,
+                rule,
+            )
         })
         .collect();
     if api.is_crd {
@@ -116,7 +175,11 @@ pub fn api_cluster_roles(api: &OwnedApi, owner: Option<OwnerReference>) -> Vec<C
             verbs: vec!["get".to_string()],
             ..Default::default()
         };
-        roles.push(role(format!("{}-{}-crdview", api.name, api.version), Suffix::View, rule));
+        roles.push(role(
+            format!("{}-{}-crdview", api.name, api.version),
+            Suffix::View,
+            rule,
+        ));
     }
     roles
 }
@@ -127,7 +190,14 @@ mod tests {
     use rstest::rstest;
 
     fn etcd() -> OwnedApi {
-        OwnedApi { key: "EtcdCluster.v1beta2.etcd.database.coreos.com".into(), name: "etcdclusters.etcd.database.coreos.com".into(), group: "etcd.database.coreos.com".into(), version: "v1beta2".into(), resource: "etcdclusters".into(), is_crd: true }
+        OwnedApi {
+            key: "EtcdCluster.v1beta2.etcd.database.coreos.com".into(),
+            name: "etcdclusters.etcd.database.coreos.com".into(),
+            group: "etcd.database.coreos.com".into(),
+            version: "v1beta2".into(),
+            resource: "etcdclusters".into(),
+            is_crd: true,
+        }
     }
 
     #[test]
@@ -137,8 +207,14 @@ mod tests {
         assert!(roles.iter().all(|r| r.aggregation_rule.is_none()));
         let labels = roles[0].metadata.labels.clone().unwrap_or_default();
         assert_eq!(labels.get("olm.owner").map(String::as_str), Some("og"));
-        assert_eq!(labels.get("olm.owner.namespace").map(String::as_str), Some("ns"));
-        assert_eq!(labels.get("olm.owner.kind").map(String::as_str), Some("OperatorGroup"));
+        assert_eq!(
+            labels.get("olm.owner.namespace").map(String::as_str),
+            Some("ns")
+        );
+        assert_eq!(
+            labels.get("olm.owner.kind").map(String::as_str),
+            Some("OperatorGroup")
+        );
         assert_eq!(labels.get("olm.managed").map(String::as_str), Some("true"));
     }
 
@@ -146,9 +222,24 @@ mod tests {
     fn a_group_aggregates_one_selector_per_api_sorted() {
         let apis = vec!["B.v1.x.io".to_string(), "A.v1.x.io".to_string()];
         let roles = group_cluster_roles("ns", "og", &apis);
-        let view = roles.iter().find(|r| r.metadata.name.as_deref().is_some_and(|n| n.contains(".view-"))).expect("view role");
-        let selectors = view.aggregation_rule.clone().and_then(|a| a.cluster_role_selectors).expect("selectors");
-        let keys: Vec<String> = selectors.iter().flat_map(|s| s.match_labels.clone().unwrap_or_default().into_keys()).collect();
+        let view = roles
+            .iter()
+            .find(|r| {
+                r.metadata
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| n.contains(".view-"))
+            })
+            .expect("view role");
+        let selectors = view
+            .aggregation_rule
+            .clone()
+            .and_then(|a| a.cluster_role_selectors)
+            .expect("selectors");
+        let keys: Vec<String> = selectors
+            .iter()
+            .flat_map(|s| s.match_labels.clone().unwrap_or_default().into_keys())
+            .collect();
         let mut sorted = keys.clone();
         sorted.sort();
         assert_eq!(keys, sorted);
@@ -161,22 +252,66 @@ mod tests {
     #[case::edit_may_write("etcdclusters.etcd.database.coreos.com-v1beta2-edit", &["create", "update", "patch", "delete"], "edit")]
     #[case::view_may_read("etcdclusters.etcd.database.coreos.com-v1beta2-view", &["get", "list", "watch"], "view")]
     #[case::crdview_may_get_the_crd_and_aggregates_to_view("etcdclusters.etcd.database.coreos.com-v1beta2-crdview", &["get"], "view")]
-    fn per_api_roles_carry_the_verbs_and_labels_of_the_seeds(#[case] name: &str, #[case] verbs: &[&str], #[case] aggregates_to: &str) {
+    fn per_api_roles_carry_the_verbs_and_labels_of_the_seeds(
+        #[case] name: &str,
+        #[case] verbs: &[&str],
+        #[case] aggregates_to: &str,
+    ) {
         let roles = api_cluster_roles(&etcd(), None);
         assert_eq!(roles.len(), 4);
-        let role = roles.iter().find(|r| r.metadata.name.as_deref() == Some(name)).expect("role");
+        let role = roles
+            .iter()
+            .find(|r| r.metadata.name.as_deref() == Some(name))
+            .expect("role");
         let rule = role.rules.as_ref().and_then(|r| r.first()).expect("rule");
-        assert_eq!(rule.verbs, verbs.iter().map(|v| v.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            rule.verbs,
+            verbs.iter().map(|v| v.to_string()).collect::<Vec<_>>()
+        );
         let labels = role.metadata.labels.clone().unwrap_or_default();
-        assert_eq!(labels.get(&format!("rbac.authorization.k8s.io/aggregate-to-{aggregates_to}")).map(String::as_str), Some("true"));
-        let suffix = match aggregates_to { "admin" => Suffix::Admin, "edit" => Suffix::Edit, _ => Suffix::View };
-        assert_eq!(labels.get(&naming::aggregation_label("EtcdCluster.v1beta2.etcd.database.coreos.com", suffix)).map(String::as_str), Some("true"));
+        assert_eq!(
+            labels
+                .get(&format!(
+                    "rbac.authorization.k8s.io/aggregate-to-{aggregates_to}"
+                ))
+                .map(String::as_str),
+            Some("true")
+        );
+        let suffix = match aggregates_to {
+            "admin" => Suffix::Admin,
+            "edit" => Suffix::Edit,
+            _ => Suffix::View,
+        };
+        assert_eq!(
+            labels
+                .get(&naming::aggregation_label(
+                    "EtcdCluster.v1beta2.etcd.database.coreos.com",
+                    suffix
+                ))
+                .map(String::as_str),
+            Some("true")
+        );
     }
 
     #[test]
     fn an_api_service_gets_no_crdview() {
-        let api = OwnedApi { is_crd: false, name: "packagemanifests".into(), resource: "packagemanifests".into(), ..etcd() };
-        let names: Vec<String> = api_cluster_roles(&api, None).into_iter().filter_map(|r| r.metadata.name).collect();
-        assert_eq!(names, vec!["packagemanifests-v1beta2-admin", "packagemanifests-v1beta2-edit", "packagemanifests-v1beta2-view"]);
+        let api = OwnedApi {
+            is_crd: false,
+            name: "packagemanifests".into(),
+            resource: "packagemanifests".into(),
+            ..etcd()
+        };
+        let names: Vec<String> = api_cluster_roles(&api, None)
+            .into_iter()
+            .filter_map(|r| r.metadata.name)
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                "packagemanifests-v1beta2-admin",
+                "packagemanifests-v1beta2-edit",
+                "packagemanifests-v1beta2-view"
+            ]
+        );
     }
 }

@@ -2,7 +2,9 @@
 //! each target namespace of a namespaced group (owned by the copied CSV), or lifted to same-named
 //! ClusterRoles (plus `get,list,watch` on namespaces) and ClusterRoleBindings for an all-namespaces group. Pure.
 
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef};
+use k8s_openapi::api::rbac::v1::{
+    ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use messages::crd::annotations;
 use std::collections::BTreeMap;
@@ -13,12 +15,23 @@ pub fn copied_labels(csv: &str, operator_ns: &str, target: &str) -> BTreeMap<Str
         (annotations::MANAGED.to_string(), "true".to_string()),
         (annotations::OWNER.to_string(), csv.to_string()),
         (annotations::OWNER_NAMESPACE.to_string(), target.to_string()),
-        (annotations::OWNER_KIND.to_string(), "ClusterServiceVersion".to_string()),
-        (annotations::COPIED_FROM.to_string(), operator_ns.to_string()),
+        (
+            annotations::OWNER_KIND.to_string(),
+            "ClusterServiceVersion".to_string(),
+        ),
+        (
+            annotations::COPIED_FROM.to_string(),
+            operator_ns.to_string(),
+        ),
     ])
 }
 
-fn copied_meta(meta: &ObjectMeta, labels: &BTreeMap<String, String>, target: &str, owner: &OwnerReference) -> ObjectMeta {
+fn copied_meta(
+    meta: &ObjectMeta,
+    labels: &BTreeMap<String, String>,
+    target: &str,
+    owner: &OwnerReference,
+) -> ObjectMeta {
     ObjectMeta {
         name: meta.name.clone(),
         namespace: Some(target.to_string()),
@@ -29,7 +42,14 @@ fn copied_meta(meta: &ObjectMeta, labels: &BTreeMap<String, String>, target: &st
 }
 
 /// The CSV's Roles and RoleBindings as copies in `target`, owned by the copied CSV (`copy_uid`).
-pub fn copied(roles: &[Role], bindings: &[RoleBinding], csv: &str, operator_ns: &str, target: &str, copy_uid: &str) -> (Vec<Role>, Vec<RoleBinding>) {
+pub fn copied(
+    roles: &[Role],
+    bindings: &[RoleBinding],
+    csv: &str,
+    operator_ns: &str,
+    target: &str,
+    copy_uid: &str,
+) -> (Vec<Role>, Vec<RoleBinding>) {
     let labels = copied_labels(csv, operator_ns, target);
     let owner = OwnerReference {
         api_version: "operators.coreos.com/v1alpha1".into(),
@@ -39,7 +59,13 @@ pub fn copied(roles: &[Role], bindings: &[RoleBinding], csv: &str, operator_ns: 
         block_owner_deletion: Some(false),
         controller: Some(false),
     };
-    let roles = roles.iter().map(|r| Role { metadata: copied_meta(&r.metadata, &labels, target, &owner), rules: r.rules.clone() }).collect();
+    let roles = roles
+        .iter()
+        .map(|r| Role {
+            metadata: copied_meta(&r.metadata, &labels, target, &owner),
+            rules: r.rules.clone(),
+        })
+        .collect();
     let bindings = bindings
         .iter()
         .map(|b| {
@@ -54,7 +80,11 @@ pub fn copied(roles: &[Role], bindings: &[RoleBinding], csv: &str, operator_ns: 
                     })
                     .collect()
             });
-            RoleBinding { metadata: copied_meta(&b.metadata, &labels, target, &owner), role_ref: b.role_ref.clone(), subjects }
+            RoleBinding {
+                metadata: copied_meta(&b.metadata, &labels, target, &owner),
+                role_ref: b.role_ref.clone(),
+                subjects,
+            }
         })
         .collect();
     (roles, bindings)
@@ -62,8 +92,16 @@ pub fn copied(roles: &[Role], bindings: &[RoleBinding], csv: &str, operator_ns: 
 
 /// The CSV's Roles lifted to same-named ClusterRoles (with `get,list,watch` on namespaces) and its
 /// RoleBindings to ClusterRoleBindings, for an all-namespaces group.
-pub fn lifted(roles: &[Role], bindings: &[RoleBinding], operator_ns: &str) -> (Vec<ClusterRole>, Vec<ClusterRoleBinding>) {
-    let meta = |m: &ObjectMeta| ObjectMeta { name: m.name.clone(), labels: m.labels.clone(), ..Default::default() };
+pub fn lifted(
+    roles: &[Role],
+    bindings: &[RoleBinding],
+    operator_ns: &str,
+) -> (Vec<ClusterRole>, Vec<ClusterRoleBinding>) {
+    let meta = |m: &ObjectMeta| ObjectMeta {
+        name: m.name.clone(),
+        labels: m.labels.clone(),
+        ..Default::default()
+    };
     let cluster_roles = roles
         .iter()
         .map(|r| {
@@ -74,7 +112,11 @@ pub fn lifted(roles: &[Role], bindings: &[RoleBinding], operator_ns: &str) -> (V
                 verbs: vec!["get".to_string(), "list".to_string(), "watch".to_string()],
                 ..Default::default()
             });
-            ClusterRole { metadata: meta(&r.metadata), rules: Some(rules), aggregation_rule: None }
+            ClusterRole {
+                metadata: meta(&r.metadata),
+                rules: Some(rules),
+                aggregation_rule: None,
+            }
         })
         .collect();
     let cluster_bindings = bindings
@@ -93,7 +135,11 @@ pub fn lifted(roles: &[Role], bindings: &[RoleBinding], operator_ns: &str) -> (V
             });
             ClusterRoleBinding {
                 metadata: meta(&b.metadata),
-                role_ref: RoleRef { api_group: "rbac.authorization.k8s.io".into(), kind: "ClusterRole".into(), name: b.role_ref.name.clone() },
+                role_ref: RoleRef {
+                    api_group: "rbac.authorization.k8s.io".into(),
+                    kind: "ClusterRole".into(),
+                    name: b.role_ref.name.clone(),
+                },
                 subjects,
             }
         })
@@ -108,33 +154,78 @@ mod tests {
 
     fn role() -> Role {
         Role {
-            metadata: ObjectMeta { name: Some("etcd-role".into()), namespace: Some("op".into()), labels: Some(BTreeMap::from([("olm.owner".to_string(), "etcd.v1".to_string())])), ..Default::default() },
-            rules: Some(vec![PolicyRule { api_groups: Some(vec!["etcd.io".into()]), resources: Some(vec!["clusters".into()]), verbs: vec!["*".into()], ..Default::default() }]),
+            metadata: ObjectMeta {
+                name: Some("etcd-role".into()),
+                namespace: Some("op".into()),
+                labels: Some(BTreeMap::from([(
+                    "olm.owner".to_string(),
+                    "etcd.v1".to_string(),
+                )])),
+                ..Default::default()
+            },
+            rules: Some(vec![PolicyRule {
+                api_groups: Some(vec!["etcd.io".into()]),
+                resources: Some(vec!["clusters".into()]),
+                verbs: vec!["*".into()],
+                ..Default::default()
+            }]),
         }
     }
 
     fn binding() -> RoleBinding {
         RoleBinding {
-            metadata: ObjectMeta { name: Some("etcd-binding".into()), namespace: Some("op".into()), ..Default::default() },
-            role_ref: RoleRef { api_group: "rbac.authorization.k8s.io".into(), kind: "Role".into(), name: "etcd-role".into() },
-            subjects: Some(vec![Subject { kind: "ServiceAccount".into(), name: "etcd-operator".into(), ..Default::default() }]),
+            metadata: ObjectMeta {
+                name: Some("etcd-binding".into()),
+                namespace: Some("op".into()),
+                ..Default::default()
+            },
+            role_ref: RoleRef {
+                api_group: "rbac.authorization.k8s.io".into(),
+                kind: "Role".into(),
+                name: "etcd-role".into(),
+            },
+            subjects: Some(vec![Subject {
+                kind: "ServiceAccount".into(),
+                name: "etcd-operator".into(),
+                ..Default::default()
+            }]),
         }
     }
 
     #[test]
     fn copied_rbac_lives_in_the_target_owned_by_the_copy() {
-        let (roles, bindings) = copied(&[role()], &[binding()], "etcd.v1", "op", "tenant", "uid-copy");
+        let (roles, bindings) = copied(
+            &[role()],
+            &[binding()],
+            "etcd.v1",
+            "op",
+            "tenant",
+            "uid-copy",
+        );
         let r = &roles[0];
         assert_eq!(r.metadata.namespace.as_deref(), Some("tenant"));
         let labels = r.metadata.labels.clone().unwrap_or_default();
         assert_eq!(labels.get("olm.copiedFrom").map(String::as_str), Some("op"));
         assert_eq!(labels.get("olm.owner").map(String::as_str), Some("etcd.v1"));
-        assert_eq!(labels.get("olm.owner.namespace").map(String::as_str), Some("tenant"));
-        assert_eq!(r.metadata.owner_references.as_ref().map(|o| o[0].uid.as_str()), Some("uid-copy"));
+        assert_eq!(
+            labels.get("olm.owner.namespace").map(String::as_str),
+            Some("tenant")
+        );
+        assert_eq!(
+            r.metadata
+                .owner_references
+                .as_ref()
+                .map(|o| o[0].uid.as_str()),
+            Some("uid-copy")
+        );
         assert_eq!(r.rules, role().rules);
         let b = &bindings[0];
         assert_eq!(b.metadata.namespace.as_deref(), Some("tenant"));
-        assert_eq!(b.subjects.as_ref().and_then(|s| s[0].namespace.as_deref()), Some("op"), "the operator's service account stays in its namespace");
+        assert_eq!(
+            b.subjects.as_ref().and_then(|s| s[0].namespace.as_deref()),
+            Some("op"),
+            "the operator's service account stays in its namespace"
+        );
     }
 
     #[test]
@@ -142,10 +233,19 @@ mod tests {
         let (roles, bindings) = lifted(&[role()], &[binding()], "op");
         let rules = roles[0].rules.clone().unwrap_or_default();
         assert_eq!(rules.len(), 2);
-        assert_eq!(rules[1].resources.as_deref(), Some(&["namespaces".to_string()][..]));
+        assert_eq!(
+            rules[1].resources.as_deref(),
+            Some(&["namespaces".to_string()][..])
+        );
         assert_eq!(rules[1].verbs, vec!["get", "list", "watch"]);
         assert_eq!(roles[0].metadata.name.as_deref(), Some("etcd-role"));
         assert_eq!(bindings[0].role_ref.kind, "ClusterRole");
-        assert_eq!(bindings[0].subjects.as_ref().and_then(|s| s[0].namespace.as_deref()), Some("op"));
+        assert_eq!(
+            bindings[0]
+                .subjects
+                .as_ref()
+                .and_then(|s| s[0].namespace.as_deref()),
+            Some("op")
+        );
     }
 }

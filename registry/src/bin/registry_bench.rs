@@ -31,7 +31,15 @@ impl Drop for Served {
 fn spawn(registry: &Path, catalog: &Path, bodies: &str) -> anyhow::Result<Served> {
     let started = Instant::now();
     let mut child = Command::new(registry)
-        .args(["serve", "--port", "0", "--listen", "127.0.0.1", "--bodies", bodies])
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--listen",
+            "127.0.0.1",
+            "--bodies",
+            bodies,
+        ])
         .arg(catalog)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -41,12 +49,27 @@ fn spawn(registry: &Path, catalog: &Path, bodies: &str) -> anyhow::Result<Served
     let mut line = String::new();
     BufReader::new(stdout).read_line(&mut line)?;
     let load = started.elapsed();
-    let addr = line.rsplit("serving on ").next().map(str::trim).unwrap_or_default().to_string();
+    let addr = line
+        .rsplit("serving on ")
+        .next()
+        .map(str::trim)
+        .unwrap_or_default()
+        .to_string();
     if addr.is_empty() {
         bail!("registry serve did not start: {line:?}");
     }
-    let summary = line.split(" in ").next().unwrap_or_default().trim_start_matches("loaded ").to_string();
-    Ok(Served { child, addr, load, summary })
+    let summary = line
+        .split(" in ")
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("loaded ")
+        .to_string();
+    Ok(Served {
+        child,
+        addr,
+        load,
+        summary,
+    })
 }
 
 /// (VmRSS, VmHWM) in MiB.
@@ -78,17 +101,30 @@ fn ms(d: Duration) -> f64 {
 
 async fn measure(name: &str, registry: &Path, catalog: &Path) -> anyhow::Result<()> {
     for bodies in ["disk", "memory"] {
-        measure_mode(&format!("{name} [--bodies {bodies}]"), registry, catalog, bodies).await?;
+        measure_mode(
+            &format!("{name} [--bodies {bodies}]"),
+            registry,
+            catalog,
+            bodies,
+        )
+        .await?;
     }
     Ok(())
 }
 
-async fn measure_mode(name: &str, registry: &Path, catalog: &Path, bodies: &str) -> anyhow::Result<()> {
+async fn measure_mode(
+    name: &str,
+    registry: &Path,
+    catalog: &Path,
+    bodies: &str,
+) -> anyhow::Result<()> {
     let served = spawn(registry, catalog, bodies)?;
     let pid = served.child.id();
     let (rss_loaded, hwm_loaded) = rss_mib(pid);
     let client = RegistryClient::connect(&served.addr, ClientOptions::default())?;
-    client.wait_for(ConnectionState::Ready, Duration::from_secs(30)).await?;
+    client
+        .wait_for(ConnectionState::Ready, Duration::from_secs(30))
+        .await?;
     let mut heads = Vec::new();
     for p in client.list_packages().await? {
         let pkg = client.get_package(&p).await?;
@@ -140,7 +176,10 @@ fn main() -> anyhow::Result<()> {
     }
     let registry = std::env::current_exe()?.with_file_name("registry");
     if !registry.is_file() {
-        bail!("{} not found: build it first (cargo build --release -p registry)", registry.display());
+        bail!(
+            "{} not found: build it first (cargo build --release -p registry)",
+            registry.display()
+        );
     }
     let fbc = shared.join("community-operators-prod-fbc/catalogs/v4.21");
     let bundles = shared.join("community-operators-prod-bundles/operators");
@@ -151,9 +190,16 @@ fn main() -> anyhow::Result<()> {
         let t = Instant::now();
         let source = catalog::load::load_unchecked(&fbc)?;
         let (p, b) = registry::commands::write_synthetic(&source, 10, &synthetic)?;
-        println!("generated {} ({p} packages, {b} bundles) in {:.1} s", synthetic.display(), t.elapsed().as_secs_f64());
+        println!(
+            "generated {} ({p} packages, {b} bundles) in {:.1} s",
+            synthetic.display(),
+            t.elapsed().as_secs_f64()
+        );
     }
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
     rt.block_on(async {
         measure("community-operators-prod-fbc v4.21 (FBC, 33 pkgs, 745 bundles, 14 MB)", &registry, &fbc).await?;
         measure("community-operators-prod-bundles (registry+v1 dirs, 70 pkgs, 613 bundles, 51 MB, manifests inline)", &registry, &bundles).await?;

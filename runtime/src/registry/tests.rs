@@ -27,7 +27,12 @@ impl Handler<ObjectEvent<ConfigMap>> for CmActor {
     fn handle(&mut self, msg: ObjectEvent<ConfigMap>, ctx: &mut Self::Context) {
         match msg {
             ObjectEvent::Observed(cm) => {
-                if cm.metadata.labels.as_ref().is_some_and(|l| l.contains_key("panic")) {
+                if cm
+                    .metadata
+                    .labels
+                    .as_ref()
+                    .is_some_and(|l| l.contains_key("panic"))
+                {
                     panic!("test actor told to panic");
                 }
                 self.probe.observed.fetch_add(1, Ordering::SeqCst);
@@ -75,17 +80,30 @@ async fn one_actor_is_started_per_object_and_stopped_on_delete() {
     let probe = Probe::default();
     let (reg, journal, metrics) = registry(&probe);
     for n in 0..5 {
-        reg.send(Watched(watcher::Event::Apply(cm(&format!("c{n}"))))).await.expect("send");
+        reg.send(Watched(watcher::Event::Apply(cm(&format!("c{n}")))))
+            .await
+            .expect("send");
     }
-    reg.send(Watched(watcher::Event::Apply(cm("c0")))).await.expect("send");
+    reg.send(Watched(watcher::Event::Apply(cm("c0"))))
+        .await
+        .expect("send");
     assert_eq!(settle(&reg).await, 5);
     assert_eq!(metrics.actor_counts().get("ConfigMap"), Some(&5));
-    reg.send(Watched(watcher::Event::Delete(cm("c1")))).await.expect("send");
-    reg.send(Watched(watcher::Event::Delete(cm("c2")))).await.expect("send");
+    reg.send(Watched(watcher::Event::Delete(cm("c1"))))
+        .await
+        .expect("send");
+    reg.send(Watched(watcher::Event::Delete(cm("c2"))))
+        .await
+        .expect("send");
     assert_eq!(settle(&reg).await, 3);
     assert_eq!(probe.observed.load(Ordering::SeqCst), 6);
     assert_eq!(probe.stopped.load(Ordering::SeqCst), 2);
-    let spawned = journal.lock().expect("lock").entries().filter(|e| e.event == JournalEvent::Spawned).count();
+    let spawned = journal
+        .lock()
+        .expect("lock")
+        .entries()
+        .filter(|e| e.event == JournalEvent::Spawned)
+        .count();
     assert_eq!(spawned, 5);
 }
 
@@ -94,13 +112,22 @@ async fn a_relist_stops_the_actors_of_objects_that_vanished_meanwhile() {
     let probe = Probe::default();
     let (reg, _journal, _metrics) = registry(&probe);
     for name in ["a", "b", "c"] {
-        reg.send(Watched(watcher::Event::Apply(cm(name)))).await.expect("send");
+        reg.send(Watched(watcher::Event::Apply(cm(name))))
+            .await
+            .expect("send");
     }
     reg.send(Watched(watcher::Event::Init)).await.expect("send");
-    reg.send(Watched(watcher::Event::InitApply(cm("b")))).await.expect("send");
-    reg.send(Watched(watcher::Event::InitDone)).await.expect("send");
+    reg.send(Watched(watcher::Event::InitApply(cm("b"))))
+        .await
+        .expect("send");
+    reg.send(Watched(watcher::Event::InitDone))
+        .await
+        .expect("send");
     assert_eq!(settle(&reg).await, 1);
-    let left = reg.send(Lookup::<CmActor>::new(ObjectKey::new("ns", "b"))).await.expect("send");
+    let left = reg
+        .send(Lookup::<CmActor>::new(ObjectKey::new("ns", "b")))
+        .await
+        .expect("send");
     assert!(left.is_some());
 }
 
@@ -110,11 +137,19 @@ async fn an_actor_that_panicked_is_started_again_on_its_next_event() {
     let (reg, journal, _metrics) = registry(&probe);
     let mut bad = cm("x");
     bad.metadata.labels = Some([("panic".to_string(), "yes".to_string())].into());
-    reg.send(Watched(watcher::Event::Apply(bad))).await.expect("send");
+    reg.send(Watched(watcher::Event::Apply(bad)))
+        .await
+        .expect("send");
     settle(&reg).await;
-    reg.send(Watched(watcher::Event::Apply(cm("x")))).await.expect("send");
+    reg.send(Watched(watcher::Event::Apply(cm("x"))))
+        .await
+        .expect("send");
     assert_eq!(settle(&reg).await, 1);
     assert_eq!(probe.observed.load(Ordering::SeqCst), 1);
-    let respawned = journal.lock().expect("lock").entries().any(|e| e.event == JournalEvent::Respawned);
+    let respawned = journal
+        .lock()
+        .expect("lock")
+        .entries()
+        .any(|e| e.event == JournalEvent::Respawned);
     assert!(respawned, "the journal records the respawn");
 }

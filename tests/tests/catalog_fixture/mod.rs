@@ -30,7 +30,13 @@ pub struct Crd {
 
 impl Crd {
     pub fn new(plural: &str, group: &str, kind: &str) -> Self {
-        Self { plural: plural.into(), group: group.into(), kind: kind.into(), versions: vec!["v1".into()], spec_schema: json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}) }
+        Self {
+            plural: plural.into(),
+            group: group.into(),
+            kind: kind.into(),
+            versions: vec!["v1".into()],
+            spec_schema: json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+        }
     }
 
     pub fn name(&self) -> String {
@@ -70,7 +76,11 @@ pub struct Op {
 
 impl Op {
     pub fn new(package: &str, version: &str) -> Self {
-        Self { package: package.into(), version: version.into(), ..Default::default() }
+        Self {
+            package: package.into(),
+            version: version.into(),
+            ..Default::default()
+        }
     }
     pub fn name(&self) -> String {
         format!("{}.v{}", self.package, self.version)
@@ -151,8 +161,14 @@ impl Catalog {
             .collect();
         let csvs: Vec<Value> = self.ops.iter().map(Op::csv).collect();
         BTreeMap::from([
-            ("customResourceDefinitions".to_string(), Value::Array(crds.into_values().collect()).to_string()),
-            ("clusterServiceVersions".to_string(), Value::Array(csvs).to_string()),
+            (
+                "customResourceDefinitions".to_string(),
+                Value::Array(crds.into_values().collect()).to_string(),
+            ),
+            (
+                "clusterServiceVersions".to_string(),
+                Value::Array(csvs).to_string(),
+            ),
             ("packages".to_string(), Value::Array(packages).to_string()),
         ])
     }
@@ -163,7 +179,11 @@ impl Catalog {
     }
 
     /// Write the catalog as a ConfigMap file the `registry` binary serves; returns the file.
-    pub fn write_file(&self, dir: &std::path::Path, name: &str) -> anyhow::Result<std::path::PathBuf> {
+    pub fn write_file(
+        &self,
+        dir: &std::path::Path,
+        name: &str,
+    ) -> anyhow::Result<std::path::PathBuf> {
         std::fs::create_dir_all(dir)?;
         let path = dir.join(format!("{name}.json"));
         std::fs::write(&path, self.configmap(name).to_string())?;
@@ -173,7 +193,11 @@ impl Catalog {
 
 pub async fn create<K>(ctx: &TestContext, value: Value) -> anyhow::Result<K>
 where
-    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()> + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + serde::Serialize
+        + std::fmt::Debug,
 {
     let api: Api<K> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
     let obj: K = serde_json::from_value(value)?;
@@ -184,20 +208,35 @@ pub async fn operator_group(ctx: &TestContext) -> anyhow::Result<OperatorGroup> 
     create(ctx, json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ctx.namespace]}})).await
 }
 
-pub async fn configmap_catalog(ctx: &TestContext, name: &str, catalog: &Catalog, priority: i32) -> anyhow::Result<CatalogSource> {
+pub async fn configmap_catalog(
+    ctx: &TestContext,
+    name: &str,
+    catalog: &Catalog,
+    priority: i32,
+) -> anyhow::Result<CatalogSource> {
     create::<k8s_openapi::api::core::v1::ConfigMap>(ctx, catalog.configmap(name)).await?;
     create(ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource", "metadata": {"name": name},
                        "spec": {"sourceType": "configmap", "configMap": name, "priority": priority}}))
     .await
 }
 
-pub async fn address_catalog(ctx: &TestContext, name: &str, address: &str) -> anyhow::Result<CatalogSource> {
+pub async fn address_catalog(
+    ctx: &TestContext,
+    name: &str,
+    address: &str,
+) -> anyhow::Result<CatalogSource> {
     create(ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource", "metadata": {"name": name},
                        "spec": {"sourceType": "grpc", "address": address}}))
     .await
 }
 
-pub async fn subscription(ctx: &TestContext, name: &str, package: &str, catalog: &str, extra: Value) -> anyhow::Result<Subscription> {
+pub async fn subscription(
+    ctx: &TestContext,
+    name: &str,
+    package: &str,
+    catalog: &str,
+    extra: Value,
+) -> anyhow::Result<Subscription> {
     let mut spec = json!({"name": package, "source": catalog, "sourceNamespace": ctx.namespace, "channel": "stable"});
     if let (Some(s), Some(e)) = (spec.as_object_mut(), extra.as_object()) {
         for (k, v) in e {
@@ -208,8 +247,16 @@ pub async fn subscription(ctx: &TestContext, name: &str, package: &str, catalog:
 }
 
 /// Start the catalog-operator watching the test namespace, with that namespace as its global catalog namespace.
-pub async fn catalog_operator(ctx: &TestContext, extra: &[&str]) -> anyhow::Result<OperatorProcess> {
-    let mut args = vec!["--watched-namespaces", ctx.namespace.as_str(), "--namespace", ctx.namespace.as_str()];
+pub async fn catalog_operator(
+    ctx: &TestContext,
+    extra: &[&str],
+) -> anyhow::Result<OperatorProcess> {
+    let mut args = vec![
+        "--watched-namespaces",
+        ctx.namespace.as_str(),
+        "--namespace",
+        ctx.namespace.as_str(),
+    ];
     args.extend_from_slice(extra);
     OperatorProcess::start(ctx.cluster, "catalog-operator", &args).await
 }
@@ -223,7 +270,12 @@ pub fn plans(ctx: &TestContext) -> Api<InstallPlan> {
 }
 
 /// Wait until the Subscription's status satisfies `cond`; the error shows the last status.
-pub async fn await_sub<F>(ctx: &TestContext, name: &str, what: &str, cond: F) -> anyhow::Result<Subscription>
+pub async fn await_sub<F>(
+    ctx: &TestContext,
+    name: &str,
+    what: &str,
+    cond: F,
+) -> anyhow::Result<Subscription>
 where
     F: Fn(&messages::crd::subscription::SubscriptionStatus) -> bool,
 {
@@ -234,15 +286,30 @@ where
         let sub = api.get(name).await?;
         match sub.status.as_ref() {
             Some(s) if cond(s) => Ok(Some(sub)),
-            other => Err(anyhow::anyhow!("{name} status: {}", serde_json::to_string(&other).unwrap_or_default())),
+            other => Err(anyhow::anyhow!(
+                "{name} status: {}",
+                serde_json::to_string(&other).unwrap_or_default()
+            )),
         }
     })
     .await
 }
 
 /// The condition of `type_` on a Subscription status: (status, reason, message).
-pub fn sub_condition(s: &messages::crd::subscription::SubscriptionStatus, type_: &str) -> Option<(String, String, String)> {
-    s.conditions.iter().find(|c| c.type_.as_str() == type_).map(|c| (c.status.clone(), c.reason.as_str().to_string(), c.message.clone()))
+pub fn sub_condition(
+    s: &messages::crd::subscription::SubscriptionStatus,
+    type_: &str,
+) -> Option<(String, String, String)> {
+    s.conditions
+        .iter()
+        .find(|c| c.type_.as_str() == type_)
+        .map(|c| {
+            (
+                c.status.clone(),
+                c.reason.as_str().to_string(),
+                c.message.clone(),
+            )
+        })
 }
 
 /// A free loopback port.

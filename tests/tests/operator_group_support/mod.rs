@@ -4,8 +4,8 @@
 
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, DeleteParams, PostParams};
 use kube::Client;
+use kube::api::{Api, DeleteParams, PostParams};
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::OperatorGroup;
 use serde_json::json;
@@ -22,7 +22,10 @@ pub struct Extra {
 impl Extra {
     /// Names `<base>-<suffix>`; only those in `create_now` are created at once (others may be created later).
     pub async fn create(client: &Client, base: &str, suffixes: &[&str]) -> anyhow::Result<Self> {
-        let extra = Self { client: client.clone(), names: suffixes.iter().map(|s| format!("{base}-{s}")).collect() };
+        let extra = Self {
+            client: client.clone(),
+            names: suffixes.iter().map(|s| format!("{base}-{s}")).collect(),
+        };
         for name in &extra.names {
             extra.create_one(name).await?;
         }
@@ -30,12 +33,17 @@ impl Extra {
     }
 
     pub fn named(client: &Client, base: &str, suffixes: &[&str]) -> Self {
-        Self { client: client.clone(), names: suffixes.iter().map(|s| format!("{base}-{s}")).collect() }
+        Self {
+            client: client.clone(),
+            names: suffixes.iter().map(|s| format!("{base}-{s}")).collect(),
+        }
     }
 
     pub async fn create_one(&self, name: &str) -> anyhow::Result<()> {
         let api: Api<Namespace> = Api::all(self.client.clone());
-        let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name, "labels": {"olm-rs.io/test": "true"}}}))?;
+        let ns: Namespace = serde_json::from_value(
+            json!({"metadata": {"name": name, "labels": {"olm-rs.io/test": "true"}}}),
+        )?;
         api.create(&PostParams::default(), &ns).await?;
         Ok(())
     }
@@ -49,15 +57,26 @@ impl Extra {
 }
 
 pub fn og(name: &str, spec: serde_json::Value) -> anyhow::Result<OperatorGroup> {
-    Ok(serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": name}, "spec": spec}))?)
+    Ok(serde_json::from_value(
+        json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": name}, "spec": spec}),
+    )?)
 }
 
 /// A CSV without deployments owning the CRDs `(plural, group, kind)` at `v1`, supporting `modes`.
-pub fn csv(name: &str, modes: &[&str], owned: &[(String, String, String)]) -> anyhow::Result<ClusterServiceVersion> {
-    let install_modes: Vec<serde_json::Value> = ["OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces"]
-        .iter()
-        .map(|m| json!({"type": m, "supported": modes.contains(m)}))
-        .collect();
+pub fn csv(
+    name: &str,
+    modes: &[&str],
+    owned: &[(String, String, String)],
+) -> anyhow::Result<ClusterServiceVersion> {
+    let install_modes: Vec<serde_json::Value> = [
+        "OwnNamespace",
+        "SingleNamespace",
+        "MultiNamespace",
+        "AllNamespaces",
+    ]
+    .iter()
+    .map(|m| json!({"type": m, "supported": modes.contains(m)}))
+    .collect();
     let owned: Vec<serde_json::Value> = owned.iter().map(|(plural, group, kind)| json!({"name": format!("{plural}.{group}"), "version": "v1", "kind": kind})).collect();
     Ok(serde_json::from_value(json!({
         "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
@@ -70,7 +89,12 @@ pub fn csv(name: &str, modes: &[&str], owned: &[(String, String, String)]) -> an
 }
 
 /// A namespaced CRD `<plural>.<group>` serving `v1` with kind `kind`; created (or kept when it exists).
-pub async fn ensure_crd(client: &Client, plural: &str, group: &str, kind: &str) -> anyhow::Result<()> {
+pub async fn ensure_crd(
+    client: &Client,
+    plural: &str,
+    group: &str,
+    kind: &str,
+) -> anyhow::Result<()> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let crd: CustomResourceDefinition = serde_json::from_value(json!({
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -89,23 +113,35 @@ pub async fn ensure_crd(client: &Client, plural: &str, group: &str, kind: &str) 
 
 pub async fn delete_crd(client: &Client, plural: &str, group: &str) {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let _ = api.delete(&format!("{plural}.{group}"), &DeleteParams::background()).await;
+    let _ = api
+        .delete(&format!("{plural}.{group}"), &DeleteParams::background())
+        .await;
 }
 
 pub fn provided(og: &OperatorGroup) -> String {
-    og.metadata.annotations.as_ref().and_then(|a| a.get("olm.providedAPIs")).cloned().unwrap_or_default()
+    og.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get("olm.providedAPIs"))
+        .cloned()
+        .unwrap_or_default()
 }
 
 pub fn phase_reason(csv: &ClusterServiceVersion) -> (String, String) {
     let status = csv.status.clone().unwrap_or_default();
-    (status.phase.as_str().to_string(), status.reason.as_str().to_string())
+    (
+        status.phase.as_str().to_string(),
+        status.reason.as_str().to_string(),
+    )
 }
 
 /// `csv` with one namespaced permission for the service account `sa` (read ConfigMaps).
-pub fn with_permissions(mut csv: ClusterServiceVersion, sa: &str) -> anyhow::Result<ClusterServiceVersion> {
+pub fn with_permissions(
+    mut csv: ClusterServiceVersion,
+    sa: &str,
+) -> anyhow::Result<ClusterServiceVersion> {
     let mut value = serde_json::to_value(&csv)?;
     value["spec"]["install"]["spec"]["permissions"] = json!([{"serviceAccountName": sa, "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}]}]);
     csv = serde_json::from_value(value)?;
     Ok(csv)
 }
-

@@ -3,9 +3,9 @@
 
 use super::*;
 use crate::csv::facts::{Neighbour, OwnerConflict, Requirements};
-use rstest::rstest;
 use CsvPhase as P;
 use CsvReason as R;
+use rstest::rstest;
 
 fn observed(phase: CsvPhase, reason: CsvReason) -> Observed {
     Observed {
@@ -40,13 +40,20 @@ fn no_targets(o: &mut Observed) {
     o.group = GroupFit::NoTargetNamespaces;
 }
 fn unsupported_group(o: &mut Observed) {
-    o.group = GroupFit::Unsupported("AllNamespaces InstallModeType not supported, cannot configure to watch all namespaces".into());
+    o.group = GroupFit::Unsupported(
+        "AllNamespaces InstallModeType not supported, cannot configure to watch all namespaces"
+            .into(),
+    );
 }
 fn duplicate_modes(o: &mut Observed) {
-    o.group = GroupFit::InvalidInstallModes("install modes of the csv contain OwnNamespace more than once".into());
+    o.group = GroupFit::InvalidInstallModes(
+        "install modes of the csv contain OwnNamespace more than once".into(),
+    );
 }
 fn group_annotations_missing(o: &mut Observed) {
-    o.group = GroupFit::Fits { annotate: Some(BTreeMap::from([("olm.operatorGroup".into(), "og".into())])) };
+    o.group = GroupFit::Fits {
+        annotate: Some(BTreeMap::from([("olm.operatorGroup".into(), "og".into())])),
+    };
 }
 fn invalid_strategy(o: &mut Observed) {
     o.spec = SpecCheck::InvalidStrategy("unsupported install strategy \"helm\"".into());
@@ -64,10 +71,15 @@ fn requirements_unmet(o: &mut Observed) {
     o.requirements = Requirements::unmet();
 }
 fn owner_conflict(o: &mut Observed) {
-    o.owner_conflict = Some(OwnerConflict::Crd("other also owns widgets.example.com".into()));
+    o.owner_conflict = Some(OwnerConflict::Crd(
+        "other also owns widgets.example.com".into(),
+    ));
 }
 fn deployment_owned_elsewhere(o: &mut Observed) {
-    o.owner_conflict = Some(OwnerConflict::Deployment { deployment: "op".into(), owner: "other.v3".into() });
+    o.owner_conflict = Some(OwnerConflict::Deployment {
+        deployment: "op".into(),
+        owner: "other.v3".into(),
+    });
 }
 fn replaces_succeeded(o: &mut Observed) {
     o.replaces = Some(Neighbour::new("a.v1", P::Succeeded));
@@ -186,7 +198,13 @@ use Effect::{AnnotateGroup, CountUpgrade, DeleteSelf, EnsureRbac, Install};
 #[case::replacing_without_a_replacer_stays(P::Replacing, R::BeingReplaced, none, None, &[])]
 // Deleting.
 #[case::deleting_deletes_the_csv(P::Deleting, R::Replaced, none, None, &[DeleteSelf])]
-fn decide_follows_olms_phase_machine(#[case] phase: CsvPhase, #[case] reason: CsvReason, #[case] fact: Fact, #[case] expected: Option<(CsvPhase, CsvReason)>, #[case] effects: &[Effect]) {
+fn decide_follows_olms_phase_machine(
+    #[case] phase: CsvPhase,
+    #[case] reason: CsvReason,
+    #[case] fact: Fact,
+    #[case] expected: Option<(CsvPhase, CsvReason)>,
+    #[case] effects: &[Effect],
+) {
     let mut o = observed(phase, reason);
     fact(&mut o);
     let d = decide(&o);
@@ -203,30 +221,102 @@ fn decide_follows_olms_phase_machine(#[case] phase: CsvPhase, #[case] reason: Cs
 #[case::all_requirements_met(P::Pending, R::RequirementsUnknown, none, MSG_ALL_REQUIREMENTS_MET)]
 #[case::waiting_for_components(P::InstallReady, R::AllRequirementsMet, none, MSG_INSTALL_WAITING)]
 #[case::install_completed(P::Installing, R::InstallWaiting, none, MSG_INSTALL_SUCCEEDED)]
-#[case::the_install_timeout(P::Installing, R::InstallWaiting, waiting_past_the_timeout, MSG_INSTALL_TIMEOUT)]
-#[case::being_replaced_names_the_replacer(P::Succeeded, R::InstallSucceeded, replaced_by_pending, "being replaced by csv: a.v3")]
+#[case::the_install_timeout(
+    P::Installing,
+    R::InstallWaiting,
+    waiting_past_the_timeout,
+    MSG_INSTALL_TIMEOUT
+)]
+#[case::being_replaced_names_the_replacer(
+    P::Succeeded,
+    R::InstallSucceeded,
+    replaced_by_pending,
+    "being replaced by csv: a.v3"
+)]
 #[case::replaced(P::Replacing, R::BeingReplaced, replaced_by_succeeded, MSG_REPLACED)]
-#[case::a_deployment_conflict_names_the_owner(P::Pending, R::RequirementsUnknown, deployment_owned_elsewhere, "deployment op is owned by csv other.v3, which is not in this CSV's replacement chain")]
-#[case::a_crd_conflict_is_olms_text(P::Pending, R::RequirementsUnknown, owner_conflict, MSG_OWNER_CONFLICT)]
+#[case::a_deployment_conflict_names_the_owner(
+    P::Pending,
+    R::RequirementsUnknown,
+    deployment_owned_elsewhere,
+    "deployment op is owned by csv other.v3, which is not in this CSV's replacement chain"
+)]
+#[case::a_crd_conflict_is_olms_text(
+    P::Pending,
+    R::RequirementsUnknown,
+    owner_conflict,
+    MSG_OWNER_CONFLICT
+)]
 #[case::no_operator_group(P::Pending, R::RequirementsUnknown, no_group, MSG_NO_OPERATOR_GROUP)]
-#[case::an_invalid_strategy_says_why(P::Pending, R::RequirementsUnknown, invalid_strategy, "install strategy invalid: unsupported install strategy \"helm\"")]
-#[case::a_cycle_names_its_members(P::Pending, R::RequirementsUnknown, replaces_cycle, "spec.replaces forms a cycle (a -> b -> a); point spec.replaces at an older CSV or remove it")]
-#[case::waiting_installs_say_on_what(P::Installing, R::InstallWaiting, deployment_waiting, "installing: waiting for deployment op to become ready")]
-#[case::an_unsupported_group_quotes_supports(P::Pending, R::RequirementsUnknown, unsupported_group, "AllNamespaces InstallModeType not supported, cannot configure to watch all namespaces")]
-fn messages_are_olms_texts(#[case] phase: CsvPhase, #[case] reason: CsvReason, #[case] fact: Fact, #[case] message: &str) {
+#[case::an_invalid_strategy_says_why(
+    P::Pending,
+    R::RequirementsUnknown,
+    invalid_strategy,
+    "install strategy invalid: unsupported install strategy \"helm\""
+)]
+#[case::a_cycle_names_its_members(
+    P::Pending,
+    R::RequirementsUnknown,
+    replaces_cycle,
+    "spec.replaces forms a cycle (a -> b -> a); point spec.replaces at an older CSV or remove it"
+)]
+#[case::waiting_installs_say_on_what(
+    P::Installing,
+    R::InstallWaiting,
+    deployment_waiting,
+    "installing: waiting for deployment op to become ready"
+)]
+#[case::an_unsupported_group_quotes_supports(
+    P::Pending,
+    R::RequirementsUnknown,
+    unsupported_group,
+    "AllNamespaces InstallModeType not supported, cannot configure to watch all namespaces"
+)]
+fn messages_are_olms_texts(
+    #[case] phase: CsvPhase,
+    #[case] reason: CsvReason,
+    #[case] fact: Fact,
+    #[case] message: &str,
+) {
     let mut o = observed(phase, reason);
     fact(&mut o);
-    let Step::To(t) = decide(&o).step else { panic!("a transition expected") };
+    let Step::To(t) = decide(&o).step else {
+        panic!("a transition expected")
+    };
     assert_eq!(t.message, message);
 }
 
 #[rstest]
-#[case::unmet_requirements_retry_with_backoff(P::Pending, R::RequirementsUnknown, requirements_unmet, Next::Backoff)]
-#[case::a_group_failure_rechecks_the_group(P::Pending, R::RequirementsUnknown, no_group, Next::After(GROUP_RECHECK))]
+#[case::unmet_requirements_retry_with_backoff(
+    P::Pending,
+    R::RequirementsUnknown,
+    requirements_unmet,
+    Next::Backoff
+)]
+#[case::a_group_failure_rechecks_the_group(
+    P::Pending,
+    R::RequirementsUnknown,
+    no_group,
+    Next::After(GROUP_RECHECK)
+)]
 #[case::a_healthy_succeeded_csv_idles(P::Succeeded, R::InstallSucceeded, none, Next::Idle)]
-#[case::an_invalid_spec_waits_for_an_edit(P::Pending, R::RequirementsUnknown, invalid_strategy, Next::Idle)]
-#[case::installing_rechecks_before_the_timeout(P::Installing, R::InstallWaiting, deployment_waiting, Next::After(WAIT_RECHECK))]
-fn the_next_reconcile_is_scheduled_by_the_decision(#[case] phase: CsvPhase, #[case] reason: CsvReason, #[case] fact: Fact, #[case] next: Next) {
+#[case::an_invalid_spec_waits_for_an_edit(
+    P::Pending,
+    R::RequirementsUnknown,
+    invalid_strategy,
+    Next::Idle
+)]
+#[case::installing_rechecks_before_the_timeout(
+    P::Installing,
+    R::InstallWaiting,
+    deployment_waiting,
+    Next::After(WAIT_RECHECK)
+)]
+fn the_next_reconcile_is_scheduled_by_the_decision(
+    #[case] phase: CsvPhase,
+    #[case] reason: CsvReason,
+    #[case] fact: Fact,
+    #[case] next: Next,
+) {
     let mut o = observed(phase, reason);
     fact(&mut o);
     assert_eq!(decide(&o).next, next);
@@ -246,5 +336,8 @@ fn installing_close_to_the_timeout_rechecks_when_it_expires() {
 fn install_failures_fail_the_csv(#[case] unrecoverable: bool, #[case] reason: CsvReason) {
     let t = install_failed(unrecoverable, "deployments.apps is forbidden");
     assert_eq!((t.phase, t.reason), (P::Failed, reason));
-    assert_eq!(t.message, "install strategy failed: deployments.apps is forbidden");
+    assert_eq!(
+        t.message,
+        "install strategy failed: deployments.apps is forbidden"
+    );
 }

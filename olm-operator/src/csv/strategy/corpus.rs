@@ -27,15 +27,29 @@ fn every_corpus_csv_renders_or_is_rejected_with_a_reason() {
         eprintln!("corpus not found (../shared/catalogs or $OLM_RS_SHARED/catalogs): skipped");
         return;
     };
-    let (mut rendered, mut rejected, mut unreadable) = (0usize, BTreeMap::<String, usize>::new(), 0usize);
-    for entry in walkdir::WalkDir::new(&root).sort_by_file_name().into_iter().filter_map(Result::ok) {
+    let (mut rendered, mut rejected, mut unreadable) =
+        (0usize, BTreeMap::<String, usize>::new(), 0usize);
+    for entry in walkdir::WalkDir::new(&root)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+    {
         let path = entry.path();
-        if !path.to_string_lossy().ends_with(".clusterserviceversion.yaml") {
+        if !path
+            .to_string_lossy()
+            .ends_with(".clusterserviceversion.yaml")
+        {
             continue;
         }
-        let Ok(text) = std::fs::read_to_string(path) else { continue };
-        let value: Result<serde_json::Value, _> = serde_saphyr::from_str_with_options(&text, yaml_options());
-        let Some(mut csv) = value.ok().and_then(|v| serde_json::from_value::<ClusterServiceVersion>(v).ok()) else {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let value: Result<serde_json::Value, _> =
+            serde_saphyr::from_str_with_options(&text, yaml_options());
+        let Some(mut csv) = value
+            .ok()
+            .and_then(|v| serde_json::from_value::<ClusterServiceVersion>(v).ok())
+        else {
             unreadable += 1;
             continue;
         };
@@ -43,31 +57,85 @@ fn every_corpus_csv_renders_or_is_rejected_with_a_reason() {
         csv.metadata.uid = Some("uid-corpus".into());
         let name = csv.metadata.name.clone().unwrap_or_default();
         match render(&csv).expect("namespace, name and uid are set") {
-            Err(e) => *rejected.entry(e.to_string().split(':').next().unwrap_or_default().chars().take(40).collect()).or_default() += 1,
+            Err(e) => {
+                *rejected
+                    .entry(
+                        e.to_string()
+                            .split(':')
+                            .next()
+                            .unwrap_or_default()
+                            .chars()
+                            .take(40)
+                            .collect(),
+                    )
+                    .or_default() += 1
+            }
             Ok(r) => {
                 rendered += 1;
                 let details = validate(&csv).expect("rendered, so valid");
-                assert_eq!(r.deployments.len(), details.deployments.len(), "{}", path.display());
+                assert_eq!(
+                    r.deployments.len(),
+                    details.deployments.len(),
+                    "{}",
+                    path.display()
+                );
                 for d in &r.deployments {
                     let labels = d.metadata.labels.clone().unwrap_or_default();
                     assert_eq!(labels.get("olm.owner"), Some(&name), "{}", path.display());
                     assert_eq!(labels.get("olm.managed").map(String::as_str), Some("true"));
                     let spec = d.spec.clone().expect("a spec");
-                    let annotations = spec.template.metadata.clone().and_then(|m| m.annotations).unwrap_or_default();
-                    assert_eq!(annotations.get("olm.deployment-spec-hash"), labels.get("olm.deployment-spec-hash"), "{}", path.display());
+                    let annotations = spec
+                        .template
+                        .metadata
+                        .clone()
+                        .and_then(|m| m.annotations)
+                        .unwrap_or_default();
+                    assert_eq!(
+                        annotations.get("olm.deployment-spec-hash"),
+                        labels.get("olm.deployment-spec-hash"),
+                        "{}",
+                        path.display()
+                    );
                     for key in projected_annotations(&csv).keys() {
-                        assert!(annotations.contains_key(key), "{}: annotation {key} not projected", path.display());
+                        assert!(
+                            annotations.contains_key(key),
+                            "{}: annotation {key} not projected",
+                            path.display()
+                        );
                     }
                     let containers = spec.template.spec.map(|p| p.containers).unwrap_or_default();
-                    assert!(containers.iter().all(|c| c.env.iter().flatten().any(|e| e.name == "OPERATOR_CONDITION_NAME")), "{}", path.display());
-                    assert_eq!(render(&csv).expect("persisted").expect("valid").deployments[0].metadata.labels, r.deployments[0].metadata.labels, "rendering is deterministic");
+                    assert!(
+                        containers.iter().all(|c| c
+                            .env
+                            .iter()
+                            .flatten()
+                            .any(|e| e.name == "OPERATOR_CONDITION_NAME")),
+                        "{}",
+                        path.display()
+                    );
+                    assert_eq!(
+                        render(&csv).expect("persisted").expect("valid").deployments[0]
+                            .metadata
+                            .labels,
+                        r.deployments[0].metadata.labels,
+                        "rendering is deterministic"
+                    );
                 }
                 for role in &r.roles {
-                    assert!(is_dns_subdomain(role.metadata.name.as_deref().unwrap_or_default()), "{}", path.display());
+                    assert!(
+                        is_dns_subdomain(role.metadata.name.as_deref().unwrap_or_default()),
+                        "{}",
+                        path.display()
+                    );
                 }
             }
         }
     }
-    eprintln!("corpus: {rendered} CSVs rendered, {unreadable} unreadable, rejected by reason: {rejected:?}");
-    assert!(rendered > 100, "the corpus has hundreds of CSVs with a deployment strategy ({rendered} rendered)");
+    eprintln!(
+        "corpus: {rendered} CSVs rendered, {unreadable} unreadable, rejected by reason: {rejected:?}"
+    );
+    assert!(
+        rendered > 100,
+        "the corpus has hundreds of CSVs with a deployment strategy ({rendered} rendered)"
+    );
 }

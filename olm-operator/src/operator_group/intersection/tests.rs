@@ -16,9 +16,15 @@ fn apis(list: &[&str]) -> ApiSet {
 fn group(namespace: &str, name: &str, targets: &[&str], provided: Option<&str>) -> OperatorGroup {
     let mut og = OperatorGroup::new(name, OperatorGroupSpec::default());
     og.metadata.namespace = Some(namespace.into());
-    og.status = Some(OperatorGroupStatus { namespaces: Some(targets.iter().map(|s| s.to_string()).collect()), ..Default::default() });
+    og.status = Some(OperatorGroupStatus {
+        namespaces: Some(targets.iter().map(|s| s.to_string()).collect()),
+        ..Default::default()
+    });
     if let Some(value) = provided {
-        og.metadata.annotations = Some(BTreeMap::from([("olm.providedAPIs".to_string(), value.to_string())]));
+        og.metadata.annotations = Some(BTreeMap::from([(
+            "olm.providedAPIs".to_string(),
+            value.to_string(),
+        )]));
     }
     og
 }
@@ -32,7 +38,12 @@ fn group(namespace: &str, name: &str, targets: &[&str], provided: Option<&str>) 
 #[case::one_shared_api_among_several_is_a_conflict(&[GOOSE, DUCK], &[], &[DUCK], Reconciliation::ApiConflict)]
 #[case::an_intersecting_group_with_other_apis_is_no_conflict(&[GOOSE], &[], &[DUCK], Reconciliation::AddApis)]
 #[case::a_csv_providing_nothing_never_conflicts(&[], &[], &[GOOSE], Reconciliation::NoApiConflict)]
-fn the_four_cases_of_the_seed(#[case] add: &[&str], #[case] own: &[&str], #[case] others: &[&str], #[case] expected: Reconciliation) {
+fn the_four_cases_of_the_seed(
+    #[case] add: &[&str],
+    #[case] own: &[&str],
+    #[case] others: &[&str],
+    #[case] expected: Reconciliation,
+) {
     assert_eq!(reconcile(&apis(add), &apis(own), &apis(others)), expected);
 }
 
@@ -44,11 +55,19 @@ fn the_four_cases_of_the_seed(#[case] add: &[&str], #[case] own: &[&str], #[case
 #[case::an_empty_add_is_no_conflict(Some(GOOSE), &["ns-1"], &[], Reconciliation::NoApiConflict)]
 #[case::the_other_groups_own_namespace_counts_as_a_target(None, &["ns"], &[GOOSE], Reconciliation::ApiConflict)]
 #[case::an_all_namespaces_group_intersects_everyone(None, &[""], &[GOOSE], Reconciliation::ApiConflict)]
-fn olms_api_intersection_matrix(#[case] g1_annotation: Option<&str>, #[case] other_targets: &[&str], #[case] add: &[&str], #[case] expected: Reconciliation) {
+fn olms_api_intersection_matrix(
+    #[case] g1_annotation: Option<&str>,
+    #[case] other_targets: &[&str],
+    #[case] add: &[&str],
+    #[case] expected: Reconciliation,
+) {
     let g1 = group("ns", "g1", &["ns-1"], g1_annotation);
     let other = group("ns-2", "other", other_targets, Some(GOOSE));
     let others = apis_of_intersecting_groups(&g1, [&g1, &other]);
-    assert_eq!(reconcile(&apis(add), &provided_apis::of_group(&g1), &others), expected);
+    assert_eq!(
+        reconcile(&apis(add), &provided_apis::of_group(&g1), &others),
+        expected
+    );
 }
 
 #[test]
@@ -65,11 +84,24 @@ fn groups_without_a_computed_status_are_not_counted() {
     assert_eq!(apis_of_intersecting_groups(&g1, [&pending]), ApiSet::new());
 }
 
-use CsvReason::{CannotModifyStaticOperatorGroupProvidedApis as Static, InterOperatorGroupOwnerConflict as Conflict};
+use CsvReason::{
+    CannotModifyStaticOperatorGroupProvidedApis as Static,
+    InterOperatorGroupOwnerConflict as Conflict,
+};
 
 #[rstest]
-#[case::no_conflict_proceeds(Reconciliation::NoApiConflict, false, CsvReason::None, ApiVerdict::Proceed)]
-#[case::no_conflict_in_a_static_group_proceeds(Reconciliation::NoApiConflict, true, CsvReason::None, ApiVerdict::Proceed)]
+#[case::no_conflict_proceeds(
+    Reconciliation::NoApiConflict,
+    false,
+    CsvReason::None,
+    ApiVerdict::Proceed
+)]
+#[case::no_conflict_in_a_static_group_proceeds(
+    Reconciliation::NoApiConflict,
+    true,
+    CsvReason::None,
+    ApiVerdict::Proceed
+)]
 #[case::add_asks_the_group_to_union(Reconciliation::AddApis, false, CsvReason::None, ApiVerdict::Change(ApiChange::Add, apis(&[GOOSE])))]
 #[case::remove_asks_the_group_for_the_difference(Reconciliation::RemoveApis, false, CsvReason::None, ApiVerdict::Change(ApiChange::Remove, apis(&[GOOSE])))]
 #[case::add_in_a_static_group_fails(Reconciliation::AddApis, true, CsvReason::None, ApiVerdict::Fail { reason: Static, message: MSG_STATIC, write: true })]
@@ -78,15 +110,28 @@ use CsvReason::{CannotModifyStaticOperatorGroupProvidedApis as Static, InterOper
 #[case::a_conflict_fails_the_csv(Reconciliation::ApiConflict, false, CsvReason::None, ApiVerdict::Fail { reason: Conflict, message: MSG_CONFLICT, write: true })]
 #[case::a_conflict_is_not_rewritten(Reconciliation::ApiConflict, false, Conflict, ApiVerdict::Fail { reason: Conflict, message: MSG_CONFLICT, write: false })]
 #[case::a_conflict_in_a_static_group_is_a_conflict(Reconciliation::ApiConflict, true, CsvReason::None, ApiVerdict::Fail { reason: Conflict, message: MSG_CONFLICT, write: true })]
-fn the_csv_acts_on_the_result_like_olm(#[case] result: Reconciliation, #[case] is_static: bool, #[case] reason: CsvReason, #[case] expected: ApiVerdict) {
-    assert_eq!(verdict(result, is_static, &apis(&[GOOSE]), &reason), expected);
+fn the_csv_acts_on_the_result_like_olm(
+    #[case] result: Reconciliation,
+    #[case] is_static: bool,
+    #[case] reason: CsvReason,
+    #[case] expected: ApiVerdict,
+) {
+    assert_eq!(
+        verdict(result, is_static, &apis(&[GOOSE]), &reason),
+        expected
+    );
 }
 
 #[rstest]
 #[case::a_static_group_protects_its_api_from_a_new_csv(Some(GOOSE), true, &[DUCK], "Static")]
 #[case::a_static_group_lets_a_csv_providing_its_apis_proceed(Some(GOOSE), true, &[GOOSE], "Proceed")]
 #[case::a_plain_group_adds_a_new_api(Some(GOOSE), false, &[DUCK], "Add")]
-fn check_combines_the_rules(#[case] annotation: Option<&str>, #[case] is_static: bool, #[case] csv: &[&str], #[case] expected: &str) {
+fn check_combines_the_rules(
+    #[case] annotation: Option<&str>,
+    #[case] is_static: bool,
+    #[case] csv: &[&str],
+    #[case] expected: &str,
+) {
     let mut g = group("ns", "g", &["ns"], annotation);
     g.spec.static_provided_apis = Some(is_static);
     let got = match check(&apis(csv), &CsvReason::None, &g, [&g]) {
@@ -104,6 +149,11 @@ fn check_combines_the_rules(#[case] annotation: Option<&str>, #[case] is_static:
 #[case::adding_what_is_there_changes_nothing(&[GOOSE], ApiChange::Add, &[GOOSE], &[GOOSE])]
 #[case::removing_is_a_difference(&[GOOSE, DUCK], ApiChange::Remove, &[DUCK], &[GOOSE])]
 #[case::removing_what_is_absent_changes_nothing(&[GOOSE], ApiChange::Remove, &[DUCK], &[GOOSE])]
-fn changes_apply_as_set_arithmetic(#[case] current: &[&str], #[case] change: ApiChange, #[case] with: &[&str], #[case] expected: &[&str]) {
+fn changes_apply_as_set_arithmetic(
+    #[case] current: &[&str],
+    #[case] change: ApiChange,
+    #[case] with: &[&str],
+    #[case] expected: &[&str],
+) {
     assert_eq!(apply(&apis(current), change, &apis(with)), apis(expected));
 }
