@@ -55,7 +55,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             .registries
             .namespaces
             .set(NamespaceResolver::new(shared.clone()).start());
-        let mut wiring = Wiring::new(client.clone(), metrics, scope.clone());
+        let mut wiring = Wiring::new(client.clone(), metrics, scope.clone())
+            .with_resync(std::time::Duration::from_secs(common.resync_seconds));
 
         // Stores whose changes only trigger resolution.
         let (sh, sc) = (shared.clone(), scope.clone());

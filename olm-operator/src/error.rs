@@ -34,6 +34,9 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
+    /// A reconcile's I/O did not finish in time (a hung request must not block the actor for good).
+    #[error("the reconcile of CSV {key} did not finish within {after:?}")]
+    Deadline { key: ObjectKey, after: Duration },
 }
 
 /// How an error should be retried.
@@ -50,17 +53,19 @@ pub enum ErrorKind {
 }
 
 impl Error {
-    fn source_error(&self) -> &kube::Error {
+    fn source_error(&self) -> Option<&kube::Error> {
         match self {
             Error::PatchStatus { source, .. }
             | Error::Annotate { source, .. }
             | Error::Apply { source, .. }
-            | Error::DeleteCsv { source, .. } => source,
+            | Error::DeleteCsv { source, .. } => Some(source),
+            Error::Deadline { .. } => None,
         }
     }
 
     pub fn kind(&self) -> ErrorKind {
-        classify(self.source_error())
+        self.source_error()
+            .map_or(ErrorKind::Transient, classify)
     }
 
     /// A short label for metrics and logs.
@@ -70,6 +75,7 @@ impl Error {
             Error::Annotate { .. } => "annotate",
             Error::Apply { .. } => "apply",
             Error::DeleteCsv { .. } => "delete_csv",
+            Error::Deadline { .. } => "deadline",
         }
     }
 
@@ -77,8 +83,11 @@ impl Error {
     /// API errors).
     pub fn chain(&self) -> String {
         match self.source_error() {
-            kube::Error::Api(status) => format!("{self}: {} ({})", status.message, status.reason),
-            other => format!("{self}: {other}"),
+            Some(kube::Error::Api(status)) => {
+                format!("{self}: {} ({})", status.message, status.reason)
+            }
+            Some(other) => format!("{self}: {other}"),
+            None => self.to_string(),
         }
     }
 }
@@ -167,5 +176,15 @@ mod tests {
         };
         assert_eq!(e.chain(), "cannot create Deployment ns/op: m (Forbidden)");
         assert_eq!(e.kind(), ErrorKind::Forbidden);
+    }
+
+    #[test]
+    fn a_missed_deadline_is_transient_and_says_how_long() {
+        let e = Error::Deadline {
+            key: ObjectKey::new("ns", "a.v1"),
+            after: Duration::from_secs(60),
+        };
+        assert_eq!(e.kind(), ErrorKind::Transient);
+        assert_eq!(e.chain(), "the reconcile of CSV ns/a.v1 did not finish within 60s");
     }
 }

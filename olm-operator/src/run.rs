@@ -22,7 +22,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             stores: Arc::new(Stores::empty()),
             registries: Arc::new(Registries::default()),
         };
-        let mut wiring = Wiring::new(client.clone(), metrics, scope);
+        let mut wiring = Wiring::new(client.clone(), metrics, scope)
+            .with_resync(std::time::Duration::from_secs(common.resync_seconds));
 
         let _ = shared.stores.scope.set(wiring.scope.clone());
         let (namespaces, _task) = crate::operator_group::notify::namespace_store(&shared);

@@ -11,13 +11,17 @@ use actix::prelude::*;
 use kube::Resource;
 use kube::runtime::watcher;
 use messages::key::ObjectKey;
-use messages::msg::{ActorCount, Journal, JournalEntry, JournalEvent, ObjectEvent};
+use messages::msg::{
+    ActorCount, Journal, JournalEntry, JournalEvent, ObjectEvent, Requeue, RequeueReason,
+};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// An actor that owns exactly one object of kind `Object`.
-pub trait ObjectActor: Actor<Context = Context<Self>> + Handler<ObjectEvent<Self::Object>> {
+pub trait ObjectActor:
+    Actor<Context = Context<Self>> + Handler<ObjectEvent<Self::Object>> + Handler<Requeue>
+{
     type Object: Resource + Clone + Send + Sync + std::fmt::Debug + 'static;
     /// What every actor of the kind shares (client, stores, other registries' addresses...).
     type Shared: Clone + Unpin + 'static;
@@ -71,6 +75,9 @@ pub struct Registry<A: ObjectActor> {
     metrics: Metrics,
     journal: SharedJournal,
     synced: Arc<std::sync::atomic::AtomicBool>,
+    /// Every live actor is requeued this often (OLM's `--interval` resync): a level-triggered safety net for
+    /// any change whose event was missed.
+    resync: Option<Duration>,
 }
 
 impl<A: ObjectActor> Registry<A> {
@@ -82,7 +89,27 @@ impl<A: ObjectActor> Registry<A> {
             metrics,
             journal,
             synced: Arc::default(),
+            resync: None,
         }
+    }
+
+    /// Requeue every live actor every `period` (a zero period turns the resync off).
+    pub fn with_resync(mut self, period: Duration) -> Self {
+        self.resync = (!period.is_zero()).then_some(period);
+        self
+    }
+
+    fn resync_all(&mut self) {
+        let live = self.children.values().filter(|a| a.connected());
+        let mut count = 0usize;
+        for addr in live {
+            addr.do_send(Requeue {
+                reason: RequeueReason::Resync,
+                after: None,
+            });
+            count += 1;
+        }
+        tracing::debug!(kind = A::KIND, actors = count, "resync");
     }
 
     /// Becomes true once the first full list of the watch has been routed.
@@ -154,8 +181,11 @@ impl<A: ObjectActor> Registry<A> {
 impl<A: ObjectActor> Actor for Registry<A> {
     type Context = Context<Self>;
 
-    fn started(&mut self, _ctx: &mut Self::Context) {
+    fn started(&mut self, ctx: &mut Self::Context) {
         self.publish_count();
+        if let Some(period) = self.resync {
+            ctx.run_interval(period, |act, _ctx| act.resync_all());
+        }
     }
 }
 

@@ -16,6 +16,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// Entries kept per registry journal.
 const JOURNAL_CAPACITY: usize = 4096;
@@ -74,6 +75,8 @@ pub struct Wiring {
     pub scope: Scope,
     journals: Vec<SharedJournal>,
     synced: Vec<Arc<AtomicBool>>,
+    /// Period of the registries' resync (zero: none).
+    resync: Duration,
 }
 
 impl Wiring {
@@ -84,7 +87,14 @@ impl Wiring {
             scope,
             journals: Vec::new(),
             synced: Vec::new(),
+            resync: Duration::ZERO,
         }
+    }
+
+    /// Requeue every actor of every registry started from now on this often (`--resync-seconds`).
+    pub fn with_resync(mut self, period: Duration) -> Self {
+        self.resync = period;
+        self
     }
 
     /// Start the registry of actor kind `A` and the watch feeding it. Namespaced kinds are watched in the scope
@@ -95,7 +105,8 @@ impl Wiring {
         A::Object: DeserializeOwned + kube::Resource<DynamicType = ()>,
     {
         let journal: SharedJournal = Arc::new(Mutex::new(Journal::with_capacity(JOURNAL_CAPACITY)));
-        let registry = Registry::<A>::new(shared, self.metrics.clone(), journal.clone());
+        let registry = Registry::<A>::new(shared, self.metrics.clone(), journal.clone())
+            .with_resync(self.resync);
         self.synced.push(registry.synced_flag());
         self.journals.push(journal);
         let addr = registry.start();

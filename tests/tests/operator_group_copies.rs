@@ -174,30 +174,7 @@ async fn an_all_namespaces_operator_is_copied_where_its_group_reaches() -> anyho
                 !role_names.is_empty(),
                 "the CSV's Role exists in its namespace"
             );
-            let cluster_roles: Api<ClusterRole> = Api::all(ctx.client.clone());
-            for name in role_names {
-                eventually(DEADLINE, &format!("lifted ClusterRole {name}"), || {
-                    let (cluster_roles, name) = (cluster_roles.clone(), name.clone());
-                    async move {
-                        let lifted = cluster_roles.get_opt(&name).await?;
-                        Ok(lifted
-                            .filter(|r| {
-                                r.rules.iter().flatten().any(|rule| {
-                                    rule.resources.as_deref()
-                                        == Some(&["namespaces".to_string()][..])
-                                        && rule.verbs == ["get", "list", "watch"]
-                                })
-                            })
-                            .map(|_| ()))
-                    }
-                })
-                .await?;
-                let _ = cluster_roles.delete(&name, &DeleteParams::default()).await;
-                let _ =
-                    Api::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>::all(ctx.client.clone())
-                        .delete(&name, &DeleteParams::default())
-                        .await;
-            }
+            await_lifted(&ctx.client, &role_names, true).await?;
             // A namespace created later gets its copy (scenario 15).
             later.create_one(&t3).await?;
             await_copies(&ctx.client, &ns, &all, &[&t1, &t2, &t3], "Succeeded").await?;
@@ -220,6 +197,8 @@ async fn an_all_namespaces_operator_is_copied_where_its_group_reaches() -> anyho
             )
             .await?;
             await_copies(&ctx.client, &ns, &all, &[], "Succeeded").await?;
+            // ... and removes the RBAC lifted cluster-wide for all namespaces; widening lifts it again.
+            await_lifted(&ctx.client, &role_names, false).await?;
             ogs.patch(
                 "global",
                 &PatchParams::default(),
@@ -227,9 +206,11 @@ async fn an_all_namespaces_operator_is_copied_where_its_group_reaches() -> anyho
             )
             .await?;
             await_copies(&ctx.client, &ns, &all, &[&t1, &t2, &t3], "Succeeded").await?;
-            // Deleting the parent deletes every copy (scenario 16).
+            await_lifted(&ctx.client, &role_names, true).await?;
+            // Deleting the parent deletes every copy (scenario 16) and the lifted RBAC.
             csvs.delete(NAME, &DeleteParams::default()).await?;
             await_copies(&ctx.client, &ns, &all, &[], "Succeeded").await?;
+            await_lifted(&ctx.client, &role_names, false).await?;
             anyhow::Ok(())
         }
         .await;
@@ -359,4 +340,42 @@ async fn a_multi_namespace_operator_is_copied_into_its_other_target_only() -> an
         result
     })
     .await
+}
+
+/// Await the CSV's Roles lifted to same-named ClusterRoles (reading namespaces too) and ClusterRoleBindings
+/// (`present`), or both gone.
+async fn await_lifted(
+    client: &kube::Client,
+    role_names: &[String],
+    present: bool,
+) -> anyhow::Result<()> {
+    let cluster_roles: Api<ClusterRole> = Api::all(client.clone());
+    let bindings: Api<k8s_openapi::api::rbac::v1::ClusterRoleBinding> = Api::all(client.clone());
+    for name in role_names {
+        let what = format!(
+            "lifted ClusterRole and ClusterRoleBinding {name} {}",
+            if present { "present" } else { "gone" }
+        );
+        eventually(DEADLINE, &what, || {
+            let (cluster_roles, bindings, name) =
+                (cluster_roles.clone(), bindings.clone(), name.clone());
+            async move {
+                let role = cluster_roles.get_opt(&name).await?.filter(|r| {
+                    r.rules.iter().flatten().any(|rule| {
+                        rule.resources.as_deref() == Some(&["namespaces".to_string()][..])
+                            && rule.verbs == ["get", "list", "watch"]
+                    })
+                });
+                let binding = bindings.get_opt(&name).await?;
+                let done = if present {
+                    role.is_some() && binding.is_some()
+                } else {
+                    role.is_none() && binding.is_none()
+                };
+                Ok(done.then_some(()))
+            }
+        })
+        .await?;
+    }
+    Ok(())
 }

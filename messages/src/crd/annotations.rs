@@ -22,6 +22,9 @@ pub const OWNER: &str = "olm.owner";
 pub const OWNER_NAMESPACE: &str = "olm.owner.namespace";
 /// Owner label: kind of the owner (`ClusterServiceVersion` or `OperatorGroup`).
 pub const OWNER_KIND: &str = "olm.owner.kind";
+/// olm-rs only (not OLM v0): marks a CSV's Role/RoleBinding lifted to a ClusterRole/ClusterRoleBinding for an
+/// all-namespaces group, so the lifted copy can be removed when the group stops targeting all namespaces.
+pub const LIFTED: &str = "olm-rs/lifted";
 /// Label on a Deployment: hash of the spec OLM installed.
 pub const DEPLOYMENT_SPEC_HASH: &str = "olm.deployment-spec-hash";
 /// Label on OLM-created (Cluster)Roles: hash of the permissions.

@@ -40,6 +40,10 @@ use olm_runtime::registry::ObjectActor;
 use std::sync::Arc;
 use tracing::Instrument;
 
+/// The longest one reconcile's I/O may take; past it the reconcile is abandoned (level-triggered: the next one
+/// redoes what is missing) so a hung request cannot hold the actor's mailbox for good.
+const RECONCILE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// How soon a CSV actor looks again while the stores are still listing.
 const STORES_NOT_READY_RECHECK: std::time::Duration = std::time::Duration::from_millis(200);
 
@@ -136,8 +140,24 @@ impl CsvActor {
             rbac_in_place,
             shared: self.shared.clone(),
         };
-        let fut = effects::apply(self.shared.client.clone(), self.recorder.clone(), plan)
-            .instrument(span);
+        let deadline_key = self.key.clone();
+        let io = effects::apply(self.shared.client.clone(), self.recorder.clone(), plan);
+        let fut = async move {
+            match tokio::time::timeout(RECONCILE_DEADLINE, io).await {
+                Ok(applied) => applied,
+                Err(_) => {
+                    tracing::warn!(csv = %deadline_key, "reconcile abandoned after its deadline");
+                    effects::Applied {
+                        error: Some(error::Error::Deadline {
+                            key: deadline_key,
+                            after: RECONCILE_DEADLINE,
+                        }),
+                        ..Default::default()
+                    }
+                }
+            }
+        }
+        .instrument(span);
         AtomicResponse::new(Box::pin(fut.into_actor(self).map(
             move |applied, act, ctx| {
                 if let Some(written) = applied.written {

@@ -64,7 +64,10 @@ pub async fn start(shared: &Shared) -> Result<(), prometheus::Error> {
     let (accounts, _) = spawn_store(
         Api::<ServiceAccount>::all(client.clone()),
         watcher::Config::default(),
-        move |a: &ServiceAccount| requeue_owner(&s, a),
+        move |a: &ServiceAccount| {
+            requeue_owner(&s, a);
+            nudge_groups_naming(&s, a);
+        },
     );
     let _ = stores.service_accounts.set(accounts);
     let s = shared.clone();
@@ -268,6 +271,34 @@ fn requeue_owner<K: Resource>(shared: &Shared, obj: &K) {
         (get(annotations::OWNER), get(annotations::OWNER_NAMESPACE))
     {
         requeue(shared, ObjectKey::new(namespace, name));
+    }
+}
+
+/// A service account named by an OperatorGroup's `spec.serviceAccountName` changed: that group syncs its
+/// `status.serviceAccountRef` and condition.
+fn nudge_groups_naming(shared: &Shared, account: &ServiceAccount) {
+    let (Some(name), Some(namespace)) = (
+        account.metadata.name.as_deref(),
+        account.metadata.namespace.as_deref(),
+    ) else {
+        return;
+    };
+    for group in crate::operator_group::groups_in(shared, namespace) {
+        if group.spec.service_account_name.as_deref() == Some(name)
+            && let Some(key) = ObjectKey::of(group.as_ref())
+        {
+            let shared = shared.clone();
+            tokio::spawn(async move {
+                crate::operator_group::notify::send_to_group(
+                    &shared,
+                    &key,
+                    messages::msg::OperatorGroupMsg::NamespaceChanged(
+                        key.namespace_or_empty().to_string(),
+                    ),
+                )
+                .await;
+            });
+        }
     }
 }
 

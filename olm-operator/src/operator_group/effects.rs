@@ -67,6 +67,12 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
+    #[error("labelling service account {key} as managed")]
+    LabelAccount {
+        key: ObjectKey,
+        #[source]
+        source: kube::Error,
+    },
     #[error("writing the copy {key}")]
     Copy {
         key: ObjectKey,
@@ -91,6 +97,9 @@ pub async fn write_status(
             "conditions".into(),
             serde_json::to_value(&status.conditions).unwrap_or_default(),
         );
+        // Likewise a cleared service account reference.
+        obj.entry("serviceAccountRef")
+            .or_insert(serde_json::Value::Null);
     }
     let patch = serde_json::json!({ "status": body });
     api.patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
@@ -99,6 +108,24 @@ pub async fn write_status(
             key: key.clone(),
             source,
         })
+}
+
+/// Label the group's service account `olm.managed=true` (OLM's `UserDefinedServiceAccountSyncer`).
+pub async fn label_account(client: &Client, key: &ObjectKey) -> Result<()> {
+    let api: Api<k8s_openapi::api::core::v1::ServiceAccount> =
+        Api::namespaced(client.clone(), key.namespace_or_empty());
+    let patch = serde_json::json!({"metadata": {"labels": {messages::crd::annotations::MANAGED: "true"}}});
+    match api
+        .patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(source) => Err(Error::LabelAccount {
+            key: key.clone(),
+            source,
+        }),
+    }
 }
 
 pub async fn label_namespaces(client: &Client, changes: Vec<LabelChange>) -> Result<()> {
@@ -390,6 +417,25 @@ pub async fn apply_tenant_rbac(client: &Client, rbac: &super::plan::TenantRbac) 
     }
     for binding in &rbac.cluster_bindings {
         create_if_absent(&Api::<ClusterRoleBinding>::all(client.clone()), binding).await?;
+    }
+    if let Some((csv, namespace)) = &rbac.unlift {
+        let params = kube::api::ListParams::default()
+            .labels(&crate::rbac::tenant::lifted_selector(csv, namespace));
+        let delete = kube::api::DeleteParams::background();
+        Api::<ClusterRoleBinding>::all(client.clone())
+            .delete_collection(&delete, &params)
+            .await
+            .map_err(|source| Error::ClusterRole {
+                name: format!("lifted bindings of {namespace}/{csv}"),
+                source,
+            })?;
+        Api::<ClusterRole>::all(client.clone())
+            .delete_collection(&delete, &params)
+            .await
+            .map_err(|source| Error::ClusterRole {
+                name: format!("lifted roles of {namespace}/{csv}"),
+                source,
+            })?;
     }
     Ok(())
 }

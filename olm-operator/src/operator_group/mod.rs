@@ -16,6 +16,7 @@ pub mod notify;
 pub mod olm_config;
 pub mod plan;
 pub mod provided_apis;
+pub mod service_account;
 pub mod targets;
 
 use crate::shared::Shared;
@@ -202,7 +203,10 @@ impl Handler<Sync> for OperatorGroupActor {
         AtomicResponse::new(Box::pin(fut.into_actor(self).map(
             |outcome, act: &mut Self, ctx: &mut Context<Self>| {
                 act.siblings = Some(outcome.groups_in_namespace);
-                act.api_roles_done.extend(outcome.api_roles_done);
+                for done in outcome.api_roles_done {
+                    plan::forget_opposite(&mut act.api_roles_done, &done);
+                    act.api_roles_done.insert(done);
+                }
                 act.created.extend(outcome.created);
                 if outcome.ok {
                     act.fingerprint = Some(outcome.fingerprint);

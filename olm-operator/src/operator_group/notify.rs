@@ -61,6 +61,11 @@ pub async fn apply(
     {
         fail("status", &e);
     }
+    if let Some(account) = &plan.label_account
+        && let Err(e) = effects::label_account(client, account).await
+    {
+        fail("service account label", &e);
+    }
     if !plan.labels.is_empty()
         && let Err(e) = effects::label_namespaces(client, plan.labels).await
     {
@@ -105,7 +110,8 @@ pub async fn apply(
             rbac.roles.len()
                 + rbac.bindings.len()
                 + rbac.cluster_roles.len()
-                + rbac.cluster_bindings.len(),
+                + rbac.cluster_bindings.len()
+                + 2 * usize::from(rbac.unlift.is_some()),
         );
         match effects::apply_tenant_rbac(client, rbac).await {
             Ok(()) => api_roles_done.push(rbac.done.clone()),

@@ -4,6 +4,7 @@
 use super::effects::CopyWrite;
 use super::machine::{self, LabelChange};
 use super::provided_apis::{self, ApiSet};
+use super::service_account;
 use super::targets::{self, Targets};
 use crate::copied_csv;
 use crate::rbac::render::{self, OwnedApi};
@@ -37,6 +38,8 @@ pub struct Plan {
     pub groups_in_namespace: usize,
     /// The operators' RBAC copied into target namespaces or lifted cluster-wide, not yet applied.
     pub tenant_rbac: Vec<TenantRbac>,
+    /// The group's service account, to label `olm.managed=true`.
+    pub label_account: Option<ObjectKey>,
 }
 
 /// One CSV's RBAC for one target namespace (or lifted), keyed by `done` once applied.
@@ -47,6 +50,30 @@ pub struct TenantRbac {
     pub bindings: Vec<k8s_openapi::api::rbac::v1::RoleBinding>,
     pub cluster_roles: Vec<ClusterRole>,
     pub cluster_bindings: Vec<k8s_openapi::api::rbac::v1::ClusterRoleBinding>,
+    /// Remove the RBAC lifted for this CSV (name, namespace): the group no longer targets all namespaces.
+    pub unlift: Option<(String, String)>,
+}
+
+/// `done` keys of lifted RBAC (`lift/<csv uid>/<hash>`) and of its removal (`unlift/<csv uid>`).
+pub fn lift_key(uid: &str, hash: &str) -> String {
+    format!("lift/{uid}/{hash}")
+}
+
+pub fn unlift_key(uid: &str) -> String {
+    format!("unlift/{uid}")
+}
+
+/// Forget the opposite `done` keys of a CSV once RBAC was lifted or unlifted, so a group flipping between all
+/// namespaces and a namespace list lifts and removes again each time.
+pub fn forget_opposite(done: &mut BTreeSet<String>, applied: &str) {
+    if let Some(uid) = applied.strip_prefix("unlift/") {
+        let prefix = format!("lift/{uid}/");
+        done.retain(|k| !k.starts_with(&prefix));
+    } else if let Some(rest) = applied.strip_prefix("lift/")
+        && let Some((uid, _)) = rest.split_once('/')
+    {
+        done.remove(&unlift_key(uid));
+    }
 }
 
 /// Why a sync cannot be planned.
@@ -104,7 +131,25 @@ pub fn plan(
         .filter(|g| g.metadata.namespace.as_deref() == Some(group_ns.as_str()))
         .count();
     let now = Time(k8s_openapi::jiff::Timestamp::now());
-    let status = machine::status(group, &targets, groups_in_namespace, &now);
+    let mut status = machine::status(group, &targets, groups_in_namespace, &now);
+    let found_account = group.spec.service_account_name.as_deref().and_then(|name| {
+        stores.csv.service_accounts.get().and_then(|s| {
+            s.get(&kube::runtime::reflector::ObjectRef::new(name).within(&group_ns))
+        })
+    });
+    let account = service_account::Account::of(
+        group.spec.service_account_name.as_deref(),
+        found_account.as_deref(),
+    );
+    let base = status
+        .clone()
+        .unwrap_or_else(|| group.status.clone().unwrap_or_default());
+    if let Some(updated) = service_account::reconcile(&base, &account, &now) {
+        status = Some(updated);
+    }
+    let label_account = found_account
+        .filter(|sa| service_account::needs_label(sa))
+        .and_then(|sa| ObjectKey::of(sa.as_ref()));
     let mut current = group.as_ref().clone();
     if let Some(s) = &status {
         current.status = Some(s.clone());
@@ -204,6 +249,7 @@ pub fn plan(
         .filter_map(|c| ObjectKey::of(c.as_ref()))
         .collect();
     Ok(Plan {
+        label_account,
         status,
         labels,
         annotate,
@@ -313,12 +359,12 @@ fn tenant_rbac(
         if targets.is_all() {
             let (cluster_roles, cluster_bindings) =
                 tenant::lifted(&rendered.roles, &rendered.role_bindings, group_ns);
-            let key = format!(
-                "lift/{uid}/{}",
-                crate::rbac::naming::gvk_hash(
+            let key = lift_key(
+                &uid,
+                &crate::rbac::naming::gvk_hash(
                     &serde_json::to_string(&(&cluster_roles, &cluster_bindings))
-                        .unwrap_or_default()
-                )
+                        .unwrap_or_default(),
+                ),
             );
             if !done.contains(&key) {
                 out.push(TenantRbac {
@@ -329,6 +375,14 @@ fn tenant_rbac(
                 });
             }
             continue;
+        }
+        let unlift = unlift_key(&uid);
+        if !done.contains(&unlift) {
+            out.push(TenantRbac {
+                done: unlift,
+                unlift: Some((name.clone(), group_ns.to_string())),
+                ..Default::default()
+            });
         }
         for ns in copy_to {
             let copy_uid = all
@@ -374,4 +428,30 @@ pub fn written_targets(group: &OperatorGroup) -> Option<Targets> {
         .namespaces
         .as_deref()
         .map(Targets::from_status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn set(keys: &[&str]) -> BTreeSet<String> {
+        keys.iter().map(|k| k.to_string()).collect()
+    }
+
+    #[rstest]
+    #[case::removing_lifted_rbac_forgets_that_it_was_lifted(
+        &["lift/u1/h1", "lift/u2/h2", "ns/c/h"], "unlift/u1", &["lift/u2/h2", "ns/c/h"]
+    )]
+    #[case::lifting_again_forgets_the_removal(&["unlift/u1", "unlift/u2"], "lift/u1/h3", &["unlift/u2"])]
+    #[case::other_keys_forget_nothing(&["lift/u1/h1", "unlift/u2"], "ns/c/h", &["lift/u1/h1", "unlift/u2"])]
+    fn applied_rbac_forgets_the_opposite_done_key(
+        #[case] before: &[&str],
+        #[case] applied: &str,
+        #[case] after: &[&str],
+    ) {
+        let mut done = set(before);
+        forget_opposite(&mut done, applied);
+        assert_eq!(done, set(after));
+    }
 }

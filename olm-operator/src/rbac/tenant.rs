@@ -90,6 +90,17 @@ pub fn copied(
     (roles, bindings)
 }
 
+/// Label selector of the RBAC lifted for the CSV `csv` of `operator_ns` (to remove it when the group no longer
+/// targets all namespaces).
+pub fn lifted_selector(csv: &str, operator_ns: &str) -> String {
+    format!(
+        "{}=true,{}={csv},{}={operator_ns}",
+        annotations::LIFTED,
+        annotations::OWNER,
+        annotations::OWNER_NAMESPACE
+    )
+}
+
 /// The CSV's Roles lifted to same-named ClusterRoles (with `get,list,watch` on namespaces) and its
 /// RoleBindings to ClusterRoleBindings, for an all-namespaces group.
 pub fn lifted(
@@ -97,10 +108,14 @@ pub fn lifted(
     bindings: &[RoleBinding],
     operator_ns: &str,
 ) -> (Vec<ClusterRole>, Vec<ClusterRoleBinding>) {
-    let meta = |m: &ObjectMeta| ObjectMeta {
-        name: m.name.clone(),
-        labels: m.labels.clone(),
-        ..Default::default()
+    let meta = |m: &ObjectMeta| {
+        let mut labels = m.labels.clone().unwrap_or_default();
+        labels.insert(annotations::LIFTED.to_string(), "true".to_string());
+        ObjectMeta {
+            name: m.name.clone(),
+            labels: Some(labels),
+            ..Default::default()
+        }
     };
     let cluster_roles = roles
         .iter()
@@ -193,6 +208,14 @@ mod tests {
     }
 
     #[test]
+    fn the_lifted_selector_names_the_marker_and_the_owner() {
+        assert_eq!(
+            lifted_selector("etcd.v1", "op"),
+            "olm-rs/lifted=true,olm.owner=etcd.v1,olm.owner.namespace=op"
+        );
+    }
+
+    #[test]
     fn copied_rbac_lives_in_the_target_owned_by_the_copy() {
         let (roles, bindings) = copied(
             &[role()],
@@ -239,6 +262,11 @@ mod tests {
         );
         assert_eq!(rules[1].verbs, vec!["get", "list", "watch"]);
         assert_eq!(roles[0].metadata.name.as_deref(), Some("etcd-role"));
+        let labels = roles[0].metadata.labels.clone().unwrap_or_default();
+        assert_eq!(labels.get(annotations::LIFTED).map(String::as_str), Some("true"));
+        assert_eq!(labels.get("olm.owner").map(String::as_str), Some("etcd.v1"));
+        let binding_labels = bindings[0].metadata.labels.clone().unwrap_or_default();
+        assert_eq!(binding_labels.get(annotations::LIFTED).map(String::as_str), Some("true"));
         assert_eq!(bindings[0].role_ref.kind, "ClusterRole");
         assert_eq!(
             bindings[0]

@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 struct Probe {
     observed: Arc<AtomicUsize>,
     stopped: Arc<AtomicUsize>,
+    resynced: Arc<AtomicUsize>,
+    resync_seen: Arc<tokio::sync::Notify>,
 }
 
 struct CmActor {
@@ -38,6 +40,16 @@ impl Handler<ObjectEvent<ConfigMap>> for CmActor {
                 self.probe.observed.fetch_add(1, Ordering::SeqCst);
             }
             ObjectEvent::Deleted => ctx.stop(),
+        }
+    }
+}
+
+impl Handler<Requeue> for CmActor {
+    type Result = ();
+    fn handle(&mut self, msg: Requeue, _ctx: &mut Self::Context) {
+        if msg.reason == RequeueReason::Resync {
+            self.probe.resynced.fetch_add(1, Ordering::SeqCst);
+            self.probe.resync_seen.notify_one();
         }
     }
 }
@@ -152,4 +164,45 @@ async fn an_actor_that_panicked_is_started_again_on_its_next_event() {
         .entries()
         .any(|e| e.event == JournalEvent::Respawned);
     assert!(respawned, "the journal records the respawn");
+}
+
+#[actix_rt::test]
+async fn a_resync_requeues_every_live_actor_each_period() {
+    let probe = Probe::default();
+    let metrics = Metrics::new().expect("metrics");
+    let journal: SharedJournal = Arc::new(Mutex::new(Journal::with_capacity(100)));
+    let reg = Registry::<CmActor>::new(probe.clone(), metrics, journal)
+        .with_resync(Duration::from_millis(20))
+        .start();
+    for name in ["a", "b", "c"] {
+        reg.send(Watched(watcher::Event::Apply(cm(name))))
+            .await
+            .expect("send");
+    }
+    // Wait (with a deadline) until each of the three actors was requeued at least twice.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while probe.resynced.load(Ordering::SeqCst) < 6 {
+        let woken = tokio::time::timeout_at(deadline, probe.resync_seen.notified()).await;
+        assert!(
+            woken.is_ok(),
+            "resyncs seen before the deadline: {}",
+            probe.resynced.load(Ordering::SeqCst)
+        );
+    }
+    assert_eq!(probe.observed.load(Ordering::SeqCst), 3);
+}
+
+#[actix_rt::test]
+async fn a_zero_resync_period_means_no_resync() {
+    let probe = Probe::default();
+    let metrics = Metrics::new().expect("metrics");
+    let journal: SharedJournal = Arc::new(Mutex::new(Journal::with_capacity(100)));
+    let reg = Registry::<CmActor>::new(probe.clone(), metrics, journal)
+        .with_resync(Duration::ZERO)
+        .start();
+    reg.send(Watched(watcher::Event::Apply(cm("a"))))
+        .await
+        .expect("send");
+    settle(&reg).await;
+    assert_eq!(probe.resynced.load(Ordering::SeqCst), 0);
 }
