@@ -264,6 +264,106 @@ async fn two_groups_in_a_namespace_both_carry_the_multiple_group_condition_until
     .await
 }
 
+fn account_condition(o: &OperatorGroup) -> Option<(String, String, String)> {
+    o.status
+        .as_ref()?
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "OperatorGroupServiceAccount")
+        .map(|c| (c.status.clone(), c.reason.clone(), c.message.clone()))
+}
+
+fn account_ref(o: &OperatorGroup) -> Option<String> {
+    o.status
+        .as_ref()?
+        .service_account_ref
+        .as_ref()?
+        .name
+        .clone()
+}
+
+#[tokio::test]
+async fn a_group_reports_its_service_account_missing_then_references_it() -> anyhow::Result<()> {
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    let cluster = Cluster::shared()?;
+    with_namespace(cluster, "og-sa", |ctx| async move {
+        let ns = ctx.namespace.clone();
+        let _op =
+            OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns])
+                .await?;
+        let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
+        ogs.create(
+            &PostParams::default(),
+            &og(
+                "scoped",
+                json!({"targetNamespaces": [ns], "serviceAccountName": "installer"}),
+            )?,
+        )
+        .await?;
+        await_object(
+            &ogs,
+            "scoped",
+            DEADLINE,
+            "OperatorGroupServiceAccount=True ServiceAccountNotFound",
+            |o: Option<&OperatorGroup>| {
+                o.and_then(account_condition)
+                    == Some((
+                        "True".into(),
+                        "ServiceAccountNotFound".into(),
+                        "ServiceAccount installer not found".into(),
+                    ))
+            },
+        )
+        .await?;
+        let accounts: Api<ServiceAccount> = Api::namespaced(ctx.client.clone(), &ns);
+        let mut sa = ServiceAccount::default();
+        sa.metadata.name = Some("installer".into());
+        accounts.create(&PostParams::default(), &sa).await?;
+        await_object(
+            &ogs,
+            "scoped",
+            DEADLINE,
+            "the condition gone and status.serviceAccountRef = installer",
+            |o: Option<&OperatorGroup>| {
+                o.is_some_and(|o| {
+                    account_condition(o).is_none()
+                        && account_ref(o).as_deref() == Some("installer")
+                })
+            },
+        )
+        .await?;
+        await_object(
+            &accounts,
+            "installer",
+            DEADLINE,
+            "labelled olm.managed=true",
+            |a: Option<&ServiceAccount>| {
+                a.and_then(|a| a.metadata.labels.as_ref())
+                    .and_then(|l| l.get("olm.managed"))
+                    .map(String::as_str)
+                    == Some("true")
+            },
+        )
+        .await?;
+        ogs.patch(
+            "scoped",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"serviceAccountName": null}})),
+        )
+        .await?;
+        await_object(
+            &ogs,
+            "scoped",
+            DEADLINE,
+            "status.serviceAccountRef cleared",
+            |o: Option<&OperatorGroup>| o.is_some_and(|o| o.status.is_some() && account_ref(o).is_none()),
+        )
+        .await?;
+        Ok(())
+    })
+    .await
+}
+
 #[tokio::test]
 async fn a_group_gets_three_aggregate_cluster_roles_that_go_with_it() -> anyhow::Result<()> {
     let cluster = Cluster::shared()?;
