@@ -285,7 +285,6 @@ async fn a_csv_installs_to_succeeded_with_a_real_deployment() -> anyhow::Result<
 }
 
 #[tokio::test]
-#[ignore = "flaky (1 failure in 6 CI runs: the deleted deployment was not recreated within 90 s; likely the same missed-requeue race as the other quarantined CSV test); see the session-1 closing note"]
 async fn a_deployment_changed_or_deleted_behind_our_back_is_repaired() -> anyhow::Result<()> {
     with_operator("csv-drift", |ctx, _port| async move {
         create_group(&ctx).await?;
@@ -364,7 +363,6 @@ async fn chain_converges(prefix: &str, order: [u32; 3]) -> anyhow::Result<()> {
 }
 
 #[tokio::test]
-#[ignore = "flaky (1 failure in 5 CI runs: the three CSVs kept an empty status for 90 s); quarantined until the race is found, see the session-1 closing note"]
 async fn a_replaces_chain_arriving_oldest_first_converges_to_the_newest() -> anyhow::Result<()> {
     chain_converges("csv-chain-123", [1, 2, 3]).await
 }

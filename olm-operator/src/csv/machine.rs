@@ -75,6 +75,8 @@ pub const WAIT_RECHECK: Duration = Duration::from_secs(30);
 /// Safety net after asking the OperatorGroup to change its provided APIs (its requeue normally comes first).
 pub const API_CHANGE_RECHECK: Duration = Duration::from_secs(2);
 pub const GROUP_RECHECK: Duration = Duration::from_secs(15);
+/// How long after entering Installing a missing deployment is taken for the store lagging our own create.
+pub const STORE_LAG_GRACE: Duration = Duration::from_secs(5);
 
 // Messages (OLM's exact texts).
 pub const MSG_REQUIREMENTS_UNKNOWN: &str = "requirements not yet checked";
@@ -295,6 +297,28 @@ fn install_ready() -> Decision {
 }
 
 fn installing(o: &Observed) -> Decision {
+    if let InstallStatus::Missing(why) = &o.install {
+        // Just after our own create the deployment may not be in the store yet: wait for its watch event.
+        // Past that, it was deleted (e.g. a foreground delete that outlived our update): OLM's
+        // `updateInstallStatus` default branch, Failed/ComponentUnhealthy, whose recovery reinstalls it.
+        let elapsed = o.since_transition.unwrap_or_default();
+        if elapsed < STORE_LAG_GRACE {
+            return stay(Next::After(
+                STORE_LAG_GRACE
+                    .saturating_sub(elapsed)
+                    .max(Duration::from_secs(1)),
+            ));
+        }
+        return with(
+            Vec::new(),
+            to(
+                CsvPhase::Failed,
+                CsvReason::ComponentUnhealthy,
+                format!("installing: {why}"),
+            ),
+            Next::Backoff,
+        );
+    }
     let (transition, healthy) =
         install_outcome(&o.install, CsvPhase::Installing, CsvReason::InstallWaiting);
     let still_installing = transition.phase == CsvPhase::Installing;

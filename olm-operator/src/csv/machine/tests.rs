@@ -111,6 +111,10 @@ fn replaced_by_succeeded_but_still_replacing(o: &mut Observed) {
 fn deployment_missing(o: &mut Observed) {
     o.install = InstallStatus::Missing("deployment op not found".into());
 }
+fn missing_just_after_install(o: &mut Observed) {
+    o.install = InstallStatus::Missing("deployment op not found".into());
+    o.since_transition = Some(Duration::from_secs(1));
+}
 fn deployment_waiting(o: &mut Observed) {
     o.install = InstallStatus::Waiting("waiting for deployment op to become ready".into());
 }
@@ -167,7 +171,8 @@ use Effect::{AnnotateGroup, CountUpgrade, DeleteSelf, EnsureRbac, Install};
 // Installing.
 #[case::installing_with_healthy_deployments_succeeds(P::Installing, R::InstallSucceeded, none, Some((P::Succeeded, R::InstallSucceeded)), &[])]
 #[case::installing_with_a_deployment_not_ready_waits(P::Installing, R::InstallSucceeded, deployment_waiting, Some((P::Installing, R::InstallWaiting)), &[])]
-#[case::installing_with_a_missing_deployment_waits(P::Installing, R::InstallSucceeded, deployment_missing, Some((P::Installing, R::InstallWaiting)), &[])]
+#[case::installing_with_a_deployment_deleted_since_fails_as_unhealthy(P::Installing, R::InstallSucceeded, deployment_missing, Some((P::Failed, R::ComponentUnhealthy)), &[])]
+#[case::installing_with_a_deployment_missing_just_after_the_install_waits_for_the_store(P::Installing, R::InstallSucceeded, missing_just_after_install, None, &[])]
 #[case::installing_with_a_drifted_deployment_reinstalls(P::Installing, R::InstallWaiting, deployment_drifted, Some((P::InstallReady, R::InstallWaiting)), &[])]
 #[case::installing_past_the_progress_deadline_fails(P::Installing, R::InstallWaiting, deployment_deadline, Some((P::Failed, R::InstallCheckFailed)), &[])]
 #[case::installing_past_the_install_timeout_fails(P::Installing, R::InstallWaiting, waiting_past_the_timeout, Some((P::Failed, R::InstallCheckFailed)), &[])]
