@@ -26,6 +26,16 @@ pub enum Command {
 pub struct RunArgs {
     #[command(flatten)]
     pub common: CommonArgs,
+
+    /// Comma-separated namespaces that keep the copies of all-namespaces operators even when OLMConfig
+    /// `disableCopiedCSVs` is true (OLM's `--protectedCopiedCSVNamespaces`).
+    #[arg(
+        long = "protected-copied-csv-namespaces",
+        alias = "protectedCopiedCSVNamespaces",
+        env = "OLM_PROTECTED_COPIED_CSV_NAMESPACES",
+        value_delimiter = ','
+    )]
+    pub protected_copied_csv_namespaces: Vec<String>,
 }
 
 #[cfg(test)]
@@ -36,5 +46,20 @@ mod tests {
     #[test]
     fn the_command_line_is_well_formed() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn protected_copy_namespaces_accept_olms_spelling_and_a_comma_list() {
+        let cli = Cli::try_parse_from([
+            "olm-operator",
+            "run",
+            "--protectedCopiedCSVNamespaces",
+            "openshift,tools",
+        ])
+        .expect("parses");
+        let Command::Run(args) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(args.protected_copied_csv_namespaces, ["openshift", "tools"]);
     }
 }

@@ -64,8 +64,7 @@ impl Error {
     }
 
     pub fn kind(&self) -> ErrorKind {
-        self.source_error()
-            .map_or(ErrorKind::Transient, classify)
+        self.source_error().map_or(ErrorKind::Transient, classify)
     }
 
     /// A short label for metrics and logs.
@@ -185,6 +184,9 @@ mod tests {
             after: Duration::from_secs(60),
         };
         assert_eq!(e.kind(), ErrorKind::Transient);
-        assert_eq!(e.chain(), "the reconcile of CSV ns/a.v1 did not finish within 60s");
+        assert_eq!(
+            e.chain(),
+            "the reconcile of CSV ns/a.v1 did not finish within 60s"
+        );
     }
 }

@@ -10,7 +10,10 @@ use olm_runtime::wiring::{self, Scope, Wiring};
 use std::sync::Arc;
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
-    let RunArgs { common } = args;
+    let RunArgs {
+        common,
+        protected_copied_csv_namespaces,
+    } = args;
     let _telemetry = olm_runtime::telemetry::init("olm-operator", common.log_format)?;
     wiring::block_on_system(async move {
         let client = olm_runtime::client::connect(common.kubeconfig.as_deref()).await?;
@@ -21,6 +24,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             metrics: metrics.clone(),
             stores: Arc::new(Stores::empty()),
             registries: Arc::new(Registries::default()),
+            protected_copy_namespaces: Arc::new(
+                protected_copied_csv_namespaces
+                    .into_iter()
+                    .filter(|n| !n.is_empty())
+                    .collect(),
+            ),
         };
         let mut wiring = Wiring::new(client.clone(), metrics, scope)
             .with_resync(std::time::Duration::from_secs(common.resync_seconds));

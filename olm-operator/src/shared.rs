@@ -19,6 +19,8 @@ pub struct Shared {
     pub metrics: Metrics,
     pub stores: Arc<Stores>,
     pub registries: Arc<Registries>,
+    /// Namespaces that keep all-namespaces copies while copies are disabled (`--protected-copied-csv-namespaces`).
+    pub protected_copy_namespaces: Arc<std::collections::BTreeSet<String>>,
 }
 
 /// Read-only caches filled by the watches.

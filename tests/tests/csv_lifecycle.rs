@@ -284,6 +284,131 @@ async fn a_csv_installs_to_succeeded_with_a_real_deployment() -> anyhow::Result<
     .await
 }
 
+/// A CustomResourceDefinition `widgets.<group>` (kind Widget, v1, namespaced).
+fn widget_crd(
+    group: &str,
+) -> anyhow::Result<
+    k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+> {
+    Ok(serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("widgets.{group}")},
+        "spec": {"group": group, "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                 "versions": [{"name": "v1", "served": true, "storage": true,
+                               "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+    }))?)
+}
+
+/// `csv(...)` owning the CRD `widgets.<group>`.
+fn owning_widgets(mut value: Value, group: &str) -> Value {
+    value["spec"]["customresourcedefinitions"] = json!({"owned": [{
+        "name": format!("widgets.{group}"), "version": "v1", "kind": "Widget", "displayName": "Widget"
+    }]});
+    value
+}
+
+#[tokio::test]
+async fn a_missing_owned_crd_holds_the_csv_pending_and_a_second_owner_conflicts()
+-> anyhow::Result<()> {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    with_operator("csv-reqs", |ctx, _port| async move {
+        let group = format!("{}.example.com", ctx.namespace);
+        let crds: Api<CustomResourceDefinition> = Api::all(ctx.client.clone());
+        let result = async {
+            create_group(&ctx).await?;
+            create_csv(
+                &ctx,
+                owning_widgets(
+                    csv("req.v1.0.0", "1.0.0", None, "req", "example.com/req:1"),
+                    &group,
+                ),
+            )
+            .await?;
+            // Scenario 9: the owned CRD is not there → Pending/RequirementsNotMet, its requirement NotPresent.
+            let pending = await_phase(
+                &ctx,
+                "req.v1.0.0",
+                CsvPhase::Pending,
+                CsvReason::RequirementsNotMet,
+            )
+            .await?;
+            let statuses = pending.status.unwrap_or_default().requirement_status;
+            let crd_status = statuses
+                .iter()
+                .find(|s| s.kind == "CustomResourceDefinition")
+                .map(|s| (s.name.clone(), s.status.clone()));
+            assert_eq!(
+                crd_status,
+                Some((
+                    format!("widgets.{group}"),
+                    RequirementStatusReason::NotPresent
+                )),
+                "{statuses:?}"
+            );
+            // Once the CRD exists (and is established) the CSV installs.
+            crds.create(&PostParams::default(), &widget_crd(&group)?)
+                .await?;
+            await_phase(
+                &ctx,
+                "req.v1.0.0",
+                CsvPhase::Succeeded,
+                CsvReason::InstallSucceeded,
+            )
+            .await?;
+            // Scenario 10: another CSV of the namespace, not in req's replaces chain, owning the same CRD.
+            create_csv(
+                &ctx,
+                owning_widgets(
+                    csv(
+                        "rival.v1.0.0",
+                        "1.0.0",
+                        None,
+                        "rival",
+                        "example.com/rival:1",
+                    ),
+                    &group,
+                ),
+            )
+            .await?;
+            let rival = await_phase(
+                &ctx,
+                "rival.v1.0.0",
+                CsvPhase::Failed,
+                CsvReason::OwnerConflict,
+            )
+            .await?;
+            assert_eq!(
+                rival.status.unwrap_or_default().message,
+                "conflicting CRD owner in namespace"
+            );
+            // The first owner is left alone, and the rival installed nothing.
+            await_phase(
+                &ctx,
+                "req.v1.0.0",
+                CsvPhase::Succeeded,
+                CsvReason::InstallSucceeded,
+            )
+            .await?;
+            let rival_deployment =
+                Api::<Deployment>::namespaced(ctx.client.clone(), &ctx.namespace)
+                    .get_opt("rival")
+                    .await?;
+            assert!(
+                rival_deployment.is_none(),
+                "a conflicting CSV installs nothing"
+            );
+            anyhow::Ok(())
+        }
+        .await;
+        let _ = crds
+            .delete(&format!("widgets.{group}"), &DeleteParams::default())
+            .await;
+        result
+    })
+    .await
+}
+
 #[tokio::test]
 async fn a_deployment_changed_or_deleted_behind_our_back_is_repaired() -> anyhow::Result<()> {
     with_operator("csv-drift", |ctx, _port| async move {
@@ -381,6 +506,18 @@ async fn a_replaces_chain_arriving_middle_first_converges_to_the_newest() -> any
 async fn a_replaces_chain_arriving_newest_then_oldest_converges_to_the_newest() -> anyhow::Result<()>
 {
     chain_converges("csv-chain-312", [3, 1, 2]).await
+}
+
+#[tokio::test]
+async fn a_replaces_chain_arriving_oldest_then_newest_converges_to_the_newest() -> anyhow::Result<()>
+{
+    chain_converges("csv-chain-132", [1, 3, 2]).await
+}
+
+#[tokio::test]
+async fn a_replaces_chain_arriving_middle_then_newest_converges_to_the_newest() -> anyhow::Result<()>
+{
+    chain_converges("csv-chain-231", [2, 3, 1]).await
 }
 
 #[tokio::test]

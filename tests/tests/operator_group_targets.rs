@@ -326,8 +326,7 @@ async fn a_group_reports_its_service_account_missing_then_references_it() -> any
             "the condition gone and status.serviceAccountRef = installer",
             |o: Option<&OperatorGroup>| {
                 o.is_some_and(|o| {
-                    account_condition(o).is_none()
-                        && account_ref(o).as_deref() == Some("installer")
+                    account_condition(o).is_none() && account_ref(o).as_deref() == Some("installer")
                 })
             },
         )
@@ -356,7 +355,9 @@ async fn a_group_reports_its_service_account_missing_then_references_it() -> any
             "scoped",
             DEADLINE,
             "status.serviceAccountRef cleared",
-            |o: Option<&OperatorGroup>| o.is_some_and(|o| o.status.is_some() && account_ref(o).is_none()),
+            |o: Option<&OperatorGroup>| {
+                o.is_some_and(|o| o.status.is_some() && account_ref(o).is_none())
+            },
         )
         .await?;
         Ok(())

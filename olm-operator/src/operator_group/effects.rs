@@ -114,7 +114,8 @@ pub async fn write_status(
 pub async fn label_account(client: &Client, key: &ObjectKey) -> Result<()> {
     let api: Api<k8s_openapi::api::core::v1::ServiceAccount> =
         Api::namespaced(client.clone(), key.namespace_or_empty());
-    let patch = serde_json::json!({"metadata": {"labels": {messages::crd::annotations::MANAGED: "true"}}});
+    let patch =
+        serde_json::json!({"metadata": {"labels": {messages::crd::annotations::MANAGED: "true"}}});
     match api
         .patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
         .await

@@ -177,19 +177,20 @@ pub fn all_apis<'a>(
 }
 
 /// The namespaces copies of the group's members go to: every existing namespace the group targets, except its
-/// own; none when copying is off for the group (OLMConfig `disableCopiedCSVs` applies to all-namespaces groups).
+/// own. OLMConfig `disableCopiedCSVs` applies to all-namespaces groups: their copies then go only to the
+/// `protected` namespaces (OLM's `--protectedCopiedCSVNamespaces`).
 pub fn copy_namespaces<'a>(
     group_namespace: &str,
     targets: &Targets,
     copies_enabled: bool,
+    protected: &BTreeSet<String>,
     namespaces: impl IntoIterator<Item = &'a str>,
 ) -> BTreeSet<String> {
-    if targets.is_all() && !copies_enabled {
-        return BTreeSet::new();
-    }
+    let disabled = targets.is_all() && !copies_enabled;
     namespaces
         .into_iter()
         .filter(|ns| *ns != group_namespace && targets.contains(ns))
+        .filter(|ns| !disabled || protected.contains(*ns))
         .map(str::to_string)
         .collect()
 }

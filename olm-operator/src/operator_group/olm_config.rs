@@ -45,24 +45,34 @@ pub fn condition(
 pub fn has_all_namespaces_copies<'a>(
     csvs: impl IntoIterator<Item = &'a ClusterServiceVersion>,
     groups: &[Arc<OperatorGroup>],
+    protected: &std::collections::BTreeSet<String>,
 ) -> bool {
-    csvs.into_iter().filter(|c| c.is_copied()).any(|copy| {
-        let a = copy.metadata.annotations.clone().unwrap_or_default();
-        let (Some(name), Some(ns)) = (
-            a.get(annotations::OPERATOR_GROUP),
-            a.get(annotations::OPERATOR_NAMESPACE),
-        ) else {
-            return false;
-        };
-        groups.iter().any(|g| {
-            g.metadata.name.as_ref() == Some(name)
-                && g.metadata.namespace.as_ref() == Some(ns)
-                && g.status
-                    .as_ref()
-                    .and_then(|s| s.namespaces.as_ref())
-                    .is_some_and(|n| n.iter().any(String::is_empty))
+    let unprotected = |c: &&ClusterServiceVersion| {
+        c.metadata
+            .namespace
+            .as_ref()
+            .is_none_or(|ns| !protected.contains(ns))
+    };
+    csvs.into_iter()
+        .filter(|c| c.is_copied())
+        .filter(unprotected)
+        .any(|copy| {
+            let a = copy.metadata.annotations.clone().unwrap_or_default();
+            let (Some(name), Some(ns)) = (
+                a.get(annotations::OPERATOR_GROUP),
+                a.get(annotations::OPERATOR_NAMESPACE),
+            ) else {
+                return false;
+            };
+            groups.iter().any(|g| {
+                g.metadata.name.as_ref() == Some(name)
+                    && g.metadata.namespace.as_ref() == Some(ns)
+                    && g.status
+                        .as_ref()
+                        .and_then(|s| s.namespaces.as_ref())
+                        .is_some_and(|n| n.iter().any(String::is_empty))
+            })
         })
-    })
 }
 
 /// Wake the condition task (no-op before it runs).
@@ -112,8 +122,12 @@ async fn sync(shared: &Shared) -> Result<(), kube::Error> {
         .get()
         .map(|s| s.state())
         .unwrap_or_default();
-    let unexpected =
-        disabled && has_all_namespaces_copies(csvs.iter().map(|c| c.as_ref()), &groups);
+    let unexpected = disabled
+        && has_all_namespaces_copies(
+            csvs.iter().map(|c| c.as_ref()),
+            &groups,
+            &shared.protected_copy_namespaces,
+        );
     let (status, reason, message) = condition(disabled, unexpected);
     let kind = OlmConfigConditionType::DisabledCopiedCsvs.as_str();
     let current = config
@@ -203,17 +217,26 @@ mod tests {
             ]
             .into(),
         );
+        let none = std::collections::BTreeSet::new();
+        let tenant = std::collections::BTreeSet::from(["tenant".to_string()]);
         assert!(has_all_namespaces_copies(
             [&copy],
-            &[group("global", &[""])]
+            &[group("global", &[""])],
+            &none
+        ));
+        assert!(
+            !has_all_namespaces_copies([&copy], &[group("global", &[""])], &tenant),
+            "a copy in a protected namespace is expected"
+        );
+        assert!(!has_all_namespaces_copies(
+            [&copy],
+            &[group("global", &["tenant"])],
+            &none
         ));
         assert!(!has_all_namespaces_copies(
             [&copy],
-            &[group("global", &["tenant"])]
-        ));
-        assert!(!has_all_namespaces_copies(
-            [&copy],
-            &[group("other", &[""])]
+            &[group("other", &[""])],
+            &none
         ));
     }
 }

@@ -132,11 +132,12 @@ pub fn plan(
         .count();
     let now = Time(k8s_openapi::jiff::Timestamp::now());
     let mut status = machine::status(group, &targets, groups_in_namespace, &now);
-    let found_account = group.spec.service_account_name.as_deref().and_then(|name| {
-        stores.csv.service_accounts.get().and_then(|s| {
-            s.get(&kube::runtime::reflector::ObjectRef::new(name).within(&group_ns))
-        })
-    });
+    let found_account =
+        group.spec.service_account_name.as_deref().and_then(|name| {
+            stores.csv.service_accounts.get().and_then(|s| {
+                s.get(&kube::runtime::reflector::ObjectRef::new(name).within(&group_ns))
+            })
+        });
     let account = service_account::Account::of(
         group.spec.service_account_name.as_deref(),
         found_account.as_deref(),
@@ -220,6 +221,7 @@ pub fn plan(
         &group_ns,
         &targets,
         copies_enabled,
+        &shared.protected_copy_namespaces,
         namespaces.iter().map(|(n, _)| n.as_str()),
     );
     let copies = copy_writes(&current, &key, &members, &all_csvs, &copy_to, created);

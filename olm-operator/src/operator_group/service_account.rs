@@ -78,15 +78,17 @@ pub fn reconcile(
                 .iter()
                 .find(|c| c.type_ == kind && c.status == "True" && c.message == message)
                 .cloned();
-            next.conditions.push(kept.unwrap_or_else(|| Condition {
-                type_: kind.to_string(),
-                status: "True".to_string(),
-                reason: OperatorGroupConditionReason::ServiceAccountNotFound
-                    .as_str()
-                    .to_string(),
-                message,
-                last_transition_time: now.clone(),
-                observed_generation: None,
+            next.conditions.push(kept.unwrap_or_else(|| {
+                Condition {
+                    type_: kind.to_string(),
+                    status: "True".to_string(),
+                    reason: OperatorGroupConditionReason::ServiceAccountNotFound
+                        .as_str()
+                        .to_string(),
+                    message,
+                    last_transition_time: now.clone(),
+                    observed_generation: None,
+                }
             }));
         }
         Account::Found(reference) => next.service_account_ref = Some(reference.clone()),

@@ -263,10 +263,16 @@ mod tests {
         assert_eq!(rules[1].verbs, vec!["get", "list", "watch"]);
         assert_eq!(roles[0].metadata.name.as_deref(), Some("etcd-role"));
         let labels = roles[0].metadata.labels.clone().unwrap_or_default();
-        assert_eq!(labels.get(annotations::LIFTED).map(String::as_str), Some("true"));
+        assert_eq!(
+            labels.get(annotations::LIFTED).map(String::as_str),
+            Some("true")
+        );
         assert_eq!(labels.get("olm.owner").map(String::as_str), Some("etcd.v1"));
         let binding_labels = bindings[0].metadata.labels.clone().unwrap_or_default();
-        assert_eq!(binding_labels.get(annotations::LIFTED).map(String::as_str), Some("true"));
+        assert_eq!(
+            binding_labels.get(annotations::LIFTED).map(String::as_str),
+            Some("true")
+        );
         assert_eq!(bindings[0].role_ref.kind, "ClusterRole");
         assert_eq!(
             bindings[0]

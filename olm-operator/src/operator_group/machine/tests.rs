@@ -194,12 +194,15 @@ fn members_carry_the_group_annotations(#[case] targets: Option<&str>, #[case] ex
 #[case::an_all_namespaces_group_copies_everywhere_but_home(Targets::All, true, &["a", "b"])]
 #[case::disabled_copies_stop_an_all_namespaces_group(Targets::All, false, &[])]
 #[case::disabled_copies_do_not_stop_a_namespaced_group(set(&["a"]), false, &["a"])]
+#[case::disabled_copies_stay_in_protected_namespaces(Targets::All, false, &["b"])]
+#[case::protection_changes_nothing_while_copies_are_enabled(Targets::All, true, &["a", "b"])]
 fn copies_go_to_the_existing_targets(
     #[case] targets: Targets,
     #[case] enabled: bool,
     #[case] expected: &[&str],
 ) {
-    let got = copy_namespaces("op", &targets, enabled, ["op", "a", "b"]);
+    let protected = BTreeSet::from(["b".to_string(), "gone".to_string()]);
+    let got = copy_namespaces("op", &targets, enabled, &protected, ["op", "a", "b"]);
     assert_eq!(
         got,
         expected
