@@ -190,18 +190,19 @@ fn members_carry_the_group_annotations(#[case] targets: Option<&str>, #[case] ex
 }
 
 #[rstest]
-#[case::a_namespaced_group_copies_to_its_other_existing_targets(set(&["op", "a", "gone"]), true, &["a"])]
-#[case::an_all_namespaces_group_copies_everywhere_but_home(Targets::All, true, &["a", "b"])]
-#[case::disabled_copies_stop_an_all_namespaces_group(Targets::All, false, &[])]
-#[case::disabled_copies_do_not_stop_a_namespaced_group(set(&["a"]), false, &["a"])]
-#[case::disabled_copies_stay_in_protected_namespaces(Targets::All, false, &["b"])]
-#[case::protection_changes_nothing_while_copies_are_enabled(Targets::All, true, &["a", "b"])]
+#[case::a_namespaced_group_copies_to_its_other_existing_targets(set(&["op", "a", "gone"]), true, &[], &["a"])]
+#[case::an_all_namespaces_group_copies_everywhere_but_home(Targets::All, true, &[], &["a", "b"])]
+#[case::disabled_copies_stop_an_all_namespaces_group(Targets::All, false, &[], &[])]
+#[case::disabled_copies_do_not_stop_a_namespaced_group(set(&["a"]), false, &[], &["a"])]
+#[case::disabled_copies_stay_in_protected_namespaces(Targets::All, false, &["b", "gone"], &["b"])]
+#[case::protection_changes_nothing_while_copies_are_enabled(Targets::All, true, &["b"], &["a", "b"])]
 fn copies_go_to_the_existing_targets(
     #[case] targets: Targets,
     #[case] enabled: bool,
+    #[case] protected: &[&str],
     #[case] expected: &[&str],
 ) {
-    let protected = BTreeSet::from(["b".to_string(), "gone".to_string()]);
+    let protected: BTreeSet<String> = protected.iter().map(|s| s.to_string()).collect();
     let got = copy_namespaces("op", &targets, enabled, &protected, ["op", "a", "b"]);
     assert_eq!(
         got,
