@@ -17,24 +17,32 @@ fn next_pod_ip() -> String {
     format!("10.244.{}.{}", (n >> 8) & 0xff, n & 0xff)
 }
 
+/// Pod events handled at once (a kubelet starts many pods in parallel too; each event is idempotent: a second
+/// bind is a 409, a second status patch writes the same status).
+const CONCURRENT_PODS: usize = 32;
+
 pub async fn run(client: Client, node: String) -> Result<(), SimError> {
     let all: Api<Pod> = Api::all(client.clone());
     let stream = watcher(all, watcher::Config::default())
         .default_backoff()
         .applied_objects();
-    futures::pin_mut!(stream);
-    while let Some(item) = stream.next().await {
-        match item {
-            Ok(pod) => {
-                if let Err(error) = handle(&client, &node, &pod).await {
-                    tracing::warn!(error = %error, pod = ?pod.metadata.name, "pod handling failed (will retry on the next event)");
+    stream
+        .for_each_concurrent(CONCURRENT_PODS, |item| {
+            let (client, node) = (client.clone(), node.clone());
+            async move {
+                match item {
+                    Ok(pod) => {
+                        if let Err(error) = handle(&client, &node, &pod).await {
+                            tracing::warn!(error = %error, pod = ?pod.metadata.name, "pod handling failed (will retry on the next event)");
+                        }
+                    }
+                    Err(error) => {
+                        tracing::warn!(error = &error as &dyn std::error::Error, "pod watch error")
+                    }
                 }
             }
-            Err(error) => {
-                tracing::warn!(error = &error as &dyn std::error::Error, "pod watch error")
-            }
-        }
-    }
+        })
+        .await;
     Ok(())
 }
 
