@@ -182,6 +182,8 @@ async fn an_all_namespaces_operator_is_copied_where_its_group_reaches() -> anyho
             set_copies_disabled(&ctx.client, Some(true)).await?;
             let disabled = async {
                 await_copies(&ctx.client, &ns, &all, &[], "Succeeded").await?;
+                // ... and the parent carries exactly one Warning Event saying so.
+                await_copy_warnings(&ctx.client, &ns, 1).await?;
                 await_config_condition(&ctx.client, "True", "CopiedCSVsDisabled").await
             }
             .await;
@@ -189,6 +191,7 @@ async fn an_all_namespaces_operator_is_copied_where_its_group_reaches() -> anyho
             disabled?;
             await_copies(&ctx.client, &ns, &all, &[&t1, &t2, &t3], "Succeeded").await?;
             await_config_condition(&ctx.client, "False", "CopiedCSVsEnabled").await?;
+            await_copy_warnings(&ctx.client, &ns, 0).await?;
             // Narrowing the group to its own namespace deletes the copies (scenario 15).
             ogs.patch(
                 "global",
@@ -378,4 +381,32 @@ async fn await_lifted(
         .await?;
     }
     Ok(())
+}
+
+/// Await exactly `count` `DisabledCopiedCSVs` Warning Events on the parent CSV.
+async fn await_copy_warnings(client: &kube::Client, ns: &str, count: usize) -> anyhow::Result<()> {
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client.clone(), ns);
+    let selector = format!(
+        "involvedObject.kind=ClusterServiceVersion,involvedObject.name={NAME},reason=DisabledCopiedCSVs"
+    );
+    eventually(
+        DEADLINE,
+        &format!("{count} DisabledCopiedCSVs event(s) on {NAME}"),
+        || {
+            let (events, selector) = (events.clone(), selector.clone());
+            async move {
+                let list = events
+                    .list(&ListParams::default().fields(&selector))
+                    .await?;
+                let right = list.items.len() == count
+                    && list.items.iter().all(|e| {
+                        e.type_.as_deref() == Some("Warning")
+                            && e.message.as_deref()
+                                == Some(&format!("CSV copying disabled for {ns}/{NAME}")[..])
+                    });
+                Ok(right.then_some(()))
+            }
+        },
+    )
+    .await
 }

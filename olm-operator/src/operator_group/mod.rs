@@ -7,6 +7,7 @@
 //! CsvActor ──MemberChanged / ChangeProvidedApis──▶ OperatorGroupActor ──Requeue──▶ CsvActors providing its APIs
 //! ```
 
+pub mod copy_warning;
 pub mod effects;
 pub mod intersection;
 pub mod machine;

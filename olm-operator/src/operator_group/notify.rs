@@ -118,6 +118,15 @@ pub async fn apply(
             Err(e) => fail("operator rbac for targets", &e),
         }
     }
+    if !plan.copy_warnings.is_empty() {
+        let recorder = crate::events::recorder(client.clone());
+        for warning in &plan.copy_warnings {
+            match super::copy_warning::apply(client, &recorder, warning).await {
+                Ok(()) => api_roles_done.push(warning.done().to_string()),
+                Err(e) => fail("DisabledCopiedCSVs event", &e),
+            }
+        }
+    }
     let mut created = Vec::new();
     if !plan.copies.is_empty() {
         let count = plan.copies.len();

@@ -40,6 +40,8 @@ pub struct Plan {
     pub tenant_rbac: Vec<TenantRbac>,
     /// The group's service account, to label `olm.managed=true`.
     pub label_account: Option<ObjectKey>,
+    /// `DisabledCopiedCSVs` Warning Events to ensure or clear on members.
+    pub copy_warnings: Vec<super::copy_warning::CopyWarning>,
 }
 
 /// One CSV's RBAC for one target namespace (or lifted), keyed by `done` once applied.
@@ -66,7 +68,11 @@ pub fn unlift_key(uid: &str) -> String {
 /// Forget the opposite `done` keys of a CSV once RBAC was lifted or unlifted, so a group flipping between all
 /// namespaces and a namespace list lifts and removes again each time.
 pub fn forget_opposite(done: &mut BTreeSet<String>, applied: &str) {
-    if let Some(uid) = applied.strip_prefix("unlift/") {
+    if let Some(uid) = applied.strip_prefix("unwarn/") {
+        done.remove(&super::copy_warning::warn_key(uid));
+    } else if let Some(uid) = applied.strip_prefix("warn/") {
+        done.remove(&super::copy_warning::unwarn_key(uid));
+    } else if let Some(uid) = applied.strip_prefix("unlift/") {
         let prefix = format!("lift/{uid}/");
         done.retain(|k| !k.starts_with(&prefix));
     } else if let Some(rest) = applied.strip_prefix("lift/")
@@ -225,6 +231,11 @@ pub fn plan(
         namespaces.iter().map(|(n, _)| n.as_str()),
     );
     let copies = copy_writes(&current, &key, &members, &all_csvs, &copy_to, created);
+    let copy_warnings = super::copy_warning::wanted(
+        targets.is_all() && !copies_enabled,
+        &members,
+        done_api_roles,
+    );
     let tenant_rbac = tenant_rbac(
         &current,
         &group_ns,
@@ -251,6 +262,7 @@ pub fn plan(
         .filter_map(|c| ObjectKey::of(c.as_ref()))
         .collect();
     Ok(Plan {
+        copy_warnings,
         label_account,
         status,
         labels,
@@ -446,6 +458,8 @@ mod tests {
         &["lift/u1/h1", "lift/u2/h2", "ns/c/h"], "unlift/u1", &["lift/u2/h2", "ns/c/h"]
     )]
     #[case::lifting_again_forgets_the_removal(&["unlift/u1", "unlift/u2"], "lift/u1/h3", &["unlift/u2"])]
+    #[case::clearing_the_copy_warning_forgets_that_it_was_given(&["warn/u1", "warn/u2"], "unwarn/u1", &["warn/u2"])]
+    #[case::warning_again_forgets_the_clear(&["unwarn/u1"], "warn/u1", &[])]
     #[case::other_keys_forget_nothing(&["lift/u1/h1", "unlift/u2"], "ns/c/h", &["lift/u1/h1", "unlift/u2"])]
     fn applied_rbac_forgets_the_opposite_done_key(
         #[case] before: &[&str],
