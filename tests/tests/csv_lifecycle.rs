@@ -410,6 +410,56 @@ async fn a_missing_owned_crd_holds_the_csv_pending_and_a_second_owner_conflicts(
 }
 
 #[tokio::test]
+async fn a_csv_failed_for_good_tries_again_when_its_group_changes() -> anyhow::Result<()> {
+    with_operator("csv-noretry", |ctx, _port| async move {
+        create_group(&ctx).await?;
+        // The API server rejects the deployment (a container name is a DNS label): retrying cannot help.
+        let mut bad = csv("bad.v1.0.0", "1.0.0", None, "bad", "example.com/bad:1");
+        bad["spec"]["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["containers"]
+            [0]["name"] = json!("Not_A_Label");
+        create_csv(&ctx, bad).await?;
+        await_phase(
+            &ctx,
+            "bad.v1.0.0",
+            CsvPhase::Failed,
+            CsvReason::InstallComponentFailedNoRetry,
+        )
+        .await?;
+        // The group gets a service account: OLM takes that as a cluster change and lets the CSV try again.
+        let accounts: Api<ServiceAccount> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+        let mut sa = ServiceAccount::default();
+        sa.metadata.name = Some("installer".into());
+        accounts.create(&PostParams::default(), &sa).await?;
+        Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ctx.namespace)
+            .patch(
+                "og",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"serviceAccountName": "installer"}})),
+            )
+            .await?;
+        await_object(
+            &csvs(&ctx),
+            "bad.v1.0.0",
+            DEADLINE,
+            "Pending/DetectedClusterChange in the history, then NoRetry again",
+            |c: Option<&ClusterServiceVersion>| {
+                let Some(status) = c.and_then(|c| c.status.as_ref()) else {
+                    return false;
+                };
+                let retried = status.conditions.iter().any(|h| {
+                    h.reason == CsvReason::DetectedClusterChange
+                        && h.message == "Cluster resources changed state"
+                });
+                retried && status.reason == CsvReason::InstallComponentFailedNoRetry
+            },
+        )
+        .await?;
+        Ok(())
+    })
+    .await
+}
+
+#[tokio::test]
 async fn a_deployment_changed_or_deleted_behind_our_back_is_repaired() -> anyhow::Result<()> {
     with_operator("csv-drift", |ctx, _port| async move {
         create_group(&ctx).await?;

@@ -18,6 +18,9 @@ pub struct Observed {
     pub copied: bool,
     /// How long ago `status.lastTransitionTime` was, when there is one.
     pub since_transition: Option<Duration>,
+    /// The CSV's OperatorGroup changed its targets or service account since the CSV failed with
+    /// `InstallComponentFailedNoRetry`: what the failure depended on may have changed.
+    pub cluster_changed: bool,
     pub spec: SpecCheck,
     pub group: GroupFit,
     pub requirements: Requirements,

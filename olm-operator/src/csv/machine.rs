@@ -98,6 +98,7 @@ pub const MSG_STATIC_NOW_SUPPORTED: &str =
     "static OperatorGroup and intersecting groups now support providedAPIs";
 pub const MSG_REQUIREMENTS_NO_LONGER_MET: &str = "requirements no longer met";
 pub const MSG_FAILED_REQUIREMENTS_NOT_MET: &str = "requirements not met";
+pub const MSG_CLUSTER_CHANGED: &str = "Cluster resources changed state";
 pub const MSG_REPLACED: &str =
     "has been replaced by a newer ClusterServiceVersion that has successfully installed.";
 
@@ -106,8 +107,19 @@ pub fn decide(o: &Observed) -> Decision {
     if o.copied {
         return stay(Next::Idle);
     }
-    // Only a cluster change (RBAC or the group's service account) moves a CSV out of NoRetry.
+    // Only a cluster change (the group's targets or service account) moves a CSV out of NoRetry.
     if o.phase == CsvPhase::Failed && o.reason == CsvReason::InstallComponentFailedNoRetry {
+        if o.cluster_changed {
+            return with(
+                Vec::new(),
+                to(
+                    CsvPhase::Pending,
+                    CsvReason::DetectedClusterChange,
+                    MSG_CLUSTER_CHANGED,
+                ),
+                Next::Idle,
+            );
+        }
         return stay(Next::Idle);
     }
     if o.phase == CsvPhase::Deleting {

@@ -60,6 +60,9 @@ pub struct CsvActor {
     waits: u32,
     /// The metric series last published for this CSV.
     series: Option<Series>,
+    /// The group's state (`observe::Gathered::group_state`) when this CSV failed for good; a change of it is a
+    /// cluster change that lets the CSV try again (OLM's `DetectedClusterChange`).
+    no_retry_baseline: Option<String>,
 }
 
 impl Actor for CsvActor {
@@ -83,6 +86,7 @@ impl ObjectActor for CsvActor {
             errors: 0,
             waits: 0,
             series: None,
+            no_retry_baseline: None,
         }
     }
 }
@@ -114,7 +118,20 @@ impl CsvActor {
             self.schedule(ctx, Some(STORES_NOT_READY_RECHECK));
             return AtomicResponse::new(Box::pin(actix::fut::ready(())));
         }
-        let gathered = observe::gather(&self.shared, &csv, Timestamp::now());
+        let mut gathered = observe::gather(&self.shared, &csv, Timestamp::now());
+        let no_retry = gathered.observed.phase == messages::crd::csv::CsvPhase::Failed
+            && gathered.observed.reason
+                == messages::crd::csv::CsvReason::InstallComponentFailedNoRetry;
+        if no_retry {
+            // Without a baseline (the operator restarted since the failure) the group as it is now is it.
+            let baseline = self
+                .no_retry_baseline
+                .get_or_insert_with(|| gathered.group_state.clone());
+            gathered.observed.cluster_changed = *baseline != gathered.group_state;
+        } else {
+            self.no_retry_baseline = None;
+        }
+        let group_state = gathered.group_state.clone();
         let decision = machine::decide(&gathered.observed);
         let before = gathered.observed.phase.clone();
         let neighbours = gathered.chain.clone();
@@ -161,6 +178,13 @@ impl CsvActor {
         AtomicResponse::new(Box::pin(fut.into_actor(self).map(
             move |applied, act, ctx| {
                 if let Some(written) = applied.written {
+                    // Failed for good now: remember the group as it was when deciding to install.
+                    if written.reason()
+                        == messages::crd::csv::CsvReason::InstallComponentFailedNoRetry
+                        && act.no_retry_baseline.is_none()
+                    {
+                        act.no_retry_baseline = Some(group_state);
+                    }
                     act.latest = Some(written);
                 }
                 if counts_upgrade && applied.announced {

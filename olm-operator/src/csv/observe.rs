@@ -24,6 +24,9 @@ pub struct Gathered {
     pub rendered: Option<Rendered>,
     /// The other CSVs of this one's replacement chain (requeued when this one changes phase).
     pub chain: Vec<String>,
+    /// The group's targets and service account as seen now (the actor compares it with the one seen when the
+    /// CSV failed for good, to set `Observed::cluster_changed`).
+    pub group_state: String,
 }
 
 pub fn gather(shared: &Shared, csv: &ClusterServiceVersion, now: Timestamp) -> Gathered {
@@ -73,11 +76,26 @@ pub fn gather(shared: &Shared, csv: &ClusterServiceVersion, now: Timestamp) -> G
             let elapsed = now.duration_since(t.0);
             Duration::try_from(elapsed).unwrap_or(Duration::ZERO)
         });
+    // What an install depends on in the group: its targets and its service account.
+    let group_state = match in_namespace.as_slice() {
+        [group] => {
+            let status = group.status.as_ref();
+            format!(
+                "{:?}|{:?}",
+                status.and_then(|s| s.namespaces.as_ref()),
+                status
+                    .and_then(|s| s.service_account_ref.as_ref())
+                    .and_then(|r| r.uid.as_ref())
+            )
+        }
+        _ => String::new(),
+    };
     let observed = Observed {
         phase: csv.phase(),
         reason: csv.reason(),
         copied: csv.is_copied(),
         since_transition,
+        cluster_changed: false,
         spec,
         group,
         requirements: Requirements {
@@ -101,6 +119,7 @@ pub fn gather(shared: &Shared, csv: &ClusterServiceVersion, now: Timestamp) -> G
         requirement_statuses: requirements.statuses,
         rendered,
         chain,
+        group_state,
     }
 }
 

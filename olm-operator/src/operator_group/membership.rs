@@ -196,6 +196,7 @@ mod machine_tests {
             reason,
             copied: false,
             since_transition: Some(Duration::from_secs(10)),
+            cluster_changed: false,
             spec: SpecCheck::Valid,
             group,
             requirements: Requirements::met(),

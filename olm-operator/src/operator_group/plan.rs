@@ -246,8 +246,14 @@ pub fn plan(
         done_api_roles,
     );
 
+    // The service account reference too: members failed for good may install now (DetectedClusterChange).
+    let account_ref = current
+        .status
+        .as_ref()
+        .and_then(|s| s.service_account_ref.as_ref())
+        .and_then(|r| r.uid.clone());
     let fingerprint = format!(
-        "{:?}|{}|{}",
+        "{:?}|{}|{}|{account_ref:?}",
         targets,
         provided_apis::format(&apis),
         provided_apis::format(&provided_apis::of_group(&current))

@@ -13,6 +13,7 @@ fn observed(phase: CsvPhase, reason: CsvReason) -> Observed {
         reason,
         copied: false,
         since_transition: Some(Duration::from_secs(10)),
+        cluster_changed: false,
         spec: SpecCheck::Valid,
         group: GroupFit::Fits { annotate: None },
         requirements: Requirements::met(),
@@ -115,6 +116,9 @@ fn missing_just_after_install(o: &mut Observed) {
     o.install = InstallStatus::Missing("deployment op not found".into());
     o.since_transition = Some(Duration::from_secs(1));
 }
+fn cluster_changed(o: &mut Observed) {
+    o.cluster_changed = true;
+}
 fn deployment_waiting(o: &mut Observed) {
     o.install = InstallStatus::Waiting("waiting for deployment op to become ready".into());
 }
@@ -139,6 +143,7 @@ use Effect::{AnnotateGroup, CountUpgrade, DeleteSelf, EnsureRbac, Install};
 // Pre-phase checks.
 #[case::a_copied_csv_is_never_transitioned(P::Pending, R::RequirementsUnknown, copied, None, &[])]
 #[case::a_no_retry_failure_stays_failed(P::Failed, R::InstallComponentFailedNoRetry, none, None, &[])]
+#[case::a_no_retry_failure_goes_back_to_pending_when_its_group_changed(P::Failed, R::InstallComponentFailedNoRetry, cluster_changed, Some((P::Pending, R::DetectedClusterChange)), &[])]
 #[case::a_bad_crd_name_silently_stops_the_sync(P::Pending, R::RequirementsUnknown, bad_crd_name, None, &[])]
 #[case::a_deleting_csv_deletes_itself_even_without_a_group(P::Deleting, R::Replaced, no_group, None, &[DeleteSelf])]
 #[case::a_csv_without_operator_group_fails(P::None, R::None, no_group, Some((P::Failed, R::NoOperatorGroup)), &[])]
