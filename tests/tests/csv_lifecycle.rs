@@ -460,6 +460,43 @@ async fn a_csv_failed_for_good_tries_again_when_its_group_changes() -> anyhow::R
 }
 
 #[tokio::test]
+async fn the_subscription_config_is_projected_onto_the_deployment() -> anyhow::Result<()> {
+    use messages::crd::subscription::Subscription;
+    with_operator("csv-subconfig", |ctx, _port| async move {
+        create_group(&ctx).await?;
+        create_csv(&ctx, csv("op.v1.0.0", "1.0.0", None, "op", "example.com/op:1")).await?;
+        await_phase(&ctx, "op.v1.0.0", CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
+        // A Subscription that installed op.v1.0.0 (as catalog-operator would record it), with a config.
+        let subs: Api<Subscription> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+        let sub: Subscription = serde_json::from_value(json!({
+            "apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription", "metadata": {"name": "op"},
+            "spec": {"name": "op", "source": "nowhere", "sourceNamespace": ctx.namespace, "channel": "stable",
+                     "config": {"env": [{"name": "LOG_LEVEL", "value": "debug"}], "nodeSelector": {"disk": "ssd"},
+                                "annotations": {"team": "storage"}}}
+        }))?;
+        subs.create(&PostParams::default(), &sub).await?;
+        subs.patch_status("op", &PatchParams::default(), &Patch::Merge(json!({"status": {"installedCSV": "op.v1.0.0", "state": "AtLatestKnown"}}))).await?;
+        let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+        let env_of = |d: Option<&Deployment>, name: &str| -> Option<String> {
+            d?.spec.as_ref()?.template.spec.as_ref()?.containers.first()?.env.as_ref()?.iter().find(|e| e.name == name)?.value.clone()
+        };
+        await_object(&deployments, "op", DEADLINE, "env, nodeSelector and annotation from the Subscription", move |d: Option<&Deployment>| {
+            let pod = d.and_then(|d| d.spec.as_ref()).map(|s| &s.template);
+            let selector_ok = pod.and_then(|t| t.spec.as_ref()).and_then(|p| p.node_selector.as_ref()).and_then(|n| n.get("disk")).map(String::as_str) == Some("ssd");
+            let annotated = pod.and_then(|t| t.metadata.as_ref()).and_then(|m| m.annotations.as_ref()).and_then(|a| a.get("team")).map(String::as_str) == Some("storage");
+            env_of(d, "LOG_LEVEL").as_deref() == Some("debug") && selector_ok && annotated
+        })
+        .await?;
+        // A config change is a drift: the deployment follows it.
+        subs.patch("op", &PatchParams::default(), &Patch::Merge(json!({"spec": {"config": {"env": [{"name": "LOG_LEVEL", "value": "info"}]}}}))).await?;
+        await_object(&deployments, "op", DEADLINE, "LOG_LEVEL=info", move |d: Option<&Deployment>| env_of(d, "LOG_LEVEL").as_deref() == Some("info")).await?;
+        await_phase(&ctx, "op.v1.0.0", CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
+        Ok(())
+    })
+    .await
+}
+
+#[tokio::test]
 async fn a_deployment_changed_or_deleted_behind_our_back_is_repaired() -> anyhow::Result<()> {
     with_operator("csv-drift", |ctx, _port| async move {
         create_group(&ctx).await?;

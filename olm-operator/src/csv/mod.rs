@@ -17,6 +17,7 @@ pub mod hash;
 pub mod health;
 pub mod machine;
 pub mod observe;
+pub mod overrides;
 pub mod requirements;
 pub mod status;
 pub mod stores;

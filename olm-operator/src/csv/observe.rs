@@ -42,7 +42,8 @@ pub fn gather(shared: &Shared, csv: &ClusterServiceVersion, now: Timestamp) -> G
         .map(|c| Peer::of(c))
         .collect();
     let me = Peer::of(csv);
-    let rendered = match strategy::render(csv) {
+    let config = subscription_config(shared, csv);
+    let rendered = match strategy::render_with(csv, config.as_ref()) {
         Ok(Ok(r)) => Some(r),
         Ok(Err(_)) | Err(_) => None,
     };
@@ -121,6 +122,26 @@ pub fn gather(shared: &Shared, csv: &ClusterServiceVersion, now: Timestamp) -> G
         chain,
         group_state,
     }
+}
+
+/// The `spec.config` of the Subscription (in the CSV's namespace) whose `status.installedCSV` is this CSV.
+fn subscription_config(
+    shared: &Shared,
+    csv: &ClusterServiceVersion,
+) -> Option<messages::crd::subscription::SubscriptionConfig> {
+    let (name, namespace) = (
+        csv.metadata.name.as_deref()?,
+        csv.metadata.namespace.as_deref()?,
+    );
+    let store = shared.stores.csv.subscriptions.get()?;
+    store
+        .state()
+        .iter()
+        .find(|s| {
+            s.metadata.namespace.as_deref() == Some(namespace)
+                && s.status.as_ref().is_some_and(|st| st.installed_csv == name)
+        })
+        .and_then(|s| s.spec.config.clone())
 }
 
 /// A strategy deployment that is installed for another existing CSV outside this one's replacement chain.

@@ -22,6 +22,8 @@ pub struct CsvStores {
     pub cluster_roles: OnceLock<Store<ClusterRole>>,
     pub crds: OnceLock<Store<CustomResourceDefinition>>,
     pub api_services: OnceLock<Store<APIService>>,
+    /// Subscriptions: the one whose `status.installedCSV` names a CSV supplies its `spec.config` (§2.6).
+    pub subscriptions: OnceLock<Store<messages::crd::subscription::Subscription>>,
     pub cluster_info: OnceLock<ClusterInfo>,
     pub metrics: OnceLock<CsvMetrics>,
     /// True once every store above (and the CSV and OperatorGroup stores) finished its first list: no

@@ -254,6 +254,14 @@ pub fn projected_annotations(csv: &ClusterServiceVersion) -> BTreeMap<String, St
 pub fn render(
     csv: &ClusterServiceVersion,
 ) -> Result<Result<Rendered, StrategyError>, NotPersisted> {
+    render_with(csv, None)
+}
+
+/// [`render`] with a Subscription's `spec.config` projected onto the deployments (spec §2.6).
+pub fn render_with(
+    csv: &ClusterServiceVersion,
+    config: Option<&messages::crd::subscription::SubscriptionConfig>,
+) -> Result<Result<Rendered, StrategyError>, NotPersisted> {
     let name = csv.metadata.name.as_deref().ok_or(NotPersisted("name"))?;
     let namespace = csv
         .metadata
@@ -285,7 +293,7 @@ pub fn render(
     let mut out = Rendered::default();
     for entry in &details.deployments {
         out.deployments
-            .push(render_deployment(entry, name, &projected, &meta));
+            .push(render_deployment(entry, name, &projected, &meta, config));
     }
     let mut accounts = std::collections::BTreeSet::new();
     for (cluster, list) in [
@@ -354,6 +362,7 @@ fn render_deployment(
     csv_name: &str,
     projected: &BTreeMap<String, String>,
     meta: &dyn Fn(String, BTreeMap<String, String>, bool) -> ObjectMeta,
+    config: Option<&messages::crd::subscription::SubscriptionConfig>,
 ) -> Deployment {
     let mut spec = entry.spec.clone();
     let template_meta = spec
@@ -374,6 +383,9 @@ fn render_deployment(
             });
         }
     }
+    if let Some(config) = config {
+        super::overrides::apply_to_spec(&mut spec, config);
+    }
     spec.revision_history_limit = Some(1);
     let spec_hash = hash::of_json(&spec);
     if let Some(m) = spec.template.metadata.as_mut() {
@@ -383,8 +395,12 @@ fn render_deployment(
     }
     let mut extra = entry.label.clone().unwrap_or_default();
     extra.insert(annotations::DEPLOYMENT_SPEC_HASH.into(), spec_hash);
+    let mut metadata = meta(entry.name.clone(), extra, true);
+    if let Some(config) = config {
+        super::overrides::apply_to_metadata(&mut metadata, config);
+    }
     Deployment {
-        metadata: meta(entry.name.clone(), extra, true),
+        metadata,
         spec: Some(spec),
         status: None,
     }

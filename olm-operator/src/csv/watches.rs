@@ -77,6 +77,21 @@ pub async fn start(shared: &Shared) -> Result<(), prometheus::Error> {
         move |c: &CustomResourceDefinition| requeue_crd_users(&s, c),
     );
     let _ = stores.crds.set(crds);
+    // A Subscription's config changed: its installed CSV re-renders its deployments (§2.6).
+    let s = shared.clone();
+    let (subscriptions, _) = spawn_store(
+        Api::<messages::crd::subscription::Subscription>::all(client.clone()),
+        watcher::Config::default(),
+        move |sub: &messages::crd::subscription::Subscription| {
+            if let (Some(namespace), Some(status)) =
+                (sub.metadata.namespace.as_deref(), sub.status.as_ref())
+                && !status.installed_csv.is_empty()
+            {
+                requeue(&s, ObjectKey::new(namespace, status.installed_csv.clone()));
+            }
+        },
+    );
+    let _ = stores.subscriptions.set(subscriptions);
     let (api_services, _) = spawn_store(
         Api::<APIService>::all(client),
         watcher::Config::default(),
@@ -109,7 +124,8 @@ async fn mark_ready(shared: &Shared) {
         && wait(stores.csv.roles.get()).await
         && wait(stores.csv.cluster_roles.get()).await
         && wait(stores.csv.crds.get()).await
-        && wait(stores.csv.api_services.get()).await;
+        && wait(stores.csv.api_services.get()).await
+        && wait(stores.csv.subscriptions.get()).await;
     if !synced {
         tracing::warn!(
             "a store is missing or its watch ended before its first list; CSV decisions stay paused"
