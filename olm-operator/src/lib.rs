@@ -12,6 +12,7 @@ pub mod csv;
 pub mod error;
 pub mod events;
 pub mod metrics;
+pub mod operator_condition;
 pub mod operator_group;
 pub mod rbac;
 pub mod run;

@@ -497,6 +497,42 @@ async fn the_subscription_config_is_projected_onto_the_deployment() -> anyhow::R
 }
 
 #[tokio::test]
+async fn an_operator_condition_not_upgradeable_holds_the_upgrade_until_overridden() -> anyhow::Result<()> {
+    use messages::crd::operator_condition::OperatorCondition;
+    with_operator("csv-upgradeable", |ctx, _port| async move {
+        create_group(&ctx).await?;
+        create_csv(&ctx, csv("a.v1", "1.0.0", None, "a", "example.com/a:1")).await?;
+        await_phase(&ctx, "a.v1", CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
+        // Each CSV gets an OperatorCondition named like it, with its accounts and deployments, and a Role the
+        // operator's account may use to update it.
+        let conditions: Api<OperatorCondition> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+        let oc = await_object(&conditions, "a.v1", DEADLINE, "created for the CSV", |o: Option<&OperatorCondition>| o.is_some()).await?;
+        assert_eq!(oc.spec.service_accounts, ["a-sa"]);
+        assert_eq!(oc.spec.deployments, ["a"]);
+        let role = Api::<Role>::namespaced(ctx.client.clone(), &ctx.namespace).get("a.v1").await?;
+        assert_eq!(role.rules.unwrap_or_default()[0].verbs, ["get", "update", "patch"]);
+        // The operator says it may not be upgraded now; the status copies it.
+        let now = k8s_openapi::jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+        let no = json!({"type": "Upgradeable", "status": "False", "reason": "Migrating", "message": "migrating data", "lastTransitionTime": now});
+        conditions.patch("a.v1", &PatchParams::default(), &Patch::Merge(json!({"spec": {"conditions": [no]}}))).await?;
+        await_object(&conditions, "a.v1", DEADLINE, "status.conditions Upgradeable=False", |o: Option<&OperatorCondition>| {
+            o.and_then(|o| o.status.as_ref()).is_some_and(|s| s.conditions.iter().any(|c| c.type_ == "Upgradeable" && c.status == "False"))
+        })
+        .await?;
+        create_csv(&ctx, csv("a.v2", "2.0.0", Some("a.v1"), "a", "example.com/a:2")).await?;
+        let held = await_phase(&ctx, "a.v2", CsvPhase::Pending, CsvReason::OperatorConditionNotUpgradeable).await?;
+        assert_eq!(held.status.unwrap_or_default().message, "operator is not upgradeable: migrating data");
+        // A cluster admin overrides: the upgrade goes on.
+        let yes = json!({"type": "Upgradeable", "status": "True", "reason": "Override", "message": "go", "lastTransitionTime": now});
+        conditions.patch("a.v1", &PatchParams::default(), &Patch::Merge(json!({"spec": {"overrides": [yes]}}))).await?;
+        await_phase(&ctx, "a.v2", CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
+        await_gone(&csvs(&ctx), "a.v1").await?;
+        Ok(())
+    })
+    .await
+}
+
+#[tokio::test]
 async fn a_deployment_changed_or_deleted_behind_our_back_is_repaired() -> anyhow::Result<()> {
     with_operator("csv-drift", |ctx, _port| async move {
         create_group(&ctx).await?;

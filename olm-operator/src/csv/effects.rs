@@ -33,6 +33,8 @@ pub struct Plan {
     pub rbac_in_place: bool,
     /// For the effects that message other actors (the OperatorGroup's).
     pub shared: crate::shared::Shared,
+    /// The CSV's OperatorCondition as the store had it.
+    pub operator_condition: Option<Arc<messages::crd::operator_condition::OperatorCondition>>,
 }
 
 /// What happened.
@@ -54,6 +56,7 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
         rendered,
         rbac_in_place,
         shared,
+        operator_condition,
     } = plan;
     let namespace = key.namespace_or_empty().to_string();
     let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), &namespace);
@@ -106,6 +109,18 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
                 Ok(())
             }
             Effect::CleanupDeployments => cleanup_deployments(&client, &namespace, &key.name).await,
+            Effect::EnsureOperatorCondition => crate::operator_condition::sync::ensure(
+                &client,
+                &csv,
+                operator_condition.as_deref(),
+            )
+            .await
+            .map_err(|source| Error::Apply {
+                verb: "ensure",
+                kind: "OperatorCondition",
+                name: key.to_string(),
+                source,
+            }),
             Effect::DeleteSelf => match csvs.delete(&key.name, &DeleteParams::background()).await {
                 Ok(_) => {
                     applied.deleted = true;

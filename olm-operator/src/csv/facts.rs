@@ -21,6 +21,10 @@ pub struct Observed {
     /// The CSV's OperatorGroup changed its targets or service account since the CSV failed with
     /// `InstallComponentFailedNoRetry`: what the failure depended on may have changed.
     pub cluster_changed: bool,
+    /// The CSV's OperatorCondition is missing or lists other service accounts or deployments.
+    pub operator_condition_stale: bool,
+    /// The CSV this one replaces is not upgradeable (its OperatorCondition's message).
+    pub not_upgradeable: Option<String>,
     pub spec: SpecCheck,
     pub group: GroupFit,
     pub requirements: Requirements,

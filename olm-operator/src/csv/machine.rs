@@ -49,6 +49,8 @@ pub enum Effect {
     ChangeProvidedApis(messages::msg::ApiChange, std::collections::BTreeSet<String>),
     /// Delete the CSV's deployments (after an OperatorGroup provided-API failure).
     CleanupDeployments,
+    /// Create the CSV's OperatorCondition and its Role/RoleBinding, or refresh its lists (spec §5).
+    EnsureOperatorCondition,
 }
 
 /// When to reconcile again, besides watch events.
@@ -133,6 +135,9 @@ pub fn decide(o: &Observed) -> Decision {
         return stay(Next::Idle);
     }
     let mut effects = Vec::new();
+    if o.operator_condition_stale {
+        effects.push(Effect::EnsureOperatorCondition);
+    }
     match &o.group {
         GroupFit::Fits { annotate } => {
             if let Some(annotations) = annotate {
@@ -247,6 +252,18 @@ fn pending(o: &Observed) -> Decision {
         return with(
             vec![Effect::CountUpgrade],
             to(CsvPhase::Replacing, CsvReason::BeingReplaced, message),
+            Next::Idle,
+        );
+    }
+    if let Some(why) = &o.not_upgradeable {
+        // The CSV we replace says it may not be upgraded now; its OperatorCondition's change requeues us.
+        return with(
+            Vec::new(),
+            to(
+                CsvPhase::Pending,
+                CsvReason::OperatorConditionNotUpgradeable,
+                crate::operator_condition::not_upgradeable_message(why),
+            ),
             Next::Idle,
         );
     }

@@ -157,6 +157,7 @@ impl CsvActor {
             rendered: gathered.rendered,
             rbac_in_place,
             shared: self.shared.clone(),
+            operator_condition: gathered.operator_condition,
         };
         let deadline_key = self.key.clone();
         let io = effects::apply(self.shared.client.clone(), self.recorder.clone(), plan);

@@ -27,6 +27,9 @@ pub struct Gathered {
     /// The group's targets and service account as seen now (the actor compares it with the one seen when the
     /// CSV failed for good, to set `Observed::cluster_changed`).
     pub group_state: String,
+    /// The CSV's OperatorCondition as the store has it.
+    pub operator_condition:
+        Option<std::sync::Arc<messages::crd::operator_condition::OperatorCondition>>,
 }
 
 pub fn gather(shared: &Shared, csv: &ClusterServiceVersion, now: Timestamp) -> Gathered {
@@ -91,12 +94,34 @@ pub fn gather(shared: &Shared, csv: &ClusterServiceVersion, now: Timestamp) -> G
         }
         _ => String::new(),
     };
+    let condition_of =
+        |name: &str| {
+            shared.stores.csv.operator_conditions.get().and_then(|s| {
+                s.get(&kube::runtime::reflector::ObjectRef::new(name).within(&namespace))
+            })
+        };
+    let operator_condition = csv.metadata.name.as_deref().and_then(condition_of);
+    let operator_condition_stale = !csv.is_copied()
+        && operator_condition.as_ref().is_none_or(|oc| {
+            let want = crate::operator_condition::desired_spec(csv);
+            oc.spec.service_accounts != want.service_accounts
+                || oc.spec.deployments != want.deployments
+        });
+    let not_upgradeable = csv
+        .spec
+        .replaces
+        .as_deref()
+        .filter(|r| Some(*r) != csv.metadata.name.as_deref())
+        .and_then(condition_of)
+        .and_then(|oc| crate::operator_condition::gate(Some(oc.as_ref())).err());
     let observed = Observed {
         phase: csv.phase(),
         reason: csv.reason(),
         copied: csv.is_copied(),
         since_transition,
         cluster_changed: false,
+        operator_condition_stale,
+        not_upgradeable,
         spec,
         group,
         requirements: Requirements {
@@ -121,6 +146,7 @@ pub fn gather(shared: &Shared, csv: &ClusterServiceVersion, now: Timestamp) -> G
         rendered,
         chain,
         group_state,
+        operator_condition,
     }
 }
 

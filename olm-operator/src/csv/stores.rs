@@ -24,6 +24,8 @@ pub struct CsvStores {
     pub api_services: OnceLock<Store<APIService>>,
     /// Subscriptions: the one whose `status.installedCSV` names a CSV supplies its `spec.config` (§2.6).
     pub subscriptions: OnceLock<Store<messages::crd::subscription::Subscription>>,
+    /// OperatorConditions (one per CSV, named like it): the `Upgradeable` gate of the CSVs replacing it.
+    pub operator_conditions: OnceLock<Store<messages::crd::operator_condition::OperatorCondition>>,
     pub cluster_info: OnceLock<ClusterInfo>,
     pub metrics: OnceLock<CsvMetrics>,
     /// True once every store above (and the CSV and OperatorGroup stores) finished its first list: no

@@ -92,6 +92,41 @@ pub async fn start(shared: &Shared) -> Result<(), prometheus::Error> {
         },
     );
     let _ = stores.subscriptions.set(subscriptions);
+    // An OperatorCondition changed: copy its spec conditions into its status, and requeue the CSVs replacing
+    // its CSV (the Upgradeable gate) and its own CSV (a deleted one is recreated).
+    let s = shared.clone();
+    let (conditions, _) = spawn_store(
+        Api::<messages::crd::operator_condition::OperatorCondition>::all(client.clone()),
+        watcher::Config::default(),
+        move |oc: &messages::crd::operator_condition::OperatorCondition| {
+            let (Some(name), Some(namespace)) =
+                (oc.metadata.name.clone(), oc.metadata.namespace.clone())
+            else {
+                return;
+            };
+            if oc.metadata.deletion_timestamp.is_none()
+                && crate::operator_condition::status_update(oc).is_some()
+            {
+                let (client, oc) = (s.client.clone(), oc.clone());
+                tokio::spawn(async move {
+                    if let Err(error) =
+                        crate::operator_condition::sync::sync_status(&client, &oc).await
+                    {
+                        tracing::warn!(
+                            error = &error as &dyn std::error::Error,
+                            "cannot copy an OperatorCondition's conditions into its status"
+                        );
+                    }
+                });
+            }
+            requeue(&s, ObjectKey::new(namespace.clone(), name.clone()));
+            requeue_where(&s, |c| {
+                c.metadata.namespace.as_deref() == Some(namespace.as_str())
+                    && c.spec.replaces.as_deref() == Some(name.as_str())
+            });
+        },
+    );
+    let _ = stores.operator_conditions.set(conditions);
     let (api_services, _) = spawn_store(
         Api::<APIService>::all(client),
         watcher::Config::default(),
@@ -125,7 +160,8 @@ async fn mark_ready(shared: &Shared) {
         && wait(stores.csv.cluster_roles.get()).await
         && wait(stores.csv.crds.get()).await
         && wait(stores.csv.api_services.get()).await
-        && wait(stores.csv.subscriptions.get()).await;
+        && wait(stores.csv.subscriptions.get()).await
+        && wait(stores.csv.operator_conditions.get()).await;
     if !synced {
         tracing::warn!(
             "a store is missing or its watch ended before its first list; CSV decisions stay paused"

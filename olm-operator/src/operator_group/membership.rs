@@ -197,6 +197,8 @@ mod machine_tests {
             copied: false,
             since_transition: Some(Duration::from_secs(10)),
             cluster_changed: false,
+            operator_condition_stale: false,
+            not_upgradeable: None,
             spec: SpecCheck::Valid,
             group,
             requirements: Requirements::met(),

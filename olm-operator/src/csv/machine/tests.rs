@@ -14,6 +14,8 @@ fn observed(phase: CsvPhase, reason: CsvReason) -> Observed {
         copied: false,
         since_transition: Some(Duration::from_secs(10)),
         cluster_changed: false,
+        operator_condition_stale: false,
+        not_upgradeable: None,
         spec: SpecCheck::Valid,
         group: GroupFit::Fits { annotate: None },
         requirements: Requirements::met(),
@@ -116,6 +118,13 @@ fn missing_just_after_install(o: &mut Observed) {
     o.install = InstallStatus::Missing("deployment op not found".into());
     o.since_transition = Some(Duration::from_secs(1));
 }
+fn replaced_csv_not_upgradeable(o: &mut Observed) {
+    o.replaces = Some(Neighbour::new("a.v1", P::Replacing));
+    o.not_upgradeable = Some("migrating".into());
+}
+fn operator_condition_missing(o: &mut Observed) {
+    o.operator_condition_stale = true;
+}
 fn cluster_changed(o: &mut Observed) {
     o.cluster_changed = true;
 }
@@ -137,7 +146,7 @@ fn drifted_past_the_timeout(o: &mut Observed) {
     o.since_transition = Some(INSTALL_TIMEOUT + Duration::from_secs(1));
 }
 
-use Effect::{AnnotateGroup, CountUpgrade, DeleteSelf, EnsureRbac, Install};
+use Effect::{AnnotateGroup, CountUpgrade, DeleteSelf, EnsureOperatorCondition, EnsureRbac, Install};
 
 #[rstest]
 // Pre-phase checks.
@@ -164,6 +173,8 @@ use Effect::{AnnotateGroup, CountUpgrade, DeleteSelf, EnsureRbac, Install};
 #[case::a_failed_csv_with_a_still_invalid_strategy_keeps_failing(P::Failed, R::InvalidInstallStrategy, invalid_strategy, Some((P::Failed, R::InvalidInstallStrategy)), &[])]
 // Pending.
 #[case::pending_with_all_requirements_met_becomes_install_ready(P::Pending, R::RequirementsUnknown, none, Some((P::InstallReady, R::AllRequirementsMet)), &[EnsureRbac])]
+#[case::pending_replacing_a_csv_that_is_not_upgradeable_waits_with_olms_reason(P::Pending, R::RequirementsUnknown, replaced_csv_not_upgradeable, Some((P::Pending, R::OperatorConditionNotUpgradeable)), &[])]
+#[case::a_missing_operator_condition_is_ensured_on_the_way(P::Pending, R::RequirementsUnknown, operator_condition_missing, Some((P::InstallReady, R::AllRequirementsMet)), &[EnsureOperatorCondition, EnsureRbac])]
 #[case::pending_with_unmet_requirements_stays_pending(P::Pending, R::RequirementsUnknown, requirements_unmet, Some((P::Pending, R::RequirementsNotMet)), &[EnsureRbac])]
 #[case::pending_with_a_crd_owned_by_an_unrelated_csv_fails(P::Pending, R::RequirementsUnknown, owner_conflict, Some((P::Failed, R::OwnerConflict)), &[EnsureRbac])]
 #[case::pending_with_a_deployment_owned_by_an_unrelated_csv_fails(P::Pending, R::RequirementsUnknown, deployment_owned_elsewhere, Some((P::Failed, R::OwnerConflict)), &[EnsureRbac])]
