@@ -55,6 +55,28 @@ fn rss_mib(pid: u32) -> f64 {
     kib / 1024.0
 }
 
+/// The operator's RSS once it has settled after the last burst: at least 3 s after the call, two probes in a
+/// row agree within 0.5 MiB.
+async fn settled_rss(pid: u32) -> anyhow::Result<f64> {
+    let since = Instant::now();
+    let last = std::cell::Cell::new(None::<f64>);
+    olm_tests::eventually(
+        Duration::from_secs(60),
+        "olm-operator RSS to settle",
+        || {
+            let now = rss_mib(pid);
+            let previous = last.replace(Some(now));
+            let waited = since.elapsed() >= Duration::from_secs(3);
+            async move {
+                Ok(previous
+                    .filter(|p| waited && (p - now).abs() < 0.5)
+                    .map(|_| now))
+            }
+        },
+    )
+    .await
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
     sorted[rank.clamp(1, sorted.len()) - 1]
@@ -178,8 +200,7 @@ async fn csvs_reach_succeeded_quickly_and_the_operator_stays_small() -> anyhow::
         let pid = pid_of(op.http_port).ok_or_else(|| anyhow::anyhow!("operator pid not found"))?;
         let og: OperatorGroup = serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ns]}}))?;
         Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ns).create(&PostParams::default(), &og).await?;
-        tokio::time::sleep(Duration::from_secs(3)).await; // let the operator settle before measuring idle RSS
-        let idle = rss_mib(pid);
+        let idle = settled_rss(pid).await?;
 
         let api: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
         let created = Arc::new(Mutex::new(BTreeMap::new()));
@@ -206,8 +227,7 @@ async fn csvs_reach_succeeded_quickly_and_the_operator_stays_small() -> anyhow::
         let more = Arc::new(Mutex::new(BTreeMap::new()));
         create_all(&api, &rest, false, &more).await?;
         waiter.await??;
-        tokio::time::sleep(Duration::from_secs(3)).await; // settle before measuring RSS
-        let full = rss_mib(pid);
+        let full = settled_rss(pid).await?;
 
         eprintln!("bench: {} CSVs with a deployment each, created in parallel (8 at a time), all Succeeded after {wall:?}", latencies.len());
         eprintln!("bench: creation -> Succeeded {}", summary(&latencies));

@@ -497,7 +497,8 @@ async fn the_subscription_config_is_projected_onto_the_deployment() -> anyhow::R
 }
 
 #[tokio::test]
-async fn an_operator_condition_not_upgradeable_holds_the_upgrade_until_overridden() -> anyhow::Result<()> {
+async fn an_operator_condition_not_upgradeable_holds_the_upgrade_until_overridden()
+-> anyhow::Result<()> {
     use messages::crd::operator_condition::OperatorCondition;
     with_operator("csv-upgradeable", |ctx, _port| async move {
         create_group(&ctx).await?;

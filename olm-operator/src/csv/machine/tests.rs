@@ -146,7 +146,9 @@ fn drifted_past_the_timeout(o: &mut Observed) {
     o.since_transition = Some(INSTALL_TIMEOUT + Duration::from_secs(1));
 }
 
-use Effect::{AnnotateGroup, CountUpgrade, DeleteSelf, EnsureOperatorCondition, EnsureRbac, Install};
+use Effect::{
+    AnnotateGroup, CountUpgrade, DeleteSelf, EnsureOperatorCondition, EnsureRbac, Install,
+};
 
 #[rstest]
 // Pre-phase checks.
