@@ -33,7 +33,9 @@ log "workspace built in $(( $(date +%s) - start )) s"
 if ! wait "$k8s_build"; then
   echo "control-plane binaries failed to build; log:" >&2; tail -50 "${TMPDIR:-/tmp}/olm-rs-k8s-build.log" >&2; exit 1
 fi
-if ! hack/control-plane.sh status | grep -q 'kube-apiserver running'; then started_cluster=1; fi
+# (Read the status whole: with pipefail, `status | grep -q` fails when grep exits before status has written all.)
+cluster_status=$(hack/control-plane.sh status || true)
+case "$cluster_status" in *'kube-apiserver running'*) ;; *) started_cluster=1 ;; esac
 OLM_RS_NODE_SIM="$CARGO_TARGET_DIR/debug/node-sim" hack/control-plane.sh up >/dev/null
 
 log "running all tests"
