@@ -128,7 +128,20 @@ fn fail(message: impl Into<String>) -> StepError {
 }
 
 /// Run every step that is not done yet, in order; returns the steps with their new statuses.
+///
+/// Unlike OLM, the CRD upgrade checks (§4.6) of every pending CRD step run before any step is applied, so a
+/// plan that fails them creates nothing: OLM creates the CSV (ordered first) and then fails on its CRD,
+/// leaving a new CSV beside the old one that the next resolution cannot get past.
 pub async fn execute(cx: &Context<'_>, mut steps: Vec<Step>) -> (Vec<Step>, Executed) {
+    if let Err(e) = preflight(cx, &steps).await {
+        return (
+            steps,
+            Executed::Error {
+                message: e.message,
+                forbidden: e.forbidden,
+            },
+        );
+    }
     let mut waiting = false;
     let mut csv_uids: HashMap<String, String> = HashMap::new();
     for i in 0..steps.len() {
@@ -167,6 +180,38 @@ pub async fn execute(cx: &Context<'_>, mut steps: Vec<Step>) -> (Vec<Step>, Exec
             Executed::Done
         },
     )
+}
+
+/// The CRD upgrade checks of every CRD step not applied yet whose CRD exists already.
+async fn preflight(cx: &Context<'_>, steps: &[Step]) -> Result<(), StepError> {
+    let pending = steps.iter().filter(|s| {
+        s.resource.kind == "CustomResourceDefinition"
+            && matches!(s.status, StepStatus::Unknown | StepStatus::NotPresent)
+    });
+    for step in pending {
+        let (ar, _) = cx
+            .kinds
+            .resolve(
+                cx.client,
+                "apiextensions.k8s.io",
+                "v1",
+                "CustomResourceDefinition",
+            )
+            .await?;
+        let api: Api<DynamicObject> = Api::all_with(cx.client.clone(), &ar);
+        let Some(existing) = api.get_opt(&step.resource.name).await? else {
+            continue;
+        };
+        let new: Value = serde_json::from_str(&step.resource.manifest).map_err(|e| {
+            fail(format!(
+                "the InstallPlan contains invalid data: step {}: {e}",
+                step.resource.name
+            ))
+        })?;
+        let old = serde_json::to_value(&existing).unwrap_or_default();
+        check_crd_upgrade(cx, &step.resource.name, &old, &new).await?;
+    }
+    Ok(())
 }
 
 async fn crd_ready(cx: &Context<'_>, step: &Step) -> Result<StepStatus, StepError> {
