@@ -3,8 +3,8 @@
 //! upgrades (§4.6), label everything `olm.managed=true`, and give namespaced bundle objects an owner
 //! reference to the CSV they belong to.
 
-use super::crd_safety;
 use super::machine::Executed;
+use super::{crd_owners, crd_safety};
 use crate::catalog_source::error_text;
 use crate::namespace::sync::GENERATED_BY;
 use kube::api::{ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
@@ -87,6 +87,10 @@ pub struct Context<'a> {
     pub kinds: &'a Kinds,
     pub namespace: &'a str,
     pub plan_name: &'a str,
+    /// The plan's `spec.clusterServiceVersionNames`.
+    pub plan_csvs: &'a [String],
+    /// Who owns which CRD in the namespace before this pass.
+    pub crd_owners: &'a crd_owners::Owners,
 }
 
 fn is_established(crd: &Value) -> bool {
@@ -301,7 +305,16 @@ async fn apply(
         obj["metadata"]["namespace"] = json!(cx.namespace);
     }
     match kind.as_str() {
-        "ClusterServiceVersion" | "CustomResourceDefinition" => {}
+        "ClusterServiceVersion" => {
+            let name = step.resource.name.as_str();
+            let owned = crd_owners::owned_crds(&obj);
+            if let Some(message) =
+                crd_owners::competing(name, &owned, cx.plan_csvs, cx.crd_owners, cx.namespace)
+            {
+                return Err(fail(message));
+            }
+        }
+        "CustomResourceDefinition" => {}
         "Subscription" => merge_map(&mut obj, "annotations", &[(GENERATED_BY, cx.plan_name)]),
         _ if namespaced => {
             let uid = csv_uid(cx, &step.resolving, csv_uids).await?;
