@@ -92,6 +92,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let (plans, plan_store) = wiring.start::<InstallPlanActor>(shared.clone());
         let _ = shared.stores.install_plans.set(plan_store);
         let _ = shared.registries.install_plans.set(plans);
+        let stores = shared.stores.clone();
+        let _readiness = tokio::spawn(async move { stores.watch_readiness().await });
 
         // A catalog ConfigMap (labelled by its CatalogSource) changed: that CatalogSource reloads it.
         let (_cms, _) = spawn_store(

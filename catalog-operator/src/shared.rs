@@ -55,6 +55,34 @@ pub struct Stores {
     pub csvs: OnceLock<Store<ClusterServiceVersion>>,
     /// Metadata only: one OperatorGroup with a spec we cannot decode must not blind resolution everywhere.
     pub operator_groups: OnceLock<Store<PartialObjectMeta<OperatorGroup>>>,
+    /// True once every store above has completed its first list ([`Stores::watch_readiness`]).
+    ready: tokio::sync::watch::Sender<bool>,
+}
+
+impl Stores {
+    /// Wait for every store's first list, then open the gate [`Shared::stores_ready`] waits on. Call once, after
+    /// every store is set. This task is the only one to wait on the stores themselves: kube-runtime's
+    /// `Store::wait_until_ready` sits on a futures `oneshot` receiver, which keeps the waker of the last task
+    /// that polled it only, so with two concurrent waiters one of them may never wake (an InstallPlan present
+    /// at start then hung forever, waiting beside the namespace sync).
+    pub async fn watch_readiness(&self) {
+        if let Some(st) = self.subscriptions.get() {
+            let _ = st.wait_until_ready().await;
+        }
+        if let Some(st) = self.install_plans.get() {
+            let _ = st.wait_until_ready().await;
+        }
+        if let Some(st) = self.catalog_sources.get() {
+            let _ = st.wait_until_ready().await;
+        }
+        if let Some(st) = self.csvs.get() {
+            let _ = st.wait_until_ready().await;
+        }
+        if let Some(st) = self.operator_groups.get() {
+            let _ = st.wait_until_ready().await;
+        }
+        self.ready.send_replace(true);
+    }
 }
 
 /// Registries are started after `Shared` is built (they hold it), hence the `OnceLock`s.
@@ -77,24 +105,12 @@ impl Shared {
         }
     }
 
-    /// Wait until every store has completed its first list (a dropped writer counts as ready).
+    /// Wait until every store has completed its first list (a dropped writer counts as ready). Any number of
+    /// tasks may wait at once.
     pub async fn stores_ready(&self) {
-        let s = &self.stores;
-        if let Some(st) = s.subscriptions.get() {
-            let _ = st.wait_until_ready().await;
-        }
-        if let Some(st) = s.install_plans.get() {
-            let _ = st.wait_until_ready().await;
-        }
-        if let Some(st) = s.catalog_sources.get() {
-            let _ = st.wait_until_ready().await;
-        }
-        if let Some(st) = s.csvs.get() {
-            let _ = st.wait_until_ready().await;
-        }
-        if let Some(st) = s.operator_groups.get() {
-            let _ = st.wait_until_ready().await;
-        }
+        let mut ready = self.stores.ready.subscribe();
+        // The sender lives in `Stores`, as long as `self`: `wait_for` cannot see it closed.
+        let _ = ready.wait_for(|r| *r).await;
     }
 
     pub fn subscriptions(&self) -> Vec<Arc<Subscription>> {

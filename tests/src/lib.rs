@@ -18,6 +18,7 @@ mod cluster;
 mod dump;
 mod namespace;
 mod operators;
+mod otlp;
 mod wait;
 
 pub use binaries::bin_path;
@@ -25,4 +26,5 @@ pub use cluster::Cluster;
 pub use dump::dump_namespace;
 pub use namespace::{TestContext, with_namespace};
 pub use operators::OperatorProcess;
+pub use otlp::{OtlpReceiver, ReceivedSpan};
 pub use wait::{DEFAULT_DEADLINE, await_object, eventually};

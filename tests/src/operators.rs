@@ -25,6 +25,16 @@ fn free_port() -> anyhow::Result<u16> {
 impl OperatorProcess {
     /// Start `binary run` with the given extra flags, and wait until its `/healthz` answers.
     pub async fn start(cluster: &Cluster, binary: &str, extra: &[&str]) -> anyhow::Result<Self> {
+        Self::start_with_env(cluster, binary, extra, &[]).await
+    }
+
+    /// [`OperatorProcess::start`] with extra environment variables (e.g. `OTEL_EXPORTER_OTLP_ENDPOINT`).
+    pub async fn start_with_env(
+        cluster: &Cluster,
+        binary: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> anyhow::Result<Self> {
         let path = bin_path(binary)?;
         let http_port = free_port()?;
         let log = std::env::temp_dir().join(format!("olm-rs-{binary}-{http_port}.log"));
@@ -40,6 +50,7 @@ impl OperatorProcess {
                 "RUST_LOG",
                 std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()),
             )
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)

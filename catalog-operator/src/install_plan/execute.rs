@@ -3,8 +3,8 @@
 //! upgrades (§4.6), label everything `olm.managed=true`, and give namespaced bundle objects an owner
 //! reference to the CSV they belong to.
 
-use super::crd_safety;
 use super::machine::Executed;
+use super::{crd_owners, crd_safety};
 use crate::catalog_source::error_text;
 use crate::namespace::sync::GENERATED_BY;
 use kube::api::{ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
@@ -87,6 +87,10 @@ pub struct Context<'a> {
     pub kinds: &'a Kinds,
     pub namespace: &'a str,
     pub plan_name: &'a str,
+    /// The plan's `spec.clusterServiceVersionNames`.
+    pub plan_csvs: &'a [String],
+    /// Who owns which CRD in the namespace before this pass.
+    pub crd_owners: &'a crd_owners::Owners,
 }
 
 fn is_established(crd: &Value) -> bool {
@@ -128,7 +132,20 @@ fn fail(message: impl Into<String>) -> StepError {
 }
 
 /// Run every step that is not done yet, in order; returns the steps with their new statuses.
+///
+/// Unlike OLM, the CRD upgrade checks (§4.6) of every pending CRD step run before any step is applied, so a
+/// plan that fails them creates nothing: OLM creates the CSV (ordered first) and then fails on its CRD,
+/// leaving a new CSV beside the old one that the next resolution cannot get past.
 pub async fn execute(cx: &Context<'_>, mut steps: Vec<Step>) -> (Vec<Step>, Executed) {
+    if let Err(e) = preflight(cx, &steps).await {
+        return (
+            steps,
+            Executed::Error {
+                message: e.message,
+                forbidden: e.forbidden,
+            },
+        );
+    }
     let mut waiting = false;
     let mut csv_uids: HashMap<String, String> = HashMap::new();
     for i in 0..steps.len() {
@@ -167,6 +184,38 @@ pub async fn execute(cx: &Context<'_>, mut steps: Vec<Step>) -> (Vec<Step>, Exec
             Executed::Done
         },
     )
+}
+
+/// The CRD upgrade checks of every CRD step not applied yet whose CRD exists already.
+async fn preflight(cx: &Context<'_>, steps: &[Step]) -> Result<(), StepError> {
+    let pending = steps.iter().filter(|s| {
+        s.resource.kind == "CustomResourceDefinition"
+            && matches!(s.status, StepStatus::Unknown | StepStatus::NotPresent)
+    });
+    for step in pending {
+        let (ar, _) = cx
+            .kinds
+            .resolve(
+                cx.client,
+                "apiextensions.k8s.io",
+                "v1",
+                "CustomResourceDefinition",
+            )
+            .await?;
+        let api: Api<DynamicObject> = Api::all_with(cx.client.clone(), &ar);
+        let Some(existing) = api.get_opt(&step.resource.name).await? else {
+            continue;
+        };
+        let new: Value = serde_json::from_str(&step.resource.manifest).map_err(|e| {
+            fail(format!(
+                "the InstallPlan contains invalid data: step {}: {e}",
+                step.resource.name
+            ))
+        })?;
+        let old = serde_json::to_value(&existing).unwrap_or_default();
+        check_crd_upgrade(cx, &step.resource.name, &old, &new).await?;
+    }
+    Ok(())
 }
 
 async fn crd_ready(cx: &Context<'_>, step: &Step) -> Result<StepStatus, StepError> {
@@ -256,7 +305,16 @@ async fn apply(
         obj["metadata"]["namespace"] = json!(cx.namespace);
     }
     match kind.as_str() {
-        "ClusterServiceVersion" | "CustomResourceDefinition" => {}
+        "ClusterServiceVersion" => {
+            let name = step.resource.name.as_str();
+            let owned = crd_owners::owned_crds(&obj);
+            if let Some(message) =
+                crd_owners::competing(name, &owned, cx.plan_csvs, cx.crd_owners, cx.namespace)
+            {
+                return Err(fail(message));
+            }
+        }
+        "CustomResourceDefinition" => {}
         "Subscription" => merge_map(&mut obj, "annotations", &[(GENERATED_BY, cx.plan_name)]),
         _ if namespaced => {
             let uid = csv_uid(cx, &step.resolving, csv_uids).await?;

@@ -2,6 +2,7 @@
 //! the steps ([`execute`]) one pass at a time (never two passes of one plan at once), writes the status,
 //! and tells namespace resolution when the phase changes so the Subscriptions follow.
 
+pub mod crd_owners;
 pub mod crd_safety;
 pub mod execute;
 pub mod machine;
@@ -116,16 +117,25 @@ impl InstallPlanActor {
         if let Some(a) = ip.metadata.annotations.as_ref() {
             olm_runtime::trace_context::adopt_parent(&span, a);
         }
+        let plan_csvs = ip.spec.cluster_service_version_names.clone();
         let fut = async move {
             shared.stores_ready().await;
             if let Some(message) = group_check(&shared, &ns) {
                 return (status.plan.clone(), Executed::CheckFailed { message });
             }
+            let csvs: Vec<_> = shared
+                .csvs()
+                .into_iter()
+                .filter(|c| c.metadata.namespace.as_deref() == Some(ns.as_str()))
+                .collect();
+            let owners = crd_owners::existing(&csvs);
             let cx = execute::Context {
                 client: &shared.client,
                 kinds: &shared.kinds,
                 namespace: &ns,
                 plan_name: &name,
+                plan_csvs: &plan_csvs,
+                crd_owners: &owners,
             };
             execute::execute(&cx, status.plan.clone()).await
         }
@@ -233,17 +243,6 @@ impl Handler<Requeue> for InstallPlanActor {
     type Result = ();
 
     fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
-        match msg.after {
-            Some(delay) => {
-                ctx.notify_later(
-                    Requeue {
-                        reason: msg.reason,
-                        after: None,
-                    },
-                    delay,
-                );
-            }
-            None => self.reconcile(ctx),
-        }
+        crate::requeue::handle(self, msg, ctx, Self::reconcile);
     }
 }

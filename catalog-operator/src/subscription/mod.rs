@@ -109,17 +109,6 @@ impl Handler<Requeue> for SubscriptionActor {
     type Result = ();
 
     fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
-        match msg.after {
-            Some(delay) => {
-                ctx.notify_later(
-                    Requeue {
-                        reason: msg.reason,
-                        after: None,
-                    },
-                    delay,
-                );
-            }
-            None => self.reconcile(ctx),
-        }
+        crate::requeue::handle(self, msg, ctx, Self::reconcile);
     }
 }

@@ -71,8 +71,38 @@ pub struct OperatorGroupSpec {
     pub static_provided_apis: Option<bool>,
     /// `Default` or `TechPreviewUnsafeFailForward` (a plain string in OLM's API; the CRD
     /// defaults it to `Default`). Read it through [`OperatorGroup::upgrade_strategy`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "upgrade_strategy_either_shape",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub upgrade_strategy: Option<UpgradeStrategyName>,
+}
+
+/// `spec.upgradeStrategy` in either shape OLM has stored: the plain string of today's API, or the object
+/// `{name: ...}` of the operator-framework/api releases that introduced the field (objects written then stay
+/// in etcd as they were: the apiserver does not validate on read). An object without `name` (Go's
+/// `omitempty` of `""`) reads as unset, as OLM reads `""` as `Default`. We always write the string.
+fn upgrade_strategy_either_shape<'de, D>(
+    deserializer: D,
+) -> Result<Option<UpgradeStrategyName>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Shape {
+        Plain(UpgradeStrategyName),
+        Named {
+            #[serde(default)]
+            name: Option<UpgradeStrategyName>,
+        },
+    }
+    Ok(match Option::<Shape>::deserialize(deserializer)? {
+        None => None,
+        Some(Shape::Plain(name)) => Some(name),
+        Some(Shape::Named { name }) => name.filter(|n| !n.as_str().is_empty()),
+    })
 }
 
 /// `status` of an OperatorGroup.
@@ -249,6 +279,50 @@ mod tests {
     #[test]
     fn without_targets_or_selector_every_namespace_is_selected() {
         assert_eq!(og(None, None).namespace_label_selector(), Ok(None));
+    }
+
+    fn spec_with(upgrade_strategy: serde_json::Value) -> OperatorGroupSpec {
+        serde_json::from_value(serde_json::json!({"upgradeStrategy": upgrade_strategy}))
+            .expect("spec decodes")
+    }
+
+    #[rstest]
+    #[case::a_plain_string(serde_json::json!("TechPreviewUnsafeFailForward"), Some(UpgradeStrategyName::TechPreviewUnsafeFailForward))]
+    #[case::the_older_object_shape(serde_json::json!({"name": "TechPreviewUnsafeFailForward"}), Some(UpgradeStrategyName::TechPreviewUnsafeFailForward))]
+    #[case::the_older_object_shape_with_default(serde_json::json!({"name": "Default"}), Some(UpgradeStrategyName::Default))]
+    #[case::an_object_without_a_name_is_unset(serde_json::json!({}), None)]
+    #[case::an_object_with_an_empty_name_is_unset(serde_json::json!({"name": ""}), None)]
+    #[case::null_is_unset(serde_json::Value::Null, None)]
+    #[case::an_unknown_string_is_kept(serde_json::json!("Sideways"), Some(UpgradeStrategyName::Other("Sideways".into())))]
+    fn upgrade_strategy_decodes_either_stored_shape(
+        #[case] raw: serde_json::Value,
+        #[case] expected: Option<UpgradeStrategyName>,
+    ) {
+        assert_eq!(spec_with(raw).upgrade_strategy, expected);
+    }
+
+    #[rstest]
+    #[case::from_a_string(serde_json::json!("TechPreviewUnsafeFailForward"))]
+    #[case::from_an_object(serde_json::json!({"name": "TechPreviewUnsafeFailForward"}))]
+    fn upgrade_strategy_is_written_as_olms_plain_string_and_reads_back_the_same(
+        #[case] raw: serde_json::Value,
+    ) {
+        let spec = spec_with(raw);
+        let written = serde_json::to_value(&spec).expect("serializes");
+        assert_eq!(written["upgradeStrategy"], "TechPreviewUnsafeFailForward");
+        let again: OperatorGroupSpec = serde_json::from_value(written).expect("decodes");
+        assert_eq!(again, spec);
+    }
+
+    #[test]
+    fn a_missing_upgrade_strategy_is_not_written() {
+        let spec: OperatorGroupSpec =
+            serde_json::from_value(serde_json::json!({})).expect("decodes");
+        assert_eq!(spec.upgrade_strategy, None);
+        assert_eq!(
+            serde_json::to_value(&spec).expect("serializes"),
+            serde_json::json!({})
+        );
     }
 
     #[rstest]

@@ -34,10 +34,11 @@ use kube::Api;
 use kube::api::{DeleteParams, ListParams};
 use kube::runtime::events::Recorder;
 use machine::{Effect, Next};
-use messages::crd::csv::{ClusterServiceVersion, RequirementStatusReason};
+use messages::crd::csv::{ClusterServiceVersion, CsvPhase, RequirementStatusReason};
 use messages::key::ObjectKey;
 use messages::msg::{ObjectEvent, Requeue, RequeueReason};
 use olm_runtime::registry::ObjectActor;
+use olm_runtime::trace_context::Join;
 use std::sync::Arc;
 use tracing::Instrument;
 
@@ -92,6 +93,23 @@ impl ObjectActor for CsvActor {
     }
 }
 
+/// Reconciles that install the CSV continue the trace of the resolution that created it (the
+/// `tracing.olm.operatorframework.io/traceparent` annotation written by the catalog-operator); later ones
+/// (resyncs, health checks, replacement) start their own trace linked to it.
+fn trace_join(phase: &CsvPhase) -> Join {
+    match phase {
+        CsvPhase::None | CsvPhase::Pending | CsvPhase::InstallReady | CsvPhase::Installing => {
+            Join::Child
+        }
+        CsvPhase::Succeeded
+        | CsvPhase::Failed
+        | CsvPhase::Unknown
+        | CsvPhase::Replacing
+        | CsvPhase::Deleting
+        | CsvPhase::Other(_) => Join::Link,
+    }
+}
+
 /// Is `new` older than `old` (a watch event that trails our own status write)?
 fn older(new: &ClusterServiceVersion, old: &ClusterServiceVersion) -> bool {
     let rv = |c: &ClusterServiceVersion| {
@@ -136,7 +154,10 @@ impl CsvActor {
         let decision = machine::decide(&gathered.observed);
         let before = gathered.observed.phase.clone();
         let neighbours = gathered.chain.clone();
-        let span = tracing::debug_span!("csv.reconcile", csv.namespace = %self.key.namespace_or_empty(), csv.name = %self.key.name, phase = %before);
+        let span = tracing::info_span!("csv.reconcile", csv.namespace = %self.key.namespace_or_empty(), csv.name = %self.key.name, phase = %before);
+        if let Some(annotations) = csv.metadata.annotations.as_ref() {
+            olm_runtime::trace_context::join(&span, annotations, trace_join(&before));
+        }
         tracing::debug!(parent: &span, step = ?decision.step, effects = ?decision.effects, next = ?decision.next, "decided");
         let rbac_in_place = gathered
             .requirement_statuses

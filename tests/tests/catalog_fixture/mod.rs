@@ -312,6 +312,35 @@ pub fn sub_condition(
         })
 }
 
+/// Create an Automatic, approved plan (as an older OLM or a user could write it) whose only step creates the CSV
+/// `csv` (its manifest) and that names `names` in `spec.clusterServiceVersionNames`; returns the plan's name.
+pub async fn hand_written_plan(
+    ctx: &TestContext,
+    names: &[&str],
+    csv: &Value,
+) -> anyhow::Result<String> {
+    let name = csv["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let ip: InstallPlan = create(ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
+        "metadata": {"generateName": "manual-"},
+        "spec": {"clusterServiceVersionNames": names, "approval": "Automatic", "approved": true, "generation": 1}}))
+    .await?;
+    let plan_name = ip.metadata.name.clone().unwrap_or_default();
+    let mut with_status = ip;
+    with_status.status = Some(serde_json::from_value(
+        json!({"phase": "Installing", "catalogSources": [],
+        "plan": [{"resolving": name, "status": "Unknown", "resource": {"sourceName": "cat", "sourceNamespace": ctx.namespace,
+            "group": "operators.coreos.com", "version": "v1alpha1", "kind": "ClusterServiceVersion", "name": name,
+            "manifest": csv.to_string()}}]}),
+    )?);
+    plans(ctx)
+        .replace_status(&plan_name, &PostParams::default(), &with_status)
+        .await?;
+    Ok(plan_name)
+}
+
 /// A free loopback port.
 pub fn free_port() -> anyhow::Result<u16> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
