@@ -36,4 +36,4 @@ pub use model::{
     RelatedImage,
 };
 pub use property::PropertyType;
-pub use range::Range;
+pub use range::{RangeError, VersionRange};

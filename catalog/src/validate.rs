@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use crate::diagnostic::{Diagnostic, Diagnostics, Problem, Scope};
 use crate::model::{Bundle, Catalog, Channel, Package};
 use crate::property::{self, PropertyType};
-use crate::range::Range;
+use crate::range::VersionRange;
 
 /// Runs every check; `Ok` when nothing was found.
 pub fn validate(catalog: &Catalog) -> Result<(), Diagnostics> {
@@ -134,7 +134,7 @@ fn check_bundle(pkg: &Package, bundle: &Bundle) -> Vec<Problem> {
             }
             PropertyType::PackageRequired => match property::package_required_value(&p.value) {
                 Ok(v) => {
-                    if let Err(e) = Range::parse(&v.version_range) {
+                    if let Err(e) = VersionRange::parse(&v.version_range) {
                         out.push(invalid(format!("versionRange {:?}: {e}", v.version_range)));
                     }
                 }
@@ -187,7 +187,7 @@ pub fn check_channel(pkg: &Package, channel: &Channel) -> Vec<Problem> {
             out.push(Problem::EmptySkip(e.name.clone()));
         }
         if let Some(r) = &e.skip_range
-            && let Err(err) = Range::parse(r)
+            && let Err(err) = VersionRange::parse(r)
         {
             out.push(Problem::InvalidSkipRange {
                 entry: e.name.clone(),

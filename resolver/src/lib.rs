@@ -17,7 +17,8 @@ pub mod explain;
 pub mod fbc;
 pub mod model;
 mod problem;
-pub mod range;
+/// Version ranges (`olm.skipRange`, `versionRange`): the catalog crate's parser, re-exported.
+pub use catalog::range;
 pub mod requirement;
 mod resolve;
 mod search;
