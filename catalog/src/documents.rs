@@ -53,8 +53,13 @@ pub fn read_documents(path: &Path) -> Result<Vec<Document>, LoadError> {
         path: path.to_path_buf(),
         message,
     })?;
+    Ok(with_origins(path, values))
+}
+
+/// Tags the documents of one file with their origins (1-based index), leaving out empty (null) ones.
+pub fn with_origins(path: &Path, values: Vec<Value>) -> Vec<Document> {
     let file: Arc<Path> = Arc::from(path);
-    Ok(values
+    values
         .into_iter()
         .filter(|v| !v.is_null())
         .enumerate()
@@ -65,7 +70,7 @@ pub fn read_documents(path: &Path) -> Result<Vec<Document>, LoadError> {
             },
             value,
         })
-        .collect())
+        .collect()
 }
 
 /// Applies `f` to every item on up to `available_parallelism` threads; results keep input order.

@@ -14,7 +14,7 @@
 mod candidates;
 pub mod channel;
 pub mod explain;
-pub mod fbc;
+pub mod from_catalog;
 pub mod model;
 mod problem;
 /// Version ranges (`olm.skipRange`, `versionRange`): the catalog crate's parser, re-exported.

@@ -1,6 +1,6 @@
 //! Load the shared test catalogs (`../shared/catalogs`) as resolver snapshots: every file-based catalog
-//! (grouped by directory; the community FBC is one catalog) and every tree of registry+v1 bundle
-//! directories (`<root>/<package>/<version>/{manifests,metadata}`) as one catalog per root.
+//! (grouped by directory; the community FBC is one catalog; read by `catalog::fbc`) and every tree of
+//! registry+v1 bundle directories (`<root>/<package>/<version>/{manifests,metadata}`) as one catalog per root.
 #![allow(
     dead_code,
     reason = "shared by the corpus test and the benchmark, which use different parts"
@@ -9,8 +9,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use catalog::documents::{Document, read_documents};
 use resolver::{
-    BundleEntry, CatalogKey, CatalogSnapshot, Gvk, PackageInfo, Property, fbc, requirement,
+    BundleEntry, CatalogKey, CatalogSnapshot, Gvk, PackageInfo, Property, from_catalog, requirement,
 };
 use serde_json::Value;
 
@@ -41,19 +42,20 @@ fn yaml_docs(path: &Path) -> Result<Vec<Value>, String> {
     serde_saphyr::from_multiple::<Value>(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-fn is_fbc(docs: &[Value]) -> bool {
+fn is_fbc(docs: &[Document]) -> bool {
     docs.iter().any(|d| {
         matches!(
-            d.get("schema").and_then(Value::as_str),
+            d.value.get("schema").and_then(Value::as_str),
             Some("olm.package" | "olm.channel" | "olm.bundle")
         )
     })
 }
 
 /// The FBC root a file belongs to: `<root>/<package>/<file>` groups by `<root>`; any other file is its own catalog.
-fn fbc_group(root: &Path, path: &Path, docs: &[Value]) -> PathBuf {
+fn fbc_group(root: &Path, path: &Path, docs: &[Document]) -> PathBuf {
     let packages: Vec<&str> = docs
         .iter()
+        .map(|d| &d.value)
         .filter(|d| d.get("schema").and_then(Value::as_str) == Some("olm.package"))
         .filter_map(|d| d.get("name").and_then(Value::as_str))
         .collect();
@@ -113,7 +115,7 @@ fn key_for(label: &str) -> CatalogKey {
 
 /// Every catalog under `root`.
 pub fn load_all(root: &Path) -> Vec<Loaded> {
-    let mut fbc_groups: BTreeMap<PathBuf, Vec<Value>> = BTreeMap::new();
+    let mut fbc_groups: BTreeMap<PathBuf, Vec<Document>> = BTreeMap::new();
     let mut bundle_roots: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
     let mut errors = Vec::new();
     for entry in walkdir::WalkDir::new(root)
@@ -143,7 +145,9 @@ pub fn load_all(root: &Path) -> Vec<Loaded> {
         {
             continue;
         }
-        let Ok(docs) = yaml_docs(path) else { continue };
+        let Ok(docs) = read_documents(path) else {
+            continue;
+        };
         if !is_fbc(&docs) {
             continue;
         }
@@ -156,7 +160,11 @@ pub fn load_all(root: &Path) -> Vec<Loaded> {
     let mut out = Vec::new();
     for (dir, docs) in fbc_groups {
         let label = format!("fbc:{}", rel(&dir));
-        let snapshot = fbc::snapshot(key_for(&label), 0, &docs).map_err(|e| e.to_string());
+        let snapshot = catalog::fbc::from_documents(docs)
+            .map_err(|e| e.to_string())
+            .and_then(|c| {
+                from_catalog::snapshot(key_for(&label), 0, &c).map_err(|e| e.to_string())
+            });
         out.push(Loaded { label, snapshot });
     }
     for (dir, bundles) in bundle_roots {
