@@ -1,4 +1,5 @@
-//! `catalog-operator run`: connect, start one registry per kind (CatalogSource, Subscription, InstallPlan) fed by
+//! `catalog-operator run`: connect, serve the endpoints, wait for the leader Lease when `--leader-elect` is on
+//! (lost leadership ends the process with an error), then start one registry per kind (CatalogSource, Subscription, InstallPlan) fed by
 //! watches, the namespace resolver, stores of CSVs, OperatorGroups and catalog ConfigMaps whose changes
 //! trigger resolution, and the endpoints; then wait for SIGTERM.
 
@@ -18,10 +19,11 @@ use kube::runtime::watcher;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::OperatorGroup;
 use messages::key::ObjectKey;
+use olm_runtime::leader::ElectionConfig;
 use olm_runtime::metrics::Metrics;
 use olm_runtime::registry::Lookup;
 use olm_runtime::watch::spawn_store;
-use olm_runtime::wiring::{self, Scope, Wiring};
+use olm_runtime::wiring::{self, Activation, Scope, Stopped, Wiring};
 use std::sync::Arc;
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
@@ -41,6 +43,18 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             install_plan_retry_timeout,
             probe_interval: registry_probe_interval,
         };
+        let mut wiring = Wiring::new(client.clone(), metrics.clone(), scope.clone())
+            .with_resync(std::time::Duration::from_secs(common.resync_seconds));
+        let election =
+            ElectionConfig::from_args(&common.leader, &common.namespace, "catalog-operator");
+        let mut activation = Activation::new(&client, &metrics, election)?;
+        let bound = wiring.serve(common.http_addr, &activation).await?;
+        tracing::info!(http = %bound, namespace = %common.namespace, "catalog-operator serving its endpoints");
+        if !activation.acquire().await? {
+            tracing::info!("catalog-operator stopping before it led");
+            return anyhow::Ok(());
+        }
+
         let shared = Shared {
             client: client.clone(),
             metrics: metrics.clone(),
@@ -55,8 +69,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             .registries
             .namespaces
             .set(NamespaceResolver::new(shared.clone()).start());
-        let mut wiring = Wiring::new(client.clone(), metrics, scope.clone())
-            .with_resync(std::time::Duration::from_secs(common.resync_seconds));
 
         // Stores whose changes only trigger resolution.
         let (sh, sc) = (shared.clone(), scope.clone());
@@ -122,11 +134,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             },
         );
 
-        let bound = wiring.serve(common.http_addr).await?;
-        tracing::info!(http = %bound, namespace = %common.namespace, "catalog-operator running");
-        wiring::shutdown_signal().await;
-        tracing::info!("catalog-operator stopping");
-        anyhow::Ok(())
+        tracing::info!(namespace = %common.namespace, "catalog-operator running");
+        match activation.run_until_stopped().await {
+            Stopped::Signal => {
+                tracing::info!("catalog-operator stopping");
+                anyhow::Ok(())
+            }
+            Stopped::LostLeadership(lost) => Err(lost.into()),
+        }
     })?
 }
 

@@ -1,12 +1,14 @@
-//! `olm-operator run`: connect, start one registry per kind (CSV, OperatorGroup) fed by watches, a Namespace
-//! store, and the endpoints; then wait for SIGTERM.
+//! `olm-operator run`: connect, serve the endpoints, wait for the leader Lease when `--leader-elect` is on,
+//! then start one registry per kind (CSV, OperatorGroup) fed by watches and a Namespace store; then wait for
+//! SIGTERM (or lost leadership, which ends the process with an error so its pod restarts as a candidate).
 
 use crate::cli::RunArgs;
 use crate::csv::CsvActor;
 use crate::operator_group::OperatorGroupActor;
 use crate::shared::{Registries, Shared, Stores};
+use olm_runtime::leader::ElectionConfig;
 use olm_runtime::metrics::Metrics;
-use olm_runtime::wiring::{self, Scope, Wiring};
+use olm_runtime::wiring::{self, Activation, Scope, Stopped, Wiring};
 use std::sync::Arc;
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
@@ -31,8 +33,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                     .collect(),
             ),
         };
-        let mut wiring = Wiring::new(client.clone(), metrics, scope)
+        let mut wiring = Wiring::new(client.clone(), metrics.clone(), scope)
             .with_resync(std::time::Duration::from_secs(common.resync_seconds));
+        let election = ElectionConfig::from_args(&common.leader, &common.namespace, "olm-operator");
+        let mut activation = Activation::new(&client, &metrics, election)?;
+        let bound = wiring.serve(common.http_addr, &activation).await?;
+        tracing::info!(http = %bound, namespace = %common.namespace, "olm-operator serving its endpoints");
+        if !activation.acquire().await? {
+            tracing::info!("olm-operator stopping before it led");
+            return anyhow::Ok(());
+        }
 
         let _ = shared.stores.scope.set(wiring.scope.clone());
         let (namespaces, _task) = crate::operator_group::notify::namespace_store(&shared);
@@ -50,11 +60,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let _ = shared.stores.operator_groups.set(og_store);
         let _ = shared.registries.operator_groups.set(ogs);
         crate::csv::watches::start(&shared).await?;
-
-        let bound = wiring.serve(common.http_addr).await?;
-        tracing::info!(http = %bound, namespace = %common.namespace, "olm-operator running");
-        wiring::shutdown_signal().await;
-        tracing::info!("olm-operator stopping");
-        anyhow::Ok(())
+        tracing::info!(namespace = %common.namespace, "olm-operator running");
+        match activation.run_until_stopped().await {
+            Stopped::Signal => {
+                tracing::info!("olm-operator stopping");
+                anyhow::Ok(())
+            }
+            Stopped::LostLeadership(lost) => Err(lost.into()),
+        }
     })?
 }

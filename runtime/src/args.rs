@@ -35,6 +35,38 @@ pub struct CommonArgs {
     /// Full resync interval in seconds (OLM's `--interval`).
     #[arg(long, env = "OLM_RESYNC_SECONDS", default_value_t = 300)]
     pub resync_seconds: u64,
+
+    #[command(flatten)]
+    pub leader: LeaderArgs,
+}
+
+/// Leader election on a `coordination.k8s.io/v1` Lease named after the binary, in `--namespace` (see
+/// `leader`). Off by default (tests, one replica); on in `deploy/`, so two replicas can run with one active.
+#[derive(Args, Clone, Debug)]
+pub struct LeaderArgs {
+    /// Take part in leader election; watches and actors start only while this replica leads.
+    #[arg(long = "leader-elect", env = "OLM_LEADER_ELECT", default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub enabled: bool,
+
+    /// Name of the Lease (default: the binary's name).
+    #[arg(long = "leader-elect-lease-name", env = "OLM_LEADER_ELECT_LEASE_NAME")]
+    pub lease_name: Option<String>,
+
+    /// This replica's identity in the Lease (default: $POD_NAME, else <hostname>-<pid>).
+    #[arg(long = "leader-elect-identity", env = "OLM_LEADER_ELECT_IDENTITY")]
+    pub identity: Option<String>,
+
+    /// Seconds a standby waits, after it last saw the Lease change, before taking it over.
+    #[arg(long = "leader-elect-lease-duration", env = "OLM_LEADER_ELECT_LEASE_DURATION", default_value_t = 15)]
+    pub lease_duration_seconds: u64,
+
+    /// Seconds a leader keeps leading without a successful renewal before it steps down (and exits).
+    #[arg(long = "leader-elect-renew-deadline", env = "OLM_LEADER_ELECT_RENEW_DEADLINE", default_value_t = 10)]
+    pub renew_deadline_seconds: u64,
+
+    /// Seconds between tries to acquire or renew.
+    #[arg(long = "leader-elect-retry-period", env = "OLM_LEADER_ELECT_RETRY_PERIOD", default_value_t = 2)]
+    pub retry_period_seconds: u64,
 }
 
 impl CommonArgs {
@@ -82,6 +114,16 @@ mod tests {
             probe.common.watch_scope(),
             Some(vec!["a".to_string(), "b".to_string()])
         );
+    }
+
+    #[test]
+    fn leader_election_is_off_unless_asked_for() {
+        let probe = Probe::try_parse_from(["x"]).expect("parse");
+        assert!(!probe.common.leader.enabled);
+        let probe = Probe::try_parse_from(["x", "--leader-elect"]).expect("parse");
+        assert!(probe.common.leader.enabled);
+        let probe = Probe::try_parse_from(["x", "--leader-elect=false"]).expect("parse");
+        assert!(!probe.common.leader.enabled);
     }
 
     #[test]

@@ -1,7 +1,9 @@
-//! The HTTP endpoints of an operator: `/healthz` (the process serves), `/readyz` (every watch has listed once),
+//! The HTTP endpoints of an operator: `/healthz` (the process serves), `/readyz` (every watch has listed once;
+//! a standby replica, waiting for the leader Lease, is ready too: it is healthy and ready to take over),
 //! `/metrics` (Prometheus text format, OLM's metric names), `/debug/actors` (live object actors per kind, JSON)
 //! and `/debug/journal` (the registries' routing journal, MessagePack).
 
+use crate::leader::Role;
 use crate::metrics::Metrics;
 use crate::registry::SharedJournal;
 use http_body_util::Full;
@@ -9,32 +11,55 @@ use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use tokio::net::TcpListener;
+use tokio::sync::watch;
 
-/// What the endpoints read.
+/// What the endpoints read. Registries started after the endpoints (once this replica leads) add their
+/// journal and synced flag to the shared lists.
 #[derive(Clone)]
 pub struct EndpointState {
     pub metrics: Metrics,
-    pub journals: Vec<SharedJournal>,
+    pub journals: Arc<Mutex<Vec<SharedJournal>>>,
     /// Each flag turns true when one watch has routed its first full list.
-    pub synced: Vec<Arc<AtomicBool>>,
+    pub synced: Arc<Mutex<Vec<Arc<AtomicBool>>>>,
+    pub role: watch::Receiver<Role>,
+}
+
+enum Readiness {
+    Ready,
+    Standby,
+    Syncing,
 }
 
 impl EndpointState {
-    fn ready(&self) -> bool {
-        self.synced.iter().all(|f| f.load(Ordering::Acquire))
+    fn readiness(&self) -> Readiness {
+        if *self.role.borrow() == Role::Candidate {
+            return Readiness::Standby;
+        }
+        let synced = self.synced.lock().unwrap_or_else(PoisonError::into_inner);
+        if !synced.is_empty() && synced.iter().all(|f| f.load(Ordering::Acquire)) {
+            Readiness::Ready
+        } else {
+            Readiness::Syncing
+        }
     }
 
     fn respond(&self, path: &str) -> Response<Full<Bytes>> {
         match path {
             "/healthz" => text(StatusCode::OK, "ok".into()),
-            "/readyz" if self.ready() => text(StatusCode::OK, "ready".into()),
-            "/readyz" => text(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "watches not synced yet".into(),
-            ),
+            "/readyz" => match self.readiness() {
+                Readiness::Ready => text(StatusCode::OK, "ready".into()),
+                Readiness::Standby => text(
+                    StatusCode::OK,
+                    "standby: another replica holds the leader Lease".into(),
+                ),
+                Readiness::Syncing => text(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "watches not synced yet".into(),
+                ),
+            },
             "/metrics" => match self.metrics.encode() {
                 Ok(body) => text(StatusCode::OK, body),
                 Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("metrics: {e}")),
@@ -45,7 +70,12 @@ impl EndpointState {
             },
             "/debug/journal" => {
                 let mut merged = messages::msg::Journal::with_capacity(usize::MAX);
-                for journal in &self.journals {
+                let journals = self
+                    .journals
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone();
+                for journal in &journals {
                     let guard = journal
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -125,18 +155,25 @@ pub async fn serve(addr: SocketAddr, state: EndpointState) -> std::io::Result<So
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Mutex;
 
-    fn state(synced: bool) -> EndpointState {
+    fn with_role(synced: &[bool], role: Role) -> EndpointState {
         let metrics = Metrics::new().expect("metrics");
         metrics.set_actor_count("Subscription", 2);
+        let (_tx, role) = watch::channel(role);
         EndpointState {
             metrics,
-            journals: vec![Arc::new(Mutex::new(messages::msg::Journal::with_capacity(
-                4,
-            )))],
-            synced: vec![Arc::new(AtomicBool::new(synced))],
+            journals: Arc::new(Mutex::new(vec![Arc::new(Mutex::new(
+                messages::msg::Journal::with_capacity(4),
+            ))])),
+            synced: Arc::new(Mutex::new(
+                synced.iter().map(|s| Arc::new(AtomicBool::new(*s))).collect(),
+            )),
+            role,
         }
+    }
+
+    fn state(synced: bool) -> EndpointState {
+        with_role(&[synced], Role::Single)
     }
 
     #[test]
@@ -147,6 +184,26 @@ mod tests {
         );
         assert_eq!(state(true).respond("/readyz").status(), StatusCode::OK);
         assert_eq!(state(false).respond("/healthz").status(), StatusCode::OK);
+    }
+
+    #[test]
+    fn a_leader_with_no_watch_started_yet_is_not_ready() {
+        assert_eq!(
+            with_role(&[], Role::Leader).respond("/readyz").status(),
+            StatusCode::SERVICE_UNAVAILABLE
+        );
+        assert_eq!(
+            with_role(&[true, false], Role::Leader)
+                .respond("/readyz")
+                .status(),
+            StatusCode::SERVICE_UNAVAILABLE
+        );
+    }
+
+    #[test]
+    fn a_standby_replica_is_ready_to_take_over() {
+        let response = with_role(&[], Role::Candidate).respond("/readyz");
+        assert_eq!(response.status(), StatusCode::OK);
     }
 
     #[test]

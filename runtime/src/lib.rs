@@ -11,10 +11,12 @@
 //! - [`telemetry`]: tracing to stdout, and OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
 //! - [`trace_context`]: W3C trace context carried in object annotations across the two processes.
 //! - [`client`]: the kube client from a kubeconfig or the in-cluster service account.
+//! - [`leader`]: leader election on a `coordination.k8s.io/v1` Lease (`--leader-elect`).
 
 pub mod args;
 pub mod client;
 pub mod endpoints;
+pub mod leader;
 pub mod metrics;
 pub mod registry;
 pub mod telemetry;

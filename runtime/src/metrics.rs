@@ -1,6 +1,7 @@
 //! The process-wide Prometheus registry (the tikv `prometheus` crate keeps OLM's metric names verbatim, e.g. the
 //! `csv_upgrade_count` counter) and the gauges of live object actors per kind.
 
+use crate::leader::Role;
 use prometheus::{IntGaugeVec, Opts, Registry};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -10,6 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 pub struct Metrics {
     pub registry: Registry,
     actors: IntGaugeVec,
+    leader: IntGaugeVec,
     counts: Arc<Mutex<BTreeMap<&'static str, usize>>>,
 }
 
@@ -21,9 +23,18 @@ impl Metrics {
             &["kind"],
         )?;
         registry.register(Box::new(actors.clone()))?;
+        let leader = IntGaugeVec::new(
+            Opts::new(
+                "leader_election_master_status",
+                "1 while this replica holds the named leader Lease, else 0 (client-go's metric name)",
+            ),
+            &["name"],
+        )?;
+        registry.register(Box::new(leader.clone()))?;
         Ok(Self {
             registry,
             actors,
+            leader,
             counts: Arc::default(),
         })
     }
@@ -36,6 +47,21 @@ impl Metrics {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(kind, count);
+    }
+
+    /// Keep `leader_election_master_status{name}` in step with an elector's role.
+    pub fn follow_leadership(&self, name: &str, mut role: tokio::sync::watch::Receiver<Role>) {
+        let gauge = self.leader.with_label_values(&[name]);
+        gauge.set(0);
+        tokio::spawn(async move {
+            loop {
+                let leading = *role.borrow_and_update() == Role::Leader;
+                gauge.set(i64::from(leading));
+                if role.changed().await.is_err() {
+                    return;
+                }
+            }
+        });
     }
 
     /// Live actors per kind, for `/debug/actors`.

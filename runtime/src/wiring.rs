@@ -1,8 +1,15 @@
 //! Boot-time wiring shared by both binaries: the actix System on a multi-thread tokio runtime (kube's client
-//! must live on a long-lived runtime, crate-stack §4), one registry + watch per kind, the HTTP endpoints, and
-//! waiting for SIGTERM/SIGINT.
+//! must live on a long-lived runtime, crate-stack §4), the HTTP endpoints (served first, so a standby replica
+//! answers its probes), leader election when asked for, one registry + watch per kind (started only while
+//! leading), and waiting for SIGTERM/SIGINT or lost leadership.
+//!
+//! ```text
+//! connect → Wiring::new → serve endpoints → Activation::acquire (waits for the Lease) → start registries
+//!         → Activation::run_until_stopped (renews the Lease; SIGTERM releases it)
+//! ```
 
 use crate::endpoints::{self, EndpointState};
+use crate::leader::{ElectionConfig, Elector, LeaderError, LostLeadership, Role};
 use crate::metrics::Metrics;
 use crate::registry::{ObjectActor, Registry, SharedJournal};
 use crate::watch::spawn_watch;
@@ -15,8 +22,9 @@ use serde::de::DeserializeOwned;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
+use tokio::sync::watch;
 
 /// Entries kept per registry journal.
 const JOURNAL_CAPACITY: usize = 4096;
@@ -73,8 +81,8 @@ pub struct Wiring {
     pub client: Client,
     pub metrics: Metrics,
     pub scope: Scope,
-    journals: Vec<SharedJournal>,
-    synced: Vec<Arc<AtomicBool>>,
+    journals: Arc<Mutex<Vec<SharedJournal>>>,
+    synced: Arc<Mutex<Vec<Arc<AtomicBool>>>>,
     /// Period of the registries' resync (zero: none).
     resync: Duration,
 }
@@ -85,8 +93,8 @@ impl Wiring {
             client,
             metrics,
             scope,
-            journals: Vec::new(),
-            synced: Vec::new(),
+            journals: Arc::default(),
+            synced: Arc::default(),
             resync: Duration::ZERO,
         }
     }
@@ -107,8 +115,14 @@ impl Wiring {
         let journal: SharedJournal = Arc::new(Mutex::new(Journal::with_capacity(JOURNAL_CAPACITY)));
         let registry = Registry::<A>::new(shared, self.metrics.clone(), journal.clone())
             .with_resync(self.resync);
-        self.synced.push(registry.synced_flag());
-        self.journals.push(journal);
+        self.synced
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(registry.synced_flag());
+        self.journals
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(journal);
         let addr = registry.start();
         let api: Api<A::Object> = Api::all(self.client.clone());
         let config = match &self.scope {
@@ -121,14 +135,91 @@ impl Wiring {
         (addr, store)
     }
 
-    /// Serve `/healthz`, `/readyz`, `/metrics`, `/debug/*` on `addr`.
-    pub async fn serve(&self, addr: SocketAddr) -> std::io::Result<SocketAddr> {
+    /// Serve `/healthz`, `/readyz`, `/metrics`, `/debug/*` on `addr`; readiness follows `activation`'s role.
+    pub async fn serve(
+        &self,
+        addr: SocketAddr,
+        activation: &Activation,
+    ) -> std::io::Result<SocketAddr> {
         let state = EndpointState {
             metrics: self.metrics.clone(),
             journals: self.journals.clone(),
             synced: self.synced.clone(),
+            role: activation.role(),
         };
         endpoints::serve(addr, state).await
+    }
+}
+
+/// When the operator is active: at once (no election), or while it holds the leader Lease.
+pub struct Activation {
+    elector: Option<Elector>,
+    single: watch::Sender<Role>,
+}
+
+/// Why the operator stopped.
+#[derive(Debug)]
+pub enum Stopped {
+    /// SIGTERM or SIGINT (the Lease, if held, was released).
+    Signal,
+    /// The leader could not renew its Lease in time or saw another holder: exit non-zero so the pod restarts
+    /// as a candidate (client-go's controllers do the same); its actors must not keep writing.
+    LostLeadership(LostLeadership),
+}
+
+impl Activation {
+    /// From `--leader-elect*` (`None` when off). `binary` names the Lease by default.
+    pub fn new(
+        client: &Client,
+        metrics: &Metrics,
+        election: Option<ElectionConfig>,
+    ) -> Result<Self, LeaderError> {
+        let (single, _) = watch::channel(Role::Single);
+        let elector = match election {
+            Some(config) => {
+                let name = config.lease_name.clone();
+                let elector = Elector::new(client.clone(), config)?;
+                metrics.follow_leadership(&name, elector.role());
+                Some(elector)
+            }
+            None => None,
+        };
+        Ok(Self { elector, single })
+    }
+
+    pub fn role(&self) -> watch::Receiver<Role> {
+        match &self.elector {
+            Some(elector) => elector.role(),
+            None => self.single.subscribe(),
+        }
+    }
+
+    /// Wait until this replica may act: at once without election; else until it holds the Lease. `Ok(false)`
+    /// when a signal came first (the process should exit cleanly).
+    pub async fn acquire(&mut self) -> Result<bool, LeaderError> {
+        let Some(elector) = self.elector.as_mut() else {
+            return Ok(true);
+        };
+        tracing::info!(identity = %elector.identity(), "waiting for the leader Lease");
+        tokio::select! {
+            acquired = elector.acquire() => acquired.map(|()| true),
+            () = shutdown_signal() => Ok(false),
+        }
+    }
+
+    /// Keep the Lease renewed until a signal (then release it) or until leadership is lost.
+    pub async fn run_until_stopped(mut self) -> Stopped {
+        let Some(elector) = self.elector.as_mut() else {
+            shutdown_signal().await;
+            return Stopped::Signal;
+        };
+        tokio::select! {
+            lost = elector.hold() => Stopped::LostLeadership(lost),
+            () = shutdown_signal() => {
+                elector.release().await;
+                Stopped::Signal
+            }
+        }
     }
 }
 

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Container images of olm-rs, built WITHOUT a container engine: each is a single-layer OCI archive assembled from
+# the release binary and the shared libraries `ldd` lists for it (glibc, libgcc_s, the loader), by
+# hack/images/mkoci.py (Python stdlib only). Users with Docker can use the Dockerfile instead.
+#
+#   hack/images.sh          build every image into $OLM_RS_IMAGES (default ~/.cache/olm-rs/images); print sizes
+#   hack/images.sh sizes    print the sizes of the archives already built
+#
+# Images (all tagged :dev; deploy/ refers to them, override with kustomize `images:`):
+#   localhost/olm-rs/olm-operator      olm-operator (release build)
+#   localhost/olm-rs/catalog-operator  catalog-operator (release build)
+#   localhost/olm-rs/registry          `registry serve /catalog`, with deploy/samples/catalog baked in
+#   localhost/olm-rs/test-operator     TEST ONLY: a tiny operator (static busybox httpd) for the full-cluster tests
+#   localhost/olm-rs/pause             the pod sandbox of the local full cluster (hack/images/pause.c, static)
+# Every image runs as 65532:65532 and needs nothing writable but what its pod mounts.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$PWD
+CACHE="${OLM_RS_CACHE:-$HOME/.cache/olm-rs}"
+OUT="${OLM_RS_IMAGES:-$CACHE/images}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$CACHE/target}"
+TAG="${OLM_RS_IMAGE_TAG:-dev}"
+log() { echo "images: $*" >&2; }
+
+sizes() {
+  for f in "$OUT"/*.oci.tar; do
+    [ -f "$f" ] || continue
+    printf '%-28s %8s archive  %8s unpacked\n' "$(basename "$f" .oci.tar)" "$(du -h --apparent-size "$f" | cut -f1)" \
+      "$(tar -xOf "$f" index.json >/dev/null 2>&1 && python3 - "$f" <<'PY'
+import json, sys, tarfile, gzip
+t = tarfile.open(sys.argv[1])
+idx = json.load(t.extractfile("index.json"))
+man = json.load(t.extractfile("blobs/sha256/" + idx["manifests"][0]["digest"].split(":")[1]))
+layer = man["layers"][0]["digest"].split(":")[1]
+n = len(gzip.decompress(t.extractfile("blobs/sha256/" + layer).read()))
+print(f"{n/1048576:.1f}M")
+PY
+)"
+  done
+}
+
+need() { command -v "$1" >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >&2; }; }
+
+build() {
+  need gcc gcc
+  dpkg -s busybox-static >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq busybox-static >&2
+  mkdir -p "$OUT"
+  log "release build of olm-operator, catalog-operator, registry (CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
+  cargo build --release --locked -p olm-operator -p catalog-operator -p registry >&2
+  local rel="$CARGO_TARGET_DIR/release"
+  local common=(--user 65532:65532 --dir /tmp)
+  for b in olm-operator catalog-operator; do
+    python3 hack/images/mkoci.py --name "localhost/olm-rs/$b:$TAG" --out "$OUT/$b.oci.tar" \
+      --file "$rel/$b:/usr/local/bin/$b" --with-libs "/usr/local/bin/$b" \
+      --entrypoint "/usr/local/bin/$b" --cmd run --port 8080 "${common[@]}"
+  done
+  python3 hack/images/mkoci.py --name "localhost/olm-rs/registry:$TAG" --out "$OUT/registry.oci.tar" \
+    --file "$rel/registry:/usr/local/bin/registry" --with-libs /usr/local/bin/registry \
+    --tree "$REPO/deploy/samples/catalog:/catalog" \
+    --entrypoint /usr/local/bin/registry --cmd serve --cmd /catalog --port 50051 "${common[@]}"
+  # The test operator: busybox's httpd serving a page, so its Deployment has a real readiness probe.
+  local www; www=$(mktemp -d); echo "olm-rs test operator" > "$www/index.html"
+  python3 hack/images/mkoci.py --name "localhost/olm-rs/test-operator:$TAG" --out "$OUT/test-operator.oci.tar" \
+    --file /bin/busybox:/bin/busybox --tree "$www:/www" \
+    --entrypoint /bin/busybox --cmd httpd --cmd -f --cmd -p --cmd 8080 --cmd -h --cmd /www --port 8080 "${common[@]}"
+  rm -rf "$www"
+  local pause; pause=$(mktemp -d)
+  gcc -Os -static -o "$pause/pause" hack/images/pause.c
+  python3 hack/images/mkoci.py --name "localhost/olm-rs/pause:$TAG" --out "$OUT/pause.oci.tar" \
+    --file "$pause/pause:/pause" --entrypoint /pause --user 65535:65535
+  rm -rf "$pause"
+  log "archives in $OUT"
+  sizes
+}
+
+case "${1:-build}" in
+  build) build ;;
+  sizes) sizes ;;
+  *) echo "usage: $0 [build|sizes]" >&2; exit 2 ;;
+esac
