@@ -28,6 +28,8 @@ KCM_PORT="${OLM_RS_KCM_PORT:-26257}"
 TOKEN="${OLM_RS_ADMIN_TOKEN:-olm-rs-admin-token}"
 
 log() { echo "control-plane: $*" >&2; }
+# shellcheck source=hack/lib/k8s-source.sh
+. "$(dirname "$0")/lib/k8s-source.sh"
 
 apt_install() {
   local missing=()
@@ -76,36 +78,7 @@ resolve_binaries() {
   KCM_BIN="$BIN_CACHE/kube-controller-manager"
 }
 
-build_kubernetes() {
-  if [ -x "$BIN_CACHE/kube-apiserver" ] && [ -x "$BIN_CACHE/kube-controller-manager" ]; then return; fi
-  local lock="$CACHE/k8s-build.lock"; mkdir -p "$CACHE"
-  exec 9>"$lock"; flock 9
-  if [ -x "$BIN_CACHE/kube-apiserver" ] && [ -x "$BIN_CACHE/kube-controller-manager" ]; then return; fi
-  log "building kube-apiserver + kube-controller-manager $K8S_VERSION from Debian's source package (one time, ~10-15 min)"
-  apt_install golang-go rsync make dpkg-dev golang-github-modern-go-reflect2-dev
-  ensure_deb_src
-  local src="$CACHE/k8s-src"; rm -rf "$src"; mkdir -p "$src"
-  ( cd "$src" && apt-get source --download-only -qq kubernetes >&2 )
-  local orig; orig=$(ls "$src"/kubernetes_*.orig.tar.gz | head -1)
-  mkdir -p "$src/tree"; tar xzf "$orig" -C "$src/tree" --strip-components=1
-  local tree="$src/tree"
-  # 1. reflect2 1.0.1 crashes under Go >= 1.18: use Debian's 1.0.2.
-  rm -rf "$tree/vendor/github.com/modern-go/reflect2"
-  cp -r /usr/share/gocode/src/github.com/modern-go/reflect2 "$tree/vendor/github.com/modern-go/reflect2"
-  # 2. Empty strings rejected by CRD schema validation under Go >= 1.16 (kubernetes#99804).
-  for f in "$tree/vendor/k8s.io/kube-openapi/pkg/validation/validate/type.go" "$tree/vendor/github.com/go-openapi/validate/type.go"; do
-    [ -f "$f" ] && sed -i 's/data == nil || reflect.DeepEqual(reflect.Zero(reflect.TypeOf(data)), reflect.ValueOf(data))/data == nil/g' "$f"
-  done
-  mkdir -p "$tree/.go/src/k8s.io"; ln -sfn "$tree" "$tree/.go/src/k8s.io/kubernetes"
-  ( cd "$tree/.go/src/k8s.io/kubernetes" && GOPATH="$tree/.go" GO111MODULE=off GOFLAGS=-mod=vendor CGO_ENABLED=0 GOCACHE="$CACHE/go-build" \
-      make WHAT="cmd/kube-apiserver cmd/kube-controller-manager" >&2 ) \
-    || ( cd "$tree/.go/src/k8s.io/kubernetes" && GOPATH="$tree/.go" CGO_ENABLED=0 GOCACHE="$CACHE/go-build" \
-      make WHAT="cmd/kube-apiserver cmd/kube-controller-manager" >&2 )
-  mkdir -p "$BIN_CACHE"
-  cp "$tree/_output/local/bin/linux/amd64/kube-apiserver" "$tree/_output/local/bin/linux/amd64/kube-controller-manager" "$BIN_CACHE/"
-  rm -rf "$src"
-  log "cached binaries in $BIN_CACHE"
-}
+build_kubernetes() { k8s_build_binaries kube-apiserver kube-controller-manager; }
 
 alive() { [ -f "$STATE/$1.pid" ] && kill -0 "$(cat "$STATE/$1.pid")" 2>/dev/null; }
 

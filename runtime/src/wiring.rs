@@ -155,6 +155,7 @@ impl Wiring {
 pub struct Activation {
     elector: Option<Elector>,
     single: watch::Sender<Role>,
+    signal: ShutdownSignal,
 }
 
 /// Why the operator stopped.
@@ -168,7 +169,7 @@ pub enum Stopped {
 }
 
 impl Activation {
-    /// From `--leader-elect*` (`None` when off). `binary` names the Lease by default.
+    /// From `--leader-elect*` (`None` when off). Listens for SIGTERM/SIGINT from here on (inside the runtime).
     pub fn new(
         client: &Client,
         metrics: &Metrics,
@@ -184,7 +185,11 @@ impl Activation {
             }
             None => None,
         };
-        Ok(Self { elector, single })
+        Ok(Self {
+            elector,
+            single,
+            signal: ShutdownSignal::listen(),
+        })
     }
 
     pub fn role(&self) -> watch::Receiver<Role> {
@@ -203,19 +208,19 @@ impl Activation {
         tracing::info!(identity = %elector.identity(), "waiting for the leader Lease");
         tokio::select! {
             acquired = elector.acquire() => acquired.map(|()| true),
-            () = shutdown_signal() => Ok(false),
+            () = self.signal.recv() => Ok(false),
         }
     }
 
     /// Keep the Lease renewed until a signal (then release it) or until leadership is lost.
     pub async fn run_until_stopped(mut self) -> Stopped {
         let Some(elector) = self.elector.as_mut() else {
-            shutdown_signal().await;
+            self.signal.recv().await;
             return Stopped::Signal;
         };
         tokio::select! {
             lost = elector.hold() => Stopped::LostLeadership(lost),
-            () = shutdown_signal() => {
+            () = self.signal.recv() => {
                 elector.release().await;
                 Stopped::Signal
             }
@@ -223,29 +228,55 @@ impl Activation {
     }
 }
 
-/// Wait for SIGTERM (Kubernetes stopping the pod) or SIGINT.
-pub async fn shutdown_signal() {
+/// SIGTERM (Kubernetes stopping the pod) and SIGINT, listened for from creation on: a signal that arrives while
+/// the operator is still starting (between waiting for the Lease and serving) is kept, not lost.
+pub struct ShutdownSignal {
     #[cfg(unix)]
-    {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(error) => {
+    listeners: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+}
+
+impl ShutdownSignal {
+    /// Start listening (inside the tokio runtime).
+    pub fn listen() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let listeners = match (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::interrupt()),
+            ) {
+                (Ok(term), Ok(int)) => Some((term, int)),
+                (Err(error), _) | (_, Err(error)) => {
                     tracing::warn!(
                         error = &error as &dyn std::error::Error,
-                        "cannot listen for SIGTERM; waiting for Ctrl-C only"
+                        "cannot listen for SIGTERM/SIGINT; Ctrl-C only"
                     );
-                    let _ = tokio::signal::ctrl_c().await;
-                    return;
+                    None
                 }
             };
-        tokio::select! {
-            _ = term.recv() => {},
-            _ = tokio::signal::ctrl_c() => {},
+            Self { listeners }
+        }
+        #[cfg(not(unix))]
+        {
+            Self {}
         }
     }
-    #[cfg(not(unix))]
-    {
+
+    /// Wait for the first SIGTERM or SIGINT since [`ShutdownSignal::listen`].
+    pub async fn recv(&mut self) {
+        #[cfg(unix)]
+        if let Some((term, int)) = self.listeners.as_mut() {
+            tokio::select! {
+                _ = term.recv() => {},
+                _ = int.recv() => {},
+            }
+            return;
+        }
         let _ = tokio::signal::ctrl_c().await;
     }
+}
+
+/// Wait for SIGTERM or SIGINT from now on.
+pub async fn shutdown_signal() {
+    ShutdownSignal::listen().recv().await;
 }

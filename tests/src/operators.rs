@@ -102,6 +102,17 @@ impl OperatorProcess {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// Ask the process to stop (SIGTERM, as Kubernetes does when it stops a pod); `kill` or drop reaps it.
+    pub fn terminate(&mut self) -> anyhow::Result<()> {
+        let status = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status()
+            .context("run kill -TERM")?;
+        anyhow::ensure!(status.success(), "kill -TERM {} failed", self.child.id());
+        Ok(())
+    }
+
     /// Stop the process (SIGKILL; the chaos tests use this on purpose).
     pub fn kill(&mut self) {
         let _ = self.child.kill();

@@ -1,0 +1,442 @@
+#!/usr/bin/env bash
+# olm-rs FULL local cluster: a real single-node Kubernetes 1.20.2 where olm-rs runs in-cluster as real pods.
+# etcd + kube-apiserver + kube-controller-manager + kube-scheduler + containerd + runc + bridge CNI + a kubelet,
+# all from Debian (packages, and the `kubernetes` source package built once), then our images imported and
+# deploy/ applied (through a generated overlay, see below). Needs root and overlayfs. The light mode
+# (hack/control-plane.sh, node simulator) stays the default for fast tests; this one runs beside it on its own
+# ports and state folder and never touches it.
+#
+#   hack/full-cluster.sh up       start (or reuse) the cluster and deploy olm-rs; prints the kubeconfig path last
+#   hack/full-cluster.sh down     delete the pods, stop what `up` started, restore every host setting it changed
+#   hack/full-cluster.sh status   say what runs
+#   hack/full-cluster.sh build    only install packages, build the kubelet/scheduler and the images
+#   hack/full-cluster.sh env      print `export KUBECONFIG=...`
+#   hack/full-cluster.sh check    can this machine run it? (root, overlayfs, cgroups); exit 1 with the reason if not
+#
+# Host settings: `up` records the host's state first (the sysctls the kubelet and the bridge plugin write,
+# iptables/ip6tables rules, network links, mounts, top-level cgroups, the few fixed paths the kubelet and
+# containerd use); `down` undoes each change and then compares the host with that record, printing any difference
+# and exiting 1 if one remains.
+#
+# Networking: pods use the bridge CNI (10.244.0.0/24 on kcbr0). There is no kube-proxy and no cluster DNS, so the
+# generated overlay points the operators' in-cluster config at the apiserver's host address
+# (KUBERNETES_SERVICE_HOST/PORT; the token and CA are the mounted service-account ones) and runs the default
+# catalog's registry on the host network, with the CatalogSource address set to it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$PWD
+
+CACHE="${OLM_RS_CACHE:-$HOME/.cache/olm-rs}"
+K8S_VERSION="1.20.2"
+BIN_CACHE="$CACHE/k8s-$K8S_VERSION/bin"
+STATE="${OLM_RS_FULL_DIR:-$CACHE/full-cluster}"
+IMAGES="${OLM_RS_IMAGES:-$CACHE/images}"
+ETCD_PORT="${OLM_RS_FULL_ETCD_PORT:-24790}"
+ETCD_PEER_PORT="${OLM_RS_FULL_ETCD_PEER_PORT:-24800}"
+API_PORT="${OLM_RS_FULL_API_PORT:-27443}"
+KCM_PORT="${OLM_RS_FULL_KCM_PORT:-27257}"
+SCHED_PORT="${OLM_RS_FULL_SCHEDULER_PORT:-27259}"
+KUBELET_PORT="${OLM_RS_FULL_KUBELET_PORT:-27250}"
+KUBELET_HEALTHZ_PORT="${OLM_RS_FULL_KUBELET_HEALTHZ_PORT:-27248}"
+REGISTRY_PORT="${OLM_RS_FULL_REGISTRY_PORT:-27051}"
+TOKEN="${OLM_RS_FULL_ADMIN_TOKEN:-olm-rs-full-admin-token}"
+NODE="olm-rs-full-node"
+BRIDGE=kcbr0
+POD_CIDR=10.244.0.0/24
+# Sysctls the kubelet sets (overcommit, panic, keys) and the bridge plugin sets (ip_forward).
+SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys
+  kernel.keys.root_maxbytes net.ipv4.ip_forward net.ipv4.conf.all.route_localnet)
+# Fixed host paths the kubelet, containerd and CNI use whatever their flags say.
+FIXED_PATHS=(/var/lib/kubelet /var/log/pods /var/log/containers /run/containerd /run/netns /var/run/netns /var/lib/cni
+  /opt/containerd /etc/cni /etc/kubernetes)
+PROCS=(kubelet kube-scheduler kube-controller-manager kube-apiserver containerd etcd)
+# What of the host's links, mounts and cgroups is ours to restore (others may change the rest meanwhile).
+OUR_LINKS='^(kcbr0|veth.*|cni.*)$'
+OUR_CGROUPS='/(kubepods|kubepods\.slice|k8s\.io|kubelet|kubelet\.slice|podruntime|systemreserved|kubereserved)$'
+our_mounts_re() { echo "^($STATE|/run/containerd|/var/run/containerd|/run/netns|/var/run/netns|/var/lib/kubelet)(/|\$)"; }
+
+log() { echo "full-cluster: $*" >&2; }
+# shellcheck source=hack/lib/k8s-source.sh
+. "$(dirname "$0")/lib/k8s-source.sh"
+
+apt_install() {
+  local missing=()
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing Debian packages: ${missing[*]}"
+  if [ ! -f "$CACHE/.apt-updated" ] || [ -n "$(find "$CACHE/.apt-updated" -mmin +720 2>/dev/null)" ]; then
+    apt-get update -qq >&2; mkdir -p "$CACHE"; touch "$CACHE/.apt-updated"
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
+}
+
+ensure_deb_src() {
+  if ! grep -rqs 'deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/ ; then
+    log "adding a deb-src entry for bookworm main"
+    cat > /etc/apt/sources.list.d/olm-rs-deb-src.sources <<'SRC'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  fi
+  apt-get update -qq >&2; mkdir -p "$CACHE"; touch "$CACHE/.apt-updated"
+}
+
+# Why this machine cannot run the full cluster, or nothing.
+unsupported() {
+  [ "$(id -u)" = 0 ] || { echo "not root (the kubelet, containerd and runc need root)"; return; }
+  grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null || true
+  grep -qw overlay /proc/filesystems || { echo "no overlayfs in this kernel (containerd's snapshotter needs it)"; return; }
+  [ -d /sys/fs/cgroup ] || { echo "no /sys/fs/cgroup"; return; }
+}
+
+host_ip() {
+  local ip; ip=$(ip -4 route get 1.1.1.1 2>/dev/null | awk '{for (i=1;i<NF;i++) if ($i=="src") {print $(i+1); exit}}')
+  [ -n "$ip" ] || ip=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -v '^127\.' | grep -m1 '\.')
+  echo "$ip"
+}
+
+alive() { [ -f "$STATE/$1.pid" ] && kill -0 "$(cat "$STATE/$1.pid")" 2>/dev/null; }
+
+kc() { KUBECONFIG="$STATE/kubeconfig" kubectl "$@"; }
+
+wait_for() { # seconds, what, command...
+  local seconds=$1 what=$2; shift 2
+  local deadline=$(( $(date +%s) + seconds ))
+  until "$@" >/dev/null 2>&1; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then log "$what: not ready after $seconds s; logs in $STATE"; return 1; fi
+    sleep 0.3
+  done
+}
+
+# ---- host state: record before, restore and compare after ----------------------------------------------------
+
+cgroup_roots() { awk '$9 ~ /^cgroup/ {print $5}' /proc/self/mountinfo | sort -u; }
+
+fingerprint() {
+  echo "## sysctl"; for s in "${SYSCTLS[@]}"; do echo "$s=$(sysctl -n "$s" 2>/dev/null || echo absent)"; done
+  for t in filter nat mangle raw; do
+    echo "## iptables $t"; (iptables-save -t "$t" 2>/dev/null || true) | grep -v '^#' | sed -E 's/\[[0-9]+:[0-9]+\]//' | sort
+    echo "## ip6tables $t"; (ip6tables-save -t "$t" 2>/dev/null || true) | grep -v '^#' | sed -E 's/\[[0-9]+:[0-9]+\]//' | sort
+  done
+  echo "## links"; ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E "$OUR_LINKS" | sort
+  echo "## mounts"; awk '{print $5}' /proc/self/mountinfo | grep -E "$(our_mounts_re)" | sort
+  echo "## cgroups"; for r in $(cgroup_roots); do find "$r" -mindepth 1 -maxdepth 1 -type d 2>/dev/null; done | grep -E "$OUR_CGROUPS" | sort
+  echo "## paths"; for p in "${FIXED_PATHS[@]}"; do [ -e "$p" ] && echo "$p"; done; true
+}
+
+record_host() {
+  [ -f "$STATE/host.before" ] && return 0   # recorded by the first `up`; a second `up` must not overwrite it
+  mkdir -p "$STATE"
+  fingerprint > "$STATE/host.before"
+  for s in "${SYSCTLS[@]}"; do echo "$s=$(sysctl -n "$s" 2>/dev/null || echo absent)"; done > "$STATE/sysctl.before"
+}
+
+restore_host() {
+  [ -f "$STATE/host.before" ] || return 0
+  # Sysctls.
+  if [ -f "$STATE/sysctl.before" ]; then
+    while IFS='=' read -r key value; do
+      [ "$value" = absent ] && continue
+      [ "$(sysctl -n "$key" 2>/dev/null)" = "$value" ] || sysctl -qw "$key=$value" >/dev/null 2>&1 || log "cannot restore $key=$value"
+    done < "$STATE/sysctl.before"
+  fi
+  # iptables: remove every rule and chain that is not in the record (the kubelet's KUBE-* chains and jumps).
+  local tool t
+  for tool in iptables ip6tables; do
+    command -v "$tool-save" >/dev/null || continue
+    for t in filter nat mangle raw; do
+      local before; before=$(sed -n "/^## $tool $t\$/,/^## /p" "$STATE/host.before" | grep -v '^## ')
+      "$tool-save" -t "$t" 2>/dev/null | grep '^-A ' | while read -r rule; do
+        grep -qxF -- "$rule" <<<"$before" || "$tool" -t "$t" ${rule/-A /-D } 2>/dev/null || true
+      done
+      "$tool-save" -t "$t" 2>/dev/null | sed -nE 's/^:([^ ]+) .*/\1/p' | while read -r chain; do
+        grep -q "^:$chain " <<<"$before" && continue
+        "$tool" -t "$t" -F "$chain" 2>/dev/null || true
+        "$tool" -t "$t" -X "$chain" 2>/dev/null || true
+      done
+    done
+  done
+  # Network links we created (the bridge; pod veths went with their namespaces).
+  local link
+  for link in $(ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E "$OUR_LINKS"); do
+    grep -qx "$link" <(sed -n '/^## links$/,/^## /p' "$STATE/host.before") || ip link delete "$link" 2>/dev/null || true
+  done
+  # Mounts we created, deepest first (kubelet root-dir bind mount, pod volumes, netns, shm, overlay rootfs).
+  local m
+  for m in $(awk '{print $5}' /proc/self/mountinfo | grep -E "$(our_mounts_re)" | awk '{print length, $0}' | sort -rn | cut -d' ' -f2-); do
+    grep -qxF "$m" <(sed -n '/^## mounts$/,/^## /p' "$STATE/host.before") && continue
+    umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+  done
+  # Top-level cgroups we created (kubepods, k8s.io, ...), children first.
+  local r d
+  for r in $(cgroup_roots); do
+    for d in $(find "$r" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | grep -E "$OUR_CGROUPS"); do
+      grep -qxF "$d" <(sed -n '/^## cgroups$/,/^## /p' "$STATE/host.before") && continue
+      find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+    done
+  done
+  # Fixed paths that did not exist before.
+  local p
+  for p in "${FIXED_PATHS[@]}"; do
+    grep -qxF "$p" <(sed -n '/^## paths$/,$p' "$STATE/host.before") && continue
+    [ -e "$p" ] && rm -rf "$p"
+  done
+  # Compare.
+  fingerprint > "$STATE/host.after"
+  if diff -u "$STATE/host.before" "$STATE/host.after" > "$STATE/host.diff"; then
+    log "host restored: sysctls, iptables, links, mounts, cgroups and paths match the record taken before up"
+    rm -f "$STATE/host.before" "$STATE/host.after" "$STATE/host.diff" "$STATE/sysctl.before"
+  else
+    log "host NOT fully restored; differences from the record (kept in $STATE/host.diff):"
+    cat "$STATE/host.diff" >&2
+    return 1
+  fi
+}
+
+# ---- binaries and images ---------------------------------------------------------------------------------------
+
+build() {
+  [ -z "$(unsupported)" ] || { log "cannot run here: $(unsupported)"; exit 1; }
+  command -v kubectl >/dev/null || apt_install kubernetes-client
+  apt_install curl openssl etcd-server runc containerd containernetworking-plugins iptables \
+    busybox-static gcc libc6-dev iproute2
+  k8s_build_binaries kube-apiserver kube-controller-manager kube-scheduler kubelet
+  local img
+  for img in olm-operator catalog-operator registry test-operator pause; do
+    if [ ! -f "$IMAGES/$img.oci.tar" ] || [ -n "${OLM_RS_REBUILD_IMAGES:-}" ]; then
+      OLM_RS_IMAGES="$IMAGES" hack/images.sh build; break
+    fi
+  done
+}
+
+# ---- up --------------------------------------------------------------------------------------------------------
+
+containerd_config() {
+  containerd config default | python3 -c '
+import re, sys
+state, sock = sys.argv[1], sys.argv[2]
+text = sys.stdin.read()
+def setkey(key, value, count=1):
+    global text
+    pattern = re.compile(r"^(\s*)" + re.escape(key) + r" = .*$", re.M)
+    if not pattern.search(text):
+        sys.exit("containerd config: no key " + key)
+    text = pattern.sub(lambda m: m.group(1) + key + " = " + value, text, count=count)
+setkey("root", "\"%s/containerd/root\"" % state)
+setkey("state", "\"%s/containerd/state\"" % state)
+setkey("address", "\"%s\"" % sock)   # the first address is [grpc]
+setkey("sandbox_image", "\"localhost/olm-rs/pause:dev\"")
+setkey("bin_dir", "\"%s/cni/bin\"" % state)
+setkey("conf_dir", "\"%s/cni/conf\"" % state)
+setkey("restrict_oom_score_adj", "true")
+setkey("path", "\"%s/containerd/opt\"" % state)   # the opt plugin (default /opt/containerd)
+print(text)
+' "$STATE" "$STATE/containerd.sock"
+}
+
+cni_config() {
+  mkdir -p "$STATE/cni/bin" "$STATE/cni/conf" "$STATE/cni/ipam"
+  local p; for p in bridge host-local loopback; do ln -sfn "/usr/lib/cni/$p" "$STATE/cni/bin/$p"; done
+  cat > "$STATE/cni/conf/10-olm-rs.conflist" <<CNI
+{"cniVersion": "0.4.0", "name": "olm-rs", "plugins": [
+  {"type": "bridge", "bridge": "$BRIDGE", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+   "ipam": {"type": "host-local", "subnet": "$POD_CIDR", "dataDir": "$STATE/cni/ipam", "routes": [{"dst": "0.0.0.0/0"}]}}]}
+CNI
+}
+
+start_proc() { # name, log, command...
+  local name=$1; shift
+  setsid "$@" > "$STATE/$name.log" 2>&1 < /dev/null & echo $! > "$STATE/$name.pid"
+}
+
+overlay() { # the kustomization applying deploy/ to this cluster
+  local ip=$1 dir="$STATE/deploy"
+  mkdir -p "$dir"
+  local rel; rel=$(realpath --relative-to="$dir" "$REPO/deploy")
+  cat > "$dir/kustomization.yaml" <<KUST
+# Generated by hack/full-cluster.sh: deploy/ as is, plus what this cluster lacks (no kube-proxy, no DNS).
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - $rel
+patches:
+  # The in-cluster config with the apiserver's host address instead of the unroutable Service IP.
+  - target: {kind: Deployment, name: "olm-operator|catalog-operator"}
+    patch: |-
+      - op: add
+        path: /spec/template/spec/containers/0/env/-
+        value: {name: KUBERNETES_SERVICE_HOST, value: "$ip"}
+      - op: add
+        path: /spec/template/spec/containers/0/env/-
+        value: {name: KUBERNETES_SERVICE_PORT, value: "$API_PORT"}
+  # The default catalog's registry on the host network, where the catalog-operator pods can dial it.
+  - target: {kind: Deployment, name: olm-rs-catalog}
+    patch: |-
+      - op: add
+        path: /spec/template/spec/hostNetwork
+        value: true
+      - op: replace
+        path: /spec/template/spec/containers/0/args
+        value: [serve, /catalog, "--port=$REGISTRY_PORT"]
+      - op: replace
+        path: /spec/template/spec/containers/0/ports/0/containerPort
+        value: $REGISTRY_PORT
+  - target: {kind: CatalogSource, name: olm-rs-catalog}
+    patch: |-
+      - op: replace
+        path: /spec/address
+        value: "$ip:$REGISTRY_PORT"
+KUST
+  echo "$dir"
+}
+
+up() {
+  local why; why=$(unsupported)
+  [ -z "$why" ] || { log "cannot run here: $why"; exit 1; }
+  build
+  local t0; t0=$(date +%s.%N)
+  mkdir -p "$STATE"
+  local all=1 p
+  for p in "${PROCS[@]}"; do alive "$p" || all=0; done
+  if [ "$all" = 1 ]; then log "already running (reusing)"; echo "$STATE/kubeconfig"; return; fi
+  stop_procs
+  record_host
+  local ip; ip=$(host_ip); [ -n "$ip" ] || { log "no host IPv4 address"; exit 1; }
+  echo "$ip" > "$STATE/host-ip"
+  rm -rf "$STATE/etcd-data"; mkdir -p "$STATE/certs" "$STATE/kubelet" "$STATE/containerd"
+
+  # containerd + images.
+  containerd_config > "$STATE/containerd.toml"
+  cni_config
+  start_proc containerd containerd --config "$STATE/containerd.toml"
+  wait_for 30 containerd test -S "$STATE/containerd.sock"
+  local img
+  for img in olm-operator catalog-operator registry test-operator pause; do
+    ctr -a "$STATE/containerd.sock" -n k8s.io images import "$IMAGES/$img.oci.tar" >/dev/null
+  done
+  log "containerd up, images imported ($(awk -v t0="$t0" -v t="$(date +%s.%N)" 'BEGIN{printf "%.1f", t-t0}') s)"
+
+  # Control plane.
+  if [ ! -f "$STATE/certs/sa.key" ]; then
+    openssl genrsa -out "$STATE/certs/sa.key" 2048 2>/dev/null
+    openssl rsa -in "$STATE/certs/sa.key" -pubout -out "$STATE/certs/sa.pub" 2>/dev/null
+  fi
+  echo "$TOKEN,olm-rs-admin,olm-rs-admin,system:masters" > "$STATE/tokens.csv"
+  start_proc etcd etcd --data-dir "$STATE/etcd-data" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-cluster "default=http://127.0.0.1:$ETCD_PEER_PORT" \
+    --unsafe-no-fsync
+  wait_for 30 etcd curl -sf "http://127.0.0.1:$ETCD_PORT/health"
+  # Bound to all addresses: pods on the bridge reach it at the host address (the Service IP has no kube-proxy).
+  start_proc kube-apiserver "$BIN_CACHE/kube-apiserver" --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+    --secure-port "$API_PORT" --bind-address 0.0.0.0 --advertise-address "$ip" --cert-dir "$STATE/certs" \
+    --token-auth-file "$STATE/tokens.csv" --authorization-mode Node,RBAC --service-account-issuer https://kubernetes.default.svc \
+    --service-account-key-file "$STATE/certs/sa.pub" --service-account-signing-key-file "$STATE/certs/sa.key" \
+    --service-cluster-ip-range 10.0.0.0/24 --allow-privileged=true --kubelet-preferred-address-types InternalIP,Hostname
+  wait_for 90 kube-apiserver curl -ksf -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$API_PORT/readyz"
+  cat > "$STATE/kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: olm-rs-full
+  cluster:
+    server: https://127.0.0.1:$API_PORT
+    certificate-authority: $STATE/certs/apiserver.crt
+users:
+- name: olm-rs-admin
+  user:
+    token: $TOKEN
+contexts:
+- name: olm-rs-full
+  context: {cluster: olm-rs-full, user: olm-rs-admin}
+current-context: olm-rs-full
+KC
+  start_proc kube-controller-manager "$BIN_CACHE/kube-controller-manager" --kubeconfig "$STATE/kubeconfig" --leader-elect=false \
+    --service-account-private-key-file "$STATE/certs/sa.key" --root-ca-file "$STATE/certs/apiserver.crt" \
+    --bind-address 127.0.0.1 --secure-port "$KCM_PORT" --port 0 --controllers '*' --use-service-account-credentials=false
+  start_proc kube-scheduler "$BIN_CACHE/kube-scheduler" --kubeconfig "$STATE/kubeconfig" --leader-elect=false \
+    --bind-address 127.0.0.1 --secure-port "$SCHED_PORT" --port 0
+  log "control plane up ($(awk -v t0="$t0" -v t="$(date +%s.%N)" 'BEGIN{printf "%.1f", t-t0}') s)"
+
+  # The kubelet.
+  start_proc kubelet "$BIN_CACHE/kubelet" --kubeconfig "$STATE/kubeconfig" \
+    --container-runtime=remote --container-runtime-endpoint="unix://$STATE/containerd.sock" \
+    --cgroup-driver=cgroupfs --fail-swap-on=false --pod-infra-container-image=localhost/olm-rs/pause:dev \
+    --root-dir "$STATE/kubelet" --cert-dir "$STATE/kubelet/pki" --volume-plugin-dir "$STATE/kubelet/volume-plugins" \
+    --register-node --hostname-override="$NODE" --node-ip="$ip" --address="$ip" --port "$KUBELET_PORT" \
+    --read-only-port=0 --healthz-bind-address=127.0.0.1 --healthz-port "$KUBELET_HEALTHZ_PORT" \
+    --image-gc-high-threshold=100 --image-gc-low-threshold=99 --node-status-update-frequency=4s
+  wait_for 120 "node $NODE Ready" bash -c "KUBECONFIG='$STATE/kubeconfig' kubectl get node $NODE -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' | grep -qx True"
+  log "node Ready ($(awk -v t0="$t0" -v t="$(date +%s.%N)" 'BEGIN{printf "%.1f", t-t0}') s)"
+
+  # olm-rs.
+  wait_for 60 "default service account" kc get serviceaccount default -n default
+  local dir; dir=$(overlay "$ip")
+  kc apply --server-side --force-conflicts -k "$dir" >/dev/null
+  kc wait --for=condition=Established crd --all --timeout=60s >/dev/null
+  kc apply --server-side --force-conflicts -k "$dir" >/dev/null   # the CatalogSource, once its CRD serves
+  if ! kc -n olm rollout status deployment/olm-operator deployment/catalog-operator --timeout=180s >&2; then
+    log "operators not Ready"; kc -n olm get pods -o wide >&2 || true; exit 1
+  fi
+  local ready; ready=$(awk -v t0="$t0" -v t="$(date +%s.%N)" 'BEGIN{printf "%.1f", t-t0}')
+  echo "$ready" > "$STATE/cold-start-seconds"
+  log "up: olm-operator and catalog-operator pods Ready ${ready} s after start (cold start); kube-apiserver https://127.0.0.1:$API_PORT ($ip); logs in $STATE"
+  echo "$STATE/kubeconfig"
+}
+
+# ---- down ------------------------------------------------------------------------------------------------------
+
+stop_pid() { # name
+  alive "$1" || { rm -f "$STATE/$1.pid"; return 0; }
+  local pid; pid=$(cat "$STATE/$1.pid")
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null || true
+  rm -f "$STATE/$1.pid"
+}
+
+stop_procs() {
+  local p; for p in "${PROCS[@]}"; do stop_pid "$p"; done
+}
+
+down() {
+  # Nothing may recreate pods now; then delete them through the kubelet (it unmounts volumes, tears down
+  # sandboxes, releases IPs) and wait for it to confirm.
+  stop_pid kube-controller-manager
+  stop_pid kube-scheduler
+  if alive kube-apiserver && alive kubelet; then
+    kc delete pods --all -A --grace-period=5 --timeout=90s >/dev/null 2>&1 || log "pods not all deleted in 90 s; forcing"
+  fi
+  stop_pid kubelet
+  # Whatever the kubelet left: stop every task and sandbox containerd still runs.
+  if alive containerd; then
+    local c
+    for c in $(ctr -a "$STATE/containerd.sock" -n k8s.io tasks ls -q 2>/dev/null); do
+      ctr -a "$STATE/containerd.sock" -n k8s.io tasks kill -s SIGKILL "$c" >/dev/null 2>&1 || true
+    done
+    for c in $(ctr -a "$STATE/containerd.sock" -n k8s.io tasks ls -q 2>/dev/null); do
+      ctr -a "$STATE/containerd.sock" -n k8s.io tasks delete -f "$c" >/dev/null 2>&1 || true
+    done
+    for c in $(ctr -a "$STATE/containerd.sock" -n k8s.io containers ls -q 2>/dev/null); do
+      ctr -a "$STATE/containerd.sock" -n k8s.io containers delete "$c" >/dev/null 2>&1 || true
+    done
+  fi
+  stop_procs
+  # containerd-shim processes of our containerd (their command line names our state folder's socket).
+  local pid
+  for pid in $(pgrep -f "containerd-shim.*-address $STATE/containerd.sock" || true); do kill -9 "$pid" 2>/dev/null || true; done
+  restore_host
+}
+
+case "${1:-up}" in
+  up) up ;;
+  down) down; log "down" ;;
+  build) build ;;
+  check) why=$(unsupported); if [ -n "$why" ]; then echo "$why"; exit 1; fi; echo "ok" ;;
+  status) for p in "${PROCS[@]}"; do if alive "$p"; then echo "$p running (pid $(cat "$STATE/$p.pid"))"; else echo "$p stopped"; fi; done ;;
+  env) echo "export KUBECONFIG=$STATE/kubeconfig" ;;
+  *) echo "usage: $0 up|down|status|build|env|check" >&2; exit 2 ;;
+esac
