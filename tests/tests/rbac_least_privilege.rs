@@ -1,0 +1,265 @@
+//! The ServiceAccounts of deploy/rbac hold what the operators use and nothing they do not: `kubectl auth can-i
+//! --as system:serviceaccount:...` against the real apiserver's RBAC authorizer, for the rules applied through
+//! kustomize (into the test namespace, names prefixed so parallel runs never share the cluster-wide objects).
+
+use anyhow::{Context, bail};
+use olm_tests::{Cluster, TestContext, with_namespace};
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+/// What `kubectl auth can-i` should answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Answer {
+    Yes,
+    No,
+}
+
+/// Where a check asks: a namespace (`None`: the test namespace), or the whole cluster (`-A` / cluster-scoped).
+#[derive(Clone, Copy, Debug)]
+enum Scope {
+    Own,
+    Other,
+    AllNamespaces,
+}
+
+/// Apply deploy/rbac with the test namespace and a name prefix; return the prefix.
+fn apply_rbac(ctx: &TestContext) -> anyhow::Result<String> {
+    let prefix = format!("{}-", ctx.namespace);
+    let dir = std::env::temp_dir().join(format!("olm-rs-rbac-{}", ctx.namespace));
+    std::fs::create_dir_all(&dir)?;
+    let base = ctx.cluster.repo_root.join("deploy/rbac");
+    let relative = pathdiff(&dir, &base)?;
+    std::fs::write(
+        dir.join("kustomization.yaml"),
+        format!(
+            "namespace: {}\nnamePrefix: {prefix}\nresources:\n- {relative}\n",
+            ctx.namespace
+        ),
+    )?;
+    let rendered = ctx
+        .cluster
+        .kubectl(&["kustomize", &dir.display().to_string()])?;
+    let mut apply = Command::new("kubectl")
+        .args(["apply", "--server-side", "-f", "-"])
+        .env("KUBECONFIG", &ctx.cluster.kubeconfig)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("run kubectl apply")?;
+    apply
+        .stdin
+        .take()
+        .context("kubectl stdin")?
+        .write_all(rendered.as_bytes())?;
+    let out = apply.wait_with_output()?;
+    if !out.status.success() {
+        bail!(
+            "kubectl apply of deploy/rbac: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    std::fs::remove_dir_all(&dir)?;
+    Ok(prefix)
+}
+
+/// `to` relative to `from` (both absolute, `to` a folder), for kustomize, which refuses absolute bases.
+fn pathdiff(from: &std::path::Path, to: &std::path::Path) -> anyhow::Result<String> {
+    let (from, to) = (from.canonicalize()?, to.canonicalize()?);
+    let from: Vec<_> = from.components().collect();
+    let to: Vec<_> = to.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = vec!["..".to_string(); from.len() - common];
+    parts.extend(
+        to[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    Ok(parts.join("/"))
+}
+
+fn delete_cluster_objects(ctx: &TestContext, prefix: &str) {
+    for (kind, name) in [
+        ("clusterrolebinding", "olm-rs:olm-operator"),
+        ("clusterrolebinding", "olm-rs:catalog-operator"),
+        ("clusterrole", "olm-rs:olm-operator"),
+        ("clusterrole", "olm-rs:catalog-operator"),
+    ] {
+        let _ = ctx.cluster.kubectl(&[
+            "delete",
+            kind,
+            &format!("{prefix}{name}"),
+            "--ignore-not-found",
+        ]);
+    }
+}
+
+fn can_i(
+    ctx: &TestContext,
+    account: &str,
+    verb: &str,
+    resource: &str,
+    scope: Scope,
+) -> anyhow::Result<Answer> {
+    let user = format!("system:serviceaccount:{}:{account}", ctx.namespace);
+    // `kind#sub` asks about a subresource (`kubectl auth can-i create pods/exec` would ask about a pod named exec).
+    let (resource, subresource) = match resource.split_once('#') {
+        Some((r, sub)) => (r, Some(sub)),
+        None => (resource, None),
+    };
+    let mut args = vec!["auth", "can-i", verb, resource, "--as", user.as_str()];
+    if let Some(sub) = subresource {
+        args.extend(["--subresource", sub]);
+    }
+    match scope {
+        Scope::Own => args.extend(["-n", ctx.namespace.as_str()]),
+        Scope::Other => args.extend(["-n", "kube-system"]),
+        Scope::AllNamespaces => args.push("-A"),
+    }
+    let out = Command::new("kubectl")
+        .args(&args)
+        .env("KUBECONFIG", &ctx.cluster.kubeconfig)
+        .output()
+        .context("run kubectl auth can-i")?;
+    match String::from_utf8_lossy(&out.stdout).trim() {
+        "yes" => Ok(Answer::Yes),
+        "no" => Ok(Answer::No),
+        other => bail!(
+            "kubectl {}: unexpected answer {other:?}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    }
+}
+
+use Answer::{No, Yes};
+use Scope::{AllNamespaces, Other, Own};
+
+/// (verb, resource[#subresource], scope, expected) for olm-operator.
+const OLM_OPERATOR: &[(&str, &str, Scope, Answer)] = &[
+    // What it does.
+    (
+        "update",
+        "clusterserviceversions.operators.coreos.com",
+        AllNamespaces,
+        Yes,
+    ),
+    ("create", "deployments.apps", AllNamespaces, Yes),
+    (
+        "create",
+        "clusterroles.rbac.authorization.k8s.io",
+        AllNamespaces,
+        Yes,
+    ),
+    (
+        "escalate",
+        "clusterroles.rbac.authorization.k8s.io",
+        AllNamespaces,
+        Yes,
+    ),
+    ("patch", "namespaces", AllNamespaces, Yes),
+    ("update", "leases.coordination.k8s.io", Own, Yes),
+    // What it must not.
+    ("get", "secrets", AllNamespaces, No),
+    ("list", "secrets", Own, No),
+    ("list", "configmaps", AllNamespaces, No),
+    ("get", "pods", AllNamespaces, No),
+    ("create", "pods#exec", AllNamespaces, No),
+    ("delete", "nodes", AllNamespaces, No),
+    ("delete", "namespaces", AllNamespaces, No),
+    ("create", "installplans.operators.coreos.com", AllNamespaces, No),
+    ("update", "leases.coordination.k8s.io", Other, No),
+    (
+        "delete",
+        "customresourcedefinitions.apiextensions.k8s.io",
+        AllNamespaces,
+        No,
+    ),
+];
+
+/// (verb, resource[#subresource], scope, expected) for catalog-operator.
+const CATALOG_OPERATOR: &[(&str, &str, Scope, Answer)] = &[
+    // What it does.
+    (
+        "create",
+        "installplans.operators.coreos.com",
+        AllNamespaces,
+        Yes,
+    ),
+    (
+        "update",
+        "subscriptions.operators.coreos.com#status",
+        AllNamespaces,
+        Yes,
+    ),
+    (
+        "create",
+        "customresourcedefinitions.apiextensions.k8s.io",
+        AllNamespaces,
+        Yes,
+    ),
+    ("create", "secrets", AllNamespaces, Yes),
+    ("create", "pods", AllNamespaces, Yes),
+    ("update", "leases.coordination.k8s.io", Own, Yes),
+    // What it must not.
+    ("delete", "nodes", AllNamespaces, No),
+    ("get", "secrets", AllNamespaces, No),
+    ("list", "secrets", AllNamespaces, No),
+    ("delete", "pods", AllNamespaces, No),
+    ("create", "pods#exec", AllNamespaces, No),
+    ("create", "deployments.apps", AllNamespaces, No),
+    (
+        "delete",
+        "clusterserviceversions.operators.coreos.com",
+        AllNamespaces,
+        No,
+    ),
+    (
+        "delete",
+        "customresourcedefinitions.apiextensions.k8s.io",
+        AllNamespaces,
+        No,
+    ),
+    ("patch", "namespaces", AllNamespaces, No),
+    ("update", "leases.coordination.k8s.io", Other, No),
+];
+
+fn check_all(
+    ctx: &TestContext,
+    account: &str,
+    table: &[(&str, &str, Scope, Answer)],
+) -> anyhow::Result<Vec<String>> {
+    let mut wrong = Vec::new();
+    for (verb, resource, scope, expected) in table {
+        let got = can_i(ctx, account, verb, resource, *scope)?;
+        if got != *expected {
+            wrong.push(format!(
+                "{account} {verb} {resource} ({scope:?}): expected {expected:?}, got {got:?}"
+            ));
+        }
+    }
+    Ok(wrong)
+}
+
+#[tokio::test]
+async fn each_service_account_holds_what_its_operator_uses_and_lacks_what_it_does_not()
+-> anyhow::Result<()> {
+    let cluster = Cluster::shared()?;
+    with_namespace(cluster, "rbac", |ctx| async move {
+        let prefix = apply_rbac(&ctx)?;
+        let checked = (|| -> anyhow::Result<Vec<String>> {
+            let mut wrong = check_all(&ctx, &format!("{prefix}olm-operator"), OLM_OPERATOR)?;
+            wrong.extend(check_all(
+                &ctx,
+                &format!("{prefix}catalog-operator"),
+                CATALOG_OPERATOR,
+            )?);
+            Ok(wrong)
+        })();
+        delete_cluster_objects(&ctx, &prefix);
+        let wrong = checked?;
+        assert!(wrong.is_empty(), "RBAC answers differ:\n{}", wrong.join("\n"));
+        Ok(())
+    })
+    .await
+}
