@@ -30,7 +30,8 @@ CACHE="${OLM_RS_CACHE:-$HOME/.cache/olm-rs}"
 K8S_VERSION="1.20.2"
 BIN_CACHE="$CACHE/k8s-$K8S_VERSION/bin"
 STATE="${OLM_RS_FULL_DIR:-$CACHE/full-cluster}"
-IMAGES="${OLM_RS_IMAGES:-$CACHE/images}"
+export OLM_RS_IMAGE_PROFILE="${OLM_RS_IMAGE_PROFILE:-release}"   # debug: images of the debug build (hack/test.sh)
+IMAGES="${OLM_RS_IMAGES:-$CACHE/images/$OLM_RS_IMAGE_PROFILE}"
 ETCD_PORT="${OLM_RS_FULL_ETCD_PORT:-24790}"
 ETCD_PEER_PORT="${OLM_RS_FULL_ETCD_PEER_PORT:-24800}"
 API_PORT="${OLM_RS_FULL_API_PORT:-27443}"
@@ -116,6 +117,7 @@ wait_for() { # seconds, what, command...
 cgroup_roots() { awk '$9 ~ /^cgroup/ {print $5}' /proc/self/mountinfo | sort -u; }
 
 fingerprint() {
+  local -; set +e +o pipefail   # a section with no match is an empty section, not a failure
   echo "## sysctl"; for s in "${SYSCTLS[@]}"; do echo "$s=$(sysctl -n "$s" 2>/dev/null || echo absent)"; done
   for t in filter nat mangle raw; do
     echo "## iptables $t"; (iptables-save -t "$t" 2>/dev/null || true) | grep -v '^#' | sed -E 's/\[[0-9]+:[0-9]+\]//' | sort
@@ -130,12 +132,13 @@ fingerprint() {
 record_host() {
   [ -f "$STATE/host.before" ] && return 0   # recorded by the first `up`; a second `up` must not overwrite it
   mkdir -p "$STATE"
-  fingerprint > "$STATE/host.before"
-  for s in "${SYSCTLS[@]}"; do echo "$s=$(sysctl -n "$s" 2>/dev/null || echo absent)"; done > "$STATE/sysctl.before"
+  local s; for s in "${SYSCTLS[@]}"; do echo "$s=$(sysctl -n "$s" 2>/dev/null || echo absent)"; done > "$STATE/sysctl.before"
+  fingerprint > "$STATE/host.before.tmp" && mv "$STATE/host.before.tmp" "$STATE/host.before"
 }
 
 restore_host() {
   [ -f "$STATE/host.before" ] || return 0
+  local -; set +e +o pipefail   # best effort per item; the comparison at the end is the verdict
   # Sysctls.
   if [ -f "$STATE/sysctl.before" ]; then
     while IFS='=' read -r key value; do
@@ -150,7 +153,7 @@ restore_host() {
     for t in filter nat mangle raw; do
       local before; before=$(sed -n "/^## $tool $t\$/,/^## /p" "$STATE/host.before" | grep -v '^## ')
       "$tool-save" -t "$t" 2>/dev/null | grep '^-A ' | while read -r rule; do
-        grep -qxF -- "$rule" <<<"$before" || "$tool" -t "$t" ${rule/-A /-D } 2>/dev/null || true
+        grep -qxF -- "$rule" <<<"$before" || eval "$tool -t $t ${rule/-A /-D }" 2>/dev/null || true
       done
       "$tool-save" -t "$t" 2>/dev/null | sed -nE 's/^:([^ ]+) .*/\1/p' | while read -r chain; do
         grep -q "^:$chain " <<<"$before" && continue
@@ -204,12 +207,7 @@ build() {
   apt_install curl openssl etcd-server runc containerd containernetworking-plugins iptables \
     busybox-static gcc libc6-dev iproute2
   k8s_build_binaries kube-apiserver kube-controller-manager kube-scheduler kubelet
-  local img
-  for img in olm-operator catalog-operator registry test-operator pause; do
-    if [ ! -f "$IMAGES/$img.oci.tar" ] || [ -n "${OLM_RS_REBUILD_IMAGES:-}" ]; then
-      OLM_RS_IMAGES="$IMAGES" hack/images.sh build; break
-    fi
-  done
+  OLM_RS_IMAGES="$IMAGES" hack/images.sh build >&2   # keeps archives newer than their inputs
 }
 
 # ---- up --------------------------------------------------------------------------------------------------------
@@ -219,20 +217,29 @@ containerd_config() {
 import re, sys
 state, sock = sys.argv[1], sys.argv[2]
 text = sys.stdin.read()
-def setkey(key, value, count=1):
+def setkey(section, key, value):
+    """Set `key` in the TOML table `section` ("" for the top level)."""
     global text
+    start = 0
+    if section:
+        header = re.search(r"^\s*\[" + re.escape(section) + r"\]\s*$", text, re.M)
+        if not header:
+            sys.exit("containerd config: no section " + section)
+        start = header.end()
     pattern = re.compile(r"^(\s*)" + re.escape(key) + r" = .*$", re.M)
-    if not pattern.search(text):
-        sys.exit("containerd config: no key " + key)
-    text = pattern.sub(lambda m: m.group(1) + key + " = " + value, text, count=count)
-setkey("root", "\"%s/containerd/root\"" % state)
-setkey("state", "\"%s/containerd/state\"" % state)
-setkey("address", "\"%s\"" % sock)   # the first address is [grpc]
-setkey("sandbox_image", "\"localhost/olm-rs/pause:dev\"")
-setkey("bin_dir", "\"%s/cni/bin\"" % state)
-setkey("conf_dir", "\"%s/cni/conf\"" % state)
-setkey("restrict_oom_score_adj", "true")
-setkey("path", "\"%s/containerd/opt\"" % state)   # the opt plugin (default /opt/containerd)
+    m = pattern.search(text, start)
+    if not m:
+        sys.exit("containerd config: no key " + key + " in " + section)
+    text = text[:m.start()] + m.group(1) + key + " = " + value + text[m.end():]
+setkey("", "root", "\"%s/containerd/root\"" % state)
+setkey("", "state", "\"%s/containerd/state\"" % state)
+setkey("grpc", "address", "\"%s\"" % sock)
+setkey("ttrpc", "address", "\"%s.ttrpc\"" % sock)
+setkey("plugins.\"io.containerd.grpc.v1.cri\"", "sandbox_image", "\"localhost/olm-rs/pause:dev\"")
+setkey("plugins.\"io.containerd.grpc.v1.cri\"", "restrict_oom_score_adj", "true")
+setkey("plugins.\"io.containerd.grpc.v1.cri\".cni", "bin_dir", "\"%s/cni/bin\"" % state)
+setkey("plugins.\"io.containerd.grpc.v1.cri\".cni", "conf_dir", "\"%s/cni/conf\"" % state)
+setkey("plugins.\"io.containerd.internal.v1.opt\"", "path", "\"%s/containerd/opt\"" % state)
 print(text)
 ' "$STATE" "$STATE/containerd.sock"
 }
@@ -301,7 +308,11 @@ up() {
   mkdir -p "$STATE"
   local all=1 p
   for p in "${PROCS[@]}"; do alive "$p" || all=0; done
-  if [ "$all" = 1 ]; then log "already running (reusing)"; echo "$STATE/kubeconfig"; return; fi
+  if [ "$all" = 1 ]; then
+    log "already running (reusing); applying deploy/ again"
+    deploy_olm "$(cat "$STATE/host-ip")" ""
+    echo "$STATE/kubeconfig"; return
+  fi
   stop_procs
   record_host
   local ip; ip=$(host_ip); [ -n "$ip" ] || { log "no host IPv4 address"; exit 1; }
@@ -312,7 +323,7 @@ up() {
   containerd_config > "$STATE/containerd.toml"
   cni_config
   start_proc containerd containerd --config "$STATE/containerd.toml"
-  wait_for 30 containerd test -S "$STATE/containerd.sock"
+  wait_for 30 containerd ctr -a "$STATE/containerd.sock" version
   local img
   for img in olm-operator catalog-operator registry test-operator pause; do
     ctr -a "$STATE/containerd.sock" -n k8s.io images import "$IMAGES/$img.oci.tar" >/dev/null
@@ -330,7 +341,9 @@ up() {
     --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-cluster "default=http://127.0.0.1:$ETCD_PEER_PORT" \
     --unsafe-no-fsync
   wait_for 30 etcd curl -sf "http://127.0.0.1:$ETCD_PORT/health"
-  # Bound to all addresses: pods on the bridge reach it at the host address (the Service IP has no kube-proxy).
+  # Bound to all addresses: pods on the bridge reach it at the host address (the Service IP has no kube-proxy). Its
+  # self-signed serving certificate names the advertised host address and the Service IP (not 127.0.0.1), so
+  # every client, the kubeconfig's included, uses the host address.
   start_proc kube-apiserver "$BIN_CACHE/kube-apiserver" --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
     --secure-port "$API_PORT" --bind-address 0.0.0.0 --advertise-address "$ip" --cert-dir "$STATE/certs" \
     --token-auth-file "$STATE/tokens.csv" --authorization-mode Node,RBAC --service-account-issuer https://kubernetes.default.svc \
@@ -343,7 +356,7 @@ kind: Config
 clusters:
 - name: olm-rs-full
   cluster:
-    server: https://127.0.0.1:$API_PORT
+    server: https://$ip:$API_PORT
     certificate-authority: $STATE/certs/apiserver.crt
 users:
 - name: olm-rs-admin
@@ -368,23 +381,32 @@ KC
     --root-dir "$STATE/kubelet" --cert-dir "$STATE/kubelet/pki" --volume-plugin-dir "$STATE/kubelet/volume-plugins" \
     --register-node --hostname-override="$NODE" --node-ip="$ip" --address="$ip" --port "$KUBELET_PORT" \
     --read-only-port=0 --healthz-bind-address=127.0.0.1 --healthz-port "$KUBELET_HEALTHZ_PORT" \
-    --image-gc-high-threshold=100 --image-gc-low-threshold=99 --node-status-update-frequency=4s
+    --image-gc-high-threshold=100 --image-gc-low-threshold=99 --node-status-update-frequency=4s \
+    --eviction-hard='memory.available<100Mi,nodefs.available<1Gi,imagefs.available<1Gi,nodefs.inodesFree<1%' 
   wait_for 120 "node $NODE Ready" bash -c "KUBECONFIG='$STATE/kubeconfig' kubectl get node $NODE -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' | grep -qx True"
   log "node Ready ($(awk -v t0="$t0" -v t="$(date +%s.%N)" 'BEGIN{printf "%.1f", t-t0}') s)"
 
-  # olm-rs.
+  deploy_olm "$ip" "$t0"
+  log "up: kube-apiserver https://$ip:$API_PORT; logs in $STATE"
+  echo "$STATE/kubeconfig"
+}
+
+# deploy_olm HOST_IP START: apply deploy/ through the generated overlay and wait for both operators' pods.
+deploy_olm() {
+  local ip=$1 t0=$2
   wait_for 60 "default service account" kc get serviceaccount default -n default
   local dir; dir=$(overlay "$ip")
-  kc apply --server-side --force-conflicts -k "$dir" >/dev/null
+  # The CRDs first: the OperatorGroup and CatalogSource of deploy/ need them served.
+  kc apply --server-side --force-conflicts -f "$REPO/deploy/crds" >/dev/null
   kc wait --for=condition=Established crd --all --timeout=60s >/dev/null
-  kc apply --server-side --force-conflicts -k "$dir" >/dev/null   # the CatalogSource, once its CRD serves
+  kc apply --server-side --force-conflicts -k "$dir" >/dev/null
   if ! kc -n olm rollout status deployment/olm-operator deployment/catalog-operator --timeout=180s >&2; then
     log "operators not Ready"; kc -n olm get pods -o wide >&2 || true; exit 1
   fi
+  [ -n "$t0" ] || { log "olm-operator and catalog-operator pods Ready"; return; }
   local ready; ready=$(awk -v t0="$t0" -v t="$(date +%s.%N)" 'BEGIN{printf "%.1f", t-t0}')
   echo "$ready" > "$STATE/cold-start-seconds"
-  log "up: olm-operator and catalog-operator pods Ready ${ready} s after start (cold start); kube-apiserver https://127.0.0.1:$API_PORT ($ip); logs in $STATE"
-  echo "$STATE/kubeconfig"
+  log "cold start: olm-operator and catalog-operator pods Ready ${ready} s after start (containerd, images, control plane, kubelet, deploy/)"
 }
 
 # ---- down ------------------------------------------------------------------------------------------------------

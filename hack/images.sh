@@ -3,8 +3,12 @@
 # the release binary and the shared libraries `ldd` lists for it (glibc, libgcc_s, the loader), by
 # hack/images/mkoci.py (Python stdlib only). Users with Docker can use the Dockerfile instead.
 #
-#   hack/images.sh          build every image into $OLM_RS_IMAGES (default ~/.cache/olm-rs/images); print sizes
+#   hack/images.sh          build every image into $OLM_RS_IMAGES (default ~/.cache/olm-rs/images/<profile>);
+#                           an archive newer than its inputs is kept; print sizes
 #   hack/images.sh sizes    print the sizes of the archives already built
+#
+# OLM_RS_IMAGE_PROFILE=release (default: what users deploy, and what the README's sizes are of) or debug (the
+# binaries `cargo build` already made, debug info stripped; hack/test.sh uses it to spare CI a release build).
 #
 # Images (all tagged :dev; deploy/ refers to them, override with kustomize `images:`):
 #   localhost/olm-rs/olm-operator      olm-operator (release build)
@@ -17,7 +21,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
 CACHE="${OLM_RS_CACHE:-$HOME/.cache/olm-rs}"
-OUT="${OLM_RS_IMAGES:-$CACHE/images}"
+PROFILE="${OLM_RS_IMAGE_PROFILE:-release}"
+OUT="${OLM_RS_IMAGES:-$CACHE/images/$PROFILE}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$CACHE/target}"
 TAG="${OLM_RS_IMAGE_TAG:-dev}"
 log() { echo "images: $*" >&2; }
@@ -39,36 +44,62 @@ PY
   done
 }
 
+# fresh IMAGE INPUT...: the archive exists and is newer than every input (files, or folders' files).
+fresh() {
+  local archive="$OUT/$1.oci.tar"; shift
+  [ -f "$archive" ] || return 1
+  local input
+  for input in "$@" hack/images/mkoci.py; do
+    [ -z "$(find "$input" -newer "$archive" -print -quit 2>/dev/null)" ] || return 1
+  done
+}
+
 need() { command -v "$1" >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >&2; }; }
 
 build() {
   need gcc gcc
   dpkg -s busybox-static >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq busybox-static >&2
   mkdir -p "$OUT"
-  log "release build of olm-operator, catalog-operator, registry (CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
-  cargo build --release --locked -p olm-operator -p catalog-operator -p registry >&2
-  local rel="$CARGO_TARGET_DIR/release"
+  local bin
+  case "$PROFILE" in
+    release)
+      log "release build of olm-operator, catalog-operator, registry (CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
+      cargo build --release --locked -p olm-operator -p catalog-operator -p registry >&2
+      bin="$CARGO_TARGET_DIR/release" ;;
+    debug)
+      cargo build --locked -p olm-operator -p catalog-operator -p registry >&2
+      bin="$OUT/stripped"; mkdir -p "$bin"
+      for b in olm-operator catalog-operator registry; do
+        if [ ! "$bin/$b" -nt "$CARGO_TARGET_DIR/debug/$b" ]; then strip --strip-debug -o "$bin/$b" "$CARGO_TARGET_DIR/debug/$b"; fi
+      done ;;
+    *) log "OLM_RS_IMAGE_PROFILE must be release or debug"; exit 2 ;;
+  esac
   local common=(--user 65532:65532 --dir /tmp)
   for b in olm-operator catalog-operator; do
-    python3 hack/images/mkoci.py --name "localhost/olm-rs/$b:$TAG" --out "$OUT/$b.oci.tar" \
-      --file "$rel/$b:/usr/local/bin/$b" --with-libs "/usr/local/bin/$b" \
+    fresh "$b" "$bin/$b" || python3 hack/images/mkoci.py --name "localhost/olm-rs/$b:$TAG" --out "$OUT/$b.oci.tar" \
+      --file "$bin/$b:/usr/local/bin/$b" --with-libs "/usr/local/bin/$b" \
       --entrypoint "/usr/local/bin/$b" --cmd run --port 8080 "${common[@]}"
   done
-  python3 hack/images/mkoci.py --name "localhost/olm-rs/registry:$TAG" --out "$OUT/registry.oci.tar" \
-    --file "$rel/registry:/usr/local/bin/registry" --with-libs /usr/local/bin/registry \
+  fresh registry "$bin/registry" "$REPO/deploy/samples/catalog" \
+    || python3 hack/images/mkoci.py --name "localhost/olm-rs/registry:$TAG" --out "$OUT/registry.oci.tar" \
+    --file "$bin/registry:/usr/local/bin/registry" --with-libs /usr/local/bin/registry \
     --tree "$REPO/deploy/samples/catalog:/catalog" \
     --entrypoint /usr/local/bin/registry --cmd serve --cmd /catalog --port 50051 "${common[@]}"
   # The test operator: busybox's httpd serving a page, so its Deployment has a real readiness probe.
-  local www; www=$(mktemp -d); echo "olm-rs test operator" > "$www/index.html"
-  python3 hack/images/mkoci.py --name "localhost/olm-rs/test-operator:$TAG" --out "$OUT/test-operator.oci.tar" \
-    --file /bin/busybox:/bin/busybox --tree "$www:/www" \
-    --entrypoint /bin/busybox --cmd httpd --cmd -f --cmd -p --cmd 8080 --cmd -h --cmd /www --port 8080 "${common[@]}"
-  rm -rf "$www"
-  local pause; pause=$(mktemp -d)
-  gcc -Os -static -o "$pause/pause" hack/images/pause.c
-  python3 hack/images/mkoci.py --name "localhost/olm-rs/pause:$TAG" --out "$OUT/pause.oci.tar" \
-    --file "$pause/pause:/pause" --entrypoint /pause --user 65535:65535
-  rm -rf "$pause"
+  if ! fresh test-operator /bin/busybox hack/images.sh; then
+    local www; www=$(mktemp -d); echo "olm-rs test operator" > "$www/index.html"
+    python3 hack/images/mkoci.py --name "localhost/olm-rs/test-operator:$TAG" --out "$OUT/test-operator.oci.tar" \
+      --file /bin/busybox:/bin/busybox --tree "$www:/www" \
+      --entrypoint /bin/busybox --cmd=httpd --cmd=-f --cmd=-p --cmd=8080 --cmd=-h --cmd=/www --port 8080 "${common[@]}"
+    rm -rf "$www"
+  fi
+  if ! fresh pause hack/images/pause.c; then
+    local pause; pause=$(mktemp -d)
+    gcc -Os -static -o "$pause/pause" hack/images/pause.c
+    python3 hack/images/mkoci.py --name "localhost/olm-rs/pause:$TAG" --out "$OUT/pause.oci.tar" \
+      --file "$pause/pause:/pause" --entrypoint /pause --user 65535:65535
+    rm -rf "$pause"
+  fi
   log "archives in $OUT"
   sizes
 }

@@ -16,6 +16,7 @@
 mod binaries;
 mod cluster;
 mod dump;
+mod full_cluster;
 mod namespace;
 mod operators;
 mod otlp;
@@ -24,6 +25,7 @@ mod wait;
 pub use binaries::bin_path;
 pub use cluster::Cluster;
 pub use dump::dump_namespace;
+pub use full_cluster::FullCluster;
 pub use namespace::{TestContext, with_namespace};
 pub use operators::OperatorProcess;
 pub use otlp::{OtlpReceiver, ReceivedSpan};

@@ -1,0 +1,83 @@
+//! The full local cluster (`hack/full-cluster.sh`: kube-scheduler, containerd, runc, bridge CNI and a kubelet,
+//! with olm-rs deployed from deploy/ as real pods), for the tests that need real pods. Started (or attached to)
+//! once per test process; `None` with the reason printed when this machine cannot run it (not root, no
+//! overlayfs) or `OLM_RS_FULL_CLUSTER=skip` is set, so those tests skip with a clear message.
+
+use anyhow::{Context, bail};
+use kube::Client;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+pub struct FullCluster {
+    pub kubeconfig: PathBuf,
+    pub repo_root: PathBuf,
+}
+
+static SHARED: OnceLock<Result<Option<FullCluster>, String>> = OnceLock::new();
+
+impl FullCluster {
+    /// The running full cluster, `Ok(None)` (after printing why) when the machine cannot run one.
+    pub fn shared() -> anyhow::Result<Option<&'static FullCluster>> {
+        SHARED
+            .get_or_init(|| Self::start().map_err(|e| format!("{e:#}")))
+            .as_ref()
+            .map(Option::as_ref)
+            .map_err(|e| anyhow::anyhow!("full cluster: {e}"))
+    }
+
+    fn start() -> anyhow::Result<Option<FullCluster>> {
+        let repo_root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .context("repo root")?
+            .to_path_buf();
+        if std::env::var("OLM_RS_FULL_CLUSTER").as_deref() == Ok("skip") {
+            eprintln!("SKIPPED: full-cluster test (OLM_RS_FULL_CLUSTER=skip)");
+            return Ok(None);
+        }
+        let script = repo_root.join("hack/full-cluster.sh");
+        let check = Command::new("bash")
+            .arg(&script)
+            .arg("check")
+            .output()
+            .context("run hack/full-cluster.sh check")?;
+        if !check.status.success() {
+            eprintln!(
+                "SKIPPED: full-cluster test: this machine cannot run real pods: {}",
+                String::from_utf8_lossy(&check.stdout).trim()
+            );
+            return Ok(None);
+        }
+        let out = Command::new("bash")
+            .arg(&script)
+            .arg("up")
+            .output()
+            .context("run hack/full-cluster.sh up")?;
+        if !out.status.success() {
+            bail!(
+                "hack/full-cluster.sh up failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let kubeconfig = PathBuf::from(
+            stdout
+                .lines()
+                .last()
+                .context("no kubeconfig path printed")?
+                .trim(),
+        );
+        Ok(Some(FullCluster {
+            kubeconfig,
+            repo_root,
+        }))
+    }
+
+    pub async fn client(&self) -> anyhow::Result<Client> {
+        let kc = Kubeconfig::read_from(&self.kubeconfig)?;
+        let config =
+            kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default()).await?;
+        Ok(Client::try_from(config)?)
+    }
+}

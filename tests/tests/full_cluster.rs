@@ -1,0 +1,326 @@
+//! olm-rs in-cluster as real pods (hack/full-cluster.sh: a kubelet, containerd and runc run them; deploy/ applied
+//! as a user would). Skipped, saying why, where the machine cannot run real pods (not root, no overlayfs).
+//!
+//! One test, in phases that must run in order on the one cluster:
+//! 1. both operators' pods (two replicas each) are Ready with the hardened settings, checked on the pod specs and
+//!    on the running processes themselves (uid, seccomp mode, capabilities, no_new_privs, from /proc); exactly one
+//!    replica of each holds its Lease; the default CatalogSource is served;
+//! 2. a Subscription installs a real operator (the repo's tiny test-operator image) whose own Deployment runs as a
+//!    real pod, Ready through its readiness probe;
+//! 3. once a second install's InstallPlan exists, the leader pods of both operators are killed (grace period 0:
+//!    no Lease release); the standbys take over and the install finishes, with exactly one InstallPlan, CSV,
+//!    Deployment, ReplicaSet and operator pod.
+
+use anyhow::Context;
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
+use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube::{Client, Resource};
+use messages::crd::catalog_source::{CatalogSource, GrpcConnectionState};
+use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
+use messages::crd::install_plan::InstallPlan;
+use messages::crd::operator_group::OperatorGroup;
+use messages::crd::subscription::Subscription;
+use olm_tests::{FullCluster, await_object, dump_namespace, eventually};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+const OLM_NS: &str = "olm";
+const OPERATORS: [&str; 2] = ["olm-operator", "catalog-operator"];
+/// The process name (`comm`, 15 characters at most) of each operator's container.
+const COMMS: [&str; 2] = ["olm-operator", "catalog-operato"];
+const DEADLINE: Duration = Duration::from_secs(120);
+/// Lease duration 15 s + a restart; generous for a busy 2-core machine.
+const TAKEOVER_DEADLINE: Duration = Duration::from_secs(240);
+
+#[tokio::test]
+async fn olm_rs_runs_in_cluster_as_real_pods_and_survives_losing_its_leaders() -> anyhow::Result<()>
+{
+    let Some(cluster) = FullCluster::shared()? else {
+        return Ok(());
+    };
+    let client = cluster.client().await?;
+    operators_are_ready_and_hardened(&client).await?;
+    default_catalog_is_served(&client).await?;
+    in_namespace(&client, "full-install", |ns| {
+        let client = client.clone();
+        async move { install_runs_a_real_operator_pod(&client, &ns).await }
+    })
+    .await?;
+    in_namespace(&client, "full-kill", |ns| {
+        let client = client.clone();
+        async move { killing_the_leaders_mid_install_installs_once(&client, &ns).await }
+    })
+    .await
+}
+
+async fn in_namespace<F, Fut>(client: &Client, prefix: &str, body: F) -> anyhow::Result<()>
+where
+    F: FnOnce(String) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
+    let name = format!("{prefix}-{}", std::process::id());
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": name}}))?,
+        )
+        .await?;
+    let result = body(name.clone()).await;
+    if let Err(error) = &result {
+        eprintln!("full-cluster phase in {name} failed: {error:#}");
+        dump_namespace(client, &name).await;
+        dump_namespace(client, OLM_NS).await;
+    } else if std::env::var_os("OLM_TEST_NO_CLEANUP").is_none() {
+        namespaces
+            .delete(&name, &DeleteParams::background())
+            .await?;
+    }
+    result
+}
+
+fn pod_ready(pod: &Pod) -> bool {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+async fn operator_pods(client: &Client, operator: &str) -> anyhow::Result<Vec<Pod>> {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), OLM_NS);
+    let list = pods
+        .list(&ListParams::default().labels(&format!("app={operator}")))
+        .await?;
+    Ok(list
+        .items
+        .into_iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .collect())
+}
+
+async fn lease_holder(client: &Client, operator: &str) -> anyhow::Result<Option<String>> {
+    let leases: Api<Lease> = Api::namespaced(client.clone(), OLM_NS);
+    Ok(leases
+        .get_opt(operator)
+        .await?
+        .and_then(|l| l.spec)
+        .and_then(|s| s.holder_identity)
+        .filter(|h| !h.is_empty()))
+}
+
+/// `/proc/<pid>/status` of every process in the pod's cgroup whose `comm` is `comm`.
+fn processes_of_pod(uid: &str, comm: &str) -> anyhow::Result<Vec<String>> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc")? {
+        let Ok(entry) = entry else { continue };
+        let path = entry.path();
+        let Ok(cgroup) = std::fs::read_to_string(path.join("cgroup")) else {
+            continue;
+        };
+        if !cgroup.contains(&format!("pod{uid}")) {
+            continue;
+        }
+        let Ok(name) = std::fs::read_to_string(path.join("comm")) else {
+            continue;
+        };
+        if name.trim() == comm {
+            if let Ok(status) = std::fs::read_to_string(path.join("status")) {
+                found.push(status);
+            }
+        }
+    }
+    Ok(found)
+}
+
+fn status_field<'a>(status: &'a str, field: &str) -> Option<&'a str> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .map(|v| v.trim_start_matches(':').trim())
+}
+
+async fn operators_are_ready_and_hardened(client: &Client) -> anyhow::Result<()> {
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), OLM_NS);
+    for (operator, comm) in OPERATORS.into_iter().zip(COMMS) {
+        await_object(&deployments, operator, DEADLINE, "2 ready replicas", |d| {
+            d.and_then(|d| d.status.as_ref())
+                .is_some_and(|s| s.ready_replicas == Some(2))
+        })
+        .await?;
+        let pods = operator_pods(client, operator).await?;
+        assert_eq!(pods.len(), 2, "{operator}: two replicas");
+        for pod in &pods {
+            let name = pod.metadata.name.clone().unwrap_or_default();
+            assert!(pod_ready(pod), "{name} is Ready");
+            let spec = pod.spec.as_ref().context("pod spec")?;
+            let pod_sc = spec.security_context.clone().unwrap_or_default();
+            assert_eq!(pod_sc.run_as_non_root, Some(true), "{name}: runAsNonRoot");
+            assert_eq!(
+                pod_sc.seccomp_profile.map(|p| p.type_),
+                Some("RuntimeDefault".to_string()),
+                "{name}: seccomp"
+            );
+            let container = spec.containers.first().context("container")?;
+            let sc = container.security_context.clone().unwrap_or_default();
+            assert_eq!(sc.read_only_root_filesystem, Some(true), "{name}: read-only root");
+            assert_eq!(sc.allow_privilege_escalation, Some(false), "{name}: no escalation");
+            assert_eq!(
+                sc.capabilities.and_then(|c| c.drop),
+                Some(vec!["ALL".to_string()]),
+                "{name}: capabilities dropped"
+            );
+            assert!(container.resources.as_ref().and_then(|r| r.limits.as_ref()).is_some(), "{name}: limits");
+            let env = container.env.clone().unwrap_or_default();
+            assert!(!env.iter().any(|e| e.name == "KUBECONFIG"), "{name}: in-cluster config, no kubeconfig");
+
+            // The settings as the kernel applies them to the running process.
+            let uid = pod.metadata.uid.clone().context("pod uid")?;
+            let statuses = processes_of_pod(&uid, comm)?;
+            let status = statuses.first().with_context(|| format!("{name}: no {comm} process in the pod's cgroup"))?;
+            let uids = status_field(status, "Uid").unwrap_or_default();
+            assert!(uids.split_whitespace().all(|u| u == "65532"), "{name}: runs as 65532, not root ({uids})");
+            assert_eq!(status_field(status, "Seccomp"), Some("2"), "{name}: seccomp filter mode");
+            assert_eq!(status_field(status, "CapEff"), Some("0000000000000000"), "{name}: no capabilities");
+            assert_eq!(status_field(status, "NoNewPrivs"), Some("1"), "{name}: no_new_privs");
+        }
+        let holder = lease_holder(client, operator).await?.with_context(|| format!("{operator}: Lease held"))?;
+        assert!(
+            pods.iter().any(|p| p.metadata.name.as_deref() == Some(holder.as_str())),
+            "{operator}: the Lease holder {holder} is one of its pods"
+        );
+    }
+    Ok(())
+}
+
+async fn default_catalog_is_served(client: &Client) -> anyhow::Result<()> {
+    let catalogs: Api<CatalogSource> = Api::namespaced(client.clone(), OLM_NS);
+    await_object(&catalogs, "olm-rs-catalog", DEADLINE, "connection READY", |c| {
+        c.and_then(|c| c.status.as_ref())
+            .and_then(|s| s.connection_state.as_ref())
+            .is_some_and(|s| s.last_observed_state == GrpcConnectionState::Ready)
+    })
+    .await?;
+    Ok(())
+}
+
+/// A ConfigMap catalog with one package whose operator runs the test-operator image, hardened like ours.
+fn test_catalog(package: &str) -> Value {
+    let deploy = format!("{package}-operator");
+    let csv = json!({
+        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+        "metadata": {"name": format!("{package}.v1.0.0")},
+        "spec": {
+            "displayName": package, "version": "1.0.0",
+            "installModes": [{"type": "OwnNamespace", "supported": true}, {"type": "SingleNamespace", "supported": true},
+                             {"type": "MultiNamespace", "supported": false}, {"type": "AllNamespaces", "supported": false}],
+            "install": {"strategy": "deployment", "spec": {
+                "permissions": [{"serviceAccountName": deploy, "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]}],
+                "deployments": [{"name": deploy, "spec": {"replicas": 1, "selector": {"matchLabels": {"app": deploy}},
+                    "template": {"metadata": {"labels": {"app": deploy}}, "spec": {
+                        "serviceAccountName": deploy,
+                        "securityContext": {"runAsNonRoot": true, "runAsUser": 65532, "seccompProfile": {"type": "RuntimeDefault"}},
+                        "containers": [{"name": "operator", "image": "localhost/olm-rs/test-operator:dev",
+                            "readinessProbe": {"httpGet": {"path": "/", "port": 8080}, "periodSeconds": 1},
+                            "securityContext": {"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true, "capabilities": {"drop": ["ALL"]}},
+                            "resources": {"requests": {"cpu": "5m", "memory": "8Mi"}, "limits": {"memory": "32Mi"}}}]}}}}]}}
+        }
+    });
+    let packages = json!([{"packageName": package, "defaultChannel": "stable",
+                           "channels": [{"name": "stable", "currentCSV": format!("{package}.v1.0.0")}]}]);
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "test-catalog"},
+           "data": {"customResourceDefinitions": "[]", "clusterServiceVersions": json!([csv]).to_string(), "packages": packages.to_string()}})
+}
+
+/// OperatorGroup, ConfigMap catalog and CatalogSource in `ns`, then the Subscription to `package`.
+async fn subscribe(client: &Client, ns: &str, package: &str) -> anyhow::Result<()> {
+    let pp = PostParams::default();
+    Api::<OperatorGroup>::namespaced(client.clone(), ns)
+        .create(&pp, &serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+            "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ns]}}))?)
+        .await?;
+    Api::<ConfigMap>::namespaced(client.clone(), ns)
+        .create(&pp, &serde_json::from_value(test_catalog(package))?)
+        .await?;
+    Api::<CatalogSource>::namespaced(client.clone(), ns)
+        .create(&pp, &serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+            "metadata": {"name": "test-catalog"}, "spec": {"sourceType": "configmap", "configMap": "test-catalog"}}))?)
+        .await?;
+    Api::<Subscription>::namespaced(client.clone(), ns)
+        .create(&pp, &serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+            "metadata": {"name": package},
+            "spec": {"name": package, "source": "test-catalog", "sourceNamespace": ns, "channel": "stable", "installPlanApproval": "Automatic"}}))?)
+        .await?;
+    Ok(())
+}
+
+/// The CSV reaches Succeeded and its Deployment's single pod runs, Ready, on the real node.
+async fn await_operator_running(client: &Client, ns: &str, package: &str, deadline: Duration) -> anyhow::Result<Pod> {
+    let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
+    await_object(&csvs, &format!("{package}.v1.0.0"), deadline, "Succeeded", |c| {
+        c.and_then(|c| c.status.as_ref()).is_some_and(|s| s.phase == CsvPhase::Succeeded)
+    })
+    .await?;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let label = format!("app={package}-operator");
+    eventually(DEADLINE, "one Ready operator pod", || {
+        let (pods, label) = (pods.clone(), label.clone());
+        async move {
+            let list = pods.list(&ListParams::default().labels(&label)).await?;
+            Ok(match list.items.as_slice() {
+                [pod] if pod_ready(pod) => Some(pod.clone()),
+                _ => None,
+            })
+        }
+    })
+    .await
+}
+
+async fn install_runs_a_real_operator_pod(client: &Client, ns: &str) -> anyhow::Result<()> {
+    let started = Instant::now();
+    subscribe(client, ns, "tiny").await?;
+    let pod = await_operator_running(client, ns, "tiny", DEADLINE).await?;
+    eprintln!("Subscription to a Ready operator pod: {:?}", started.elapsed());
+    let status = pod.status.clone().context("pod status")?;
+    assert_eq!(status.phase.as_deref(), Some("Running"));
+    let container = status.container_statuses.unwrap_or_default();
+    let first = container.first().context("container status")?;
+    assert!(first.ready && first.container_id.as_deref().is_some_and(|id| id.starts_with("containerd://")), "a real container: {first:?}");
+    assert_eq!(pod.spec.as_ref().and_then(|s| s.node_name.as_deref()), Some("olm-rs-full-node"));
+    Ok(())
+}
+
+async fn killing_the_leaders_mid_install_installs_once(client: &Client, ns: &str) -> anyhow::Result<()> {
+    let plans: Api<InstallPlan> = Api::namespaced(client.clone(), ns);
+    subscribe(client, ns, "sturdy").await?;
+    eventually(DEADLINE, "an InstallPlan", || {
+        let plans = plans.clone();
+        async move { Ok(plans.list(&ListParams::default()).await?.items.first().map(|_| ())) }
+    })
+    .await?;
+    let mut killed = Vec::new();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), OLM_NS);
+    for operator in OPERATORS {
+        let leader = lease_holder(client, operator).await?.with_context(|| format!("{operator} Lease holder"))?;
+        pods.delete(&leader, &DeleteParams { grace_period_seconds: Some(0), ..DeleteParams::default() }).await?;
+        killed.push((operator, leader));
+    }
+    let killed_at = Instant::now();
+    await_operator_running(client, ns, "sturdy", TAKEOVER_DEADLINE).await?;
+    eprintln!("install finished {:?} after both leaders were killed", killed_at.elapsed());
+    for (operator, old) in &killed {
+        let now = lease_holder(client, operator).await?;
+        assert!(now.as_deref().is_some_and(|h| h != old), "{operator}: a new leader ({now:?}) replaced {old}");
+    }
+
+    // Nothing was installed twice.
+    let count = |n: usize, what: &str| assert_eq!(n, 1, "exactly one {what}");
+    count(plans.list(&ListParams::default()).await?.items.len(), "InstallPlan");
+    count(Api::<ClusterServiceVersion>::namespaced(client.clone(), ns).list(&ListParams::default()).await?.items.len(), "CSV");
+    count(Api::<Deployment>::namespaced(client.clone(), ns).list(&ListParams::default()).await?.items.len(), "Deployment");
+    count(Api::<ReplicaSet>::namespaced(client.clone(), ns).list(&ListParams::default()).await?.items.len(), "ReplicaSet");
+    let running = Api::<Pod>::namespaced(client.clone(), ns).list(&ListParams::default()).await?;
+    count(running.items.iter().filter(|p| p.meta().deletion_timestamp.is_none()).count(), "operator pod");
+    Ok(())
+}
