@@ -7,9 +7,11 @@
 //!    replica of each holds its Lease; the default CatalogSource is served;
 //! 2. a Subscription installs a real operator (the repo's tiny test-operator image) whose own Deployment runs as a
 //!    real pod, Ready through its readiness probe;
-//! 3. once a second install's InstallPlan exists, the leader pods of both operators are killed (grace period 0:
-//!    no Lease release); the standbys take over and the install finishes, with exactly one InstallPlan, CSV,
-//!    Deployment, ReplicaSet and operator pod.
+//! 3. once a second install's InstallPlan exists, both operators lose their leader: catalog-operator's leader pod
+//!    is deleted (grace period 0; the kubelet still sends SIGTERM, the Lease is released and the standby takes
+//!    over), olm-operator's leader process is SIGKILLed from the host (no release; the kubelet restarts the
+//!    container, which resumes the Lease it still holds, or the standby takes it once it expires); the install
+//!    finishes with exactly one InstallPlan, CSV, Deployment, ReplicaSet and operator pod.
 
 use anyhow::Context;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
@@ -132,6 +134,14 @@ fn processes_of_pod(uid: &str, comm: &str) -> anyhow::Result<Vec<String>> {
         }
     }
     Ok(found)
+}
+
+fn restart_count(pod: &Pod) -> i32 {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_ref())
+        .and_then(|c| c.first())
+        .map_or(0, |c| c.restart_count)
 }
 
 fn status_field<'a>(status: &'a str, field: &str) -> Option<&'a str> {
@@ -299,20 +309,29 @@ async fn killing_the_leaders_mid_install_installs_once(client: &Client, ns: &str
         async move { Ok(plans.list(&ListParams::default()).await?.items.first().map(|_| ())) }
     })
     .await?;
-    let mut killed = Vec::new();
     let pods: Api<Pod> = Api::namespaced(client.clone(), OLM_NS);
-    for operator in OPERATORS {
-        let leader = lease_holder(client, operator).await?.with_context(|| format!("{operator} Lease holder"))?;
-        pods.delete(&leader, &DeleteParams { grace_period_seconds: Some(0), ..DeleteParams::default() }).await?;
-        killed.push((operator, leader));
+    let olm_leader = lease_holder(client, "olm-operator").await?.context("olm-operator Lease holder")?;
+    let catalog_leader = lease_holder(client, "catalog-operator").await?.context("catalog-operator Lease holder")?;
+    let olm_pod = pods.get(&olm_leader).await?;
+    let olm_uid = olm_pod.metadata.uid.clone().context("pod uid")?;
+    let olm_restarts = restart_count(&olm_pod);
+    for status in processes_of_pod(&olm_uid, "olm-operator")? {
+        let pid = status_field(&status, "Pid").context("Pid")?.to_string();
+        let killed = std::process::Command::new("kill").args(["-KILL", &pid]).status()?;
+        assert!(killed.success(), "kill -KILL {pid}");
     }
+    pods.delete(&catalog_leader, &DeleteParams { grace_period_seconds: Some(0), ..DeleteParams::default() }).await?;
     let killed_at = Instant::now();
     await_operator_running(client, ns, "sturdy", TAKEOVER_DEADLINE).await?;
     eprintln!("install finished {:?} after both leaders were killed", killed_at.elapsed());
-    for (operator, old) in &killed {
-        let now = lease_holder(client, operator).await?;
-        assert!(now.as_deref().is_some_and(|h| h != old), "{operator}: a new leader ({now:?}) replaced {old}");
-    }
+    let now = lease_holder(client, "catalog-operator").await?;
+    assert!(now.as_deref().is_some_and(|h| h != catalog_leader), "catalog-operator: the standby ({now:?}) replaced {catalog_leader}");
+    let restarted = pods.get_opt(&olm_leader).await?.map(|p| restart_count(&p));
+    let now = lease_holder(client, "olm-operator").await?;
+    assert!(
+        restarted.is_some_and(|r| r > olm_restarts) || now.as_deref().is_some_and(|h| h != olm_leader),
+        "olm-operator: the SIGKILLed leader {olm_leader} was restarted ({restarted:?} restarts) or replaced ({now:?})"
+    );
 
     // Nothing was installed twice.
     let count = |n: usize, what: &str| assert_eq!(n, 1, "exactly one {what}");

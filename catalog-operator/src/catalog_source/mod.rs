@@ -448,7 +448,9 @@ impl CatalogSourceActor {
         let name = self.key.name.clone();
         let key = self.key.clone();
         let body = status_patch(&status);
-        ctx.spawn(
+        // `wait`, not `spawn`: two status writes in flight could land out of order (READY, then an older
+        // CONNECTING), and `written` would then keep the stale one from ever being corrected.
+        ctx.wait(
             async move { api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&body)).await }.into_actor(self).map(move |r, act, _| {
                 if let Err(e) = r {
                     act.written = None;
