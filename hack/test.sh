@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Run every test of olm-rs on a fresh Debian machine: unit and table tests, corpus tests over ../shared/catalogs,
 # the Python grpcio wire-compatibility test of the registry, and the cluster tests against a real local control
-# plane (etcd + kube-apiserver + kube-controller-manager + our node simulator) started here.
+# plane (etcd + kube-apiserver + kube-controller-manager + our node simulator) started here. Where the machine
+# allows (root, overlayfs), also the full-cluster test: olm-rs deployed from deploy/ as real pods on a kubelet
+# (hack/full-cluster.sh, images of the debug build); elsewhere it is skipped and this log says why.
 #
 # Build outputs are cached outside the clone ($CARGO_TARGET_DIR, default ~/.cache/olm-rs/target); the Kubernetes
 # binaries are built once into ~/.cache/olm-rs (or taken from $KUBEBUILDER_ASSETS).
@@ -20,7 +22,11 @@ hack/control-plane.sh build > "${TMPDIR:-/tmp}/olm-rs-k8s-build.log" 2>&1 &
 k8s_build=$!
 
 started_cluster=0
+started_full=0
 cleanup() {
+  if [ "$started_full" = 1 ] && [ -z "${OLM_RS_KEEP_CLUSTER:-}" ] && hack/full-cluster.sh status | grep -q ' running'; then
+    hack/full-cluster.sh down || true
+  fi
   if [ "$started_cluster" = 1 ] && [ -z "${OLM_RS_KEEP_CLUSTER:-}" ]; then hack/control-plane.sh down || true; fi
 }
 trap cleanup EXIT
@@ -38,11 +44,25 @@ cluster_status=$(hack/control-plane.sh status || true)
 case "$cluster_status" in *'kube-apiserver running'*) ;; *) started_cluster=1 ;; esac
 OLM_RS_NODE_SIM="$CARGO_TARGET_DIR/debug/node-sim" hack/control-plane.sh up >/dev/null
 
+# The full cluster (real pods): the test starts it (hack/full-cluster.sh up) from images of this debug build.
+export OLM_RS_IMAGE_PROFILE="${OLM_RS_IMAGE_PROFILE:-debug}"
+if why=$(hack/full-cluster.sh check); then
+  if ! hack/full-cluster.sh status | grep -q 'kubelet running'; then started_full=1; fi
+  log "full-cluster test: will run (real pods; hack/full-cluster.sh up)"
+else
+  export OLM_RS_FULL_CLUSTER=skip
+  log "full-cluster test: SKIPPED on this machine: $why"
+fi
+
 log "running all tests"
 # Cluster tests (crate olm-tests) each start operators against the one control plane: fewer at once on 2 cores.
 status=0
 cargo test --workspace --exclude olm-tests --locked --no-fail-fast -- --test-threads="${OLM_RS_TEST_THREADS:-4}" || status=$?
 cargo test -p olm-tests --locked --no-fail-fast -- --test-threads="${OLM_RS_CLUSTER_TEST_THREADS:-2}" || status=$?
+if [ "$started_full" = 1 ] && [ -z "${OLM_RS_KEEP_CLUSTER:-}" ]; then
+  log "stopping the full cluster and restoring the host"
+  hack/full-cluster.sh down || status=$?
+fi
 
 # The corpus counts (printed by passing tests, which cargo captures): show them in the log.
 log "corpus counts"
