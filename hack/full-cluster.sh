@@ -12,6 +12,7 @@
 #   hack/full-cluster.sh build    only install packages, build the kubelet/scheduler and the images
 #   hack/full-cluster.sh env      print `export KUBECONFIG=...`
 #   hack/full-cluster.sh check    can this machine run it? (root, overlayfs, cgroups); exit 1 with the reason if not
+#   hack/full-cluster.sh measure  cold start of the last `up`, each olm pod's RSS (memory cgroup), image sizes
 #
 # Host settings: `up` records the host's state first (the sysctls the kubelet and the bridge plugin write,
 # iptables/ip6tables rules, network links, mounts, top-level cgroups, the few fixed paths the kubelet and
@@ -453,6 +454,39 @@ down() {
   restore_host
 }
 
+# ---- measure ---------------------------------------------------------------------------------------------------
+
+# The cold start of the last `up`, each olm pod's container memory: the memory cgroup's anonymous RSS (cgroup v1
+# `total_rss`; `anon` under v2) and the processes' VmRSS (which adds file-backed pages, e.g. the binary), its
+# role, and the image sizes.
+measure() {
+  [ -f "$STATE/cold-start-seconds" ] && echo "cold start to Ready operator pods: $(cat "$STATE/cold-start-seconds") s"
+  local mem; mem=$(awk '$9 == "cgroup" && $NF ~ /memory/ {print $5; exit}' /proc/self/mountinfo)
+  [ -n "$mem" ] || mem=/sys/fs/cgroup
+  local line pod uid cid
+  kc -n olm get pods -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.uid} {.status.containerStatuses[0].containerID}{"\n"}{end}' |
+  while read -r pod uid cid; do
+    cid=${cid#containerd://}
+    local dir; dir=$(find "$mem" -maxdepth 4 -type d -name "pod$uid" 2>/dev/null | head -1)
+    local stat="$dir/$cid/memory.stat"
+    local rss="?" vmrss="?"
+    if [ -f "$stat" ]; then
+      rss=$(awk '$1 == "total_rss" || $1 == "anon" {printf "%.1f MiB", $2/1048576; exit}' "$stat")
+      # VmRSS of the container's processes (anonymous + file-backed pages such as the binary's text).
+      vmrss=$(for p in $(cat "$dir/$cid/cgroup.procs" 2>/dev/null); do awk '/^VmRSS:/ {print $2}' "/proc/$p/status" 2>/dev/null; done |
+        awk '{s += $1} END {printf "%.1f MiB", s/1024}')
+    fi
+    local role=""
+    case "$pod" in
+      olm-operator-*|catalog-operator-*)
+        local lease=${pod%-*-*}
+        if [ "$(kc -n olm get lease "$lease" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)" = "$pod" ]; then role=leader; else role=standby; fi ;;
+    esac
+    printf '%-36s cgroup rss %10s   VmRSS %10s   %s\n' "$pod" "$rss" "$vmrss" "$role"
+  done
+  OLM_RS_IMAGES="$IMAGES" hack/images.sh sizes
+}
+
 case "${1:-up}" in
   up) up ;;
   down) down; log "down" ;;
@@ -460,5 +494,6 @@ case "${1:-up}" in
   check) why=$(unsupported); if [ -n "$why" ]; then echo "$why"; exit 1; fi; echo "ok" ;;
   status) for p in "${PROCS[@]}"; do if alive "$p"; then echo "$p running (pid $(cat "$STATE/$p.pid"))"; else echo "$p stopped"; fi; done ;;
   env) echo "export KUBECONFIG=$STATE/kubeconfig" ;;
-  *) echo "usage: $0 up|down|status|build|env|check" >&2; exit 2 ;;
+  measure) measure ;;
+  *) echo "usage: $0 up|down|status|build|env|check|measure" >&2; exit 2 ;;
 esac
