@@ -57,15 +57,27 @@ pub struct LeaderArgs {
     pub identity: Option<String>,
 
     /// Seconds a standby waits, after it last saw the Lease change, before taking it over.
-    #[arg(long = "leader-elect-lease-duration", env = "OLM_LEADER_ELECT_LEASE_DURATION", default_value_t = 15)]
+    #[arg(
+        long = "leader-elect-lease-duration",
+        env = "OLM_LEADER_ELECT_LEASE_DURATION",
+        default_value_t = 15
+    )]
     pub lease_duration_seconds: u64,
 
     /// Seconds a leader keeps leading without a successful renewal before it steps down (and exits).
-    #[arg(long = "leader-elect-renew-deadline", env = "OLM_LEADER_ELECT_RENEW_DEADLINE", default_value_t = 10)]
+    #[arg(
+        long = "leader-elect-renew-deadline",
+        env = "OLM_LEADER_ELECT_RENEW_DEADLINE",
+        default_value_t = 10
+    )]
     pub renew_deadline_seconds: u64,
 
     /// Seconds between tries to acquire or renew.
-    #[arg(long = "leader-elect-retry-period", env = "OLM_LEADER_ELECT_RETRY_PERIOD", default_value_t = 2)]
+    #[arg(
+        long = "leader-elect-retry-period",
+        env = "OLM_LEADER_ELECT_RETRY_PERIOD",
+        default_value_t = 2
+    )]
     pub retry_period_seconds: u64,
 }
 

@@ -166,7 +166,10 @@ mod tests {
                 messages::msg::Journal::with_capacity(4),
             ))])),
             synced: Arc::new(Mutex::new(
-                synced.iter().map(|s| Arc::new(AtomicBool::new(*s))).collect(),
+                synced
+                    .iter()
+                    .map(|s| Arc::new(AtomicBool::new(*s)))
+                    .collect(),
             )),
             role,
         }

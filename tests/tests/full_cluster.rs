@@ -174,30 +174,68 @@ async fn operators_are_ready_and_hardened(client: &Client) -> anyhow::Result<()>
             );
             let container = spec.containers.first().context("container")?;
             let sc = container.security_context.clone().unwrap_or_default();
-            assert_eq!(sc.read_only_root_filesystem, Some(true), "{name}: read-only root");
-            assert_eq!(sc.allow_privilege_escalation, Some(false), "{name}: no escalation");
+            assert_eq!(
+                sc.read_only_root_filesystem,
+                Some(true),
+                "{name}: read-only root"
+            );
+            assert_eq!(
+                sc.allow_privilege_escalation,
+                Some(false),
+                "{name}: no escalation"
+            );
             assert_eq!(
                 sc.capabilities.and_then(|c| c.drop),
                 Some(vec!["ALL".to_string()]),
                 "{name}: capabilities dropped"
             );
-            assert!(container.resources.as_ref().and_then(|r| r.limits.as_ref()).is_some(), "{name}: limits");
+            assert!(
+                container
+                    .resources
+                    .as_ref()
+                    .and_then(|r| r.limits.as_ref())
+                    .is_some(),
+                "{name}: limits"
+            );
             let env = container.env.clone().unwrap_or_default();
-            assert!(!env.iter().any(|e| e.name == "KUBECONFIG"), "{name}: in-cluster config, no kubeconfig");
+            assert!(
+                !env.iter().any(|e| e.name == "KUBECONFIG"),
+                "{name}: in-cluster config, no kubeconfig"
+            );
 
             // The settings as the kernel applies them to the running process.
             let uid = pod.metadata.uid.clone().context("pod uid")?;
             let statuses = processes_of_pod(&uid, comm)?;
-            let status = statuses.first().with_context(|| format!("{name}: no {comm} process in the pod's cgroup"))?;
+            let status = statuses
+                .first()
+                .with_context(|| format!("{name}: no {comm} process in the pod's cgroup"))?;
             let uids = status_field(status, "Uid").unwrap_or_default();
-            assert!(uids.split_whitespace().all(|u| u == "65532"), "{name}: runs as 65532, not root ({uids})");
-            assert_eq!(status_field(status, "Seccomp"), Some("2"), "{name}: seccomp filter mode");
-            assert_eq!(status_field(status, "CapEff"), Some("0000000000000000"), "{name}: no capabilities");
-            assert_eq!(status_field(status, "NoNewPrivs"), Some("1"), "{name}: no_new_privs");
+            assert!(
+                uids.split_whitespace().all(|u| u == "65532"),
+                "{name}: runs as 65532, not root ({uids})"
+            );
+            assert_eq!(
+                status_field(status, "Seccomp"),
+                Some("2"),
+                "{name}: seccomp filter mode"
+            );
+            assert_eq!(
+                status_field(status, "CapEff"),
+                Some("0000000000000000"),
+                "{name}: no capabilities"
+            );
+            assert_eq!(
+                status_field(status, "NoNewPrivs"),
+                Some("1"),
+                "{name}: no_new_privs"
+            );
         }
-        let holder = lease_holder(client, operator).await?.with_context(|| format!("{operator}: Lease held"))?;
+        let holder = lease_holder(client, operator)
+            .await?
+            .with_context(|| format!("{operator}: Lease held"))?;
         assert!(
-            pods.iter().any(|p| p.metadata.name.as_deref() == Some(holder.as_str())),
+            pods.iter()
+                .any(|p| p.metadata.name.as_deref() == Some(holder.as_str())),
             "{operator}: the Lease holder {holder} is one of its pods"
         );
     }
@@ -206,11 +244,17 @@ async fn operators_are_ready_and_hardened(client: &Client) -> anyhow::Result<()>
 
 async fn default_catalog_is_served(client: &Client) -> anyhow::Result<()> {
     let catalogs: Api<CatalogSource> = Api::namespaced(client.clone(), OLM_NS);
-    await_object(&catalogs, "olm-rs-catalog", DEADLINE, "connection READY", |c| {
-        c.and_then(|c| c.status.as_ref())
-            .and_then(|s| s.connection_state.as_ref())
-            .is_some_and(|s| s.last_observed_state == GrpcConnectionState::Ready)
-    })
+    await_object(
+        &catalogs,
+        "olm-rs-catalog",
+        DEADLINE,
+        "connection READY",
+        |c| {
+            c.and_then(|c| c.status.as_ref())
+                .and_then(|s| s.connection_state.as_ref())
+                .is_some_and(|s| s.last_observed_state == GrpcConnectionState::Ready)
+        },
+    )
     .await?;
     Ok(())
 }
@@ -247,8 +291,13 @@ fn test_catalog(package: &str) -> Value {
 async fn subscribe(client: &Client, ns: &str, package: &str) -> anyhow::Result<()> {
     let pp = PostParams::default();
     Api::<OperatorGroup>::namespaced(client.clone(), ns)
-        .create(&pp, &serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-            "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ns]}}))?)
+        .create(
+            &pp,
+            &serde_json::from_value(
+                json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+            "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ns]}}),
+            )?,
+        )
         .await?;
     Api::<ConfigMap>::namespaced(client.clone(), ns)
         .create(&pp, &serde_json::from_value(test_catalog(package))?)
@@ -266,11 +315,23 @@ async fn subscribe(client: &Client, ns: &str, package: &str) -> anyhow::Result<(
 }
 
 /// The CSV reaches Succeeded and its Deployment's single pod runs, Ready, on the real node.
-async fn await_operator_running(client: &Client, ns: &str, package: &str, deadline: Duration) -> anyhow::Result<Pod> {
+async fn await_operator_running(
+    client: &Client,
+    ns: &str,
+    package: &str,
+    deadline: Duration,
+) -> anyhow::Result<Pod> {
     let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
-    await_object(&csvs, &format!("{package}.v1.0.0"), deadline, "Succeeded", |c| {
-        c.and_then(|c| c.status.as_ref()).is_some_and(|s| s.phase == CsvPhase::Succeeded)
-    })
+    await_object(
+        &csvs,
+        &format!("{package}.v1.0.0"),
+        deadline,
+        "Succeeded",
+        |c| {
+            c.and_then(|c| c.status.as_ref())
+                .is_some_and(|s| s.phase == CsvPhase::Succeeded)
+        },
+    )
     .await?;
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
     let label = format!("app={package}-operator");
@@ -291,55 +352,131 @@ async fn install_runs_a_real_operator_pod(client: &Client, ns: &str) -> anyhow::
     let started = Instant::now();
     subscribe(client, ns, "tiny").await?;
     let pod = await_operator_running(client, ns, "tiny", DEADLINE).await?;
-    eprintln!("Subscription to a Ready operator pod: {:?}", started.elapsed());
+    eprintln!(
+        "Subscription to a Ready operator pod: {:?}",
+        started.elapsed()
+    );
     let status = pod.status.clone().context("pod status")?;
     assert_eq!(status.phase.as_deref(), Some("Running"));
     let container = status.container_statuses.unwrap_or_default();
     let first = container.first().context("container status")?;
-    assert!(first.ready && first.container_id.as_deref().is_some_and(|id| id.starts_with("containerd://")), "a real container: {first:?}");
-    assert_eq!(pod.spec.as_ref().and_then(|s| s.node_name.as_deref()), Some("olm-rs-full-node"));
+    assert!(
+        first.ready
+            && first
+                .container_id
+                .as_deref()
+                .is_some_and(|id| id.starts_with("containerd://")),
+        "a real container: {first:?}"
+    );
+    assert_eq!(
+        pod.spec.as_ref().and_then(|s| s.node_name.as_deref()),
+        Some("olm-rs-full-node")
+    );
     Ok(())
 }
 
-async fn killing_the_leaders_mid_install_installs_once(client: &Client, ns: &str) -> anyhow::Result<()> {
+async fn killing_the_leaders_mid_install_installs_once(
+    client: &Client,
+    ns: &str,
+) -> anyhow::Result<()> {
     let plans: Api<InstallPlan> = Api::namespaced(client.clone(), ns);
     subscribe(client, ns, "sturdy").await?;
     eventually(DEADLINE, "an InstallPlan", || {
         let plans = plans.clone();
-        async move { Ok(plans.list(&ListParams::default()).await?.items.first().map(|_| ())) }
+        async move {
+            Ok(plans
+                .list(&ListParams::default())
+                .await?
+                .items
+                .first()
+                .map(|_| ()))
+        }
     })
     .await?;
     let pods: Api<Pod> = Api::namespaced(client.clone(), OLM_NS);
-    let olm_leader = lease_holder(client, "olm-operator").await?.context("olm-operator Lease holder")?;
-    let catalog_leader = lease_holder(client, "catalog-operator").await?.context("catalog-operator Lease holder")?;
+    let olm_leader = lease_holder(client, "olm-operator")
+        .await?
+        .context("olm-operator Lease holder")?;
+    let catalog_leader = lease_holder(client, "catalog-operator")
+        .await?
+        .context("catalog-operator Lease holder")?;
     let olm_pod = pods.get(&olm_leader).await?;
     let olm_uid = olm_pod.metadata.uid.clone().context("pod uid")?;
     let olm_restarts = restart_count(&olm_pod);
     for status in processes_of_pod(&olm_uid, "olm-operator")? {
         let pid = status_field(&status, "Pid").context("Pid")?.to_string();
-        let killed = std::process::Command::new("kill").args(["-KILL", &pid]).status()?;
+        let killed = std::process::Command::new("kill")
+            .args(["-KILL", &pid])
+            .status()?;
         assert!(killed.success(), "kill -KILL {pid}");
     }
-    pods.delete(&catalog_leader, &DeleteParams { grace_period_seconds: Some(0), ..DeleteParams::default() }).await?;
+    pods.delete(
+        &catalog_leader,
+        &DeleteParams {
+            grace_period_seconds: Some(0),
+            ..DeleteParams::default()
+        },
+    )
+    .await?;
     let killed_at = Instant::now();
     await_operator_running(client, ns, "sturdy", TAKEOVER_DEADLINE).await?;
-    eprintln!("install finished {:?} after both leaders were killed", killed_at.elapsed());
+    eprintln!(
+        "install finished {:?} after both leaders were killed",
+        killed_at.elapsed()
+    );
     let now = lease_holder(client, "catalog-operator").await?;
-    assert!(now.as_deref().is_some_and(|h| h != catalog_leader), "catalog-operator: the standby ({now:?}) replaced {catalog_leader}");
+    assert!(
+        now.as_deref().is_some_and(|h| h != catalog_leader),
+        "catalog-operator: the standby ({now:?}) replaced {catalog_leader}"
+    );
     let restarted = pods.get_opt(&olm_leader).await?.map(|p| restart_count(&p));
     let now = lease_holder(client, "olm-operator").await?;
     assert!(
-        restarted.is_some_and(|r| r > olm_restarts) || now.as_deref().is_some_and(|h| h != olm_leader),
+        restarted.is_some_and(|r| r > olm_restarts)
+            || now.as_deref().is_some_and(|h| h != olm_leader),
         "olm-operator: the SIGKILLed leader {olm_leader} was restarted ({restarted:?} restarts) or replaced ({now:?})"
     );
 
     // Nothing was installed twice.
     let count = |n: usize, what: &str| assert_eq!(n, 1, "exactly one {what}");
-    count(plans.list(&ListParams::default()).await?.items.len(), "InstallPlan");
-    count(Api::<ClusterServiceVersion>::namespaced(client.clone(), ns).list(&ListParams::default()).await?.items.len(), "CSV");
-    count(Api::<Deployment>::namespaced(client.clone(), ns).list(&ListParams::default()).await?.items.len(), "Deployment");
-    count(Api::<ReplicaSet>::namespaced(client.clone(), ns).list(&ListParams::default()).await?.items.len(), "ReplicaSet");
-    let running = Api::<Pod>::namespaced(client.clone(), ns).list(&ListParams::default()).await?;
-    count(running.items.iter().filter(|p| p.meta().deletion_timestamp.is_none()).count(), "operator pod");
+    count(
+        plans.list(&ListParams::default()).await?.items.len(),
+        "InstallPlan",
+    );
+    count(
+        Api::<ClusterServiceVersion>::namespaced(client.clone(), ns)
+            .list(&ListParams::default())
+            .await?
+            .items
+            .len(),
+        "CSV",
+    );
+    count(
+        Api::<Deployment>::namespaced(client.clone(), ns)
+            .list(&ListParams::default())
+            .await?
+            .items
+            .len(),
+        "Deployment",
+    );
+    count(
+        Api::<ReplicaSet>::namespaced(client.clone(), ns)
+            .list(&ListParams::default())
+            .await?
+            .items
+            .len(),
+        "ReplicaSet",
+    );
+    let running = Api::<Pod>::namespaced(client.clone(), ns)
+        .list(&ListParams::default())
+        .await?;
+    count(
+        running
+            .items
+            .iter()
+            .filter(|p| p.meta().deletion_timestamp.is_none())
+            .count(),
+        "operator pod",
+    );
     Ok(())
 }

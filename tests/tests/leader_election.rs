@@ -91,39 +91,86 @@ async fn of_two_replicas_only_the_lease_holder_acts_and_the_other_takes_over_whe
     with_namespace(cluster, "leader", |ctx| async move {
         let leases: Api<Lease> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        let og: OperatorGroup = serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-            "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ctx.namespace]}}))?;
-        Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ctx.namespace).create(&PostParams::default(), &og).await?;
+        let og: OperatorGroup = serde_json::from_value(
+            json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+            "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ctx.namespace]}}),
+        )?;
+        Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ctx.namespace)
+            .create(&PostParams::default(), &og)
+            .await?;
 
         let mut a = replica(&ctx, "replica-a").await?;
-        await_object(&leases, LEASE, DEADLINE, "held by replica-a", |l| holder(l) == Some("replica-a")).await?;
+        await_object(&leases, LEASE, DEADLINE, "held by replica-a", |l| {
+            holder(l) == Some("replica-a")
+        })
+        .await?;
         let b = replica(&ctx, "replica-b").await?;
         leadership_gauge(&a, 1).await?;
         leadership_gauge(&b, 0).await?;
 
-        csvs.create(&PostParams::default(), &serde_json::from_value(csv("first.v1"))?).await?;
+        csvs.create(
+            &PostParams::default(),
+            &serde_json::from_value(csv("first.v1"))?,
+        )
+        .await?;
         await_succeeded(&ctx, "first.v1").await?;
         let (code, body) = b.get("/readyz").await?;
         assert_eq!(code, 200, "a standby is ready to take over");
-        assert!(String::from_utf8_lossy(&body).contains("standby"), "{}", String::from_utf8_lossy(&body));
-        assert!(b.actor_counts().await?.is_empty(), "the standby started no actors");
-        assert!(a.actor_counts().await?.get("ClusterServiceVersion").is_some_and(|n| *n >= 1), "the leader runs the CSV actors");
+        assert!(
+            String::from_utf8_lossy(&body).contains("standby"),
+            "{}",
+            String::from_utf8_lossy(&body)
+        );
+        assert!(
+            b.actor_counts().await?.is_empty(),
+            "the standby started no actors"
+        );
+        assert!(
+            a.actor_counts()
+                .await?
+                .get("ClusterServiceVersion")
+                .is_some_and(|n| *n >= 1),
+            "the leader runs the CSV actors"
+        );
         let before = leases.get(LEASE).await?;
-        let transitions = before.spec.as_ref().and_then(|s| s.lease_transitions).unwrap_or(0);
+        let transitions = before
+            .spec
+            .as_ref()
+            .and_then(|s| s.lease_transitions)
+            .unwrap_or(0);
 
         let killed = Instant::now();
         a.kill();
-        let after = await_object(&leases, LEASE, DEADLINE, "held by replica-b", |l| holder(l) == Some("replica-b")).await?;
+        let after = await_object(&leases, LEASE, DEADLINE, "held by replica-b", |l| {
+            holder(l) == Some("replica-b")
+        })
+        .await?;
         let took_over = killed.elapsed();
         eprintln!("replica-b took the Lease over {took_over:?} after replica-a was killed");
         // It waits the 4 s lease duration from its last sight of a renewal, at most one 1 s retry period before the kill.
-        assert!(took_over >= Duration::from_secs(2), "the standby waited for the lease to expire ({took_over:?})");
-        assert_eq!(after.spec.as_ref().and_then(|s| s.lease_transitions), Some(transitions + 1));
+        assert!(
+            took_over >= Duration::from_secs(2),
+            "the standby waited for the lease to expire ({took_over:?})"
+        );
+        assert_eq!(
+            after.spec.as_ref().and_then(|s| s.lease_transitions),
+            Some(transitions + 1)
+        );
         leadership_gauge(&b, 1).await?;
 
-        csvs.create(&PostParams::default(), &serde_json::from_value(csv("second.v1"))?).await?;
+        csvs.create(
+            &PostParams::default(),
+            &serde_json::from_value(csv("second.v1"))?,
+        )
+        .await?;
         await_succeeded(&ctx, "second.v1").await?;
-        assert!(b.actor_counts().await?.get("ClusterServiceVersion").is_some_and(|n| *n >= 2), "the new leader runs both CSVs' actors");
+        assert!(
+            b.actor_counts()
+                .await?
+                .get("ClusterServiceVersion")
+                .is_some_and(|n| *n >= 2),
+            "the new leader runs both CSVs' actors"
+        );
         Ok(())
     })
     .await
@@ -136,17 +183,28 @@ async fn a_leader_stopped_with_sigterm_releases_the_lease_so_the_standby_takes_o
     with_namespace(cluster, "leaderterm", |ctx| async move {
         let leases: Api<Lease> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         let mut a = replica(&ctx, "replica-a").await?;
-        await_object(&leases, LEASE, DEADLINE, "held by replica-a", |l| holder(l) == Some("replica-a")).await?;
+        await_object(&leases, LEASE, DEADLINE, "held by replica-a", |l| {
+            holder(l) == Some("replica-a")
+        })
+        .await?;
         let b = replica(&ctx, "replica-b").await?;
         leadership_gauge(&b, 0).await?;
 
         let stopped = Instant::now();
         a.terminate()?;
-        await_object(&leases, LEASE, DEADLINE, "held by replica-b", |l| holder(l) == Some("replica-b")).await?;
+        await_object(&leases, LEASE, DEADLINE, "held by replica-b", |l| {
+            holder(l) == Some("replica-b")
+        })
+        .await?;
         let took_over = stopped.elapsed();
-        eprintln!("replica-b took the released Lease over {took_over:?} after SIGTERM to replica-a");
+        eprintln!(
+            "replica-b took the released Lease over {took_over:?} after SIGTERM to replica-a"
+        );
         // Without the release the standby would wait at least the 4 s lease duration.
-        assert!(took_over < Duration::from_secs(4), "took {took_over:?}: the Lease was not released");
+        assert!(
+            took_over < Duration::from_secs(4),
+            "took {took_over:?}: the Lease was not released"
+        );
         Ok(())
     })
     .await

@@ -167,7 +167,12 @@ const OLM_OPERATOR: &[(&str, &str, Scope, Answer)] = &[
     ("create", "pods#exec", AllNamespaces, No),
     ("delete", "nodes", AllNamespaces, No),
     ("delete", "namespaces", AllNamespaces, No),
-    ("create", "installplans.operators.coreos.com", AllNamespaces, No),
+    (
+        "create",
+        "installplans.operators.coreos.com",
+        AllNamespaces,
+        No,
+    ),
     ("update", "leases.coordination.k8s.io", Other, No),
     (
         "delete",
@@ -258,7 +263,11 @@ async fn each_service_account_holds_what_its_operator_uses_and_lacks_what_it_doe
         })();
         delete_cluster_objects(&ctx, &prefix);
         let wrong = checked?;
-        assert!(wrong.is_empty(), "RBAC answers differ:\n{}", wrong.join("\n"));
+        assert!(
+            wrong.is_empty(),
+            "RBAC answers differ:\n{}",
+            wrong.join("\n")
+        );
         Ok(())
     })
     .await

@@ -96,7 +96,11 @@ mod tests {
     #[rstest]
     #[case::no_lease_yet_is_created(None, 0, Decision::Create)]
     #[case::our_own_lease_is_renewed(Some(held_by(Some(ME), Some(15), 3)), 0, Decision::Renew)]
-    #[case::our_own_lease_is_renewed_even_when_stale(Some(held_by(Some(ME), Some(15), 3)), 60, Decision::Renew)]
+    #[case::our_own_lease_is_renewed_even_when_stale(
+        Some(held_by(Some(ME), Some(15), 3)),
+        60,
+        Decision::Renew
+    )]
     #[case::a_live_lease_of_another_is_followed(
         Some(held_by(Some("pod-b"), Some(15), 3)),
         14,

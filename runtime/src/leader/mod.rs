@@ -36,7 +36,11 @@ pub struct ElectionConfig {
 impl ElectionConfig {
     /// The election the flags ask for, or `None` when `--leader-elect` is off. The Lease is named
     /// `--leader-elect-lease-name`, else `binary`, and lives in the operator's namespace.
-    pub fn from_args(args: &crate::args::LeaderArgs, namespace: &str, binary: &str) -> Option<Self> {
+    pub fn from_args(
+        args: &crate::args::LeaderArgs,
+        namespace: &str,
+        binary: &str,
+    ) -> Option<Self> {
         let crate::args::LeaderArgs {
             enabled,
             lease_name,
@@ -112,11 +116,22 @@ impl Elector {
         &self.config.identity
     }
 
-    /// Try until this replica holds the Lease.
+    /// Try until this replica holds the Lease. A failed read (the apiserver restarting, say) is logged and
+    /// retried: a candidate has nothing to protect by exiting.
     pub async fn acquire(&mut self) -> Result<(), LeaderError> {
         let mut last_holder: Option<String> = None;
         loop {
-            match self.try_once().await? {
+            let attempt = match self.try_once().await {
+                Ok(attempt) => attempt,
+                Err(error) => {
+                    tracing::warn!(
+                        error = &error as &dyn std::error::Error,
+                        "cannot read the leader Lease; retrying"
+                    );
+                    Attempt::Lost
+                }
+            };
+            match attempt {
                 Attempt::Holding => {
                     tracing::info!(lease = %self.config.lease_name, identity = %self.config.identity, "became the leader");
                     self.role.send_replace(Role::Leader);
@@ -225,11 +240,15 @@ impl Elector {
                 let spec = lease.spec.get_or_insert_with(LeaseSpec::default);
                 spec.renew_time = Some(now);
                 spec.lease_duration_seconds = Some(seconds(self.config.lease_duration));
-                self.api.replace(&name, &PostParams::default(), &lease).await
+                self.api
+                    .replace(&name, &PostParams::default(), &lease)
+                    .await
             }
             (Decision::Acquire { transitions }, Some(mut lease)) => {
                 lease.spec = Some(self.spec(now.clone(), now, *transitions));
-                self.api.replace(&name, &PostParams::default(), &lease).await
+                self.api
+                    .replace(&name, &PostParams::default(), &lease)
+                    .await
             }
             (Decision::Renew | Decision::Acquire { .. }, None) => return Ok(Attempt::Lost),
         };
