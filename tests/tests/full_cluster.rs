@@ -127,10 +127,10 @@ fn processes_of_pod(uid: &str, comm: &str) -> anyhow::Result<Vec<String>> {
         let Ok(name) = std::fs::read_to_string(path.join("comm")) else {
             continue;
         };
-        if name.trim() == comm {
-            if let Ok(status) = std::fs::read_to_string(path.join("status")) {
-                found.push(status);
-            }
+        if name.trim() == comm
+            && let Ok(status) = std::fs::read_to_string(path.join("status"))
+        {
+            found.push(status);
         }
     }
     Ok(found)
