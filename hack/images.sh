@@ -9,6 +9,7 @@
 #
 # OLM_RS_IMAGE_PROFILE=release (default: what users deploy, and what the README's sizes are of) or debug (the
 # binaries `cargo build` already made, debug info stripped; hack/test.sh uses it to spare CI a release build).
+# OLM_RS_IMAGES_NO_BUILD=1 skips the release `cargo build` and keeps the archives already built.
 #
 # Images (all tagged :dev; deploy/ refers to them, override with kustomize `images:`):
 #   localhost/olm-rs/olm-operator      olm-operator (release build)
@@ -63,8 +64,10 @@ build() {
   local bin
   case "$PROFILE" in
     release)
-      log "release build of olm-operator, catalog-operator, registry (CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
-      cargo build --release --locked -p olm-operator -p catalog-operator -p registry >&2
+      if [ -z "${OLM_RS_IMAGES_NO_BUILD:-}" ]; then
+        log "release build of olm-operator, catalog-operator, registry (CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
+        cargo build --release --locked -p olm-operator -p catalog-operator -p registry >&2
+      fi
       bin="$CARGO_TARGET_DIR/release" ;;
     debug)
       cargo build --locked -p olm-operator -p catalog-operator -p registry >&2
