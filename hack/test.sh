@@ -24,8 +24,8 @@ k8s_build=$!
 started_cluster=0
 started_full=0
 cleanup() {
-  if [ "$started_full" = 1 ] && [ -z "${OLM_RS_KEEP_CLUSTER:-}" ] && hack/full-cluster.sh status | grep -q ' running'; then
-    hack/full-cluster.sh down || true
+  if [ "$started_full" = 1 ] && [ -z "${OLM_RS_KEEP_CLUSTER:-}" ]; then
+    case "$(hack/full-cluster.sh status || true)" in *' running'*) hack/full-cluster.sh down || true ;; esac
   fi
   if [ "$started_cluster" = 1 ] && [ -z "${OLM_RS_KEEP_CLUSTER:-}" ]; then hack/control-plane.sh down || true; fi
 }
@@ -47,7 +47,7 @@ OLM_RS_NODE_SIM="$CARGO_TARGET_DIR/debug/node-sim" hack/control-plane.sh up >/de
 # The full cluster (real pods): the test starts it (hack/full-cluster.sh up) from images of this debug build.
 export OLM_RS_IMAGE_PROFILE="${OLM_RS_IMAGE_PROFILE:-debug}"
 if why=$(hack/full-cluster.sh check); then
-  if ! hack/full-cluster.sh status | grep -q 'kubelet running'; then started_full=1; fi
+  case "$(hack/full-cluster.sh status || true)" in *'kubelet running'*) ;; *) started_full=1 ;; esac
   log "full-cluster test: will run (real pods; hack/full-cluster.sh up)"
 else
   export OLM_RS_FULL_CLUSTER=skip
