@@ -158,10 +158,26 @@ const OLM_OPERATOR: &[(&str, &str, Scope, Answer)] = &[
         Yes,
     ),
     ("patch", "namespaces", AllNamespaces, Yes),
-    ("watch", "subscriptions.operators.coreos.com", AllNamespaces, Yes),
+    (
+        "watch",
+        "subscriptions.operators.coreos.com",
+        AllNamespaces,
+        Yes,
+    ),
+    (
+        "create",
+        "operatorconditions.operators.coreos.com",
+        AllNamespaces,
+        Yes,
+    ),
     ("update", "leases.coordination.k8s.io", Own, Yes),
     // What it must not.
-    ("update", "subscriptions.operators.coreos.com", AllNamespaces, No),
+    (
+        "update",
+        "subscriptions.operators.coreos.com",
+        AllNamespaces,
+        No,
+    ),
     ("get", "secrets", AllNamespaces, No),
     ("list", "secrets", Own, No),
     ("list", "configmaps", AllNamespaces, No),
