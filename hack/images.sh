@@ -4,7 +4,7 @@
 # hack/images/mkoci.py (Python stdlib only). Users with Docker can use the Dockerfile instead.
 #
 #   hack/images.sh          build every image into $OLM_RS_IMAGES (default ~/.cache/olm-rs/images/<profile>);
-#                           an archive newer than its inputs is kept; print sizes
+#                           an archive is kept while its recorded inputs are unchanged; print sizes
 #   hack/images.sh sizes    print the sizes of the archives already built
 #
 # OLM_RS_IMAGE_PROFILE=release (default: what users deploy, and what the README's sizes are of) or debug (the
@@ -45,14 +45,18 @@ PY
   done
 }
 
-# fresh IMAGE INPUT...: the archive exists and is newer than every input (files, or folders' files).
+# fresh IMAGE INPUT...: the archive exists and was built from exactly these inputs (path, size and mtime of every
+# file, folders walked, plus mkoci.py), so archives from another target folder or an older build are never reused.
+# When not fresh, the archive is removed and the new inputs recorded: if its build then fails, the missing
+# archive makes the next run build it again.
 fresh() {
-  local archive="$OUT/$1.oci.tar"; shift
-  [ -f "$archive" ] || return 1
-  local input
-  for input in "$@" hack/images/mkoci.py; do
-    [ -z "$(find "$input" -newer "$archive" -print -quit 2>/dev/null)" ] || return 1
-  done
+  local image=$1; shift
+  local archive="$OUT/$image.oci.tar" stamp="$OUT/$image.inputs"
+  local now; now=$(find "$@" hack/images/mkoci.py -type f -printf '%p %s %T@\n' 2>/dev/null | sort)
+  if [ -f "$archive" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$now" ]; then return 0; fi
+  rm -f "$archive"
+  printf '%s\n' "$now" > "$stamp"
+  return 1
 }
 
 need() { command -v "$1" >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >&2; }; }
@@ -72,8 +76,11 @@ build() {
     debug)
       cargo build --locked -p olm-operator -p catalog-operator -p registry >&2
       bin="$OUT/stripped"; mkdir -p "$bin"
+      # Strip every time (a second or two) but keep the old file when identical, so its mtime, and the archive
+      # built from it, stay valid; a binary from another target folder or build replaces it.
       for b in olm-operator catalog-operator registry; do
-        if [ ! "$bin/$b" -nt "$CARGO_TARGET_DIR/debug/$b" ]; then strip --strip-debug -o "$bin/$b" "$CARGO_TARGET_DIR/debug/$b"; fi
+        strip --strip-debug -o "$bin/$b.new" "$CARGO_TARGET_DIR/debug/$b"
+        if cmp -s "$bin/$b.new" "$bin/$b"; then rm -f "$bin/$b.new"; else mv "$bin/$b.new" "$bin/$b"; fi
       done ;;
     *) log "OLM_RS_IMAGE_PROFILE must be release or debug"; exit 2 ;;
   esac
