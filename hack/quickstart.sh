@@ -71,9 +71,15 @@ spec: {name: etcd, channel: singlenamespace-alpha, source: sample-catalog, sourc
 YAML
 log "subscribed to etcd (channel singlenamespace-alpha); waiting for the CSV at the channel head to succeed"
 start_t=$(date +%s)
-if ! kubectl wait -n "$NS" --for=jsonpath='{.status.phase}'=Succeeded csv/etcdoperator.v0.9.4 --timeout="${QUICKSTART_TIMEOUT:-300}s" >/dev/null 2>&1; then
-  log "etcdoperator.v0.9.4 did not reach Succeeded in time"; kubectl get sub,ip,csv,deploy -n "$NS" -o wide || true; exit 1
-fi
+# Poll the phase (the CSV does not exist yet when we start, which `kubectl wait` treats as an error, and
+# `--for=jsonpath` needs kubectl 1.23+ while Debian's kubernetes-client is 1.20).
+deadline=$(( start_t + ${QUICKSTART_TIMEOUT:-300} ))
+until [ "$(kubectl get csv -n "$NS" etcdoperator.v0.9.4 -o jsonpath='{.status.phase}' 2>/dev/null)" = Succeeded ]; do
+  if [ "$(date +%s)" -ge "$deadline" ]; then
+    log "etcdoperator.v0.9.4 did not reach Succeeded in time"; kubectl get sub,ip,csv,deploy -n "$NS" -o wide || true; exit 1
+  fi
+  sleep 0.5
+done
 log "installed the channel head (etcdoperator.v0.9.4) in $(( $(date +%s) - start_t )) s"
 kubectl get catsrc,sub,ip,csv,deploy -n "$NS"
 log "everything keeps running; stop it with: hack/quickstart.sh down"
