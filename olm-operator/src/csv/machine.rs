@@ -181,10 +181,11 @@ pub fn decide(o: &Observed) -> Decision {
             } else {
                 Step::Stay
             };
+            // The group requeues us when the APIs change; the recheck covers a requeue that raced its store.
             return Decision {
                 step,
                 effects: vec![Effect::CleanupDeployments],
-                next: Next::Idle,
+                next: Next::After(GROUP_RECHECK),
             };
         }
     }

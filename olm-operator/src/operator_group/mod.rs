@@ -48,6 +48,8 @@ pub struct OperatorGroupActor {
     siblings: Option<usize>,
     /// Copies created by this actor and not yet seen in the CSV store.
     created: BTreeSet<ObjectKey>,
+    /// The APIs of the last successful sync (CSVs providing one it dropped are requeued).
+    apis: provided_apis::ApiSet,
 }
 
 impl Actor for OperatorGroupActor {
@@ -70,6 +72,7 @@ impl ObjectActor for OperatorGroupActor {
             api_roles_done: BTreeSet::new(),
             siblings: None,
             created: BTreeSet::new(),
+            apis: Default::default(),
         }
     }
 }
@@ -172,7 +175,13 @@ impl Handler<Sync> for OperatorGroupActor {
                     .is_none()
             });
         }
-        let plan = match plan::plan(&self.shared, &group, &self.api_roles_done, &self.created) {
+        let plan = match plan::plan(
+            &self.shared,
+            &group,
+            &self.api_roles_done,
+            &self.created,
+            &self.apis,
+        ) {
             Ok(plan) => plan,
             Err(error) => {
                 tracing::warn!(og = %self.key, error = &error as &dyn std::error::Error, "cannot sync operator group");
@@ -188,6 +197,7 @@ impl Handler<Sync> for OperatorGroupActor {
         let roles_changed =
             self.group_roles_hash.as_deref() != Some(plan.group_roles_hash.as_str());
         let fingerprint_changed = self.fingerprint.as_deref() != Some(plan.fingerprint.as_str());
+        let apis = plan.apis.clone();
         let siblings_changed = self.siblings != Some(plan.groups_in_namespace);
         let fut = async move {
             notify::apply(
@@ -210,6 +220,7 @@ impl Handler<Sync> for OperatorGroupActor {
                 }
                 act.created.extend(outcome.created);
                 if outcome.ok {
+                    act.apis = apis;
                     act.fingerprint = Some(outcome.fingerprint);
                     act.group_roles_hash = Some(outcome.group_roles_hash);
                 } else {

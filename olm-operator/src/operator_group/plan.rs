@@ -33,8 +33,11 @@ pub struct Plan {
     pub copies: Vec<CopyWrite>,
     /// Changes when the targets or the APIs change: CSVs are requeued then.
     pub fingerprint: String,
-    /// CSVs to requeue when the fingerprint changed: members and every CSV providing one of the APIs.
+    /// CSVs to requeue when the fingerprint changed: members and every CSV providing one of the APIs (now or
+    /// at the previous sync: a CSV failed on an API this group just dropped must look again).
     pub requeue: Vec<ObjectKey>,
+    /// The APIs the group stands for at this sync (the next sync's `previous_apis`).
+    pub apis: ApiSet,
     pub groups_in_namespace: usize,
     /// The operators' RBAC copied into target namespaces or lifted cluster-wide, not yet applied.
     pub tenant_rbac: Vec<TenantRbac>,
@@ -101,6 +104,7 @@ pub fn plan(
     group: &Arc<OperatorGroup>,
     done_api_roles: &BTreeSet<String>,
     created: &BTreeSet<ObjectKey>,
+    previous_apis: &ApiSet,
 ) -> Result<Plan, Error> {
     let stores = &shared.stores;
     let (Some(ns_store), Some(csv_store), Some(og_store)) = (
@@ -264,10 +268,12 @@ pub fn plan(
         .filter(|c| {
             c.metadata.namespace.as_deref() == Some(group_ns.as_str())
                 || !provided_apis::of_csv(c).is_disjoint(&apis)
+                || !provided_apis::of_csv(c).is_disjoint(previous_apis)
         })
         .filter_map(|c| ObjectKey::of(c.as_ref()))
         .collect();
     Ok(Plan {
+        apis,
         copy_warnings,
         label_account,
         status,
