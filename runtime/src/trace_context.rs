@@ -83,22 +83,31 @@ mod tests {
     use opentelemetry::trace::TracerProvider as _;
     use tracing_subscriber::layer::SubscriberExt;
 
-    #[test]
-    fn a_trace_id_survives_annotations_from_writer_to_reader() {
+    /// Run `f` with an OpenTelemetry tracing layer installed.
+    fn with_tracer(f: impl FnOnce()) {
         let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
         let tracer = provider.tracer("test");
         let subscriber =
             tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(tracer));
-        tracing::subscriber::with_default(subscriber, || {
+        tracing::subscriber::with_default(subscriber, f);
+    }
+
+    fn current_trace_id() -> opentelemetry::trace::TraceId {
+        tracing::Span::current()
+            .context()
+            .span()
+            .span_context()
+            .trace_id()
+    }
+
+    #[test]
+    fn a_trace_id_survives_annotations_from_writer_to_reader() {
+        with_tracer(|| {
             let mut annotations = BTreeMap::new();
             let writer = tracing::info_span!("catalog.resolve");
             let written = writer.in_scope(|| {
                 inject_current(&mut annotations);
-                tracing::Span::current()
-                    .context()
-                    .span()
-                    .span_context()
-                    .trace_id()
+                current_trace_id()
             });
             assert!(
                 annotations.contains_key("tracing.olm.operatorframework.io/traceparent"),
@@ -106,43 +115,23 @@ mod tests {
             );
             let reader = tracing::info_span!("csv.reconcile");
             assert!(adopt_parent(&reader, &annotations));
-            let read = reader.in_scope(|| {
-                tracing::Span::current()
-                    .context()
-                    .span()
-                    .span_context()
-                    .trace_id()
-            });
+            let read = reader.in_scope(|| current_trace_id());
             assert_eq!(written, read);
         });
     }
 
     #[test]
     fn a_linked_span_starts_its_own_trace() {
-        let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
-        let tracer = provider.tracer("test");
-        let subscriber =
-            tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(tracer));
-        tracing::subscriber::with_default(subscriber, || {
+        with_tracer(|| {
             let mut annotations = BTreeMap::new();
             let writer = tracing::info_span!("catalog.resolve");
             let written = writer.in_scope(|| {
                 inject_current(&mut annotations);
-                tracing::Span::current()
-                    .context()
-                    .span()
-                    .span_context()
-                    .trace_id()
+                current_trace_id()
             });
             let reader = tracing::info_span!("csv.reconcile");
             assert!(join(&reader, &annotations, Join::Link));
-            let read = reader.in_scope(|| {
-                tracing::Span::current()
-                    .context()
-                    .span()
-                    .span_context()
-                    .trace_id()
-            });
+            let read = reader.in_scope(|| current_trace_id());
             assert_ne!(written, read, "a link is not a parent");
         });
     }

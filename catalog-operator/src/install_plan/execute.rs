@@ -193,16 +193,7 @@ async fn preflight(cx: &Context<'_>, steps: &[Step]) -> Result<(), StepError> {
             && matches!(s.status, StepStatus::Unknown | StepStatus::NotPresent)
     });
     for step in pending {
-        let (ar, _) = cx
-            .kinds
-            .resolve(
-                cx.client,
-                "apiextensions.k8s.io",
-                "v1",
-                "CustomResourceDefinition",
-            )
-            .await?;
-        let api: Api<DynamicObject> = Api::all_with(cx.client.clone(), &ar);
+        let api = crd_api(cx).await?;
         let Some(existing) = api.get_opt(&step.resource.name).await? else {
             continue;
         };
@@ -218,7 +209,8 @@ async fn preflight(cx: &Context<'_>, steps: &[Step]) -> Result<(), StepError> {
     Ok(())
 }
 
-async fn crd_ready(cx: &Context<'_>, step: &Step) -> Result<StepStatus, StepError> {
+/// The CustomResourceDefinitions API (apiextensions.k8s.io/v1), resolved through the kinds cache.
+async fn crd_api(cx: &Context<'_>) -> Result<Api<DynamicObject>, StepError> {
     let (ar, _) = cx
         .kinds
         .resolve(
@@ -228,7 +220,11 @@ async fn crd_ready(cx: &Context<'_>, step: &Step) -> Result<StepStatus, StepErro
             "CustomResourceDefinition",
         )
         .await?;
-    let api: Api<DynamicObject> = Api::all_with(cx.client.clone(), &ar);
+    Ok(Api::all_with(cx.client.clone(), &ar))
+}
+
+async fn crd_ready(cx: &Context<'_>, step: &Step) -> Result<StepStatus, StepError> {
+    let api = crd_api(cx).await?;
     let crd = api.get(&step.resource.name).await?;
     let v = serde_json::to_value(&crd).unwrap_or_default();
     Ok(if is_established(&v) {
