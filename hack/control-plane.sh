@@ -33,6 +33,8 @@ log() { echo "control-plane: $*" >&2; }
 
 # shellcheck source=hack/lib/apt.sh
 . "$(dirname "$0")/lib/apt.sh"
+# shellcheck source=hack/lib/aggregation.sh
+. "$(dirname "$0")/lib/aggregation.sh"
 
 # Resolve binaries into ETCD_BIN / APISERVER_BIN / KCM_BIN.
 resolve_binaries() {
@@ -83,6 +85,8 @@ up() {
     openssl rsa -in "$STATE/certs/sa.key" -pubout -out "$STATE/certs/sa.pub" 2>/dev/null
   fi
   echo "$TOKEN,olm-rs-admin,olm-rs-admin,system:masters" > "$STATE/tokens.csv"
+  aggregation_certs "$STATE/certs"
+  local agg_flags; mapfile -t agg_flags < <(aggregation_flags "$STATE/certs")
   setsid "$ETCD_BIN" --data-dir "$STATE/etcd-data" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
     --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-cluster "default=http://127.0.0.1:$ETCD_PEER_PORT" \
@@ -92,7 +96,7 @@ up() {
     --advertise-address 127.0.0.1 --cert-dir "$STATE/certs" --token-auth-file "$STATE/tokens.csv" --authorization-mode RBAC \
     --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$STATE/certs/sa.pub" \
     --service-account-signing-key-file "$STATE/certs/sa.key" --service-cluster-ip-range 10.0.0.0/24 \
-    --allow-privileged=true >"$STATE/kube-apiserver.log" 2>&1 < /dev/null & echo $! > "$STATE/kube-apiserver.pid"
+    --allow-privileged=true "${agg_flags[@]}" >"$STATE/kube-apiserver.log" 2>&1 < /dev/null & echo $! > "$STATE/kube-apiserver.pid"
   wait_ready "https://127.0.0.1:$API_PORT/readyz" kube-apiserver 90
   cat > "$STATE/kubeconfig" <<KC
 apiVersion: v1

@@ -63,6 +63,8 @@ log() { echo "full-cluster: $*" >&2; }
 
 # shellcheck source=hack/lib/apt.sh
 . "$(dirname "$0")/lib/apt.sh"
+# shellcheck source=hack/lib/aggregation.sh
+. "$(dirname "$0")/lib/aggregation.sh"
 
 # Why this machine cannot run the full cluster, or nothing.
 unsupported() {
@@ -315,6 +317,8 @@ up() {
     openssl rsa -in "$STATE/certs/sa.key" -pubout -out "$STATE/certs/sa.pub" 2>/dev/null
   fi
   echo "$TOKEN,olm-rs-admin,olm-rs-admin,system:masters" > "$STATE/tokens.csv"
+  aggregation_certs "$STATE/certs"
+  local agg_flags; mapfile -t agg_flags < <(aggregation_flags "$STATE/certs")
   start_proc etcd etcd --data-dir "$STATE/etcd-data" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
     --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-cluster "default=http://127.0.0.1:$ETCD_PEER_PORT" \
@@ -327,7 +331,8 @@ up() {
     --secure-port "$API_PORT" --bind-address 0.0.0.0 --advertise-address "$ip" --cert-dir "$STATE/certs" \
     --token-auth-file "$STATE/tokens.csv" --authorization-mode Node,RBAC --service-account-issuer https://kubernetes.default.svc \
     --service-account-key-file "$STATE/certs/sa.pub" --service-account-signing-key-file "$STATE/certs/sa.key" \
-    --service-cluster-ip-range 10.0.0.0/24 --allow-privileged=true --kubelet-preferred-address-types InternalIP,Hostname
+    --service-cluster-ip-range 10.0.0.0/24 --allow-privileged=true --kubelet-preferred-address-types InternalIP,Hostname \
+    "${agg_flags[@]}"
   wait_for 90 kube-apiserver curl -ksf -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$API_PORT/readyz"
   cat > "$STATE/kubeconfig" <<KC
 apiVersion: v1
