@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::csv::{self, BundleSource, CsvFacts};
-use crate::documents::{is_manifest_file, read_documents};
+use crate::documents::{is_manifest_file, read_documents, read_first_document};
 use crate::error::{LoadError, Result};
 use crate::model::{Bundle, Catalog, Channel, ChannelEntry, Package};
 
@@ -54,6 +54,8 @@ pub struct BundleDir {
     pub default_channel: Option<String>,
     pub bundle: Bundle,
     pub facts: CsvFacts,
+    /// Files of the folder with documents after the first, which were ignored (as OLM does).
+    pub notes: Vec<String>,
 }
 
 pub fn is_bundle_dir(dir: &Path) -> bool {
@@ -92,8 +94,11 @@ pub fn read_bundle_dir(dir: &Path) -> Result<BundleDir> {
     let mut annotations: Option<serde_json::Map<String, Value>> = None;
     let mut dependencies = Vec::new();
     let mut properties = Vec::new();
+    let mut notes = Vec::new();
     for f in files_in(&dir.join("metadata"))? {
-        for doc in read_documents(&f)? {
+        let first = read_first_document(&f)?;
+        notes.extend(first.note);
+        for doc in first.document {
             if let Some(a) = doc.value.get("annotations").and_then(Value::as_object) {
                 annotations = Some(a.clone());
             }
@@ -130,12 +135,9 @@ pub fn read_bundle_dir(dir: &Path) -> Result<BundleDir> {
         .collect();
     let mut objects = Vec::new();
     for f in files_in(&dir.join("manifests"))? {
-        objects.extend(
-            read_documents(&f)?
-                .into_iter()
-                .map(|d| d.value)
-                .filter(Value::is_object),
-        );
+        let first = read_first_document(&f)?;
+        notes.extend(first.note);
+        objects.extend(first.document.map(|d| d.value).filter(Value::is_object));
     }
     let csvs: Vec<&Value> = objects.iter().filter(|o| csv::is_csv(o)).collect();
     let csv_value = match csvs.as_slice() {
@@ -163,6 +165,7 @@ pub fn read_bundle_dir(dir: &Path) -> Result<BundleDir> {
         default_channel: ann(DEFAULT_CHANNEL_ANNOTATION),
         bundle,
         facts,
+        notes,
     })
 }
 
@@ -206,8 +209,10 @@ pub fn load_tree(root: &Path) -> Result<Catalog> {
     let mut by_package: BTreeMap<String, (GraphMode, Vec<BundleDir>)> = BTreeMap::new();
     let dirs = find_bundle_dirs(root)?;
     let read = crate::documents::parallel_map(&dirs, |d| read_bundle_dir(d));
+    let mut notes = Vec::new();
     for (dir, b) in dirs.iter().zip(read) {
-        let b = b?;
+        let mut b = b?;
+        notes.append(&mut b.notes);
         let mode = graph_mode(dir);
         by_package
             .entry(b.package.clone())
@@ -215,7 +220,10 @@ pub fn load_tree(root: &Path) -> Result<Catalog> {
             .1
             .push(b);
     }
-    let mut catalog = Catalog::default();
+    let mut catalog = Catalog {
+        notes,
+        ..Catalog::default()
+    };
     for (name, (mut mode, dirs)) in by_package {
         // A package whose CSVs declare no edges at all can only be ordered by version.
         if dirs

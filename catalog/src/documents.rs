@@ -56,6 +56,31 @@ pub fn read_documents(path: &Path) -> Result<Vec<Document>, LoadError> {
     Ok(with_origins(path, values))
 }
 
+/// The first document of a bundle file, as operator-registry reads it: it decodes one document per file of a
+/// bundle's `manifests/` and `metadata/` and of a package-manifest folder, and only warns about the rest. Reading
+/// them all would expose CRDs and APIs OLM never sees (a real 2021 litmuschaos bundle has three CRDs in one file).
+#[derive(Debug, Clone)]
+pub struct FirstDocument {
+    pub document: Option<Document>,
+    /// A warning naming the file when it holds more documents than the first.
+    pub note: Option<String>,
+}
+
+/// Reads `path` keeping only its first (non-empty) document; see [`FirstDocument`].
+pub fn read_first_document(path: &Path) -> Result<FirstDocument, LoadError> {
+    let mut documents = read_documents(path)?.into_iter();
+    let document = documents.next();
+    let ignored = documents.count();
+    let note = (ignored > 0).then(|| {
+        format!(
+            "{}: {ignored} more document(s) after the first ignored (OLM reads one document per bundle file); \
+             put each object in a file of its own",
+            path.display()
+        )
+    });
+    Ok(FirstDocument { document, note })
+}
+
 /// Tags the documents of one file with their origins (1-based index), leaving out empty (null) ones.
 pub fn with_origins(path: &Path, values: Vec<Value>) -> Vec<Document> {
     let file: Arc<Path> = Arc::from(path);
@@ -133,6 +158,37 @@ mod tests {
     #[case::empty_yaml_file("", 0)]
     fn streams_split_into_documents(#[case] text: &str, #[case] count: usize) {
         assert_eq!(parse_documents(text).unwrap().len(), count);
+    }
+
+    #[rstest]
+    #[case::one_document("kind: A\n", Some("A"), false)]
+    #[case::three_documents_keep_the_first(
+        "kind: A\n---\nkind: B\n---\nkind: C\n",
+        Some("A"),
+        true
+    )]
+    #[case::a_leading_empty_document_is_not_the_first("---\n---\nkind: B\n", Some("B"), false)]
+    #[case::an_empty_file("", None, false)]
+    fn only_the_first_document_of_a_bundle_file_is_read(
+        #[case] text: &str,
+        #[case] kind: Option<&str>,
+        #[case] warned: bool,
+    ) {
+        let dir = std::env::temp_dir().join(format!(
+            "catalog-first-doc-{}-{}",
+            std::process::id(),
+            text.len()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("crds.yaml");
+        std::fs::write(&path, text).unwrap();
+        let first = read_first_document(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let got = first
+            .document
+            .map(|d| d.value["kind"].as_str().unwrap().to_owned());
+        assert_eq!(got.as_deref(), kind);
+        assert_eq!(first.note.is_some(), warned, "{:?}", first.note);
     }
 
     #[rstest]

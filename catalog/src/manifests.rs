@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::csv::{self, BundleSource};
-use crate::documents::{Document, is_manifest_file, read_documents};
+use crate::documents::{Document, is_manifest_file, read_first_document};
 use crate::error::{LoadError, Result};
 use crate::model::{Catalog, Channel, Package};
 
@@ -115,7 +115,7 @@ pub fn owned_crds<'a>(csv: &Value, crds: &'a [Value]) -> Vec<&'a Value> {
 pub fn load_dir(root: &Path) -> Result<Catalog> {
     let mut catalog = Catalog::default();
     for pkg_dir in package_dirs(root)? {
-        let pkg = load_package_dir(&pkg_dir)?;
+        let pkg = load_package_dir(&pkg_dir, &mut catalog.notes)?;
         let name = pkg.name.clone();
         if catalog.packages.insert(name.clone(), pkg).is_some() {
             return Err(LoadError::DuplicatePackage(name));
@@ -170,7 +170,9 @@ fn package_dirs(root: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-fn load_package_dir(dir: &Path) -> Result<Package> {
+/// Loads one package folder. Each file contributes its first document only, as operator-registry reads
+/// package manifests; files with more are named in `notes`.
+fn load_package_dir(dir: &Path, notes: &mut Vec<String>) -> Result<Package> {
     let bad = |message: String| LoadError::Manifest {
         path: dir.to_path_buf(),
         message,
@@ -178,7 +180,9 @@ fn load_package_dir(dir: &Path) -> Result<Package> {
     let mut manifest = None;
     let mut flat: Vec<Document> = Vec::new();
     for f in yaml_files(dir)? {
-        for doc in read_documents(&f)? {
+        let first = read_first_document(&f)?;
+        notes.extend(first.note);
+        for doc in first.document {
             if is_package_manifest(&doc.value) {
                 let m = PackageManifest::deserialize(&doc.value)
                     .map_err(|e| bad(format!("{}: invalid package manifest: {e}", doc.origin)))?;
@@ -214,7 +218,9 @@ fn load_package_dir(dir: &Path) -> Result<Package> {
     for sub in subdirs {
         let mut docs = Vec::new();
         for f in yaml_files(&sub)? {
-            docs.extend(read_documents(&f)?.into_iter().map(|d| d.value));
+            let first = read_first_document(&f)?;
+            notes.extend(first.note);
+            docs.extend(first.document.map(|d| d.value));
         }
         let others: Vec<Value> = docs.iter().filter(|v| !csv::is_csv(v)).cloned().collect();
         for c in docs.iter().filter(|v| csv::is_csv(v)) {

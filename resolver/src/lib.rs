@@ -12,6 +12,7 @@
 //! ```
 
 mod candidates;
+pub mod cel;
 pub mod channel;
 pub mod explain;
 pub mod from_catalog;

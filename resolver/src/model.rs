@@ -116,7 +116,8 @@ pub struct BundleEntry {
     pub properties: Vec<Property>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub bundle_path: String,
-    /// Marked by an `olm.deprecations` bundle entry or an `olm.deprecated` property; never chosen.
+    /// Marked by an `olm.deprecated` property; never chosen. (A catalog's `olm.deprecations` notice is only
+    /// reported on the Subscription, as in OLM v0.)
     #[serde(default)]
     pub deprecated: bool,
 }

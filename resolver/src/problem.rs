@@ -13,7 +13,7 @@ use semver::Version;
 
 use crate::channel::{self, ChannelError};
 use crate::explain::BundleRef;
-use crate::model::{BundleEntry, CatalogKey, CatalogSnapshot, CsvPhase, Gvk, Namespace};
+use crate::model::{BundleEntry, CatalogKey, CatalogSnapshot, CsvPhase, Gvk, Namespace, Property};
 use crate::range::VersionRange;
 use crate::requirement::{self, Dependency, Requirement};
 
@@ -242,6 +242,17 @@ impl<'a> Problem<'a> {
         }
     }
 
+    /// The properties of a variable's bundle (catalog entry or installed CSV).
+    pub fn properties(&self, v: VarId) -> &'a [Property] {
+        match self.vars[v as usize].source {
+            Source::Installed(i) => &self.ns.installed[i].properties,
+            Source::Catalog { catalog, entry } => self.catalogs[catalog]
+                .bundles
+                .get(entry)
+                .map_or(&[], |e| e.properties.as_slice()),
+        }
+    }
+
     pub fn catalog_index(&self, key: &CatalogKey) -> Option<usize> {
         self.catalogs.iter().position(|c| &c.key == key)
     }
@@ -332,6 +343,12 @@ impl<'a> Problem<'a> {
                     .copied()
                     .filter(|&v| range.contains(&self.vars[v as usize].version)),
             ),
+            Requirement::Label(label) => out.extend(
+                (0..self.vars.len() as VarId).filter(|&v| has_label(self.properties(v), label)),
+            ),
+            Requirement::Cel(rule) => out.extend(
+                (0..self.vars.len() as VarId).filter(|&v| rule.matches(self.properties(v))),
+            ),
             Requirement::Any(all) | Requirement::None(all) => {
                 for r in all {
                     self.collect(r, out);
@@ -352,6 +369,14 @@ impl<'a> Problem<'a> {
             })
             .collect()
     }
+}
+
+/// OLM's `LabelPredicate`: an `olm.label` property whose `label` is `label`.
+fn has_label(properties: &[Property], label: &str) -> bool {
+    properties.iter().any(|p| {
+        p.type_ == "olm.label"
+            && p.value.get("label").and_then(serde_json::Value::as_str) == Some(label)
+    })
 }
 
 /// Installed CSVs hidden by fail-forward: `Replacing` ones whose replacement chain ends in a `Failed` CSV.

@@ -1,13 +1,15 @@
 //! A bundle's dependencies, read from its required APIs and its properties.
 //!
-//! Understood property types: `olm.gvk.required`, `olm.package.required` and `olm.constraint` with `gvk`,
-//! `package`, `all`, `any` and `not` (CEL rules are reported as unsupported). Provided APIs come from
+//! Understood property types: `olm.gvk.required`, `olm.package.required`, `olm.label.required` and
+//! `olm.constraint` with `gvk`, `package`, `all`, `any`, `not` and `cel` (OLM's CEL environment, see
+//! [`crate::cel`]). Provided APIs come from
 //! `providedApis` plus `olm.gvk` properties. Other property types are ignored, as OLM ignores them.
 
 use std::fmt;
 
 use serde::Deserialize;
 
+use crate::cel::CelRule;
 use crate::model::{Gvk, Property};
 use crate::range::VersionRange;
 
@@ -18,6 +20,10 @@ pub enum Requirement {
     Gvk(Gvk),
     /// Some selected bundle of this package has a version in the range.
     Package { name: String, range: VersionRange },
+    /// Some selected bundle carries an `olm.label` property with this label (`olm.label.required`).
+    Label(String),
+    /// Some selected bundle's properties satisfy this CEL rule (`olm.constraint` with `cel`).
+    Cel(CelRule),
     /// At least one of these holds (only `Gvk`/`Package`/`Any` inside).
     Any(Vec<Requirement>),
     /// No selected bundle satisfies any of these (only `Gvk`/`Package` inside).
@@ -42,6 +48,10 @@ impl fmt::Display for Requirement {
                 f.write_str("none of [")?;
                 write_list(f, all)?;
                 f.write_str("]")
+            }
+            Requirement::Label(label) => write!(f, "a bundle with label `{label}`"),
+            Requirement::Cel(rule) => {
+                write!(f, "a bundle whose properties satisfy `{}`", rule.rule())
             }
             Requirement::Unsupported(text) => write!(f, "unsupported constraint {text}"),
         }
@@ -70,6 +80,12 @@ pub struct Dependency {
 pub enum PropertyError {
     #[error("property {kind} has an unreadable value: {reason}")]
     Shape { kind: String, reason: String },
+    #[error("property {kind} has a CEL rule that does not compile: `{rule}`: {reason}")]
+    Cel {
+        kind: String,
+        rule: String,
+        reason: String,
+    },
     #[error("property {kind} has an invalid versionRange `{text}`")]
     Range {
         kind: String,
@@ -95,6 +111,16 @@ struct GvkValue {
 }
 
 #[derive(Deserialize)]
+struct LabelValue {
+    label: String,
+}
+
+#[derive(Deserialize)]
+struct CelValue {
+    rule: String,
+}
+
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ConstraintValue {
     #[serde(default)]
@@ -110,7 +136,7 @@ struct ConstraintValue {
     #[serde(default)]
     not: Option<Compound>,
     #[serde(default)]
-    cel: Option<serde_json::Value>,
+    cel: Option<CelValue>,
 }
 
 #[derive(Deserialize)]
@@ -185,6 +211,13 @@ pub fn dependencies(
                     failure_message: None,
                 });
             }
+            "olm.label.required" => {
+                let v = LabelValue::deserialize(&p.value).map_err(|e| shape(kind, e))?;
+                push(Dependency {
+                    requirement: Requirement::Label(v.label),
+                    failure_message: None,
+                });
+            }
             "olm.constraint" => {
                 let v = ConstraintValue::deserialize(&p.value).map_err(|e| shape(kind, e))?;
                 let failure_message = v.failure_message.clone();
@@ -238,7 +271,10 @@ fn constraint(v: &ConstraintValue) -> Result<Vec<Requirement>, PropertyError> {
         for c in &not.constraints {
             for r in constraint(c)? {
                 match r {
-                    Requirement::Gvk(_) | Requirement::Package { .. } => options.push(r),
+                    Requirement::Gvk(_)
+                    | Requirement::Package { .. }
+                    | Requirement::Label(_)
+                    | Requirement::Cel(_) => options.push(r),
                     _ => {
                         return Ok(vec![Requirement::Unsupported(
                             "`not` over a compound constraint".into(),
@@ -249,8 +285,13 @@ fn constraint(v: &ConstraintValue) -> Result<Vec<Requirement>, PropertyError> {
         }
         out.push(Requirement::None(options));
     }
-    if v.cel.is_some() {
-        out.push(Requirement::Unsupported("`cel` rule".into()));
+    if let Some(cel) = &v.cel {
+        let rule = CelRule::compile(&cel.rule).map_err(|reason| PropertyError::Cel {
+            kind: KIND.to_owned(),
+            rule: cel.rule.clone(),
+            reason,
+        })?;
+        out.push(Requirement::Cel(rule));
     }
     if out.is_empty() {
         return Err(shape(
@@ -263,7 +304,10 @@ fn constraint(v: &ConstraintValue) -> Result<Vec<Requirement>, PropertyError> {
 
 fn is_positive(r: &Requirement) -> bool {
     match r {
-        Requirement::Gvk(_) | Requirement::Package { .. } => true,
+        Requirement::Gvk(_)
+        | Requirement::Package { .. }
+        | Requirement::Label(_)
+        | Requirement::Cel(_) => true,
         Requirement::Any(all) => all.iter().all(is_positive),
         Requirement::None(_) | Requirement::Unsupported(_) => false,
     }
@@ -274,6 +318,14 @@ pub fn dependency_as_property(type_: &str, value: &serde_json::Value) -> Option<
     match type_ {
         "olm.gvk" => Some(Property {
             type_: "olm.gvk.required".into(),
+            value: value.clone(),
+        }),
+        "olm.label" => Some(Property {
+            type_: "olm.label.required".into(),
+            value: value.clone(),
+        }),
+        "olm.constraint" => Some(Property {
+            type_: "olm.constraint".into(),
             value: value.clone(),
         }),
         "olm.package" => {
@@ -318,8 +370,14 @@ mod tests {
     #[case::a_not_constraint_forbids(
         prop("olm.constraint", json!({"not":{"constraints":[{"gvk":{"group":"g","version":"v","kind":"K"}}]}})),
         "none of [API K (g/v)]")]
-    #[case::a_cel_rule_is_reported_as_unsupported(
-        prop("olm.constraint", json!({"cel":{"rule":"true"}})), "unsupported constraint `cel` rule")]
+    #[case::a_cel_rule_is_a_predicate_on_properties(
+        prop("olm.constraint", json!({"cel":{"rule":"properties.exists(p, p.type == \"certified\")"}})),
+        "a bundle whose properties satisfy `properties.exists(p, p.type == \"certified\")`")]
+    #[case::a_required_label(
+        prop("olm.label.required", json!({"label":"stable"})), "a bundle with label `stable`")]
+    #[case::a_label_inside_any(
+        prop("olm.constraint", json!({"any":{"constraints":[{"cel":{"rule":"true"}},{"gvk":{"group":"g","version":"v","kind":"K"}}]}})),
+        "any of [a bundle whose properties satisfy `true`, API K (g/v)]")]
     fn properties_become_requirements(#[case] p: Property, #[case] expected: &str) {
         let deps = dependencies(&[], &[p]).unwrap();
         assert_eq!(deps.len(), 1);
@@ -330,6 +388,12 @@ mod tests {
     #[case::a_bad_range_names_the_text(
         prop("olm.package.required", json!({"packageName":"p","versionRange":"latest"})),
         "property olm.package.required has an invalid versionRange `latest`: `latest` is not a version: `latest` is not a number")]
+    #[case::a_cel_rule_that_does_not_compile_names_the_rule(
+        prop("olm.constraint", json!({"cel":{"rule":"properties.exists(p,"}})),
+        "property olm.constraint has a CEL rule that does not compile: `properties.exists(p,`")]
+    #[case::a_label_without_label_is_a_shape_error(
+        prop("olm.label.required", json!({"name":"x"})),
+        "property olm.label.required has an unreadable value: missing field `label`")]
     #[case::a_missing_field_is_a_shape_error(
         prop("olm.package.required", json!({"packageName":"p"})),
         "property olm.package.required has an unreadable value: missing field `versionRange`")]

@@ -98,6 +98,42 @@ fn check(n: &Namespace, want: &[(&str, Want)], steps: &[(&str, &str)]) {
            b("a.v1", "a", "alpha", "1.0.0").prop("olm.constraint", json!({"failureMessage": "needs a binder", "any": {"constraints": [
                {"package": {"packageName": "missing", "versionRange": ">=1.0.0"}}]}}))])]),
     vec![("s", Want::Failed("it requires any of [package missing with version in `>=1.0.0`] (\"needs a binder\"), and no bundle in the visible catalogs or the namespace satisfies it"))], vec![])]
+#[case::a_required_label_is_met_by_a_bundle_carrying_it(
+    ns(vec![sub("s", "a", "alpha", "cat")], vec![],
+       vec![cat("cat", NS, 0, vec![
+           b("a.v1", "a", "alpha", "1.0.0").prop("olm.label.required", json!({"label": "lts"})),
+           b("b.v1", "b", "stable", "1.0.0"),
+           b("c.v1", "c", "stable", "1.0.0").prop("olm.label", json!({"label": "lts"}))])]),
+    vec![("s", Want::Install("a.v1"))], vec![("c.v1", "c-stable-cat-ns"), ("a.v1", "s")])]
+#[case::a_required_label_nobody_carries_is_explained(
+    ns(vec![sub("s", "a", "alpha", "cat")], vec![],
+       vec![cat("cat", NS, 0, vec![
+           b("a.v1", "a", "alpha", "1.0.0").prop("olm.label.required", json!({"label": "lts"})),
+           b("c.v1", "c", "stable", "1.0.0").prop("olm.label", json!({"label": "beta"}))])]),
+    vec![("s", Want::Failed("it requires a bundle with label `lts`, and no bundle in the visible catalogs or the namespace satisfies it"))], vec![])]
+#[case::a_cel_constraint_picks_the_bundle_whose_properties_satisfy_it(
+    ns(vec![sub("s", "a", "alpha", "cat")], vec![],
+       vec![cat("cat", NS, 0, vec![
+           b("a.v1", "a", "alpha", "1.0.0").prop("olm.constraint", json!({"failureMessage": "needs a certified store",
+               "cel": {"rule": "properties.exists(p, p.type == 'certified' && p.value == 'true')"}})),
+           b("b.v1", "b", "stable", "1.0.0").prop("certified", json!("false")),
+           b("c.v1", "c", "stable", "1.0.0").prop("certified", json!("true"))])]),
+    vec![("s", Want::Install("a.v1"))], vec![("c.v1", "c-stable-cat-ns"), ("a.v1", "s")])]
+#[case::a_cel_constraint_nobody_satisfies_quotes_its_failure_message(
+    ns(vec![sub("s", "a", "alpha", "cat")], vec![],
+       vec![cat("cat", NS, 0, vec![
+           b("a.v1", "a", "alpha", "1.0.0").prop("olm.constraint", json!({"failureMessage": "needs a certified store",
+               "cel": {"rule": "properties.exists(p, p.type == 'certified' && p.value == 'true')"}})),
+           b("b.v1", "b", "stable", "1.0.0").prop("certified", json!("false"))])]),
+    vec![("s", Want::Failed("it requires a bundle whose properties satisfy `properties.exists(p, p.type == 'certified' && p.value == 'true')` (\"needs a certified store\"), and no bundle in the visible catalogs or the namespace satisfies it"))], vec![])]
+#[case::a_cel_constraint_with_semver_compare(
+    ns(vec![sub("s", "a", "alpha", "cat")], vec![],
+       vec![cat("cat", NS, 0, vec![
+           b("a.v1", "a", "alpha", "1.0.0").prop("olm.constraint", json!({
+               "cel": {"rule": "properties.exists(p, p.type == 'olm.package' && p.value.packageName == 'c' && semver_compare(p.value.version, '1.5.0') >= 0)"}})),
+           b("c.v1", "c", "stable", "1.0.0").prop("olm.package", json!({"packageName": "c", "version": "1.0.0"})),
+           b("c.v2", "c", "stable", "2.0.0").replaces("c.v1").prop("olm.package", json!({"packageName": "c", "version": "2.0.0"}))])]),
+    vec![("s", Want::Install("a.v1"))], vec![("c.v2", "c-stable-cat-ns"), ("a.v1", "s")])]
 #[case::a_not_constraint_keeps_a_forbidden_package_out(
     ns(vec![sub("a", "a", "alpha", "cat"), sub("c", "c", "stable", "cat")], vec![],
        vec![cat("cat", NS, 0, vec![
