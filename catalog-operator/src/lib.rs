@@ -14,6 +14,7 @@
 pub mod catalog_source;
 pub mod catalogs;
 pub mod cli;
+pub mod deprecation;
 pub mod install_plan;
 pub mod metrics;
 pub mod namespace;

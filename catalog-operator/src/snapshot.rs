@@ -36,7 +36,9 @@ pub fn entry(b: &api::Bundle) -> Result<BundleEntry, String> {
     let version =
         tolerant_version(&b.version).map_err(|e| format!("bundle {}: {e}", b.csv_name))?;
     let mut properties = Vec::with_capacity(b.properties.len());
-    let mut deprecated = b.deprecation.is_some();
+    // Only the `olm.deprecated` property makes a bundle unselectable (OLM v0); a catalog's `olm.deprecations`
+    // notice (`b.deprecation`) is reported on the Subscription instead (crate::deprecation).
+    let mut deprecated = false;
     for p in &b.properties {
         if p.r#type == "olm.deprecated" {
             deprecated = true;
@@ -165,7 +167,13 @@ mod tests {
         assert_eq!(e.skips, vec!["a.v0".to_string()]);
         assert_eq!(e.skip_range.as_deref(), Some("<2.0.0"));
         assert_eq!(e.properties[0].value["packageName"], "a");
-        assert!(e.deprecated);
+        // A catalog deprecation notice is reported, not enforced (OLM v0).
+        assert!(!e.deprecated);
+        b.properties.push(api::Property {
+            r#type: "olm.deprecated".into(),
+            value: "{}".into(),
+        });
+        assert!(entry(&b).expect("entry").deprecated);
     }
 
     #[test]

@@ -98,7 +98,7 @@ pub fn read_bundle_dir(dir: &Path) -> Result<BundleDir> {
     for f in files_in(&dir.join("metadata"))? {
         let first = read_first_document(&f)?;
         notes.extend(first.note);
-        for doc in first.document {
+        if let Some(doc) = first.document {
             if let Some(a) = doc.value.get("annotations").and_then(Value::as_object) {
                 annotations = Some(a.clone());
             }

@@ -182,7 +182,7 @@ fn load_package_dir(dir: &Path, notes: &mut Vec<String>) -> Result<Package> {
     for f in yaml_files(dir)? {
         let first = read_first_document(&f)?;
         notes.extend(first.note);
-        for doc in first.document {
+        if let Some(doc) = first.document {
             if is_package_manifest(&doc.value) {
                 let m = PackageManifest::deserialize(&doc.value)
                     .map_err(|e| bad(format!("{}: invalid package manifest: {e}", doc.origin)))?;

@@ -199,7 +199,14 @@ fn cluster_scoped_kinds_and_operator_conditions_round_trip() {
         operator_condition::OperatorConditionSpec {
             service_accounts: vec!["sa".into()],
             deployments: vec!["a-operator".into()],
-            overrides: vec![condition("Upgradeable")],
+            overrides: vec![operator_condition::ConditionOverride {
+                type_: "Upgradeable".into(),
+                status: "True".into(),
+                reason: "Admin".into(),
+                message: "go".into(),
+                last_transition_time: None,
+                observed_generation: None,
+            }],
             conditions: vec![condition("Upgradeable")],
         },
     );

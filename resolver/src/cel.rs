@@ -48,7 +48,9 @@ impl CelRule {
         context
             .add_variable("properties", list)
             .map_err(|e| e.to_string())?;
-        context.add_function("semver_compare", semver_compare);
+        context
+            .add_function("semver_compare", semver_compare)
+            .map_err(|e| e.to_string())?;
         match self.program.execute(&context) {
             Ok(CelValue::Bool(b)) => Ok(b),
             Ok(other) => Err(format!("the rule yields {other:?}, not a bool")),

@@ -73,7 +73,7 @@ pub fn all_crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
         source,
     })?;
 
-    let mut crds = vec![
+    let crds = vec![
         patch(
             catalog_source::CatalogSource::crd(),
             &[
@@ -131,6 +131,9 @@ pub fn all_crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
         patch(
             operator_group,
             &[
+                // Spec may be omitted (OLM requires only metadata): default it in every version; v1's
+                // default below then replaces this one.
+                ("/spec", "default", json!({})),
                 // `+kubebuilder:default={upgradeStrategy:Default}` on the spec (v1 only: the
                 // apiserver rejects a default naming a field the version lacks).
                 ("/spec", "default", json!({ "upgradeStrategy": "Default" })),
@@ -163,8 +166,24 @@ pub fn all_crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
         )?,
         subscription::Subscription::crd(),
     ];
+    let mut crds = crds
+        .into_iter()
+        .map(conform_to_olm)
+        .collect::<Result<Vec<_>, _>>()?;
     crds.sort_by(|a, b| a.spec.names.plural.cmp(&b.spec.names.plural));
     Ok(crds)
+}
+
+/// Applies OLM's published validation facts ([`super::conform`]) to every version of `crd`.
+fn conform_to_olm(crd: CustomResourceDefinition) -> Result<CustomResourceDefinition, CrdError> {
+    let kind = crd.spec.names.kind.clone();
+    let convert = |source| CrdError::Convert {
+        kind: kind.clone(),
+        source,
+    };
+    let mut value = serde_json::to_value(&crd).map_err(convert)?;
+    super::conform::conform(&kind, &mut value);
+    serde_json::from_value(value).map_err(convert)
 }
 
 /// `grpcPodConfig.securityContextConfig` in the CatalogSource schema.

@@ -3,6 +3,7 @@
 
 pub mod annotations;
 pub mod catalog_source;
+mod conform;
 pub mod csv;
 mod generate;
 pub mod install_plan;

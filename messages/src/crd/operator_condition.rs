@@ -32,7 +32,7 @@ pub struct OperatorConditionSpec {
     pub deployments: Vec<String>,
     /// Conditions set by a cluster admin; they win over the operator's own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub overrides: Vec<Condition>,
+    pub overrides: Vec<ConditionOverride>,
     /// Conditions set by the operator (v2 only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
@@ -45,20 +45,25 @@ pub struct OperatorConditionStatus {
     pub conditions: Vec<Condition>,
 }
 
-impl OperatorCondition {
-    /// The effective condition of `type_`: an override wins over the operator's own condition.
-    pub fn effective_condition(&self, type_: &str) -> Option<&Condition> {
-        self.spec
-            .overrides
-            .iter()
-            .find(|c| c.type_ == type_)
-            .or_else(|| self.spec.conditions.iter().find(|c| c.type_ == type_))
-    }
+/// `spec.overrides[]`: a `metav1.Condition` written by a cluster admin. OLM's schema does not require its
+/// `lastTransitionTime` (admins write overrides by hand, usually without one), so unlike [`Condition`] it is
+/// optional here, and an override without it decodes.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConditionOverride {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    pub reason: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
 }
 
 /// The served `v1` version (no `spec.conditions`).
 pub mod v1 {
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
     use kube::CustomResource;
     use schemars::JsonSchema;
     use serde::{Deserialize, Serialize};
@@ -89,6 +94,6 @@ pub mod v1 {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         pub deployments: Vec<String>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        pub overrides: Vec<Condition>,
+        pub overrides: Vec<super::ConditionOverride>,
     }
 }

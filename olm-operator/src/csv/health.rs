@@ -1,6 +1,7 @@
 //! Are the installed deployments what the strategy wants, and ready? Pure (OLM `CheckInstalled` and the
 //! deployment status viewer): per strategy deployment, in order — missing, annotations projected from the
-//! CSV, the `olm.deployment-spec-hash` label, container drift (image/command/args changed behind our back),
+//! CSV, the `olm.deployment-spec-hash` label (another OLM's hash on a spec that holds ours is adopted, see
+//! [`super::adopt`]), container drift (image/command/args changed behind our back),
 //! then rollout readiness. The first problem found is the answer.
 
 use super::facts::InstallStatus;
@@ -65,7 +66,11 @@ fn drift(name: &str, want: &Deployment, have: &Deployment) -> Option<String> {
                 "deployment {name} doesn't have a spec hash, update it"
             ));
         }
-        (Some(w), Some(h)) if w != h => {
+        // A hash another OLM wrote (a takeover from OLM v0) on a spec that already holds ours is adopted.
+        (Some(w), Some(h))
+            if w != h
+                && (super::adopt::is_our_hash(&h) || !super::adopt::spec_holds(want, have)) =>
+        {
             return Some(format!(
                 "deployment {name} changed old hash={h}, new hash={w}"
             ));
@@ -184,6 +189,7 @@ mod tests {
                     image: Some("op:1".into()),
                     ..Default::default()
                 }],
+                service_account_name: Some("op-sa".into()),
                 ..Default::default()
             }),
         };
@@ -238,7 +244,9 @@ mod tests {
     #[case::an_unobserved_generation_is_waiting(|d: Deployment| { let mut d = ready(d); d.metadata.generation = Some(3); Some(d) }, "waiting")]
     #[case::unavailable_replicas_are_waiting(|d: Deployment| { let mut d = ready(d); if let Some(s) = d.status.as_mut() { s.available_replicas = Some(0); } Some(d) }, "waiting")]
     #[case::a_removed_pod_annotation_is_drift(|d: Deployment| { let mut d = ready(d); if let Some(m) = d.spec.as_mut().and_then(|s| s.template.metadata.as_mut()) { m.annotations = None; } Some(d) }, "drifted")]
-    #[case::a_different_spec_hash_is_drift(|d: Deployment| { let mut d = ready(d); d.metadata.labels = Some(BTreeMap::from([(annotations::DEPLOYMENT_SPEC_HASH.into(), "h0".into())])); Some(d) }, "drifted")]
+    #[case::a_different_spec_hash_of_ours_is_drift(|d: Deployment| { let mut d = ready(d); d.metadata.labels = Some(BTreeMap::from([(annotations::DEPLOYMENT_SPEC_HASH.into(), "00000000000000ff".into())])); Some(d) }, "drifted")]
+    #[case::olm_v0s_hash_on_an_unchanged_spec_is_adopted(|d: Deployment| { let mut d = ready(d); d.metadata.labels = Some(BTreeMap::from([(annotations::DEPLOYMENT_SPEC_HASH.into(), "7b5f7d4b9c".into())])); Some(d) }, "healthy")]
+    #[case::olm_v0s_hash_on_a_changed_spec_is_drift(|d: Deployment| { let mut d = ready(d); d.metadata.labels = Some(BTreeMap::from([(annotations::DEPLOYMENT_SPEC_HASH.into(), "7b5f7d4b9c".into())])); if let Some(p) = d.spec.as_mut().and_then(|s| s.template.spec.as_mut()) { p.service_account_name = Some("old-sa".into()); } Some(d) }, "drifted")]
     #[case::a_missing_spec_hash_is_drift(|d: Deployment| { let mut d = ready(d); d.metadata.labels = None; Some(d) }, "drifted")]
     #[case::an_image_changed_behind_our_back_is_drift(|d: Deployment| { let mut d = ready(d); if let Some(p) = d.spec.as_mut().and_then(|s| s.template.spec.as_mut()) { p.containers[0].image = Some("evil:2".into()); } Some(d) }, "drifted")]
     #[case::scaled_replicas_are_drift(|d: Deployment| { let mut d = ready(d); if let Some(s) = d.spec.as_mut() { s.replicas = Some(3); } Some(d) }, "drifted")]

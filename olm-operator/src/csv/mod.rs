@@ -9,6 +9,7 @@
 //! CsvActor ──Requeue on phase change──▶ CsvActors it replaces / replacing it
 //! ```
 
+pub mod adopt;
 pub mod chain;
 pub mod effects;
 pub mod facts;

@@ -1,6 +1,6 @@
 //! The deployment install strategy (spec §2.5), pure: validate `spec.install` and render the objects it
 //! asks for — Deployments (CSV annotations projected onto the pod template, `OPERATOR_CONDITION_NAME`,
-//! `revisionHistoryLimit: 1`, the `olm.deployment-spec-hash` label and pod-template annotation),
+//! `revisionHistoryLimit: 1`, the `olm.deployment-spec-hash` label on the Deployment),
 //! ServiceAccounts, Roles/RoleBindings and ClusterRoles/ClusterRoleBindings — all labelled `olm.managed=true`
 //! with OLM's owner labels. Namespaced objects get a non-blocking owner reference to the CSV (so the
 //! garbage collector removes them with it); cluster-scoped ones cannot, and are found by owner labels.
@@ -387,12 +387,9 @@ fn render_deployment(
         super::overrides::apply_to_spec(&mut spec, config);
     }
     spec.revision_history_limit = Some(1);
+    // The hash lives in a label on the Deployment only, as OLM keeps it: in the pod template it would roll out a
+    // new ReplicaSet whenever the hash alone changes (as on a takeover from OLM v0).
     let spec_hash = hash::of_json(&spec);
-    if let Some(m) = spec.template.metadata.as_mut() {
-        m.annotations
-            .get_or_insert_with(BTreeMap::new)
-            .insert(annotations::DEPLOYMENT_SPEC_HASH.into(), spec_hash.clone());
-    }
     let mut extra = entry.label.clone().unwrap_or_default();
     extra.insert(annotations::DEPLOYMENT_SPEC_HASH.into(), spec_hash);
     let mut metadata = meta(entry.name.clone(), extra, true);

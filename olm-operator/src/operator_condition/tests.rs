@@ -3,6 +3,7 @@
 use super::*;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
+use messages::crd::operator_condition::ConditionOverride;
 use rstest::rstest;
 use serde_json::json;
 
@@ -17,7 +18,23 @@ fn condition(status: &str, message: &str, observed: Option<i64>) -> Condition {
     }
 }
 
-fn oc(overrides: Vec<Condition>, status: Vec<Condition>, generation: i64) -> OperatorCondition {
+/// An admin's override as admins write it: no `lastTransitionTime`.
+fn r#override(status: &str, message: &str) -> ConditionOverride {
+    ConditionOverride {
+        type_: UPGRADEABLE.into(),
+        status: status.into(),
+        reason: "Admin".into(),
+        message: message.into(),
+        last_transition_time: None,
+        observed_generation: None,
+    }
+}
+
+fn oc(
+    overrides: Vec<ConditionOverride>,
+    status: Vec<Condition>,
+    generation: i64,
+) -> OperatorCondition {
     let mut oc = OperatorCondition::new(
         "a.v1",
         OperatorConditionSpec {
@@ -35,8 +52,8 @@ fn oc(overrides: Vec<Condition>, status: Vec<Condition>, generation: i64) -> Ope
 #[case::no_upgradeable_condition_is_upgradeable(Some(oc(vec![], vec![], 1)), Ok(()))]
 #[case::upgradeable_false_blocks(Some(oc(vec![], vec![condition("False", "migrating", Some(2))], 2)), Err("migrating".to_string()))]
 #[case::upgradeable_true_passes(Some(oc(vec![], vec![condition("True", "", Some(2))], 2)), Ok(()))]
-#[case::an_override_true_wins_over_false(Some(oc(vec![condition("True", "", None)], vec![condition("False", "migrating", Some(2))], 2)), Ok(()))]
-#[case::an_override_false_blocks(Some(oc(vec![condition("False", "admin says no", None)], vec![], 1)), Err("admin says no".to_string()))]
+#[case::an_override_true_wins_over_false(Some(oc(vec![r#override("True", "")], vec![condition("False", "migrating", Some(2))], 2)), Ok(()))]
+#[case::an_override_false_blocks(Some(oc(vec![r#override("False", "admin says no")], vec![], 1)), Err("admin says no".to_string()))]
 #[case::a_stale_condition_blocks(Some(oc(vec![], vec![condition("True", "", Some(1))], 2)), Err("the Upgradeable condition is stale (observed generation Some(1), current Some(2))".to_string()))]
 fn the_upgradeable_gate_follows_olm(
     #[case] oc: Option<OperatorCondition>,

@@ -142,6 +142,8 @@ pub struct GrpcPodConfig {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExtractContentConfig {
+    /// Optional in OLM's schema.
+    #[serde(default)]
     pub cache_dir: String,
     pub catalog_dir: String,
 }
