@@ -20,12 +20,12 @@ fn shared() -> Option<PathBuf> {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
         .join("catalogs");
-    if root.is_dir() {
-        Some(root)
-    } else {
-        println!("skipped: {} is absent", root.display());
-        None
-    }
+    assert!(
+        root.is_dir(),
+        "{} is this test's input and is missing (../shared/catalogs beside the clone, or $OLM_RS_SHARED)",
+        root.display()
+    );
+    Some(root)
 }
 
 #[rstest]

@@ -475,7 +475,9 @@ async fn the_subscription_config_is_projected_onto_the_deployment() -> anyhow::R
                                 "annotations": {"team": "storage"}}}
         }))?;
         subs.create(&PostParams::default(), &sub).await?;
-        subs.patch_status("op", &PatchParams::default(), &Patch::Merge(json!({"status": {"installedCSV": "op.v1.0.0", "state": "AtLatestKnown"}}))).await?;
+        // As catalog-operator writes it (OLM's schema requires lastUpdated).
+        let now = k8s_openapi::jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+        subs.patch_status("op", &PatchParams::default(), &Patch::Merge(json!({"status": {"installedCSV": "op.v1.0.0", "state": "AtLatestKnown", "lastUpdated": now}}))).await?;
         let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         let env_of = |d: Option<&Deployment>, name: &str| -> Option<String> {
             d?.spec.as_ref()?.template.spec.as_ref()?.containers.first()?.env.as_ref()?.iter().find(|e| e.name == name)?.value.clone()

@@ -1,6 +1,9 @@
-//! End to end with a real package: the `registry` binary serves a bundle-directory package from
-//! `../shared/catalogs` (odoo-operator: no webhooks, no minKubeVersion above our 1.20 control plane) over gRPC, both operators run, and a Subscription ends with the CSV Succeeded and its
-//! Deployment Available. Skipped (with a note) when the shared catalogs are absent.
+//! End to end with real packages: the `registry` binary serves a bundle-directory package from
+//! `../shared/catalogs` over gRPC and both operators run. apicurito (no webhooks, no minKubeVersion above our 1.20
+//! control plane, every CSV valid under OLM's published CRD schema) ends with its channel head Succeeded and its
+//! Deployment Available. odoo-operator's v0.0.2 lacks `resources[].name`, which OLM's schema requires: its plan
+//! fails with the API server's reason, as it would on a cluster running OLM v0. The shared catalogs are the tests'
+//! input: they fail when it is absent.
 
 mod catalog_fixture;
 
@@ -25,10 +28,11 @@ fn shared_catalogs() -> Option<PathBuf> {
 async fn a_real_bundle_package_installs_to_succeeded_with_its_deployment_available()
 -> anyhow::Result<()> {
     let Some(catalogs) = shared_catalogs() else {
-        eprintln!("skipped: ../shared/catalogs is absent");
-        return Ok(());
+        anyhow::bail!(
+            "the shared catalogs (../shared/catalogs beside the clone, or $OLM_RS_SHARED/catalogs) are this test's input and are missing"
+        );
     };
-    let package = catalogs.join("community-operators-prod-bundles/operators/odoo-operator");
+    let package = catalogs.join("community-operators-prod-bundles/operators/apicurito");
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "realpkg", |ctx| async move {
         let port = free_port()?;
@@ -45,18 +49,18 @@ async fn a_real_bundle_package_installs_to_succeeded_with_its_deployment_availab
         let started = Instant::now();
         subscription(
             &ctx,
-            "odoo",
-            "odoo-operator",
+            "apicurito",
+            "apicurito",
             "community",
-            json!({"channel": "alpha"}),
+            json!({"channel": "latest"}),
         )
         .await?;
-        let sub = await_sub(&ctx, "odoo", "AtLatestKnown", |s| {
+        let sub = await_sub(&ctx, "apicurito", "AtLatestKnown", |s| {
             s.state == SubscriptionState::AtLatestKnown
         })
         .await?;
         let csv_name = sub.status.map(|s| s.installed_csv).unwrap_or_default();
-        assert_eq!(csv_name, "odoo-operator.v0.0.2", "the head of the channel");
+        assert_eq!(csv_name, "apicurito.v1.0.3", "the head of the channel");
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         let csv = await_object(
             &csvs,
@@ -90,6 +94,54 @@ async fn a_real_bundle_package_installs_to_succeeded_with_its_deployment_availab
             })
             .await?;
         }
+        Ok(())
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_csv_olms_schema_rejects_fails_its_plan_with_the_apiservers_reason() -> anyhow::Result<()>
+{
+    let Some(catalogs) = shared_catalogs() else {
+        anyhow::bail!(
+            "the shared catalogs (../shared/catalogs beside the clone, or $OLM_RS_SHARED/catalogs) are this test's input and are missing"
+        );
+    };
+    let package = catalogs.join("community-operators-prod-bundles/operators/odoo-operator");
+    let cluster = Cluster::shared()?;
+    with_namespace(cluster, "schema-reject", |ctx| async move {
+        let port = free_port()?;
+        let _registry = RegistryProcess::start(&[&package], port)?;
+        let _cat = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
+        operator_group(&ctx).await?;
+        address_catalog(&ctx, "community", &format!("127.0.0.1:{port}")).await?;
+        subscription(
+            &ctx,
+            "odoo",
+            "odoo-operator",
+            "community",
+            json!({"channel": "alpha"}),
+        )
+        .await?;
+        let sub = await_sub(&ctx, "odoo", "InstallPlanFailed", |s| {
+            s.conditions
+                .iter()
+                .any(|c| c.type_.to_string() == "InstallPlanFailed" && c.status == "True")
+        })
+        .await?;
+        let failed = sub
+            .status
+            .and_then(|s| {
+                s.conditions
+                    .into_iter()
+                    .find(|c| c.type_.to_string() == "InstallPlanFailed")
+            })
+            .map(|c| c.message)
+            .unwrap_or_default();
+        assert!(
+            failed.contains("spec.customresourcedefinitions.owned.resources.name: Required value"),
+            "{failed}"
+        );
         Ok(())
     })
     .await

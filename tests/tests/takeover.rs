@@ -1,0 +1,172 @@
+//! Replacing OLM v0 with olm-rs in place (issue 17): objects exactly as OLM v0 leaves them (a Succeeded CSV, its
+//! Deployment labelled with OLM's own `olm.deployment-spec-hash`, the pod template OLM renders) are taken over
+//! without touching the running operator: no Deployment write, no new ReplicaSet, the CSV stays Succeeded.
+
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
+use messages::crd::operator_group::OperatorGroup;
+use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
+use serde_json::json;
+use std::time::Duration;
+
+const DEADLINE: Duration = Duration::from_secs(90);
+
+/// The CSV as OLM v0 leaves it: the group's annotations on it, installed and Succeeded.
+async fn csv_as_olm_left_it(ctx: &TestContext) -> anyhow::Result<ClusterServiceVersion> {
+    let ns = ctx.namespace.as_str();
+    let csv: ClusterServiceVersion = serde_json::from_value(json!({
+        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+        "metadata": {"name": "op.v1.0.0", "annotations": {
+            "olm.operatorGroup": "og", "olm.operatorNamespace": ns, "olm.targetNamespaces": ns}},
+        "spec": {
+            "displayName": "Taken over", "version": "1.0.0",
+            "installModes": [{"type": "OwnNamespace", "supported": true}, {"type": "SingleNamespace", "supported": true},
+                             {"type": "MultiNamespace", "supported": false}, {"type": "AllNamespaces", "supported": false}],
+            "install": {"strategy": "deployment", "spec": {"deployments": [{"name": "op", "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": "op"}},
+                "template": {"metadata": {"labels": {"app": "op"}},
+                             "spec": {"containers": [{"name": "operator", "image": "example.com/op:1"}]}}}}]}}
+        }
+    }))?;
+    let api: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), ns);
+    let created = api.create(&PostParams::default(), &csv).await?;
+    let now = k8s_openapi::jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    let status = json!({"status": {
+        "phase": "Succeeded", "reason": "InstallSucceeded", "message": "install strategy completed with no errors",
+        "lastUpdateTime": now, "lastTransitionTime": now,
+        "conditions": [{"phase": "Succeeded", "reason": "InstallSucceeded", "message": "install strategy completed with no errors",
+                        "lastUpdateTime": now, "lastTransitionTime": now}]}});
+    api.patch_status("op.v1.0.0", &PatchParams::default(), &Patch::Merge(status))
+        .await?;
+    Ok(created)
+}
+
+/// The Deployment as OLM v0 renders it (`deploymentForSpec`): the CSV's annotations on the pod template,
+/// `OPERATOR_CONDITION_NAME`, `revisionHistoryLimit: 1`, OLM's owner labels and reference, and OLM's hash label.
+async fn deployment_as_olm_rendered_it(
+    ctx: &TestContext,
+    csv: &ClusterServiceVersion,
+) -> anyhow::Result<()> {
+    let ns = ctx.namespace.as_str();
+    let uid = csv.metadata.uid.clone().unwrap_or_default();
+    let deployment: Deployment = serde_json::from_value(json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "op", "labels": {
+            "olm.deployment-spec-hash": "7b5f7d4b9c", "olm.managed": "true",
+            "olm.owner": "op.v1.0.0", "olm.owner.kind": "ClusterServiceVersion", "olm.owner.namespace": ns},
+            "ownerReferences": [{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+                "name": "op.v1.0.0", "uid": uid, "controller": false, "blockOwnerDeletion": false}]},
+        "spec": {
+            "replicas": 1, "revisionHistoryLimit": 1,
+            "selector": {"matchLabels": {"app": "op"}},
+            "template": {
+                "metadata": {"labels": {"app": "op"}, "annotations": {
+                    "olm.operatorGroup": "og", "olm.operatorNamespace": ns, "olm.targetNamespaces": ns}},
+                "spec": {"containers": [{"name": "operator", "image": "example.com/op:1",
+                    "env": [{"name": "OPERATOR_CONDITION_NAME", "value": "op.v1.0.0"}]}]}}}
+    }))?;
+    Api::<Deployment>::namespaced(ctx.client.clone(), ns)
+        .create(&PostParams::default(), &deployment)
+        .await?;
+    Ok(())
+}
+
+async fn replica_sets(ctx: &TestContext) -> anyhow::Result<Vec<String>> {
+    let list = Api::<ReplicaSet>::namespaced(ctx.client.clone(), &ctx.namespace)
+        .list(&ListParams::default())
+        .await?;
+    Ok(list
+        .items
+        .into_iter()
+        .filter_map(|r| r.metadata.name)
+        .collect())
+}
+
+#[tokio::test]
+async fn an_operator_installed_by_olm_v0_keeps_running_untouched() -> anyhow::Result<()> {
+    let cluster = Cluster::shared()?;
+    with_namespace(cluster, "takeover", |ctx| async move {
+        let ns = ctx.namespace.clone();
+        let og: OperatorGroup = serde_json::from_value(json!({
+            "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+            "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ns]}}))?;
+        Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ns)
+            .create(&PostParams::default(), &og)
+            .await?;
+        let csv = csv_as_olm_left_it(&ctx).await?;
+        deployment_as_olm_rendered_it(&ctx, &csv).await?;
+        let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &ns);
+        let before = await_object(
+            &deployments,
+            "op",
+            DEADLINE,
+            "available with its ReplicaSet",
+            |d: Option<&Deployment>| {
+                d.and_then(|d| d.status.as_ref())
+                    .is_some_and(|s| s.available_replicas == Some(1))
+            },
+        )
+        .await?;
+        let rs_before = eventually(DEADLINE, "one ReplicaSet", || async {
+            let rs = replica_sets(&ctx).await?;
+            Ok((rs.len() == 1).then_some(rs))
+        })
+        .await?;
+
+        // olm-rs starts. Its first reconcile writes the CSV's requirement status, which OLM's status lacked: the
+        // decision that wrote it saw the Deployment and kept the CSV Succeeded.
+        let op =
+            OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns])
+                .await?;
+        let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
+        let reconciled = await_object(
+            &csvs,
+            "op.v1.0.0",
+            DEADLINE,
+            "reconciled by olm-rs",
+            |c: Option<&ClusterServiceVersion>| {
+                c.and_then(|c| c.status.as_ref())
+                    .is_some_and(|s| !s.requirement_status.is_empty())
+            },
+        );
+        let result = async {
+            let reconciled = reconciled.await?;
+            let status = reconciled.status.unwrap_or_default();
+            assert_eq!(
+                status.phase,
+                CsvPhase::Succeeded,
+                "the CSV left Succeeded: {status:?}"
+            );
+            assert!(
+                status
+                    .conditions
+                    .iter()
+                    .all(|c| c.phase == CsvPhase::Succeeded),
+                "the CSV went through other phases: {:?}",
+                status.conditions
+            );
+            let after = deployments.get("op").await?;
+            assert_eq!(
+                after.metadata.generation, before.metadata.generation,
+                "the Deployment was rewritten"
+            );
+            assert_eq!(
+                replica_sets(&ctx).await?,
+                rs_before,
+                "a new ReplicaSet rolled out"
+            );
+            Ok(())
+        }
+        .await;
+        if result.is_err() {
+            eprintln!("===== olm-operator log =====\n{}", op.logs());
+        }
+        drop(op);
+        result
+    })
+    .await
+}
