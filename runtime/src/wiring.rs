@@ -16,7 +16,7 @@ use crate::watch::spawn_watch;
 use actix::{Actor, Addr};
 use kube::runtime::reflector::Store;
 use kube::runtime::watcher;
-use kube::{Api, Client};
+use kube::Client;
 use messages::msg::Journal;
 use serde::de::DeserializeOwned;
 use std::future::Future;
@@ -124,14 +124,13 @@ impl Wiring {
             .unwrap_or_else(PoisonError::into_inner)
             .push(journal);
         let addr = registry.start();
-        let api: Api<A::Object> = Api::all(self.client.clone());
         let config = match &self.scope {
             Scope::Namespaces(list) if list.len() == 1 => {
                 watcher::Config::default().fields(&format!("metadata.namespace={}", list[0]))
             }
             _ => watcher::Config::default(),
         };
-        let (store, _task) = spawn_watch(api, config, addr.clone(), self.scope.clone());
+        let (store, _task) = spawn_watch(self.client.clone(), config, addr.clone(), self.scope.clone());
         (addr, store)
     }
 

@@ -72,6 +72,8 @@ pub struct Op {
     pub skip_range: Option<String>,
     pub owns: Option<Crd>,
     pub requires: Option<Crd>,
+    /// `minReadySeconds` of the operator's Deployment (how long it stays unavailable once its pod is ready).
+    pub min_ready_seconds: Option<u32>,
 }
 
 impl Op {
@@ -101,6 +103,10 @@ impl Op {
         self.requires = Some(c.clone());
         self
     }
+    pub fn min_ready_seconds(mut self, seconds: u32) -> Self {
+        self.min_ready_seconds = Some(seconds);
+        self
+    }
 
     pub fn csv(&self) -> Value {
         let name = self.name();
@@ -123,6 +129,9 @@ impl Op {
         });
         if let Some(r) = &self.replaces {
             spec["replaces"] = json!(r);
+        }
+        if let Some(s) = self.min_ready_seconds {
+            spec["install"]["spec"]["deployments"][0]["spec"]["minReadySeconds"] = json!(s);
         }
         if !self.skips.is_empty() {
             spec["skips"] = json!(self.skips);

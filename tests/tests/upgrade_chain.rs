@@ -1,0 +1,136 @@
+//! Issue 17's first defect, reproduced on the control plane: a Subscription with `startingCSV` at the start of a
+//! four-CSV `replaces` chain (v1 → v2 → v3 → v4, each with one Deployment of the same name, Automatic approval,
+//! a ConfigMap catalog in the operators' namespace: the fast case) must end with v4 alone, Succeeded, owning the
+//! Deployment. Before the fix a CSV still Installing when its replacer appeared kept writing the Deployment
+//! beside the chain's newest CSV, and the chain stalled until the install timeout.
+//!
+//! The race depends on timing, so the scenario runs several times (`OLM_RS_UPGRADE_CHAIN_RUNS`, default 5), each
+//! in its own namespace with its own operators, and reports how many runs converged before asserting all did.
+
+mod catalog_fixture;
+
+use catalog_fixture::*;
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::Api;
+use kube::api::ListParams;
+use messages::crd::annotations;
+use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
+use messages::crd::subscription::SubscriptionState;
+use olm_tests::{Cluster, OperatorProcess, eventually, with_namespace};
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+/// Far below the 5-minute install timeout a stalled chain waits for, far above a converging chain (~10-20 s).
+const CONVERGE: Duration = Duration::from_secs(100);
+
+/// Seconds each Deployment stays unavailable once its pod is ready.
+const MIN_READY: u32 = 5;
+
+const VERSIONS: [&str; 4] = ["1.0.0", "1.1.0", "1.2.0", "1.3.0"];
+
+fn runs() -> usize {
+    std::env::var("OLM_RS_UPGRADE_CHAIN_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(5)
+}
+
+async fn one_run(cluster: &'static Cluster) -> anyhow::Result<Duration> {
+    let took = std::sync::Arc::new(std::sync::Mutex::new(Duration::ZERO));
+    let out = took.clone();
+    with_namespace(cluster, "chain", |ctx| async move {
+        let _cat = catalog_operator(&ctx, &[]).await?;
+        let _olm = OperatorProcess::start(
+            ctx.cluster,
+            "olm-operator",
+            &["--watched-namespaces", &ctx.namespace],
+        )
+        .await?;
+        // Each Deployment stays unavailable a few seconds after its pod is ready, as a real operator's does
+        // while it starts: the next CSVs of the chain arrive while one is still Installing.
+        let mut ops = vec![Op::new("chain", VERSIONS[0]).min_ready_seconds(MIN_READY)];
+        for pair in VERSIONS.windows(2) {
+            ops.push(
+                Op::new("chain", pair[1])
+                    .replaces(&format!("chain.v{}", pair[0]))
+                    .min_ready_seconds(MIN_READY),
+            );
+        }
+        operator_group(&ctx).await?;
+        configmap_catalog(&ctx, "cat", &Catalog::with(ops), 0).await?;
+        let start = Instant::now();
+        subscription(
+            &ctx,
+            "chain",
+            "chain",
+            "cat",
+            json!({"startingCSV": "chain.v1.0.0", "installPlanApproval": "Automatic"}),
+        )
+        .await?;
+        let head = "chain.v1.3.0";
+        let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+        let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+        let sub_api = subs(&ctx);
+        let (csvs, deployments, sub_api) = (&csvs, &deployments, &sub_api);
+        eventually(
+            CONVERGE,
+            "the chain handed over to its head alone",
+            || async move {
+                let sub = sub_api.get("chain").await?;
+                let status = sub.status.unwrap_or_default();
+                let phases: Vec<(String, CsvPhase)> = csvs
+                    .list(&ListParams::default())
+                    .await?
+                    .items
+                    .iter()
+                    .map(|c| (c.metadata.name.clone().unwrap_or_default(), c.phase()))
+                    .collect();
+                let owner = deployments
+                    .get_opt("chain-operator")
+                    .await?
+                    .and_then(|d| d.metadata.labels)
+                    .and_then(|l| l.get(annotations::OWNER).cloned());
+                let done = status.state == SubscriptionState::AtLatestKnown
+                    && status.installed_csv == head
+                    && phases == [(head.to_string(), CsvPhase::Succeeded)]
+                    && owner.as_deref() == Some(head);
+                if done {
+                    Ok(Some(()))
+                } else {
+                    Err(anyhow::anyhow!(
+                        "subscription {:?} at {:?}; CSVs {phases:?}; deployment owned by {owner:?}",
+                        status.state,
+                        status.installed_csv
+                    ))
+                }
+            },
+        )
+        .await?;
+        *out.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = start.elapsed();
+        Ok(())
+    })
+    .await?;
+    let took = *took.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    Ok(took)
+}
+
+#[tokio::test]
+async fn a_fast_upgrade_chain_hands_over_serially_to_its_head() -> anyhow::Result<()> {
+    let cluster = Cluster::shared()?;
+    let total = runs();
+    let mut failures = Vec::new();
+    let mut times = Vec::new();
+    for run in 1..=total {
+        match one_run(cluster).await {
+            Ok(took) => times.push(took),
+            Err(error) => failures.push(format!("run {run}: {error:#}")),
+        }
+    }
+    eprintln!(
+        "upgrade chain: {} of {total} runs converged (times {times:?})",
+        total - failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    Ok(())
+}
