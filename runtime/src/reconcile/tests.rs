@@ -110,6 +110,11 @@ fn probe(script: Vec<(Duration, Outcome)>, journal: Option<SharedJournal>) -> Ad
     .start()
 }
 
+/// Paused time still rounds each timer up to the next millisecond.
+fn near(got: Duration, want: Duration) -> bool {
+    got >= want && got <= want + Duration::from_millis(10)
+}
+
 async fn wait(secs: u64) {
     tokio::time::sleep(Duration::from_secs(secs)).await;
 }
@@ -135,7 +140,10 @@ async fn causes_during_a_run_coalesce_into_one_more_run() {
     assert_eq!(seen.runs, 2, "{seen:?}");
     assert_eq!(seen.max_in_flight, 1, "runs never overlap");
     assert!(seen.started[0] < Duration::from_secs(1));
-    assert_eq!(seen.started[1], Duration::from_secs(5), "the coalesced run follows at once");
+    assert!(
+        near(seen.started[1], Duration::from_secs(5)),
+        "the coalesced run follows at once: {seen:?}"
+    );
 }
 
 #[actix_rt::test]
@@ -159,7 +167,7 @@ async fn a_new_cause_replaces_the_pending_timer() {
     wait(4).await; // 15 s: the second timer fired (third run ends Idle)
     let seen = p.send(Inspect).await.expect("probe");
     assert_eq!(seen.runs, 3, "{seen:?}");
-    assert_eq!(seen.started[2], Duration::from_secs(14));
+    assert!(near(seen.started[2], Duration::from_secs(14)), "{seen:?}");
     assert_eq!(seen.scheduled, None);
 }
 

@@ -74,6 +74,9 @@ pub struct Op {
     pub requires: Option<Crd>,
     /// `minReadySeconds` of the operator's Deployment (how long it stays unavailable once its pod is ready).
     pub min_ready_seconds: Option<u32>,
+    /// Put the version in the operator container's environment, so each version's Deployment differs (as real
+    /// operators' images do).
+    pub versioned_deployment: bool,
 }
 
 impl Op {
@@ -107,6 +110,10 @@ impl Op {
         self.min_ready_seconds = Some(seconds);
         self
     }
+    pub fn versioned_deployment(mut self) -> Self {
+        self.versioned_deployment = true;
+        self
+    }
 
     pub fn csv(&self) -> Value {
         let name = self.name();
@@ -129,6 +136,10 @@ impl Op {
         });
         if let Some(r) = &self.replaces {
             spec["replaces"] = json!(r);
+        }
+        if self.versioned_deployment {
+            spec["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["containers"][0]["env"] =
+                json!([{"name": "OPERATOR_VERSION", "value": self.version}]);
         }
         if let Some(s) = self.min_ready_seconds {
             spec["install"]["spec"]["deployments"][0]["spec"]["minReadySeconds"] = json!(s);
