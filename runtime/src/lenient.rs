@@ -71,9 +71,18 @@ mod tests {
     use rstest::rstest;
 
     #[rstest]
-    #[case::a_good_object_decodes(r#"{"metadata":{"name":"a","namespace":"n"},"data":{"k":"v"}}"#, true)]
-    #[case::a_field_of_the_wrong_type_is_kept_as_an_error(r#"{"metadata":{"name":"a","namespace":"n"},"data":{"k":7}}"#, false)]
-    #[case::a_wrong_shape_is_kept_as_an_error(r#"{"metadata":{"name":"a","namespace":"n"},"data":[1,2]}"#, false)]
+    #[case::a_good_object_decodes(
+        r#"{"metadata":{"name":"a","namespace":"n"},"data":{"k":"v"}}"#,
+        true
+    )]
+    #[case::a_field_of_the_wrong_type_is_kept_as_an_error(
+        r#"{"metadata":{"name":"a","namespace":"n"},"data":{"k":7}}"#,
+        false
+    )]
+    #[case::a_wrong_shape_is_kept_as_an_error(
+        r#"{"metadata":{"name":"a","namespace":"n"},"data":[1,2]}"#,
+        false
+    )]
     fn each_object_decodes_on_its_own(#[case] json: &str, #[case] ok: bool) {
         let l: Lenient<ConfigMap> = serde_json::from_str(json).expect("metadata decodes");
         assert_eq!(l.meta().name.as_deref(), Some("a"));

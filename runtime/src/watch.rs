@@ -30,9 +30,12 @@ where
     let api: Api<Lenient<A::Object>> = Api::all(client);
     let handle = tokio::spawn(async move {
         let skipped = registry.clone();
-        let decoded = decode(watcher(api, config).default_backoff(), move |meta, error| {
-            skipped.do_send(Undecodable { meta, error });
-        });
+        let decoded = decode(
+            watcher(api, config).default_backoff(),
+            move |meta, error| {
+                skipped.do_send(Undecodable { meta, error });
+            },
+        );
         let stream = reflector::reflector(writer, decoded);
         futures::pin_mut!(stream);
         while let Some(event) = stream.next().await {

@@ -14,9 +14,9 @@ use crate::metrics::Metrics;
 use crate::registry::{ObjectActor, Registry, SharedJournal};
 use crate::watch::spawn_watch;
 use actix::{Actor, Addr};
+use kube::Client;
 use kube::runtime::reflector::Store;
 use kube::runtime::watcher;
-use kube::Client;
 use messages::msg::Journal;
 use serde::de::DeserializeOwned;
 use std::future::Future;
@@ -130,7 +130,12 @@ impl Wiring {
             }
             _ => watcher::Config::default(),
         };
-        let (store, _task) = spawn_watch(self.client.clone(), config, addr.clone(), self.scope.clone());
+        let (store, _task) = spawn_watch(
+            self.client.clone(),
+            config,
+            addr.clone(),
+            self.scope.clone(),
+        );
         (addr, store)
     }
 

@@ -4,8 +4,11 @@
 //! Deployment. Before the fix a CSV still Installing when its replacer appeared kept writing the Deployment
 //! beside the chain's newest CSV, and the chain stalled until the install timeout.
 //!
-//! The race depends on timing, so the scenario runs several times (`OLM_RS_UPGRADE_CHAIN_RUNS`, default 5), each
-//! in its own namespace with its own operators, and reports how many runs converged before asserting all did.
+//! The race depends on timing, so each scenario runs several times (`OLM_RS_UPGRADE_CHAIN_RUNS`, default 5),
+//! each run in its own namespace with its own operators, and reports how many runs converged before asserting
+//! all did. Two scenarios: through a Subscription (the user's path; on this control plane the catalog-operator
+//! paces the chain and it converged before the fix too), and the CSVs created directly with the timing of the
+//! report (v3 and v4 arriving together while v2 is Installing), which reproduces the defect every time.
 
 mod catalog_fixture;
 
@@ -109,12 +112,116 @@ async fn one_run(cluster: &'static Cluster) -> anyhow::Result<Duration> {
             },
         )
         .await?;
-        *out.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = start.elapsed();
+        *out.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = start.elapsed();
         Ok(())
     })
     .await?;
-    let took = *took.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let took = *took
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     Ok(took)
+}
+
+/// v1 installed; v2 created and caught Installing; then v3 and v4 created together (as an InstallPlan
+/// executing two steps at once would).
+async fn one_direct_run(cluster: &'static Cluster) -> anyhow::Result<Duration> {
+    let took = std::sync::Arc::new(std::sync::Mutex::new(Duration::ZERO));
+    let out = took.clone();
+    with_namespace(cluster, "chaindirect", |ctx| async move {
+        let _olm = OperatorProcess::start(
+            ctx.cluster,
+            "olm-operator",
+            &["--watched-namespaces", &ctx.namespace],
+        )
+        .await?;
+        operator_group(&ctx).await?;
+        let op = |i: usize| {
+            let mut op = Op::new("chain", VERSIONS[i])
+                .min_ready_seconds(MIN_READY)
+                .versioned_deployment();
+            if i > 0 {
+                op = op.replaces(&format!("chain.v{}", VERSIONS[i - 1]));
+            }
+            op.csv()
+        };
+        let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+        let phase_is = |name: &'static str, phase: CsvPhase| {
+            let csvs = csvs.clone();
+            async move {
+                olm_tests::await_object(&csvs, name, CONVERGE, &format!("{name} {phase}"), |c| {
+                    c.is_some_and(|c| c.phase() == phase)
+                })
+                .await
+            }
+        };
+        create::<ClusterServiceVersion>(&ctx, op(0)).await?;
+        phase_is("chain.v1.0.0", CsvPhase::Succeeded).await?;
+        let start = Instant::now();
+        create::<ClusterServiceVersion>(&ctx, op(1)).await?;
+        phase_is("chain.v1.1.0", CsvPhase::Installing).await?;
+        create::<ClusterServiceVersion>(&ctx, op(2)).await?;
+        create::<ClusterServiceVersion>(&ctx, op(3)).await?;
+        let head = "chain.v1.3.0";
+        let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+        let (csvs, deployments) = (&csvs, &deployments);
+        eventually(
+            CONVERGE,
+            "the chain handed over to its head alone",
+            || async move {
+                let phases: Vec<(String, CsvPhase)> = csvs
+                    .list(&ListParams::default())
+                    .await?
+                    .items
+                    .iter()
+                    .map(|c| (c.metadata.name.clone().unwrap_or_default(), c.phase()))
+                    .collect();
+                let owner = deployments
+                    .get_opt("chain-operator")
+                    .await?
+                    .and_then(|d| d.metadata.labels)
+                    .and_then(|l| l.get(annotations::OWNER).cloned());
+                if phases == [(head.to_string(), CsvPhase::Succeeded)]
+                    && owner.as_deref() == Some(head)
+                {
+                    Ok(Some(()))
+                } else {
+                    Err(anyhow::anyhow!(
+                        "CSVs {phases:?}; deployment owned by {owner:?}"
+                    ))
+                }
+            },
+        )
+        .await?;
+        *out.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = start.elapsed();
+        Ok(())
+    })
+    .await?;
+    let took = *took
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    Ok(took)
+}
+
+#[tokio::test]
+async fn csvs_arriving_while_one_installs_hand_over_serially_to_the_head() -> anyhow::Result<()> {
+    let cluster = Cluster::shared()?;
+    let total = runs();
+    let mut failures = Vec::new();
+    let mut times = Vec::new();
+    for run in 1..=total {
+        match one_direct_run(cluster).await {
+            Ok(took) => times.push(took),
+            Err(error) => failures.push(format!("run {run}: {error:#}")),
+        }
+    }
+    eprintln!(
+        "upgrade chain (direct): {} of {total} runs converged (times {times:?})",
+        total - failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    Ok(())
 }
 
 #[tokio::test]

@@ -594,6 +594,6 @@ fn with(effects: Vec<Effect>, step: Step, next: Next) -> Decision {
 }
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod handover_tests;
+#[cfg(test)]
+mod tests;

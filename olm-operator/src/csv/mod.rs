@@ -168,46 +168,40 @@ impl Reconciler for CsvActor {
         };
         let fut = effects::apply(self.shared.client.clone(), self.recorder.clone(), plan)
             .instrument(span);
-        Box::pin(fut.into_actor(self).map(
-            move |applied, act, _ctx| {
-                if let Some(written) = applied.written {
-                    // Failed for good now: remember the group as it was when deciding to install.
-                    if written.reason()
-                        == messages::crd::csv::CsvReason::InstallComponentFailedNoRetry
-                        && act.no_retry_baseline.is_none()
-                    {
-                        act.no_retry_baseline = Some(group_state);
-                    }
-                    act.supersede(written);
+        Box::pin(fut.into_actor(self).map(move |applied, act, _ctx| {
+            if let Some(written) = applied.written {
+                // Failed for good now: remember the group as it was when deciding to install.
+                if written.reason() == messages::crd::csv::CsvReason::InstallComponentFailedNoRetry
+                    && act.no_retry_baseline.is_none()
+                {
+                    act.no_retry_baseline = Some(group_state);
                 }
-                if counts_upgrade && applied.announced {
-                    act.with_metrics(|m| m.count_upgrade());
+                act.supersede(written);
+            }
+            if counts_upgrade && applied.announced {
+                act.with_metrics(|m| m.count_upgrade());
+            }
+            act.publish_metrics();
+            let after = act.latest.as_ref().map(|c| c.phase()).unwrap_or_default();
+            if after != before {
+                act.control.reset_backoff();
+                let namespace = act.key.namespace_or_empty().to_string();
+                for name in &neighbours {
+                    watches::requeue(&act.shared, ObjectKey::new(namespace.clone(), name.clone()));
                 }
-                act.publish_metrics();
-                let after = act.latest.as_ref().map(|c| c.phase()).unwrap_or_default();
-                if after != before {
-                    act.control.reset_backoff();
-                    let namespace = act.key.namespace_or_empty().to_string();
-                    for name in &neighbours {
-                        watches::requeue(
-                            &act.shared,
-                            ObjectKey::new(namespace.clone(), name.clone()),
-                        );
-                    }
-                }
-                if applied.deleted {
-                    return Outcome::Finished;
-                }
-                match &applied.error {
-                    Some(e) => Outcome::failed(error::class(e.kind()), e),
-                    None => Outcome::Done(match next {
-                        Next::Idle => reconcile::Next::Idle,
-                        Next::After(d) => reconcile::Next::After(d),
-                        Next::Backoff => reconcile::Next::Backoff,
-                    }),
-                }
-            },
-        ))
+            }
+            if applied.deleted {
+                return Outcome::Finished;
+            }
+            match &applied.error {
+                Some(e) => Outcome::failed(error::class(e.kind()), e),
+                None => Outcome::Done(match next {
+                    Next::Idle => reconcile::Next::Idle,
+                    Next::After(d) => reconcile::Next::After(d),
+                    Next::Backoff => reconcile::Next::Backoff,
+                }),
+            }
+        }))
     }
 }
 

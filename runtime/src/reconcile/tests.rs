@@ -129,7 +129,10 @@ fn transient() -> Outcome {
 #[actix_rt::test]
 async fn causes_during_a_run_coalesce_into_one_more_run() {
     tokio::time::pause();
-    let p = probe(vec![(Duration::from_secs(5), Outcome::Done(Next::Idle))], None);
+    let p = probe(
+        vec![(Duration::from_secs(5), Outcome::Done(Next::Idle))],
+        None,
+    );
     p.do_send(Poke);
     wait(1).await;
     for _ in 0..3 {
@@ -212,7 +215,12 @@ async fn a_run_past_its_deadline_is_abandoned_and_retried() {
     wait(62).await;
     let seen = p.send(Inspect).await.expect("probe");
     assert_eq!(seen.runs, 2, "retried after the deadline: {seen:?}");
-    let entries: Vec<JournalEntry> = journal.lock().expect("journal").entries().cloned().collect();
+    let entries: Vec<JournalEntry> = journal
+        .lock()
+        .expect("journal")
+        .entries()
+        .cloned()
+        .collect();
     assert!(
         matches!(&entries[0].event, JournalEvent::Reconciled { error: Some(e), requeue_ms: Some(ms) } if e.starts_with("deadline") && *ms <= 1000),
         "{entries:?}"
@@ -268,7 +276,11 @@ fn backoff_doubles_up_to_the_cap(#[case] attempt: u32, #[case] secs: u64) {
 #[rstest]
 #[case::transient_errors_back_off(ErrorClass::Transient, 2, Duration::from_secs(4))]
 #[case::a_deadline_backs_off(ErrorClass::Deadline, 1, Duration::from_secs(2))]
-#[case::a_conflict_retries_soon_whatever_the_count(ErrorClass::Conflict, 5, Duration::from_millis(100))]
+#[case::a_conflict_retries_soon_whatever_the_count(
+    ErrorClass::Conflict,
+    5,
+    Duration::from_millis(100)
+)]
 #[case::a_permanent_error_waits_long(ErrorClass::Permanent, 0, Duration::from_secs(300))]
 fn each_error_class_has_one_policy(
     #[case] class: ErrorClass,
@@ -292,7 +304,10 @@ fn jitter_draws_in_the_upper_half(#[case] unit: f64, #[case] millis: u64) {
 
 #[rstest]
 #[case::idle_sets_no_timer(Outcome::Done(Next::Idle), None)]
-#[case::a_named_wait_is_exact(Outcome::Done(Next::After(Duration::from_secs(30))), Some(Duration::from_secs(30)))]
+#[case::a_named_wait_is_exact(
+    Outcome::Done(Next::After(Duration::from_secs(30))),
+    Some(Duration::from_secs(30))
+)]
 #[case::finished_sets_no_timer(Outcome::Finished, None)]
 #[case::an_error_backs_off(transient(), Some(Duration::from_secs(1)))]
 fn outcomes_map_to_one_timer(#[case] outcome: Outcome, #[case] delay: Option<Duration>) {

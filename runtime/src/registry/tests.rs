@@ -246,7 +246,10 @@ async fn the_registry_forwards_to_one_actor_and_broadcasts_by_filter() {
         .await
         .expect("forward to an unknown key is dropped");
     settle(&reg).await;
-    assert_eq!(*probe.forwarded.lock().expect("lock"), vec!["a/y".to_string()]);
+    assert_eq!(
+        *probe.forwarded.lock().expect("lock"),
+        vec!["a/y".to_string()]
+    );
     probe.forwarded.lock().expect("lock").clear();
     reg.send(Broadcast {
         filter: Filter::Namespace("a".into()),
@@ -266,5 +269,8 @@ async fn the_registry_forwards_to_one_actor_and_broadcasts_by_filter() {
     .await
     .expect("broadcast");
     settle(&reg).await;
-    assert_eq!(*probe.forwarded.lock().expect("lock"), vec!["b/x".to_string()]);
+    assert_eq!(
+        *probe.forwarded.lock().expect("lock"),
+        vec!["b/x".to_string()]
+    );
 }

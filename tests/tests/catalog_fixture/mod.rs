@@ -138,8 +138,8 @@ impl Op {
             spec["replaces"] = json!(r);
         }
         if self.versioned_deployment {
-            spec["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["containers"][0]["env"] =
-                json!([{"name": "OPERATOR_VERSION", "value": self.version}]);
+            spec["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["containers"]
+                [0]["env"] = json!([{"name": "OPERATOR_VERSION", "value": self.version}]);
         }
         if let Some(s) = self.min_ready_seconds {
             spec["install"]["spec"]["deployments"][0]["spec"]["minReadySeconds"] = json!(s);

@@ -51,7 +51,9 @@ fn base(phase: CsvPhase, reason: CsvReason) -> Observed {
 fn variations() -> Vec<(&'static str, fn(&mut Observed))> {
     vec![
         ("nothing else", |_| {}),
-        ("requirements unmet", |o| o.requirements = Requirements::unmet()),
+        ("requirements unmet", |o| {
+            o.requirements = Requirements::unmet()
+        }),
         ("deployment waiting", |o| {
             o.install = InstallStatus::Waiting("waiting for deployment op".into())
         }),
@@ -96,7 +98,11 @@ fn any_csv_a_newer_one_replaces_goes_replacing_whatever_its_phase() {
                 };
                 assert_eq!(
                     (&t.phase, &t.reason, t.message.as_str()),
-                    (&P::Replacing, &R::BeingReplaced, "being replaced by csv: a.v3"),
+                    (
+                        &P::Replacing,
+                        &R::BeingReplaced,
+                        "being replaced by csv: a.v3"
+                    ),
                     "{phase} replaced by a {replacer} CSV ({what})"
                 );
                 assert_eq!(d.effects, vec![Effect::CountUpgrade], "{phase} ({what})");
@@ -385,7 +391,11 @@ fn a_chain_converges_in_every_arrival_order_and_interleaving() {
                 vec![(version(4), P::Succeeded)],
                 "order {order:?}, seed {seed}: the newest CSV alone is left, Succeeded"
             );
-            assert_eq!(ns.deployment_owner, Some(version(4)), "order {order:?}, seed {seed}");
+            assert_eq!(
+                ns.deployment_owner,
+                Some(version(4)),
+                "order {order:?}, seed {seed}"
+            );
             schedules += 1;
         }
     }
@@ -395,8 +405,7 @@ fn a_chain_converges_in_every_arrival_order_and_interleaving() {
 #[test]
 fn an_upgrade_chain_arriving_oldest_first_never_has_two_writers() {
     for seed in 0..20_000u64 {
-        let ns = run(&[1, 2, 3, 4], seed, true)
-            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let ns = run(&[1, 2, 3, 4], seed, true).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         assert_eq!(ns.deployment_owner, Some(version(4)), "seed {seed}");
     }
 }
