@@ -19,8 +19,8 @@ pub struct Lenient<K> {
 
 impl<K> Lenient<K> {
     /// The object, or the metadata and the reason it did not decode.
-    pub fn into_result(self) -> Result<K, (ObjectMeta, String)> {
-        self.decoded.map_err(|error| (self.meta, error))
+    pub fn into_result(self) -> Result<K, Box<(ObjectMeta, String)>> {
+        self.decoded.map_err(|error| Box::new((self.meta, error)))
     }
 }
 
@@ -105,7 +105,7 @@ mod tests {
     fn the_error_names_the_field() {
         let l: Lenient<ConfigMap> =
             serde_json::from_str(r#"{"metadata":{"name":"bad"},"data":{"k":7}}"#).expect("decodes");
-        let (meta, error) = l.into_result().expect_err("a bad object");
+        let (meta, error) = *l.into_result().expect_err("a bad object");
         assert_eq!(meta.name.as_deref(), Some("bad"));
         assert!(error.contains("invalid type"), "{error}");
     }

@@ -84,7 +84,8 @@ fn one<K, F: FnMut(ObjectMeta, String)>(
 ) -> Option<watcher::Event<K>> {
     let mut take = |l: Lenient<K>| match l.into_result() {
         Ok(k) => Some(k),
-        Err((meta, error)) => {
+        Err(undecoded) => {
+            let (meta, error) = *undecoded;
             skip(meta, error);
             None
         }

@@ -36,9 +36,8 @@ pub fn block_on_system<F: Future>(fut: F) -> std::io::Result<F::Output> {
         .enable_all()
         .build()?;
     let mut runtime = Some(runtime);
-    let system = actix::System::with_tokio_rt(move || {
-        runtime.take().unwrap_or_else(|| unreachable_runtime())
-    });
+    let system =
+        actix::System::with_tokio_rt(move || runtime.take().unwrap_or_else(unreachable_runtime));
     Ok(system.block_on(fut))
 }
 

@@ -48,7 +48,9 @@ fn base(phase: CsvPhase, reason: CsvReason) -> Observed {
 }
 
 /// Facts that, without a replacer, would each send the CSV somewhere else.
-fn variations() -> Vec<(&'static str, fn(&mut Observed))> {
+type Fact = fn(&mut Observed);
+
+fn variations() -> Vec<(&'static str, Fact)> {
     vec![
         ("nothing else", |_| {}),
         ("requirements unmet", |o| {
@@ -343,7 +345,7 @@ fn run(order: &[usize], seed: u64, strict: bool) -> Result<Namespace, String> {
             break;
         }
     }
-    for _ in arrivals.by_ref() {
+    if arrivals.next().is_some() {
         return Err("schedule ended before every CSV arrived".into());
     }
     for round in 0..50 {
