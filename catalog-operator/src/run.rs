@@ -21,7 +21,7 @@ use messages::crd::operator_group::OperatorGroup;
 use messages::key::ObjectKey;
 use olm_runtime::leader::ElectionConfig;
 use olm_runtime::metrics::Metrics;
-use olm_runtime::registry::Lookup;
+use olm_runtime::registry::Forward;
 use olm_runtime::watch::spawn_store;
 use olm_runtime::wiring::{self, Activation, Scope, Stopped, Wiring};
 use std::sync::Arc;
@@ -122,15 +122,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                 ) else {
                     return;
                 };
-                let registry = catalogs.clone();
-                tokio::spawn(async move {
-                    if let Ok(Some(actor)) = registry
-                        .send(Lookup::<CatalogSourceActor>::new(ObjectKey::new(ns, name)))
-                        .await
-                    {
-                        actor.do_send(Refresh);
-                    }
-                });
+                catalogs.do_send(Forward(ObjectKey::new(ns, name), Refresh));
             },
         );
 

@@ -1,7 +1,8 @@
 //! Errors of the CSV effects and their classification into a requeue policy, in one place
-//! (house style: `kind()` → `requeue_for(kind, attempts)`).
+//! (house style: `kind()` → `class(kind)` → the reconcile loop's `policy()`).
 
 use messages::key::ObjectKey;
+use olm_runtime::reconcile::{ErrorClass, Policy};
 use std::time::Duration;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -34,9 +35,6 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
-    /// A reconcile's I/O did not finish in time (a hung request must not block the actor for good).
-    #[error("the reconcile of CSV {key} did not finish within {after:?}")]
-    Deadline { key: ObjectKey, after: Duration },
 }
 
 /// How an error should be retried.
@@ -59,7 +57,6 @@ impl Error {
             | Error::Annotate { source, .. }
             | Error::Apply { source, .. }
             | Error::DeleteCsv { source, .. } => Some(source),
-            Error::Deadline { .. } => None,
         }
     }
 
@@ -74,7 +71,6 @@ impl Error {
             Error::Annotate { .. } => "annotate",
             Error::Apply { .. } => "apply",
             Error::DeleteCsv { .. } => "delete_csv",
-            Error::Deadline { .. } => "deadline",
         }
     }
 
@@ -104,19 +100,31 @@ pub fn classify(error: &kube::Error) -> ErrorKind {
     }
 }
 
-/// The one requeue policy: how long to wait before retrying after the `attempts`-th consecutive error.
-pub fn requeue_for(kind: ErrorKind, attempts: u32) -> Duration {
+/// The loop's error class of each kind: the class picks the requeue in [`policy`].
+pub fn class(kind: ErrorKind) -> ErrorClass {
     match kind {
-        ErrorKind::Conflict => Duration::from_millis(100),
-        ErrorKind::Transient | ErrorKind::InvalidSpec => backoff(attempts),
-        ErrorKind::Forbidden => Duration::from_secs(60),
+        ErrorKind::Conflict => ErrorClass::Conflict,
+        ErrorKind::Transient | ErrorKind::InvalidSpec => ErrorClass::Transient,
+        ErrorKind::Forbidden => ErrorClass::Permanent,
     }
 }
 
-/// Exponential backoff for rate-limited retries: 1 s doubling up to 60 s.
-pub fn backoff(attempts: u32) -> Duration {
-    let secs = 1u64.checked_shl(attempts.min(6)).unwrap_or(64).min(60);
-    Duration::from_secs(secs)
+/// The one requeue policy of the CSV loop: conflicts retried after 100 ms; transient errors and
+/// `Next::Backoff` waits 1 s doubling up to 60 s; forbidden writes after 60 s; a run abandoned after 60 s
+/// (a hung request must not hold the actor's mailbox for good). Each retry is jittered into `[d/2, d]`.
+pub fn policy() -> Policy {
+    Policy {
+        base: Duration::from_secs(1),
+        cap: Duration::from_secs(60),
+        conflict: Duration::from_millis(100),
+        permanent: Duration::from_secs(60),
+        deadline: Duration::from_secs(60),
+    }
+}
+
+/// The delay before jitter after the `attempts`-th consecutive error of `kind`.
+pub fn requeue_for(kind: ErrorKind, attempts: u32) -> Duration {
+    policy().error_delay(class(kind), attempts)
 }
 
 #[cfg(test)]
@@ -175,18 +183,5 @@ mod tests {
         };
         assert_eq!(e.chain(), "cannot create Deployment ns/op: m (Forbidden)");
         assert_eq!(e.kind(), ErrorKind::Forbidden);
-    }
-
-    #[test]
-    fn a_missed_deadline_is_transient_and_says_how_long() {
-        let e = Error::Deadline {
-            key: ObjectKey::new("ns", "a.v1"),
-            after: Duration::from_secs(60),
-        };
-        assert_eq!(e.kind(), ErrorKind::Transient);
-        assert_eq!(
-            e.chain(),
-            "the reconcile of CSV ns/a.v1 did not finish within 60s"
-        );
     }
 }

@@ -2,7 +2,7 @@
 //! `csv_upgrade_count` counter) and the gauges of live object actors per kind.
 
 use crate::leader::Role;
-use prometheus::{IntGaugeVec, Opts, Registry};
+use prometheus::{IntCounterVec, IntGaugeVec, Opts, Registry};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -12,6 +12,7 @@ pub struct Metrics {
     pub registry: Registry,
     actors: IntGaugeVec,
     leader: IntGaugeVec,
+    undecodable: IntCounterVec,
     counts: Arc<Mutex<BTreeMap<&'static str, usize>>>,
 }
 
@@ -31,10 +32,19 @@ impl Metrics {
             &["name"],
         )?;
         registry.register(Box::new(leader.clone()))?;
+        let undecodable = IntCounterVec::new(
+            Opts::new(
+                "olm_rs_undecodable_objects_total",
+                "Watched objects skipped because their stored JSON does not decode as their kind, by kind",
+            ),
+            &["kind"],
+        )?;
+        registry.register(Box::new(undecodable.clone()))?;
         Ok(Self {
             registry,
             actors,
             leader,
+            undecodable,
             counts: Arc::default(),
         })
     }
@@ -47,6 +57,11 @@ impl Metrics {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(kind, count);
+    }
+
+    /// One watched object of `kind` did not decode and was skipped.
+    pub fn count_undecodable(&self, kind: &str) {
+        self.undecodable.with_label_values(&[kind]).inc();
     }
 
     /// Keep `leader_election_master_status{name}` in step with an elector's role.

@@ -29,12 +29,63 @@ pub trait ObjectActor:
     const KIND: &'static str;
 
     fn new(key: ObjectKey, shared: Self::Shared) -> Self;
+
+    /// Called once before the actor starts, with the kind's journal (actors on the reconcile contract give
+    /// it to their [`crate::reconcile::Loop`]).
+    fn attach(&mut self, _journal: SharedJournal) {}
+}
+
+/// Deliver `msg` to the actor of `key`, if it lives: routed by the registry itself (no look-up round trip, no
+/// spawned task). A message for an object not seen yet is dropped: its actor's first run observes the stores.
+pub struct Forward<M>(pub ObjectKey, pub M);
+
+impl<M> Message for Forward<M> {
+    type Result = ();
+}
+
+/// Deliver a copy of `msg` to every live actor whose key passes the filter (e.g. every CSV of a namespace).
+pub struct Broadcast<M> {
+    pub filter: Filter,
+    pub msg: M,
+}
+
+/// Which actors a [`Broadcast`] reaches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Filter {
+    All,
+    Namespace(String),
+    Keys(Vec<ObjectKey>),
+}
+
+impl Filter {
+    pub fn matches(&self, key: &ObjectKey) -> bool {
+        match self {
+            Filter::All => true,
+            Filter::Namespace(ns) => key.namespace_or_empty() == ns,
+            Filter::Keys(keys) => keys.contains(key),
+        }
+    }
+}
+
+impl<M> Message for Broadcast<M> {
+    type Result = ();
 }
 
 /// One event of the watch, routed to a registry.
 pub struct Watched<K>(pub watcher::Event<K>);
 
 impl<K: 'static> Message for Watched<K> {
+    type Result = ();
+}
+
+/// A watched object of the kind whose stored JSON did not decode: skipped (its actor, if any, keeps the last
+/// version that decoded), reported, and counted as seen in a relist so its actor is not stopped for it.
+pub struct Undecodable {
+    pub meta: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    pub error: String,
+}
+
+impl Message for Undecodable {
     type Result = ();
 }
 
@@ -158,7 +209,9 @@ impl<A: ObjectActor> Registry<A> {
                 if existing.is_some() {
                     tracing::warn!(kind = A::KIND, %key, "object actor had died; starting it again");
                 }
-                let addr = A::new(key.clone(), self.shared.clone()).start();
+                let mut actor = A::new(key.clone(), self.shared.clone());
+                actor.attach(self.journal.clone());
+                let addr = actor.start();
                 self.children.insert(key.clone(), addr.clone());
                 self.record(&key, event);
                 self.publish_count();
@@ -220,6 +273,32 @@ impl<A: ObjectActor> Handler<Watched<A::Object>> for Registry<A> {
     }
 }
 
+impl<A: ObjectActor> Handler<Undecodable> for Registry<A> {
+    type Result = ();
+
+    fn handle(&mut self, Undecodable { meta, error }: Undecodable, _ctx: &mut Self::Context) {
+        let Some(name) = meta.name.clone() else {
+            return;
+        };
+        let key = ObjectKey {
+            namespace: meta.namespace.clone(),
+            name,
+        };
+        tracing::warn!(kind = A::KIND, %key, %error, "skipping an object that does not decode as its kind");
+        self.metrics.count_undecodable(A::KIND);
+        if let Some(seen) = self.relisting.as_mut() {
+            seen.insert(key.clone());
+        }
+        self.record(
+            &key,
+            JournalEvent::Undecodable {
+                resource_version: meta.resource_version,
+                error,
+            },
+        );
+    }
+}
+
 impl<A: ObjectActor> Handler<ActorCount> for Registry<A> {
     type Result = usize;
 
@@ -247,6 +326,39 @@ impl<A: ObjectActor> Handler<All<A>> for Registry<A> {
                 .map(|(k, a)| (k.clone(), a.clone()))
                 .collect(),
         )
+    }
+}
+
+impl<A, M> Handler<Forward<M>> for Registry<A>
+where
+    A: ObjectActor + Handler<M>,
+    M: Message + Send + 'static,
+    M::Result: Send,
+{
+    type Result = ();
+
+    fn handle(&mut self, Forward(key, msg): Forward<M>, _ctx: &mut Self::Context) {
+        match self.children.get(&key).filter(|a| a.connected()) {
+            Some(addr) => addr.do_send(msg),
+            None => tracing::debug!(kind = A::KIND, %key, "no live actor to forward to"),
+        }
+    }
+}
+
+impl<A, M> Handler<Broadcast<M>> for Registry<A>
+where
+    A: ObjectActor + Handler<M>,
+    M: Message + Clone + Send + 'static,
+    M::Result: Send,
+{
+    type Result = ();
+
+    fn handle(&mut self, Broadcast { filter, msg }: Broadcast<M>, _ctx: &mut Self::Context) {
+        for (key, addr) in &self.children {
+            if addr.connected() && filter.matches(key) {
+                addr.do_send(msg.clone());
+            }
+        }
     }
 }
 

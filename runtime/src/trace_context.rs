@@ -115,7 +115,7 @@ mod tests {
             );
             let reader = tracing::info_span!("csv.reconcile");
             assert!(adopt_parent(&reader, &annotations));
-            let read = reader.in_scope(|| current_trace_id());
+            let read = reader.in_scope(current_trace_id);
             assert_eq!(written, read);
         });
     }
@@ -131,7 +131,7 @@ mod tests {
             });
             let reader = tracing::info_span!("csv.reconcile");
             assert!(join(&reader, &annotations, Join::Link));
-            let read = reader.in_scope(|| current_trace_id());
+            let read = reader.in_scope(current_trace_id);
             assert_ne!(written, read, "a link is not a parent");
         });
     }

@@ -1,18 +1,23 @@
 //! The watch task of one kind: a kube-runtime watcher (with backoff) through a reflector (so actors can read the
 //! shared `Store` instead of GETting), feeding a registry with `send().await` so a slow registry slows the watch
-//! instead of growing a mailbox without bound.
+//! instead of growing a mailbox without bound. Objects are decoded one at a time ([`Lenient`]): one whose stored
+//! JSON does not match its kind is skipped and reported (a warning naming it, the registry's journal and the
+//! `olm_rs_undecodable_objects_total{kind}` counter), and the rest of the kind keeps flowing.
 
-use crate::registry::{ObjectActor, Registry, Watched};
+use crate::lenient::Lenient;
+use crate::registry::{ObjectActor, Registry, Undecodable, Watched};
 use actix::Addr;
-use futures::StreamExt;
-use kube::Api;
+use futures::{Stream, StreamExt};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Client};
 use serde::de::DeserializeOwned;
 
-/// Start watching `api` and routing to `registry`; returns the reflector's store and the task handle.
+/// Start watching every `A::Object` the client sees and routing to `registry`; returns the reflector's store
+/// and the task handle.
 pub fn spawn_watch<A>(
-    api: Api<A::Object>,
+    client: Client,
     config: watcher::Config,
     registry: Addr<Registry<A>>,
     scope: crate::wiring::Scope,
@@ -22,8 +27,16 @@ where
     A::Object: DeserializeOwned + kube::Resource<DynamicType = ()>,
 {
     let (store, writer) = reflector::store();
+    let api: Api<Lenient<A::Object>> = Api::all(client);
     let handle = tokio::spawn(async move {
-        let stream = reflector::reflector(writer, watcher(api, config).default_backoff());
+        let skipped = registry.clone();
+        let decoded = decode(
+            watcher(api, config).default_backoff(),
+            move |meta, error| {
+                skipped.do_send(Undecodable { meta, error });
+            },
+        );
+        let stream = reflector::reflector(writer, decoded);
         futures::pin_mut!(stream);
         while let Some(event) = stream.next().await {
             match event {
@@ -47,6 +60,45 @@ where
     (store, handle)
 }
 
+/// The events of a lenient watch with every object that did not decode taken out and handed to `skip`.
+fn decode<K, S, F>(
+    events: S,
+    mut skip: F,
+) -> impl Stream<Item = Result<watcher::Event<K>, watcher::Error>>
+where
+    S: Stream<Item = Result<watcher::Event<Lenient<K>>, watcher::Error>>,
+    F: FnMut(ObjectMeta, String),
+{
+    events.filter_map(move |item| {
+        let out = match item {
+            Err(error) => Some(Err(error)),
+            Ok(event) => one(event, &mut skip).map(Ok),
+        };
+        std::future::ready(out)
+    })
+}
+
+fn one<K, F: FnMut(ObjectMeta, String)>(
+    event: watcher::Event<Lenient<K>>,
+    skip: &mut F,
+) -> Option<watcher::Event<K>> {
+    let mut take = |l: Lenient<K>| match l.into_result() {
+        Ok(k) => Some(k),
+        Err(undecoded) => {
+            let (meta, error) = *undecoded;
+            skip(meta, error);
+            None
+        }
+    };
+    Some(match event {
+        watcher::Event::Apply(l) => watcher::Event::Apply(take(l)?),
+        watcher::Event::InitApply(l) => watcher::Event::InitApply(take(l)?),
+        watcher::Event::Delete(l) => watcher::Event::Delete(take(l)?),
+        watcher::Event::Init => watcher::Event::Init,
+        watcher::Event::InitDone => watcher::Event::InitDone,
+    })
+}
+
 fn in_scope<K: kube::Resource>(scope: &crate::wiring::Scope, event: &watcher::Event<K>) -> bool {
     match event {
         watcher::Event::Apply(obj)
@@ -57,7 +109,8 @@ fn in_scope<K: kube::Resource>(scope: &crate::wiring::Scope, event: &watcher::Ev
 }
 
 /// A plain watch of a kind no actor owns (e.g. Namespaces, Deployments), kept as a store for reads; `on_change` is
-/// called for each applied or deleted object, e.g. to send typed messages to the actors that care.
+/// called for each applied or deleted object, e.g. to send typed messages to the actors that care. Objects that
+/// do not decode are skipped with a warning naming them.
 pub fn spawn_store<K, F>(
     api: Api<K>,
     config: watcher::Config,
@@ -74,9 +127,12 @@ where
     F: FnMut(&K) + Send + 'static,
 {
     let (store, writer) = reflector::store();
+    let api: Api<Lenient<K>> = Api::all(api.into_client());
     let handle = tokio::spawn(async move {
-        let stream =
-            reflector::reflector(writer, watcher(api, config).default_backoff()).touched_objects();
+        let decoded = decode(watcher(api, config).default_backoff(), |meta, error| {
+            tracing::warn!(kind = %K::kind(&()), namespace = ?meta.namespace, name = ?meta.name, %error, "skipping an object that does not decode");
+        });
+        let stream = reflector::reflector(writer, decoded).touched_objects();
         futures::pin_mut!(stream);
         while let Some(item) = stream.next().await {
             match item {

@@ -14,9 +14,9 @@ use crate::metrics::Metrics;
 use crate::registry::{ObjectActor, Registry, SharedJournal};
 use crate::watch::spawn_watch;
 use actix::{Actor, Addr};
+use kube::Client;
 use kube::runtime::reflector::Store;
 use kube::runtime::watcher;
-use kube::{Api, Client};
 use messages::msg::Journal;
 use serde::de::DeserializeOwned;
 use std::future::Future;
@@ -36,9 +36,8 @@ pub fn block_on_system<F: Future>(fut: F) -> std::io::Result<F::Output> {
         .enable_all()
         .build()?;
     let mut runtime = Some(runtime);
-    let system = actix::System::with_tokio_rt(move || {
-        runtime.take().unwrap_or_else(|| unreachable_runtime())
-    });
+    let system =
+        actix::System::with_tokio_rt(move || runtime.take().unwrap_or_else(unreachable_runtime));
     Ok(system.block_on(fut))
 }
 
@@ -124,14 +123,18 @@ impl Wiring {
             .unwrap_or_else(PoisonError::into_inner)
             .push(journal);
         let addr = registry.start();
-        let api: Api<A::Object> = Api::all(self.client.clone());
         let config = match &self.scope {
             Scope::Namespaces(list) if list.len() == 1 => {
                 watcher::Config::default().fields(&format!("metadata.namespace={}", list[0]))
             }
             _ => watcher::Config::default(),
         };
-        let (store, _task) = spawn_watch(api, config, addr.clone(), self.scope.clone());
+        let (store, _task) = spawn_watch(
+            self.client.clone(),
+            config,
+            addr.clone(),
+            self.scope.clone(),
+        );
         (addr, store)
     }
 

@@ -16,6 +16,19 @@ pub enum JournalEvent {
     Stopped,
     /// The actor had died (mailbox closed) and was started again.
     Respawned,
+    /// One run of the object's reconcile loop ended (`olm_runtime::reconcile`): its classified error, if
+    /// any, and the delay of the timer it set.
+    Reconciled {
+        error: Option<String>,
+        requeue_ms: Option<u64>,
+    },
+    /// A cause arrived before the run it joins had started.
+    Coalesced { cause: String },
+    /// A watched object whose stored JSON does not decode as its kind was skipped (the rest of the kind goes on).
+    Undecodable {
+        resource_version: Option<String>,
+        error: String,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -78,6 +78,26 @@ pub fn head(me: &Peer, peers: &[Peer]) -> Option<Neighbour> {
     }
 }
 
+/// The first CSV older than the one `me` replaces, following `spec.replaces` over existing non-copied CSVs
+/// (stopping on cycles), that is neither Replacing nor Deleting: it has not handed over yet.
+pub fn older_not_handed_over(me: &Peer, peers: &[Peer]) -> Option<Neighbour> {
+    let mut seen = BTreeSet::from([me.name.clone()]);
+    let mut current = find(peers, me.replaces.as_deref()?)?;
+    loop {
+        if !seen.insert(current.name.clone()) {
+            return None;
+        }
+        let older = find(peers, current.replaces.as_deref()?)?;
+        if older.copied || seen.contains(&older.name) {
+            return None;
+        }
+        if !matches!(older.phase, CsvPhase::Replacing | CsvPhase::Deleting) {
+            return Some(Neighbour::new(older.name.clone(), older.phase.clone()));
+        }
+        current = older;
+    }
+}
+
 /// The names around a `spec.replaces` loop through `me` (`a -> b -> a`), if following `replaces` over
 /// existing CSVs comes back to `me`. A CSV naming itself is ignored, as OLM does.
 pub fn cycle(me: &Peer, peers: &[Peer]) -> Option<Vec<String>> {
@@ -186,6 +206,28 @@ mod tests {
         let peers = abc();
         let me = find(&peers, name).expect("peer");
         assert_eq!(head(me, &peers).map(|n| n.name), expected.map(String::from));
+    }
+
+    #[rstest]
+    #[case::the_direct_predecessor_is_not_checked_here(&[("a", None, CsvPhase::Succeeded), ("b", Some("a"), CsvPhase::Pending)], "b", None)]
+    #[case::an_older_csv_still_installing_has_not_handed_over(&[("a", None, CsvPhase::Installing), ("b", Some("a"), CsvPhase::Replacing), ("c", Some("b"), CsvPhase::Pending)], "c", Some("a"))]
+    #[case::an_older_chain_all_replacing_or_deleting_has_handed_over(&[("a", None, CsvPhase::Deleting), ("b", Some("a"), CsvPhase::Replacing), ("c", Some("b"), CsvPhase::Replacing), ("d", Some("c"), CsvPhase::Pending)], "d", None)]
+    #[case::the_walk_stops_at_a_missing_csv(&[("a", None, CsvPhase::Succeeded), ("c", Some("b"), CsvPhase::Replacing), ("d", Some("c"), CsvPhase::Pending)], "d", None)]
+    #[case::the_walk_stops_on_a_cycle(&[("a", Some("c"), CsvPhase::Replacing), ("b", Some("a"), CsvPhase::Replacing), ("c", Some("b"), CsvPhase::Pending)], "c", None)]
+    fn older_csvs_must_all_hand_over(
+        #[case] csvs: &[(&str, Option<&str>, CsvPhase)],
+        #[case] me: &str,
+        #[case] expected: Option<&str>,
+    ) {
+        let peers: Vec<Peer> = csvs
+            .iter()
+            .map(|(n, r, p)| peer(n, *r, p.clone()))
+            .collect();
+        let me = find(&peers, me).expect("peer");
+        assert_eq!(
+            older_not_handed_over(me, &peers).map(|n| n.name),
+            expected.map(String::from)
+        );
     }
 
     #[test]

@@ -37,6 +37,10 @@ pub struct Observed {
     /// The newest CSV of the chain replacing this one (following `replaced_by` to its end); the same as
     /// `replaced_by` for a chain of two.
     pub chain_head: Option<Neighbour>,
+    /// The first older CSV of the chain (following `spec.replaces` past the one this CSV replaces) that has
+    /// not handed over yet (neither Replacing nor Deleting): installing before it does would put two writers
+    /// on the same Deployment (issue 17).
+    pub older_not_handed_over: Option<Neighbour>,
     pub install: InstallStatus,
 }
 

@@ -109,6 +109,15 @@ pub fn decide(o: &Observed) -> Decision {
     if o.copied {
         return stay(Next::Idle);
     }
+    // OLM `checkReplacementsAndUpdateStatus`, before anything else: whatever its phase (but Replacing or
+    // Deleting), a CSV that a newer one replaces hands over at once. Only then is the handover of a chain
+    // serial: a CSV still Installing when its replacer appears would otherwise keep writing the Deployment
+    // beside the chain's newest CSV (issue 17: v2 Installing and v4 Installing on one Deployment).
+    if let Some(new) = &o.replaced_by
+        && !matches!(o.phase, CsvPhase::Replacing | CsvPhase::Deleting)
+    {
+        return being_replaced(new);
+    }
     // Only a cluster change (the group's targets or service account) moves a CSV out of NoRetry.
     if o.phase == CsvPhase::Failed && o.reason == CsvReason::InstallComponentFailedNoRetry {
         if o.cluster_changed {
@@ -224,6 +233,19 @@ pub fn decide(o: &Observed) -> Decision {
     decision
 }
 
+/// A newer CSV replaces this one: go `Replacing` and count an upgrade (OLM's `BeingReplaced`).
+fn being_replaced(new: &Neighbour) -> Decision {
+    with(
+        vec![Effect::CountUpgrade],
+        to(
+            CsvPhase::Replacing,
+            CsvReason::BeingReplaced,
+            format!("being replaced by csv: {}", new.name),
+        ),
+        Next::Idle,
+    )
+}
+
 /// The status to write when the `Install` effect failed (OLM's InstallReady branch): permission and
 /// invalid-object errors do not heal by retrying.
 pub fn install_failed(unrecoverable: bool, error: &str) -> Transition {
@@ -243,19 +265,6 @@ pub fn install_failed(unrecoverable: bool, error: &str) -> Transition {
 }
 
 fn pending(o: &Observed) -> Decision {
-    // Superseded before it installed (a newer CSV replacing it already exists and has not failed): hand over
-    // at once instead of installing something about to be replaced. OLM installs first; the end state is
-    // the same, and it keeps chains converging whatever order their CSVs arrive in.
-    if let Some(new) = &o.replaced_by
-        && new.phase != CsvPhase::Failed
-    {
-        let message = format!("being replaced by csv: {}", new.name);
-        return with(
-            vec![Effect::CountUpgrade],
-            to(CsvPhase::Replacing, CsvReason::BeingReplaced, message),
-            Next::Idle,
-        );
-    }
     if let Some(why) = &o.not_upgradeable {
         // The CSV we replace says it may not be upgraded now; its OperatorCondition's change requeues us.
         return with(
@@ -293,10 +302,14 @@ fn pending(o: &Observed) -> Decision {
             Next::Idle,
         );
     }
-    if let Some(old) = &o.replaces
-        && old.phase != CsvPhase::Replacing
-    {
-        // Wait for the CSV we replace to hand over (it goes Replacing once it Succeeded and sees us).
+    let not_handed_over = o
+        .replaces
+        .as_ref()
+        .filter(|old| old.phase != CsvPhase::Replacing)
+        .or(o.older_not_handed_over.as_ref());
+    if not_handed_over.is_some() {
+        // Wait for every older CSV of the chain to hand over (each goes Replacing as soon as it sees the CSV
+        // replacing it; its phase change requeues us): then at most one CSV of a chain writes the Deployment.
         return Decision {
             step: Step::Stay,
             effects,
@@ -385,14 +398,6 @@ fn installing(o: &Observed) -> Decision {
 }
 
 fn succeeded(o: &Observed) -> Decision {
-    if let Some(new) = &o.replaced_by {
-        let message = format!("being replaced by csv: {}", new.name);
-        return with(
-            vec![Effect::CountUpgrade],
-            to(CsvPhase::Replacing, CsvReason::BeingReplaced, message),
-            Next::Idle,
-        );
-    }
     if !o.requirements.met {
         return with(
             Vec::new(),
@@ -588,5 +593,7 @@ fn with(effects: Vec<Effect>, step: Step, next: Next) -> Decision {
     }
 }
 
+#[cfg(test)]
+mod handover_tests;
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,7 @@
-//! The ClusterServiceVersion actor: one per CSV. Each message runs the same level-triggered reconcile:
-//! `observe::gather` (stores → classified facts) → `machine::decide` (pure) → `effects::apply` (I/O inside an
-//! `AtomicResponse`, so reconciles of one CSV never interleave) → metrics, neighbour requeues and the next
-//! requeue with `ctx.notify_later` (one pending timer, cancelled when replaced).
+//! The ClusterServiceVersion actor: one per CSV, on the reconcile contract (`olm_runtime::reconcile`). Each
+//! run is level-triggered: `observe::gather` (stores → classified facts) → `machine::decide` (pure) →
+//! `effects::apply` (I/O) → an `Outcome` (the decision's `Next`, or the effects' one classified error); the
+//! loop serialises runs, coalesces causes, keeps one timer and backs off with jitter.
 //!
 //! ```text
 //! CSV watch ─▶ Registry ─▶ CsvActor ──status/Events──▶ API server
@@ -38,29 +38,21 @@ use machine::{Effect, Next};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase, RequirementStatusReason};
 use messages::key::ObjectKey;
 use messages::msg::{ObjectEvent, Requeue, RequeueReason};
-use olm_runtime::registry::ObjectActor;
+use olm_runtime::reconcile::{self, Cause, Loop, Outcome, Reconciler};
+use olm_runtime::registry::{ObjectActor, SharedJournal};
 use olm_runtime::trace_context::Join;
 use std::sync::Arc;
 use tracing::Instrument;
-
-/// The longest one reconcile's I/O may take; past it the reconcile is abandoned (level-triggered: the next one
-/// redoes what is missing) so a hung request cannot hold the actor's mailbox for good.
-const RECONCILE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// How soon a CSV actor looks again while the stores are still listing.
-const STORES_NOT_READY_RECHECK: std::time::Duration = std::time::Duration::from_millis(200);
 
 pub struct CsvActor {
     pub key: ObjectKey,
     pub shared: Shared,
     pub latest: Option<Arc<ClusterServiceVersion>>,
-    pub reconciles: u64,
     recorder: Recorder,
-    /// The pending requeue timer, if any.
-    timer: Option<SpawnHandle>,
-    /// Consecutive failed reconciles (error backoff) and consecutive `Next::Backoff` waits.
-    errors: u32,
-    waits: u32,
+    control: Loop,
+    /// The resourceVersion of our last status write until its watch event arrives (events before it are
+    /// older than `latest`).
+    awaiting: Option<String>,
     /// The metric series last published for this CSV.
     series: Option<Series>,
     /// The group's state (`observe::Gathered::group_state`) when this CSV failed for good; a change of it is a
@@ -80,17 +72,19 @@ impl ObjectActor for CsvActor {
     fn new(key: ObjectKey, shared: Shared) -> Self {
         let recorder = crate::events::recorder(shared.client.clone());
         Self {
+            control: Loop::new(Self::KIND, key.clone(), error::policy()),
             key,
             shared,
             latest: None,
-            reconciles: 0,
             recorder,
-            timer: None,
-            errors: 0,
-            waits: 0,
+            awaiting: None,
             series: None,
             no_retry_baseline: None,
         }
+    }
+
+    fn attach(&mut self, journal: SharedJournal) {
+        self.control.attach(journal);
     }
 }
 
@@ -111,22 +105,14 @@ fn trace_join(phase: &CsvPhase) -> Join {
     }
 }
 
-/// Is `new` older than `old` (a watch event that trails our own status write)?
-fn older(new: &ClusterServiceVersion, old: &ClusterServiceVersion) -> bool {
-    let rv = |c: &ClusterServiceVersion| {
-        c.metadata
-            .resource_version
-            .as_deref()
-            .and_then(|v| v.parse::<u64>().ok())
-    };
-    matches!((rv(new), rv(old)), (Some(n), Some(o)) if n < o)
-}
+impl Reconciler for CsvActor {
+    fn control(&mut self) -> &mut Loop {
+        &mut self.control
+    }
 
-impl CsvActor {
-    fn reconcile(&mut self, ctx: &mut Context<Self>) -> AtomicResponse<Self, ()> {
-        self.reconciles += 1;
+    fn run(&mut self, _ctx: &mut Context<Self>) -> ResponseActFuture<Self, Outcome> {
         let Some(csv) = self.latest.clone() else {
-            return AtomicResponse::new(Box::pin(actix::fut::ready(())));
+            return Box::pin(actix::fut::ready(Outcome::Done(reconcile::Next::Idle)));
         };
         if !self
             .shared
@@ -135,8 +121,8 @@ impl CsvActor {
             .ready
             .load(std::sync::atomic::Ordering::Acquire)
         {
-            self.schedule(ctx, Some(STORES_NOT_READY_RECHECK));
-            return AtomicResponse::new(Box::pin(actix::fut::ready(())));
+            // No decision before every store listed once; `watches::mark_ready` then requeues every CSV.
+            return Box::pin(actix::fut::ready(Outcome::Done(reconcile::Next::Idle)));
         }
         let mut gathered = observe::gather(&self.shared, &csv, Timestamp::now());
         let no_retry = gathered.observed.phase == messages::crd::csv::CsvPhase::Failed
@@ -181,91 +167,77 @@ impl CsvActor {
             shared: self.shared.clone(),
             operator_condition: gathered.operator_condition,
         };
-        let deadline_key = self.key.clone();
-        let io = effects::apply(self.shared.client.clone(), self.recorder.clone(), plan);
-        let fut = async move {
-            match tokio::time::timeout(RECONCILE_DEADLINE, io).await {
-                Ok(applied) => applied,
-                Err(_) => {
-                    tracing::warn!(csv = %deadline_key, "reconcile abandoned after its deadline");
-                    effects::Applied {
-                        error: Some(error::Error::Deadline {
-                            key: deadline_key,
-                            after: RECONCILE_DEADLINE,
-                        }),
-                        ..Default::default()
-                    }
+        let fut = effects::apply(self.shared.client.clone(), self.recorder.clone(), plan)
+            .instrument(span);
+        Box::pin(fut.into_actor(self).map(move |applied, act, _ctx| {
+            if let Some(written) = applied.written {
+                // Failed for good now: remember the group as it was when deciding to install.
+                if written.reason() == messages::crd::csv::CsvReason::InstallComponentFailedNoRetry
+                    && act.no_retry_baseline.is_none()
+                {
+                    act.no_retry_baseline = Some(group_state);
+                }
+                act.supersede(written);
+            }
+            if counts_upgrade && applied.announced {
+                act.with_metrics(|m| m.count_upgrade());
+            }
+            act.publish_metrics();
+            let after = act.latest.as_ref().map(|c| c.phase()).unwrap_or_default();
+            if after != before {
+                act.control.reset_backoff();
+                let namespace = act.key.namespace_or_empty().to_string();
+                for name in &neighbours {
+                    watches::requeue(&act.shared, ObjectKey::new(namespace.clone(), name.clone()));
                 }
             }
-        }
-        .instrument(span);
-        AtomicResponse::new(Box::pin(fut.into_actor(self).map(
-            move |applied, act, ctx| {
-                if let Some(written) = applied.written {
-                    // Failed for good now: remember the group as it was when deciding to install.
-                    if written.reason()
-                        == messages::crd::csv::CsvReason::InstallComponentFailedNoRetry
-                        && act.no_retry_baseline.is_none()
-                    {
-                        act.no_retry_baseline = Some(group_state);
-                    }
-                    act.latest = Some(written);
-                }
-                if counts_upgrade && applied.announced {
-                    act.with_metrics(|m| m.count_upgrade());
-                }
-                act.publish_metrics();
-                let after = act.latest.as_ref().map(|c| c.phase()).unwrap_or_default();
-                if after != before {
-                    act.waits = 0;
-                    let namespace = act.key.namespace_or_empty().to_string();
-                    for name in &neighbours {
-                        watches::requeue(
-                            &act.shared,
-                            ObjectKey::new(namespace.clone(), name.clone()),
-                        );
-                    }
-                }
-                if applied.deleted {
-                    return;
-                }
-                let delay = match (&applied.error, next) {
-                    (Some(e), _) => {
-                        let kind = e.kind();
-                        act.errors += 1;
-                        Some(error::requeue_for(kind, act.errors.saturating_sub(1)))
-                    }
-                    (None, Next::Idle) => {
-                        act.errors = 0;
-                        None
-                    }
-                    (None, Next::After(d)) => {
-                        act.errors = 0;
-                        Some(d)
-                    }
-                    (None, Next::Backoff) => {
-                        act.errors = 0;
-                        act.waits += 1;
-                        Some(error::backoff(act.waits.saturating_sub(1)))
-                    }
-                };
-                act.schedule(ctx, delay);
-            },
-        )))
+            if applied.deleted {
+                return Outcome::Finished;
+            }
+            match &applied.error {
+                Some(e) => Outcome::failed(error::class(e.kind()), e),
+                None => Outcome::Done(match next {
+                    Next::Idle => reconcile::Next::Idle,
+                    Next::After(d) => reconcile::Next::After(d),
+                    Next::Backoff => reconcile::Next::Backoff,
+                }),
+            }
+        }))
+    }
+}
+
+impl CsvActor {
+    /// Our own status write replaced `latest`. The watch delivers versions in order, so every event before the
+    /// one carrying our write's resourceVersion is older than it: they are ignored until it arrives
+    /// (resourceVersion compared for equality only, as the API asks).
+    fn supersede(&mut self, written: Arc<ClusterServiceVersion>) {
+        self.awaiting = written.metadata.resource_version.clone();
+        self.latest = Some(written);
     }
 
-    fn schedule(&mut self, ctx: &mut Context<Self>, delay: Option<std::time::Duration>) {
-        if let Some(handle) = self.timer.take() {
-            ctx.cancel_future(handle);
+    /// A watch event: taken unless it trails our own write.
+    fn observe_event(&mut self, csv: Arc<ClusterServiceVersion>) {
+        if let Some(written) = self.awaiting.as_ref() {
+            if csv.metadata.resource_version.as_ref() != Some(written) {
+                return;
+            }
+            self.awaiting = None;
         }
-        if let Some(delay) = delay {
-            self.timer = Some(ctx.notify_later(
-                Requeue {
-                    reason: RequeueReason::Scheduled,
-                    after: None,
-                },
-                delay,
-            ));
+        self.latest = Some(csv);
+    }
+
+    /// The resync's safety net for a watch that relisted past our write (its event then never comes): take the
+    /// store's copy.
+    fn stop_awaiting(&mut self) {
+        if self.awaiting.take().is_some()
+            && let Some(csv) = self.shared.stores.csvs.get().and_then(|s| {
+                s.get(
+                    &kube::runtime::reflector::ObjectRef::new(&self.key.name)
+                        .within(self.key.namespace_or_empty()),
+                )
+            })
+        {
+            self.latest = Some(csv);
         }
     }
 
@@ -344,21 +316,14 @@ impl CsvActor {
 }
 
 impl Handler<ObjectEvent<ClusterServiceVersion>> for CsvActor {
-    type Result = AtomicResponse<Self, ()>;
+    type Result = ();
 
-    fn handle(
-        &mut self,
-        msg: ObjectEvent<ClusterServiceVersion>,
-        ctx: &mut Self::Context,
-    ) -> Self::Result {
+    fn handle(&mut self, msg: ObjectEvent<ClusterServiceVersion>, ctx: &mut Self::Context) {
         match msg {
             ObjectEvent::Observed(csv) => {
                 crate::operator_group::notify::member_changed(&self.shared, &self.key, Some(&csv));
-                let stale = self.latest.as_ref().is_some_and(|old| older(&csv, old));
-                if !stale {
-                    self.latest = Some(csv);
-                }
-                self.reconcile(ctx)
+                self.observe_event(csv);
+                reconcile::trigger(self, ctx, Cause::Observed);
             }
             ObjectEvent::Deleted => {
                 crate::operator_group::notify::member_changed(
@@ -368,22 +333,24 @@ impl Handler<ObjectEvent<ClusterServiceVersion>> for CsvActor {
                 );
                 self.cleanup();
                 ctx.stop();
-                AtomicResponse::new(Box::pin(actix::fut::ready(())))
             }
         }
     }
 }
 
 impl Handler<Requeue> for CsvActor {
-    type Result = AtomicResponse<Self, ()>;
+    type Result = ();
 
-    fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) -> Self::Result {
-        match msg.after {
-            Some(delay) => {
-                self.schedule(ctx, Some(delay));
-                AtomicResponse::new(Box::pin(actix::fut::ready(())))
+    fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
+        // A delayed requeue is not a second timer: the loop's one timer covers waits (`Next::After`).
+        let cause = match msg.reason {
+            RequeueReason::Resync => {
+                self.stop_awaiting();
+                Cause::Resync
             }
-            None => self.reconcile(ctx),
-        }
+            RequeueReason::Scheduled | RequeueReason::Backoff => Cause::Timer,
+            RequeueReason::DependencyChanged => Cause::Message("dependency changed"),
+        };
+        reconcile::trigger(self, ctx, cause);
     }
 }

@@ -134,6 +134,7 @@ pub fn gather(shared: &Shared, csv: &ClusterServiceVersion, now: Timestamp) -> G
         replaces: chain::replaces(&me, &peers),
         replaced_by: chain::replaced_by(&me, &peers),
         chain_head: chain::head(&me, &peers),
+        older_not_handed_over: chain::older_not_handed_over(&me, &peers),
         install,
     };
     let chain = chain::chain(&me, &peers)

@@ -17,11 +17,10 @@ use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::OperatorGroup;
 use messages::key::ObjectKey;
 use messages::msg::{Requeue, RequeueReason};
-use olm_runtime::registry::Lookup;
+use olm_runtime::registry::{Broadcast, Filter, Forward};
 use olm_runtime::watch::spawn_store;
 use std::collections::BTreeSet;
 
-use super::CsvActor;
 use super::stores::ClusterInfo;
 
 /// Label selector of objects installed for a CSV.
@@ -173,6 +172,13 @@ async fn mark_ready(shared: &Shared) {
         .ready
         .store(true, std::sync::atomic::Ordering::Release);
     tracing::info!("CSV stores synced");
+    // CSV actors take no decision before this point: every one started so far runs now.
+    if let Some(registry) = shared.registries.csvs.get() {
+        registry.do_send(Broadcast {
+            filter: Filter::All,
+            msg: dependency_changed(),
+        });
+    }
     if wait(stores.namespaces.get()).await {
         sweep_orphaned_cluster_rbac(shared).await;
     }
@@ -417,17 +423,16 @@ pub fn requeue_where(shared: &Shared, pred: impl Fn(&ClusterServiceVersion) -> b
     }
 }
 
-/// Ask the actor of `key` (if it runs) to reconcile now.
+/// Ask the actor of `key` (if it runs) to reconcile now: routed by the CSV registry itself.
 pub fn requeue(shared: &Shared, key: ObjectKey) {
-    let Some(registry) = shared.registries.csvs.get().cloned() else {
-        return;
-    };
-    tokio::spawn(async move {
-        if let Ok(Some(actor)) = registry.send(Lookup::<CsvActor>::new(key)).await {
-            actor.do_send(Requeue {
-                reason: RequeueReason::DependencyChanged,
-                after: None,
-            });
-        }
-    });
+    if let Some(registry) = shared.registries.csvs.get() {
+        registry.do_send(Forward(key, dependency_changed()));
+    }
+}
+
+fn dependency_changed() -> Requeue {
+    Requeue {
+        reason: RequeueReason::DependencyChanged,
+        after: None,
+    }
 }

@@ -206,6 +206,7 @@ mod machine_tests {
             replaces: None,
             replaced_by: None,
             chain_head: None,
+            older_not_handed_over: None,
             install: InstallStatus::Healthy,
         }
     }

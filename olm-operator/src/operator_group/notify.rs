@@ -14,7 +14,7 @@ use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::OperatorGroup;
 use messages::key::ObjectKey;
 use messages::msg::{OperatorGroupMsg, Requeue, RequeueReason};
-use olm_runtime::registry::{All, Lookup};
+use olm_runtime::registry::{Broadcast, Filter, Lookup};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -252,17 +252,14 @@ pub async fn requeue_csvs(shared: &Shared, keys: BTreeSet<ObjectKey>) {
     let Some(registry) = shared.registries.csvs.get() else {
         return;
     };
-    let Ok(actors) = registry.send(All::default()).await else {
-        return;
-    };
-    for (key, addr) in actors {
-        if keys.contains(&key) {
-            addr.do_send(Requeue {
-                reason: RequeueReason::DependencyChanged,
-                after: None,
-            });
-        }
-    }
+    // Routed by the CSV registry itself: no list of every actor, no look-up round trip.
+    registry.do_send(Broadcast {
+        filter: Filter::Keys(keys.into_iter().collect()),
+        msg: Requeue {
+            reason: RequeueReason::DependencyChanged,
+            after: None,
+        },
+    });
 }
 
 /// Send a message to one group's actor, if it runs.
@@ -327,16 +324,12 @@ async fn collect_orphan_copy(
 
 /// Nudge every group actor (namespace or OLMConfig changes).
 pub fn all_groups(shared: &Shared, msg: OperatorGroupMsg) {
-    let Some(registry) = shared.registries.operator_groups.get().cloned() else {
-        return;
-    };
-    tokio::spawn(async move {
-        if let Ok(actors) = registry.send(All::default()).await {
-            for (_, addr) in actors {
-                addr.do_send(msg.clone());
-            }
-        }
-    });
+    if let Some(registry) = shared.registries.operator_groups.get() {
+        registry.do_send(Broadcast {
+            filter: Filter::All,
+            msg,
+        });
+    }
 }
 
 /// A CSV changed or went away: tell the group(s) that care. A member tells the groups of its namespace; a

@@ -11,9 +11,12 @@ struct Probe {
     stopped: Arc<AtomicUsize>,
     resynced: Arc<AtomicUsize>,
     resync_seen: Arc<tokio::sync::Notify>,
+    /// Keys of the actors that received a `DependencyChanged` requeue, in order.
+    forwarded: Arc<Mutex<Vec<String>>>,
 }
 
 struct CmActor {
+    key: ObjectKey,
     probe: Probe,
 }
 
@@ -47,6 +50,13 @@ impl Handler<ObjectEvent<ConfigMap>> for CmActor {
 impl Handler<Requeue> for CmActor {
     type Result = ();
     fn handle(&mut self, msg: Requeue, _ctx: &mut Self::Context) {
+        if msg.reason == RequeueReason::DependencyChanged {
+            self.probe
+                .forwarded
+                .lock()
+                .expect("lock")
+                .push(self.key.to_string());
+        }
         if msg.reason == RequeueReason::Resync {
             self.probe.resynced.fetch_add(1, Ordering::SeqCst);
             self.probe.resync_seen.notify_one();
@@ -58,8 +68,8 @@ impl ObjectActor for CmActor {
     type Object = ConfigMap;
     type Shared = Probe;
     const KIND: &'static str = "ConfigMap";
-    fn new(_key: ObjectKey, probe: Probe) -> Self {
-        Self { probe }
+    fn new(key: ObjectKey, probe: Probe) -> Self {
+        Self { key, probe }
     }
 }
 
@@ -205,4 +215,62 @@ async fn a_zero_resync_period_means_no_resync() {
         .expect("send");
     settle(&reg).await;
     assert_eq!(probe.resynced.load(Ordering::SeqCst), 0);
+}
+
+fn dependency_changed() -> Requeue {
+    Requeue {
+        reason: RequeueReason::DependencyChanged,
+        after: None,
+    }
+}
+
+fn cm_in(namespace: &str, name: &str) -> ConfigMap {
+    let mut cm = cm(name);
+    cm.metadata.namespace = Some(namespace.into());
+    cm
+}
+
+#[actix_rt::test]
+async fn the_registry_forwards_to_one_actor_and_broadcasts_by_filter() {
+    let probe = Probe::default();
+    let (reg, _journal, _metrics) = registry(&probe);
+    for (ns, name) in [("a", "x"), ("a", "y"), ("b", "x")] {
+        reg.send(Watched(watcher::Event::Apply(cm_in(ns, name))))
+            .await
+            .expect("send");
+    }
+    reg.send(Forward(ObjectKey::new("a", "y"), dependency_changed()))
+        .await
+        .expect("forward");
+    reg.send(Forward(ObjectKey::new("a", "nobody"), dependency_changed()))
+        .await
+        .expect("forward to an unknown key is dropped");
+    settle(&reg).await;
+    assert_eq!(
+        *probe.forwarded.lock().expect("lock"),
+        vec!["a/y".to_string()]
+    );
+    probe.forwarded.lock().expect("lock").clear();
+    reg.send(Broadcast {
+        filter: Filter::Namespace("a".into()),
+        msg: dependency_changed(),
+    })
+    .await
+    .expect("broadcast");
+    settle(&reg).await;
+    let mut got = probe.forwarded.lock().expect("lock").clone();
+    got.sort();
+    assert_eq!(got, vec!["a/x".to_string(), "a/y".to_string()]);
+    probe.forwarded.lock().expect("lock").clear();
+    reg.send(Broadcast {
+        filter: Filter::Keys(vec![ObjectKey::new("b", "x")]),
+        msg: dependency_changed(),
+    })
+    .await
+    .expect("broadcast");
+    settle(&reg).await;
+    assert_eq!(
+        *probe.forwarded.lock().expect("lock"),
+        vec!["b/x".to_string()]
+    );
 }

@@ -72,6 +72,11 @@ pub struct Op {
     pub skip_range: Option<String>,
     pub owns: Option<Crd>,
     pub requires: Option<Crd>,
+    /// `minReadySeconds` of the operator's Deployment (how long it stays unavailable once its pod is ready).
+    pub min_ready_seconds: Option<u32>,
+    /// Put the version in the operator container's environment, so each version's Deployment differs (as real
+    /// operators' images do).
+    pub versioned_deployment: bool,
 }
 
 impl Op {
@@ -101,6 +106,14 @@ impl Op {
         self.requires = Some(c.clone());
         self
     }
+    pub fn min_ready_seconds(mut self, seconds: u32) -> Self {
+        self.min_ready_seconds = Some(seconds);
+        self
+    }
+    pub fn versioned_deployment(mut self) -> Self {
+        self.versioned_deployment = true;
+        self
+    }
 
     pub fn csv(&self) -> Value {
         let name = self.name();
@@ -123,6 +136,13 @@ impl Op {
         });
         if let Some(r) = &self.replaces {
             spec["replaces"] = json!(r);
+        }
+        if self.versioned_deployment {
+            spec["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["containers"]
+                [0]["env"] = json!([{"name": "OPERATOR_VERSION", "value": self.version}]);
+        }
+        if let Some(s) = self.min_ready_seconds {
+            spec["install"]["spec"]["deployments"][0]["spec"]["minReadySeconds"] = json!(s);
         }
         if !self.skips.is_empty() {
             spec["skips"] = json!(self.skips);

@@ -23,6 +23,7 @@ fn observed(phase: CsvPhase, reason: CsvReason) -> Observed {
         replaces: None,
         replaced_by: None,
         chain_head: None,
+        older_not_handed_over: None,
         install: InstallStatus::Healthy,
     }
 }
@@ -118,6 +119,10 @@ fn missing_just_after_install(o: &mut Observed) {
     o.install = InstallStatus::Missing("deployment op not found".into());
     o.since_transition = Some(Duration::from_secs(1));
 }
+fn an_older_csv_of_the_chain_still_installing(o: &mut Observed) {
+    o.replaces = Some(Neighbour::new("a.v2", P::Replacing));
+    o.older_not_handed_over = Some(Neighbour::new("a.v1", P::Installing));
+}
 fn replaced_csv_not_upgradeable(o: &mut Observed) {
     o.replaces = Some(Neighbour::new("a.v1", P::Replacing));
     o.not_upgradeable = Some("migrating".into());
@@ -182,7 +187,10 @@ use Effect::{
 #[case::pending_with_a_deployment_owned_by_an_unrelated_csv_fails(P::Pending, R::RequirementsUnknown, deployment_owned_elsewhere, Some((P::Failed, R::OwnerConflict)), &[EnsureRbac])]
 #[case::pending_replacing_a_csv_that_has_not_handed_over_waits(P::Pending, R::RequirementsUnknown, replaces_succeeded, None, &[EnsureRbac])]
 #[case::pending_with_a_newer_csv_already_there_hands_over_without_installing(P::Pending, R::RequirementsUnknown, replaced_by_pending, Some((P::Replacing, R::BeingReplaced)), &[CountUpgrade])]
-#[case::pending_with_a_failed_newer_csv_installs_anyway(P::Pending, R::RequirementsUnknown, replaced_by_failed, Some((P::InstallReady, R::AllRequirementsMet)), &[EnsureRbac])]
+#[case::pending_with_a_failed_newer_csv_hands_over_as_olm_does(P::Pending, R::RequirementsUnknown, replaced_by_failed, Some((P::Replacing, R::BeingReplaced)), &[CountUpgrade])]
+#[case::pending_waits_for_every_older_csv_of_the_chain_to_hand_over(P::Pending, R::RequirementsUnknown, an_older_csv_of_the_chain_still_installing, None, &[EnsureRbac])]
+#[case::installing_with_a_newer_csv_hands_over_at_once(P::Installing, R::InstallWaiting, replaced_by_pending, Some((P::Replacing, R::BeingReplaced)), &[CountUpgrade])]
+#[case::install_ready_with_a_newer_csv_hands_over_without_installing(P::InstallReady, R::AllRequirementsMet, replaced_by_pending, Some((P::Replacing, R::BeingReplaced)), &[CountUpgrade])]
 #[case::pending_replacing_a_csv_that_is_replacing_proceeds(P::Pending, R::RequirementsUnknown, replaces_replacing, Some((P::InstallReady, R::AllRequirementsMet)), &[EnsureRbac])]
 // InstallReady.
 #[case::install_ready_installs_and_goes_installing(P::InstallReady, R::AllRequirementsMet, none, Some((P::Installing, R::InstallSucceeded)), &[Install])]

@@ -1,0 +1,354 @@
+//! The one reconcile contract of every object actor, in kube-runtime's spirit (`Controller` + `Action` +
+//! `error_policy`), shaped for actix actors.
+//!
+//! An actor owns one object and implements [`Reconciler`]: `run` is one pass of observe (stores and the
+//! data its messages carried) → pure decide → apply effects, ending in an [`Outcome`]: what to do next
+//! ([`Next`]) or one classified error ([`ErrorClass`]). The actor never schedules itself: it calls
+//! [`trigger`] for every cause (watch event, message, timer) and the [`Loop`] it embeds owns the rest:
+//!
+//! - **serialisation**: one `run` at a time per object, holding the mailbox (`ctx.wait`), so nothing changes
+//!   the actor's state under a run;
+//! - **coalescing**: a run starts behind the messages already queued; every cause until it starts joins it;
+//! - **one timer**: each outcome replaces the pending timer (a cause that triggers a run cancels it);
+//! - **backoff with jitter**: errors (per class) and `Next::Backoff` waits grow exponentially up to a cap,
+//!   each delay drawn in `[d/2, d]` so that many objects failing together do not retry together; a run
+//!   that ends well resets the counters;
+//! - **a deadline**: a run taking longer is abandoned (level-triggered: the next run redoes what is missing);
+//! - **the journal**: every run's outcome (and every coalesced cause) is recorded in the kind's journal.
+//!
+//! ```text
+//!  cause (event, message, timer) ─▶ trigger ─┬─ run already asked for? ─▶ coalesced into it
+//!                                            └─ else: kick behind the queued messages ─▶ run (observe →
+//!                                               decide → apply, mailbox held) ─▶ Outcome
+//!  Outcome ─▶ journal; one timer (Next::After / backoff / error policy), replaced by the next run
+//! ```
+
+use crate::registry::SharedJournal;
+use actix::prelude::*;
+use messages::key::ObjectKey;
+use messages::msg::{JournalEntry, JournalEvent};
+use std::sync::PoisonError;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// What a run that ended well asks for next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Nothing: only a new cause (event, message, resync) runs it again.
+    Idle,
+    /// A named wait on something no watch reports (an install timeout, a registry poll).
+    After(Duration),
+    /// A rate-limited retry of something not there yet (exponential per object, reset by progress).
+    Backoff,
+}
+
+/// The classes of failure a run may end in; each has one requeue policy ([`Policy::error_delay`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorClass {
+    /// A transient failure (network, 5xx, throttling): retried with exponential backoff.
+    Transient,
+    /// A write raced another writer (409): retried soon, the next run observes the newer object.
+    Conflict,
+    /// A failure retrying cannot fix (bad input, forbidden): retried slowly, a change of input runs it again.
+    Permanent,
+    /// The run was abandoned after the loop's deadline.
+    Deadline,
+}
+
+impl ErrorClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorClass::Transient => "transient",
+            ErrorClass::Conflict => "conflict",
+            ErrorClass::Permanent => "permanent",
+            ErrorClass::Deadline => "deadline",
+        }
+    }
+}
+
+/// One classified error: the class decides the requeue, the message is logged and journaled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub class: ErrorClass,
+    pub message: String,
+}
+
+/// How one run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Done(Next),
+    Failed(Failure),
+    /// The object is gone (the actor stops): no timer.
+    Finished,
+}
+
+impl Outcome {
+    pub fn failed(class: ErrorClass, error: &dyn std::error::Error) -> Self {
+        let mut message = error.to_string();
+        let mut source = error.source();
+        while let Some(cause) = source {
+            message.push_str(": ");
+            message.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        Outcome::Failed(Failure { class, message })
+    }
+}
+
+/// The loop's timing policy.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Policy {
+    /// The first retry delay of an error or a `Next::Backoff` wait; doubled each time.
+    pub base: Duration,
+    /// The largest backoff delay.
+    pub cap: Duration,
+    /// The delay before retrying a `Conflict` (the next run reads the newer object).
+    pub conflict: Duration,
+    /// The delay before retrying a `Permanent` error (a change of input runs earlier).
+    pub permanent: Duration,
+    /// The longest one run may take.
+    pub deadline: Duration,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self {
+            base: Duration::from_millis(500),
+            cap: Duration::from_secs(60),
+            conflict: Duration::from_millis(100),
+            permanent: Duration::from_secs(300),
+            deadline: Duration::from_secs(60),
+        }
+    }
+}
+
+impl Policy {
+    /// The exponential delay of the `attempt`-th consecutive retry (0-based), before jitter.
+    pub fn backoff(&self, attempt: u32) -> Duration {
+        let factor = 1u32.checked_shl(attempt.min(20)).unwrap_or(u32::MAX);
+        self.base.saturating_mul(factor).min(self.cap)
+    }
+
+    /// The delay after an error of `class`, the `attempt`-th in a row, before jitter.
+    pub fn error_delay(&self, class: ErrorClass, attempt: u32) -> Duration {
+        match class {
+            ErrorClass::Transient | ErrorClass::Deadline => self.backoff(attempt),
+            ErrorClass::Conflict => self.conflict,
+            ErrorClass::Permanent => self.permanent,
+        }
+    }
+}
+
+/// A delay drawn uniformly in `[d/2, d]` (`unit` in `[0, 1)`): full-jitter's spread without its zero delays.
+pub fn jitter(delay: Duration, unit: f64) -> Duration {
+    let unit = unit.clamp(0.0, 1.0);
+    delay.mul_f64(0.5 + unit / 2.0)
+}
+
+/// Why a run was asked for (journaled; logs name it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cause {
+    /// The watch delivered a new version of the object.
+    Observed,
+    /// A message carrying data for this object (what changed elsewhere).
+    Message(&'static str),
+    /// The loop's own timer (a `Next::After`, a backoff, an error retry).
+    Timer,
+    /// The registry's periodic resync.
+    Resync,
+}
+
+/// The state of the loop, embedded in each object actor.
+pub struct Loop {
+    kind: &'static str,
+    key: ObjectKey,
+    policy: Policy,
+    journal: Option<SharedJournal>,
+    running: bool,
+    /// A run is about to start (spawned behind the messages already queued).
+    kick_pending: bool,
+    /// A cause arrived after the kick (journaled once per run).
+    dirty: bool,
+    timer: Option<SpawnHandle>,
+    /// Consecutive failed runs, and consecutive `Next::Backoff` waits.
+    failures: u32,
+    waits: u32,
+    runs: u64,
+    /// The delay of the pending timer (tests and the journal read it).
+    scheduled: Option<Duration>,
+}
+
+impl Loop {
+    pub fn new(kind: &'static str, key: ObjectKey, policy: Policy) -> Self {
+        Self {
+            kind,
+            key,
+            policy,
+            journal: None,
+            running: false,
+            kick_pending: false,
+            dirty: false,
+            timer: None,
+            failures: 0,
+            waits: 0,
+            runs: 0,
+            scheduled: None,
+        }
+    }
+
+    /// Record outcomes in this journal (the kind's registry journal).
+    pub fn attach(&mut self, journal: SharedJournal) {
+        self.journal = Some(journal);
+    }
+
+    pub fn runs(&self) -> u64 {
+        self.runs
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.running
+    }
+
+    /// The delay of the pending timer, if one is set.
+    pub fn scheduled(&self) -> Option<Duration> {
+        self.scheduled
+    }
+
+    /// Forget progress counters (e.g. the object changed phase: a new wait starts from the base delay).
+    pub fn reset_backoff(&mut self) {
+        self.failures = 0;
+        self.waits = 0;
+    }
+
+    fn record(&self, event: JournalEvent) {
+        let Some(journal) = self.journal.as_ref() else {
+            return;
+        };
+        let at_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        journal
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .record(JournalEntry {
+                at_ms,
+                kind: self.kind.to_string(),
+                key: self.key.clone(),
+                event,
+            });
+    }
+
+    /// The delay the outcome asks for, updating the counters (pure but for the jitter draw `unit`).
+    pub fn delay_for(&mut self, outcome: &Outcome, unit: f64) -> Option<Duration> {
+        match outcome {
+            Outcome::Finished => None,
+            Outcome::Failed(failure) => {
+                let attempt = self.failures;
+                self.failures = self.failures.saturating_add(1);
+                Some(jitter(
+                    self.policy.error_delay(failure.class, attempt),
+                    unit,
+                ))
+            }
+            Outcome::Done(next) => {
+                self.failures = 0;
+                match next {
+                    Next::Idle => {
+                        self.waits = 0;
+                        None
+                    }
+                    Next::After(d) => {
+                        self.waits = 0;
+                        Some(*d)
+                    }
+                    Next::Backoff => {
+                        let attempt = self.waits;
+                        self.waits = self.waits.saturating_add(1);
+                        Some(jitter(self.policy.backoff(attempt), unit))
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// An object actor on the contract.
+pub trait Reconciler: Actor<Context = Context<Self>> {
+    fn control(&mut self) -> &mut Loop;
+
+    /// One pass: observe → decide → apply. The loop runs one at a time and bounds it by its deadline.
+    fn run(&mut self, ctx: &mut Context<Self>) -> ResponseActFuture<Self, Outcome>;
+}
+
+/// Ask for a run. The run starts once the messages already in the mailbox are handled (so a burst of causes
+/// makes one run); causes arriving before it starts are coalesced into it. A run holds the actor's mailbox
+/// (`ctx.wait`): runs of one object never overlap and nothing changes the actor's state under a run. A new run
+/// cancels the pending timer.
+pub fn trigger<A: Reconciler>(act: &mut A, ctx: &mut Context<A>, cause: Cause) {
+    let lp = act.control();
+    if lp.kick_pending {
+        if !lp.dirty {
+            lp.record(JournalEvent::Coalesced {
+                cause: format!("{cause:?}"),
+            });
+        }
+        lp.dirty = true;
+        return;
+    }
+    lp.kick_pending = true;
+    ctx.spawn(actix::fut::ready(()).map(|(), act: &mut A, ctx| start(act, ctx)));
+}
+
+fn start<A: Reconciler>(act: &mut A, ctx: &mut Context<A>) {
+    let lp = act.control();
+    lp.kick_pending = false;
+    lp.dirty = false;
+    if let Some(handle) = lp.timer.take() {
+        ctx.cancel_future(handle);
+    }
+    lp.scheduled = None;
+    lp.running = true;
+    lp.runs += 1;
+    let deadline = lp.policy.deadline;
+    let fut = act.run(ctx).timeout(deadline).map(move |result, act, ctx| {
+        let outcome = result.unwrap_or_else(|()| {
+            Outcome::Failed(Failure {
+                class: ErrorClass::Deadline,
+                message: format!("run abandoned after {deadline:?}"),
+            })
+        });
+        finish(act, ctx, outcome);
+    });
+    ctx.wait(fut);
+}
+
+fn finish<A: Reconciler>(act: &mut A, ctx: &mut Context<A>, outcome: Outcome) {
+    let lp = act.control();
+    lp.running = false;
+    let delay = lp.delay_for(&outcome, rand::random::<f64>());
+    if let Outcome::Failed(failure) = &outcome {
+        tracing::warn!(kind = lp.kind, key = %lp.key, class = failure.class.as_str(), error = %failure.message, retry_in = ?delay, "reconcile failed");
+    }
+    lp.record(JournalEvent::Reconciled {
+        error: match &outcome {
+            Outcome::Failed(f) => Some(format!("{}: {}", f.class.as_str(), f.message)),
+            _ => None,
+        },
+        requeue_ms: delay.map(|d| d.as_millis() as u64),
+    });
+    if outcome == Outcome::Finished || lp.kick_pending {
+        return;
+    }
+    if let Some(delay) = delay {
+        let handle = ctx.run_later(delay, |act, ctx| {
+            act.control().timer = None;
+            trigger(act, ctx, Cause::Timer);
+        });
+        let lp = act.control();
+        lp.scheduled = Some(delay);
+        lp.timer = Some(handle);
+    }
+}
+
+#[cfg(test)]
+mod tests;
