@@ -34,6 +34,9 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
+    /// Webhooks, API services or their certificates could not be set up (no API error behind it).
+    #[error("{0}")]
+    Served(String),
     /// A reconcile's I/O did not finish in time (a hung request must not block the actor for good).
     #[error("the reconcile of CSV {key} did not finish within {after:?}")]
     Deadline { key: ObjectKey, after: Duration },
@@ -59,7 +62,7 @@ impl Error {
             | Error::Annotate { source, .. }
             | Error::Apply { source, .. }
             | Error::DeleteCsv { source, .. } => Some(source),
-            Error::Deadline { .. } => None,
+            Error::Deadline { .. } | Error::Served(_) => None,
         }
     }
 
@@ -75,6 +78,7 @@ impl Error {
             Error::Apply { .. } => "apply",
             Error::DeleteCsv { .. } => "delete_csv",
             Error::Deadline { .. } => "deadline",
+            Error::Served(_) => "served",
         }
     }
 

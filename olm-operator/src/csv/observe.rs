@@ -134,7 +134,8 @@ pub fn gather(shared: &Shared, csv: &ClusterServiceVersion, now: Timestamp) -> G
         replaces: chain::replaces(&me, &peers),
         replaced_by: chain::replaced_by(&me, &peers),
         chain_head: chain::head(&me, &peers),
-        install,
+        install: super::served::live::refine(shared, csv, install, now.as_second()),
+        served: super::served::live::served(shared, csv, now.as_second()),
     };
     let chain = chain::chain(&me, &peers)
         .into_iter()

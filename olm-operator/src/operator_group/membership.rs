@@ -207,6 +207,7 @@ mod machine_tests {
             replaced_by: None,
             chain_head: None,
             install: InstallStatus::Healthy,
+            served: Default::default(),
         }
     }
 

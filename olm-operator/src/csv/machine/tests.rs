@@ -24,6 +24,7 @@ fn observed(phase: CsvPhase, reason: CsvReason) -> Observed {
         replaced_by: None,
         chain_head: None,
         install: InstallStatus::Healthy,
+        served: Default::default(),
     }
 }
 
