@@ -1,6 +1,7 @@
 //! Is what a CSV serves still in place? Pure, over a [`Live`] view of the caches: per serving deployment its
 //! Service, a CA hash on its pod template; per webhook description a configuration (or CRD conversion) whose
-//! CA bundle is that CA and still valid; per owned APIService one owned by this CSV with that CA. The first
+//! CA bundle is that CA and still valid; per owned APIService one owned by this CSV with that CA and
+//! `Available` (OLM's `areAPIServicesAvailable`: the aggregator reaches the deployment). The first
 //! problem found is the answer, worded for the CSV's status message. Also: the spec problems that must stop
 //! an install before anything is created (`spec_problem`) and the APIService owner conflict.
 
@@ -125,6 +126,14 @@ pub fn problem(csv: &ClusterServiceVersion, live: &dyn Live, now: i64) -> Option
         if let Some(p) = bundle_problem(bundle, hash) {
             return Some(format!("APIService {api_name} {p}"));
         }
+        let available = api
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|c| c.iter().any(|c| c.type_ == "Available" && c.status == "True"));
+        if !available {
+            return Some(format!("APIService {api_name} is not available"));
+        }
     }
     None
 }
@@ -159,6 +168,7 @@ mod tests {
         webhook: Option<Option<String>>,
         api_owner: Option<&'static str>,
         api_ca: Option<String>,
+        api_available: bool,
     }
 
     impl Fake {
@@ -173,6 +183,7 @@ mod tests {
                 webhook: Some(Some(issued.ca_pem.clone())),
                 api_owner: Some("op.v1"),
                 api_ca: Some(issued.ca_pem),
+                api_available: true,
             }
         }
     }
@@ -204,6 +215,13 @@ mod tests {
             if let Some(spec) = a.spec.as_mut() {
                 spec.ca_bundle = self.api_ca.as_ref().map(|c| ByteString(c.as_bytes().to_vec()));
             }
+            a.status = Some(k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceStatus {
+                conditions: Some(vec![k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceCondition {
+                    type_: "Available".into(),
+                    status: if self.api_available { "True" } else { "False" }.into(),
+                    ..Default::default()
+                }]),
+            });
             assert_eq!(name, "v1.x.io");
             Some(Arc::new(a))
         }
@@ -219,6 +237,7 @@ mod tests {
     #[case::a_broken_ca_everywhere(|f: &mut Fake| { f.webhook = Some(Some("garbage".into())); f.deployment_hash = Some(certs::ca_hash(b"garbage")); }, Some("webhook v.x.io has an unusable CA bundle"))]
     #[case::a_deleted_api_service(|f: &mut Fake| f.api_owner = None, Some("APIService v1.x.io is missing"))]
     #[case::an_api_service_taken_over(|f: &mut Fake| f.api_owner = Some("other.v1"), Some("APIService v1.x.io is not owned by this CSV"))]
+    #[case::an_api_service_the_aggregator_cannot_reach(|f: &mut Fake| f.api_available = false, Some("APIService v1.x.io is not available"))]
     #[case::an_api_service_with_another_ca(|f: &mut Fake| f.api_ca = Some(f.ca.replace('A', "B")), Some("APIService v1.x.io has a CA bundle other than"))]
     fn what_is_served_is_checked_piece_by_piece(
         #[case] breaks: fn(&mut Fake),
