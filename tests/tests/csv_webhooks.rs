@@ -455,3 +455,110 @@ async fn a_second_csv_owning_the_same_api_service_fails_with_olms_owner_conflict
     })
     .await
 }
+
+/// A CRD `widgets.<group>` with versions v1 (stored) and v2, both served.
+fn crd(group: &str) -> anyhow::Result<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> {
+    let schema = json!({"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}});
+    Ok(serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("widgets.{group}")},
+        "spec": {"group": group, "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                 "versions": [{"name": "v1", "served": true, "storage": true, "schema": schema},
+                              {"name": "v2", "served": true, "storage": false, "schema": schema}]}
+    }))?)
+}
+
+#[tokio::test]
+async fn a_conversion_webhook_points_the_owned_crd_at_the_service_until_the_csv_goes() -> anyhow::Result<()> {
+    with_operator("csv-conversion", &[], |ctx| async move {
+        use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+        let ns = ctx.namespace.clone();
+        // An AllNamespaces group: conversion webhooks are only for operators supporting only AllNamespaces.
+        let og: OperatorGroup = serde_json::from_value(json!({
+            "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": "global"}, "spec": {}
+        }))?;
+        Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ns).create(&PostParams::default(), &og).await?;
+        let group = format!("{ns}.test.olm-rs.io");
+        let crds: Api<CustomResourceDefinition> = Api::all(ctx.client.clone());
+        crds.create(&PostParams::default(), &crd(&group)?).await?;
+        let crd_name = format!("widgets.{group}");
+        let result = async {
+            let mut conversion = hook(&format!("cwidgets.{group}"), "ConversionWebhook", "converter", &ns);
+            conversion["conversionCRDs"] = json!([crd_name]);
+            conversion["webhookPath"] = json!("/convert");
+            let mut c = csv(
+                "conv.v1",
+                "converter",
+                json!([{"type": "OwnNamespace", "supported": false}, {"type": "SingleNamespace", "supported": false},
+                       {"type": "MultiNamespace", "supported": false}, {"type": "AllNamespaces", "supported": true}]),
+                json!([conversion]),
+                json!([]),
+            )?;
+            c.spec.custom_resource_definitions = Some(serde_json::from_value(json!({
+                "owned": [{"name": crd_name, "version": "v1", "kind": "Widget"}]
+            }))?);
+            csvs(&ctx).create(&PostParams::default(), &c).await?;
+            await_phase(&ctx, "conv.v1", CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
+            let live = crds.get(&crd_name).await?;
+            let conv = live.spec.conversion.clone().expect("a conversion");
+            assert_eq!(conv.strategy, "Webhook");
+            let webhook = conv.webhook.expect("a webhook");
+            let config = webhook.client_config.expect("a client config");
+            let service = config.service.expect("a service");
+            assert_eq!(
+                (service.name.as_str(), service.namespace.as_str(), service.path.as_deref(), service.port),
+                ("converter-service", ns.as_str(), Some("/convert"), Some(9443))
+            );
+            let secret = Api::<Secret>::namespaced(ctx.client.clone(), &ns).get("converter-service-cert").await?;
+            let ca = secret.data.unwrap_or_default().get("olmCAKey").expect("a CA").0.clone();
+            assert_eq!(config.ca_bundle.map(|b| b.0), Some(ca));
+            assert_eq!(webhook.conversion_review_versions, vec!["v1".to_string()]);
+            // Deleting the CSV (nothing replaces it) sets the conversion back to None.
+            csvs(&ctx).delete("conv.v1", &DeleteParams::default()).await?;
+            await_object(&crds, &crd_name, DEADLINE, "conversion None", |c: Option<&CustomResourceDefinition>| {
+                c.is_some_and(|c| c.spec.conversion.as_ref().is_some_and(|v| v.strategy == "None"))
+            })
+            .await?;
+            anyhow::Ok(())
+        }
+        .await;
+        crds.delete(&crd_name, &DeleteParams::default()).await?;
+        result
+    })
+    .await
+}
+
+/// Figure: CSV creation → Succeeded for a webhook operator on the light cluster, p50 over 10 sequential CSVs
+/// (`cargo test -p olm-tests --test csv_webhooks -- --ignored --nocapture webhook_operator_time_to_succeeded`).
+#[tokio::test]
+#[ignore = "benchmark: prints the time from CSV creation to Succeeded for a webhook operator"]
+async fn webhook_operator_time_to_succeeded() -> anyhow::Result<()> {
+    with_operator("csv-webhook-bench", &[], |ctx| async move {
+        let ns = ctx.namespace.clone();
+        create_group(&ctx).await?;
+        let mut times = Vec::new();
+        for i in 0..10 {
+            let name = format!("bench{i}.v1");
+            let deployment = format!("bench{i}");
+            let webhooks = json!([hook(&format!("v{i}.{ns}.test.olm-rs.io"), "ValidatingAdmissionWebhook", &deployment, &ns)]);
+            let start = std::time::Instant::now();
+            csvs(&ctx)
+                .create(&PostParams::default(), &csv(&name, &deployment, own_namespace(), webhooks, json!([]))?)
+                .await?;
+            await_phase(&ctx, &name, CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
+            times.push(start.elapsed());
+            csvs(&ctx).delete(&name, &DeleteParams::default()).await?;
+        }
+        times.sort();
+        eprintln!(
+            "webhook operator CSV creation -> Succeeded over {}: p50 {:?}, min {:?}, max {:?}",
+            times.len(),
+            times[times.len() / 2],
+            times[0],
+            times[times.len() - 1]
+        );
+        Ok(())
+    })
+    .await
+}
