@@ -71,9 +71,11 @@ async fn create_group(ctx: &TestContext) -> anyhow::Result<OperatorGroup> {
         "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
         "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ctx.namespace]}
     }))?;
-    Ok(Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ctx.namespace)
-        .create(&PostParams::default(), &og)
-        .await?)
+    Ok(
+        Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ctx.namespace)
+            .create(&PostParams::default(), &og)
+            .await?,
+    )
 }
 
 fn csvs(ctx: &TestContext) -> Api<ClusterServiceVersion> {
@@ -87,9 +89,15 @@ async fn await_phase(
     reason: CsvReason,
 ) -> anyhow::Result<ClusterServiceVersion> {
     let what = format!("{name} in phase {phase} reason {reason}");
-    await_object(&csvs(ctx), name, DEADLINE, &what, move |c: Option<&ClusterServiceVersion>| {
-        c.is_some_and(|c| c.phase() == phase && c.reason() == reason)
-    })
+    await_object(
+        &csvs(ctx),
+        name,
+        DEADLINE,
+        &what,
+        move |c: Option<&ClusterServiceVersion>| {
+            c.is_some_and(|c| c.phase() == phase && c.reason() == reason)
+        },
+    )
     .await
 }
 
@@ -152,8 +160,8 @@ fn ca_hash_of_deployment(d: &Deployment) -> Option<String> {
 }
 
 #[tokio::test]
-async fn a_webhook_operator_gets_certificates_a_service_and_scoped_configurations() -> anyhow::Result<()>
-{
+async fn a_webhook_operator_gets_certificates_a_service_and_scoped_configurations()
+-> anyhow::Result<()> {
     with_operator("csv-webhooks", &[], |ctx| async move {
         let ns = ctx.namespace.clone();
         let group = create_group(&ctx).await?;
@@ -283,63 +291,118 @@ async fn a_webhook_operator_gets_certificates_a_service_and_scoped_configuration
 #[tokio::test]
 async fn certificates_rotate_before_expiry_and_the_ca_bundle_follows() -> anyhow::Result<()> {
     // 40 s certificates rotate after 20 s (the window is half a short validity).
-    with_operator("csv-webhook-rotation", &[("OLM_RS_CERT_VALIDITY_SECONDS", "40")], |ctx| async move {
-        let ns = ctx.namespace.clone();
-        create_group(&ctx).await?;
-        let webhooks = json!([hook(&format!("vwidgets.{ns}.test.olm-rs.io"), "ValidatingAdmissionWebhook", "rotating", &ns)]);
-        csvs(&ctx)
-            .create(&PostParams::default(), &csv("rot.v1", "rotating", own_namespace(), webhooks, json!([]))?)
+    with_operator(
+        "csv-webhook-rotation",
+        &[("OLM_RS_CERT_VALIDITY_SECONDS", "40")],
+        |ctx| async move {
+            let ns = ctx.namespace.clone();
+            create_group(&ctx).await?;
+            let webhooks = json!([hook(
+                &format!("vwidgets.{ns}.test.olm-rs.io"),
+                "ValidatingAdmissionWebhook",
+                "rotating",
+                &ns
+            )]);
+            csvs(&ctx)
+                .create(
+                    &PostParams::default(),
+                    &csv("rot.v1", "rotating", own_namespace(), webhooks, json!([]))?,
+                )
+                .await?;
+            let first = await_phase(
+                &ctx,
+                "rot.v1",
+                CsvPhase::Succeeded,
+                CsvReason::InstallSucceeded,
+            )
             .await?;
-        let first = await_phase(&ctx, "rot.v1", CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
-        let first_rotate_at = first.status.as_ref().and_then(|s| s.certs_rotate_at.clone()).expect("certsRotateAt");
-        let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &ns);
-        let before = deployments.get("rotating").await?;
-        let old_hash = ca_hash_of_deployment(&before).expect("a CA hash");
-        let old_generation = before.metadata.generation.unwrap_or_default();
+            let first_rotate_at = first
+                .status
+                .as_ref()
+                .and_then(|s| s.certs_rotate_at.clone())
+                .expect("certsRotateAt");
+            let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &ns);
+            let before = deployments.get("rotating").await?;
+            let old_hash = ca_hash_of_deployment(&before).expect("a CA hash");
+            let old_generation = before.metadata.generation.unwrap_or_default();
 
-        // The rotation passes through OLM's reason and comes back to Succeeded with a new CA everywhere.
-        await_object(&csvs(&ctx), "rot.v1", DEADLINE, "a NeedsCertRotation step", |c: Option<&ClusterServiceVersion>| {
-            c.is_some_and(|c| {
-                c.status.as_ref().is_some_and(|s| {
-                    s.conditions.iter().any(|h| {
-                        h.reason == CsvReason::NeedsCertRotation
-                            && h.message == "CSV owns resources that require a cert refresh"
+            // The rotation passes through OLM's reason and comes back to Succeeded with a new CA everywhere.
+            await_object(
+                &csvs(&ctx),
+                "rot.v1",
+                DEADLINE,
+                "a NeedsCertRotation step",
+                |c: Option<&ClusterServiceVersion>| {
+                    c.is_some_and(|c| {
+                        c.status.as_ref().is_some_and(|s| {
+                            s.conditions.iter().any(|h| {
+                                h.reason == CsvReason::NeedsCertRotation
+                                    && h.message == "CSV owns resources that require a cert refresh"
+                            })
+                        })
                     })
-                })
-            })
-        })
-        .await?;
-        let rotated = await_object(&csvs(&ctx), "rot.v1", DEADLINE, "Succeeded with new certificates", move |c: Option<&ClusterServiceVersion>| {
-            c.is_some_and(|c| {
-                c.phase() == CsvPhase::Succeeded
-                    && c.status.as_ref().and_then(|s| s.certs_rotate_at.clone()) > Some(first_rotate_at.clone())
-            })
-        })
-        .await?;
-        let after = deployments.get("rotating").await?;
-        let new_hash = ca_hash_of_deployment(&after).expect("a CA hash");
-        assert_ne!(new_hash, old_hash, "the pod template carries the new CA");
-        assert_eq!(
-            after.metadata.generation.unwrap_or_default(),
-            old_generation + 1,
-            "one rotation rolls the deployment once"
-        );
-        let secret = Api::<Secret>::namespaced(ctx.client.clone(), &ns).get("rotating-service-cert").await?;
-        let ca = secret.data.unwrap_or_default().get("olmCAKey").expect("a CA").0.clone();
-        assert_eq!(sha256_hex(&ca), new_hash, "the Secret holds the CA the pods trust");
-        let params = ListParams::default().labels(&owner_selector("rot.v1", &ns));
-        let validating = Api::<ValidatingWebhookConfiguration>::all(ctx.client.clone()).list(&params).await?;
-        let bundle = validating.items[0].webhooks.as_ref().expect("webhooks")[0]
-            .client_config
-            .ca_bundle
-            .clone()
-            .expect("a CA bundle");
-        assert_eq!(sha256_hex(&bundle.0), new_hash, "the webhook trusts the new CA");
-        let status = rotated.status.unwrap_or_default();
-        assert!(status.certs_last_updated.is_some());
-        csvs(&ctx).delete("rot.v1", &DeleteParams::default()).await?;
-        Ok(())
-    })
+                },
+            )
+            .await?;
+            let rotated = await_object(
+                &csvs(&ctx),
+                "rot.v1",
+                DEADLINE,
+                "Succeeded with new certificates",
+                move |c: Option<&ClusterServiceVersion>| {
+                    c.is_some_and(|c| {
+                        c.phase() == CsvPhase::Succeeded
+                            && c.status.as_ref().and_then(|s| s.certs_rotate_at.clone())
+                                > Some(first_rotate_at.clone())
+                    })
+                },
+            )
+            .await?;
+            let after = deployments.get("rotating").await?;
+            let new_hash = ca_hash_of_deployment(&after).expect("a CA hash");
+            assert_ne!(new_hash, old_hash, "the pod template carries the new CA");
+            assert_eq!(
+                after.metadata.generation.unwrap_or_default(),
+                old_generation + 1,
+                "one rotation rolls the deployment once"
+            );
+            let secret = Api::<Secret>::namespaced(ctx.client.clone(), &ns)
+                .get("rotating-service-cert")
+                .await?;
+            let ca = secret
+                .data
+                .unwrap_or_default()
+                .get("olmCAKey")
+                .expect("a CA")
+                .0
+                .clone();
+            assert_eq!(
+                sha256_hex(&ca),
+                new_hash,
+                "the Secret holds the CA the pods trust"
+            );
+            let params = ListParams::default().labels(&owner_selector("rot.v1", &ns));
+            let validating = Api::<ValidatingWebhookConfiguration>::all(ctx.client.clone())
+                .list(&params)
+                .await?;
+            let bundle = validating.items[0].webhooks.as_ref().expect("webhooks")[0]
+                .client_config
+                .ca_bundle
+                .clone()
+                .expect("a CA bundle");
+            assert_eq!(
+                sha256_hex(&bundle.0),
+                new_hash,
+                "the webhook trusts the new CA"
+            );
+            let status = rotated.status.unwrap_or_default();
+            assert!(status.certs_last_updated.is_some());
+            csvs(&ctx)
+                .delete("rot.v1", &DeleteParams::default())
+                .await?;
+            Ok(())
+        },
+    )
     .await
 }
 
@@ -349,21 +412,29 @@ async fn assert_nothing_served(ctx: &TestContext, csv: &str, service: &str) -> a
     let secret = Api::<Secret>::namespaced(ctx.client.clone(), ns)
         .get_opt(&format!("{service}-cert"))
         .await?;
-    let svc = Api::<Service>::namespaced(ctx.client.clone(), ns).get_opt(service).await?;
+    let svc = Api::<Service>::namespaced(ctx.client.clone(), ns)
+        .get_opt(service)
+        .await?;
     let params = ListParams::default().labels(&owner_selector(csv, ns));
-    let validating = Api::<ValidatingWebhookConfiguration>::all(ctx.client.clone()).list(&params).await?;
+    let validating = Api::<ValidatingWebhookConfiguration>::all(ctx.client.clone())
+        .list(&params)
+        .await?;
     let deployment = Api::<Deployment>::namespaced(ctx.client.clone(), ns)
         .list(&params)
         .await?;
     assert!(secret.is_none(), "{csv}: no Secret");
     assert!(svc.is_none(), "{csv}: no Service");
-    assert!(validating.items.is_empty(), "{csv}: no webhook configuration");
+    assert!(
+        validating.items.is_empty(),
+        "{csv}: no webhook configuration"
+    );
     assert!(deployment.items.is_empty(), "{csv}: no deployment");
     Ok(())
 }
 
 #[tokio::test]
-async fn bad_webhook_definitions_fail_with_a_clear_reason_and_create_nothing() -> anyhow::Result<()> {
+async fn bad_webhook_definitions_fail_with_a_clear_reason_and_create_nothing() -> anyhow::Result<()>
+{
     with_operator("csv-webhook-bad", &[], |ctx| async move {
         let ns = ctx.namespace.clone();
         create_group(&ctx).await?;
@@ -394,7 +465,8 @@ async fn bad_webhook_definitions_fail_with_a_clear_reason_and_create_nothing() -
 }
 
 #[tokio::test]
-async fn a_second_csv_owning_the_same_api_service_fails_with_olms_owner_conflict() -> anyhow::Result<()> {
+async fn a_second_csv_owning_the_same_api_service_fails_with_olms_owner_conflict()
+-> anyhow::Result<()> {
     with_operator("csv-apiservice", &[], |ctx| async move {
         let ns = ctx.namespace.clone();
         create_group(&ctx).await?;
@@ -405,59 +477,130 @@ async fn a_second_csv_owning_the_same_api_service_fails_with_olms_owner_conflict
         };
         let api_name = format!("v1alpha1.{group}");
         csvs(&ctx)
-            .create(&PostParams::default(), &csv("first.v1", "first-api", own_namespace(), json!([]), api("first-api"))?)
+            .create(
+                &PostParams::default(),
+                &csv(
+                    "first.v1",
+                    "first-api",
+                    own_namespace(),
+                    json!([]),
+                    api("first-api"),
+                )?,
+            )
             .await?;
         // The first installs: its APIService exists, owned by it, with its CA and Service.
         let apis: Api<APIService> = Api::all(ctx.client.clone());
-        let owned = await_object(&apis, &api_name, DEADLINE, "the APIService", |a: Option<&APIService>| a.is_some()).await?;
+        let owned = await_object(
+            &apis,
+            &api_name,
+            DEADLINE,
+            "the APIService",
+            |a: Option<&APIService>| a.is_some(),
+        )
+        .await?;
         let labels = owned.metadata.labels.clone().unwrap_or_default();
-        assert_eq!(labels.get("olm.owner").map(String::as_str), Some("first.v1"));
+        assert_eq!(
+            labels.get("olm.owner").map(String::as_str),
+            Some("first.v1")
+        );
         let spec = owned.spec.clone().expect("a spec");
         let service = spec.service.clone().expect("a service");
         assert_eq!(
-            (service.name.as_deref(), service.namespace.as_deref(), service.port),
+            (
+                service.name.as_deref(),
+                service.namespace.as_deref(),
+                service.port
+            ),
             (Some("first-api-service"), Some(ns.as_str()), Some(5443))
         );
         let secret = Api::<Secret>::namespaced(ctx.client.clone(), &ns)
             .get("first-api-service-cert")
             .await?;
-        let ca = secret.data.unwrap_or_default().get("olmCAKey").expect("a CA").0.clone();
+        let ca = secret
+            .data
+            .unwrap_or_default()
+            .get("olmCAKey")
+            .expect("a CA")
+            .0
+            .clone();
         assert_eq!(spec.ca_bundle.map(|b| b.0), Some(ca));
         // Nothing serves it on the light cluster: the first waits for the APIService to become available.
-        await_object(&csvs(&ctx), "first.v1", DEADLINE, "waiting on the APIService", |c: Option<&ClusterServiceVersion>| {
-            c.is_some_and(|c| c.phase() == CsvPhase::Installing && c.status.as_ref().is_some_and(|s| s.message.contains("is not available")))
-        })
+        await_object(
+            &csvs(&ctx),
+            "first.v1",
+            DEADLINE,
+            "waiting on the APIService",
+            |c: Option<&ClusterServiceVersion>| {
+                c.is_some_and(|c| {
+                    c.phase() == CsvPhase::Installing
+                        && c.status
+                            .as_ref()
+                            .is_some_and(|s| s.message.contains("is not available"))
+                })
+            },
+        )
         .await?;
 
         // The second may not take it.
         csvs(&ctx)
-            .create(&PostParams::default(), &csv("second.v1", "second-api", own_namespace(), json!([]), api("second-api"))?)
+            .create(
+                &PostParams::default(),
+                &csv(
+                    "second.v1",
+                    "second-api",
+                    own_namespace(),
+                    json!([]),
+                    api("second-api"),
+                )?,
+            )
             .await?;
-        let second = await_phase(&ctx, "second.v1", CsvPhase::Failed, CsvReason::OwnerConflict).await?;
-        assert_eq!(second.status.unwrap_or_default().message, "unable to adopt APIService");
+        let second = await_phase(
+            &ctx,
+            "second.v1",
+            CsvPhase::Failed,
+            CsvReason::OwnerConflict,
+        )
+        .await?;
+        assert_eq!(
+            second.status.unwrap_or_default().message,
+            "unable to adopt APIService"
+        );
         assert_nothing_served(&ctx, "second.v1", "second-api-service").await?;
         let still = apis.get(&api_name).await?;
         assert_eq!(
-            still.metadata.labels.unwrap_or_default().get("olm.owner").map(String::as_str),
+            still
+                .metadata
+                .labels
+                .unwrap_or_default()
+                .get("olm.owner")
+                .map(String::as_str),
             Some("first.v1")
         );
 
         // The APIService goes with its CSV.
-        csvs(&ctx).delete("first.v1", &DeleteParams::default()).await?;
+        csvs(&ctx)
+            .delete("first.v1", &DeleteParams::default())
+            .await?;
         eventually(DEADLINE, "the APIService deleted", || {
             let apis = apis.clone();
             let name = api_name.clone();
             async move { Ok(apis.get_opt(&name).await?.is_none().then_some(())) }
         })
         .await?;
-        csvs(&ctx).delete("second.v1", &DeleteParams::default()).await?;
+        csvs(&ctx)
+            .delete("second.v1", &DeleteParams::default())
+            .await?;
         Ok(())
     })
     .await
 }
 
 /// A CRD `widgets.<group>` with versions v1 (stored) and v2, both served.
-fn crd(group: &str) -> anyhow::Result<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> {
+fn crd(
+    group: &str,
+) -> anyhow::Result<
+    k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+> {
     let schema = json!({"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}});
     Ok(serde_json::from_value(json!({
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -470,7 +613,8 @@ fn crd(group: &str) -> anyhow::Result<k8s_openapi::apiextensions_apiserver::pkg:
 }
 
 #[tokio::test]
-async fn a_conversion_webhook_points_the_owned_crd_at_the_service_until_the_csv_goes() -> anyhow::Result<()> {
+async fn a_conversion_webhook_points_the_owned_crd_at_the_service_until_the_csv_goes()
+-> anyhow::Result<()> {
     with_operator("csv-conversion", &[], |ctx| async move {
         use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
         let ns = ctx.namespace.clone();
@@ -541,12 +685,26 @@ async fn webhook_operator_time_to_succeeded() -> anyhow::Result<()> {
         for i in 0..10 {
             let name = format!("bench{i}.v1");
             let deployment = format!("bench{i}");
-            let webhooks = json!([hook(&format!("v{i}.{ns}.test.olm-rs.io"), "ValidatingAdmissionWebhook", &deployment, &ns)]);
+            let webhooks = json!([hook(
+                &format!("v{i}.{ns}.test.olm-rs.io"),
+                "ValidatingAdmissionWebhook",
+                &deployment,
+                &ns
+            )]);
             let start = std::time::Instant::now();
             csvs(&ctx)
-                .create(&PostParams::default(), &csv(&name, &deployment, own_namespace(), webhooks, json!([]))?)
+                .create(
+                    &PostParams::default(),
+                    &csv(&name, &deployment, own_namespace(), webhooks, json!([]))?,
+                )
                 .await?;
-            await_phase(&ctx, &name, CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
+            await_phase(
+                &ctx,
+                &name,
+                CsvPhase::Succeeded,
+                CsvReason::InstallSucceeded,
+            )
+            .await?;
             times.push(start.elapsed());
             csvs(&ctx).delete(&name, &DeleteParams::default()).await?;
         }

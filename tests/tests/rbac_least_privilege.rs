@@ -189,7 +189,12 @@ const OLM_OPERATOR: &[(&str, &str, Scope, Answer)] = &[
         AllNamespaces,
         Yes,
     ),
-    ("create", "apiservices.apiregistration.k8s.io", AllNamespaces, Yes),
+    (
+        "create",
+        "apiservices.apiregistration.k8s.io",
+        AllNamespaces,
+        Yes,
+    ),
     (
         "update",
         "customresourcedefinitions.apiextensions.k8s.io",
@@ -208,7 +213,12 @@ const OLM_OPERATOR: &[(&str, &str, Scope, Answer)] = &[
     ("watch", "secrets", AllNamespaces, No),
     ("delete", "secrets", AllNamespaces, No),
     ("delete", "services", AllNamespaces, No),
-    ("delete", "apiservices.apiregistration.k8s.io", AllNamespaces, No),
+    (
+        "delete",
+        "apiservices.apiregistration.k8s.io",
+        AllNamespaces,
+        No,
+    ),
     ("list", "configmaps", AllNamespaces, No),
     ("get", "pods", AllNamespaces, No),
     ("create", "pods#exec", AllNamespaces, No),

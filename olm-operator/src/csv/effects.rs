@@ -82,13 +82,15 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
             },
             Effect::Install => {
                 let installed = match &rendered {
-                    Some(r) => {
-                        super::served::install::with_certs(&client, &shared, &csv, r, async |r: &Rendered| {
-                            install(&client, &namespace, &key.name, r).await
-                        })
-                        .await
-                        .map(|times| certs = times)
-                    }
+                    Some(r) => super::served::install::with_certs(
+                        &client,
+                        &shared,
+                        &csv,
+                        r,
+                        async |r: &Rendered| install(&client, &namespace, &key.name, r).await,
+                    )
+                    .await
+                    .map(|times| certs = times),
                     None => Ok(()),
                 };
                 if let Err(e) = installed {

@@ -284,7 +284,11 @@ fn pending(o: &Observed) -> Decision {
     if let Some(why) = &o.served.invalid {
         return with(
             effects,
-            to(CsvPhase::Failed, CsvReason::InvalidWebhookDescription, why.clone()),
+            to(
+                CsvPhase::Failed,
+                CsvReason::InvalidWebhookDescription,
+                why.clone(),
+            ),
             Next::Idle,
         );
     }
@@ -296,7 +300,9 @@ fn pending(o: &Observed) -> Decision {
     {
         let message = match conflict {
             OwnerConflict::Crd(_) => MSG_OWNER_CONFLICT.to_string(),
-            OwnerConflict::ApiService => super::served::api_services::MSG_OWNER_CONFLICT.to_string(),
+            OwnerConflict::ApiService => {
+                super::served::api_services::MSG_OWNER_CONFLICT.to_string()
+            }
             OwnerConflict::Deployment { deployment, owner } => format!(
                 "deployment {deployment} is owned by csv {owner}, which is not in this CSV's replacement chain"
             ),

@@ -92,8 +92,8 @@ pub fn adoptable(labels: Option<&BTreeMap<String, String>>, owners: &Owners<'_>)
     if kind != "ClusterServiceVersion" {
         return false;
     }
-    let ours = namespace == owners.namespace
-        && (name == owners.csv_name || Some(name) == owners.replaces);
+    let ours =
+        namespace == owners.namespace && (name == owners.csv_name || Some(name) == owners.replaces);
     let leaving = matches!(
         owners.current_owner_phase,
         Some(CsvPhase::Replacing | CsvPhase::Deleting)
@@ -110,16 +110,31 @@ mod tests {
         BTreeMap::from([
             (annotations::OWNER_KIND.to_string(), kind.to_string()),
             (annotations::OWNER.to_string(), name.to_string()),
-            (annotations::OWNER_NAMESPACE.to_string(), namespace.to_string()),
+            (
+                annotations::OWNER_NAMESPACE.to_string(),
+                namespace.to_string(),
+            ),
         ])
     }
 
     #[rstest]
     #[case::its_own(Some(labels("ClusterServiceVersion", "op.v2", "ns")), None, true)]
     #[case::the_csv_it_replaces(Some(labels("ClusterServiceVersion", "op.v1", "ns")), None, true)]
-    #[case::another_csv(Some(labels("ClusterServiceVersion", "other.v1", "ns")), Some(CsvPhase::Succeeded), false)]
-    #[case::another_csv_being_replaced(Some(labels("ClusterServiceVersion", "other.v1", "ns")), Some(CsvPhase::Replacing), true)]
-    #[case::the_same_name_in_another_namespace(Some(labels("ClusterServiceVersion", "op.v2", "elsewhere")), Some(CsvPhase::Succeeded), false)]
+    #[case::another_csv(
+        Some(labels("ClusterServiceVersion", "other.v1", "ns")),
+        Some(CsvPhase::Succeeded),
+        false
+    )]
+    #[case::another_csv_being_replaced(
+        Some(labels("ClusterServiceVersion", "other.v1", "ns")),
+        Some(CsvPhase::Replacing),
+        true
+    )]
+    #[case::the_same_name_in_another_namespace(
+        Some(labels("ClusterServiceVersion", "op.v2", "elsewhere")),
+        Some(CsvPhase::Succeeded),
+        false
+    )]
     #[case::no_owner_labels(None, None, false)]
     #[case::another_kind(Some(labels("Deployment", "op.v2", "ns")), None, false)]
     fn adoption_follows_olm(
@@ -150,14 +165,25 @@ mod tests {
         let a = build("op.v1", "ns", &desc, b"CA", None);
         assert_eq!(a.metadata.name.as_deref(), Some("v1alpha1.x.io"));
         assert_eq!(
-            a.metadata.labels.expect("labels").get(annotations::OWNER).map(String::as_str),
+            a.metadata
+                .labels
+                .expect("labels")
+                .get(annotations::OWNER)
+                .map(String::as_str),
             Some("op.v1")
         );
         let spec = a.spec.expect("spec");
-        assert_eq!((spec.group_priority_minimum, spec.version_priority), (2000, 15));
+        assert_eq!(
+            (spec.group_priority_minimum, spec.version_priority),
+            (2000, 15)
+        );
         let service = spec.service.expect("service");
         assert_eq!(
-            (service.name.as_deref(), service.namespace.as_deref(), service.port),
+            (
+                service.name.as_deref(),
+                service.namespace.as_deref(),
+                service.port
+            ),
             (Some("api-server-service"), Some("ns"), Some(5443))
         );
         assert_eq!(spec.ca_bundle, Some(ByteString(b"CA".to_vec())));

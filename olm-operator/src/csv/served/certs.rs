@@ -110,7 +110,10 @@ pub fn issue(hosts: &[String], now: i64, lifetime: Lifetime) -> Result<Issued, I
     let ca_key = KeyPair::generate()?;
     let mut ca = CertificateParams::new(Vec::<String>::new())?;
     ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::DigitalSignature];
+    ca.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
     ca.distinguished_name
         .push(DnType::CommonName, format!("olm-selfsigned-{now:x}"));
     ca.distinguished_name
@@ -121,7 +124,9 @@ pub fn issue(hosts: &[String], now: i64, lifetime: Lifetime) -> Result<Issued, I
     let issuer = Issuer::new(ca, ca_key);
     let key = KeyPair::generate()?;
     let mut serving = CertificateParams::new(hosts.to_vec())?;
-    serving.distinguished_name.push(DnType::CommonName, first.as_str());
+    serving
+        .distinguished_name
+        .push(DnType::CommonName, first.as_str());
     serving
         .distinguished_name
         .push(DnType::OrganizationName, ORGANIZATION);
@@ -274,7 +279,12 @@ mod tests {
             Lifetime::default(),
         );
         let expected = NOW + secs(DEFAULT_VALIDITY) - secs(DEFAULT_MIN_FRESH);
-        assert_eq!(verdict, Verdict::Fresh { rotate_at: expected });
+        assert_eq!(
+            verdict,
+            Verdict::Fresh {
+                rotate_at: expected
+            }
+        );
         assert!(issued.key_pem.contains("PRIVATE KEY"));
     }
 
@@ -292,13 +302,21 @@ mod tests {
             NOW + later,
             short(),
         );
-        assert_eq!(matches!(verdict, Verdict::Fresh { .. }), fresh, "{verdict:?}");
+        assert_eq!(
+            matches!(verdict, Verdict::Fresh { .. }),
+            fresh,
+            "{verdict:?}"
+        );
     }
 
     #[rstest]
     #[case::a_missing_ca(None, Some("cert"), "lacks")]
     #[case::a_garbage_ca(Some("garbage"), Some("cert"), "CA is malformed")]
-    #[case::a_garbage_certificate(Some("ca"), Some("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"), "serving certificate is malformed")]
+    #[case::a_garbage_certificate(
+        Some("ca"),
+        Some("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"),
+        "serving certificate is malformed"
+    )]
     #[case::a_foreign_ca(Some("other-ca"), Some("cert"), "not signed by the CA")]
     fn a_broken_secret_is_rotated_with_a_reason(
         #[case] ca: Option<&str>,

@@ -72,7 +72,9 @@ pub fn problem(csv: &ClusterServiceVersion, live: &dyn Live, now: i64) -> Option
         Some(b) if certs::ca_hash(&b.0) != hash => {
             Some("has a CA bundle other than the one its deployment serves with".into())
         }
-        Some(b) => certs::usable_ca(&b.0, now).err().map(|e| format!("has an unusable CA bundle: {e}")),
+        Some(b) => certs::usable_ca(&b.0, now)
+            .err()
+            .map(|e| format!("has an unusable CA bundle: {e}")),
     };
     for desc in webhooks::of(csv) {
         let deployment = desc.deployment_name.clone().unwrap_or_default();
@@ -94,7 +96,8 @@ pub fn problem(csv: &ClusterServiceVersion, live: &dyn Live, now: i64) -> Option
                 }
             }
             type_ => {
-                let bundles = live.webhook_ca_bundles(type_, &webhooks::labels(name, namespace, desc));
+                let bundles =
+                    live.webhook_ca_bundles(type_, &webhooks::labels(name, namespace, desc));
                 if bundles.is_empty() {
                     return Some(format!("webhook {} is not installed", desc.generate_name));
                 }
@@ -115,7 +118,9 @@ pub fn problem(csv: &ClusterServiceVersion, live: &dyn Live, now: i64) -> Option
             return Some(format!("APIService {api_name} is missing"));
         };
         let labels = api.metadata.labels.as_ref();
-        let owner = labels.and_then(|l| l.get(annotations::OWNER)).map(String::as_str);
+        let owner = labels
+            .and_then(|l| l.get(annotations::OWNER))
+            .map(String::as_str);
         let owner_ns = labels
             .and_then(|l| l.get(annotations::OWNER_NAMESPACE))
             .map(String::as_str);
@@ -130,7 +135,10 @@ pub fn problem(csv: &ClusterServiceVersion, live: &dyn Live, now: i64) -> Option
             .status
             .as_ref()
             .and_then(|s| s.conditions.as_ref())
-            .is_some_and(|c| c.iter().any(|c| c.type_ == "Available" && c.status == "True"));
+            .is_some_and(|c| {
+                c.iter()
+                    .any(|c| c.type_ == "Available" && c.status == "True")
+            });
         if !available {
             return Some(format!("APIService {api_name} is not available"));
         }
@@ -200,7 +208,10 @@ mod tests {
             _: &WebhookAdmissionType,
             labels: &BTreeMap<String, String>,
         ) -> Vec<Option<ByteString>> {
-            assert_eq!(labels.get(webhooks::DESCRIPTION_LABEL).map(String::as_str), Some("v.x.io"));
+            assert_eq!(
+                labels.get(webhooks::DESCRIPTION_LABEL).map(String::as_str),
+                Some("v.x.io")
+            );
             self.webhook
                 .iter()
                 .map(|b| b.as_ref().map(|s| ByteString(s.as_bytes().to_vec())))
@@ -211,9 +222,13 @@ mod tests {
         }
         fn api_service(&self, name: &str) -> Option<Arc<APIService>> {
             let owner = self.api_owner?;
-            let mut a = api_services::build(owner, "ns", &api_services::owned(&csv())[0], b"", None);
+            let mut a =
+                api_services::build(owner, "ns", &api_services::owned(&csv())[0], b"", None);
             if let Some(spec) = a.spec.as_mut() {
-                spec.ca_bundle = self.api_ca.as_ref().map(|c| ByteString(c.as_bytes().to_vec()));
+                spec.ca_bundle = self
+                    .api_ca
+                    .as_ref()
+                    .map(|c| ByteString(c.as_bytes().to_vec()));
             }
             a.status = Some(k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceStatus {
                 conditions: Some(vec![k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceCondition {
@@ -260,12 +275,24 @@ mod tests {
             ..Fake::healthy()
         };
         assert_eq!(
-            api_service_conflict(&csv(), &live, &|a| a.metadata.labels.as_ref().and_then(|l| l.get(annotations::OWNER)).map(String::as_str) == Some("op.v1")),
+            api_service_conflict(&csv(), &live, &|a| a
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(annotations::OWNER))
+                .map(String::as_str)
+                == Some("op.v1")),
             Some("v1.x.io".to_string())
         );
         let mine = Fake::healthy();
         assert_eq!(
-            api_service_conflict(&csv(), &mine, &|a| a.metadata.labels.as_ref().and_then(|l| l.get(annotations::OWNER)).map(String::as_str) == Some("op.v1")),
+            api_service_conflict(&csv(), &mine, &|a| a
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(annotations::OWNER))
+                .map(String::as_str)
+                == Some("op.v1")),
             None
         );
     }

@@ -42,7 +42,11 @@ pub struct Prepared {
     pub issued: bool,
 }
 
-fn apply_err(verb: &'static str, kind: &'static str, name: impl Into<String>) -> impl FnOnce(kube::Error) -> Error {
+fn apply_err(
+    verb: &'static str,
+    kind: &'static str,
+    name: impl Into<String>,
+) -> impl FnOnce(kube::Error) -> Error {
     let name = name.into();
     move |source| Error::Apply {
         verb,
@@ -69,7 +73,8 @@ pub async fn prepare(
     if servings.is_empty() {
         return Ok(out);
     }
-    let owner = Owner::of(csv).ok_or_else(|| Error::Served("the CSV is not persisted yet".into()))?;
+    let owner =
+        Owner::of(csv).ok_or_else(|| Error::Served("the CSV is not persisted yet".into()))?;
     let namespace = owner.namespace.clone();
     let lifetime = Lifetime::current();
     for serving in &servings {
@@ -83,10 +88,11 @@ pub async fn prepare(
         };
         ensure_service(client, &objects::service(&owner, serving, deployment)).await?;
         let secrets: Api<Secret> = Api::namespaced(client.clone(), &namespace);
-        let live = secrets
-            .get_opt(&serving.secret)
-            .await
-            .map_err(apply_err("read", "Secret", format!("{namespace}/{}", serving.secret)))?;
+        let live = secrets.get_opt(&serving.secret).await.map_err(apply_err(
+            "read",
+            "Secret",
+            format!("{namespace}/{}", serving.secret),
+        ))?;
         let hosts = serving.hosts(&namespace);
         let data = |key: &str| {
             live.as_ref()
@@ -111,7 +117,8 @@ pub async fn prepare(
                 if let Verdict::Rotate(why) = &verdict {
                     tracing::info!(csv = %owner.name, secret = %serving.secret, why = %why, "issuing a new serving certificate");
                 }
-                let issued = certs::issue(&hosts, now, lifetime).map_err(|e| Error::Served(e.to_string()))?;
+                let issued = certs::issue(&hosts, now, lifetime)
+                    .map_err(|e| Error::Served(e.to_string()))?;
                 let secret = objects::secret(&owner, serving, &issued);
                 upsert(secrets.clone(), &secret, "Secret").await?;
                 out.issued = true;
@@ -122,7 +129,12 @@ pub async fn prepare(
         let account = objects::service_account(deployment);
         let (role, binding) = objects::secret_access(&owner, serving, &account);
         upsert(Api::namespaced(client.clone(), &namespace), &role, "Role").await?;
-        upsert(Api::namespaced(client.clone(), &namespace), &binding, "RoleBinding").await?;
+        upsert(
+            Api::namespaced(client.clone(), &namespace),
+            &binding,
+            "RoleBinding",
+        )
+        .await?;
         upsert(
             Api::all(client.clone()),
             &objects::auth_delegator(&owner, serving, &account),
@@ -135,7 +147,11 @@ pub async fn prepare(
             "RoleBinding",
         )
         .await?;
-        objects::mount_certs(deployment, &serving.secret, &certs::ca_hash(ca_pem.as_bytes()));
+        objects::mount_certs(
+            deployment,
+            &serving.secret,
+            &certs::ca_hash(ca_pem.as_bytes()),
+        );
         out.cas.insert(serving.deployment.clone(), ca_pem);
     }
     Ok(out)
@@ -172,7 +188,10 @@ async fn ensure_service(client: &Client, service: &Service) -> Result<(), Error>
         Err(kube::Error::Api(s)) if s.is_already_exists() => {}
         Err(source) => return Err(apply_err("create", "Service", shown)(source)),
     }
-    let live = api.get(&name).await.map_err(apply_err("read", "Service", shown.clone()))?;
+    let live = api
+        .get(&name)
+        .await
+        .map_err(apply_err("read", "Service", shown.clone()))?;
     let mut desired = service.clone();
     desired.metadata.resource_version = live.metadata.resource_version.clone();
     if let (Some(want), Some(have)) = (desired.spec.as_mut(), live.spec.as_ref()) {
@@ -239,31 +258,55 @@ pub async fn register(
             match desc.type_ {
                 WebhookAdmissionType::ValidatingAdmissionWebhook => {
                     let want = webhooks::validating(name, namespace, desc, selector.clone(), &ca);
-                    put_configuration(Api::all(client.clone()), &by, want, "ValidatingWebhookConfiguration").await?;
+                    put_configuration(
+                        Api::all(client.clone()),
+                        &by,
+                        want,
+                        "ValidatingWebhookConfiguration",
+                    )
+                    .await?;
                 }
                 WebhookAdmissionType::MutatingAdmissionWebhook => {
                     let want = webhooks::mutating(name, namespace, desc, selector.clone(), &ca);
-                    put_configuration(Api::all(client.clone()), &by, want, "MutatingWebhookConfiguration").await?;
+                    put_configuration(
+                        Api::all(client.clone()),
+                        &by,
+                        want,
+                        "MutatingWebhookConfiguration",
+                    )
+                    .await?;
                 }
                 WebhookAdmissionType::ConversionWebhook => {
                     for crd in desc.conversion_crds.iter().flatten() {
-                        set_conversion(client, crd, webhooks::conversion(desc, namespace, &ca)).await?;
+                        set_conversion(client, crd, webhooks::conversion(desc, namespace, &ca))
+                            .await?;
                     }
                 }
                 WebhookAdmissionType::Other(_) => {}
             }
         }
     }
-    remove_dropped::<ValidatingWebhookConfiguration>(client, csv, WebhookAdmissionType::ValidatingAdmissionWebhook).await?;
-    remove_dropped::<MutatingWebhookConfiguration>(client, csv, WebhookAdmissionType::MutatingAdmissionWebhook).await?;
+    remove_dropped::<ValidatingWebhookConfiguration>(
+        client,
+        csv,
+        WebhookAdmissionType::ValidatingAdmissionWebhook,
+    )
+    .await?;
+    remove_dropped::<MutatingWebhookConfiguration>(
+        client,
+        csv,
+        WebhookAdmissionType::MutatingAdmissionWebhook,
+    )
+    .await?;
     let apis: Api<APIService> = Api::all(client.clone());
     for desc in &owned_apis {
         let ca = ca_of(desc.deployment_name.as_deref())?;
         let api_name = desc.api_service_name();
-        let live = apis
-            .get_opt(&api_name)
-            .await
-            .map_err(apply_err("read", "APIService", api_name.clone()))?;
+        let live = apis.get_opt(&api_name).await.map_err(apply_err(
+            "read",
+            "APIService",
+            api_name.clone(),
+        ))?;
         match live {
             None => {
                 let annotations = subscription_annotations(shared, csv);
@@ -273,12 +316,21 @@ pub async fn register(
                     .map_err(apply_err("create", "APIService", api_name.clone()))?;
             }
             Some(live) => {
-                if !api_services::adoptable(live.metadata.labels.as_ref(), &owners(shared, csv, &live)) {
+                if !api_services::adoptable(
+                    live.metadata.labels.as_ref(),
+                    &owners(shared, csv, &live),
+                ) {
                     return Err(Error::Served(format!(
                         "pre-existing APIService {api_name} is not adoptable"
                     )));
                 }
-                let mut want = api_services::build(name, namespace, desc, &ca, live.metadata.annotations.clone());
+                let mut want = api_services::build(
+                    name,
+                    namespace,
+                    desc,
+                    &ca,
+                    live.metadata.annotations.clone(),
+                );
                 want.metadata.resource_version = live.metadata.resource_version.clone();
                 apis.replace(&api_name, &PostParams::default(), &want)
                     .await
@@ -290,7 +342,11 @@ pub async fn register(
 }
 
 /// Who may own an APIService this CSV wants (OLM's adoption owners), from the CSV store.
-pub fn owners<'a>(shared: &Shared, csv: &'a ClusterServiceVersion, live: &APIService) -> Owners<'a> {
+pub fn owners<'a>(
+    shared: &Shared,
+    csv: &'a ClusterServiceVersion,
+    live: &APIService,
+) -> Owners<'a> {
     let store = shared.stores.csvs.get();
     let namespace = csv.metadata.namespace.as_deref().unwrap_or_default();
     let labels = live.metadata.labels.as_ref();
@@ -304,9 +360,10 @@ pub fn owners<'a>(shared: &Shared, csv: &'a ClusterServiceVersion, live: &APISer
             .map(|c| c.phase()),
         _ => None,
     };
-    let replaces = csv.spec.replaces.as_deref().filter(|r| {
-        store.is_some_and(|s| s.get(&ObjectRef::new(r).within(namespace)).is_some())
-    });
+    let replaces =
+        csv.spec.replaces.as_deref().filter(|r| {
+            store.is_some_and(|s| s.get(&ObjectRef::new(r).within(namespace)).is_some())
+        });
     Owners {
         csv_name: csv.metadata.name.as_deref().unwrap_or_default(),
         namespace,
@@ -320,7 +377,10 @@ fn subscription_annotations(
     shared: &Shared,
     csv: &ClusterServiceVersion,
 ) -> Option<BTreeMap<String, String>> {
-    let (name, namespace) = (csv.metadata.name.as_deref()?, csv.metadata.namespace.as_deref()?);
+    let (name, namespace) = (
+        csv.metadata.name.as_deref()?,
+        csv.metadata.namespace.as_deref()?,
+    );
     shared
         .stores
         .csv
@@ -338,7 +398,12 @@ fn subscription_annotations(
 
 /// Create the configuration of a description, or replace every one found by its labels (OLM's
 /// create-or-update over a label selector; names come from `generateName`).
-async fn put_configuration<K>(api: Api<K>, selector: &str, want: K, kind: &'static str) -> Result<(), Error>
+async fn put_configuration<K>(
+    api: Api<K>,
+    selector: &str,
+    want: K,
+    kind: &'static str,
+) -> Result<(), Error>
 where
     K: Resource + Clone + Serialize + DeserializeOwned + Debug,
 {
@@ -368,11 +433,21 @@ where
 
 /// Delete this CSV's configurations of `type_` whose description it no longer lists (OLM's
 /// `cleanUpRemovedWebhooks`).
-async fn remove_dropped<K>(client: &Client, csv: &ClusterServiceVersion, type_: WebhookAdmissionType) -> Result<(), Error>
+async fn remove_dropped<K>(
+    client: &Client,
+    csv: &ClusterServiceVersion,
+    type_: WebhookAdmissionType,
+) -> Result<(), Error>
 where
-    K: Resource<DynamicType = (), Scope = k8s_openapi::ClusterResourceScope> + Clone + DeserializeOwned + Debug,
+    K: Resource<DynamicType = (), Scope = k8s_openapi::ClusterResourceScope>
+        + Clone
+        + DeserializeOwned
+        + Debug,
 {
-    let (Some(name), Some(namespace)) = (csv.metadata.name.as_deref(), csv.metadata.namespace.as_deref()) else {
+    let (Some(name), Some(namespace)) = (
+        csv.metadata.name.as_deref(),
+        csv.metadata.namespace.as_deref(),
+    ) else {
         return Ok(());
     };
     let kept: Vec<&str> = webhooks::of(csv)
@@ -400,7 +475,11 @@ where
         match api.delete(&live_name, &DeleteParams::background()).await {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.is_not_found() => {}
-            Err(source) => return Err(apply_err("delete", "webhook configuration", live_name)(source)),
+            Err(source) => {
+                return Err(apply_err("delete", "webhook configuration", live_name)(
+                    source,
+                ));
+            }
         }
     }
     Ok(())
@@ -436,7 +515,9 @@ async fn set_conversion(
             Ok(_) => return Ok(()),
             Err(kube::Error::Api(s)) if s.code == 409 => continue,
             Err(source) => {
-                return Err(apply_err("update", "CustomResourceDefinition", crd_name)(source));
+                return Err(apply_err("update", "CustomResourceDefinition", crd_name)(
+                    source,
+                ));
             }
         }
     }
@@ -447,7 +528,12 @@ async fn set_conversion(
 
 /// The CSV is gone: delete its cluster-scoped and kube-system objects (by owner labels), and, unless a CSV
 /// replacing it exists, set its conversion CRDs back to strategy `None` (OLM's deletion handler).
-pub async fn cleanup(shared: Shared, namespace: String, name: String, csv: Option<std::sync::Arc<ClusterServiceVersion>>) {
+pub async fn cleanup(
+    shared: Shared,
+    namespace: String,
+    name: String,
+    csv: Option<std::sync::Arc<ClusterServiceVersion>>,
+) {
     let client = shared.client.clone();
     let params = ListParams::default().labels(&strategy::owner_selector(&name, &namespace));
     let results = [
@@ -486,7 +572,10 @@ pub async fn cleanup(shared: Shared, namespace: String, name: String, csv: Optio
         return;
     }
     let api: Api<CustomResourceDefinition> = Api::all(client);
-    for desc in webhooks::of(&csv).iter().filter(|d| d.type_ == WebhookAdmissionType::ConversionWebhook) {
+    for desc in webhooks::of(&csv)
+        .iter()
+        .filter(|d| d.type_ == WebhookAdmissionType::ConversionWebhook)
+    {
         for crd_name in desc.conversion_crds.iter().flatten() {
             let Ok(Some(mut crd)) = api.get_opt(crd_name).await else {
                 continue;
@@ -545,8 +634,9 @@ pub async fn with_certs(
         .map(|t| t.0.as_second());
     let changed = prepared.issued || current != Some(rotate_at);
     Ok(changed.then_some(CertTimes {
-        last_updated: (prepared.issued || status.and_then(|s| s.certs_last_updated.as_ref()).is_none())
-            .then_some(now),
+        last_updated: (prepared.issued
+            || status.and_then(|s| s.certs_last_updated.as_ref()).is_none())
+        .then_some(now),
         rotate_at,
     }))
 }
@@ -561,13 +651,23 @@ pub async fn write_cert_times(
     let time = |s: i64| k8s_openapi::jiff::Timestamp::from_second(s).ok().map(Time);
     let mut status = serde_json::Map::new();
     if let Some(t) = times.last_updated.and_then(time) {
-        status.insert("certsLastUpdated".into(), serde_json::to_value(t).unwrap_or_default());
+        status.insert(
+            "certsLastUpdated".into(),
+            serde_json::to_value(t).unwrap_or_default(),
+        );
     }
     if let Some(t) = time(times.rotate_at) {
-        status.insert("certsRotateAt".into(), serde_json::to_value(t).unwrap_or_default());
+        status.insert(
+            "certsRotateAt".into(),
+            serde_json::to_value(t).unwrap_or_default(),
+        );
     }
     let patch = serde_json::json!({ "status": status });
-    csvs.patch_status(name, &kube::api::PatchParams::default(), &kube::api::Patch::Merge(&patch))
-        .await
-        .map_err(apply_err("patch", "ClusterServiceVersion status", name))
+    csvs.patch_status(
+        name,
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(&patch),
+    )
+    .await
+    .map_err(apply_err("patch", "ClusterServiceVersion status", name))
 }

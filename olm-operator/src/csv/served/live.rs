@@ -88,7 +88,12 @@ impl Live for StoreLive<'_> {
     }
 
     fn crd(&self, name: &str) -> Option<Arc<CustomResourceDefinition>> {
-        self.shared.stores.csv.crds.get()?.get(&ObjectRef::new(name))
+        self.shared
+            .stores
+            .csv
+            .crds
+            .get()?
+            .get(&ObjectRef::new(name))
     }
 
     fn api_service(&self, name: &str) -> Option<Arc<APIService>> {
@@ -137,7 +142,9 @@ pub fn refine(
     install: InstallStatus,
     now: i64,
 ) -> InstallStatus {
-    if install != InstallStatus::Healthy || webhooks::of(csv).is_empty() && api_services::owned(csv).is_empty() {
+    if install != InstallStatus::Healthy
+        || webhooks::of(csv).is_empty() && api_services::owned(csv).is_empty()
+    {
         return install;
     }
     match check::problem(csv, &StoreLive { shared }, now) {

@@ -333,21 +333,44 @@ mod tests {
         mount_certs(&mut d, "op-service-cert", "h1");
         mount_certs(&mut d, "op-service-cert", "h2");
         assert_eq!(mounted_ca_hash(&d), Some("h2"));
-        let pod = d.spec.as_ref().and_then(|s| s.template.spec.clone()).expect("pod");
+        let pod = d
+            .spec
+            .as_ref()
+            .and_then(|s| s.template.spec.clone())
+            .expect("pod");
         let volumes: Vec<(String, Vec<String>)> = pod
             .volumes
             .iter()
             .flatten()
             .map(|v| {
-                let items = v.secret.as_ref().and_then(|s| s.items.clone()).unwrap_or_default();
-                (v.name.clone(), items.into_iter().map(|i| format!("{}>{}", i.key, i.path)).collect())
+                let items = v
+                    .secret
+                    .as_ref()
+                    .and_then(|s| s.items.clone())
+                    .unwrap_or_default();
+                (
+                    v.name.clone(),
+                    items
+                        .into_iter()
+                        .map(|i| format!("{}>{}", i.key, i.path))
+                        .collect(),
+                )
             })
             .collect();
         assert_eq!(
             volumes,
             vec![
-                ("apiservice-cert".to_string(), vec!["tls.crt>apiserver.crt".to_string(), "tls.key>apiserver.key".to_string()]),
-                ("webhook-cert".to_string(), vec!["tls.crt>tls.crt".to_string(), "tls.key>tls.key".to_string()]),
+                (
+                    "apiservice-cert".to_string(),
+                    vec![
+                        "tls.crt>apiserver.crt".to_string(),
+                        "tls.key>apiserver.key".to_string()
+                    ]
+                ),
+                (
+                    "webhook-cert".to_string(),
+                    vec!["tls.crt>tls.crt".to_string(), "tls.key>tls.key".to_string()]
+                ),
             ]
         );
         let mounts: Vec<(String, String)> = pod.containers[0]
@@ -360,7 +383,10 @@ mod tests {
             mounts,
             vec![
                 ("webhook-cert".to_string(), WEBHOOK_CERT_DIR.to_string()),
-                ("apiservice-cert".to_string(), APISERVICE_CERT_DIR.to_string()),
+                (
+                    "apiservice-cert".to_string(),
+                    APISERVICE_CERT_DIR.to_string()
+                ),
             ],
             "the mount at the webhook path is replaced, not duplicated"
         );
@@ -371,38 +397,72 @@ mod tests {
         let s = service(&owner(), &serving(), &deployment(vec![]));
         assert_eq!(s.metadata.name.as_deref(), Some("op-service"));
         let spec = s.spec.expect("spec");
-        assert_eq!(spec.selector, Some(BTreeMap::from([("app".into(), "op".into())])));
+        assert_eq!(
+            spec.selector,
+            Some(BTreeMap::from([("app".into(), "op".into())]))
+        );
         assert_eq!(spec.ports.expect("ports")[0].port, 9443);
         let refs = s.metadata.owner_references.expect("owned");
-        assert_eq!((refs[0].name.as_str(), refs[0].uid.as_str()), ("op.v1", "u-1"));
-        assert_eq!(s.metadata.labels.expect("labels").get("olm.owner").map(String::as_str), Some("op.v1"));
+        assert_eq!(
+            (refs[0].name.as_str(), refs[0].uid.as_str()),
+            ("op.v1", "u-1")
+        );
+        assert_eq!(
+            s.metadata
+                .labels
+                .expect("labels")
+                .get("olm.owner")
+                .map(String::as_str),
+            Some("op.v1")
+        );
     }
 
     #[test]
     fn the_secret_holds_the_pair_and_the_ca_with_its_hash() {
-        let issued = super::super::certs::issue(&["op-service.ns".to_string()], 1_800_000_000, Default::default()).expect("issued");
+        let issued = super::super::certs::issue(
+            &["op-service.ns".to_string()],
+            1_800_000_000,
+            Default::default(),
+        )
+        .expect("issued");
         let s = secret(&owner(), &serving(), &issued);
         assert_eq!(s.type_.as_deref(), Some("kubernetes.io/tls"));
         let data = s.data.expect("data");
-        assert_eq!(data.keys().cloned().collect::<Vec<_>>(), vec!["olmCAKey", "tls.crt", "tls.key"]);
         assert_eq!(
-            s.metadata.annotations.expect("annotations").get("olmcahash"),
+            data.keys().cloned().collect::<Vec<_>>(),
+            vec!["olmCAKey", "tls.crt", "tls.key"]
+        );
+        assert_eq!(
+            s.metadata
+                .annotations
+                .expect("annotations")
+                .get("olmcahash"),
             Some(&super::super::certs::ca_hash(issued.ca_pem.as_bytes()))
         );
     }
 
     #[test]
     fn the_secret_is_readable_by_the_deployment_account_only_by_name() {
-        let (role, binding) = secret_access(&owner(), &serving(), &service_account(&deployment(vec![])));
+        let (role, binding) =
+            secret_access(&owner(), &serving(), &service_account(&deployment(vec![])));
         let rule = &role.rules.expect("rules")[0];
-        assert_eq!(rule.resource_names, Some(vec!["op-service-cert".to_string()]));
+        assert_eq!(
+            rule.resource_names,
+            Some(vec!["op-service-cert".to_string()])
+        );
         assert_eq!(rule.verbs, vec!["get".to_string()]);
         assert_eq!(binding.subjects.expect("subjects")[0].name, "default");
         let reader = auth_reader(&owner(), &serving(), "sa");
         assert_eq!(reader.metadata.namespace.as_deref(), Some(KUBE_SYSTEM));
-        assert!(reader.metadata.owner_references.is_none(), "no owner reference across namespaces");
+        assert!(
+            reader.metadata.owner_references.is_none(),
+            "no owner reference across namespaces"
+        );
         assert_eq!(
-            auth_delegator(&owner(), &serving(), "sa").metadata.name.as_deref(),
+            auth_delegator(&owner(), &serving(), "sa")
+                .metadata
+                .name
+                .as_deref(),
             Some("op-service-system:auth-delegator")
         );
     }

@@ -32,9 +32,11 @@ pub fn start(shared: &Shared) {
     let owned = || watcher::Config::default().labels(OWNED_BY_CSV);
     let client = shared.client.clone();
     let s = shared.clone();
-    let (services, _) = spawn_store(Api::<Service>::all(client.clone()), owned(), move |o: &Service| {
-        requeue_labelled_owner(&s, o)
-    });
+    let (services, _) = spawn_store(
+        Api::<Service>::all(client.clone()),
+        owned(),
+        move |o: &Service| requeue_labelled_owner(&s, o),
+    );
     let _ = stores.services.set(services);
     let s = shared.clone();
     let (validating, _) = spawn_store(
@@ -73,7 +75,9 @@ where
 fn requeue_labelled_owner<K: Resource>(shared: &Shared, obj: &K) {
     let labels = obj.meta().labels.as_ref();
     let get = |k: &str| labels.and_then(|l| l.get(k)).cloned();
-    if let (Some(name), Some(namespace)) = (get(annotations::OWNER), get(annotations::OWNER_NAMESPACE)) {
+    if let (Some(name), Some(namespace)) =
+        (get(annotations::OWNER), get(annotations::OWNER_NAMESPACE))
+    {
         requeue(shared, ObjectKey::new(namespace, name));
     }
 }

@@ -8,13 +8,13 @@
 
 use crate::csv::hash;
 use crate::csv::strategy::owner_labels;
+use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations, ServiceReference,
     ValidatingWebhook, ValidatingWebhookConfiguration, WebhookClientConfig,
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as ext;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
-use k8s_openapi::ByteString;
 use messages::crd::csv::{
     ClusterServiceVersion, InstallModeType, WebhookAdmissionType, WebhookDescription,
 };
@@ -116,7 +116,11 @@ pub fn validate(csv: &ClusterServiceVersion) -> Result<(), String> {
 }
 
 /// The labels of the configuration made from `desc` for CSV `csv_name` in `namespace`.
-pub fn labels(csv_name: &str, namespace: &str, desc: &WebhookDescription) -> BTreeMap<String, String> {
+pub fn labels(
+    csv_name: &str,
+    namespace: &str,
+    desc: &WebhookDescription,
+) -> BTreeMap<String, String> {
     let mut labels = owner_labels(csv_name, namespace);
     labels.insert(DESCRIPTION_LABEL.into(), desc.generate_name.clone());
     labels.insert(HASH_LABEL.into(), hash::of_json(desc));
@@ -205,12 +209,20 @@ pub fn mutating(
 }
 
 /// The CRD `spec.conversion` of a conversion webhook (path `/` unless `webhookPath`).
-pub fn conversion(desc: &WebhookDescription, namespace: &str, ca: &[u8]) -> ext::CustomResourceConversion {
+pub fn conversion(
+    desc: &WebhookDescription,
+    namespace: &str,
+    ca: &[u8],
+) -> ext::CustomResourceConversion {
     let versions = desc
         .admission_review_versions
         .clone()
         .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| DEFAULT_CONVERSION_REVIEW_VERSIONS.map(String::from).to_vec());
+        .unwrap_or_else(|| {
+            DEFAULT_CONVERSION_REVIEW_VERSIONS
+                .map(String::from)
+                .to_vec()
+        });
     ext::CustomResourceConversion {
         strategy: "Webhook".into(),
         webhook: Some(ext::WebhookConversion {
@@ -231,7 +243,11 @@ pub fn conversion(desc: &WebhookDescription, namespace: &str, ca: &[u8]) -> ext:
 
 /// Is this CRD's conversion the webhook of `desc` with CA bundle `ca`? (OLM's readiness check also wants a
 /// CA bundle; ours wants the current one.)
-pub fn converts_with(crd: &ext::CustomResourceDefinition, desc: &WebhookDescription, ca_hash: &str) -> bool {
+pub fn converts_with(
+    crd: &ext::CustomResourceDefinition,
+    desc: &WebhookDescription,
+    ca_hash: &str,
+) -> bool {
     let Some(conv) = crd.spec.conversion.as_ref() else {
         return false;
     };
@@ -305,44 +321,96 @@ mod tests {
 
     #[test]
     fn a_validating_configuration_points_at_the_service_with_the_ca_and_the_group_selector() {
-        let c = csv(own_and_all(), json!([hook("v.x.io", "ValidatingAdmissionWebhook", "op.ctrl", json!({"containerPort": 9443, "webhookPath": "/validate"}))]));
+        let c = csv(
+            own_and_all(),
+            json!([hook(
+                "v.x.io",
+                "ValidatingAdmissionWebhook",
+                "op.ctrl",
+                json!({"containerPort": 9443, "webhookPath": "/validate"})
+            )]),
+        );
         let desc = &of(&c)[0];
         let selector = LabelSelector {
-            match_labels: Some(BTreeMap::from([("olm.operatorgroup.uid/u".into(), String::new())])),
+            match_labels: Some(BTreeMap::from([(
+                "olm.operatorgroup.uid/u".into(),
+                String::new(),
+            )])),
             ..LabelSelector::default()
         };
         let v = validating("op.v1", "ns", desc, Some(selector.clone()), b"CA");
         assert_eq!(v.metadata.generate_name.as_deref(), Some("v.x.io-"));
         let labels = v.metadata.labels.clone().expect("labels");
-        assert_eq!(labels.get(DESCRIPTION_LABEL).map(String::as_str), Some("v.x.io"));
+        assert_eq!(
+            labels.get(DESCRIPTION_LABEL).map(String::as_str),
+            Some("v.x.io")
+        );
         assert_eq!(labels.get("olm.owner").map(String::as_str), Some("op.v1"));
         assert_eq!(labels.get(HASH_LABEL), Some(&hash::of_json(desc)));
         let hook = &v.webhooks.expect("webhooks")[0];
         assert_eq!(hook.namespace_selector, Some(selector));
         let service = hook.client_config.service.clone().expect("service");
         assert_eq!(
-            (service.name.as_str(), service.namespace.as_str(), service.path.as_deref(), service.port),
+            (
+                service.name.as_str(),
+                service.namespace.as_str(),
+                service.path.as_deref(),
+                service.port
+            ),
             ("op-ctrl-service", "ns", Some("/validate"), Some(9443))
         );
-        assert_eq!(hook.client_config.ca_bundle, Some(ByteString(b"CA".to_vec())));
+        assert_eq!(
+            hook.client_config.ca_bundle,
+            Some(ByteString(b"CA".to_vec()))
+        );
         let m = mutating("op.v1", "ns", desc, None, b"CA");
-        assert_eq!(m.webhooks.expect("webhooks")[0].namespace_selector, None, "AllNamespaces: every namespace");
+        assert_eq!(
+            m.webhooks.expect("webhooks")[0].namespace_selector,
+            None,
+            "AllNamespaces: every namespace"
+        );
     }
 
     #[test]
     fn a_conversion_goes_to_the_service_root_with_the_ca() {
-        let c = csv(all_only(), json!([hook("c.x.io", "ConversionWebhook", "op", json!({"conversionCRDs": ["widgets.x.io"], "containerPort": 8443, "admissionReviewVersions": []}))]));
+        let c = csv(
+            all_only(),
+            json!([hook(
+                "c.x.io",
+                "ConversionWebhook",
+                "op",
+                json!({"conversionCRDs": ["widgets.x.io"], "containerPort": 8443, "admissionReviewVersions": []})
+            )]),
+        );
         let desc = &of(&c)[0];
         let conv = conversion(desc, "ns", b"CA");
         assert_eq!(conv.strategy, "Webhook");
         let webhook = conv.webhook.clone().expect("webhook");
         assert_eq!(webhook.conversion_review_versions, vec!["v1", "v1beta1"]);
-        let service = webhook.client_config.and_then(|c| c.service).expect("service");
-        assert_eq!((service.path.as_deref(), service.port), (Some("/"), Some(8443)));
+        let service = webhook
+            .client_config
+            .and_then(|c| c.service)
+            .expect("service");
+        assert_eq!(
+            (service.path.as_deref(), service.port),
+            (Some("/"), Some(8443))
+        );
         let mut crd = ext::CustomResourceDefinition::default();
-        assert!(!converts_with(&crd, desc, &super::super::certs::ca_hash(b"CA")));
+        assert!(!converts_with(
+            &crd,
+            desc,
+            &super::super::certs::ca_hash(b"CA")
+        ));
         crd.spec.conversion = Some(conv);
-        assert!(converts_with(&crd, desc, &super::super::certs::ca_hash(b"CA")));
-        assert!(!converts_with(&crd, desc, &super::super::certs::ca_hash(b"other")));
+        assert!(converts_with(
+            &crd,
+            desc,
+            &super::super::certs::ca_hash(b"CA")
+        ));
+        assert!(!converts_with(
+            &crd,
+            desc,
+            &super::super::certs::ca_hash(b"other")
+        ));
     }
 }
