@@ -16,6 +16,7 @@
 #   localhost/olm-rs/catalog-operator  catalog-operator (release build)
 #   localhost/olm-rs/registry          `registry serve /catalog`, with deploy/samples/catalog baked in
 #   localhost/olm-rs/test-operator     TEST ONLY: a tiny operator (static busybox httpd) for the full-cluster tests
+#   localhost/olm-rs/test-webhook      TEST ONLY: admission + conversion webhook server (crate test-webhook), issue 14
 #   localhost/olm-rs/pause             the pod sandbox of the local full cluster (hack/images/pause.c, static)
 # Every image runs as 65532:65532 and needs nothing writable but what its pod mounts.
 set -euo pipefail
@@ -70,15 +71,15 @@ build() {
     release)
       if [ -z "${OLM_RS_IMAGES_NO_BUILD:-}" ]; then
         log "release build of olm-operator, catalog-operator, registry (CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
-        cargo build --release --locked -p olm-operator -p catalog-operator -p registry >&2
+        cargo build --release --locked -p olm-operator -p catalog-operator -p registry -p test-webhook >&2
       fi
       bin="$CARGO_TARGET_DIR/release" ;;
     debug)
-      cargo build --locked -p olm-operator -p catalog-operator -p registry >&2
+      cargo build --locked -p olm-operator -p catalog-operator -p registry -p test-webhook >&2
       bin="$OUT/stripped"; mkdir -p "$bin"
       # Strip every time (a second or two) but keep the old file when identical, so its mtime, and the archive
       # built from it, stay valid; a binary from another target folder or build replaces it.
-      for b in olm-operator catalog-operator registry; do
+      for b in olm-operator catalog-operator registry test-webhook; do
         strip --strip-debug -o "$bin/$b.new" "$CARGO_TARGET_DIR/debug/$b"
         if cmp -s "$bin/$b.new" "$bin/$b"; then rm -f "$bin/$b.new"; else mv "$bin/$b.new" "$bin/$b"; fi
       done ;;
@@ -95,6 +96,10 @@ build() {
     --file "$bin/registry:/usr/local/bin/registry" --with-libs /usr/local/bin/registry \
     --tree "$REPO/deploy/samples/catalog:/catalog" \
     --entrypoint /usr/local/bin/registry --cmd serve --cmd /catalog --port 50051 "${common[@]}"
+  fresh test-webhook "$bin/test-webhook" \
+    || python3 hack/images/mkoci.py --name "localhost/olm-rs/test-webhook:$TAG" --out "$OUT/test-webhook.oci.tar" \
+    --file "$bin/test-webhook:/usr/local/bin/test-webhook" --with-libs /usr/local/bin/test-webhook \
+    --entrypoint /usr/local/bin/test-webhook --port 9443 "${common[@]}"
   # The test operator: busybox's httpd serving a page, so its Deployment has a real readiness probe.
   if ! fresh test-operator /bin/busybox hack/images.sh; then
     local www; www=$(mktemp -d); echo "olm-rs test operator" > "$www/index.html"

@@ -35,6 +35,9 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
+    /// Webhooks, API services or their certificates could not be set up (no API error behind it).
+    #[error("{0}")]
+    Served(String),
 }
 
 /// How an error should be retried.
@@ -57,6 +60,7 @@ impl Error {
             | Error::Annotate { source, .. }
             | Error::Apply { source, .. }
             | Error::DeleteCsv { source, .. } => Some(source),
+            Error::Served(_) => None,
         }
     }
 
@@ -71,6 +75,7 @@ impl Error {
             Error::Annotate { .. } => "annotate",
             Error::Apply { .. } => "apply",
             Error::DeleteCsv { .. } => "delete_csv",
+            Error::Served(_) => "served",
         }
     }
 

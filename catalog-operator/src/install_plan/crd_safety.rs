@@ -123,6 +123,14 @@ pub fn invalid_cr_message(crd: &str, cr: &str, problem: &str) -> String {
     )
 }
 
+/// The §4.6 exception: a `apiextensions.k8s.io/v1` CRD whose conversion is `Webhook` may tighten a schema,
+/// since the operator's webhook converts existing resources; their validation failure then does not stop the
+/// update (OLM proceeds with a `CRDValidation` warning).
+pub fn webhook_conversion_excuses(new: &Value) -> bool {
+    new["apiVersion"].as_str() == Some("apiextensions.k8s.io/v1")
+        && new["spec"]["conversion"]["strategy"].as_str() == Some("Webhook")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,5 +176,17 @@ mod tests {
     ) {
         let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "required": ["size"], "properties": {"size": {"type": "integer", "minimum": 1}}}}});
         assert_eq!(validate(&schema, &cr, "").as_deref(), want);
+    }
+
+    #[rstest]
+    #[case::a_v1_crd_converting_by_webhook(json!({"apiVersion": "apiextensions.k8s.io/v1", "spec": {"conversion": {"strategy": "Webhook"}}}), true)]
+    #[case::a_v1_crd_without_conversion(json!({"apiVersion": "apiextensions.k8s.io/v1", "spec": {}}), false)]
+    #[case::a_v1_crd_converting_with_none(json!({"apiVersion": "apiextensions.k8s.io/v1", "spec": {"conversion": {"strategy": "None"}}}), false)]
+    #[case::a_v1beta1_crd_is_never_excused(json!({"apiVersion": "apiextensions.k8s.io/v1beta1", "spec": {"conversion": {"strategy": "Webhook"}}}), false)]
+    fn only_v1_webhook_conversion_excuses_a_tighter_schema(
+        #[case] new: Value,
+        #[case] excused: bool,
+    ) {
+        assert_eq!(webhook_conversion_excuses(&new), excused);
     }
 }

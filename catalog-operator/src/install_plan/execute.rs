@@ -420,9 +420,13 @@ async fn check_crd_upgrade(
                     cr.metadata.namespace.unwrap_or_default(),
                     cr.metadata.name.unwrap_or_default()
                 );
-                return Err(fail(crd_safety::invalid_cr_message(
-                    name, &cr_name, &problem,
-                )));
+                let message = crd_safety::invalid_cr_message(name, &cr_name, &problem);
+                if crd_safety::webhook_conversion_excuses(new) {
+                    // §4.6: the webhook converts existing resources; OLM proceeds with a CRDValidation warning.
+                    tracing::warn!(plan = cx.plan_name, namespace = cx.namespace, crd = name, %message, "CRDValidation: proceeding, the new CRD converts through a webhook");
+                    break;
+                }
+                return Err(fail(message));
             }
         }
     }

@@ -62,6 +62,7 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
     let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), &namespace);
     let mut step = decision.step.clone();
     let mut applied = Applied::default();
+    let mut certs = None;
     for effect in &decision.effects {
         let result = match effect {
             Effect::AnnotateGroup(wanted) => {
@@ -81,7 +82,15 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
             },
             Effect::Install => {
                 let installed = match &rendered {
-                    Some(r) => install(&client, &namespace, &key.name, r).await,
+                    Some(r) => super::served::install::with_certs(
+                        &client,
+                        &shared,
+                        &csv,
+                        r,
+                        async |r: &Rendered| install(&client, &namespace, &key.name, r).await,
+                    )
+                    .await
+                    .map(|times| certs = times),
                     None => Ok(()),
                 };
                 if let Err(e) = installed {
@@ -149,26 +158,38 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
         return applied;
     }
     let now = Time(Timestamp::now());
-    let Some(update) = status::next_status(csv.status.as_ref(), &step, &requirement_statuses, &now)
-    else {
-        return applied;
-    };
-    let patch = serde_json::json!({ "status": update.status });
-    match csvs
-        .patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-    {
-        Ok(written) => applied.written = Some(Arc::new(written)),
-        Err(source) => {
-            let e = Error::PatchStatus {
-                key: key.clone(),
-                source,
-            };
-            tracing::warn!(csv = %key, error = &e as &dyn std::error::Error, "status write failed");
-            applied.error = Some(e);
-            return applied;
+    let update = status::next_status(csv.status.as_ref(), &step, &requirement_statuses, &now);
+    if let Some(update) = &update {
+        let patch = serde_json::json!({ "status": update.status });
+        match csvs
+            .patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(written) => applied.written = Some(Arc::new(written)),
+            Err(source) => {
+                let e = Error::PatchStatus {
+                    key: key.clone(),
+                    source,
+                };
+                tracing::warn!(csv = %key, error = &e as &dyn std::error::Error, "status write failed");
+                applied.error = Some(e);
+                return applied;
+            }
         }
     }
+    // After the status write above, which carries the old certificate times.
+    if let Some(times) = certs {
+        match super::served::install::write_cert_times(&csvs, &key.name, times).await {
+            Ok(written) => applied.written = Some(Arc::new(written)),
+            Err(e) => {
+                tracing::warn!(csv = %key, error = &e as &dyn std::error::Error, "cannot write the certificate times");
+                applied.error.get_or_insert(e);
+            }
+        }
+    }
+    let Some(update) = update else {
+        return applied;
+    };
     if let Some(t) = update.announce {
         applied.announced = true;
         let reference = csv.object_ref(&());
@@ -265,7 +286,7 @@ fn shown<K: Resource>(obj: &K) -> String {
 
 /// Create, or fully replace (keeping the live resourceVersion) when it exists. Create/replace rather than
 /// server-side apply: on 1.20 SSA rejects fields the server does not know (crate-stack §5).
-async fn upsert<K>(api: Api<K>, obj: &K, kind: &'static str) -> Result<(), Error>
+pub(crate) async fn upsert<K>(api: Api<K>, obj: &K, kind: &'static str) -> Result<(), Error>
 where
     K: Resource + Clone + Serialize + DeserializeOwned + Debug,
 {

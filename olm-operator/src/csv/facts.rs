@@ -42,6 +42,19 @@ pub struct Observed {
     /// on the same Deployment (issue 17).
     pub older_not_handed_over: Option<Neighbour>,
     pub install: InstallStatus,
+    /// Webhooks and API services the CSV serves (`served/`).
+    pub served: Served,
+}
+
+/// What `decide` needs about the webhooks and API services a CSV serves.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Served {
+    /// Why the webhook descriptions cannot be installed (reason `InvalidWebhookDescription`).
+    pub invalid: Option<String>,
+    /// An owned APIService that exists and belongs to a CSV this one may not take it from.
+    pub api_service_conflict: Option<String>,
+    /// Time left before the certificates are due for rotation (zero: due now); `None` without certificates.
+    pub rotate_in: Option<Duration>,
 }
 
 /// What another CSV (outside the replacement chain) already owns.
@@ -49,6 +62,9 @@ pub struct Observed {
 pub enum OwnerConflict {
     /// One of the CSV's owned CRDs (OLM's check).
     Crd(String),
+    /// One of the CSV's owned APIServices (OLM's `apiServiceOwnerConflicts`; the name is in
+    /// `Served::api_service_conflict`).
+    ApiService,
     /// A deployment of the strategy is installed and labelled for another CSV: installing would take it
     /// over and the two CSVs would fight over it.
     Deployment { deployment: String, owner: String },

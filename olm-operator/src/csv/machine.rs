@@ -101,6 +101,7 @@ pub const MSG_STATIC_NOW_SUPPORTED: &str =
 pub const MSG_REQUIREMENTS_NO_LONGER_MET: &str = "requirements no longer met";
 pub const MSG_FAILED_REQUIREMENTS_NOT_MET: &str = "requirements not met";
 pub const MSG_CLUSTER_CHANGED: &str = "Cluster resources changed state";
+pub const MSG_NEEDS_CERT_ROTATION: &str = "CSV owns resources that require a cert refresh";
 pub const MSG_REPLACED: &str =
     "has been replaced by a newer ClusterServiceVersion that has successfully installed.";
 
@@ -289,9 +290,28 @@ fn pending(o: &Observed) -> Decision {
             Next::Backoff,
         );
     }
-    if let Some(conflict) = &o.owner_conflict {
+    if let Some(why) = &o.served.invalid {
+        return with(
+            effects,
+            to(
+                CsvPhase::Failed,
+                CsvReason::InvalidWebhookDescription,
+                why.clone(),
+            ),
+            Next::Idle,
+        );
+    }
+    if let Some(conflict) = o.owner_conflict.as_ref().or(o
+        .served
+        .api_service_conflict
+        .as_ref()
+        .map(|_| &OwnerConflict::ApiService))
+    {
         let message = match conflict {
             OwnerConflict::Crd(_) => MSG_OWNER_CONFLICT.to_string(),
+            OwnerConflict::ApiService => {
+                super::served::api_services::MSG_OWNER_CONFLICT.to_string()
+            }
             OwnerConflict::Deployment { deployment, owner } => format!(
                 "deployment {deployment} is owned by csv {owner}, which is not in this CSV's replacement chain"
             ),
@@ -409,9 +429,24 @@ fn succeeded(o: &Observed) -> Decision {
             Next::Backoff,
         );
     }
+    if o.served.rotate_in == Some(Duration::ZERO) {
+        return with(
+            Vec::new(),
+            to(
+                CsvPhase::Pending,
+                CsvReason::NeedsCertRotation,
+                MSG_NEEDS_CERT_ROTATION,
+            ),
+            Next::Idle,
+        );
+    }
     let (transition, healthy) =
         install_outcome(&o.install, CsvPhase::Failed, CsvReason::ComponentUnhealthy);
-    let next = if healthy { Next::Idle } else { Next::Backoff };
+    let next = match (healthy, o.served.rotate_in) {
+        (true, Some(left)) => Next::After(left.max(Duration::from_secs(1))),
+        (true, None) => Next::Idle,
+        (false, _) => Next::Backoff,
+    };
     with(Vec::new(), Step::To(transition), next)
 }
 
@@ -455,7 +490,15 @@ fn failed(o: &Observed) -> Decision {
             );
         }
         // A conflict that is still there stays (OLM would flap through Pending and back with an Event each time).
-        CsvReason::OwnerConflict if o.owner_conflict.is_some() => return stay(Next::Idle),
+        CsvReason::OwnerConflict
+            if o.owner_conflict.is_some() || o.served.api_service_conflict.is_some() =>
+        {
+            return stay(Next::Idle);
+        }
+        // Still invalid: stays (an edit of the CSV requeues it).
+        CsvReason::InvalidWebhookDescription if o.served.invalid.is_some() => {
+            return stay(Next::Idle);
+        }
         _ => {}
     }
     if !o.requirements.met {

@@ -20,6 +20,7 @@ pub mod machine;
 pub mod observe;
 pub mod overrides;
 pub mod requirements;
+pub mod served;
 pub mod status;
 pub mod stores;
 pub mod strategy;
@@ -290,6 +291,12 @@ impl CsvActor {
             c.metadata.namespace.as_deref() == Some(namespace.as_str())
                 && c.spec.replaces.as_deref() == Some(self.key.name.as_str())
         });
+        tokio::spawn(served::install::cleanup(
+            self.shared.clone(),
+            self.key.namespace_or_empty().to_string(),
+            self.key.name.clone(),
+            self.latest.clone(),
+        ));
         let selector = strategy::owner_selector(&self.key.name, self.key.namespace_or_empty());
         let client = self.shared.client.clone();
         let key = self.key.clone();

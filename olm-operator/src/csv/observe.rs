@@ -135,7 +135,8 @@ pub fn gather(shared: &Shared, csv: &ClusterServiceVersion, now: Timestamp) -> G
         replaced_by: chain::replaced_by(&me, &peers),
         chain_head: chain::head(&me, &peers),
         older_not_handed_over: chain::older_not_handed_over(&me, &peers),
-        install,
+        install: super::served::live::refine(shared, csv, install, now.as_second()),
+        served: super::served::live::served(shared, csv, now.as_second()),
     };
     let chain = chain::chain(&me, &peers)
         .into_iter()

@@ -26,6 +26,8 @@ pub struct CsvStores {
     pub subscriptions: OnceLock<Store<messages::crd::subscription::Subscription>>,
     /// OperatorConditions (one per CSV, named like it): the `Upgradeable` gate of the CSVs replacing it.
     pub operator_conditions: OnceLock<Store<messages::crd::operator_condition::OperatorCondition>>,
+    /// Services and webhook configurations of served webhooks and API services.
+    pub served: super::served::watches::ServedStores,
     pub cluster_info: OnceLock<ClusterInfo>,
     pub metrics: OnceLock<CsvMetrics>,
     /// True once every store above (and the CSV and OperatorGroup stores) finished its first list: no

@@ -126,11 +126,13 @@ pub async fn start(shared: &Shared) -> Result<(), prometheus::Error> {
         },
     );
     let _ = stores.operator_conditions.set(conditions);
+    let s = shared.clone();
     let (api_services, _) = spawn_store(
         Api::<APIService>::all(client),
         watcher::Config::default(),
-        |_a: &APIService| {},
+        move |a: &APIService| super::served::watches::api_service_changed(&s, a),
     );
+    super::served::watches::start(shared);
     let _ = stores.api_services.set(api_services);
     // Until the OperatorGroup controller requeues member CSVs (issue 4), a group change requeues the CSVs of
     // its namespace here.
@@ -160,7 +162,8 @@ async fn mark_ready(shared: &Shared) {
         && wait(stores.csv.crds.get()).await
         && wait(stores.csv.api_services.get()).await
         && wait(stores.csv.subscriptions.get()).await
-        && wait(stores.csv.operator_conditions.get()).await;
+        && wait(stores.csv.operator_conditions.get()).await
+        && super::served::watches::synced(shared).await;
     if !synced {
         tracing::warn!(
             "a store is missing or its watch ended before its first list; CSV decisions stay paused"

@@ -208,6 +208,7 @@ mod machine_tests {
             chain_head: None,
             older_not_handed_over: None,
             install: InstallStatus::Healthy,
+            served: Default::default(),
         }
     }
 

@@ -44,6 +44,7 @@ fn base(phase: CsvPhase, reason: CsvReason) -> Observed {
         chain_head: None,
         older_not_handed_over: None,
         install: InstallStatus::Healthy,
+        served: Default::default(),
     }
 }
 

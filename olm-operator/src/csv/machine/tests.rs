@@ -25,6 +25,7 @@ fn observed(phase: CsvPhase, reason: CsvReason) -> Observed {
         chain_head: None,
         older_not_handed_over: None,
         install: InstallStatus::Healthy,
+        served: Default::default(),
     }
 }
 
@@ -84,6 +85,18 @@ fn deployment_owned_elsewhere(o: &mut Observed) {
         deployment: "op".into(),
         owner: "other.v3".into(),
     });
+}
+fn invalid_webhook(o: &mut Observed) {
+    o.served.invalid = Some("CSV contains repeated WebhookDescription name".into());
+}
+fn api_service_owned_elsewhere(o: &mut Observed) {
+    o.served.api_service_conflict = Some("v1.x.io".into());
+}
+fn certs_due(o: &mut Observed) {
+    o.served.rotate_in = Some(Duration::ZERO);
+}
+fn certs_fresh(o: &mut Observed) {
+    o.served.rotate_in = Some(Duration::from_secs(3600));
 }
 fn replaces_succeeded(o: &mut Observed) {
     o.replaces = Some(Neighbour::new("a.v1", P::Succeeded));
@@ -185,6 +198,8 @@ use Effect::{
 #[case::pending_with_unmet_requirements_stays_pending(P::Pending, R::RequirementsUnknown, requirements_unmet, Some((P::Pending, R::RequirementsNotMet)), &[EnsureRbac])]
 #[case::pending_with_a_crd_owned_by_an_unrelated_csv_fails(P::Pending, R::RequirementsUnknown, owner_conflict, Some((P::Failed, R::OwnerConflict)), &[EnsureRbac])]
 #[case::pending_with_a_deployment_owned_by_an_unrelated_csv_fails(P::Pending, R::RequirementsUnknown, deployment_owned_elsewhere, Some((P::Failed, R::OwnerConflict)), &[EnsureRbac])]
+#[case::pending_with_an_invalid_webhook_fails_before_installing(P::Pending, R::RequirementsUnknown, invalid_webhook, Some((P::Failed, R::InvalidWebhookDescription)), &[EnsureRbac])]
+#[case::pending_with_an_api_service_owned_elsewhere_fails(P::Pending, R::RequirementsUnknown, api_service_owned_elsewhere, Some((P::Failed, R::OwnerConflict)), &[EnsureRbac])]
 #[case::pending_replacing_a_csv_that_has_not_handed_over_waits(P::Pending, R::RequirementsUnknown, replaces_succeeded, None, &[EnsureRbac])]
 #[case::pending_with_a_newer_csv_already_there_hands_over_without_installing(P::Pending, R::RequirementsUnknown, replaced_by_pending, Some((P::Replacing, R::BeingReplaced)), &[CountUpgrade])]
 #[case::pending_with_a_failed_newer_csv_hands_over_as_olm_does(P::Pending, R::RequirementsUnknown, replaced_by_failed, Some((P::Replacing, R::BeingReplaced)), &[CountUpgrade])]
@@ -209,7 +224,11 @@ use Effect::{
 #[case::succeeded_with_requirements_gone_fails(P::Succeeded, R::InstallSucceeded, requirements_unmet, Some((P::Failed, R::RequirementsNotMet)), &[])]
 #[case::succeeded_with_a_deleted_deployment_fails_as_unhealthy(P::Succeeded, R::InstallSucceeded, deployment_missing, Some((P::Failed, R::ComponentUnhealthy)), &[])]
 #[case::succeeded_with_a_drifted_deployment_reinstalls(P::Succeeded, R::InstallSucceeded, deployment_drifted, Some((P::InstallReady, R::ComponentUnhealthy)), &[])]
+#[case::succeeded_with_certificates_due_rotates_them(P::Succeeded, R::InstallSucceeded, certs_due, Some((P::Pending, R::NeedsCertRotation)), &[])]
+#[case::succeeded_with_fresh_certificates_stays(P::Succeeded, R::InstallSucceeded, certs_fresh, Some((P::Succeeded, R::InstallSucceeded)), &[])]
 // Failed.
+#[case::failed_with_a_still_invalid_webhook_stays(P::Failed, R::InvalidWebhookDescription, invalid_webhook, None, &[])]
+#[case::failed_with_a_standing_api_service_conflict_stays(P::Failed, R::OwnerConflict, api_service_owned_elsewhere, None, &[])]
 #[case::failed_for_no_group_recovers_to_pending_once_a_group_fits(P::Failed, R::NoOperatorGroup, none, Some((P::Pending, R::RequirementsUnknown)), &[])]
 #[case::failed_for_too_many_groups_recovers_to_pending(P::Failed, R::TooManyOperatorGroups, none, Some((P::Pending, R::RequirementsUnknown)), &[])]
 #[case::failed_for_an_unsupported_group_recovers_to_pending(P::Failed, R::UnsupportedOperatorGroup, none, Some((P::Pending, R::RequirementsUnknown)), &[])]
@@ -371,4 +390,22 @@ fn install_failures_fail_the_csv(#[case] unrecoverable: bool, #[case] reason: Cs
         t.message,
         "install strategy failed: deployments.apps is forbidden"
     );
+}
+
+#[test]
+fn fresh_certificates_are_looked_at_again_when_due_and_the_messages_are_olms() {
+    let mut o = observed(P::Succeeded, R::InstallSucceeded);
+    certs_fresh(&mut o);
+    assert_eq!(decide(&o).next, Next::After(Duration::from_secs(3600)));
+    certs_due(&mut o);
+    match decide(&o).step {
+        Step::To(t) => assert_eq!(t.message, MSG_NEEDS_CERT_ROTATION),
+        Step::Stay => panic!("due certificates must rotate"),
+    }
+    let mut o = observed(P::Pending, R::RequirementsUnknown);
+    api_service_owned_elsewhere(&mut o);
+    match decide(&o).step {
+        Step::To(t) => assert_eq!(t.message, "unable to adopt APIService"),
+        Step::Stay => panic!("a conflict must fail the CSV"),
+    }
 }

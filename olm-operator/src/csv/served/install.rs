@@ -1,0 +1,673 @@
+//! The I/O of webhooks and API services, run inside the `Install` effect: [`prepare`] before the
+//! deployments are written (Service, Secret issued or reused, secret Role/RoleBinding, auth-delegator and
+//! auth-reader bindings, cert volumes and `olmcahash` on the deployments), [`register`] after them (webhook
+//! configurations, CRD conversion, APIServices, configurations of descriptions the CSV dropped deleted), and
+//! [`cleanup`] when the CSV is gone (cluster-scoped objects by owner labels; conversion CRDs back to `None`
+//! unless a CSV replaces the deleted one).
+
+use super::api_services::{self, Owners};
+use super::certs::{self, CA_KEY, Lifetime, Verdict};
+use super::objects::{self, KUBE_SYSTEM, Owner};
+use super::plan;
+use super::webhooks;
+use crate::csv::effects::upsert;
+use crate::csv::strategy::{self, Rendered};
+use crate::error::Error;
+use crate::shared::Shared;
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use k8s_openapi::api::core::v1::{Secret, Service};
+use k8s_openapi::api::rbac::v1::RoleBinding;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+use kube::api::{DeleteParams, ListParams, PostParams};
+use kube::runtime::reflector::ObjectRef;
+use kube::{Api, Client, Resource};
+use messages::crd::csv::{ClusterServiceVersion, WebhookAdmissionType};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+
+/// The rendered strategy with certificates mounted, and the CA each serving deployment trusts.
+pub struct Prepared {
+    pub rendered: Rendered,
+    /// Deployment name → CA PEM.
+    pub cas: BTreeMap<String, String>,
+    /// When the certificates are due for rotation (unix seconds; the earliest of all), if any serve.
+    pub rotate_at: Option<i64>,
+    /// A pair was issued in this install (OLM's `CertsRotated`: the CSV's `certsLastUpdated` moves).
+    pub issued: bool,
+}
+
+fn apply_err(
+    verb: &'static str,
+    kind: &'static str,
+    name: impl Into<String>,
+) -> impl FnOnce(kube::Error) -> Error {
+    let name = name.into();
+    move |source| Error::Apply {
+        verb,
+        kind,
+        name,
+        source,
+    }
+}
+
+/// Everything the deployments need before they are written.
+pub async fn prepare(
+    client: &Client,
+    csv: &ClusterServiceVersion,
+    rendered: &Rendered,
+    now: i64,
+) -> Result<Prepared, Error> {
+    let mut out = Prepared {
+        rendered: rendered.clone(),
+        cas: BTreeMap::new(),
+        rotate_at: None,
+        issued: false,
+    };
+    let servings = plan::of(csv);
+    if servings.is_empty() {
+        return Ok(out);
+    }
+    let owner =
+        Owner::of(csv).ok_or_else(|| Error::Served("the CSV is not persisted yet".into()))?;
+    let namespace = owner.namespace.clone();
+    let lifetime = Lifetime::current();
+    for serving in &servings {
+        let Some(deployment) = out
+            .rendered
+            .deployments
+            .iter_mut()
+            .find(|d| d.metadata.name.as_deref() == Some(serving.deployment.as_str()))
+        else {
+            continue;
+        };
+        ensure_service(client, &objects::service(&owner, serving, deployment)).await?;
+        let secrets: Api<Secret> = Api::namespaced(client.clone(), &namespace);
+        let live = secrets.get_opt(&serving.secret).await.map_err(apply_err(
+            "read",
+            "Secret",
+            format!("{namespace}/{}", serving.secret),
+        ))?;
+        let hosts = serving.hosts(&namespace);
+        let data = |key: &str| {
+            live.as_ref()
+                .and_then(|s| s.data.as_ref())
+                .and_then(|d| d.get(key))
+                .map(|b| b.0.clone())
+        };
+        let verdict = certs::inspect(
+            data(CA_KEY).as_deref(),
+            data("tls.crt").as_deref(),
+            &hosts,
+            now,
+            lifetime,
+        );
+        let (ca_pem, rotate_at) = match (verdict, live.as_ref()) {
+            (Verdict::Fresh { rotate_at }, Some(live)) => {
+                adopt(&secrets, live, &owner).await?;
+                let ca = String::from_utf8_lossy(&data(CA_KEY).unwrap_or_default()).into_owned();
+                (ca, rotate_at)
+            }
+            (verdict, _) => {
+                if let Verdict::Rotate(why) = &verdict {
+                    tracing::info!(csv = %owner.name, secret = %serving.secret, why = %why, "issuing a new serving certificate");
+                }
+                let issued = certs::issue(&hosts, now, lifetime)
+                    .map_err(|e| Error::Served(e.to_string()))?;
+                let secret = objects::secret(&owner, serving, &issued);
+                upsert(secrets.clone(), &secret, "Secret").await?;
+                out.issued = true;
+                (issued.ca_pem.clone(), lifetime.rotate_at(issued.not_after))
+            }
+        };
+        out.rotate_at = Some(out.rotate_at.map_or(rotate_at, |r| r.min(rotate_at)));
+        let account = objects::service_account(deployment);
+        let (role, binding) = objects::secret_access(&owner, serving, &account);
+        upsert(Api::namespaced(client.clone(), &namespace), &role, "Role").await?;
+        upsert(
+            Api::namespaced(client.clone(), &namespace),
+            &binding,
+            "RoleBinding",
+        )
+        .await?;
+        upsert(
+            Api::all(client.clone()),
+            &objects::auth_delegator(&owner, serving, &account),
+            "ClusterRoleBinding",
+        )
+        .await?;
+        upsert(
+            Api::<RoleBinding>::namespaced(client.clone(), KUBE_SYSTEM),
+            &objects::auth_reader(&owner, serving, &account),
+            "RoleBinding",
+        )
+        .await?;
+        objects::mount_certs(
+            deployment,
+            &serving.secret,
+            &certs::ca_hash(ca_pem.as_bytes()),
+        );
+        out.cas.insert(serving.deployment.clone(), ca_pem);
+    }
+    Ok(out)
+}
+
+/// A reused Secret gains this CSV's owner reference (an upgrade keeps its predecessor's certificates, and
+/// the predecessor's deletion must not take them away).
+async fn adopt(api: &Api<Secret>, live: &Secret, owner: &Owner) -> Result<(), Error> {
+    let refs = live.metadata.owner_references.clone().unwrap_or_default();
+    if refs.iter().any(|r| r.uid == owner.reference.uid) {
+        return Ok(());
+    }
+    let mut adopted = live.clone();
+    adopted
+        .metadata
+        .owner_references
+        .get_or_insert_with(Vec::new)
+        .push(owner.reference.clone());
+    let name = live.metadata.name.clone().unwrap_or_default();
+    api.replace(&name, &PostParams::default(), &adopted)
+        .await
+        .map(|_| ())
+        .map_err(apply_err("adopt", "Secret", name))
+}
+
+/// Create the Service, or replace it keeping the cluster IPs the API server allocated.
+async fn ensure_service(client: &Client, service: &Service) -> Result<(), Error> {
+    let namespace = service.metadata.namespace.clone().unwrap_or_default();
+    let name = service.metadata.name.clone().unwrap_or_default();
+    let api: Api<Service> = Api::namespaced(client.clone(), &namespace);
+    let shown = format!("{namespace}/{name}");
+    match api.create(&PostParams::default(), service).await {
+        Ok(_) => return Ok(()),
+        Err(kube::Error::Api(s)) if s.is_already_exists() => {}
+        Err(source) => return Err(apply_err("create", "Service", shown)(source)),
+    }
+    let live = api
+        .get(&name)
+        .await
+        .map_err(apply_err("read", "Service", shown.clone()))?;
+    let mut desired = service.clone();
+    desired.metadata.resource_version = live.metadata.resource_version.clone();
+    if let (Some(want), Some(have)) = (desired.spec.as_mut(), live.spec.as_ref()) {
+        want.cluster_ip = have.cluster_ip.clone();
+        want.cluster_ips = have.cluster_ips.clone();
+        want.ip_families = have.ip_families.clone();
+        want.ip_family_policy = have.ip_family_policy.clone();
+    }
+    api.replace(&name, &PostParams::default(), &desired)
+        .await
+        .map(|_| ())
+        .map_err(apply_err("update", "Service", shown))
+}
+
+/// The namespace selector of the CSV's OperatorGroup (OLM: exactly one group, else an error).
+fn group_selector(shared: &Shared, namespace: &str) -> Result<Option<LabelSelector>, Error> {
+    let groups = shared
+        .stores
+        .operator_groups
+        .get()
+        .map(|s| s.state())
+        .unwrap_or_default();
+    let mine: Vec<_> = groups
+        .iter()
+        .filter(|g| g.metadata.namespace.as_deref() == Some(namespace))
+        .collect();
+    match mine.as_slice() {
+        [group] => group
+            .namespace_label_selector()
+            .map_err(|e| Error::Served(format!("error retrieving OperatorGroup info: {e}"))),
+        _ => Err(Error::Served("error retrieving OperatorGroup info".into())),
+    }
+}
+
+/// The webhook configurations, CRD conversions and APIServices, with the CA of their deployments.
+pub async fn register(
+    client: &Client,
+    shared: &Shared,
+    csv: &ClusterServiceVersion,
+    prepared: &Prepared,
+) -> Result<(), Error> {
+    let descs = webhooks::of(csv);
+    let owned_apis = api_services::owned(csv);
+    let Some(owner) = Owner::of(csv) else {
+        return Ok(());
+    };
+    let (name, namespace) = (owner.name.as_str(), owner.namespace.as_str());
+    let ca_of = |deployment: Option<&str>| {
+        deployment
+            .and_then(|d| prepared.cas.get(d))
+            .map(|c| c.as_bytes().to_vec())
+            .ok_or_else(|| {
+                Error::Served(format!(
+                    "no certificate for deployment {:?}",
+                    deployment.unwrap_or_default()
+                ))
+            })
+    };
+    if !descs.is_empty() {
+        let selector = group_selector(shared, namespace)?;
+        for desc in descs {
+            let ca = ca_of(desc.deployment_name.as_deref())?;
+            let by = webhooks::selector(name, namespace, desc);
+            match desc.type_ {
+                WebhookAdmissionType::ValidatingAdmissionWebhook => {
+                    let want = webhooks::validating(name, namespace, desc, selector.clone(), &ca);
+                    put_configuration(
+                        Api::all(client.clone()),
+                        &by,
+                        want,
+                        "ValidatingWebhookConfiguration",
+                    )
+                    .await?;
+                }
+                WebhookAdmissionType::MutatingAdmissionWebhook => {
+                    let want = webhooks::mutating(name, namespace, desc, selector.clone(), &ca);
+                    put_configuration(
+                        Api::all(client.clone()),
+                        &by,
+                        want,
+                        "MutatingWebhookConfiguration",
+                    )
+                    .await?;
+                }
+                WebhookAdmissionType::ConversionWebhook => {
+                    for crd in desc.conversion_crds.iter().flatten() {
+                        set_conversion(client, crd, webhooks::conversion(desc, namespace, &ca))
+                            .await?;
+                    }
+                }
+                WebhookAdmissionType::Other(_) => {}
+            }
+        }
+    }
+    remove_dropped::<ValidatingWebhookConfiguration>(
+        client,
+        csv,
+        WebhookAdmissionType::ValidatingAdmissionWebhook,
+    )
+    .await?;
+    remove_dropped::<MutatingWebhookConfiguration>(
+        client,
+        csv,
+        WebhookAdmissionType::MutatingAdmissionWebhook,
+    )
+    .await?;
+    let apis: Api<APIService> = Api::all(client.clone());
+    for desc in &owned_apis {
+        let ca = ca_of(desc.deployment_name.as_deref())?;
+        let api_name = desc.api_service_name();
+        let live = apis.get_opt(&api_name).await.map_err(apply_err(
+            "read",
+            "APIService",
+            api_name.clone(),
+        ))?;
+        match live {
+            None => {
+                let annotations = subscription_annotations(shared, csv);
+                let want = api_services::build(name, namespace, desc, &ca, annotations);
+                apis.create(&PostParams::default(), &want)
+                    .await
+                    .map_err(apply_err("create", "APIService", api_name.clone()))?;
+            }
+            Some(live) => {
+                if !api_services::adoptable(
+                    live.metadata.labels.as_ref(),
+                    &owners(shared, csv, &live),
+                ) {
+                    return Err(Error::Served(format!(
+                        "pre-existing APIService {api_name} is not adoptable"
+                    )));
+                }
+                let mut want = api_services::build(
+                    name,
+                    namespace,
+                    desc,
+                    &ca,
+                    live.metadata.annotations.clone(),
+                );
+                want.metadata.resource_version = live.metadata.resource_version.clone();
+                apis.replace(&api_name, &PostParams::default(), &want)
+                    .await
+                    .map_err(apply_err("update", "APIService", api_name.clone()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Who may own an APIService this CSV wants (OLM's adoption owners), from the CSV store.
+pub fn owners<'a>(
+    shared: &Shared,
+    csv: &'a ClusterServiceVersion,
+    live: &APIService,
+) -> Owners<'a> {
+    let store = shared.stores.csvs.get();
+    let namespace = csv.metadata.namespace.as_deref().unwrap_or_default();
+    let labels = live.metadata.labels.as_ref();
+    let get = |k: &str| labels.and_then(|l| l.get(k)).cloned();
+    let current_owner_phase = match (
+        get(messages::crd::annotations::OWNER),
+        get(messages::crd::annotations::OWNER_NAMESPACE),
+    ) {
+        (Some(n), Some(ns)) => store
+            .and_then(|s| s.get(&ObjectRef::new(&n).within(&ns)))
+            .map(|c| c.phase()),
+        _ => None,
+    };
+    let replaces =
+        csv.spec.replaces.as_deref().filter(|r| {
+            store.is_some_and(|s| s.get(&ObjectRef::new(r).within(namespace)).is_some())
+        });
+    Owners {
+        csv_name: csv.metadata.name.as_deref().unwrap_or_default(),
+        namespace,
+        replaces,
+        current_owner_phase,
+    }
+}
+
+/// The `spec.config.annotations` of the Subscription that installed the CSV.
+fn subscription_annotations(
+    shared: &Shared,
+    csv: &ClusterServiceVersion,
+) -> Option<BTreeMap<String, String>> {
+    let (name, namespace) = (
+        csv.metadata.name.as_deref()?,
+        csv.metadata.namespace.as_deref()?,
+    );
+    shared
+        .stores
+        .csv
+        .subscriptions
+        .get()?
+        .state()
+        .iter()
+        .find(|s| {
+            s.metadata.namespace.as_deref() == Some(namespace)
+                && s.status.as_ref().is_some_and(|st| st.installed_csv == name)
+        })
+        .and_then(|s| s.spec.config.as_ref())
+        .and_then(|c| c.annotations.clone())
+}
+
+/// Create the configuration of a description, or replace every one found by its labels (OLM's
+/// create-or-update over a label selector; names come from `generateName`).
+async fn put_configuration<K>(
+    api: Api<K>,
+    selector: &str,
+    want: K,
+    kind: &'static str,
+) -> Result<(), Error>
+where
+    K: Resource + Clone + Serialize + DeserializeOwned + Debug,
+{
+    let shown = want.meta().generate_name.clone().unwrap_or_default();
+    let found = api
+        .list(&ListParams::default().labels(selector))
+        .await
+        .map_err(apply_err("list", kind, shown.clone()))?;
+    if found.items.is_empty() {
+        api.create(&PostParams::default(), &want)
+            .await
+            .map_err(apply_err("create", kind, shown))?;
+        return Ok(());
+    }
+    for live in found.items {
+        let name = live.meta().name.clone().unwrap_or_default();
+        let mut desired = want.clone();
+        desired.meta_mut().name = Some(name.clone());
+        desired.meta_mut().generate_name = live.meta().generate_name.clone();
+        desired.meta_mut().resource_version = live.meta().resource_version.clone();
+        api.replace(&name, &PostParams::default(), &desired)
+            .await
+            .map_err(apply_err("update", kind, name))?;
+    }
+    Ok(())
+}
+
+/// Delete this CSV's configurations of `type_` whose description it no longer lists (OLM's
+/// `cleanUpRemovedWebhooks`).
+async fn remove_dropped<K>(
+    client: &Client,
+    csv: &ClusterServiceVersion,
+    type_: WebhookAdmissionType,
+) -> Result<(), Error>
+where
+    K: Resource<DynamicType = (), Scope = k8s_openapi::ClusterResourceScope>
+        + Clone
+        + DeserializeOwned
+        + Debug,
+{
+    let (Some(name), Some(namespace)) = (
+        csv.metadata.name.as_deref(),
+        csv.metadata.namespace.as_deref(),
+    ) else {
+        return Ok(());
+    };
+    let kept: Vec<&str> = webhooks::of(csv)
+        .iter()
+        .filter(|d| d.type_ == type_)
+        .map(|d| d.generate_name.as_str())
+        .collect();
+    let api: Api<K> = Api::all(client.clone());
+    let listed = api
+        .list_metadata(&ListParams::default().labels(&strategy::owner_selector(name, namespace)))
+        .await
+        .map_err(apply_err("list", "webhook configuration", name.to_string()))?;
+    for live in listed.items {
+        let description = live
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(webhooks::DESCRIPTION_LABEL))
+            .cloned()
+            .unwrap_or_default();
+        if kept.contains(&description.as_str()) {
+            continue;
+        }
+        let live_name = live.metadata.name.unwrap_or_default();
+        match api.delete(&live_name, &DeleteParams::background()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.is_not_found() => {}
+            Err(source) => {
+                return Err(apply_err("delete", "webhook configuration", live_name)(
+                    source,
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Point a CRD's conversion at the webhook (OLM refuses CRDs that preserve unknown fields).
+async fn set_conversion(
+    client: &Client,
+    crd_name: &str,
+    conversion: k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion,
+) -> Result<(), Error> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for _attempt in 0..3 {
+        let mut crd = api
+            .get_opt(crd_name)
+            .await
+            .map_err(apply_err("read", "CustomResourceDefinition", crd_name))?
+            .ok_or_else(|| {
+                Error::Served(format!(
+                    "unable to get CRD {crd_name} specified in Conversion Webhook: not found"
+                ))
+            })?;
+        if crd.spec.preserve_unknown_fields == Some(true) {
+            return Err(Error::Served(
+                "crd.Spec.PreserveUnknownFields must be false to let API Server call webhook to do the conversion".into(),
+            ));
+        }
+        if crd.spec.conversion.as_ref() == Some(&conversion) {
+            return Ok(());
+        }
+        crd.spec.conversion = Some(conversion.clone());
+        match api.replace(crd_name, &PostParams::default(), &crd).await {
+            Ok(_) => return Ok(()),
+            Err(kube::Error::Api(s)) if s.code == 409 => continue,
+            Err(source) => {
+                return Err(apply_err("update", "CustomResourceDefinition", crd_name)(
+                    source,
+                ));
+            }
+        }
+    }
+    Err(Error::Served(format!(
+        "Error updating CRD {crd_name} with Conversion info: conflicting writers"
+    )))
+}
+
+/// The CSV is gone: delete its cluster-scoped and kube-system objects (by owner labels), and, unless a CSV
+/// replacing it exists, set its conversion CRDs back to strategy `None` (OLM's deletion handler).
+pub async fn cleanup(
+    shared: Shared,
+    namespace: String,
+    name: String,
+    csv: Option<std::sync::Arc<ClusterServiceVersion>>,
+) {
+    let client = shared.client.clone();
+    let params = ListParams::default().labels(&strategy::owner_selector(&name, &namespace));
+    let results = [
+        Api::<ValidatingWebhookConfiguration>::all(client.clone())
+            .delete_collection(&DeleteParams::background(), &params)
+            .await
+            .map(|_| ()),
+        Api::<MutatingWebhookConfiguration>::all(client.clone())
+            .delete_collection(&DeleteParams::background(), &params)
+            .await
+            .map(|_| ()),
+        Api::<APIService>::all(client.clone())
+            .delete_collection(&DeleteParams::background(), &params)
+            .await
+            .map(|_| ()),
+        Api::<RoleBinding>::namespaced(client.clone(), KUBE_SYSTEM)
+            .delete_collection(&DeleteParams::background(), &params)
+            .await
+            .map(|_| ()),
+    ];
+    for result in results {
+        if let Err(error) = result {
+            tracing::warn!(csv = %name, namespace = %namespace, error = &error as &dyn std::error::Error, "cannot delete what a deleted CSV served");
+        }
+    }
+    let Some(csv) = csv else {
+        return;
+    };
+    let replaced = shared.stores.csvs.get().is_some_and(|s| {
+        s.state().iter().any(|c| {
+            c.metadata.namespace.as_deref() == Some(namespace.as_str())
+                && c.spec.replaces.as_deref() == Some(name.as_str())
+        })
+    });
+    if replaced {
+        return;
+    }
+    let api: Api<CustomResourceDefinition> = Api::all(client);
+    for desc in webhooks::of(&csv)
+        .iter()
+        .filter(|d| d.type_ == WebhookAdmissionType::ConversionWebhook)
+    {
+        for crd_name in desc.conversion_crds.iter().flatten() {
+            let Ok(Some(mut crd)) = api.get_opt(crd_name).await else {
+                continue;
+            };
+            let ours = crd
+                .spec
+                .conversion
+                .as_ref()
+                .and_then(|c| c.webhook.as_ref())
+                .and_then(|w| w.client_config.as_ref())
+                .and_then(|c| c.service.as_ref())
+                .is_some_and(|s| s.namespace == namespace && s.name == desc.service_name());
+            if !ours {
+                continue;
+            }
+            crd.spec.conversion = Some(
+                k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion {
+                    strategy: "None".into(),
+                    webhook: None,
+                },
+            );
+            if let Err(error) = api.replace(crd_name, &PostParams::default(), &crd).await {
+                tracing::warn!(crd = %crd_name, error = &error as &dyn std::error::Error, "cannot reset the conversion of a deleted CSV's CRD");
+            }
+        }
+    }
+}
+
+/// `status.certsLastUpdated` and `status.certsRotateAt` to write after an install.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CertTimes {
+    /// Unix seconds; `None` keeps the CSV's current value (nothing was issued).
+    pub last_updated: Option<i64>,
+    pub rotate_at: i64,
+}
+
+/// Prepare the certificates, run `deploy` with the deployments that mount them, then register the webhooks
+/// and API services; the certificate times to write when they changed.
+pub async fn with_certs(
+    client: &Client,
+    shared: &Shared,
+    csv: &ClusterServiceVersion,
+    rendered: &Rendered,
+    deploy: impl AsyncFnOnce(&Rendered) -> Result<(), Error>,
+) -> Result<Option<CertTimes>, Error> {
+    let now = k8s_openapi::jiff::Timestamp::now().as_second();
+    let prepared = prepare(client, csv, rendered, now).await?;
+    deploy(&prepared.rendered).await?;
+    register(client, shared, csv, &prepared).await?;
+    let Some(rotate_at) = prepared.rotate_at else {
+        return Ok(None);
+    };
+    let status = csv.status.as_ref();
+    let current = status
+        .and_then(|s| s.certs_rotate_at.as_ref())
+        .map(|t| t.0.as_second());
+    let changed = prepared.issued || current != Some(rotate_at);
+    Ok(changed.then_some(CertTimes {
+        last_updated: (prepared.issued
+            || status.and_then(|s| s.certs_last_updated.as_ref()).is_none())
+        .then_some(now),
+        rotate_at,
+    }))
+}
+
+/// Merge-patch the certificate times into the CSV's status.
+pub async fn write_cert_times(
+    csvs: &Api<ClusterServiceVersion>,
+    name: &str,
+    times: CertTimes,
+) -> Result<ClusterServiceVersion, Error> {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    let time = |s: i64| k8s_openapi::jiff::Timestamp::from_second(s).ok().map(Time);
+    let mut status = serde_json::Map::new();
+    if let Some(t) = times.last_updated.and_then(time) {
+        status.insert(
+            "certsLastUpdated".into(),
+            serde_json::to_value(t).unwrap_or_default(),
+        );
+    }
+    if let Some(t) = time(times.rotate_at) {
+        status.insert(
+            "certsRotateAt".into(),
+            serde_json::to_value(t).unwrap_or_default(),
+        );
+    }
+    let patch = serde_json::json!({ "status": status });
+    csvs.patch_status(
+        name,
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(&patch),
+    )
+    .await
+    .map_err(apply_err("patch", "ClusterServiceVersion status", name))
+}

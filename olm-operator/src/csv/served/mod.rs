@@ -1,0 +1,24 @@
+//! Webhooks and API services served by a CSV's deployments, with the certificates OLM manages for them
+//! (OLM v0's `install/certresources.go`, `webhook.go`, `apiservice.go`, `olm/apiservices.go`).
+//!
+//! ```text
+//! spec.webhookdefinitions / apiservicedefinitions.owned
+//!   └─ plan::of(csv) ── per serving deployment: Service `<deployment>-service`, Secret `<service>-cert`
+//!        install.rs (the Install effect): Service, Secret (issue or reuse: certs.rs), secret Role/RoleBinding,
+//!        auth-delegator / auth-reader bindings, cert volumes + `olmcahash` on the deployment (objects.rs),
+//!        then webhook configurations and CRD conversion (webhooks.rs) and APIServices (api_services.rs)
+//!   └─ check.rs (observe): everything still there and agreeing on the CA, else a reinstall with the reason
+//! ```
+//!
+//! Pure builders and judgements live in the submodules with their table tests; `install.rs` and
+//! `watches.rs` are the only I/O.
+
+pub mod api_services;
+pub mod certs;
+pub mod check;
+pub mod install;
+pub mod live;
+pub mod objects;
+pub mod plan;
+pub mod watches;
+pub mod webhooks;

@@ -1,0 +1,100 @@
+//! The caches of what CSVs install for their webhooks and API services: Services and webhook
+//! configurations carrying a CSV's owner labels. A change requeues the owning CSV (by owner labels); an
+//! APIService change requeues every CSV that owns or requires it (required ones wait for `Available`).
+
+use crate::csv::watches::requeue;
+use crate::shared::Shared;
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+use kube::runtime::reflector::Store;
+use kube::runtime::watcher;
+use kube::{Api, Resource};
+use messages::crd::annotations;
+use messages::key::ObjectKey;
+use olm_runtime::watch::spawn_store;
+use std::sync::OnceLock;
+
+/// Filled by [`start`].
+#[derive(Default)]
+pub struct ServedStores {
+    pub services: OnceLock<Store<Service>>,
+    pub validating: OnceLock<Store<ValidatingWebhookConfiguration>>,
+    pub mutating: OnceLock<Store<MutatingWebhookConfiguration>>,
+}
+
+const OWNED_BY_CSV: &str = "olm.owner.kind=ClusterServiceVersion";
+
+pub fn start(shared: &Shared) {
+    let stores = &shared.stores.csv.served;
+    let owned = || watcher::Config::default().labels(OWNED_BY_CSV);
+    let client = shared.client.clone();
+    let s = shared.clone();
+    let (services, _) = spawn_store(
+        Api::<Service>::all(client.clone()),
+        owned(),
+        move |o: &Service| requeue_labelled_owner(&s, o),
+    );
+    let _ = stores.services.set(services);
+    let s = shared.clone();
+    let (validating, _) = spawn_store(
+        Api::<ValidatingWebhookConfiguration>::all(client.clone()),
+        owned(),
+        move |o: &ValidatingWebhookConfiguration| requeue_labelled_owner(&s, o),
+    );
+    let _ = stores.validating.set(validating);
+    let s = shared.clone();
+    let (mutating, _) = spawn_store(
+        Api::<MutatingWebhookConfiguration>::all(client),
+        owned(),
+        move |o: &MutatingWebhookConfiguration| requeue_labelled_owner(&s, o),
+    );
+    let _ = stores.mutating.set(mutating);
+}
+
+/// True once every store above listed once (false when one is missing or its watch ended first).
+pub async fn synced(shared: &Shared) -> bool {
+    let stores = &shared.stores.csv.served;
+    wait(stores.services.get()).await
+        && wait(stores.validating.get()).await
+        && wait(stores.mutating.get()).await
+}
+
+async fn wait<K>(store: Option<&Store<K>>) -> bool
+where
+    K: Resource<DynamicType = ()> + Clone + 'static,
+{
+    match store {
+        Some(s) => s.wait_until_ready().await.is_ok(),
+        None => false,
+    }
+}
+
+fn requeue_labelled_owner<K: Resource>(shared: &Shared, obj: &K) {
+    let labels = obj.meta().labels.as_ref();
+    let get = |k: &str| labels.and_then(|l| l.get(k)).cloned();
+    if let (Some(name), Some(namespace)) =
+        (get(annotations::OWNER), get(annotations::OWNER_NAMESPACE))
+    {
+        requeue(shared, ObjectKey::new(namespace, name));
+    }
+}
+
+/// An APIService changed: its owner and every CSV owning or requiring it look again.
+pub fn api_service_changed(shared: &Shared, api: &APIService) {
+    requeue_labelled_owner(shared, api);
+    let Some(name) = api.metadata.name.as_deref() else {
+        return;
+    };
+    crate::csv::watches::requeue_where(shared, |c| {
+        c.spec.api_service_definitions.as_ref().is_some_and(|d| {
+            d.owned
+                .iter()
+                .flatten()
+                .chain(d.required.iter().flatten())
+                .any(|a| a.api_service_name() == name)
+        })
+    });
+}

@@ -1,0 +1,169 @@
+//! TEST ONLY: the webhook server of the full-cluster proof (issue 14). It serves HTTPS on `:9443` with the
+//! pair OLM mounts at `/tmp/k8s-webhook-server/serving-certs/tls.{crt,key}` (read again for every
+//! connection, so a rotated certificate is used without a restart):
+//! - `POST /validate`: an AdmissionReview; objects whose `spec.deny` is true are denied with a message;
+//! - `POST /convert`: a ConversionReview between `v1` (`spec.color`) and `v2` (`spec.colour`) of one CRD;
+//! - `GET /healthz`: 200, for the readiness probe.
+
+use anyhow::Context;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response, StatusCode};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+const CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
+
+fn tls_config(dir: &str) -> anyhow::Result<Arc<rustls::ServerConfig>> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs = CertificateDer::pem_file_iter(format!("{dir}/tls.crt"))
+        .context("read tls.crt")?
+        .collect::<Result<Vec<_>, _>>()?;
+    let key = PrivateKeyDer::from_pem_file(format!("{dir}/tls.key")).context("read tls.key")?;
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()?
+    .with_no_client_auth()
+    .with_single_cert(certs, key)?;
+    Ok(Arc::new(config))
+}
+
+/// AdmissionReview → response: deny when `spec.deny` is true.
+fn validate(review: &Value) -> Value {
+    let request = &review["request"];
+    let deny = request["object"]["spec"]["deny"].as_bool() == Some(true);
+    let mut response = json!({"uid": request["uid"], "allowed": !deny});
+    if deny {
+        response["status"] =
+            json!({"code": 403, "message": "denied by the test webhook: spec.deny is true"});
+    }
+    json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response})
+}
+
+/// ConversionReview → response: `spec.color` (v1) ⇄ `spec.colour` (v2).
+fn convert(review: &Value) -> Value {
+    let request = &review["request"];
+    let desired = request["desiredAPIVersion"].as_str().unwrap_or_default();
+    let to_v2 = desired.ends_with("/v2");
+    let converted: Vec<Value> = request["objects"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|mut o| {
+            o["apiVersion"] = json!(desired);
+            if let Some(spec) = o.get_mut("spec").and_then(Value::as_object_mut) {
+                let (from, to) = if to_v2 {
+                    ("color", "colour")
+                } else {
+                    ("colour", "color")
+                };
+                if let Some(v) = spec.remove(from) {
+                    spec.insert(to.into(), v);
+                }
+            }
+            o
+        })
+        .collect();
+    json!({"apiVersion": review["apiVersion"], "kind": "ConversionReview",
+           "response": {"uid": request["uid"], "convertedObjects": converted, "result": {"status": "Success"}}})
+}
+
+async fn handle(req: Request<Incoming>) -> anyhow::Result<Response<Full<Bytes>>> {
+    let path = req.uri().path().to_string();
+    if path == "/healthz" {
+        return Ok(Response::new(Full::new(Bytes::from_static(b"ok"))));
+    }
+    let body = req.into_body().collect().await?.to_bytes();
+    let review: Value = serde_json::from_slice(&body)?;
+    let answer = match path.as_str() {
+        "/validate" => validate(&review),
+        "/convert" => convert(&review),
+        _ => {
+            let mut r = Response::new(Full::new(Bytes::from_static(b"not found")));
+            *r.status_mut() = StatusCode::NOT_FOUND;
+            return Ok(r);
+        }
+    };
+    let mut response = Response::new(Full::new(Bytes::from(serde_json::to_vec(&answer)?)));
+    response.headers_mut().insert(
+        "content-type",
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    Ok(response)
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let dir = std::env::var("CERT_DIR").unwrap_or_else(|_| CERT_DIR.into());
+    let listener = tokio::net::TcpListener::bind("0.0.0.0:9443").await?;
+    eprintln!("test-webhook listening on :9443 with the pair in {dir}");
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let config = match tls_config(&dir) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("no serving certificate: {e:#}");
+                continue;
+            }
+        };
+        tokio::spawn(async move {
+            let tls = match tokio_rustls::TlsAcceptor::from(config).accept(stream).await {
+                Ok(tls) => tls,
+                Err(e) => return eprintln!("TLS handshake: {e}"),
+            };
+            let service = hyper::service::service_fn(|req| async move {
+                handle(req).await.or_else(|e| {
+                    let mut r = Response::new(Full::new(Bytes::from(format!("{e:#}"))));
+                    *r.status_mut() = StatusCode::BAD_REQUEST;
+                    Ok::<_, std::convert::Infallible>(r)
+                })
+            });
+            let io = hyper_util::rt::TokioIo::new(tls);
+            if let Err(e) = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, service)
+                .await
+            {
+                eprintln!("connection: {e}");
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deny_spec_is_denied_and_others_allowed() {
+        let review =
+            |deny: bool| json!({"request": {"uid": "u1", "object": {"spec": {"deny": deny}}}});
+        assert_eq!(validate(&review(true))["response"]["allowed"], json!(false));
+        assert_eq!(validate(&review(false))["response"]["allowed"], json!(true));
+        assert_eq!(validate(&review(false))["response"]["uid"], json!("u1"));
+    }
+
+    #[test]
+    fn colour_and_color_convert_both_ways() {
+        let review = |to: &str, spec: Value| {
+            json!({"apiVersion": "apiextensions.k8s.io/v1", "request": {"uid": "u", "desiredAPIVersion": to,
+                   "objects": [{"apiVersion": "x/v1", "kind": "Widget", "spec": spec}]}})
+        };
+        let up = convert(&review("x/v2", json!({"color": "red"})));
+        assert_eq!(
+            up["response"]["convertedObjects"][0]["spec"],
+            json!({"colour": "red"})
+        );
+        assert_eq!(
+            up["response"]["convertedObjects"][0]["apiVersion"],
+            json!("x/v2")
+        );
+        let down = convert(&review("x/v1", json!({"colour": "blue"})));
+        assert_eq!(
+            down["response"]["convertedObjects"][0]["spec"],
+            json!({"color": "blue"})
+        );
+    }
+}

@@ -1,0 +1,207 @@
+//! The real proof of issue 14 on the full local cluster (hack/full-cluster.sh: kubelet, containerd, runc; the
+//! apiserver runs with `--enable-aggregator-routing=true`, so it reaches webhook and API-service pods through
+//! their endpoints without kube-proxy): a CSV declaring a validating webhook and a conversion webhook, served by
+//! the repo's `test-webhook` image over the certificate OLM issued, is installed by olm-operator running in the
+//! cluster; the API server really calls it: a create with `spec.deny: true` is denied, an object stored as v1 is
+//! read as v2 converted. Deleting the CSV removes the configuration and resets the CRD conversion. Skipped, saying
+//! why, where the machine cannot run real pods.
+
+use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, PostParams};
+use kube::core::GroupVersionKind;
+use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
+use messages::crd::operator_group::OperatorGroup;
+use olm_tests::{FullCluster, await_object, dump_namespace, eventually};
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+const GROUP: &str = "webhooks.test.olm-rs.io";
+const DEADLINE: Duration = Duration::from_secs(180);
+
+fn widget_api(client: &kube::Client, ns: &str, version: &str) -> Api<DynamicObject> {
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(GROUP, version, "Widget"),
+        "widgets",
+    );
+    Api::namespaced_with(client.clone(), ns, &resource)
+}
+
+#[tokio::test]
+async fn the_api_server_calls_the_webhooks_olm_installed() -> anyhow::Result<()> {
+    let Some(cluster) = FullCluster::shared()? else {
+        return Ok(());
+    };
+    let client = cluster.client().await?;
+    let ns = format!("full-webhooks-{}", std::process::id());
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": ns}}))?,
+        )
+        .await?;
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let crd_name = format!("widgets.{GROUP}");
+    let schema = json!({"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}});
+    crds.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": crd_name},
+            "spec": {"group": GROUP, "scope": "Namespaced",
+                     "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                     "versions": [{"name": "v1", "served": true, "storage": true, "schema": schema},
+                                  {"name": "v2", "served": true, "storage": false, "schema": schema}]}
+        }))?,
+    )
+    .await?;
+    let result = proof(&client, &ns, &crd_name).await;
+    if let Err(error) = &result {
+        eprintln!("webhook proof failed: {error:#}");
+        dump_namespace(&client, &ns).await;
+    }
+    let _ = crds.delete(&crd_name, &DeleteParams::default()).await;
+    if std::env::var_os("OLM_TEST_NO_CLEANUP").is_none() {
+        let _ = namespaces.delete(&ns, &DeleteParams::background()).await;
+    }
+    result
+}
+
+async fn proof(client: &kube::Client, ns: &str, crd_name: &str) -> anyhow::Result<()> {
+    let pp = PostParams::default();
+    // Conversion webhooks are for operators installed in AllNamespaces mode only.
+    Api::<OperatorGroup>::namespaced(client.clone(), ns)
+        .create(&pp, &serde_json::from_value(json!({
+            "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": "global"}, "spec": {}
+        }))?)
+        .await?;
+    let hook = |name: &str, kind: &str, path: &str| {
+        json!({"generateName": name, "type": kind, "deploymentName": "test-webhook", "containerPort": 9443,
+               "webhookPath": path, "failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"]})
+    };
+    let mut validating = hook(
+        &format!("vwidgets.{GROUP}"),
+        "ValidatingAdmissionWebhook",
+        "/validate",
+    );
+    validating["rules"] = json!([{"apiGroups": [GROUP], "apiVersions": ["*"], "resources": ["widgets"], "operations": ["CREATE"]}]);
+    let mut conversion = hook(
+        &format!("cwidgets.{GROUP}"),
+        "ConversionWebhook",
+        "/convert",
+    );
+    conversion["conversionCRDs"] = json!([crd_name]);
+    let csv: ClusterServiceVersion = serde_json::from_value(json!({
+        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+        "metadata": {"name": "test-webhook.v1.0.0"},
+        "spec": {
+            "displayName": "Test webhook", "version": "1.0.0",
+            "installModes": [{"type": "OwnNamespace", "supported": false}, {"type": "SingleNamespace", "supported": false},
+                             {"type": "MultiNamespace", "supported": false}, {"type": "AllNamespaces", "supported": true}],
+            "customresourcedefinitions": {"owned": [{"name": crd_name, "version": "v1", "kind": "Widget"}]},
+            "install": {"strategy": "deployment", "spec": {"deployments": [{"name": "test-webhook", "spec": {
+                "replicas": 1, "selector": {"matchLabels": {"app": "test-webhook"}},
+                "template": {"metadata": {"labels": {"app": "test-webhook"}}, "spec": {
+                    "securityContext": {"runAsNonRoot": true, "runAsUser": 65532, "seccompProfile": {"type": "RuntimeDefault"}},
+                    "containers": [{"name": "webhook", "image": "localhost/olm-rs/test-webhook:dev",
+                        "ports": [{"containerPort": 9443}],
+                        "readinessProbe": {"httpGet": {"path": "/healthz", "port": 9443, "scheme": "HTTPS"}, "periodSeconds": 1},
+                        "securityContext": {"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true, "capabilities": {"drop": ["ALL"]}},
+                        "resources": {"requests": {"cpu": "5m", "memory": "8Mi"}, "limits": {"memory": "64Mi"}}}]}}}}]}},
+            "webhookdefinitions": [validating, conversion]
+        }
+    }))?;
+    let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
+    let start = Instant::now();
+    csvs.create(&pp, &csv).await?;
+    await_object(
+        &csvs,
+        "test-webhook.v1.0.0",
+        DEADLINE,
+        "Succeeded",
+        |c: Option<&ClusterServiceVersion>| c.is_some_and(|c| c.phase() == CsvPhase::Succeeded),
+    )
+    .await?;
+    eprintln!(
+        "full cluster: webhook CSV creation -> Succeeded in {:?}",
+        start.elapsed()
+    );
+
+    // The API server calls the validating webhook: a denied create is denied with its message.
+    let v1 = widget_api(client, ns, "v1");
+    let denied: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": format!("{GROUP}/v1"), "kind": "Widget", "metadata": {"name": "denied"}, "spec": {"deny": true, "color": "red"}
+    }))?;
+    // The first calls may race the webhook's endpoints becoming ready: retry until the webhook answers.
+    let refusal = eventually(Duration::from_secs(60), "the webhook to deny", || {
+        let (v1, denied) = (v1.clone(), denied.clone());
+        async move {
+            match v1.create(&PostParams::default(), &denied).await {
+                Err(kube::Error::Api(e)) if e.message.contains("denied by the test webhook") => {
+                    Ok(Some(e.message))
+                }
+                Err(kube::Error::Api(e)) => {
+                    eprintln!("not yet the webhook's answer: {}", e.message);
+                    Ok(None)
+                }
+                Err(e) => Err(e.into()),
+                Ok(_) => anyhow::bail!("a widget with spec.deny=true was admitted"),
+            }
+        }
+    })
+    .await?;
+    eprintln!("denied as expected: {refusal}");
+    let allowed: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": format!("{GROUP}/v1"), "kind": "Widget", "metadata": {"name": "allowed"}, "spec": {"color": "red"}
+    }))?;
+    v1.create(&pp, &allowed).await?;
+
+    // The API server calls the conversion webhook: stored as v1 (`color`), read as v2 (`colour`).
+    let v2 = widget_api(client, ns, "v2");
+    let read = v2.get("allowed").await?;
+    assert_eq!(
+        read.data["spec"],
+        json!({"colour": "red"}),
+        "converted by the webhook: {:?}",
+        read.data
+    );
+    assert_eq!(
+        read.types.as_ref().map(|t| t.api_version.as_str()),
+        Some(&*format!("{GROUP}/v2"))
+    );
+
+    // Cleanup with the CSV: the configuration goes, the CRD converts with None again.
+    let _ = v1.delete("allowed", &DeleteParams::default()).await;
+    csvs.delete("test-webhook.v1.0.0", &DeleteParams::default())
+        .await?;
+    let selector = format!("olm.owner=test-webhook.v1.0.0,olm.owner.namespace={ns}");
+    eventually(
+        Duration::from_secs(60),
+        "the webhook configuration deleted",
+        || {
+            let api: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+            let params = ListParams::default().labels(&selector);
+            async move { Ok(api.list(&params).await?.items.is_empty().then_some(())) }
+        },
+    )
+    .await?;
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    await_object(
+        &crds,
+        crd_name,
+        Duration::from_secs(60),
+        "conversion None",
+        |c: Option<&CustomResourceDefinition>| {
+            c.is_some_and(|c| {
+                c.spec
+                    .conversion
+                    .as_ref()
+                    .is_some_and(|v| v.strategy == "None")
+            })
+        },
+    )
+    .await?;
+    Ok(())
+}
