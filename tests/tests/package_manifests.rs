@@ -2,7 +2,7 @@
 //! kubectl: the community FBC served by a `grpc` CatalogSource in the global namespace shows in that namespace
 //! and in a second one, with OLM's labels, status fields and table columns; label and field selectors; a
 //! user without rights is refused; a deleted catalog takes its packages with it; a catalog that is down shows
-//! nothing and breaks nothing else; a package with no channel is left out; a new catalog head reaches
+//! nothing and breaks nothing else; a package with no readable channel is left out; a new catalog head reaches
 //! `kubectl get packagemanifests -w`.
 
 mod catalog_fixture;
@@ -23,8 +23,12 @@ use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(90);
 
+/// The community FBC: `$OLM_RS_SHARED/catalogs/...`, else `../shared` beside the clone (the test fails when absent).
 fn community_fbc() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/catalogs/community-operators-prod-fbc/catalogs/v4.21")
+    std::env::var_os("OLM_RS_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
+        .join("catalogs/community-operators-prod-fbc/catalogs/v4.21")
 }
 
 async fn second_namespace(client: &kube::Client, name: &str) -> anyhow::Result<()> {
@@ -255,7 +259,10 @@ async fn bad_catalogs_are_left_out_and_a_new_head_reaches_a_watch() -> anyhow::R
         let (ok, out, err) = kubectl(cluster, &["get", "packagemanifests", "-n", ns, "-l", "catalog=down"])?;
         assert!(ok, "a catalog that is down is no error: {err}");
         assert!(out.trim().is_empty(), "{out}");
-        assert!(server.process.logs().contains("nochannel"), "the elided package is logged");
+        assert!(
+            server.process.logs().contains("package headless has no valid channels"),
+            "the elided package is logged"
+        );
 
         // A watch sees the new head once the catalog serves it (a restart of its registry, as a new image would be).
         let watch = Watch::start(cluster, ns)?;
@@ -281,22 +288,26 @@ async fn bad_catalogs_are_left_out_and_a_new_head_reaches_a_watch() -> anyhow::R
     .await
 }
 
-/// An FBC with a package that has a channel and one that has none (its bundle is in no channel).
+/// An FBC with a package whose channel head has a CSV, and one whose only bundle carries no CSV at all (a valid
+/// catalog cannot hold a package without channels: opm and `registry serve` refuse it; what reaches the server is
+/// a package none of whose channels has a readable head, which OLM leaves out as "no valid channels").
 fn write_no_channel_fbc(dir: &std::path::Path) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
-    let bundle = |pkg: &str, name: &str| {
+    let bundle = |pkg: &str, name: &str, with_csv: bool| {
+        let mut properties = vec![serde_json::json!({"type": "olm.package", "value": {"packageName": pkg, "version": "1.0.0"}})];
+        if with_csv {
+            properties.push(serde_json::json!({"type": "olm.bundle.object", "value": {"data": base64_csv(name)}}));
+        }
         serde_json::json!({"schema": "olm.bundle", "name": name, "package": pkg, "image": format!("example.com/{name}:1"),
-            "properties": [
-                {"type": "olm.package", "value": {"packageName": pkg, "version": "1.0.0"}},
-                {"type": "olm.bundle.object", "value": {"data": base64_csv(name)}}
-            ]})
+            "properties": properties})
     };
     let docs = [
         serde_json::json!({"schema": "olm.package", "name": "withchannel", "defaultChannel": "stable"}),
         serde_json::json!({"schema": "olm.channel", "package": "withchannel", "name": "stable", "entries": [{"name": "withchannel.v1.0.0"}]}),
-        bundle("withchannel", "withchannel.v1.0.0"),
-        serde_json::json!({"schema": "olm.package", "name": "nochannel"}),
-        bundle("nochannel", "nochannel.v1.0.0"),
+        bundle("withchannel", "withchannel.v1.0.0", true),
+        serde_json::json!({"schema": "olm.package", "name": "headless", "defaultChannel": "stable"}),
+        serde_json::json!({"schema": "olm.channel", "package": "headless", "name": "stable", "entries": [{"name": "headless.v1.0.0"}]}),
+        bundle("headless", "headless.v1.0.0", false),
     ];
     let text: String = docs.iter().map(|d| format!("{d}\n")).collect();
     let path = dir.join("catalog.json");
