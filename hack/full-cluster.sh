@@ -252,7 +252,7 @@ resources:
   - $rel
 patches:
   # The in-cluster config with the apiserver's host address instead of the unroutable Service IP.
-  - target: {kind: Deployment, name: "olm-operator|catalog-operator"}
+  - target: {kind: Deployment, name: "olm-operator|catalog-operator|package-server"}
     patch: |-
       - op: add
         path: /spec/template/spec/containers/0/env/-
@@ -306,7 +306,7 @@ up() {
   start_proc containerd containerd --config "$STATE/containerd.toml"
   wait_for 30 containerd ctr -a "$STATE/containerd.sock" version
   local img
-  for img in olm-operator catalog-operator registry test-operator pause; do
+  for img in olm-operator catalog-operator package-server registry test-operator pause; do
     ctr -a "$STATE/containerd.sock" -n k8s.io images import "$IMAGES/$img.oci.tar" >/dev/null
   done
   log "containerd up, images imported ($(awk -v t0="$t0" -v t="$(date +%s.%N)" 'BEGIN{printf "%.1f", t-t0}') s)"
