@@ -131,15 +131,17 @@ impl CatalogActor {
                 let mut states = client.watch_state();
                 let me = ctx.address();
                 self.monitor = Some(tokio::spawn(async move {
-                    while states.changed().await.is_ok() {
+                    // The state as it is now (the probe may have finished already), then every change.
+                    loop {
                         let state = *states.borrow_and_update();
-                        if me.send(Connection(state)).await.is_err() {
+                        if me.send(Connection(state)).await.is_err() || states.changed().await.is_err() {
                             break;
                         }
                     }
                 }));
+                // The first read follows the first READY (a health probe or RPC that succeeded), so a catalog is
+                // not read twice on start.
                 self.client = Some(Arc::new(client));
-                self.read(ctx);
             }
             Err(error) => {
                 tracing::warn!(catalog = %self.key, %address, error = &error as &dyn std::error::Error, "invalid catalog address");
