@@ -24,10 +24,19 @@ struct CaBundleSpec {
 }
 
 /// Patch `caBundle` once if it differs. Ok(true): it was written.
-pub async fn sync_ca_bundle(client: &Client, name: &str, ca_pem: &str) -> Result<bool, kube::Error> {
+pub async fn sync_ca_bundle(
+    client: &Client,
+    name: &str,
+    ca_pem: &str,
+) -> Result<bool, kube::Error> {
     let api: Api<APIService> = Api::all(client.clone());
     let current = api.get(name).await?;
-    if current.spec.as_ref().and_then(|s| s.ca_bundle.as_ref()).is_some_and(|b| b.0 == ca_pem.as_bytes()) {
+    if current
+        .spec
+        .as_ref()
+        .and_then(|s| s.ca_bundle.as_ref())
+        .is_some_and(|b| b.0 == ca_pem.as_bytes())
+    {
         return Ok(false);
     }
     let patch = CaBundlePatch {
@@ -35,7 +44,8 @@ pub async fn sync_ca_bundle(client: &Client, name: &str, ca_pem: &str) -> Result
             ca_bundle: ByteString(ca_pem.as_bytes().to_vec()),
         },
     };
-    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await?;
+    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
     Ok(true)
 }
 

@@ -30,9 +30,13 @@ pub struct UserInfo {
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ConfigError {
-    #[error("{AUTH_CONFIG_MAP_NAMESPACE}/{AUTH_CONFIG_MAP} has no requestheader-client-ca-file: the API server runs without --requestheader-client-ca-file, so it cannot proxy to aggregated API servers")]
+    #[error(
+        "{AUTH_CONFIG_MAP_NAMESPACE}/{AUTH_CONFIG_MAP} has no requestheader-client-ca-file: the API server runs without --requestheader-client-ca-file, so it cannot proxy to aggregated API servers"
+    )]
     NoClientCa,
-    #[error("{AUTH_CONFIG_MAP_NAMESPACE}/{AUTH_CONFIG_MAP} key {key} is not a JSON list of strings: {value:?}")]
+    #[error(
+        "{AUTH_CONFIG_MAP_NAMESPACE}/{AUTH_CONFIG_MAP} key {key} is not a JSON list of strings: {value:?}"
+    )]
     BadList { key: &'static str, value: String },
 }
 
@@ -46,7 +50,11 @@ pub enum AuthError {
     NoUser,
 }
 
-fn list(data: &BTreeMap<String, String>, key: &'static str, default: &[&str]) -> Result<Vec<String>, ConfigError> {
+fn list(
+    data: &BTreeMap<String, String>,
+    key: &'static str,
+    default: &[&str],
+) -> Result<Vec<String>, ConfigError> {
     match data.get(key) {
         None => Ok(default.iter().map(|s| s.to_string()).collect()),
         Some(v) if v.trim().is_empty() => Ok(Vec::new()),
@@ -70,13 +78,21 @@ impl RequestHeaderConfig {
             allowed_names: list(data, "requestheader-allowed-names", &[])?,
             username_headers: list(data, "requestheader-username-headers", &["X-Remote-User"])?,
             group_headers: list(data, "requestheader-group-headers", &["X-Remote-Group"])?,
-            extra_prefixes: list(data, "requestheader-extra-headers-prefix", &["X-Remote-Extra-"])?,
+            extra_prefixes: list(
+                data,
+                "requestheader-extra-headers-prefix",
+                &["X-Remote-Extra-"],
+            )?,
         })
     }
 
     /// The user of a request whose TLS peer presented a certificate verified against the CA, with `peer_cn` its
     /// subject CN (`None`: no certificate).
-    pub fn authenticate(&self, peer: Option<Option<&str>>, headers: &HeaderMap) -> Result<UserInfo, AuthError> {
+    pub fn authenticate(
+        &self,
+        peer: Option<Option<&str>>,
+        headers: &HeaderMap,
+    ) -> Result<UserInfo, AuthError> {
         let cn = peer.ok_or(AuthError::NoClientCertificate)?;
         if !self.allowed_names.is_empty() {
             let cn = cn.unwrap_or("");
@@ -114,7 +130,11 @@ impl RequestHeaderConfig {
                 }
             }
         }
-        Ok(UserInfo { name, groups, extra })
+        Ok(UserInfo {
+            name,
+            groups,
+            extra,
+        })
     }
 }
 
@@ -125,11 +145,26 @@ mod tests {
 
     fn config(allowed: &str) -> RequestHeaderConfig {
         let data = BTreeMap::from([
-            ("requestheader-client-ca-file".to_string(), "PEM".to_string()),
-            ("requestheader-allowed-names".to_string(), allowed.to_string()),
-            ("requestheader-username-headers".to_string(), r#"["X-Remote-User"]"#.to_string()),
-            ("requestheader-group-headers".to_string(), r#"["X-Remote-Group"]"#.to_string()),
-            ("requestheader-extra-headers-prefix".to_string(), r#"["X-Remote-Extra-"]"#.to_string()),
+            (
+                "requestheader-client-ca-file".to_string(),
+                "PEM".to_string(),
+            ),
+            (
+                "requestheader-allowed-names".to_string(),
+                allowed.to_string(),
+            ),
+            (
+                "requestheader-username-headers".to_string(),
+                r#"["X-Remote-User"]"#.to_string(),
+            ),
+            (
+                "requestheader-group-headers".to_string(),
+                r#"["X-Remote-Group"]"#.to_string(),
+            ),
+            (
+                "requestheader-extra-headers-prefix".to_string(),
+                r#"["X-Remote-Extra-"]"#.to_string(),
+            ),
         ]);
         RequestHeaderConfig::from_data(&data).expect("config")
     }
@@ -155,7 +190,10 @@ mod tests {
                     ("X-Remote-Group", "system:authenticated"),
                     ("X-Remote-Group", "devs"),
                     ("X-Remote-Extra-Scopes", "a"),
-                    ("X-Remote-Extra-Authentication.kubernetes.io%2fpod-name", "p"),
+                    (
+                        "X-Remote-Extra-Authentication.kubernetes.io%2fpod-name",
+                        "p",
+                    ),
                 ]),
             )
             .expect("authenticated");
@@ -176,19 +214,28 @@ mod tests {
         #[case] pairs: &[(&str, &str)],
         #[case] want: AuthError,
     ) {
-        assert_eq!(config(allowed).authenticate(peer, &headers(pairs)), Err(want));
+        assert_eq!(
+            config(allowed).authenticate(peer, &headers(pairs)),
+            Err(want)
+        );
     }
 
     #[test]
     fn empty_allowed_names_accept_any_certificate_of_the_ca() {
         let user = config("[]")
-            .authenticate(Some(Some("anything")), &headers(&[("X-Remote-User", "bob")]))
+            .authenticate(
+                Some(Some("anything")),
+                &headers(&[("X-Remote-User", "bob")]),
+            )
             .expect("authenticated");
         assert_eq!(user.name, "bob");
     }
 
     #[test]
     fn a_config_map_without_the_ca_is_a_clear_error() {
-        assert_eq!(RequestHeaderConfig::from_data(&BTreeMap::new()), Err(ConfigError::NoClientCa));
+        assert_eq!(
+            RequestHeaderConfig::from_data(&BTreeMap::new()),
+            Err(ConfigError::NoClientCa)
+        );
     }
 }

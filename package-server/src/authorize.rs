@@ -39,7 +39,11 @@ pub struct Decision {
 /// The review for `user` doing `attrs` (pure).
 pub fn review(user: &UserInfo, attrs: &Attributes) -> SubjectAccessReview {
     let (resource_attributes, non_resource_attributes) = match attrs {
-        Attributes::Resource { namespace, verb, name } => (
+        Attributes::Resource {
+            namespace,
+            verb,
+            name,
+        } => (
             Some(ResourceAttributes {
                 namespace: namespace.clone(),
                 verb: Some((*verb).into()),
@@ -76,7 +80,11 @@ pub fn review(user: &UserInfo, attrs: &Attributes) -> SubjectAccessReview {
 /// The message of a 403, worded as the API server words it.
 pub fn forbidden_message(user: &UserInfo, attrs: &Attributes) -> String {
     match attrs {
-        Attributes::Resource { namespace, verb, name } => {
+        Attributes::Resource {
+            namespace,
+            verb,
+            name,
+        } => {
             let what = match name {
                 Some(n) => format!("{RESOURCE}.{GROUP} {n:?} is forbidden"),
                 None => format!("{RESOURCE}.{GROUP} is forbidden"),
@@ -111,15 +119,26 @@ impl Authorizer {
         }
     }
 
-    pub async fn check(&self, user: &UserInfo, attrs: &Attributes) -> Result<Decision, kube::Error> {
+    pub async fn check(
+        &self,
+        user: &UserInfo,
+        attrs: &Attributes,
+    ) -> Result<Decision, kube::Error> {
         let key = (user.clone(), attrs.clone());
         let now = Instant::now();
-        if let Some((d, at)) = self.cache.lock().unwrap_or_else(PoisonError::into_inner).get(&key)
+        if let Some((d, at)) = self
+            .cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
             && now.duration_since(*at) < CACHE_TTL
         {
             return Ok(d.clone());
         }
-        let answer = self.api.create(&PostParams::default(), &review(user, attrs)).await?;
+        let answer = self
+            .api
+            .create(&PostParams::default(), &review(user, attrs))
+            .await?;
         let status = answer.status.unwrap_or_default();
         let decision = Decision {
             allowed: status.allowed && !status.denied.unwrap_or(false),
@@ -159,7 +178,10 @@ mod tests {
         );
         let a = r.spec.resource_attributes.expect("resource attributes");
         assert_eq!(r.spec.user.as_deref(), Some("alice"));
-        assert_eq!(r.spec.groups, Some(vec!["system:authenticated".to_string()]));
+        assert_eq!(
+            r.spec.groups,
+            Some(vec!["system:authenticated".to_string()])
+        );
         assert_eq!(r.spec.extra.expect("extra")["scopes"], ["a"]);
         assert_eq!(a.group.as_deref(), Some("packages.operators.coreos.com"));
         assert_eq!(a.resource.as_deref(), Some("packagemanifests"));
@@ -171,7 +193,12 @@ mod tests {
 
     #[test]
     fn discovery_is_a_non_resource_review() {
-        let r = review(&alice(), &Attributes::NonResource { path: "/apis".into() });
+        let r = review(
+            &alice(),
+            &Attributes::NonResource {
+                path: "/apis".into(),
+            },
+        );
         let a = r.spec.non_resource_attributes.expect("non-resource");
         assert_eq!(a.path.as_deref(), Some("/apis"));
         assert_eq!(a.verb.as_deref(), Some("get"));
@@ -181,7 +208,11 @@ mod tests {
     fn forbidden_messages_read_like_the_api_servers() {
         let m = forbidden_message(
             &alice(),
-            &Attributes::Resource { namespace: Some("team".into()), verb: "list", name: None },
+            &Attributes::Resource {
+                namespace: Some("team".into()),
+                verb: "list",
+                name: None,
+            },
         );
         assert_eq!(
             m,

@@ -118,7 +118,10 @@ impl CatalogActor {
     }
 
     fn clear(&mut self) {
-        let removed = self.shared.store.replace_catalog(&self.catalog_key(), Vec::new());
+        let removed = self
+            .shared
+            .store
+            .replace_catalog(&self.catalog_key(), Vec::new());
         if removed > 0 {
             tracing::info!(catalog = %self.key, removed, "catalog packages removed");
         }
@@ -134,7 +137,9 @@ impl CatalogActor {
                     // The state as it is now (the probe may have finished already), then every change.
                     loop {
                         let state = *states.borrow_and_update();
-                        if me.send(Connection(state)).await.is_err() || states.changed().await.is_err() {
+                        if me.send(Connection(state)).await.is_err()
+                            || states.changed().await.is_err()
+                        {
                             break;
                         }
                     }
@@ -279,8 +284,16 @@ mod tests {
     #[case::address_gone(Some(obs(Some("a:1"), None)), obs(None, None), Step::Clear)]
     #[case::still_no_address(Some(obs(None, None)), obs(None, Some("t")), Step::Nothing)]
     #[case::address_changed(Some(obs(Some("a:1"), None)), obs(Some("b:1"), None), Step::Connect("b:1".into()))]
-    #[case::unchanged(Some(obs(Some("a:1"), Some("t1"))), obs(Some("a:1"), Some("t1")), Step::Nothing)]
-    #[case::polled(Some(obs(Some("a:1"), Some("t1"))), obs(Some("a:1"), Some("t2")), Step::Read)]
+    #[case::unchanged(
+        Some(obs(Some("a:1"), Some("t1"))),
+        obs(Some("a:1"), Some("t1")),
+        Step::Nothing
+    )]
+    #[case::polled(
+        Some(obs(Some("a:1"), Some("t1"))),
+        obs(Some("a:1"), Some("t2")),
+        Step::Read
+    )]
     fn steps(#[case] previous: Option<Observed>, #[case] now: Observed, #[case] want: Step) {
         assert_eq!(step(previous.as_ref(), &now), want);
     }

@@ -148,12 +148,27 @@ impl CsvView {
             description: s.description.clone(),
             install_modes: s.install_modes.clone(),
             customresourcedefinitions: CrdDescriptions {
-                owned: s.customresourcedefinitions.owned.iter().map(trim_crd).collect(),
-                required: s.customresourcedefinitions.required.iter().map(trim_crd).collect(),
+                owned: s
+                    .customresourcedefinitions
+                    .owned
+                    .iter()
+                    .map(trim_crd)
+                    .collect(),
+                required: s
+                    .customresourcedefinitions
+                    .required
+                    .iter()
+                    .map(trim_crd)
+                    .collect(),
             },
             apiservicedefinitions: ApiServiceDescriptions {
                 owned: s.apiservicedefinitions.owned.iter().map(trim_api).collect(),
-                required: s.apiservicedefinitions.required.iter().map(trim_api).collect(),
+                required: s
+                    .apiservicedefinitions
+                    .required
+                    .iter()
+                    .map(trim_api)
+                    .collect(),
             },
             native_apis: s.native_apis.clone(),
             min_kube_version: s.min_kube_version.clone(),
@@ -205,14 +220,24 @@ mod tests {
         assert_eq!(d.display_name, "etcd");
         assert_eq!(d.version, "0.9.2");
         assert_eq!(d.provider.name, "CNCF");
-        assert_eq!(d.annotations.get("alm-examples").map(String::as_str), Some("[]"));
+        assert_eq!(
+            d.annotations.get("alm-examples").map(String::as_str),
+            Some("[]")
+        );
         assert_eq!(d.install_modes.len(), 2);
         assert_eq!(d.customresourcedefinitions.owned[0].kind, "EtcdCluster");
         let json = serde_json::to_value(&d).expect("json");
-        assert!(json["customresourcedefinitions"]["owned"][0].get("specDescriptors").is_none());
+        assert!(
+            json["customresourcedefinitions"]["owned"][0]
+                .get("specDescriptors")
+                .is_none()
+        );
         assert_eq!(
             d.related_images,
-            ["quay.io/coreos/etcd-backup:1", "quay.io/coreos/etcd-operator:0.9.2"]
+            [
+                "quay.io/coreos/etcd-backup:1",
+                "quay.io/coreos/etcd-operator:0.9.2"
+            ]
         );
         assert_eq!(d.icon[0].media_type, "image/png");
     }

@@ -12,7 +12,9 @@ fn tlv(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
         if n == 0 || n > 4 || rest.len() < n {
             return None;
         }
-        let len = rest[..n].iter().fold(0usize, |acc, b| (acc << 8) | *b as usize);
+        let len = rest[..n]
+            .iter()
+            .fold(0usize, |acc, b| (acc << 8) | *b as usize);
         (len, &rest[n..])
     };
     if rest.len() < len {
@@ -76,7 +78,9 @@ mod tests {
     fn cert(cn: Option<&str>) -> Vec<u8> {
         let mut params = CertificateParams::new(vec![]).expect("params");
         params.distinguished_name = rcgen::DistinguishedName::new();
-        params.distinguished_name.push(DnType::OrganizationName, "olm-rs");
+        params
+            .distinguished_name
+            .push(DnType::OrganizationName, "olm-rs");
         if let Some(cn) = cn {
             params.distinguished_name.push(DnType::CommonName, cn);
         }

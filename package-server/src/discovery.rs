@@ -58,10 +58,16 @@ mod tests {
         assert_eq!(json["groupVersion"], "packages.operators.coreos.com/v1");
         assert_eq!(json["resources"][0]["name"], "packagemanifests");
         assert_eq!(json["resources"][0]["namespaced"], true);
-        assert_eq!(json["resources"][0]["verbs"], serde_json::json!(["get", "list", "watch"]));
+        assert_eq!(
+            json["resources"][0]["verbs"],
+            serde_json::json!(["get", "list", "watch"])
+        );
         let groups = serde_json::to_value(api_group_list()).expect("json");
         assert_eq!(groups["kind"], "APIGroupList");
-        assert_eq!(groups["groups"][0]["preferredVersion"]["groupVersion"], "packages.operators.coreos.com/v1");
+        assert_eq!(
+            groups["groups"][0]["preferredVersion"]["groupVersion"],
+            "packages.operators.coreos.com/v1"
+        );
     }
 
     #[test]
@@ -69,6 +75,9 @@ mod tests {
         let doc: serde_json::Value = serde_json::from_str(OPENAPI_V2).expect("valid JSON");
         assert_eq!(doc["swagger"], "2.0");
         let defs = doc["definitions"].as_object().expect("definitions");
-        assert!(defs.values().any(|d| d["x-kubernetes-group-version-kind"][0]["kind"] == "PackageManifest"));
+        assert!(
+            defs.values()
+                .any(|d| d["x-kubernetes-group-version-kind"][0]["kind"] == "PackageManifest")
+        );
     }
 }

@@ -15,12 +15,17 @@ pub const CONCURRENCY: usize = 8;
 
 fn unreachable(e: &ClientError) -> bool {
     match e.status() {
-        Some(s) => matches!(s.code(), Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled),
+        Some(s) => matches!(
+            s.code(),
+            Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled
+        ),
         None => true,
     }
 }
 
-async fn entries(client: &RegistryClient) -> Result<BTreeMap<String, EntriesByChannel>, ClientError> {
+async fn entries(
+    client: &RegistryClient,
+) -> Result<BTreeMap<String, EntriesByChannel>, ClientError> {
     let stream = client.list_bundles_stream().await?;
     // Keep only what the entries need: bundles can carry their whole manifests.
     let slim: Vec<registry::api::Bundle> = stream
@@ -39,7 +44,10 @@ async fn entries(client: &RegistryClient) -> Result<BTreeMap<String, EntriesByCh
         })
         .try_collect()
         .await
-        .map_err(|source| ClientError::Rpc { rpc: "ListBundles", source })?;
+        .map_err(|source| ClientError::Rpc {
+            rpc: "ListBundles",
+            source,
+        })?;
     Ok(manifest::entries_by_package(&slim))
 }
 
@@ -64,7 +72,11 @@ async fn one(
             Err(e) if unreachable(&e) => return Err(e),
             Err(e) => Err(e.to_string()),
         };
-        heads.push(ChannelHead { name: channel, deprecation, csv_json });
+        heads.push(ChannelHead {
+            name: channel,
+            deprecation,
+            csv_json,
+        });
     }
     match manifest::build(catalog, &package, heads, entries.get(&package.name)) {
         Ok(m) => Ok(Some(m)),
@@ -76,7 +88,10 @@ async fn one(
 }
 
 /// Every package of the catalog, as PackageManifests in the catalog's namespace.
-pub async fn load(client: &RegistryClient, catalog: &CatalogInfo) -> Result<Vec<PackageManifest>, ClientError> {
+pub async fn load(
+    client: &RegistryClient,
+    catalog: &CatalogInfo,
+) -> Result<Vec<PackageManifest>, ClientError> {
     let entries = entries(client).await?;
     let names = client.list_packages().await?;
     let results: Vec<_> = futures::stream::iter(names)

@@ -253,7 +253,10 @@ mod tests {
     fn a_package_gets_olms_labels_status_and_channels_sorted() {
         let heads = vec![
             head("alpha", Ok(csv("etcd.v1", "Alpha Inc", ""))),
-            head("stable", Ok(csv("etcd.v2", "Stable Inc", r#""tier":"gold""#))),
+            head(
+                "stable",
+                Ok(csv("etcd.v2", "Stable Inc", r#""tier":"gold""#)),
+            ),
         ];
         let entries = entries_by_package(&[
             bundle("etcd", "stable", "etcd.v1", "1.0.0", false),
@@ -261,16 +264,29 @@ mod tests {
             bundle("etcd", "stable", "etcd.v2", "2.0.0", false),
             bundle("etcd", "stable", "etcd.old", "0.1.0", true),
         ]);
-        let m = build(&catalog(), &package("stable", &["stable", "alpha"]), heads, entries.get("etcd"))
-            .expect("built");
+        let m = build(
+            &catalog(),
+            &package("stable", &["stable", "alpha"]),
+            heads,
+            entries.get("etcd"),
+        )
+        .expect("built");
         let labels = m.metadata.labels.clone().unwrap_or_default();
         let get = |k: &str| labels.get(k).map(String::as_str);
         assert_eq!(get("catalog"), Some("community"));
         assert_eq!(get("catalog-namespace"), Some("olm"));
         assert_eq!(get("team"), Some("a"));
-        assert_eq!(get("provider"), Some("Stable Inc"), "the default channel's provider wins");
+        assert_eq!(
+            get("provider"),
+            Some("Stable Inc"),
+            "the default channel's provider wins"
+        );
         assert_eq!(get("provider-url"), Some("https://Stable Inc"));
-        assert_eq!(get("tier"), Some("gold"), "the default channel head's labels");
+        assert_eq!(
+            get("tier"),
+            Some("gold"),
+            "the default channel head's labels"
+        );
         assert_eq!(get(DEFAULT_OS_LABEL), Some("supported"));
         assert_eq!(get(DEFAULT_ARCH_LABEL), Some("supported"));
         assert_eq!(m.status.default_channel, "stable");
@@ -279,9 +295,16 @@ mod tests {
         assert_eq!(names, ["alpha", "stable"]);
         let stable = &m.status.channels[1];
         assert_eq!(stable.current_csv, "etcd.v2");
-        assert!(stable.current_csv_desc.icon.is_empty(), "icons are not served in lists");
+        assert!(
+            stable.current_csv_desc.icon.is_empty(),
+            "icons are not served in lists"
+        );
         let versions: Vec<_> = stable.entries.iter().map(|e| e.version.as_str()).collect();
-        assert_eq!(versions, ["10.0.0", "2.0.0", "1.0.0"], "newest first, deprecated bundles left out");
+        assert_eq!(
+            versions,
+            ["10.0.0", "2.0.0", "1.0.0"],
+            "newest first, deprecated bundles left out"
+        );
     }
 
     #[rstest]
@@ -294,8 +317,16 @@ mod tests {
         #[case] heads: Vec<ChannelHead>,
         #[case] want_default: Result<&str, Elided>,
     ) {
-        let got = build(&catalog(), &package("stable", &["alpha", "stable"]), heads, None);
-        assert_eq!(got.map(|m| m.status.default_channel), want_default.map(str::to_string));
+        let got = build(
+            &catalog(),
+            &package("stable", &["alpha", "stable"]),
+            heads,
+            None,
+        );
+        assert_eq!(
+            got.map(|m| m.status.default_channel),
+            want_default.map(str::to_string)
+        );
     }
 
     #[rstest]

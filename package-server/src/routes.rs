@@ -120,16 +120,14 @@ pub fn unescape(s: &str, plus: bool) -> String {
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
-            b'%' if i + 2 < bytes.len() => {
-                match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                    (Some(h), Some(l)) => {
-                        out.push(h * 16 + l);
-                        i += 3;
-                        continue;
-                    }
-                    _ => out.push(b'%'),
+            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push(h * 16 + l);
+                    i += 3;
+                    continue;
                 }
-            }
+                _ => out.push(b'%'),
+            },
             b'+' if plus => out.push(b' '),
             b => out.push(b),
         }
@@ -205,7 +203,11 @@ mod tests {
     #[case::get("/apis/packages.operators.coreos.com/v1/namespaces/team/packagemanifests/etcd", "", Route::Get { namespace: "team".into(), name: "etcd".into() })]
     #[case::get_watch("/apis/packages.operators.coreos.com/v1/namespaces/team/packagemanifests/etcd", "watch=1", Route::List { namespace: Some("team".into()), watch: true, name: Some("etcd".into()) })]
     #[case::other_group("/apis/apps/v1", "", Route::NotFound)]
-    #[case::other_resource("/apis/packages.operators.coreos.com/v1/namespaces/team/pods", "", Route::NotFound)]
+    #[case::other_resource(
+        "/apis/packages.operators.coreos.com/v1/namespaces/team/pods",
+        "",
+        Route::NotFound
+    )]
     #[case::root("/", "", Route::NotFound)]
     fn routes(#[case] path: &str, #[case] query: &str, #[case] want: Route) {
         assert_eq!(route(path, &q(query)), want);
@@ -222,7 +224,9 @@ mod tests {
 
     #[test]
     fn query_values_are_unescaped() {
-        let m = q("labelSelector=catalog%3Dcommunity%2Ctier+in+(a%2Cb)&fieldSelector=metadata.name%3Detcd&bad=%zz");
+        let m = q(
+            "labelSelector=catalog%3Dcommunity%2Ctier+in+(a%2Cb)&fieldSelector=metadata.name%3Detcd&bad=%zz",
+        );
         assert_eq!(m["labelSelector"], "catalog=community,tier in (a,b)");
         assert_eq!(m["fieldSelector"], "metadata.name=etcd");
         assert_eq!(m["bad"], "%zz");
@@ -233,7 +237,10 @@ mod tests {
     #[case::beta_only("application/json;as=Table;v=v1beta1;g=meta.k8s.io, application/json", Format::Table("v1beta1".into()))]
     #[case::plain("application/json", Format::Json)]
     #[case::none("", Format::Json)]
-    #[case::partial_metadata_falls_back("application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json", Format::Json)]
+    #[case::partial_metadata_falls_back(
+        "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json",
+        Format::Json
+    )]
     fn formats(#[case] accept: &str, #[case] want: Format) {
         assert_eq!(format(Some(accept)), want);
     }

@@ -34,14 +34,21 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let auth = RequestHeaderConfig::from_data(&data)?;
 
         let names = args.serving_names();
-        let service_ns = args.service_namespace.clone().unwrap_or_else(|| args.global_namespace.clone());
+        let service_ns = args
+            .service_namespace
+            .clone()
+            .unwrap_or_else(|| args.global_namespace.clone());
         let cert = match &args.tls_secret {
             Some(secret) => tls::from_shared_secret(&client, &service_ns, secret, &names).await?,
             None => tls::generate(&names)?,
         };
         let tls_config = tls::server_config(&cert, &auth.client_ca_pem)?;
         if !args.apiservice_name.is_empty() {
-            apiservice::spawn_keeper(client.clone(), args.apiservice_name.clone(), cert.ca_pem.clone());
+            apiservice::spawn_keeper(
+                client.clone(),
+                args.apiservice_name.clone(),
+                cert.ca_pem.clone(),
+            );
         }
 
         let metrics = Metrics::new()?;
@@ -63,7 +70,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             auth,
             authorizer: Authorizer::new(client.clone()),
         });
-        let https = server::serve(SocketAddr::new(args.bind_address, args.secure_port), tls_config, server).await?;
+        let https = server::serve(
+            SocketAddr::new(args.bind_address, args.secure_port),
+            tls_config,
+            server,
+        )
+        .await?;
         tracing::info!(%https, %http, global_namespace = %args.global_namespace, names = ?names, "package-server serving");
         activation.run_until_stopped().await;
         tracing::info!("package-server stopping");

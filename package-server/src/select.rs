@@ -52,7 +52,10 @@ fn terms(s: &str) -> Vec<&str> {
         }
     }
     out.push(&s[start..]);
-    out.into_iter().map(str::trim).filter(|t| !t.is_empty()).collect()
+    out.into_iter()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect()
 }
 
 fn set_term(term: &str, op: &str) -> Option<(String, Vec<String>)> {

@@ -49,7 +49,12 @@ fn full(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Respon
 fn json<T: Serialize>(value: &T) -> Response<Body> {
     match serde_json::to_vec(value) {
         Ok(body) => full(StatusCode::OK, "application/json", body),
-        Err(e) => status(StatusCode::INTERNAL_SERVER_ERROR, "InternalError", &e.to_string(), None),
+        Err(e) => status(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "InternalError",
+            &e.to_string(),
+            None,
+        ),
     }
 }
 
@@ -117,23 +122,36 @@ impl Server {
         if route == Route::Health {
             return full(StatusCode::OK, "text/plain", b"ok".to_vec());
         }
-        let user = match self.auth.authenticate(peer.as_ref().map(|p| p.as_deref()), req.headers()) {
+        let user = match self
+            .auth
+            .authenticate(peer.as_ref().map(|p| p.as_deref()), req.headers())
+        {
             Ok(u) => u,
             Err(e) => {
                 tracing::debug!(%path, error = %e, "unauthenticated request");
-                return status(StatusCode::UNAUTHORIZED, "Unauthorized", "Unauthorized", None);
+                return status(
+                    StatusCode::UNAUTHORIZED,
+                    "Unauthorized",
+                    "Unauthorized",
+                    None,
+                );
             }
         };
         if req.method() != Method::GET {
             return status(
                 StatusCode::METHOD_NOT_ALLOWED,
                 "MethodNotAllowed",
-                &format!("the server does not allow this method on the requested resource ({} {path}): PackageManifests are read-only", req.method()),
+                &format!(
+                    "the server does not allow this method on the requested resource ({} {path}): PackageManifests are read-only",
+                    req.method()
+                ),
                 None,
             );
         }
         let attrs = match &route {
-            Route::List { namespace, name, .. } => Attributes::Resource {
+            Route::List {
+                namespace, name, ..
+            } => Attributes::Resource {
                 namespace: namespace.clone(),
                 verb: route.verb(),
                 name: name.clone(),
@@ -149,18 +167,41 @@ impl Server {
             Ok(d) if d.allowed => {}
             Ok(d) => {
                 tracing::debug!(user = %user.name, reason = %d.reason, "forbidden");
-                return status(StatusCode::FORBIDDEN, "Forbidden", &forbidden_message(&user, &attrs), None);
+                return status(
+                    StatusCode::FORBIDDEN,
+                    "Forbidden",
+                    &forbidden_message(&user, &attrs),
+                    None,
+                );
             }
             Err(e) => {
-                tracing::warn!(error = &e as &dyn std::error::Error, "SubjectAccessReview failed");
-                return status(StatusCode::INTERNAL_SERVER_ERROR, "InternalError", &format!("authorization check failed: {e}"), None);
+                tracing::warn!(
+                    error = &e as &dyn std::error::Error,
+                    "SubjectAccessReview failed"
+                );
+                return status(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "InternalError",
+                    &format!("authorization check failed: {e}"),
+                    None,
+                );
             }
         }
-        let accept = req.headers().get(hyper::header::ACCEPT).and_then(|v| v.to_str().ok()).map(str::to_string);
+        let accept = req
+            .headers()
+            .get(hyper::header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
         self.dispatch(route, &query, accept.as_deref(), &user)
     }
 
-    fn dispatch(&self, route: Route, query: &BTreeMap<String, String>, accept: Option<&str>, _user: &UserInfo) -> Response<Body> {
+    fn dispatch(
+        &self,
+        route: Route,
+        query: &BTreeMap<String, String>,
+        accept: Option<&str>,
+        _user: &UserInfo,
+    ) -> Response<Body> {
         let format = routes::format(accept);
         let include = IncludeObject::parse(query.get("includeObject").map(String::as_str));
         match route {
@@ -168,11 +209,22 @@ impl Server {
             Route::ApiGroupList => json(&discovery::api_group_list()),
             Route::ApiGroup => json(&discovery::api_group()),
             Route::ResourceList => json(&discovery::api_resource_list()),
-            Route::OpenApiV2 => full(StatusCode::OK, "application/json", discovery::OPENAPI_V2.as_bytes().to_vec()),
-            Route::NotFound => status(StatusCode::NOT_FOUND, "NotFound", "the server could not find the requested resource", None),
+            Route::OpenApiV2 => full(
+                StatusCode::OK,
+                "application/json",
+                discovery::OPENAPI_V2.as_bytes().to_vec(),
+            ),
+            Route::NotFound => status(
+                StatusCode::NOT_FOUND,
+                "NotFound",
+                "the server could not find the requested resource",
+                None,
+            ),
             Route::Get { namespace, name } => match self.store.get(&namespace, &name) {
                 Some(m) => match format {
-                    Format::Table(v) => json(&table::table(vec![m], None, &v, include, now_secs(), true)),
+                    Format::Table(v) => {
+                        json(&table::table(vec![m], None, &v, include, now_secs(), true))
+                    }
                     Format::Json => json(&m),
                 },
                 None => status(
@@ -182,15 +234,34 @@ impl Server {
                     Some(&name),
                 ),
             },
-            Route::List { namespace, watch, name } => {
-                let labels = LabelSelector::parse(query.get("labelSelector").map(String::as_str).unwrap_or(""));
-                let fields = FieldSelector::parse(query.get("fieldSelector").map(String::as_str).unwrap_or(""));
+            Route::List {
+                namespace,
+                watch,
+                name,
+            } => {
+                let labels = LabelSelector::parse(
+                    query.get("labelSelector").map(String::as_str).unwrap_or(""),
+                );
+                let fields = FieldSelector::parse(
+                    query.get("fieldSelector").map(String::as_str).unwrap_or(""),
+                );
                 let (labels, fields) = match (labels, fields) {
                     (Ok(l), Ok(f)) => (l, f),
-                    (Err(e), _) => return status(StatusCode::BAD_REQUEST, "BadRequest", &e.to_string(), None),
-                    (_, Err(e)) => return status(StatusCode::BAD_REQUEST, "BadRequest", &e.to_string(), None),
+                    (Err(e), _) => {
+                        return status(StatusCode::BAD_REQUEST, "BadRequest", &e.to_string(), None);
+                    }
+                    (_, Err(e)) => {
+                        return status(StatusCode::BAD_REQUEST, "BadRequest", &e.to_string(), None);
+                    }
                 };
-                let r = ListRequest { namespace, labels, fields, name, format, include };
+                let r = ListRequest {
+                    namespace,
+                    labels,
+                    fields,
+                    name,
+                    format,
+                    include,
+                };
                 if watch {
                     let timeout = query
                         .get("timeoutSeconds")
@@ -209,7 +280,14 @@ impl Server {
         let (items, rv) = self.store.list(r.namespace.as_deref());
         let items: Vec<_> = items.into_iter().filter(|m| r.keeps(m)).collect();
         match r.format {
-            Format::Table(v) => json(&table::table(items, Some(rv.to_string()), &v, r.include, now_secs(), true)),
+            Format::Table(v) => json(&table::table(
+                items,
+                Some(rv.to_string()),
+                &v,
+                r.include,
+                now_secs(),
+                true,
+            )),
             Format::Json => json(&PackageManifestList {
                 api_version: API_VERSION.into(),
                 kind: LIST_KIND.into(),
@@ -285,7 +363,11 @@ impl Server {
 }
 
 /// Serve HTTPS on `addr` until the process ends; returns the bound address.
-pub async fn serve(addr: SocketAddr, tls: rustls::ServerConfig, server: Arc<Server>) -> std::io::Result<SocketAddr> {
+pub async fn serve(
+    addr: SocketAddr,
+    tls: rustls::ServerConfig,
+    server: Arc<Server>,
+) -> std::io::Result<SocketAddr> {
     let listener = TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
     let acceptor = TlsAcceptor::from(Arc::new(tls));

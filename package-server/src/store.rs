@@ -203,7 +203,9 @@ impl PackageStore {
             .iter()
             .filter(|(k, _)| namespace.is_none_or(|ns| k.namespace == ns));
         let global = inner.catalogs.iter().filter(|(k, _)| {
-            namespace.is_some_and(|ns| ns != self.global_namespace && k.namespace == self.global_namespace)
+            namespace.is_some_and(|ns| {
+                ns != self.global_namespace && k.namespace == self.global_namespace
+            })
         });
         let items = own
             .chain(global)
@@ -228,7 +230,11 @@ impl PackageStore {
     }
 
     /// Start a watch. The subscription is taken under the same lock as the backlog, so no event falls between.
-    pub fn subscribe(&self, namespace: Option<&str>, start: Start) -> Result<Subscription, WatchError> {
+    pub fn subscribe(
+        &self,
+        namespace: Option<&str>,
+        start: Start,
+    ) -> Result<Subscription, WatchError> {
         let inner = self.inner.read().unwrap_or_else(PoisonError::into_inner);
         let live = self.events.subscribe();
         let backlog = match start {
@@ -310,20 +316,44 @@ mod tests {
     fn names(items: &[PackageManifest]) -> Vec<String> {
         items
             .iter()
-            .map(|p| format!("{}/{}", p.metadata.namespace.as_deref().unwrap_or(""), p.metadata.name.as_deref().unwrap_or("")))
+            .map(|p| {
+                format!(
+                    "{}/{}",
+                    p.metadata.namespace.as_deref().unwrap_or(""),
+                    p.metadata.name.as_deref().unwrap_or("")
+                )
+            })
             .collect()
     }
 
     #[test]
     fn a_namespace_sees_its_catalogs_and_the_global_ones_in_its_own_namespace() {
         let store = PackageStore::new("olm");
-        store.replace_catalog(&key("olm", "global"), vec![pkg("olm", "global", "etcd", "a")]);
-        store.replace_catalog(&key("team", "mine"), vec![pkg("team", "mine", "redis", "a")]);
-        store.replace_catalog(&key("other", "theirs"), vec![pkg("other", "theirs", "kafka", "a")]);
-        assert_eq!(names(&store.list(Some("team")).0), ["team/redis", "team/etcd"]);
+        store.replace_catalog(
+            &key("olm", "global"),
+            vec![pkg("olm", "global", "etcd", "a")],
+        );
+        store.replace_catalog(
+            &key("team", "mine"),
+            vec![pkg("team", "mine", "redis", "a")],
+        );
+        store.replace_catalog(
+            &key("other", "theirs"),
+            vec![pkg("other", "theirs", "kafka", "a")],
+        );
+        assert_eq!(
+            names(&store.list(Some("team")).0),
+            ["team/redis", "team/etcd"]
+        );
         assert_eq!(names(&store.list(Some("olm")).0), ["olm/etcd"]);
-        assert_eq!(names(&store.list(None).0), ["olm/etcd", "other/kafka", "team/redis"]);
-        assert_eq!(store.get("team", "etcd").and_then(|p| p.metadata.namespace), Some("team".into()));
+        assert_eq!(
+            names(&store.list(None).0),
+            ["olm/etcd", "other/kafka", "team/redis"]
+        );
+        assert_eq!(
+            store.get("team", "etcd").and_then(|p| p.metadata.namespace),
+            Some("team".into())
+        );
         assert!(store.get("team", "kafka").is_none());
     }
 
@@ -331,13 +361,41 @@ mod tests {
     fn replacing_a_catalog_emits_only_what_changed_and_removal_deletes() {
         let store = PackageStore::new("olm");
         let k = key("team", "mine");
-        assert_eq!(store.replace_catalog(&k, vec![pkg("team", "mine", "a", "x"), pkg("team", "mine", "b", "x")]), 2);
+        assert_eq!(
+            store.replace_catalog(
+                &k,
+                vec![pkg("team", "mine", "a", "x"), pkg("team", "mine", "b", "x")]
+            ),
+            2
+        );
         let rv = store.resource_version();
-        assert_eq!(store.replace_catalog(&k, vec![pkg("team", "mine", "a", "x"), pkg("team", "mine", "b", "x")]), 0);
-        assert_eq!(store.replace_catalog(&k, vec![pkg("team", "mine", "a", "y")]), 2, "a modified, b deleted");
-        let sub = store.subscribe(Some("team"), Start::After(rv)).expect("watch");
-        let kinds: Vec<_> = sub.backlog.iter().map(|e| (e.kind, e.object.metadata.name.clone().unwrap_or_default())).collect();
-        assert_eq!(kinds, [(EventType::Modified, "a".to_string()), (EventType::Deleted, "b".to_string())]);
+        assert_eq!(
+            store.replace_catalog(
+                &k,
+                vec![pkg("team", "mine", "a", "x"), pkg("team", "mine", "b", "x")]
+            ),
+            0
+        );
+        assert_eq!(
+            store.replace_catalog(&k, vec![pkg("team", "mine", "a", "y")]),
+            2,
+            "a modified, b deleted"
+        );
+        let sub = store
+            .subscribe(Some("team"), Start::After(rv))
+            .expect("watch");
+        let kinds: Vec<_> = sub
+            .backlog
+            .iter()
+            .map(|e| (e.kind, e.object.metadata.name.clone().unwrap_or_default()))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                (EventType::Modified, "a".to_string()),
+                (EventType::Deleted, "b".to_string())
+            ]
+        );
         assert_eq!(store.replace_catalog(&k, vec![]), 1);
         assert!(store.list(Some("team")).0.is_empty());
         let fresh = store.subscribe(Some("team"), Start::Fresh).expect("watch");
@@ -347,7 +405,9 @@ mod tests {
     #[test]
     fn a_watch_in_a_namespace_sees_global_events_and_not_other_namespaces() {
         let store = PackageStore::new("olm");
-        let sub = store.subscribe(Some("team"), Start::After(0)).expect("watch");
+        let sub = store
+            .subscribe(Some("team"), Start::After(0))
+            .expect("watch");
         let mut live = sub.live;
         store.replace_catalog(&key("other", "c"), vec![pkg("other", "c", "x", "a")]);
         store.replace_catalog(&key("olm", "g"), vec![pkg("olm", "g", "y", "a")]);
@@ -366,9 +426,19 @@ mod tests {
         for i in 0..(HISTORY + 10) {
             store.replace_catalog(&key("a", "c"), vec![pkg("a", "c", "p", &i.to_string())]);
         }
-        assert!(matches!(store.subscribe(None, Start::After(1)), Err(WatchError::Expired { .. })));
-        assert!(store.subscribe(None, Start::After(store.resource_version())).is_ok());
-        assert_eq!(Start::parse(Some("x")).err(), Some(WatchError::Invalid("x".into())));
+        assert!(matches!(
+            store.subscribe(None, Start::After(1)),
+            Err(WatchError::Expired { .. })
+        ));
+        assert!(
+            store
+                .subscribe(None, Start::After(store.resource_version()))
+                .is_ok()
+        );
+        assert_eq!(
+            Start::parse(Some("x")).err(),
+            Some(WatchError::Invalid("x".into()))
+        );
         assert_eq!(Start::parse(Some("0")).ok(), Some(Start::Fresh));
     }
 }

@@ -53,7 +53,7 @@ pub struct Row {
 #[derive(Serialize)]
 #[serde(untagged)]
 pub enum RowObject {
-    Metadata(PartialObjectMetadata),
+    Metadata(Box<PartialObjectMetadata>),
     Object(Box<PackageManifest>),
 }
 
@@ -117,11 +117,13 @@ pub fn table(
             ];
             let object = match include {
                 IncludeObject::None => None,
-                IncludeObject::Metadata => Some(RowObject::Metadata(PartialObjectMetadata {
-                    kind: "PartialObjectMetadata",
-                    api_version: api_version.clone(),
-                    metadata: m.metadata,
-                })),
+                IncludeObject::Metadata => {
+                    Some(RowObject::Metadata(Box::new(PartialObjectMetadata {
+                        kind: "PartialObjectMetadata",
+                        api_version: api_version.clone(),
+                        metadata: m.metadata,
+                    })))
+                }
                 IncludeObject::Object => Some(RowObject::Object(Box::new(m))),
             };
             Row { cells, object }
@@ -150,28 +152,44 @@ pub fn human_duration(seconds: i64) -> String {
     }
     let m = s / 60;
     if m < 10 {
-        return if s % 60 == 0 { format!("{m}m") } else { format!("{m}m{}s", s % 60) };
+        return if s % 60 == 0 {
+            format!("{m}m")
+        } else {
+            format!("{m}m{}s", s % 60)
+        };
     }
     if m < 180 {
         return format!("{m}m");
     }
     let h = m / 60;
     if h < 8 {
-        return if m % 60 == 0 { format!("{h}h") } else { format!("{h}h{}m", m % 60) };
+        return if m % 60 == 0 {
+            format!("{h}h")
+        } else {
+            format!("{h}h{}m", m % 60)
+        };
     }
     if h < 48 {
         return format!("{h}h");
     }
     if h < 24 * 8 {
         let (d, rh) = (h / 24, h % 24);
-        return if rh == 0 { format!("{d}d") } else { format!("{d}d{rh}h") };
+        return if rh == 0 {
+            format!("{d}d")
+        } else {
+            format!("{d}d{rh}h")
+        };
     }
     if h < 24 * 365 * 2 {
         return format!("{}d", h / 24);
     }
     if h < 24 * 365 * 8 {
         let (y, d) = (h / 24 / 365, (h / 24) % 365);
-        return if d == 0 { format!("{y}y") } else { format!("{y}y{d}d") };
+        return if d == 0 {
+            format!("{y}y")
+        } else {
+            format!("{y}y{d}d")
+        };
     }
     format!("{}y", h / 24 / 365)
 }
@@ -209,9 +227,19 @@ mod tests {
             },
             ..Default::default()
         };
-        let t = table(vec![m], Some("7".into()), "v1", IncludeObject::Metadata, 0, true);
+        let t = table(
+            vec![m],
+            Some("7".into()),
+            "v1",
+            IncludeObject::Metadata,
+            0,
+            true,
+        );
         let json = serde_json::to_value(&t).expect("json");
-        assert_eq!(json["rows"][0]["cells"], serde_json::json!(["etcd", "Community Operators", "<unknown>"]));
+        assert_eq!(
+            json["rows"][0]["cells"],
+            serde_json::json!(["etcd", "Community Operators", "<unknown>"])
+        );
         assert_eq!(json["rows"][0]["object"]["kind"], "PartialObjectMetadata");
         assert_eq!(json["columnDefinitions"][1]["name"], "Catalog");
         assert_eq!(json["metadata"]["resourceVersion"], "7");

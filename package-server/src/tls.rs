@@ -74,17 +74,26 @@ pub fn generate(names: &[String]) -> Result<ServingCert, TlsError> {
     let not_after = now() + VALID_DAYS * 86400;
     let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(DnType::CommonName, format!("olm-rs-packageserver-ca@{}", now()));
-    ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+    ca_params.distinguished_name.push(
+        DnType::CommonName,
+        format!("olm-rs-packageserver-ca@{}", now()),
+    );
+    ca_params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
     set_validity(&mut ca_params, start, not_after);
     let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate()?)?;
 
     let mut params = CertificateParams::new(Vec::<String>::new())?;
-    params
-        .distinguished_name
-        .push(DnType::CommonName, names.first().cloned().unwrap_or_else(|| "packageserver".into()));
+    params.distinguished_name.push(
+        DnType::CommonName,
+        names
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "packageserver".into()),
+    );
     for name in names {
         params.subject_alt_names.push(match name.parse::<IpAddr>() {
             Ok(ip) => SanType::IpAddress(ip),
@@ -92,7 +101,10 @@ pub fn generate(names: &[String]) -> Result<ServingCert, TlsError> {
         });
     }
     params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    params.key_usages = vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment];
+    params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
     set_validity(&mut params, start, not_after);
     let key = KeyPair::generate()?;
     let cert = params.signed_by(&key, &ca)?;
@@ -125,24 +137,40 @@ fn set_validity(params: &mut CertificateParams, start: i64, end: i64) {
 
 /// The rustls server configuration: our serving certificate; client certificates verified against
 /// `client_ca_pem` when presented (never required).
-pub fn server_config(cert: &ServingCert, client_ca_pem: &str) -> Result<rustls::ServerConfig, TlsError> {
+pub fn server_config(
+    cert: &ServingCert,
+    client_ca_pem: &str,
+) -> Result<rustls::ServerConfig, TlsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert.cert_pem.as_bytes())
-        .collect::<Result<_, _>>()
-        .map_err(|source| TlsError::Pem { what: "serving certificate", source })?;
-    let key = PrivateKeyDer::from_pem_slice(cert.key_pem.as_bytes())
-        .map_err(|source| TlsError::Pem { what: "serving key", source })?;
+    let chain: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_slice_iter(cert.cert_pem.as_bytes())
+            .collect::<Result<_, _>>()
+            .map_err(|source| TlsError::Pem {
+                what: "serving certificate",
+                source,
+            })?;
+    let key =
+        PrivateKeyDer::from_pem_slice(cert.key_pem.as_bytes()).map_err(|source| TlsError::Pem {
+            what: "serving key",
+            source,
+        })?;
     let mut roots = rustls::RootCertStore::empty();
     for ca in CertificateDer::pem_slice_iter(client_ca_pem.as_bytes()) {
-        let ca = ca.map_err(|source| TlsError::Pem { what: "request-header CA", source })?;
+        let ca = ca.map_err(|source| TlsError::Pem {
+            what: "request-header CA",
+            source,
+        })?;
         roots.add(ca)?;
     }
     if roots.is_empty() {
         return Err(TlsError::NoClientCa);
     }
-    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-        .allow_unauthenticated()
-        .build()?;
+    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        Arc::new(roots),
+        provider.clone(),
+    )
+    .allow_unauthenticated()
+    .build()?;
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?
         .with_client_cert_verifier(verifier)
@@ -161,7 +189,10 @@ fn from_secret(secret: &Secret, names: &[String]) -> Option<ServingCert> {
         return None;
     }
     let data = secret.data.as_ref()?;
-    let text = |k: &str| data.get(k).and_then(|b| String::from_utf8(b.0.clone()).ok());
+    let text = |k: &str| {
+        data.get(k)
+            .and_then(|b| String::from_utf8(b.0.clone()).ok())
+    };
     Some(ServingCert {
         ca_pem: text("ca.crt")?,
         cert_pem: text("tls.crt")?,
@@ -183,9 +214,18 @@ fn to_secret(name: &str, namespace: &str, cert: &ServingCert, names: &[String]) 
         },
         type_: Some("kubernetes.io/tls".into()),
         data: Some(BTreeMap::from([
-            ("ca.crt".to_string(), ByteString(cert.ca_pem.clone().into_bytes())),
-            ("tls.crt".to_string(), ByteString(cert.cert_pem.clone().into_bytes())),
-            ("tls.key".to_string(), ByteString(cert.key_pem.clone().into_bytes())),
+            (
+                "ca.crt".to_string(),
+                ByteString(cert.ca_pem.clone().into_bytes()),
+            ),
+            (
+                "tls.crt".to_string(),
+                ByteString(cert.cert_pem.clone().into_bytes()),
+            ),
+            (
+                "tls.key".to_string(),
+                ByteString(cert.key_pem.clone().into_bytes()),
+            ),
         ])),
         ..Default::default()
     }
@@ -200,7 +240,10 @@ pub async fn from_shared_secret(
     names: &[String],
 ) -> Result<ServingCert, TlsError> {
     let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
-    let err = |source| TlsError::Secret { name: format!("{namespace}/{name}"), source };
+    let err = |source| TlsError::Secret {
+        name: format!("{namespace}/{name}"),
+        source,
+    };
     for _ in 0..3 {
         let existing = api.get_opt(name).await.map_err(err)?;
         if let Some(cert) = existing.as_ref().and_then(|s| from_secret(s, names)) {
@@ -238,11 +281,15 @@ mod tests {
 
     #[test]
     fn a_generated_certificate_serves_tls_with_the_request_header_ca() {
-        let cert = generate(&["packageserver-service.olm.svc".into(), "192.0.2.7".into()]).expect("cert");
+        let cert =
+            generate(&["packageserver-service.olm.svc".into(), "192.0.2.7".into()]).expect("cert");
         assert!(cert.ca_pem.starts_with("-----BEGIN CERTIFICATE-----"));
         let client_ca = generate(&["front-proxy".into()]).expect("client ca");
         server_config(&cert, &client_ca.ca_pem).expect("config");
-        assert!(matches!(server_config(&cert, ""), Err(TlsError::NoClientCa)));
+        assert!(matches!(
+            server_config(&cert, ""),
+            Err(TlsError::NoClientCa)
+        ));
     }
 
     #[test]
@@ -256,6 +303,10 @@ mod tests {
         if let Some(a) = old.metadata.annotations.as_mut() {
             a.insert(EXPIRES_ANNOTATION.into(), (now() + 86400).to_string());
         }
-        assert_eq!(from_secret(&old, &names), None, "expiring within the renewal window");
+        assert_eq!(
+            from_secret(&old, &names),
+            None,
+            "expiring within the renewal window"
+        );
     }
 }

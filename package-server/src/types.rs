@@ -130,9 +130,17 @@ pub struct Maintainer {
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Icon {
-    #[serde(rename = "base64data", default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        rename = "base64data",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
     pub base64_data: String,
-    #[serde(rename = "mediatype", default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        rename = "mediatype",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
     pub media_type: String,
 }
 

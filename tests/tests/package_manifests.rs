@@ -51,7 +51,8 @@ async fn token_without_rights(ctx: &olm_tests::TestContext) -> anyhow::Result<St
     sa.metadata.name = Some("nobody".into());
     sas.create(&PostParams::default(), &sa).await?;
     let sa = await_object(&sas, "nobody", DEADLINE, "a token secret", |s| {
-        s.and_then(|s| s.secrets.as_ref()).is_some_and(|s| !s.is_empty())
+        s.and_then(|s| s.secrets.as_ref())
+            .is_some_and(|s| !s.is_empty())
     })
     .await?;
     let secret_name = sa
@@ -69,7 +70,8 @@ async fn token_without_rights(ctx: &olm_tests::TestContext) -> anyhow::Result<St
 }
 
 #[tokio::test]
-async fn the_community_catalog_is_listed_through_kubectl_in_every_namespace() -> anyhow::Result<()> {
+async fn the_community_catalog_is_listed_through_kubectl_in_every_namespace() -> anyhow::Result<()>
+{
     let cluster = Cluster::shared()?;
     let _apiservice = exclusive().await;
     with_namespace(cluster, "pkgs", |ctx| async move {
@@ -91,7 +93,7 @@ async fn the_community_catalog_is_listed_through_kubectl_in_every_namespace() ->
         let other = format!("{}-other", ctx.namespace);
         second_namespace(&ctx.client, &other).await?;
         let result = async {
-            let _server = start(cluster, &ctx.client, &ctx.namespace).await?;
+            let server = start(cluster, &ctx.client, &ctx.namespace).await?;
             let ns = ctx.namespace.as_str();
 
             // Every package of the catalog, in the global namespace and in another one.
@@ -111,7 +113,7 @@ async fn the_community_catalog_is_listed_through_kubectl_in_every_namespace() ->
 
             // Field selectors.
             let pkg = want[0].clone();
-            assert_eq!(names(cluster, &other, &["--field-selector", &format!("metadata.name={pkg}")])?, [pkg.clone()]);
+            assert_eq!(names(cluster, &other, &["--field-selector", &format!("metadata.name={pkg}")])?, std::slice::from_ref(&pkg));
             assert_eq!(names(cluster, &other, &["--field-selector", &format!("metadata.namespace={other}")])?, want);
             let (ok, _, err) = kubectl(cluster, &["get", "packagemanifests", "-n", ns, "--field-selector", "status.catalogSource=community"])?;
             assert!(!ok && err.contains("field label not supported"), "{err}");
@@ -128,6 +130,17 @@ async fn the_community_catalog_is_listed_through_kubectl_in_every_namespace() ->
             anyhow::ensure!(ok, "{err}");
             let m: PackageManifest = serde_saphyr::from_str(&yaml)?;
             check_manifest(&m, &pkg, ns, &other)?;
+
+            // Straight to the server, not through the aggregator: no front-proxy certificate, no user, whatever
+            // the headers claim; the health check needs none.
+            let path = format!("/apis/packages.operators.coreos.com/v1/namespaces/{ns}/packagemanifests");
+            assert_eq!(direct_status(&server, &path, &[])?, "401");
+            assert_eq!(
+                direct_status(&server, &path, &["-H", "X-Remote-User: admin", "-H", "X-Remote-Group: system:masters"])?,
+                "401",
+                "request headers count only behind a front-proxy certificate"
+            );
+            assert_eq!(direct_status(&server, "/healthz", &[])?, "200");
 
             // Someone without rights.
             let token = token_without_rights(&ctx).await?;
@@ -150,7 +163,12 @@ async fn the_community_catalog_is_listed_through_kubectl_in_every_namespace() ->
     .await
 }
 
-fn check_manifest(m: &PackageManifest, pkg: &str, catalog_ns: &str, shown_in: &str) -> anyhow::Result<()> {
+fn check_manifest(
+    m: &PackageManifest,
+    pkg: &str,
+    catalog_ns: &str,
+    shown_in: &str,
+) -> anyhow::Result<()> {
     assert_eq!(m.kind, "PackageManifest");
     assert_eq!(m.api_version, "packages.operators.coreos.com/v1");
     assert_eq!(m.metadata.name.as_deref(), Some(pkg));
@@ -160,9 +178,22 @@ fn check_manifest(m: &PackageManifest, pkg: &str, catalog_ns: &str, shown_in: &s
     assert_eq!(label("catalog"), Some("community"));
     assert_eq!(label("catalog-namespace"), Some(catalog_ns));
     assert_eq!(label("team"), Some("platform"), "the catalog's labels");
-    assert!(labels.contains_key("provider") && labels.contains_key("provider-url"), "{labels:?}");
-    assert!(labels.keys().any(|k| k.starts_with("operatorframework.io/os.")), "{labels:?}");
-    assert!(labels.keys().any(|k| k.starts_with("operatorframework.io/arch.")), "{labels:?}");
+    assert!(
+        labels.contains_key("provider") && labels.contains_key("provider-url"),
+        "{labels:?}"
+    );
+    assert!(
+        labels
+            .keys()
+            .any(|k| k.starts_with("operatorframework.io/os.")),
+        "{labels:?}"
+    );
+    assert!(
+        labels
+            .keys()
+            .any(|k| k.starts_with("operatorframework.io/arch.")),
+        "{labels:?}"
+    );
     let s = &m.status;
     assert_eq!(s.catalog_source, "community");
     assert_eq!(s.catalog_source_namespace, catalog_ns);
@@ -170,14 +201,33 @@ fn check_manifest(m: &PackageManifest, pkg: &str, catalog_ns: &str, shown_in: &s
     assert_eq!(s.catalog_source_publisher, "Red Hat");
     assert_eq!(s.package_name, pkg);
     assert!(!s.channels.is_empty());
-    assert!(s.channels.iter().any(|c| c.name == s.default_channel), "the default channel {} is listed", s.default_channel);
+    assert!(
+        s.channels.iter().any(|c| c.name == s.default_channel),
+        "the default channel {} is listed",
+        s.default_channel
+    );
     assert_eq!(labels.get("provider"), Some(&s.provider.name));
     for c in &s.channels {
         assert!(!c.current_csv.is_empty(), "channel {} has a head", c.name);
-        assert!(!c.current_csv_desc.version.is_empty(), "channel {} head has a version", c.name);
-        assert!(!c.current_csv_desc.install_modes.is_empty(), "channel {} head has install modes", c.name);
-        assert!(c.entries.iter().any(|e| e.name == c.current_csv), "channel {} entries include its head", c.name);
-        assert!(c.current_csv_desc.icon.is_empty(), "icons are not served in get");
+        assert!(
+            !c.current_csv_desc.version.is_empty(),
+            "channel {} head has a version",
+            c.name
+        );
+        assert!(
+            !c.current_csv_desc.install_modes.is_empty(),
+            "channel {} head has install modes",
+            c.name
+        );
+        assert!(
+            c.entries.iter().any(|e| e.name == c.current_csv),
+            "channel {} entries include its head",
+            c.name
+        );
+        assert!(
+            c.current_csv_desc.icon.is_empty(),
+            "icons are not served in get"
+        );
     }
     Ok(())
 }
@@ -191,15 +241,30 @@ struct Watch {
 impl Watch {
     fn start(cluster: &Cluster, ns: &str) -> anyhow::Result<Self> {
         let mut child = std::process::Command::new("kubectl")
-            .args(["get", "packagemanifests", "-n", ns, "-w", "--no-headers", "-o", "custom-columns=NAME:.metadata.name,HEAD:.status.channels[0].currentCSV"])
+            .args([
+                "get",
+                "packagemanifests",
+                "-n",
+                ns,
+                "-w",
+                "--no-headers",
+                "-o",
+                "custom-columns=NAME:.metadata.name,HEAD:.status.channels[0].currentCSV",
+            ])
             .env("KUBECONFIG", &cluster.kubeconfig)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
             .spawn()?;
-        let stdout = child.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout"))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| anyhow::anyhow!("no stdout"))?;
         let (tx, lines) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
                 if tx.send(line).is_err() {
                     break;
                 }
@@ -214,7 +279,9 @@ impl Watch {
             while let Ok(l) = self.lines.try_recv() {
                 seen.push(l);
             }
-            let found = seen.iter().any(|l| l.split_whitespace().collect::<Vec<_>>() == words);
+            let found = seen
+                .iter()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>() == words);
             async move { Ok(found.then_some(())) }
         })
         .await
@@ -236,8 +303,11 @@ async fn bad_catalogs_are_left_out_and_a_new_head_reaches_a_watch() -> anyhow::R
     with_namespace(cluster, "pkgbad", |ctx| async move {
         let dir = std::env::temp_dir().join(format!("olm-rs-{}", ctx.namespace));
         let v1 = Catalog::with(vec![Op::new("pi", "1.0.0")]).write_file(&dir.join("v1"), "pi")?;
-        let v2 = Catalog::with(vec![Op::new("pi", "1.0.0"), Op::new("pi", "2.0.0").replaces("pi.v1.0.0")])
-            .write_file(&dir.join("v2"), "pi")?;
+        let v2 = Catalog::with(vec![
+            Op::new("pi", "1.0.0"),
+            Op::new("pi", "2.0.0").replaces("pi.v1.0.0"),
+        ])
+        .write_file(&dir.join("v2"), "pi")?;
         let nochannel = write_no_channel_fbc(&dir.join("nochannel"))?;
         let port = free_port()?;
         let mut good = Some(RegistryProcess::start(&[v1.as_path()], port)?);
@@ -256,11 +326,17 @@ async fn bad_catalogs_are_left_out_and_a_new_head_reaches_a_watch() -> anyhow::R
             Ok((got == ["pi", "withchannel"]).then_some(()))
         })
         .await?;
-        let (ok, out, err) = kubectl(cluster, &["get", "packagemanifests", "-n", ns, "-l", "catalog=down"])?;
+        let (ok, out, err) = kubectl(
+            cluster,
+            &["get", "packagemanifests", "-n", ns, "-l", "catalog=down"],
+        )?;
         assert!(ok, "a catalog that is down is no error: {err}");
         assert!(out.trim().is_empty(), "{out}");
         assert!(
-            server.process.logs().contains("package headless has no valid channels"),
+            server
+                .process
+                .logs()
+                .contains("package headless has no valid channels"),
             "the elided package is logged"
         );
 
@@ -276,10 +352,17 @@ async fn bad_catalogs_are_left_out_and_a_new_head_reaches_a_watch() -> anyhow::R
         .await?;
         let _good = RegistryProcess::start(&[v2.as_path()], port)?;
         watch.expect(&["pi", "pi.v2.0.0"], &mut seen).await?;
-        let (ok, yaml, err) = kubectl(cluster, &["get", "packagemanifest", "pi", "-n", ns, "-o", "yaml"])?;
+        let (ok, yaml, err) = kubectl(
+            cluster,
+            &["get", "packagemanifest", "pi", "-n", ns, "-o", "yaml"],
+        )?;
         anyhow::ensure!(ok, "{err}");
         let m: PackageManifest = serde_saphyr::from_str(&yaml)?;
-        let entries: Vec<_> = m.status.channels[0].entries.iter().map(|e| e.name.as_str()).collect();
+        let entries: Vec<_> = m.status.channels[0]
+            .entries
+            .iter()
+            .map(|e| e.name.as_str())
+            .collect();
         assert_eq!(entries, ["pi.v2.0.0", "pi.v1.0.0"]);
         drop(server);
         let _ = std::fs::remove_dir_all(&dir);
@@ -294,7 +377,9 @@ async fn bad_catalogs_are_left_out_and_a_new_head_reaches_a_watch() -> anyhow::R
 fn write_no_channel_fbc(dir: &std::path::Path) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
     let bundle = |pkg: &str, name: &str, with_csv: bool| {
-        let mut properties = vec![serde_json::json!({"type": "olm.package", "value": {"packageName": pkg, "version": "1.0.0"}})];
+        let mut properties = vec![
+            serde_json::json!({"type": "olm.package", "value": {"packageName": pkg, "version": "1.0.0"}}),
+        ];
         if with_csv {
             properties.push(serde_json::json!({"type": "olm.bundle.object", "value": {"data": base64_csv(name)}}));
         }

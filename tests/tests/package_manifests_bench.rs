@@ -41,13 +41,21 @@ fn time_kubectl(cluster: &Cluster, args: &[&str], lines: usize) -> anyhow::Resul
         let (ok, out, err) = kubectl(cluster, args)?;
         times.push(start.elapsed().as_secs_f64() * 1000.0);
         anyhow::ensure!(ok, "kubectl {}: {err}", args.join(" "));
-        anyhow::ensure!(out.lines().count() >= lines, "expected at least {lines} lines");
+        anyhow::ensure!(
+            out.lines().count() >= lines,
+            "expected at least {lines} lines"
+        );
     }
     times.sort_by(f64::total_cmp);
     Ok(times)
 }
 
-async fn add_catalogs(ctx: &olm_tests::TestContext, from: usize, to: usize, address: &str) -> anyhow::Result<()> {
+async fn add_catalogs(
+    ctx: &olm_tests::TestContext,
+    from: usize,
+    to: usize,
+    address: &str,
+) -> anyhow::Result<()> {
     for i in from..to {
         create::<CatalogSource>(ctx, serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
             "metadata": {"name": format!("community-{i}")},
@@ -75,7 +83,10 @@ fn catalog_read_times(log: &str) -> Vec<u64> {
                     plain.push(c);
                 }
             }
-            plain.split_whitespace().find_map(|w| w.strip_prefix("took_ms=")).and_then(|v| v.parse().ok())
+            plain
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("took_ms="))
+                .and_then(|v| v.parse().ok())
         })
         .collect()
 }

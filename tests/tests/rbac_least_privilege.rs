@@ -252,23 +252,73 @@ const CATALOG_OPERATOR: &[(&str, &str, Scope, Answer)] = &[
 /// (verb, resource[#subresource], scope, expected) for package-server.
 const PACKAGE_SERVER: &[(&str, &str, Scope, Answer)] = &[
     // What it does.
-    ("watch", "catalogsources.operators.coreos.com", AllNamespaces, Yes),
-    ("create", "subjectaccessreviews.authorization.k8s.io", AllNamespaces, Yes),
-    ("get", "configmaps/extension-apiserver-authentication", Other, Yes),
-    ("patch", "apiservices.apiregistration.k8s.io/v1.packages.operators.coreos.com", AllNamespaces, Yes),
+    (
+        "watch",
+        "catalogsources.operators.coreos.com",
+        AllNamespaces,
+        Yes,
+    ),
+    (
+        "create",
+        "subjectaccessreviews.authorization.k8s.io",
+        AllNamespaces,
+        Yes,
+    ),
+    (
+        "get",
+        "configmaps/extension-apiserver-authentication",
+        Other,
+        Yes,
+    ),
+    (
+        "patch",
+        "apiservices.apiregistration.k8s.io/v1.packages.operators.coreos.com",
+        AllNamespaces,
+        Yes,
+    ),
     ("get", "secrets/packageserver-serving-cert", Own, Yes),
     ("update", "secrets/packageserver-serving-cert", Own, Yes),
     ("create", "secrets", Own, Yes),
     // What it must not.
-    ("update", "catalogsources.operators.coreos.com", AllNamespaces, No),
-    ("patch", "catalogsources.operators.coreos.com#status", AllNamespaces, No),
-    ("patch", "apiservices.apiregistration.k8s.io/v1.apps", AllNamespaces, No),
-    ("create", "apiservices.apiregistration.k8s.io", AllNamespaces, No),
+    (
+        "update",
+        "catalogsources.operators.coreos.com",
+        AllNamespaces,
+        No,
+    ),
+    (
+        "patch",
+        "catalogsources.operators.coreos.com#status",
+        AllNamespaces,
+        No,
+    ),
+    (
+        "patch",
+        "apiservices.apiregistration.k8s.io/v1.apps",
+        AllNamespaces,
+        No,
+    ),
+    (
+        "create",
+        "apiservices.apiregistration.k8s.io",
+        AllNamespaces,
+        No,
+    ),
     ("get", "configmaps", Other, No),
     ("get", "secrets", Own, No),
     ("create", "secrets", Other, No),
-    ("create", "tokenreviews.authentication.k8s.io", AllNamespaces, No),
-    ("list", "clusterserviceversions.operators.coreos.com", AllNamespaces, No),
+    (
+        "create",
+        "tokenreviews.authentication.k8s.io",
+        AllNamespaces,
+        No,
+    ),
+    (
+        "list",
+        "clusterserviceversions.operators.coreos.com",
+        AllNamespaces,
+        No,
+    ),
 ];
 
 fn check_all(

@@ -30,7 +30,9 @@ pub async fn exclusive() -> tokio::sync::MutexGuard<'static, ()> {
 /// A non-loopback IPv4 address of this machine (the source address of its default route).
 pub fn host_ip() -> anyhow::Result<String> {
     let socket = std::net::UdpSocket::bind("0.0.0.0:0")?;
-    socket.connect("192.0.2.1:9").context("no IPv4 route to pick a host address from")?;
+    socket
+        .connect("192.0.2.1:9")
+        .context("no IPv4 route to pick a host address from")?;
     let ip = socket.local_addr()?.ip();
     anyhow::ensure!(!ip.is_loopback(), "only a loopback address: {ip}");
     Ok(ip.to_string())
@@ -44,19 +46,30 @@ fn free_port_on(ip: &str) -> anyhow::Result<u16> {
 /// The running server and its registration; dropping it deletes the APIService, then stops the process.
 pub struct PackageServer {
     pub process: OperatorProcess,
+    /// `https://<host address>:<port>`: the server itself, not through the aggregator.
+    pub direct_url: String,
     pub kubeconfig: std::path::PathBuf,
 }
 
 impl Drop for PackageServer {
     fn drop(&mut self) {
         let out = std::process::Command::new("kubectl")
-            .args(["delete", "apiservice", APISERVICE, "--ignore-not-found", "--wait=false"])
+            .args([
+                "delete",
+                "apiservice",
+                APISERVICE,
+                "--ignore-not-found",
+                "--wait=false",
+            ])
             .env("KUBECONFIG", &self.kubeconfig)
             .output();
         if let Ok(out) = out
             && !out.status.success()
         {
-            eprintln!("deleting the APIService failed: {}", String::from_utf8_lossy(&out.stderr));
+            eprintln!(
+                "deleting the APIService failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         self.process.kill();
     }
@@ -64,7 +77,11 @@ impl Drop for PackageServer {
 
 /// Start the server with `global` as its global namespace, register it (Service and Endpoints in `global`),
 /// and wait until the aggregator reports the APIService Available.
-pub async fn start(cluster: &'static Cluster, client: &kube::Client, global: &str) -> anyhow::Result<PackageServer> {
+pub async fn start(
+    cluster: &'static Cluster,
+    client: &kube::Client,
+    global: &str,
+) -> anyhow::Result<PackageServer> {
     let ip = host_ip()?;
     let port = free_port_on(&ip)?;
     let service = "packageserver";
@@ -92,6 +109,7 @@ pub async fn start(cluster: &'static Cluster, client: &kube::Client, global: &st
     .await?;
     let server = PackageServer {
         process,
+        direct_url: format!("https://{ip}:{port}"),
         kubeconfig: cluster.kubeconfig.clone(),
     };
     let services: Api<Service> = Api::namespaced(client.clone(), global);
@@ -106,7 +124,11 @@ pub async fn start(cluster: &'static Cluster, client: &kube::Client, global: &st
                 spec: Some(ServiceSpec {
                     ports: Some(vec![ServicePort {
                         port: 443,
-                        target_port: Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(i32::from(port))),
+                        target_port: Some(
+                            k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(
+                                i32::from(port),
+                            ),
+                        ),
                         ..Default::default()
                     }]),
                     ..Default::default()
@@ -140,8 +162,18 @@ pub async fn start(cluster: &'static Cluster, client: &kube::Client, global: &st
         .await?;
     let apiservices: Api<APIService> = Api::all(client.clone());
     if apiservices.get_opt(APISERVICE).await?.is_some() {
-        apiservices.delete(APISERVICE, &DeleteParams::default()).await?;
-        await_object(&apiservices, APISERVICE, Duration::from_secs(30), "the stale APIService gone", |a| a.is_none()).await.ok();
+        apiservices
+            .delete(APISERVICE, &DeleteParams::default())
+            .await?;
+        await_object(
+            &apiservices,
+            APISERVICE,
+            Duration::from_secs(30),
+            "the stale APIService gone",
+            |a| a.is_none(),
+        )
+        .await
+        .ok();
     }
     apiservices
         .create(
@@ -167,14 +199,34 @@ pub async fn start(cluster: &'static Cluster, client: &kube::Client, global: &st
             },
         )
         .await?;
-    await_object(&apiservices, APISERVICE, Duration::from_secs(90), "APIService Available", |a| {
-        a.and_then(|a| a.status.as_ref())
-            .and_then(|s| s.conditions.as_ref())
-            .is_some_and(|c| c.iter().any(|c| c.type_ == "Available" && c.status == "True"))
-    })
+    await_object(
+        &apiservices,
+        APISERVICE,
+        Duration::from_secs(90),
+        "APIService Available",
+        |a| {
+            a.and_then(|a| a.status.as_ref())
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|c| {
+                    c.iter()
+                        .any(|c| c.type_ == "Available" && c.status == "True")
+                })
+        },
+    )
     .await
     .with_context(|| format!("package-server log:\n{}", server.process.logs()))?;
     Ok(server)
+}
+
+/// The HTTP status of a GET straight to the server (no client certificate), with extra curl arguments.
+pub fn direct_status(server: &PackageServer, path: &str, extra: &[&str]) -> anyhow::Result<String> {
+    let out = std::process::Command::new("curl")
+        .args(["-sk", "-o", "/dev/null", "-w", "%{http_code}"])
+        .args(extra)
+        .arg(format!("{}{path}", server.direct_url))
+        .output()
+        .context("run curl")?;
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// `kubectl` with extra arguments, returning (success, stdout, stderr).
