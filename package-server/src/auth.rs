@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 pub const AUTH_CONFIG_MAP_NAMESPACE: &str = "kube-system";
 pub const AUTH_CONFIG_MAP: &str = "extension-apiserver-authentication";
+const AUTHENTICATED: &str = "system:authenticated";
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct RequestHeaderConfig {
@@ -114,7 +115,12 @@ impl RequestHeaderConfig {
             .flat_map(|h| values(h))
             .find(|v| !v.is_empty())
             .ok_or(AuthError::NoUser)?;
-        let groups = self.group_headers.iter().flat_map(|h| values(h)).collect();
+        let mut groups: Vec<String> = self.group_headers.iter().flat_map(|h| values(h)).collect();
+        // As generic API servers' authenticated-group adder: every authenticated user is in system:authenticated
+        // (the aggregator's own requests, e.g. for /openapi/v2, carry no group header at all).
+        if name != "system:anonymous" && !groups.iter().any(|g| g == AUTHENTICATED) {
+            groups.push(AUTHENTICATED.to_string());
+        }
         let mut extra: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for (header, value) in headers {
             let header = header.as_str();
@@ -229,6 +235,11 @@ mod tests {
             )
             .expect("authenticated");
         assert_eq!(user.name, "bob");
+        assert_eq!(
+            user.groups,
+            ["system:authenticated"],
+            "every authenticated user is in system:authenticated"
+        );
     }
 
     #[test]

@@ -125,6 +125,13 @@ async fn the_community_catalog_is_listed_through_kubectl_in_every_namespace() ->
             assert_eq!(header, ["NAME", "CATALOG", "AGE"]);
             assert!(table.lines().skip(1).all(|l| l.contains("Community Operators")), "{table}");
 
+            // The OpenAPI document reached the aggregator: kubectl explain knows the kind.
+            eventually(DEADLINE, "kubectl explain packagemanifest.status", || async {
+                let (ok, out, _) = kubectl(cluster, &["explain", "packagemanifest.status"])?;
+                Ok((ok && out.contains("catalogSource")).then_some(()))
+            })
+            .await?;
+
             // One package in full, from the second namespace.
             let (ok, yaml, err) = kubectl(cluster, &["get", "packagemanifest", &pkg, "-n", &other, "-o", "yaml"])?;
             anyhow::ensure!(ok, "{err}");
