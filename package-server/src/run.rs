@@ -21,9 +21,25 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
-    let _telemetry = olm_runtime::telemetry::init("package-server", args.log_format)?;
+    let names = args.serving_names();
+    let RunArgs {
+        kubeconfig,
+        global_namespace,
+        bind_address,
+        secure_port,
+        http_addr,
+        service_name: _,
+        service_namespace,
+        tls_extra_names: _,
+        tls_secret,
+        apiservice_name,
+        resync_seconds,
+        registry_probe_seconds,
+        log_format,
+    } = args;
+    let _telemetry = olm_runtime::telemetry::init("package-server", log_format)?;
     wiring::block_on_system(async move {
-        let client = olm_runtime::client::connect(args.kubeconfig.as_deref()).await?;
+        let client = olm_runtime::client::connect(kubeconfig.as_deref()).await?;
         let auth_cm: Api<ConfigMap> = Api::namespaced(client.clone(), AUTH_CONFIG_MAP_NAMESPACE);
         let data = auth_cm
             .get(AUTH_CONFIG_MAP)
@@ -33,32 +49,24 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             .unwrap_or_default();
         let auth = RequestHeaderConfig::from_data(&data)?;
 
-        let names = args.serving_names();
-        let service_ns = args
-            .service_namespace
-            .clone()
-            .unwrap_or_else(|| args.global_namespace.clone());
-        let cert = match &args.tls_secret {
+        let service_ns = service_namespace.unwrap_or_else(|| global_namespace.clone());
+        let cert = match &tls_secret {
             Some(secret) => tls::from_shared_secret(&client, &service_ns, secret, &names).await?,
             None => tls::generate(&names)?,
         };
         let tls_config = tls::server_config(&cert, &auth.client_ca_pem)?;
-        if !args.apiservice_name.is_empty() {
-            apiservice::spawn_keeper(
-                client.clone(),
-                args.apiservice_name.clone(),
-                cert.ca_pem.clone(),
-            );
+        if !apiservice_name.is_empty() {
+            apiservice::spawn_keeper(client.clone(), apiservice_name.clone(), cert.ca_pem.clone());
         }
 
         let metrics = Metrics::new()?;
         let mut wiring = Wiring::new(client.clone(), metrics.clone(), Scope::Cluster)
-            .with_resync(Duration::from_secs(args.resync_seconds));
+            .with_resync(Duration::from_secs(resync_seconds));
         let activation = Activation::new(&client, &metrics, None)?;
-        let http = wiring.serve(args.http_addr, &activation).await?;
-        let store = Arc::new(PackageStore::new(args.global_namespace.clone()));
+        let http = wiring.serve(http_addr, &activation).await?;
+        let store = Arc::new(PackageStore::new(global_namespace.clone()));
         let options = ClientOptions {
-            probe_interval: Duration::from_secs(args.registry_probe_seconds.max(1)),
+            probe_interval: Duration::from_secs(registry_probe_seconds.max(1)),
             ..ClientOptions::default()
         };
         let _catalogs = wiring.start::<CatalogActor>(Shared {
@@ -71,12 +79,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             authorizer: Authorizer::new(client.clone()),
         });
         let https = server::serve(
-            SocketAddr::new(args.bind_address, args.secure_port),
+            SocketAddr::new(bind_address, secure_port),
             tls_config,
             server,
         )
         .await?;
-        tracing::info!(%https, %http, global_namespace = %args.global_namespace, names = ?names, "package-server serving");
+        tracing::info!(%https, %http, global_namespace = %global_namespace, names = ?names, "package-server serving");
         activation.run_until_stopped().await;
         tracing::info!("package-server stopping");
         anyhow::Ok(())
