@@ -246,18 +246,15 @@ struct Watch {
 }
 
 impl Watch {
-    fn start(cluster: &Cluster, ns: &str) -> anyhow::Result<Self> {
+    /// `kubectl get packagemanifests -n ns -w --no-headers` with `output` (JSON events), or the server's
+    /// table (Table events) when `None`.
+    fn start(cluster: &Cluster, ns: &str, output: Option<&str>) -> anyhow::Result<Self> {
+        let mut args = vec!["get", "packagemanifests", "-n", ns, "-w", "--no-headers"];
+        if let Some(o) = output {
+            args.extend(["-o", o]);
+        }
         let mut child = std::process::Command::new("kubectl")
-            .args([
-                "get",
-                "packagemanifests",
-                "-n",
-                ns,
-                "-w",
-                "--no-headers",
-                "-o",
-                "custom-columns=NAME:.metadata.name,HEAD:.status.channels[0].currentCSV",
-            ])
+            .args(&args)
             .env("KUBECONFIG", &cluster.kubeconfig)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
@@ -290,6 +287,31 @@ impl Watch {
                 .iter()
                 .any(|l| l.split_whitespace().collect::<Vec<_>>() == words);
             async move { Ok(found.then_some(())) }
+        })
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}; lines so far: {seen:?}"))
+    }
+}
+
+impl Watch {
+    /// Wait until `count` rows for `name` were printed.
+    async fn expect_rows(
+        &self,
+        name: &str,
+        count: usize,
+        seen: &mut Vec<String>,
+    ) -> anyhow::Result<()> {
+        eventually(DEADLINE, &format!("{count} watch rows for {name}"), || {
+            while let Ok(l) = self.lines.try_recv() {
+                seen.push(l);
+            }
+            let rows = seen
+                .iter()
+                .filter(|l| {
+                    l.split_whitespace().next() == Some(name) && l.split_whitespace().count() >= 2
+                })
+                .count();
+            async move { Ok((rows >= count).then_some(())) }
         })
         .await
         .map_err(|e| anyhow::anyhow!("{e}; lines so far: {seen:?}"))
@@ -348,9 +370,17 @@ async fn bad_catalogs_are_left_out_and_a_new_head_reaches_a_watch() -> anyhow::R
         );
 
         // A watch sees the new head once the catalog serves it (a restart of its registry, as a new image would be).
-        let watch = Watch::start(cluster, ns)?;
+        let watch = Watch::start(
+            cluster,
+            ns,
+            Some("custom-columns=NAME:.metadata.name,HEAD:.status.channels[0].currentCSV"),
+        )?;
+        // The same watch as kubectl prints it by default: rows of the server's Table.
+        let table_watch = Watch::start(cluster, ns, None)?;
         let mut seen = Vec::new();
         watch.expect(&["pi", "pi.v1.0.0"], &mut seen).await?;
+        let mut table_seen = Vec::new();
+        table_watch.expect_rows("pi", 1, &mut table_seen).await?;
         drop(good.take());
         // Down: its packages disappear (as OLM, on TRANSIENT_FAILURE).
         eventually(DEADLINE, "pi gone while its registry is down", || async {
@@ -359,6 +389,8 @@ async fn bad_catalogs_are_left_out_and_a_new_head_reaches_a_watch() -> anyhow::R
         .await?;
         let _good = RegistryProcess::start(&[v2.as_path()], port)?;
         watch.expect(&["pi", "pi.v2.0.0"], &mut seen).await?;
+        // Its deletion while down and its return: two more rows (NAME, CATALOG, AGE).
+        table_watch.expect_rows("pi", 3, &mut table_seen).await?;
         let (ok, yaml, err) = kubectl(
             cluster,
             &["get", "packagemanifest", "pi", "-n", ns, "-o", "yaml"],
