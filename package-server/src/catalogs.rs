@@ -1,5 +1,6 @@
 //! One actor per CatalogSource (through the runtime's registry): it keeps a registry gRPC connection to the
-//! catalog's address (`spec.address`, else `status.registryService`, OLM's `Address()`), reads the catalog
+//! catalog's address (`spec.address`, else `status.registryService`, OLM's `Address()`), or, for a `configmap`
+//! catalog (which olm-rs serves without OLM's registry pod), reads its ConfigMap; it reads the catalog
 //! (`load.rs`) and replaces the catalog's packages in the store. It reads again when the catalog's served
 //! content may have changed: the address, display name, publisher or labels change, the catalog-operator
 //! records a poll (`latestImageRegistryPoll`) or a new connection state, our own connection becomes READY, or
@@ -11,7 +12,8 @@ use crate::load;
 use crate::manifest::CatalogInfo;
 use crate::store::{CatalogKey, PackageStore};
 use actix::prelude::*;
-use messages::crd::catalog_source::CatalogSource;
+use k8s_openapi::api::core::v1::ConfigMap;
+use messages::crd::catalog_source::{CatalogSource, SourceType};
 use messages::key::ObjectKey;
 use messages::msg::{ObjectEvent, Requeue};
 use olm_runtime::registry::ObjectActor;
@@ -20,17 +22,30 @@ use std::sync::Arc;
 
 #[derive(Clone)]
 pub struct Shared {
+    pub client: kube::Client,
     pub store: Arc<PackageStore>,
     pub options: ClientOptions,
+}
+
+/// Where a catalog's content is read from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    /// A registry's gRPC address.
+    Grpc(String),
+    /// A ConfigMap in the catalog's namespace (`configmap`/`internal` catalogs: olm-rs runs no registry pod for
+    /// them, catalog-operator loads them in-process, so we read the ConfigMap too).
+    ConfigMap(String),
+    None,
 }
 
 /// What the actor reads a catalog for (pure).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Observed {
     pub info: CatalogInfo,
-    pub address: Option<String>,
-    /// Changes of served content the catalog-operator reports: (latest poll, connection state).
-    pub content_marks: (Option<String>, Option<String>),
+    pub source: Source,
+    /// Changes of served content the catalog-operator reports: latest poll, connection state, and the
+    /// resourceVersion of a ConfigMap catalog it loaded.
+    pub content_marks: (Option<String>, Option<String>, Option<String>),
 }
 
 pub fn observe(cs: &CatalogSource) -> Observed {
@@ -44,7 +59,15 @@ pub fn observe(cs: &CatalogSource) -> Observed {
             labels: cs.metadata.labels.clone().unwrap_or_default(),
             created: cs.metadata.creation_timestamp.clone(),
         },
-        address: cs.address(),
+        source: match cs.spec.source_type {
+            SourceType::ConfigMap | SourceType::Internal => cs
+                .spec
+                .config_map
+                .clone()
+                .filter(|n| !n.is_empty())
+                .map_or(Source::None, Source::ConfigMap),
+            _ => cs.address().map_or(Source::None, Source::Grpc),
+        },
         content_marks: (
             status
                 .and_then(|s| s.latest_image_registry_poll.as_ref())
@@ -52,6 +75,9 @@ pub fn observe(cs: &CatalogSource) -> Observed {
             status
                 .and_then(|s| s.connection_state.as_ref())
                 .map(|c| format!("{:?}", c.last_observed_state)),
+            status
+                .and_then(|s| s.config_map_reference.as_ref())
+                .map(|r| r.resource_version.clone()),
         ),
     }
 }
@@ -66,20 +92,20 @@ pub enum Step {
     Connect(String),
     /// Read again over the current connection.
     Read,
+    /// (Re)read the catalog's ConfigMap (no connection).
+    ReadConfigMap,
 }
 
 pub fn step(previous: Option<&Observed>, now: &Observed) -> Step {
-    match (&now.address, previous.and_then(|p| p.address.as_ref())) {
-        (None, None) if previous.is_some() => Step::Nothing,
-        (None, _) => Step::Clear,
-        (Some(a), Some(b)) if a == b => {
-            if previous.is_some_and(|p| p == now) {
-                Step::Nothing
-            } else {
-                Step::Read
-            }
-        }
-        (Some(a), _) => Step::Connect(a.clone()),
+    let unchanged = previous.is_some_and(|p| p == now);
+    let same_source = previous.is_some_and(|p| p.source == now.source);
+    match &now.source {
+        Source::None if same_source => Step::Nothing,
+        Source::None => Step::Clear,
+        _ if unchanged => Step::Nothing,
+        Source::Grpc(_) if same_source => Step::Read,
+        Source::Grpc(a) => Step::Connect(a.clone()),
+        Source::ConfigMap(_) => Step::ReadConfigMap,
     }
 }
 
@@ -156,8 +182,15 @@ impl CatalogActor {
     }
 
     fn read(&mut self, ctx: &mut Context<Self>) {
-        let (Some(client), Some(observed)) = (self.client.clone(), self.observed.clone()) else {
+        let Some(observed) = self.observed.clone() else {
             return;
+        };
+        let source = match (&observed.source, self.client.clone()) {
+            (Source::Grpc(_), Some(client)) => Read::Grpc(client),
+            (Source::ConfigMap(name), _) => {
+                Read::ConfigMap(self.shared.client.clone(), name.clone())
+            }
+            _ => return,
         };
         if self.reading {
             self.read_again = true;
@@ -167,29 +200,84 @@ impl CatalogActor {
         let epoch = self.epoch;
         let started = std::time::Instant::now();
         ctx.spawn(
-            async move { load::load(&client, &observed.info).await }
-                .into_actor(self)
-                .map(move |result, act, ctx| {
-                    act.reading = false;
-                    if act.epoch == epoch {
-                        match result {
-                            Ok(packages) => {
-                                let count = packages.len();
-                                let changes = act.shared.store.replace_catalog(&act.catalog_key(), packages);
-                                tracing::info!(catalog = %act.key, packages = count, changes, took_ms = started.elapsed().as_millis() as u64, "catalog read");
-                            }
-                            Err(error) => {
-                                tracing::warn!(catalog = %act.key, error = &error as &dyn std::error::Error, "catalog unreachable; its packages are removed until it answers");
-                                act.clear();
-                            }
+            async move {
+                match source {
+                    Read::Grpc(client) => load::load(&client, &observed.info).await.map_err(|e| error_text(&e)),
+                    Read::ConfigMap(client, name) => read_config_map(client, name, observed.info).await,
+                }
+            }
+            .into_actor(self)
+            .map(move |result, act, ctx| {
+                act.reading = false;
+                if act.epoch == epoch {
+                    match result {
+                        Ok(packages) => {
+                            let count = packages.len();
+                            let changes = act.shared.store.replace_catalog(&act.catalog_key(), packages);
+                            tracing::info!(catalog = %act.key, packages = count, changes, took_ms = started.elapsed().as_millis() as u64, "catalog read");
+                        }
+                        Err(error) => {
+                            tracing::warn!(catalog = %act.key, %error, "catalog unreadable; its packages are removed until it can be read");
+                            act.clear();
                         }
                     }
-                    if std::mem::take(&mut act.read_again) {
-                        act.read(ctx);
-                    }
-                }),
+                }
+                if std::mem::take(&mut act.read_again) {
+                    act.read(ctx);
+                }
+            }),
         );
     }
+}
+
+enum Read {
+    Grpc(Arc<RegistryClient>),
+    ConfigMap(kube::Client, String),
+}
+
+fn error_text(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+/// A `configmap` catalog: its ConfigMap read, indexed as the registry server would, and queried the same way.
+async fn read_config_map(
+    client: kube::Client,
+    name: String,
+    info: CatalogInfo,
+) -> Result<Vec<crate::types::PackageManifest>, String> {
+    let api: kube::Api<ConfigMap> = kube::Api::namespaced(client, &info.namespace);
+    let cm = api
+        .get_opt(&name)
+        .await
+        .map_err(|e| {
+            format!(
+                "cannot read configmap {}/{name}: {}",
+                info.namespace,
+                error_text(&e)
+            )
+        })?
+        .ok_or_else(|| format!("configmap {}/{name} not found", info.namespace))?;
+    let data = cm.data.unwrap_or_default();
+    tokio::task::spawn_blocking(move || {
+        let catalog = catalog::Catalog::from_configmap_data(&data)
+            .map_err(|e| format!("invalid catalog in configmap {name}: {}", error_text(&e)))?;
+        let store = registry::store::Store::build(catalog).map_err(|e| {
+            format!(
+                "cannot index the catalog of configmap {name}: {}",
+                error_text(&e)
+            )
+        })?;
+        Ok(load::from_store(&store, &info))
+    })
+    .await
+    .map_err(|e| format!("catalog indexing task failed: {e}"))?
 }
 
 impl Actor for CatalogActor {
@@ -237,6 +325,12 @@ impl Handler<ObjectEvent<CatalogSource>> for CatalogActor {
                     }
                     Step::Connect(address) => self.connect(&address, ctx),
                     Step::Read => self.read(ctx),
+                    Step::ReadConfigMap => {
+                        if self.client.is_some() {
+                            self.disconnect();
+                        }
+                        self.read(ctx);
+                    }
                 }
             }
             ObjectEvent::Deleted => ctx.stop(),
@@ -273,8 +367,16 @@ mod tests {
     fn obs(address: Option<&str>, poll: Option<&str>) -> Observed {
         Observed {
             info: CatalogInfo::default(),
-            address: address.map(str::to_string),
-            content_marks: (poll.map(str::to_string), None),
+            source: address.map_or(Source::None, |a| Source::Grpc(a.to_string())),
+            content_marks: (poll.map(str::to_string), None, None),
+        }
+    }
+
+    fn cm(name: &str, rv: &str) -> Observed {
+        Observed {
+            info: CatalogInfo::default(),
+            source: Source::ConfigMap(name.to_string()),
+            content_marks: (None, None, Some(rv.to_string())),
         }
     }
 
@@ -294,6 +396,11 @@ mod tests {
         obs(Some("a:1"), Some("t2")),
         Step::Read
     )]
+    #[case::config_map_first(None, cm("c", "1"), Step::ReadConfigMap)]
+    #[case::config_map_loaded_again(Some(cm("c", "1")), cm("c", "2"), Step::ReadConfigMap)]
+    #[case::config_map_unchanged(Some(cm("c", "1")), cm("c", "1"), Step::Nothing)]
+    #[case::grpc_to_config_map(Some(obs(Some("a:1"), None)), cm("c", "1"), Step::ReadConfigMap)]
+    #[case::config_map_to_grpc(Some(cm("c", "1")), obs(Some("a:1"), None), Step::Connect("a:1".into()))]
     fn steps(#[case] previous: Option<Observed>, #[case] now: Observed, #[case] want: Step) {
         assert_eq!(step(previous.as_ref(), &now), want);
     }

@@ -2,7 +2,7 @@
 //! entries, `ListPackages`, then per package `GetPackage` and `GetBundleForChannel` for each channel's head,
 //! [`CONCURRENCY`] packages at a time. A package whose RPCs fail with an answer is elided (logged); a registry
 //! that stops answering (unavailable, deadline) fails the whole read, so a half-read catalog never replaces a
-//! good one.
+//! good one. [`from_store`] reads a catalog held in memory (a ConfigMap catalog) through the same queries.
 
 use crate::manifest::{self, CatalogInfo, ChannelHead, EntriesByChannel};
 use crate::types::PackageManifest;
@@ -28,26 +28,15 @@ async fn entries(
 ) -> Result<BTreeMap<String, EntriesByChannel>, ClientError> {
     let stream = client.list_bundles_stream().await?;
     // Keep only what the entries need: bundles can carry their whole manifests.
-    let slim: Vec<registry::api::Bundle> = stream
-        .map_ok(|b| registry::api::Bundle {
-            csv_name: b.csv_name,
-            package_name: b.package_name,
-            channel_name: b.channel_name,
-            version: b.version,
-            properties: b
-                .properties
-                .into_iter()
-                .filter(|p| p.r#type == "olm.deprecated")
-                .collect(),
-            deprecation: b.deprecation,
-            ..Default::default()
-        })
-        .try_collect()
-        .await
-        .map_err(|source| ClientError::Rpc {
-            rpc: "ListBundles",
-            source,
-        })?;
+    let slim: Vec<registry::api::Bundle> =
+        stream
+            .map_ok(slim)
+            .try_collect()
+            .await
+            .map_err(|source| ClientError::Rpc {
+                rpc: "ListBundles",
+                source,
+            })?;
     Ok(manifest::entries_by_package(&slim))
 }
 
@@ -105,4 +94,57 @@ pub async fn load(
     }
     out.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     Ok(out)
+}
+
+fn slim(b: registry::api::Bundle) -> registry::api::Bundle {
+    registry::api::Bundle {
+        csv_name: b.csv_name,
+        package_name: b.package_name,
+        channel_name: b.channel_name,
+        version: b.version,
+        properties: b
+            .properties
+            .into_iter()
+            .filter(|p| p.r#type == "olm.deprecated")
+            .collect(),
+        deprecation: b.deprecation,
+        ..Default::default()
+    }
+}
+
+/// Every package of a catalog held in memory (a `configmap` CatalogSource: olm-rs runs no registry pod for it),
+/// through the same queries the registry server answers `ListBundles`, `ListPackages`, `GetPackage` and
+/// `GetBundleForChannel` with.
+pub fn from_store(store: &registry::store::Store, catalog: &CatalogInfo) -> Vec<PackageManifest> {
+    use registry::query;
+    let bundles: Vec<_> = (0..)
+        .map_while(|i| query::list_bundle_at(store, i))
+        .filter_map(Result::ok)
+        .map(slim)
+        .collect();
+    let entries = manifest::entries_by_package(&bundles);
+    let mut out = Vec::new();
+    for name in query::list_packages(store) {
+        let Ok(package) = query::get_package(store, &name.name) else {
+            continue;
+        };
+        let heads = manifest::channels_sorted(&package)
+            .into_iter()
+            .map(|(channel, deprecation)| ChannelHead {
+                csv_json: query::get_bundle_for_channel(store, &package.name, &channel)
+                    .map(|b| b.csv_json)
+                    .map_err(|e| e.to_string()),
+                name: channel,
+                deprecation,
+            })
+            .collect();
+        match manifest::build(catalog, &package, heads, entries.get(&package.name)) {
+            Ok(m) => out.push(m),
+            Err(e) => {
+                tracing::warn!(catalog = %catalog.name, package = %name.name, error = &e as &dyn std::error::Error, "eliding package")
+            }
+        }
+    }
+    out.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    out
 }

@@ -70,6 +70,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             ..ClientOptions::default()
         };
         let _catalogs = wiring.start::<CatalogActor>(Shared {
+            client: client.clone(),
             store: store.clone(),
             options,
         });

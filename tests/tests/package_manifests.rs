@@ -2,8 +2,8 @@
 //! kubectl: the community FBC served by a `grpc` CatalogSource in the global namespace shows in that namespace
 //! and in a second one, with OLM's labels, status fields and table columns; label and field selectors; a
 //! user without rights is refused; a deleted catalog takes its packages with it; a catalog that is down shows
-//! nothing and breaks nothing else; a package with no readable channel is left out; a new catalog head reaches
-//! `kubectl get packagemanifests -w`.
+//! nothing and breaks nothing else; a `configmap` catalog is served; a package with no readable channel is
+//! left out; a new catalog head reaches `kubectl get packagemanifests -w`.
 
 mod catalog_fixture;
 mod package_server_support;
@@ -343,6 +343,8 @@ async fn bad_catalogs_are_left_out_and_a_new_head_reaches_a_watch() -> anyhow::R
         let odd = RegistryProcess::start(&[nochannel.as_path()], free_port()?)?;
         address_catalog(&ctx, "good", &format!("127.0.0.1:{port}")).await?;
         address_catalog(&ctx, "odd", &format!("127.0.0.1:{}", odd.port)).await?;
+        // A `configmap` catalog (read from its ConfigMap: olm-rs runs no registry pod for it).
+        configmap_catalog(&ctx, "cm", &Catalog::with(vec![Op::new("tau", "1.0.0")]), 0).await?;
         // Nothing listens there.
         address_catalog(&ctx, "down", &format!("127.0.0.1:{}", free_port()?)).await?;
         let server = start(cluster, &ctx.client, &ctx.namespace).await?;
@@ -350,9 +352,9 @@ async fn bad_catalogs_are_left_out_and_a_new_head_reaches_a_watch() -> anyhow::R
 
         // The good catalog's package and the odd catalog's package with channels; nothing from the one that is
         // down, no error.
-        eventually(DEADLINE, "pi and withchannel listed", || async {
+        eventually(DEADLINE, "pi, tau and withchannel listed", || async {
             let got = names(cluster, ns, &[])?;
-            Ok((got == ["pi", "withchannel"]).then_some(()))
+            Ok((got == ["pi", "tau", "withchannel"]).then_some(()))
         })
         .await?;
         let (ok, out, err) = kubectl(
@@ -384,7 +386,7 @@ async fn bad_catalogs_are_left_out_and_a_new_head_reaches_a_watch() -> anyhow::R
         drop(good.take());
         // Down: its packages disappear (as OLM, on TRANSIENT_FAILURE).
         eventually(DEADLINE, "pi gone while its registry is down", || async {
-            Ok((names(cluster, ns, &[])? == ["withchannel"]).then_some(()))
+            Ok((names(cluster, ns, &[])? == ["tau", "withchannel"]).then_some(()))
         })
         .await?;
         let _good = RegistryProcess::start(&[v2.as_path()], port)?;

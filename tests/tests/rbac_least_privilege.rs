@@ -304,7 +304,8 @@ const PACKAGE_SERVER: &[(&str, &str, Scope, Answer)] = &[
         AllNamespaces,
         No,
     ),
-    ("get", "configmaps", Other, No),
+    ("list", "configmaps", AllNamespaces, No),
+    ("watch", "configmaps", AllNamespaces, No),
     ("get", "secrets", Own, No),
     ("create", "secrets", Other, No),
     (
