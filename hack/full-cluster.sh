@@ -384,6 +384,8 @@ deploy_olm() {
   kc apply --server-side --force-conflicts -f "$REPO/deploy/crds" >/dev/null
   kc wait --for=condition=Established crd --all --timeout=60s >/dev/null
   kc apply --server-side --force-conflicts -k "$dir" >/dev/null
+  # The PackageManifest APIService client-side: a server-side apply of an APIService makes kube-apiserver 1.20 panic.
+  kc apply -k "$REPO/deploy/apiservice" >/dev/null
   if ! kc -n olm rollout status deployment/olm-operator deployment/catalog-operator --timeout=180s >&2; then
     log "operators not Ready"; kc -n olm get pods -o wide >&2 || true; exit 1
   fi
