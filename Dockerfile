@@ -1,6 +1,7 @@
 # For users with a container engine; hack/images.sh builds the same images without one.
 #   docker build --build-arg BINARY=olm-operator     -t olm-rs/olm-operator .
 #   docker build --build-arg BINARY=catalog-operator -t olm-rs/catalog-operator .
+#   docker build --build-arg BINARY=package-server   -t olm-rs/package-server .
 #   docker build --build-arg BINARY=registry --target registry -t olm-rs/registry .
 ARG BINARY=olm-operator
 
@@ -19,7 +20,7 @@ EXPOSE 50051
 ENTRYPOINT ["/usr/local/bin/registry"]
 CMD ["serve", "/catalog"]
 
-# olm-operator or catalog-operator (distroless cc: glibc + libgcc_s, which is all the binaries link).
+# olm-operator, catalog-operator or package-server (distroless cc: glibc + libgcc_s, which is all the binaries link).
 FROM gcr.io/distroless/cc-debian12:nonroot
 ARG BINARY
 COPY --from=build /out-binary /usr/local/bin/operator

@@ -252,7 +252,7 @@ resources:
   - $rel
 patches:
   # The in-cluster config with the apiserver's host address instead of the unroutable Service IP.
-  - target: {kind: Deployment, name: "olm-operator|catalog-operator"}
+  - target: {kind: Deployment, name: "olm-operator|catalog-operator|package-server"}
     patch: |-
       - op: add
         path: /spec/template/spec/containers/0/env/-
@@ -306,7 +306,7 @@ up() {
   start_proc containerd containerd --config "$STATE/containerd.toml"
   wait_for 30 containerd ctr -a "$STATE/containerd.sock" version
   local img
-  for img in olm-operator catalog-operator registry test-operator test-webhook pause; do
+  for img in olm-operator catalog-operator package-server registry test-operator test-webhook pause; do
     ctr -a "$STATE/containerd.sock" -n k8s.io images import "$IMAGES/$img.oci.tar" >/dev/null
   done
   log "containerd up, images imported ($(awk -v t0="$t0" -v t="$(date +%s.%N)" 'BEGIN{printf "%.1f", t-t0}') s)"
@@ -384,6 +384,8 @@ deploy_olm() {
   kc apply --server-side --force-conflicts -f "$REPO/deploy/crds" >/dev/null
   kc wait --for=condition=Established crd --all --timeout=60s >/dev/null
   kc apply --server-side --force-conflicts -k "$dir" >/dev/null
+  # The PackageManifest APIService client-side: a server-side apply of an APIService makes kube-apiserver 1.20 panic.
+  kc apply -k "$REPO/deploy/apiservice" >/dev/null
   if ! kc -n olm rollout status deployment/olm-operator deployment/catalog-operator --timeout=180s >&2; then
     log "operators not Ready"; kc -n olm get pods -o wide >&2 || true; exit 1
   fi

@@ -14,6 +14,7 @@
 # Images (all tagged :dev; deploy/ refers to them, override with kustomize `images:`):
 #   localhost/olm-rs/olm-operator      olm-operator (release build)
 #   localhost/olm-rs/catalog-operator  catalog-operator (release build)
+#   localhost/olm-rs/package-server    package-server, the PackageManifest API (release build)
 #   localhost/olm-rs/registry          `registry serve /catalog`, with deploy/samples/catalog baked in
 #   localhost/olm-rs/test-operator     TEST ONLY: a tiny operator (static busybox httpd) for the full-cluster tests
 #   localhost/olm-rs/test-webhook      TEST ONLY: admission + conversion webhook server (crate test-webhook), issue 14
@@ -70,23 +71,23 @@ build() {
   case "$PROFILE" in
     release)
       if [ -z "${OLM_RS_IMAGES_NO_BUILD:-}" ]; then
-        log "release build of olm-operator, catalog-operator, registry (CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
-        cargo build --release --locked -p olm-operator -p catalog-operator -p registry -p test-webhook >&2
+        log "release build of olm-operator, catalog-operator, package-server, registry (CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
+        cargo build --release --locked -p olm-operator -p catalog-operator -p package-server -p registry -p test-webhook >&2
       fi
       bin="$CARGO_TARGET_DIR/release" ;;
     debug)
-      cargo build --locked -p olm-operator -p catalog-operator -p registry -p test-webhook >&2
+      cargo build --locked -p olm-operator -p catalog-operator -p package-server -p registry -p test-webhook >&2
       bin="$OUT/stripped"; mkdir -p "$bin"
       # Strip every time (a second or two) but keep the old file when identical, so its mtime, and the archive
       # built from it, stay valid; a binary from another target folder or build replaces it.
-      for b in olm-operator catalog-operator registry test-webhook; do
+      for b in olm-operator catalog-operator package-server registry test-webhook; do
         strip --strip-debug -o "$bin/$b.new" "$CARGO_TARGET_DIR/debug/$b"
         if cmp -s "$bin/$b.new" "$bin/$b"; then rm -f "$bin/$b.new"; else mv "$bin/$b.new" "$bin/$b"; fi
       done ;;
     *) log "OLM_RS_IMAGE_PROFILE must be release or debug"; exit 2 ;;
   esac
   local common=(--user 65532:65532 --dir /tmp)
-  for b in olm-operator catalog-operator; do
+  for b in olm-operator catalog-operator package-server; do
     fresh "$b" "$bin/$b" || python3 hack/images/mkoci.py --name "localhost/olm-rs/$b:$TAG" --out "$OUT/$b.oci.tar" \
       --file "$bin/$b:/usr/local/bin/$b" --with-libs "/usr/local/bin/$b" \
       --entrypoint "/usr/local/bin/$b" --cmd run --port 8080 "${common[@]}"

@@ -98,6 +98,11 @@ impl OperatorProcess {
         Ok(serde_json::from_slice(&body)?)
     }
 
+    /// The process id (e.g. to read its memory from `/proc`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn logs(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }

@@ -45,6 +45,7 @@ async fn olm_rs_runs_in_cluster_as_real_pods_and_survives_losing_its_leaders() -
     let client = cluster.client().await?;
     operators_are_ready_and_hardened(&client).await?;
     default_catalog_is_served(&client).await?;
+    package_manifests_are_served(cluster).await?;
     in_namespace(&client, "full-install", |ns| {
         let client = client.clone();
         async move { install_runs_a_real_operator_pod(&client, &ns).await }
@@ -257,6 +258,33 @@ async fn default_catalog_is_served(client: &Client) -> anyhow::Result<()> {
     )
     .await?;
     Ok(())
+}
+
+/// The PackageManifest API from package-server's pods, through the aggregator: the default catalog's package,
+/// seen from another namespace (the catalog is global).
+async fn package_manifests_are_served(cluster: &FullCluster) -> anyhow::Result<()> {
+    eventually(
+        DEADLINE,
+        "kubectl get packagemanifests lists etcd",
+        || async {
+            let out = std::process::Command::new("kubectl")
+                .args([
+                    "get",
+                    "packagemanifests",
+                    "-n",
+                    "default",
+                    "-l",
+                    "catalog=olm-rs-catalog",
+                    "-o",
+                    "name",
+                ])
+                .env("KUBECONFIG", &cluster.kubeconfig)
+                .output()?;
+            let names = String::from_utf8_lossy(&out.stdout).into_owned();
+            Ok(names.lines().any(|l| l.ends_with("/etcd")).then_some(()))
+        },
+    )
+    .await
 }
 
 /// A ConfigMap catalog with one package whose operator runs the test-operator image, hardened like ours.

@@ -84,6 +84,8 @@ fn delete_cluster_objects(ctx: &TestContext, prefix: &str) {
         ("clusterrolebinding", "olm-rs:catalog-operator"),
         ("clusterrole", "olm-rs:olm-operator"),
         ("clusterrole", "olm-rs:catalog-operator"),
+        ("clusterrolebinding", "olm-rs:package-server"),
+        ("clusterrole", "olm-rs:package-server"),
     ] {
         let _ = ctx.cluster.kubectl(&[
             "delete",
@@ -286,6 +288,79 @@ const CATALOG_OPERATOR: &[(&str, &str, Scope, Answer)] = &[
     ("update", "leases.coordination.k8s.io", Other, No),
 ];
 
+/// (verb, resource[#subresource], scope, expected) for package-server.
+const PACKAGE_SERVER: &[(&str, &str, Scope, Answer)] = &[
+    // What it does.
+    (
+        "watch",
+        "catalogsources.operators.coreos.com",
+        AllNamespaces,
+        Yes,
+    ),
+    (
+        "create",
+        "subjectaccessreviews.authorization.k8s.io",
+        AllNamespaces,
+        Yes,
+    ),
+    (
+        "get",
+        "configmaps/extension-apiserver-authentication",
+        Other,
+        Yes,
+    ),
+    (
+        "patch",
+        "apiservices.apiregistration.k8s.io/v1.packages.operators.coreos.com",
+        AllNamespaces,
+        Yes,
+    ),
+    ("get", "secrets/packageserver-serving-cert", Own, Yes),
+    ("update", "secrets/packageserver-serving-cert", Own, Yes),
+    ("create", "secrets", Own, Yes),
+    // What it must not.
+    (
+        "update",
+        "catalogsources.operators.coreos.com",
+        AllNamespaces,
+        No,
+    ),
+    (
+        "patch",
+        "catalogsources.operators.coreos.com#status",
+        AllNamespaces,
+        No,
+    ),
+    (
+        "patch",
+        "apiservices.apiregistration.k8s.io/v1.apps",
+        AllNamespaces,
+        No,
+    ),
+    (
+        "create",
+        "apiservices.apiregistration.k8s.io",
+        AllNamespaces,
+        No,
+    ),
+    ("list", "configmaps", AllNamespaces, No),
+    ("watch", "configmaps", AllNamespaces, No),
+    ("get", "secrets", Own, No),
+    ("create", "secrets", Other, No),
+    (
+        "create",
+        "tokenreviews.authentication.k8s.io",
+        AllNamespaces,
+        No,
+    ),
+    (
+        "list",
+        "clusterserviceversions.operators.coreos.com",
+        AllNamespaces,
+        No,
+    ),
+];
+
 fn check_all(
     ctx: &TestContext,
     account: &str,
@@ -315,6 +390,11 @@ async fn each_service_account_holds_what_its_operator_uses_and_lacks_what_it_doe
                 &ctx,
                 &format!("{prefix}catalog-operator"),
                 CATALOG_OPERATOR,
+            )?);
+            wrong.extend(check_all(
+                &ctx,
+                &format!("{prefix}package-server"),
+                PACKAGE_SERVER,
             )?);
             Ok(wrong)
         })();

@@ -1,0 +1,148 @@
+//! Benchmark of the PackageManifest API (issue 18 figures): `kubectl get packagemanifests` latency through the
+//! aggregator and the package-server's RSS, with the 745-bundle community FBC served by one CatalogSource, then
+//! by ten (the same registry behind ten CatalogSources: ten catalogs of 33 packages each). Prints the figures.
+//!
+//! `OLM_RS_SHARED=/path/to/shared cargo test -p olm-tests --test package_manifests_bench -- --ignored --nocapture`
+
+mod catalog_fixture;
+mod package_server_support;
+
+use catalog_fixture::*;
+use messages::crd::catalog_source::CatalogSource;
+use olm_tests::{Cluster, eventually, with_namespace};
+use package_server_support::*;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+const RUNS: usize = 10;
+
+fn community_fbc() -> PathBuf {
+    std::env::var_os("OLM_RS_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
+        .join("catalogs/community-operators-prod-fbc/catalogs/v4.21")
+}
+
+fn rss_kib(pid: u32) -> anyhow::Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| anyhow::anyhow!("no VmRSS for {pid}"))
+}
+
+/// Wall times of `kubectl args`, sorted (ms).
+fn time_kubectl(cluster: &Cluster, args: &[&str], lines: usize) -> anyhow::Result<Vec<f64>> {
+    let mut times = Vec::new();
+    for _ in 0..RUNS {
+        let start = Instant::now();
+        let (ok, out, err) = kubectl(cluster, args)?;
+        times.push(start.elapsed().as_secs_f64() * 1000.0);
+        anyhow::ensure!(ok, "kubectl {}: {err}", args.join(" "));
+        anyhow::ensure!(
+            out.lines().count() >= lines,
+            "expected at least {lines} lines"
+        );
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times)
+}
+
+async fn add_catalogs(
+    ctx: &olm_tests::TestContext,
+    from: usize,
+    to: usize,
+    address: &str,
+) -> anyhow::Result<()> {
+    for i in from..to {
+        create::<CatalogSource>(ctx, serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+            "metadata": {"name": format!("community-{i}")},
+            "spec": {"sourceType": "grpc", "address": address, "displayName": format!("Community {i}")}}))
+        .await?;
+    }
+    Ok(())
+}
+
+/// `took_ms` of each "catalog read" line of the server's log (ANSI colours removed).
+fn catalog_read_times(log: &str) -> Vec<u64> {
+    log.lines()
+        .filter(|l| l.contains("catalog read") && l.contains("changes"))
+        .filter_map(|l| {
+            let mut plain = String::new();
+            let mut chars = l.chars();
+            while let Some(c) = chars.next() {
+                if c == '\u{1b}' {
+                    for c in chars.by_ref() {
+                        if c == 'm' {
+                            break;
+                        }
+                    }
+                } else {
+                    plain.push(c);
+                }
+            }
+            plain
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("took_ms="))
+                .and_then(|v| v.parse().ok())
+        })
+        .collect()
+}
+
+#[tokio::test]
+#[ignore = "benchmark: prints PackageManifest API latency and memory"]
+async fn package_manifests_bench() -> anyhow::Result<()> {
+    let cluster = Cluster::shared()?;
+    let _apiservice = exclusive().await;
+    with_namespace(cluster, "pkgbench", |ctx| async move {
+        let fbc = community_fbc();
+        anyhow::ensure!(fbc.is_dir(), "the community FBC is missing at {}", fbc.display());
+        let registry = RegistryProcess::start(&[fbc.as_path()], free_port()?)?;
+        let address = format!("127.0.0.1:{}", registry.port);
+        let server = start(cluster, &ctx.client, &ctx.namespace).await?;
+        let pid = server.process.pid();
+        let idle = rss_kib(pid)?;
+        // Baseline: the same kubectl through the same apiserver for a built-in resource.
+        let baseline = time_kubectl(cluster, &["get", "serviceaccounts", "-n", &ctx.namespace], 1)?;
+        let ns = ctx.namespace.clone();
+        let mut rows = Vec::new();
+        for (from, to) in [(0usize, 1usize), (1, 10)] {
+            add_catalogs(&ctx, from, to, &address).await?;
+            let want = 33 * to;
+            eventually(Duration::from_secs(300), &format!("{want} packages listed"), || async {
+                Ok((names(cluster, &ns, &[])?.len() == want).then_some(()))
+            })
+            .await?;
+            let table = time_kubectl(cluster, &["get", "packagemanifests", "-n", &ns], want)?;
+            let raw_path = format!("/apis/packages.operators.coreos.com/v1/namespaces/{ns}/packagemanifests");
+            let raw = time_kubectl(cluster, &["get", "--raw", &raw_path], 1)?;
+            let one = time_kubectl(cluster, &["get", "packagemanifest", "-n", &ns, "-o", "yaml", "kube-green"], 1)?;
+            let rss = rss_kib(pid)?;
+            rows.push(format!(
+                "| {to} CatalogSource(s), {want} PackageManifests | `kubectl get packagemanifests` p50 {:.0} ms / max {:.0} ms | full JSON list (`get --raw`) p50 {:.0} ms | one package `-o yaml` p50 {:.0} ms | RSS {:.1} MiB |",
+                table[RUNS / 2],
+                table[RUNS - 1],
+                raw[RUNS / 2],
+                one[RUNS / 2],
+                rss as f64 / 1024.0
+            ));
+        }
+        let reads = catalog_read_times(&server.process.logs());
+        println!(
+            "catalog reads (ListBundles + GetPackage + GetBundleForChannel per channel, 33 packages), ms: {reads:?}"
+        );
+        println!(
+            "baseline `kubectl get serviceaccounts` (no aggregation) p50 {:.0} ms",
+            baseline[RUNS / 2]
+        );
+        println!("package-server (debug build) idle RSS before any catalog: {:.1} MiB", idle as f64 / 1024.0);
+        for r in rows {
+            println!("{r}");
+        }
+        drop(server);
+        anyhow::Ok(())
+    })
+    .await
+}
