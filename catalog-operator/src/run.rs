@@ -64,6 +64,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             catalogs: Arc::default(),
             config: Arc::new(config),
             kinds: Default::default(),
+            bundles: Arc::default(),
         };
         let _ = shared
             .registries

@@ -33,6 +33,8 @@ pub struct Shared {
     pub config: Arc<Config>,
     /// Discovery answers for InstallPlan steps.
     pub kinds: crate::install_plan::execute::Kinds,
+    /// Bundle images pulled and unpacked in this process, cached by digest.
+    pub bundles: Arc<crate::bundle_image::Unpacker>,
 }
 
 /// Settings from the command line.
