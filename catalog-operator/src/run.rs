@@ -65,6 +65,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             config: Arc::new(config),
             kinds: Default::default(),
             bundles: Arc::default(),
+            catalog_images: Arc::default(),
         };
         let _ = shared
             .registries

@@ -35,6 +35,8 @@ pub struct Shared {
     pub kinds: crate::install_plan::execute::Kinds,
     /// Bundle images pulled and unpacked in this process, cached by digest.
     pub bundles: Arc<crate::bundle_image::Unpacker>,
+    /// Catalog images served in-process.
+    pub catalog_images: Arc<crate::catalog_image::CatalogImages>,
 }
 
 /// Settings from the command line.

@@ -11,8 +11,17 @@ use catalog::bundle_dir::{find_bundle_dirs, load_tree, read_bundle_dir};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// `repo@digest` of a reference pushed as `repo:tag`.
+/// The digest pinned by a reference (`repo@sha256:…`).
+pub fn pinned_digest(reference: &str) -> Option<&str> {
+    reference
+        .rsplit_once('@')
+        .map(|(_, d)| d)
+        .filter(|d| d.starts_with("sha256:"))
+}
+
+/// `repo@digest` of a reference pushed as `repo:tag` (or already pinned).
 pub fn pinned(reference: &str, digest: &str) -> String {
+    let reference = reference.split_once('@').map_or(reference, |(r, _)| r);
     let repo = match reference.rsplit_once(':') {
         Some((repo, tag)) if !tag.contains('/') => repo,
         _ => reference,

@@ -43,7 +43,7 @@ pub fn backoff(attempts: u32) -> Duration {
 
 /// The digest pinned by a reference (`repo@sha256:…`).
 pub fn pinned_digest(image: &str) -> Option<&str> {
-    image.rsplit_once('@').map(|(_, d)| d).filter(|d| d.starts_with("sha256:"))
+    oci::publish::pinned_digest(image)
 }
 
 pub struct Unpacker {
