@@ -23,7 +23,14 @@ pub fn tar(files: &[(String, Vec<u8>)]) -> std::io::Result<Vec<u8>> {
     let mut dirs: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     for (path, content) in sorted {
         let mut prefix = String::new();
-        for part in path.split('/').collect::<Vec<_>>().iter().rev().skip(1).rev() {
+        for part in path
+            .split('/')
+            .collect::<Vec<_>>()
+            .iter()
+            .rev()
+            .skip(1)
+            .rev()
+        {
             prefix.push_str(part);
             prefix.push('/');
             if dirs.insert(prefix.clone()) {
@@ -96,9 +103,15 @@ pub fn image_config(labels: &BTreeMap<String, String>) -> Vec<u8> {
 /// annotations of `metadata/annotations.yaml`.
 pub fn bundle_labels(annotations: &BTreeMap<String, String>) -> BTreeMap<String, String> {
     let mut labels = annotations.clone();
-    labels.entry(BUNDLE_MEDIATYPE_LABEL.into()).or_insert_with(|| "registry+v1".into());
-    labels.entry(BUNDLE_MANIFESTS_LABEL.into()).or_insert_with(|| "manifests/".into());
-    labels.entry(BUNDLE_METADATA_LABEL.into()).or_insert_with(|| "metadata/".into());
+    labels
+        .entry(BUNDLE_MEDIATYPE_LABEL.into())
+        .or_insert_with(|| "registry+v1".into());
+    labels
+        .entry(BUNDLE_MANIFESTS_LABEL.into())
+        .or_insert_with(|| "manifests/".into());
+    labels
+        .entry(BUNDLE_METADATA_LABEL.into())
+        .or_insert_with(|| "metadata/".into());
     labels
 }
 
@@ -108,8 +121,14 @@ mod tests {
 
     #[test]
     fn layers_are_reproducible_whatever_the_input_order() {
-        let a = vec![("b/x".to_string(), b"1".to_vec()), ("a".to_string(), b"2".to_vec())];
-        let b = vec![("a".to_string(), b"2".to_vec()), ("b/x".to_string(), b"1".to_vec())];
+        let a = vec![
+            ("b/x".to_string(), b"1".to_vec()),
+            ("a".to_string(), b"2".to_vec()),
+        ];
+        let b = vec![
+            ("a".to_string(), b"2".to_vec()),
+            ("b/x".to_string(), b"1".to_vec()),
+        ];
         assert_eq!(tar_gz(&a).expect("tar"), tar_gz(&b).expect("tar"));
     }
 

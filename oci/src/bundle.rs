@@ -47,7 +47,11 @@ fn text<'a>(reference: &str, path: &str, bytes: &'a [u8]) -> Result<&'a str, Pul
 }
 
 /// Reads the bundle out of `files`.
-pub fn from_files(reference: &str, digest: &str, files: &Files) -> Result<UnpackedBundle, PullError> {
+pub fn from_files(
+    reference: &str,
+    digest: &str,
+    files: &Files,
+) -> Result<UnpackedBundle, PullError> {
     let not_bundle = |message: &str| PullError::NotABundle {
         reference: reference.to_string(),
         message: message.to_string(),
@@ -77,8 +81,9 @@ pub fn from_files(reference: &str, digest: &str, files: &Files) -> Result<Unpack
             annotations = Some(a.clone());
         }
     }
-    let annotations = annotations
-        .ok_or_else(|| not_bundle("it has no /metadata/annotations.yaml with an annotations map"))?;
+    let annotations = annotations.ok_or_else(|| {
+        not_bundle("it has no /metadata/annotations.yaml with an annotations map")
+    })?;
     let ann = |k: &str| {
         annotations
             .get(k)
@@ -90,7 +95,9 @@ pub fn from_files(reference: &str, digest: &str, files: &Files) -> Result<Unpack
             .filter(|s| !s.is_empty())
     };
     let package = ann(PACKAGE_ANNOTATION).ok_or_else(|| {
-        not_bundle(&format!("/metadata/annotations.yaml has no {PACKAGE_ANNOTATION}"))
+        not_bundle(&format!(
+            "/metadata/annotations.yaml has no {PACKAGE_ANNOTATION}"
+        ))
     })?;
     let channels = ann(CHANNELS_ANNOTATION)
         .map(|c| {
@@ -118,7 +125,10 @@ pub fn from_files(reference: &str, digest: &str, files: &Files) -> Result<Unpack
             },
         )?;
         for doc in docs.into_iter().filter(|d| !d.is_null()) {
-            let kind_ok = doc.get("kind").and_then(Value::as_str).is_some_and(|k| !k.is_empty());
+            let kind_ok = doc
+                .get("kind")
+                .and_then(Value::as_str)
+                .is_some_and(|k| !k.is_empty());
             let api_ok = doc
                 .get("apiVersion")
                 .and_then(Value::as_str)
@@ -127,17 +137,15 @@ pub fn from_files(reference: &str, digest: &str, files: &Files) -> Result<Unpack
                 return Err(PullError::InvalidManifest {
                     reference: reference.to_string(),
                     file: format!("/{path}"),
-                    message: "a document is not a Kubernetes object (apiVersion and kind are required)"
-                        .into(),
+                    message:
+                        "a document is not a Kubernetes object (apiVersion and kind are required)"
+                            .into(),
                 });
             }
             objects.push(doc);
         }
     }
-    let csvs: Vec<&Value> = objects
-        .iter()
-        .filter(|o| catalog::csv::is_csv(o))
-        .collect();
+    let csvs: Vec<&Value> = objects.iter().filter(|o| catalog::csv::is_csv(o)).collect();
     let csv = match csvs.as_slice() {
         [one] => (*one).clone(),
         [] => {
@@ -149,7 +157,10 @@ pub fn from_files(reference: &str, digest: &str, files: &Files) -> Result<Unpack
             return Err(PullError::InvalidManifest {
                 reference: reference.to_string(),
                 file: "/manifests".into(),
-                message: format!("{} ClusterServiceVersions; a bundle has exactly one", many.len()),
+                message: format!(
+                    "{} ClusterServiceVersions; a bundle has exactly one",
+                    many.len()
+                ),
             });
         }
     };

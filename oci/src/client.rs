@@ -17,8 +17,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Credentials for one registry.
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -79,7 +79,9 @@ pub fn sha256_digest(bytes: &[u8]) -> String {
 /// Whether `registry` (host[:port]) is spoken to over plain HTTP: loopback registries and the ones listed.
 fn plain_http(registry: &str, insecure: &[String]) -> bool {
     let host = registry.rsplit_once(':').map_or(registry, |(h, _)| h);
-    host == "localhost" || host.starts_with("127.") || host == "[::1]"
+    host == "localhost"
+        || host.starts_with("127.")
+        || host == "[::1]"
         || insecure.iter().any(|r| r == registry)
 }
 
@@ -193,7 +195,11 @@ impl Registry {
                 let (body, digest) = {
                     self.count(1);
                     client
-                        .pull_manifest_raw(&pinned, auth, &[OCI_IMAGE_MEDIA_TYPE, IMAGE_MANIFEST_MEDIA_TYPE])
+                        .pull_manifest_raw(
+                            &pinned,
+                            auth,
+                            &[OCI_IMAGE_MEDIA_TYPE, IMAGE_MANIFEST_MEDIA_TYPE],
+                        )
                         .await
                         .map_err(|e| map_error(reference, e))?
                 };
@@ -229,7 +235,13 @@ impl Registry {
             });
         }
         let config = self
-            .blob(client, reference, &r, &manifest.config, limits.manifest_bytes as u64)
+            .blob(
+                client,
+                reference,
+                &r,
+                &manifest.config,
+                limits.manifest_bytes as u64,
+            )
             .await?;
         let config: Value = serde_json::from_slice(&config).map_err(|e| PullError::Registry {
             reference: reference.to_string(),
@@ -245,7 +257,9 @@ impl Registry {
             .unwrap_or_default();
         let mut layers = Vec::with_capacity(manifest.layers.len());
         for l in &manifest.layers {
-            let bytes = self.blob(client, reference, &r, l, limits.layer_bytes).await?;
+            let bytes = self
+                .blob(client, reference, &r, l, limits.layer_bytes)
+                .await?;
             layers.push((l.media_type.clone(), bytes));
         }
         Ok(Image {
@@ -297,8 +311,14 @@ impl Registry {
         layers: Vec<(String, Vec<u8>)>,
         labels: &BTreeMap<String, String>,
     ) -> Result<String, PullError> {
-        self.push_with_config(reference, auth, layers, crate::build::image_config(labels), IMAGE_CONFIG_MEDIA_TYPE)
-            .await
+        self.push_with_config(
+            reference,
+            auth,
+            layers,
+            crate::build::image_config(labels),
+            IMAGE_CONFIG_MEDIA_TYPE,
+        )
+        .await
     }
 
     /// As [`Registry::push`] with a config blob of any media type (tests push non-images with it).
@@ -319,7 +339,9 @@ impl Registry {
             reference: reference.to_string(),
             message: e.to_string(),
         })?;
-        client.store_auth_if_needed(r.resolve_registry(), &auth).await;
+        client
+            .store_auth_if_needed(r.resolve_registry(), &auth)
+            .await;
         for (layer, d) in layers.iter().zip(&manifest.layers) {
             client
                 .push_blob(&r, layer.data.clone(), &d.digest)
@@ -361,7 +383,11 @@ fn assemble(
 /// The digest [`Registry::push`] will give an image of `layers` and `labels`, computed without a registry (so a
 /// catalog can reference an image by digest before it is pushed).
 pub fn digest_of(layers: Vec<(String, Vec<u8>)>, labels: &BTreeMap<String, String>) -> String {
-    let (_, _, manifest) = assemble(layers, crate::build::image_config(labels), IMAGE_CONFIG_MEDIA_TYPE);
+    let (_, _, manifest) = assemble(
+        layers,
+        crate::build::image_config(labels),
+        IMAGE_CONFIG_MEDIA_TYPE,
+    );
     sha256_digest(&serde_json::to_vec(&manifest).unwrap_or_default())
 }
 
@@ -375,10 +401,14 @@ fn parse_manifest(reference: &str, body: &[u8]) -> Result<OciImageManifest, Pull
 /// The linux/amd64 entry of an index (or its only entry).
 fn choose_platform(index: &Value) -> Option<String> {
     let entries = index["manifests"].as_array()?;
-    let amd64 = entries.iter().find(|m| {
-        m["platform"]["os"] == "linux" && m["platform"]["architecture"] == "amd64"
-    });
-    let chosen = amd64.or(if entries.len() == 1 { entries.first() } else { None })?;
+    let amd64 = entries
+        .iter()
+        .find(|m| m["platform"]["os"] == "linux" && m["platform"]["architecture"] == "amd64");
+    let chosen = amd64.or(if entries.len() == 1 {
+        entries.first()
+    } else {
+        None
+    })?;
     chosen["digest"].as_str().map(str::to_string)
 }
 

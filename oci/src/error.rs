@@ -9,7 +9,9 @@ pub enum PullError {
     NotFound { reference: String },
     #[error("registry of {reference} unreachable: {message}")]
     Unreachable { reference: String, message: String },
-    #[error("registry refused access to {reference}: {message} (check the CatalogSource's spec.secrets)")]
+    #[error(
+        "registry refused access to {reference}: {message} (check the CatalogSource's spec.secrets)"
+    )]
     Unauthorized { reference: String, message: String },
     #[error("registry error for {reference}: {message}")]
     Registry { reference: String, message: String },

@@ -155,12 +155,23 @@ mod tests {
     #[test]
     fn later_layers_override_and_whiteouts_delete() {
         let layers = vec![
-            layer(&[("manifests/a.yaml", "a1"), ("manifests/b.yaml", "b"), ("configs/x/c.json", "c")]),
-            layer(&[("manifests/a.yaml", "a2"), ("manifests/.wh.b.yaml", ""), ("configs/.wh..wh..opq", "")]),
+            layer(&[
+                ("manifests/a.yaml", "a1"),
+                ("manifests/b.yaml", "b"),
+                ("configs/x/c.json", "c"),
+            ]),
+            layer(&[
+                ("manifests/a.yaml", "a2"),
+                ("manifests/.wh.b.yaml", ""),
+                ("configs/.wh..wh..opq", ""),
+            ]),
         ];
         let files = unpack("img", &layers, &all, &Limits::BUNDLE).expect("unpack");
         assert_eq!(
-            files.into_iter().map(|(k, v)| (k, String::from_utf8(v).expect("utf8"))).collect::<Vec<_>>(),
+            files
+                .into_iter()
+                .map(|(k, v)| (k, String::from_utf8(v).expect("utf8")))
+                .collect::<Vec<_>>(),
             [("manifests/a.yaml".to_string(), "a2".to_string())]
         );
     }
@@ -168,8 +179,13 @@ mod tests {
     #[test]
     fn only_kept_files_are_held() {
         let layers = vec![layer(&[("manifests/a.yaml", "a"), ("bin/tool", "xxxx")])];
-        let files = unpack("img", &layers, &|p| p.starts_with("manifests/"), &Limits::BUNDLE)
-            .expect("unpack");
+        let files = unpack(
+            "img",
+            &layers,
+            &|p| p.starts_with("manifests/"),
+            &Limits::BUNDLE,
+        )
+        .expect("unpack");
         assert_eq!(files.keys().collect::<Vec<_>>(), ["manifests/a.yaml"]);
     }
 
@@ -177,7 +193,10 @@ mod tests {
     #[case::one_file(Limits { file_bytes: 3, ..Limits::BUNDLE }, "file /manifests/a.yaml")]
     #[case::all_files(Limits { unpacked_bytes: 5, ..Limits::BUNDLE }, "unpacked content")]
     fn oversized_content_is_refused(#[case] limits: Limits, #[case] what: &str) {
-        let layers = vec![layer(&[("manifests/a.yaml", "aaaa"), ("manifests/b.yaml", "bbbb")])];
+        let layers = vec![layer(&[
+            ("manifests/a.yaml", "aaaa"),
+            ("manifests/b.yaml", "bbbb"),
+        ])];
         match unpack("img", &layers, &all, &limits) {
             Err(PullError::TooLarge { what: w, .. }) => assert_eq!(w, what),
             other => panic!("expected TooLarge, got {other:?}"),
@@ -185,7 +204,10 @@ mod tests {
     }
 
     #[rstest]
-    #[case::helm_chart("application/vnd.cncf.helm.chart.content.v1.tar+gzip", "WrongMediaType")]
+    #[case::helm_chart(
+        "application/vnd.cncf.helm.chart.content.v1.tar+gzip",
+        "WrongMediaType"
+    )]
     #[case::garbage_gzip(GZ, "InvalidLayer")]
     fn bad_layers_are_reported(#[case] media_type: &str, #[case] reason: &str) {
         let layers = vec![(media_type.to_string(), b"\x1f\x8bnot really gzip".to_vec())];
@@ -195,8 +217,10 @@ mod tests {
 
     #[test]
     fn uncompressed_tar_layers_unpack() {
-        let tar = build::tar(&[("metadata/annotations.yaml".to_string(), b"x".to_vec())]).expect("tar");
-        let files = unpack("img", &[(TAR[0].to_string(), tar)], &all, &Limits::BUNDLE).expect("unpack");
+        let tar =
+            build::tar(&[("metadata/annotations.yaml".to_string(), b"x".to_vec())]).expect("tar");
+        let files =
+            unpack("img", &[(TAR[0].to_string(), tar)], &all, &Limits::BUNDLE).expect("unpack");
         assert!(files.contains_key("metadata/annotations.yaml"));
     }
 }

@@ -38,7 +38,10 @@ pub async fn push_bundle(registry: &Registry, dir: &Path, reference: &str) -> Re
             .with_context(|| format!("reading {}/metadata", dir.display()))?,
     );
     let mut annotations = BTreeMap::new();
-    if let Some((_, text)) = files.iter().find(|(p, _)| p.starts_with("metadata/annotations.")) {
+    if let Some((_, text)) = files
+        .iter()
+        .find(|(p, _)| p.starts_with("metadata/annotations."))
+    {
         let docs = catalog::documents::parse_documents(&String::from_utf8_lossy(text))
             .map_err(anyhow::Error::msg)?;
         if let Some(map) = docs.iter().find_map(|d| d["annotations"].as_object()) {
@@ -51,7 +54,12 @@ pub async fn push_bundle(registry: &Registry, dir: &Path, reference: &str) -> Re
     }
     let layer = build::tar_gz(&files)?;
     let digest = registry
-        .push(reference, &Auth::Anonymous, vec![(LAYER_MEDIA_TYPE.into(), layer)], &build::bundle_labels(&annotations))
+        .push(
+            reference,
+            &Auth::Anonymous,
+            vec![(LAYER_MEDIA_TYPE.into(), layer)],
+            &build::bundle_labels(&annotations),
+        )
         .await?;
     Ok(digest)
 }
@@ -61,10 +69,18 @@ pub async fn push_catalog(registry: &Registry, fbc: &Path, reference: &str) -> R
     let files = if fbc.is_dir() {
         build::files_from_dir(fbc, crate::DEFAULT_CONFIGS_DIR)?
     } else {
-        let name = fbc.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "catalog.json".into());
-        vec![(format!("{}/{name}", crate::DEFAULT_CONFIGS_DIR), std::fs::read(fbc)?)]
+        let name = fbc
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_else(|| "catalog.json".into());
+        vec![(
+            format!("{}/{name}", crate::DEFAULT_CONFIGS_DIR),
+            std::fs::read(fbc)?,
+        )]
     };
-    push_catalog_files(registry, files, reference).await.map_err(Into::into)
+    push_catalog_files(registry, files, reference)
+        .await
+        .map_err(Into::into)
 }
 
 /// Pushes in-memory FBC files (paths under `configs/`) as a catalog image.
@@ -77,9 +93,17 @@ pub async fn push_catalog_files(
         reference: reference.to_string(),
         message: e.to_string(),
     })?;
-    let labels = BTreeMap::from([(crate::CONFIGS_LABEL.to_string(), format!("/{}", crate::DEFAULT_CONFIGS_DIR))]);
+    let labels = BTreeMap::from([(
+        crate::CONFIGS_LABEL.to_string(),
+        format!("/{}", crate::DEFAULT_CONFIGS_DIR),
+    )]);
     registry
-        .push(reference, &Auth::Anonymous, vec![(LAYER_MEDIA_TYPE.into(), layer)], &labels)
+        .push(
+            reference,
+            &Auth::Anonymous,
+            vec![(LAYER_MEDIA_TYPE.into(), layer)],
+            &labels,
+        )
         .await
 }
 
@@ -122,14 +146,17 @@ pub async fn push_tree(
             let tag = b.facts.version.replace('+', "_");
             let reference = format!("{prefix}/{}-bundle:v{tag}", b.package);
             let digest = push_bundle(registry, &bdir, &reference).await?;
-            out.bundles.insert(b.bundle.name.clone(), pinned(&reference, &digest));
+            out.bundles
+                .insert(b.bundle.name.clone(), pinned(&reference, &digest));
         }
         for (pname, mut pkg) in tree.packages {
             for bundle in pkg.bundles.values_mut() {
                 if let Some(image) = out.bundles.get(&bundle.name) {
                     bundle.image = image.clone();
                 }
-                bundle.properties.retain(|p| p.kind() != PropertyType::BundleObject);
+                bundle
+                    .properties
+                    .retain(|p| p.kind() != PropertyType::BundleObject);
             }
             catalog.packages.insert(pname, pkg);
         }

@@ -32,9 +32,13 @@ async fn await_succeeded(ctx: &olm_tests::TestContext, sub: &str) -> anyhow::Res
     .await?;
     let csv_name = s.status.map(|s| s.installed_csv).unwrap_or_default();
     let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-    await_object(&csvs, &csv_name, Duration::from_secs(180), "Succeeded", |c| {
-        c.is_some_and(|c| c.phase().as_str() == "Succeeded")
-    })
+    await_object(
+        &csvs,
+        &csv_name,
+        Duration::from_secs(180),
+        "Succeeded",
+        |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded"),
+    )
     .await?;
     Ok(csv_name)
 }
@@ -51,29 +55,51 @@ async fn three_community_packages_install_from_bundle_images_and_a_reinstall_hit
         let prefix = format!("{}/{}", registry_addr(), ctx.namespace);
         let packages: Vec<String> = PACKAGES.iter().map(|(p, _)| p.to_string()).collect();
         let published = oci::publish::push_tree(&registry, &root, &packages, &prefix).await?;
-        assert!(published.bundles.len() >= 8, "bundles pushed: {:?}", published.bundles);
+        assert!(
+            published.bundles.len() >= 8,
+            "bundles pushed: {:?}",
+            published.bundles
+        );
         let dir = std::env::temp_dir().join(format!("olm-rs-{}", ctx.namespace));
         std::fs::create_dir_all(&dir)?;
         let fbc = dir.join("catalog.json");
         std::fs::write(&fbc, &published.fbc)?;
         let text = String::from_utf8(published.fbc.clone())?;
-        assert!(!text.contains("olm.bundle.object"), "the catalog must carry no inline objects");
+        assert!(
+            !text.contains("olm.bundle.object"),
+            "the catalog must carry no inline objects"
+        );
 
         let port = free_port()?;
         let _serve = RegistryProcess::start(&[&fbc], port)?;
         let _cat = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
-        let _olm = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ctx.namespace]).await?;
+        let _olm = OperatorProcess::start(
+            ctx.cluster,
+            "olm-operator",
+            &["--watched-namespaces", &ctx.namespace],
+        )
+        .await?;
         operator_group(&ctx).await?;
         address_catalog(&ctx, "community", &format!("127.0.0.1:{port}")).await?;
         let started = Instant::now();
         for (package, channel) in PACKAGES {
-            subscription(&ctx, package, package, "community", json!({"channel": channel})).await?;
+            subscription(
+                &ctx,
+                package,
+                package,
+                "community",
+                json!({"channel": channel}),
+            )
+            .await?;
         }
         let mut installed = BTreeMap::new();
         for (package, _) in PACKAGES {
             installed.insert(package.to_string(), await_succeeded(&ctx, package).await?);
         }
-        eprintln!("3 Subscriptions → CSVs Succeeded from bundle images in {:?}", started.elapsed());
+        eprintln!(
+            "3 Subscriptions → CSVs Succeeded from bundle images in {:?}",
+            started.elapsed()
+        );
 
         // Every plan records the bundle images it unpacked, as OLM's status.bundleLookups.
         let plans = plans(&ctx).list(&ListParams::default()).await?;
@@ -96,7 +122,9 @@ async fn three_community_packages_install_from_bundle_images_and_a_reinstall_hit
         let before = requests_for(&repo)?;
         assert!(before > 0, "the first install pulled from the registry");
         let odoo_csv = installed["odoo-operator"].clone();
-        subs(&ctx).delete("odoo-operator", &DeleteParams::default()).await?;
+        subs(&ctx)
+            .delete("odoo-operator", &DeleteParams::default())
+            .await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         csvs.delete(&odoo_csv, &DeleteParams::default()).await?;
         let gone = &odoo_csv;
@@ -105,9 +133,20 @@ async fn three_community_packages_install_from_bundle_images_and_a_reinstall_hit
             Ok(csvs_ref.get_opt(gone).await?.is_none().then_some(()))
         })
         .await?;
-        subscription(&ctx, "odoo-again", "odoo-operator", "community", json!({"channel": "alpha"})).await?;
+        subscription(
+            &ctx,
+            "odoo-again",
+            "odoo-operator",
+            "community",
+            json!({"channel": "alpha"}),
+        )
+        .await?;
         assert_eq!(await_succeeded(&ctx, "odoo-again").await?, odoo_csv);
-        assert_eq!(requests_for(&repo)?, before, "the reinstall was served from the digest cache");
+        assert_eq!(
+            requests_for(&repo)?,
+            before,
+            "the reinstall was served from the digest cache"
+        );
         Ok(())
     })
     .await
@@ -125,33 +164,82 @@ async fn push_bad_images(
     let crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: things.example.com\n";
     let mut out = Vec::new();
     let no_csv = tar_gz(&[
-        ("metadata/annotations.yaml".into(), annotations.as_bytes().to_vec()),
+        (
+            "metadata/annotations.yaml".into(),
+            annotations.as_bytes().to_vec(),
+        ),
         ("manifests/crd.yaml".into(), crd.as_bytes().to_vec()),
     ])?;
     let r = format!("{prefix}/nocsv:v1");
-    let d = registry.push(&r, &oci::Auth::Anonymous, vec![(LAYER_MEDIA_TYPE.into(), no_csv)], &BTreeMap::new()).await?;
-    out.push(("p-nocsv".into(), oci::publish::pinned(&r, &d), "NoClusterServiceVersion"));
+    let d = registry
+        .push(
+            &r,
+            &oci::Auth::Anonymous,
+            vec![(LAYER_MEDIA_TYPE.into(), no_csv)],
+            &BTreeMap::new(),
+        )
+        .await?;
+    out.push((
+        "p-nocsv".into(),
+        oci::publish::pinned(&r, &d),
+        "NoClusterServiceVersion",
+    ));
 
     let not_bundle = tar_gz(&[("bin/tool".into(), b"#!/bin/sh\n".to_vec())])?;
     let r = format!("{prefix}/notbundle:v1");
-    let d = registry.push(&r, &oci::Auth::Anonymous, vec![(LAYER_MEDIA_TYPE.into(), not_bundle)], &BTreeMap::new()).await?;
-    out.push(("p-notbundle".into(), oci::publish::pinned(&r, &d), "NotABundle"));
+    let d = registry
+        .push(
+            &r,
+            &oci::Auth::Anonymous,
+            vec![(LAYER_MEDIA_TYPE.into(), not_bundle)],
+            &BTreeMap::new(),
+        )
+        .await?;
+    out.push((
+        "p-notbundle".into(),
+        oci::publish::pinned(&r, &d),
+        "NotABundle",
+    ));
 
     let r = format!("{prefix}/helmchart:v1");
     let d = registry
-        .push_with_config(&r, &oci::Auth::Anonymous, vec![("application/vnd.cncf.helm.chart.content.v1.tar+gzip".into(), b"chart".to_vec())], b"{}".to_vec(), "application/vnd.cncf.helm.config.v1+json")
+        .push_with_config(
+            &r,
+            &oci::Auth::Anonymous,
+            vec![(
+                "application/vnd.cncf.helm.chart.content.v1.tar+gzip".into(),
+                b"chart".to_vec(),
+            )],
+            b"{}".to_vec(),
+            "application/vnd.cncf.helm.config.v1+json",
+        )
         .await?;
-    out.push(("p-mediatype".into(), oci::publish::pinned(&r, &d), "WrongMediaType"));
+    out.push((
+        "p-mediatype".into(),
+        oci::publish::pinned(&r, &d),
+        "WrongMediaType",
+    ));
 
     let missing = format!("{prefix}/missing@sha256:{}", "0".repeat(64));
     out.push(("p-missing".into(), missing, "ImageNotFound"));
-    out.push(("p-unreachable".into(), format!("{unreachable}/x/y@sha256:{}", "1".repeat(64)), "RegistryUnreachable"));
-    out.push(("p-timeout".into(), format!("{hanging}/x/y@sha256:{}", "2".repeat(64)), "DeadlineExceeded"));
+    out.push((
+        "p-unreachable".into(),
+        format!("{unreachable}/x/y@sha256:{}", "1".repeat(64)),
+        "RegistryUnreachable",
+    ));
+    out.push((
+        "p-timeout".into(),
+        format!("{hanging}/x/y@sha256:{}", "2".repeat(64)),
+        "DeadlineExceeded",
+    ));
     Ok(out)
 }
 
 /// A minimal valid bundle of package `p-late` (layers, labels), pushed only once its absence has been seen.
-fn late_bundle() -> (Vec<(String, Vec<u8>)>, BTreeMap<String, String>) {
+/// Layers (media type, bytes) and labels of an image.
+type ImageParts = (Vec<(String, Vec<u8>)>, BTreeMap<String, String>);
+
+fn late_bundle() -> ImageParts {
     let annotations = "annotations:\n  operators.operatorframework.io.bundle.package.v1: p-late\n  operators.operatorframework.io.bundle.channels.v1: stable\n";
     let csv = json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
         "metadata": {"name": "p-late.v1.0.0"},
@@ -159,11 +247,17 @@ fn late_bundle() -> (Vec<(String, Vec<u8>)>, BTreeMap<String, String>) {
                  "installModes": [{"type": "OwnNamespace", "supported": true}, {"type": "SingleNamespace", "supported": true}],
                  "install": {"strategy": "deployment", "spec": {"deployments": []}}}});
     let layer = oci::build::tar_gz(&[
-        ("metadata/annotations.yaml".into(), annotations.as_bytes().to_vec()),
+        (
+            "metadata/annotations.yaml".into(),
+            annotations.as_bytes().to_vec(),
+        ),
         ("manifests/csv.json".into(), csv.to_string().into_bytes()),
     ])
     .unwrap_or_default();
-    (vec![(oci::build::LAYER_MEDIA_TYPE.into(), layer)], BTreeMap::new())
+    (
+        vec![(oci::build::LAYER_MEDIA_TYPE.into(), layer)],
+        BTreeMap::new(),
+    )
 }
 
 #[tokio::test]

@@ -42,13 +42,18 @@ fn without(fbc: &[u8], drop: &str) -> anyhow::Result<Vec<u8>> {
     Ok(out)
 }
 
-async fn push_catalog(registry: &oci::Registry, fbc: Vec<u8>, reference: &str) -> anyhow::Result<String> {
+async fn push_catalog(
+    registry: &oci::Registry,
+    fbc: Vec<u8>,
+    reference: &str,
+) -> anyhow::Result<String> {
     let files = vec![("configs/catalog.json".to_string(), fbc)];
     Ok(oci::publish::push_catalog_files(registry, files, reference).await?)
 }
 
 #[tokio::test]
-async fn a_catalog_image_installs_and_a_repushed_tag_upgrades_across_replaces() -> anyhow::Result<()> {
+async fn a_catalog_image_installs_and_a_repushed_tag_upgrades_across_replaces() -> anyhow::Result<()>
+{
     let Some(root) = community_bundles() else {
         anyhow::bail!("../shared/catalogs/community-operators-prod-bundles is absent");
     };
@@ -115,7 +120,8 @@ async fn a_catalog_image_installs_and_a_repushed_tag_upgrades_across_replaces() 
 }
 
 #[tokio::test]
-async fn a_catalog_image_without_a_catalog_and_an_invalid_poll_interval_say_so() -> anyhow::Result<()> {
+async fn a_catalog_image_without_a_catalog_and_an_invalid_poll_interval_say_so()
+-> anyhow::Result<()> {
     let cluster = olm_tests::Cluster::shared()?;
     with_namespace(cluster, "catimgbad", |ctx| async move {
         let registry = oci::Registry::default();

@@ -27,7 +27,13 @@ fn rss_kib(port: u16) -> Option<u64> {
         let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
         if text.contains("catalog-operator") && text.contains(&needle) {
             let status = std::fs::read_to_string(entry.path().join("status")).ok()?;
-            return status.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok();
+            return status
+                .lines()
+                .find(|l| l.starts_with("VmRSS:"))?
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok();
         }
     }
     None
@@ -45,16 +51,30 @@ async fn push_op(registry: &oci::Registry, prefix: &str, op: &Op) -> anyhow::Res
         op.package
     );
     let mut files = vec![
-        ("metadata/annotations.yaml".to_string(), annotations.into_bytes()),
-        ("manifests/csv.json".to_string(), op.csv().to_string().into_bytes()),
+        (
+            "metadata/annotations.yaml".to_string(),
+            annotations.into_bytes(),
+        ),
+        (
+            "manifests/csv.json".to_string(),
+            op.csv().to_string().into_bytes(),
+        ),
     ];
     if let Some(c) = &op.owns {
-        files.push(("manifests/crd.json".to_string(), c.manifest().to_string().into_bytes()));
+        files.push((
+            "manifests/crd.json".to_string(),
+            c.manifest().to_string().into_bytes(),
+        ));
     }
     let layer = oci::build::tar_gz(&files)?;
     let reference = format!("{prefix}/{}-bundle:v{}", op.package, op.version);
     let digest = registry
-        .push(&reference, &oci::Auth::Anonymous, vec![(oci::build::LAYER_MEDIA_TYPE.into(), layer)], &Default::default())
+        .push(
+            &reference,
+            &oci::Auth::Anonymous,
+            vec![(oci::build::LAYER_MEDIA_TYPE.into(), layer)],
+            &Default::default(),
+        )
         .await?;
     Ok(oci::publish::pinned(&reference, &digest))
 }

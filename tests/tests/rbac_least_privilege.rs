@@ -279,7 +279,9 @@ async fn step_kind_table(ctx: &TestContext, account: &str) -> anyhow::Result<Vec
             };
             let answer = api.create(&Default::default(), &review).await?;
             if !answer.status.is_some_and(|s| s.allowed) {
-                wrong.push(format!("{account} cannot {verb} {resource}.{group} (step kind {kind})"));
+                wrong.push(format!(
+                    "{account} cannot {verb} {resource}.{group} (step kind {kind})"
+                ));
             }
         }
     }

@@ -45,8 +45,11 @@ fn entry_auth(entry: &Value) -> Option<Auth> {
     })
 }
 
-/// Credentials for `registry` from secret payloads: each `(type, data key → bytes)`.
-pub fn credentials_for(registry: &str, secrets: &[(String, Vec<(String, Vec<u8>)>)]) -> Auth {
+/// A Secret as read: its type and its data (key, bytes).
+pub type SecretPayload = (String, Vec<(String, Vec<u8>)>);
+
+/// Credentials for `registry` from secret payloads.
+pub fn credentials_for(registry: &str, secrets: &[SecretPayload]) -> Auth {
     let docker_hub = |k: &str| k == "index.docker.io" || k == "registry-1.docker.io";
     for (_, data) in secrets {
         for (key, bytes) in data {
@@ -101,7 +104,9 @@ pub async fn for_catalog(shared: &Shared, catalog: &CatalogKey, image: &str) -> 
                     .map(|(k, v)| (k, v.0))
                     .collect(),
             )),
-            Err(e) => tracing::warn!(catalog = %catalog, secret = %name, error = &e as &dyn std::error::Error, "cannot read pull secret"),
+            Err(e) => {
+                tracing::warn!(catalog = %catalog, secret = %name, error = &e as &dyn std::error::Error, "cannot read pull secret")
+            }
         }
     }
     credentials_for(&registry_of(image), &payloads)
@@ -124,7 +129,7 @@ mod tests {
         assert_eq!(registry_of(image), host);
     }
 
-    fn secret(key: &str, json: String) -> (String, Vec<(String, Vec<u8>)>) {
+    fn secret(key: &str, json: String) -> SecretPayload {
         (
             "kubernetes.io/dockerconfigjson".into(),
             vec![(key.to_string(), json.into_bytes())],
@@ -139,7 +144,7 @@ mod tests {
     #[case::garbage(secret(".dockerconfigjson", "not json".into()), "quay.io", None)]
     #[case::docker_hub(secret(".dockerconfigjson", format!(r#"{{"auths":{{"https://index.docker.io/v1/":{{"auth":"{}"}}}}}}"#, b64("u:p"))), "docker.io", Some(("u", "p")))]
     fn pull_secrets_give_credentials_per_registry(
-        #[case] s: (String, Vec<(String, Vec<u8>)>),
+        #[case] s: SecretPayload,
         #[case] registry: &str,
         #[case] want: Option<(&str, &str)>,
     ) {

@@ -70,7 +70,10 @@ mod tests {
             )
         );
         let r = l.catalog_source_ref.expect("ref");
-        assert_eq!((r.name.as_deref(), r.namespace.as_deref()), (Some("community"), Some("olm")));
+        assert_eq!(
+            (r.name.as_deref(), r.namespace.as_deref()),
+            (Some("community"), Some("olm"))
+        );
         let props: Value = serde_json::from_str(&l.properties).expect("json");
         assert_eq!(props["properties"][0]["value"]["packageName"], "etcd");
         assert!(l.conditions.is_empty());

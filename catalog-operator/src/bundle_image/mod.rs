@@ -68,7 +68,9 @@ pub async fn fill(
     };
     match shared.bundles.poll(&image, auth, timeout, Box::new(notify)) {
         Poll::Ready(unpacked) => {
-            let csv_name = unpacked.csv["metadata"]["name"].as_str().unwrap_or_default();
+            let csv_name = unpacked.csv["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default();
             if csv_name != chosen.name {
                 return Err(NotYet::Failed {
                     reason: "InvalidManifest".into(),
@@ -127,7 +129,8 @@ mod tests {
     use rstest::rstest;
 
     const FULL_CSV: &str = r#"{"kind":"ClusterServiceVersion","spec":{"install":{"strategy":"deployment","spec":{"deployments":[]}}}}"#;
-    const METADATA_CSV: &str = r#"{"kind":"ClusterServiceVersion","spec":{"install":{"strategy":"deployment"}}}"#;
+    const METADATA_CSV: &str =
+        r#"{"kind":"ClusterServiceVersion","spec":{"install":{"strategy":"deployment"}}}"#;
 
     #[rstest]
     #[case::image_no_objects("quay.io/a@sha256:1", &[], true)]

@@ -13,7 +13,9 @@ pub const DEFAULT: Duration = Duration::from_secs(600);
 /// The timeout an annotation value asks for; `None` when it is absent or not a positive Go duration (then the
 /// default applies, as OLM falls back when the value does not parse).
 pub fn parse(value: Option<&str>) -> Option<Duration> {
-    parse_go_duration(value?.trim()).ok().filter(|d| !d.is_zero())
+    parse_go_duration(value?.trim())
+        .ok()
+        .filter(|d| !d.is_zero())
 }
 
 pub fn for_namespace(groups: &[Arc<PartialObjectMeta<OperatorGroup>>], ns: &str) -> Duration {

@@ -17,7 +17,9 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(300);
 type Waiter = Box<dyn FnOnce() + Send>;
 
 enum State {
-    Running { waiters: Vec<Waiter> },
+    Running {
+        waiters: Vec<Waiter>,
+    },
     /// A tag's pull finished: handed to the next poll (digest references are served from the cache instead).
     Done(Arc<UnpackedBundle>),
     Failed {
@@ -32,7 +34,10 @@ enum State {
 pub enum Poll {
     Ready(Arc<UnpackedBundle>),
     Pending,
-    Failed { error: PullError, retry_in: Duration },
+    Failed {
+        error: PullError,
+        retry_in: Duration,
+    },
 }
 
 /// The backoff after `attempts` failed pulls.
@@ -74,7 +79,13 @@ impl Unpacker {
 
     /// The unpacked bundle of `image` if known, else starts (or waits for, or backs off from) its pull; `notify`
     /// runs when a pull this poll waits on ends.
-    pub fn poll(self: &Arc<Self>, image: &str, auth: Auth, timeout: Duration, notify: Waiter) -> Poll {
+    pub fn poll(
+        self: &Arc<Self>,
+        image: &str,
+        auth: Auth,
+        timeout: Duration,
+        notify: Waiter,
+    ) -> Poll {
         if let Some(hit) = pinned_digest(image).and_then(|d| self.cache.get(d)) {
             return Poll::Ready(hit);
         }
@@ -165,8 +176,12 @@ impl Unpacker {
         let bundle = tokio::task::spawn_blocking({
             let image = image.to_string();
             move || {
-                let files =
-                    oci::layers::unpack(&image, &pulled.layers, &oci::bundle::keep, &Limits::BUNDLE)?;
+                let files = oci::layers::unpack(
+                    &image,
+                    &pulled.layers,
+                    &oci::bundle::keep,
+                    &Limits::BUNDLE,
+                )?;
                 oci::bundle::from_files(&image, &pulled.digest, &files)
             }
         })

@@ -2,6 +2,7 @@
 //! `/configs`), its files parsed as FBC documents, the catalog indexed. Pure.
 
 use oci::{Image, Limits, PullError};
+use registry::bodies::BodyMode;
 use registry::store::Store;
 use std::path::Path;
 
@@ -15,7 +16,11 @@ pub fn configs_dir(labels: &std::collections::BTreeMap<String, String>) -> Strin
 }
 
 /// The catalog of `files` under `dir`.
-pub fn catalog(reference: &str, dir: &str, files: &oci::Files) -> Result<catalog::Catalog, PullError> {
+pub fn catalog(
+    reference: &str,
+    dir: &str,
+    files: &oci::Files,
+) -> Result<catalog::Catalog, PullError> {
     let not_catalog = |message: String| PullError::NotACatalog {
         reference: reference.to_string(),
         message,
@@ -26,24 +31,45 @@ pub fn catalog(reference: &str, dir: &str, files: &oci::Files) -> Result<catalog
         if !(path.ends_with(".json") || path.ends_with(".yaml") || path.ends_with(".yml")) {
             continue;
         }
-        let text = std::str::from_utf8(bytes).map_err(|e| not_catalog(format!("/{path} is not UTF-8: {e}")))?;
+        let text = std::str::from_utf8(bytes)
+            .map_err(|e| not_catalog(format!("/{path} is not UTF-8: {e}")))?;
         let values = catalog::documents::parse_documents(text)
             .map_err(|e| not_catalog(format!("/{path}: {e}")))?;
-        docs.extend(catalog::documents::with_origins(Path::new(&format!("/{path}")), values));
+        docs.extend(catalog::documents::with_origins(
+            Path::new(&format!("/{path}")),
+            values,
+        ));
     }
     if docs.is_empty() {
         let sqlite = files.contains_key(oci::SQLITE_INDEX);
         return Err(not_catalog(if sqlite {
-            format!("it holds a sqlite index (/{}), which olm-rs does not read; rebuild the catalog as a file-based catalog (opm migrate)", oci::SQLITE_INDEX)
+            format!(
+                "it holds a sqlite index (/{}), which olm-rs does not read; rebuild the catalog as a file-based catalog (opm migrate)",
+                oci::SQLITE_INDEX
+            )
         } else {
-            format!("no file-based catalog under /{dir} (label {})", oci::CONFIGS_LABEL)
+            format!(
+                "no file-based catalog under /{dir} (label {})",
+                oci::CONFIGS_LABEL
+            )
         }));
     }
     let catalog = catalog::fbc::from_documents(docs).map_err(|e| not_catalog(e.to_string()))?;
     if catalog.packages.is_empty() {
-        return Err(not_catalog(format!("the file-based catalog under /{dir} has no package")));
+        return Err(not_catalog(format!(
+            "the file-based catalog under /{dir} has no package"
+        )));
     }
     Ok(catalog)
+}
+
+/// Bundle bodies (CSV JSON, objects) go to an unlinked file in the temp folder when it is writable, so a large
+/// catalog keeps only its compact index in memory (as `registry serve` does); else they stay in memory.
+fn body_mode() -> BodyMode {
+    match registry::bodies::BodyWriter::new(BodyMode::Disk, &std::env::temp_dir()) {
+        Ok(_) => BodyMode::Disk,
+        Err(_) => BodyMode::Memory,
+    }
 }
 
 /// Unpacks and indexes a pulled catalog image.
@@ -53,7 +79,8 @@ pub fn index(reference: &str, image: &Image) -> Result<Store, PullError> {
     let keep = |p: &str| p.starts_with(&prefix) || p == oci::SQLITE_INDEX;
     let files = oci::layers::unpack(reference, &image.layers, &keep, &Limits::CATALOG)?;
     let catalog = catalog(reference, &dir, &files)?;
-    Store::build(catalog).map_err(|e| PullError::NotACatalog {
+    drop(files);
+    Store::build_with(catalog, body_mode()).map_err(|e| PullError::NotACatalog {
         reference: reference.to_string(),
         message: format!("cannot index it: {e}"),
     })
@@ -71,7 +98,10 @@ mod tests {
 "#;
 
     fn files(entries: &[(&str, &str)]) -> oci::Files {
-        entries.iter().map(|(p, c)| (p.to_string(), c.as_bytes().to_vec())).collect()
+        entries
+            .iter()
+            .map(|(p, c)| (p.to_string(), c.as_bytes().to_vec()))
+            .collect()
     }
 
     #[rstest]
@@ -88,7 +118,8 @@ mod tests {
 
     #[test]
     fn an_fbc_under_configs_is_a_catalog() {
-        let c = catalog("img", "configs", &files(&[("configs/a/catalog.json", FBC)])).expect("catalog");
+        let c =
+            catalog("img", "configs", &files(&[("configs/a/catalog.json", FBC)])).expect("catalog");
         assert_eq!(c.packages.keys().collect::<Vec<_>>(), ["a"]);
     }
 

@@ -58,14 +58,22 @@ impl CatalogImages {
 
     /// The indexed catalog of `image` for `key`: the one already loaded when the image's digest has not moved,
     /// else the image pulled (by digest) and indexed.
-    pub async fn load(&self, key: &CatalogKey, image: &str, auth: &Auth) -> Result<Arc<Store>, PullError> {
+    pub async fn load(
+        &self,
+        key: &CatalogKey,
+        image: &str,
+        auth: &Auth,
+    ) -> Result<Arc<Store>, PullError> {
         let digest = match oci::publish::pinned_digest(image) {
             Some(d) => d.to_string(),
             None => self.registry.resolve(image, auth).await?,
         };
         {
             let loaded = self.loaded.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(l) = loaded.get(key).filter(|l| l.digest == digest && l.image == image) {
+            if let Some(l) = loaded
+                .get(key)
+                .filter(|l| l.digest == digest && l.image == image)
+            {
                 return Ok(l.store.clone());
             }
         }
@@ -82,14 +90,17 @@ impl CatalogImages {
             })??;
         tracing::info!(catalog = %key, image, digest = %digest, pull_ms = pulled_at.as_millis() as u64, total_ms = started.elapsed().as_millis() as u64, "catalog image loaded");
         let store = Arc::new(store);
-        self.loaded.lock().unwrap_or_else(PoisonError::into_inner).insert(
-            key.clone(),
-            Loaded {
-                image: image.to_string(),
-                digest,
-                store: store.clone(),
-            },
-        );
+        self.loaded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                key.clone(),
+                Loaded {
+                    image: image.to_string(),
+                    digest,
+                    store: store.clone(),
+                },
+            );
         Ok(store)
     }
 }

@@ -4,13 +4,25 @@
 
 /// (step kind, API group, resource). `BundleSecret` is created as a Secret.
 pub const ALL: &[(&str, &str, &str)] = &[
-    ("ClusterServiceVersion", "operators.coreos.com", "clusterserviceversions"),
-    ("CustomResourceDefinition", "apiextensions.k8s.io", "customresourcedefinitions"),
+    (
+        "ClusterServiceVersion",
+        "operators.coreos.com",
+        "clusterserviceversions",
+    ),
+    (
+        "CustomResourceDefinition",
+        "apiextensions.k8s.io",
+        "customresourcedefinitions",
+    ),
     ("Subscription", "operators.coreos.com", "subscriptions"),
     ("BundleSecret", "", "secrets"),
     ("Secret", "", "secrets"),
     ("ClusterRole", "rbac.authorization.k8s.io", "clusterroles"),
-    ("ClusterRoleBinding", "rbac.authorization.k8s.io", "clusterrolebindings"),
+    (
+        "ClusterRoleBinding",
+        "rbac.authorization.k8s.io",
+        "clusterrolebindings",
+    ),
     ("Role", "rbac.authorization.k8s.io", "roles"),
     ("RoleBinding", "rbac.authorization.k8s.io", "rolebindings"),
     ("ServiceAccount", "", "serviceaccounts"),
@@ -20,17 +32,38 @@ pub const ALL: &[(&str, &str, &str)] = &[
     ("ServiceMonitor", "monitoring.coreos.com", "servicemonitors"),
     ("PodDisruptionBudget", "policy", "poddisruptionbudgets"),
     ("PriorityClass", "scheduling.k8s.io", "priorityclasses"),
-    ("VerticalPodAutoscaler", "autoscaling.k8s.io", "verticalpodautoscalers"),
-    ("ConsoleYAMLSample", "console.openshift.io", "consoleyamlsamples"),
-    ("ConsoleQuickStart", "console.openshift.io", "consolequickstarts"),
-    ("ConsoleCLIDownload", "console.openshift.io", "consoleclidownloads"),
+    (
+        "VerticalPodAutoscaler",
+        "autoscaling.k8s.io",
+        "verticalpodautoscalers",
+    ),
+    (
+        "ConsoleYAMLSample",
+        "console.openshift.io",
+        "consoleyamlsamples",
+    ),
+    (
+        "ConsoleQuickStart",
+        "console.openshift.io",
+        "consolequickstarts",
+    ),
+    (
+        "ConsoleCLIDownload",
+        "console.openshift.io",
+        "consoleclidownloads",
+    ),
     ("ConsoleLink", "console.openshift.io", "consolelinks"),
     ("ConsolePlugin", "console.openshift.io", "consoleplugins"),
     ("NetworkPolicy", "networking.k8s.io", "networkpolicies"),
 ];
 
 /// Kinds whose existing object is left as it is (create only); the others are merge-patched when present.
-pub const CREATE_ONLY: &[&str] = &["ClusterServiceVersion", "Subscription", "BundleSecret", "Secret"];
+pub const CREATE_ONLY: &[&str] = &[
+    "ClusterServiceVersion",
+    "Subscription",
+    "BundleSecret",
+    "Secret",
+];
 
 /// `resource.group` as `kubectl auth can-i` takes it.
 pub fn can_i_resource(group: &str, resource: &str) -> String {

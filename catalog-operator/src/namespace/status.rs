@@ -334,14 +334,26 @@ pub fn after_resolution(s: &mut SubscriptionStatus, d: &Decided, now: &Time) {
             s.remove_conditions(&[T::BundleUnpackFailed]);
             set(
                 s,
-                condition(T::BundleUnpacking, true, R::UnpackingInProgress, message.clone(), now),
+                condition(
+                    T::BundleUnpacking,
+                    true,
+                    R::UnpackingInProgress,
+                    message.clone(),
+                    now,
+                ),
             );
         }
         Decided::UnpackFailed { message } => {
             s.remove_conditions(&[T::BundleUnpacking]);
             set(
                 s,
-                condition(T::BundleUnpackFailed, true, R::BundleUnpackFailed, message.clone(), now),
+                condition(
+                    T::BundleUnpackFailed,
+                    true,
+                    R::BundleUnpackFailed,
+                    message.clone(),
+                    now,
+                ),
             );
         }
         Decided::Unchanged => s.remove_conditions(&[

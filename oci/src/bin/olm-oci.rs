@@ -16,7 +16,10 @@ use oci::{Limits, Registry, publish};
 use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(name = "olm-oci", about = "olm-rs: build, push and inspect bundle and catalog images")]
+#[command(
+    name = "olm-oci",
+    about = "olm-rs: build, push and inspect bundle and catalog images"
+)]
 struct Cli {
     /// Registries (host:port) reached over plain HTTP besides loopback ones.
     #[arg(long, global = true)]
@@ -27,8 +30,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    PushBundle { dir: PathBuf, reference: String },
-    PushCatalog { fbc: PathBuf, reference: String },
+    PushBundle {
+        dir: PathBuf,
+        reference: String,
+    },
+    PushCatalog {
+        fbc: PathBuf,
+        reference: String,
+    },
     PushTree {
         root: PathBuf,
         #[arg(long)]
@@ -41,7 +50,9 @@ enum Command {
         #[arg(long)]
         fbc_out: Option<PathBuf>,
     },
-    Inspect { reference: String },
+    Inspect {
+        reference: String,
+    },
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -57,7 +68,13 @@ async fn main() -> Result<()> {
             let digest = publish::push_catalog(&registry, &fbc, &reference).await?;
             println!("{}", publish::pinned(&reference, &digest));
         }
-        Command::PushTree { root, prefix, catalog, packages, fbc_out } => {
+        Command::PushTree {
+            root,
+            prefix,
+            catalog,
+            packages,
+            fbc_out,
+        } => {
             let published = publish::push_tree(&registry, &root, &packages, &prefix).await?;
             for (csv, image) in &published.bundles {
                 eprintln!("{csv} {image}");
@@ -65,17 +82,23 @@ async fn main() -> Result<()> {
             if let Some(path) = fbc_out {
                 std::fs::write(path, &published.fbc)?;
             }
-            let files = vec![(format!("{}/catalog.json", oci::DEFAULT_CONFIGS_DIR), published.fbc)];
+            let files = vec![(
+                format!("{}/catalog.json", oci::DEFAULT_CONFIGS_DIR),
+                published.fbc,
+            )];
             let digest = publish::push_catalog_files(&registry, files, &catalog).await?;
             println!("{}", publish::pinned(&catalog, &digest));
         }
         Command::Inspect { reference } => {
-            let image = registry.pull(&reference, &oci::Auth::Anonymous, &Limits::CATALOG).await?;
+            let image = registry
+                .pull(&reference, &oci::Auth::Anonymous, &Limits::CATALOG)
+                .await?;
             println!("digest {}", image.digest);
             for (k, v) in &image.labels {
                 println!("label {k}={v}");
             }
-            let files = oci::layers::unpack(&reference, &image.layers, &|_| true, &Limits::CATALOG)?;
+            let files =
+                oci::layers::unpack(&reference, &image.layers, &|_| true, &Limits::CATALOG)?;
             for (path, content) in &files {
                 println!("file /{path} {} bytes", content.len());
             }
