@@ -423,7 +423,8 @@ async fn resolve_and_plan(
             .collect();
         let with_deps = manual == only_manual;
         // A Subscription whose bundle image is not unpacked yet leaves the plan; the others go on without it.
-        while !members.is_empty() {
+        // (No member at all is fine: a plan may hold only new dependencies.)
+        loop {
             let bundles: Vec<&resolver::BundleStep> = resolution
                 .steps
                 .iter()
@@ -496,6 +497,9 @@ async fn resolve_and_plan(
                         }
                     }
                     members.retain(|m| !waiting.iter().any(|(s, _)| s == *m));
+                    if members.is_empty() {
+                        break;
+                    }
                 }
                 Err(PlanError::Api(e)) => return Err(SyncError::CreatePlan(e)),
             }
