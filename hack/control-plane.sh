@@ -7,6 +7,9 @@
 #   hack/control-plane.sh build   only install packages and build/cache the binaries
 #   hack/control-plane.sh env     print `export KUBECONFIG=...`
 #
+# `up` also starts a real OCI registry on 127.0.0.1:25000 (Debian's docker-registry, hack/lib/registry.sh) for
+# bundle and catalog images; `down` stops it.
+#
 # With OLM_RS_NODE_SIM=<path of the node-sim binary>, `up` also runs our node simulator (dev/test support that
 # plays the kubelet, see node-sim/), so Deployments become Available; `down` stops it too.
 #
@@ -35,6 +38,8 @@ log() { echo "control-plane: $*" >&2; }
 . "$(dirname "$0")/lib/apt.sh"
 # shellcheck source=hack/lib/aggregation.sh
 . "$(dirname "$0")/lib/aggregation.sh"
+# shellcheck source=hack/lib/registry.sh
+. "$(dirname "$0")/lib/registry.sh"
 
 # Resolve binaries into ETCD_BIN / APISERVER_BIN / KCM_BIN.
 resolve_binaries() {
@@ -75,7 +80,7 @@ up() {
   resolve_binaries
   mkdir -p "$STATE"
   if alive etcd && alive kube-apiserver && alive kube-controller-manager; then
-    log "already running (reusing)"; ensure_node_sim; echo "$STATE/kubeconfig"; return
+    log "already running (reusing)"; ensure_node_sim; registry_up; echo "$STATE/kubeconfig"; return
   fi
   # Partially up: stop what we started, then start fresh.
   down_quiet
@@ -127,6 +132,7 @@ KC
     sleep 0.3
   done
   ensure_node_sim
+  registry_up
   log "up: etcd :$ETCD_PORT, kube-apiserver https://127.0.0.1:$API_PORT, kube-controller-manager; logs in $STATE"
   echo "$STATE/kubeconfig"
 }
@@ -158,9 +164,10 @@ down_quiet() {
 
 case "${1:-up}" in
   up) up ;;
-  down) down_quiet; log "down" ;;
+  down) down_quiet; registry_down; log "down" ;;
   build) resolve_binaries; echo "$BIN_CACHE" ;;
-  status) for p in etcd kube-apiserver kube-controller-manager node-sim; do if alive $p; then echo "$p running (pid $(cat "$STATE/$p.pid"))"; else echo "$p stopped"; fi; done ;;
+  status) for p in etcd kube-apiserver kube-controller-manager node-sim; do if alive $p; then echo "$p running (pid $(cat "$STATE/$p.pid"))"; else echo "$p stopped"; fi; done
+          if registry_alive; then echo "registry running at $REGISTRY_ADDR"; else echo "registry stopped"; fi ;;
   env) echo "export KUBECONFIG=$STATE/kubeconfig" ;;
   *) echo "usage: $0 up|down|status|build|env" >&2; exit 2 ;;
 esac

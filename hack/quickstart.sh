@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The main job, on a fresh Debian machine: a real local control plane (etcd + kube-apiserver +
-# kube-controller-manager on loopback, plus our node simulator), both operators, a sample catalog served over
-# the operator-registry gRPC API, and a Subscription that installs a real operator (etcd) end to end.
+# kube-controller-manager on loopback, plus our node simulator), a real OCI registry (docker-registry on loopback),
+# the sample catalog published there as bundle images plus a file-based catalog image that references them by
+# digest (built and pushed by `olm-oci`, no container engine), both operators, a CatalogSource naming the catalog
+# image (served in-process by catalog-operator, no registry pod), and a Subscription that installs a real operator
+# (etcd) end to end from those images.
 #
 #   hack/quickstart.sh        bring everything up, install, print the result (everything keeps running)
 #   hack/quickstart.sh down   stop the operators, the catalog server and the control plane
@@ -12,7 +15,6 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/olm-rs/target}"
 STATE="${OLM_RS_CLUSTER_DIR:-${OLM_RS_CACHE:-$HOME/.cache/olm-rs}/cluster}"
 RUN="$STATE/quickstart"
 NS="${QUICKSTART_NAMESPACE:-etcd-demo}"
-CATALOG_PORT="${QUICKSTART_CATALOG_PORT:-50151}"
 BIN="$CARGO_TARGET_DIR/debug"
 log() { echo "== quickstart: $*" >&2; }
 
@@ -43,14 +45,19 @@ start() { # name, then the command
   local name=$1; shift
   setsid "$@" >"$RUN/$name.log" 2>&1 < /dev/null & echo $! > "$RUN/$name.pid"
 }
-start registry "$BIN/registry" serve "$REPO/deploy/samples/catalog" --port "$CATALOG_PORT" --listen 127.0.0.1
+REGISTRY_ADDR=$(hack/registry.sh addr)
+CATALOG_IMAGE="$REGISTRY_ADDR/olm-rs-samples/catalog:latest"
+log "pushing the sample bundles and a catalog image referencing them by digest to $REGISTRY_ADDR"
+"$BIN/olm-oci" push-tree "$REPO/deploy/samples/catalog" --package etcd --prefix "$REGISTRY_ADDR/olm-rs-samples" \
+  --catalog "$CATALOG_IMAGE" >"$RUN/catalog-image.txt" 2>"$RUN/bundle-images.txt"
+log "catalog image $(cat "$RUN/catalog-image.txt") ($(wc -l < "$RUN/bundle-images.txt") bundle images)"
 start olm-operator "$BIN/olm-operator" run --http-addr 127.0.0.1:18080 --namespace olm
 start catalog-operator "$BIN/catalog-operator" run --http-addr 127.0.0.1:18081 --namespace olm
 for port in 18080 18081; do
   for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
   curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { log "operator on :$port did not start; logs in $RUN"; exit 1; }
 done
-log "operators running (logs in $RUN); catalog served on 127.0.0.1:$CATALOG_PORT"
+log "operators running (logs in $RUN)"
 
 kubectl create namespace "$NS" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 kubectl apply -n "$NS" -f - >/dev/null <<YAML
@@ -62,7 +69,7 @@ spec: {targetNamespaces: [$NS]}
 apiVersion: operators.coreos.com/v1alpha1
 kind: CatalogSource
 metadata: {name: sample-catalog}
-spec: {sourceType: grpc, address: "127.0.0.1:$CATALOG_PORT", displayName: "olm-rs sample catalog", publisher: olm-rs}
+spec: {sourceType: grpc, image: "$CATALOG_IMAGE", displayName: "olm-rs sample catalog", publisher: olm-rs, updateStrategy: {registryPoll: {interval: 10m}}}
 ---
 apiVersion: operators.coreos.com/v1alpha1
 kind: Subscription

@@ -64,6 +64,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             catalogs: Arc::default(),
             config: Arc::new(config),
             kinds: Default::default(),
+            bundles: Arc::default(),
+            catalog_images: Arc::default(),
         };
         let _ = shared
             .registries

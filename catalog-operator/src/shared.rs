@@ -33,6 +33,10 @@ pub struct Shared {
     pub config: Arc<Config>,
     /// Discovery answers for InstallPlan steps.
     pub kinds: crate::install_plan::execute::Kinds,
+    /// Bundle images pulled and unpacked in this process, cached by digest.
+    pub bundles: Arc<crate::bundle_image::Unpacker>,
+    /// Catalog images served in-process.
+    pub catalog_images: Arc<crate::catalog_image::CatalogImages>,
 }
 
 /// Settings from the command line.

@@ -1,5 +1,5 @@
 //! The CatalogSource actor: one per CatalogSource. It runs the source its spec asks for (a gRPC registry at
-//! an address, OLM's registry Pod for an image, or a ConfigMap served in-process), follows the connection
+//! an address, a catalog image or a ConfigMap served in-process), follows the connection
 //! state, loads the content into [`crate::catalogs::Catalogs`], writes `status` as OLM does, and tells namespace
 //! resolution (a typed message) when what it serves changes.
 //!
@@ -92,6 +92,7 @@ impl Actor for CatalogSourceActor {
             .catalogsource_ready
             .remove_label_values(&[&self.key.name, self.key.namespace_or_empty()]);
         self.shared.catalogs.remove(&self.catalog_key());
+        self.shared.catalog_images.forget(&self.catalog_key());
         self.shared
             .resolve(self.key.namespace_or_empty(), Cause::CatalogChanged);
     }
@@ -182,7 +183,7 @@ impl CatalogSourceActor {
         if plan_changed {
             self.teardown();
             self.plan = Some(plan.clone());
-            self.start(ctx, &cs, plan);
+            self.start(ctx, plan);
         } else if priority_changed {
             ctx.notify(Refresh);
         }
@@ -207,50 +208,14 @@ impl CatalogSourceActor {
         }
     }
 
-    fn start(&mut self, ctx: &mut Context<Self>, cs: &CatalogSource, plan: Result<Plan, Invalid>) {
-        let ns = self.key.namespace_or_empty().to_string();
+    fn start(&mut self, ctx: &mut Context<Self>, plan: Result<Plan, Invalid>) {
         match plan {
             Err(Invalid(msg)) => {
                 tracing::info!(catalog = %self.key, message = %msg, "invalid CatalogSource spec")
             }
             Ok(Plan::Address(addr)) => self.connect(ctx, &addr),
-            Ok(Plan::Image { image, service }) => {
-                let addr = format!("{service}.{ns}.svc:{}", spec::GRPC_PORT);
-                self.registry_service = Some(RegistryServiceStatus {
-                    protocol: "grpc".into(),
-                    service_name: service.clone(),
-                    service_namespace: ns.clone(),
-                    port: spec::GRPC_PORT.to_string(),
-                    created_at: Some(now()),
-                });
-                let client = self.shared.client.clone();
-                let cs = cs.clone();
-                let name = self.key.name.clone();
-                let generation = self.generation;
-                ctx.spawn(
-                    async move { pod::ensure(&client, &cs, &name, &ns, &image, &service).await }
-                        .into_actor(self)
-                        .map(move |r, act, ctx| {
-                            if act.generation != generation {
-                                return;
-                            }
-                            match r {
-                                Ok(()) => act.connect(ctx, &addr),
-                                Err(e) => {
-                                    // e.g. the ServiceAccount token is not there yet: start the source again shortly.
-                                    act.fetch_error = Some(error_text(&e));
-                                    act.write_status(ctx);
-                                    ctx.run_later(Duration::from_secs(2), move |act, ctx| {
-                                        if act.generation == generation {
-                                            act.plan = None;
-                                            act.reconcile(ctx);
-                                        }
-                                    });
-                                }
-                            }
-                        }),
-                );
-            }
+            // Served in-process from the pulled image (crate::catalog_image); pod.rs keeps OLM's Pod way.
+            Ok(Plan::Image { .. }) => self.refresh(ctx),
             Ok(Plan::ConfigMap(_)) => self.refresh(ctx),
         }
     }
@@ -297,6 +262,7 @@ impl CatalogSourceActor {
         let client = self.shared.client.clone();
         let source = self.source.clone();
         let name = self.key.name.clone();
+        let shared = self.shared.clone();
         self.fetching = true;
         self.shared
             .catalog_metrics
@@ -309,6 +275,10 @@ impl CatalogSourceActor {
                     let (store, reference) =
                         load_config_map(&client, &key.namespace, cm, &name).await?;
                     (BundleSource::InProcess(store), Some(reference))
+                }
+                (Plan::Image { image, .. }, _) => {
+                    let store = crate::catalog_image::load(&shared, &key, image).await?;
+                    (BundleSource::InProcess(store), None)
                 }
                 (_, Some(source)) => (source, None),
                 (_, None) => return Err(format!("{}", FetchError::NotServing(key))),
@@ -340,6 +310,14 @@ impl CatalogSourceActor {
     }
 
     fn fetched(&mut self, r: Result<Fetched, String>) {
+        if matches!(self.plan, Some(Ok(Plan::Image { .. }))) {
+            // An in-process image catalog is READY once its content loaded (OLM's connection state).
+            let state = crate::catalog_image::connection_after(r.is_ok(), self.snapshot.is_some());
+            if self.connection != Some(state) {
+                self.connection = Some(state);
+                self.last_connect = Some(now());
+            }
+        }
         match r {
             Ok(f) => {
                 for note in &f.notes {

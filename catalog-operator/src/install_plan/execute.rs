@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// Kinds an InstallPlan may create (OLM's list); anything else is `UnsupportedResource`.
-const SUPPORTED: &[&str] = &[
+pub const SUPPORTED: &[&str] = &[
     "ClusterServiceVersion",
     "CustomResourceDefinition",
     "Subscription",

@@ -6,6 +6,7 @@ pub mod crd_owners;
 pub mod crd_safety;
 pub mod execute;
 pub mod machine;
+pub mod step_kinds;
 
 use crate::namespace::Cause;
 use crate::shared::Shared;

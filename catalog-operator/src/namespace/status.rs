@@ -308,6 +308,14 @@ pub enum Decided {
         csv: String,
         plan: PlanRef,
     },
+    /// A bundle image of its plan is being pulled (OLM: `BundleUnpacking`, `UnpackingInProgress`).
+    Unpacking {
+        message: String,
+    },
+    /// A bundle image of its plan failed to unpack (OLM: `BundleUnpackFailed`); retried with backoff.
+    UnpackFailed {
+        message: String,
+    },
 }
 
 pub fn after_resolution(s: &mut SubscriptionStatus, d: &Decided, now: &Time) {
@@ -322,6 +330,32 @@ pub fn after_resolution(s: &mut SubscriptionStatus, d: &Decided, now: &Time) {
                 now,
             ),
         ),
+        Decided::Unpacking { message } => {
+            s.remove_conditions(&[T::BundleUnpackFailed]);
+            set(
+                s,
+                condition(
+                    T::BundleUnpacking,
+                    true,
+                    R::UnpackingInProgress,
+                    message.clone(),
+                    now,
+                ),
+            );
+        }
+        Decided::UnpackFailed { message } => {
+            s.remove_conditions(&[T::BundleUnpacking]);
+            set(
+                s,
+                condition(
+                    T::BundleUnpackFailed,
+                    true,
+                    R::BundleUnpackFailed,
+                    message.clone(),
+                    now,
+                ),
+            );
+        }
         Decided::Unchanged => s.remove_conditions(&[
             T::ResolutionFailed,
             T::BundleUnpacking,

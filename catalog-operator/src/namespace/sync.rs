@@ -416,68 +416,93 @@ async fn resolve_and_plan(
     let only_manual = !changed.is_empty() && changed.values().all(|(_, m)| *m);
     let mut requeue = None;
     for manual in [false, true] {
-        let members: Vec<&String> = changed
+        let mut members: Vec<&String> = changed
             .iter()
             .filter(|(_, (_, m))| *m == manual)
             .map(|(n, _)| n)
             .collect();
         let with_deps = manual == only_manual;
-        let bundles: Vec<&resolver::BundleStep> = resolution
-            .steps
-            .iter()
-            .filter(|b| {
-                members.contains(&&b.subscription)
-                    || (with_deps && new_subs.contains(b.subscription.as_str()))
-            })
-            .collect();
-        if bundles.is_empty() {
-            continue;
-        }
-        let deps: Vec<&resolver::NewSubscription> = if with_deps {
-            resolution.new_subscriptions.iter().collect()
-        } else {
-            Vec::new()
-        };
-        let owners: Vec<&Subscription> = next
-            .iter()
-            .filter(|(s, _)| {
-                members
-                    .iter()
-                    .any(|m| s.metadata.name.as_deref() == Some(m.as_str()))
-            })
-            .map(|(s, _)| s.as_ref())
-            .collect();
-        match create_plan(
-            shared, ns, &bundles, &deps, &owners, manual, next, plans, overlay,
-        )
-        .await
-        {
-            Ok(ip) => {
-                let r = plan_ref(&ip);
-                for m in &members {
-                    if let Some((csv, _)) = changed.get(*m) {
+        // A Subscription whose bundle image is not unpacked yet leaves the plan; the others go on without it.
+        // (No member at all is fine: a plan may hold only new dependencies.)
+        loop {
+            let bundles: Vec<&resolver::BundleStep> = resolution
+                .steps
+                .iter()
+                .filter(|b| {
+                    members.contains(&&b.subscription)
+                        || (with_deps && new_subs.contains(b.subscription.as_str()))
+                })
+                .collect();
+            if bundles.is_empty() {
+                break;
+            }
+            let deps: Vec<&resolver::NewSubscription> = if with_deps {
+                resolution.new_subscriptions.iter().collect()
+            } else {
+                Vec::new()
+            };
+            let owners: Vec<&Subscription> = next
+                .iter()
+                .filter(|(s, _)| {
+                    members
+                        .iter()
+                        .any(|m| s.metadata.name.as_deref() == Some(m.as_str()))
+                })
+                .map(|(s, _)| s.as_ref())
+                .collect();
+            match create_plan(
+                shared, ns, &bundles, &deps, &owners, manual, next, plans, overlay,
+            )
+            .await
+            {
+                Ok(ip) => {
+                    let r = plan_ref(&ip);
+                    for m in &members {
+                        if let Some((csv, _)) = changed.get(*m) {
+                            decided.insert(
+                                (*m).clone(),
+                                Decided::Planned {
+                                    csv: csv.clone(),
+                                    plan: r.clone(),
+                                },
+                            );
+                        }
+                    }
+                    break;
+                }
+                Err(PlanError::Bundle(message)) => {
+                    for m in &members {
                         decided.insert(
                             (*m).clone(),
-                            Decided::Planned {
-                                csv: csv.clone(),
-                                plan: r.clone(),
+                            Decided::Failed {
+                                message: message.clone(),
                             },
                         );
                     }
+                    requeue = Some(Duration::from_secs(10));
+                    break;
                 }
-            }
-            Err(PlanError::Bundle(message)) => {
-                for m in &members {
-                    decided.insert(
-                        (*m).clone(),
-                        Decided::Failed {
-                            message: message.clone(),
-                        },
-                    );
+                Err(PlanError::Unpack(waiting)) => {
+                    for (sub, not_yet) in &waiting {
+                        let (d, retry) = crate::bundle_image::decided(not_yet);
+                        requeue = Some(requeue.map_or(retry, |r: Duration| r.min(retry)));
+                        if members.contains(&sub) {
+                            decided.insert(sub.clone(), d);
+                        } else {
+                            // A new dependency's bundle: every member of this plan waits for it.
+                            for m in &members {
+                                decided.insert((*m).clone(), d.clone());
+                            }
+                            members.clear();
+                        }
+                    }
+                    members.retain(|m| !waiting.iter().any(|(s, _)| s == *m));
+                    if members.is_empty() {
+                        break;
+                    }
                 }
-                requeue = Some(Duration::from_secs(10));
+                Err(PlanError::Api(e)) => return Err(SyncError::CreatePlan(e)),
             }
-            Err(PlanError::Api(e)) => return Err(SyncError::CreatePlan(e)),
         }
     }
     for (sub, st) in next.iter_mut() {
@@ -491,6 +516,8 @@ async fn resolve_and_plan(
 
 enum PlanError {
     Bundle(String),
+    /// Bundle images not unpacked yet, by the Subscription their bundle resolves for.
+    Unpack(Vec<(String, crate::bundle_image::NotYet)>),
     Api(kube::Error),
 }
 
@@ -511,6 +538,8 @@ async fn create_plan(
     let mut plan: Vec<Step> = Vec::new();
     let mut catalogs: BTreeSet<String> = BTreeSet::new();
     let mut csv_names = Vec::new();
+    let mut lookups = Vec::new();
+    let mut waiting = Vec::new();
     for b in bundles {
         let view = shared
             .catalogs
@@ -528,11 +557,22 @@ async fn create_plan(
                     error_text(&e)
                 ))
             })?;
+        let (full, lookup) = match crate::bundle_image::fill(shared, ns, b, full).await {
+            Ok(filled) => filled,
+            Err(not_yet) => {
+                waiting.push((b.subscription.clone(), not_yet));
+                continue;
+            }
+        };
+        lookups.extend(lookup);
         let s = steps::bundle_steps(&full, b, ns, &trace)
             .map_err(|e| PlanError::Bundle(e.to_string()))?;
         plan.extend(s);
         catalogs.insert(b.catalog.name.clone());
         csv_names.push(b.name.clone());
+    }
+    if !waiting.is_empty() {
+        return Err(PlanError::Unpack(waiting));
     }
     for d in deps {
         plan.push(steps::subscription_step(d, ns));
@@ -572,6 +612,7 @@ async fn create_plan(
         },
         catalog_sources: catalogs.into_iter().collect(),
         plan,
+        bundle_lookups: lookups,
         ..Default::default()
     });
     let name = created.metadata.name.clone().unwrap_or_default();

@@ -91,6 +91,10 @@ wire_enum! {
         InstallCheckFailed = "InstallCheckFailed",
         ConstraintsNotSatisfiable = "ConstraintsNotSatisfiable",
         ErrorPreventedResolution = "ErrorPreventedResolution",
+        /// `BundleUnpacking` while a bundle image is pulled.
+        UnpackingInProgress = "UnpackingInProgress",
+        /// `BundleUnpackFailed` when it could not be.
+        BundleUnpackFailed = "BundleUnpackFailed",
     }
 }
 

@@ -1,0 +1,127 @@
+//! Catalog images served in-process (issue 13), as catalogd does: a CatalogSource with `spec.image` is pulled
+//! straight from its registry (no registry Pod, no Service: the full local cluster has no kube-proxy or DNS, so
+//! OLM's pod approach cannot be reached there), its file-based catalog (the
+//! `operators.operatorframework.io.index.configs.v1` label, `/configs` by default) unpacked in memory and
+//! indexed into the same [`registry::store::Store`] the gRPC server uses. Each poll re-reads the tag's digest
+//! (one HEAD request); a new digest is pulled and indexed while the old catalog keeps serving, then swapped in.
+//!
+//! ```text
+//! CatalogSource actor refresh ─▶ CatalogImages::load(key, image) ─ digest unchanged ─▶ same Arc<Store>
+//!                                          └─ new digest: pull ─▶ files::catalog ─▶ Store::build ─▶ swap
+//! ```
+
+pub mod files;
+
+use crate::shared::Shared;
+use oci::{Auth, Limits, PullError, Registry};
+use registry::store::Store;
+use resolver::CatalogKey;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+struct Loaded {
+    image: String,
+    digest: String,
+    store: Arc<Store>,
+}
+
+/// The catalog images this process serves, one per CatalogSource.
+#[derive(Default)]
+pub struct CatalogImages {
+    registry: Registry,
+    loaded: Mutex<HashMap<CatalogKey, Loaded>>,
+}
+
+impl CatalogImages {
+    /// Requests sent to registries for catalog images.
+    pub fn registry_requests(&self) -> u64 {
+        self.registry.requests()
+    }
+
+    /// The manifest digest currently served for `key`.
+    pub fn digest(&self, key: &CatalogKey) -> Option<String> {
+        self.loaded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)
+            .map(|l| l.digest.clone())
+    }
+
+    /// Drops what `key` served (its CatalogSource is gone).
+    pub fn forget(&self, key: &CatalogKey) {
+        self.loaded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(key);
+    }
+
+    /// The indexed catalog of `image` for `key`: the one already loaded when the image's digest has not moved,
+    /// else the image pulled (by digest) and indexed.
+    pub async fn load(
+        &self,
+        key: &CatalogKey,
+        image: &str,
+        auth: &Auth,
+    ) -> Result<Arc<Store>, PullError> {
+        let digest = match oci::publish::pinned_digest(image) {
+            Some(d) => d.to_string(),
+            None => self.registry.resolve(image, auth).await?,
+        };
+        {
+            let loaded = self.loaded.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(l) = loaded
+                .get(key)
+                .filter(|l| l.digest == digest && l.image == image)
+            {
+                return Ok(l.store.clone());
+            }
+        }
+        let started = Instant::now();
+        let pinned = oci::publish::pinned(image, &digest);
+        let pulled = self.registry.pull(&pinned, auth, &Limits::CATALOG).await?;
+        let pulled_at = started.elapsed();
+        let reference = image.to_string();
+        let store = tokio::task::spawn_blocking(move || files::index(&reference, &pulled))
+            .await
+            .map_err(|e| PullError::NotACatalog {
+                reference: image.to_string(),
+                message: format!("indexing task failed: {e}"),
+            })??;
+        tracing::info!(catalog = %key, image, digest = %digest, pull_ms = pulled_at.as_millis() as u64, total_ms = started.elapsed().as_millis() as u64, "catalog image loaded");
+        let store = Arc::new(store);
+        self.loaded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                key.clone(),
+                Loaded {
+                    image: image.to_string(),
+                    digest,
+                    store: store.clone(),
+                },
+            );
+        Ok(store)
+    }
+}
+
+/// Loads the catalog image of CatalogSource `key` with its pull secrets; the error as status text.
+pub async fn load(shared: &Shared, key: &CatalogKey, image: &str) -> Result<Arc<Store>, String> {
+    let auth = crate::bundle_image::auth::for_catalog(shared, key, image).await;
+    shared
+        .catalog_images
+        .load(key, image, &auth)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// The connection state an in-process image catalog reports after a load: READY when it loaded; when it did
+/// not, TRANSIENT_FAILURE unless an earlier catalog still serves (then it stays READY with the error shown).
+pub fn connection_after(loaded: bool, serving_before: bool) -> registry::client::ConnectionState {
+    use registry::client::ConnectionState;
+    if loaded || serving_before {
+        ConnectionState::Ready
+    } else {
+        ConnectionState::TransientFailure
+    }
+}

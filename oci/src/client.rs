@@ -1,0 +1,520 @@
+//! The registry client: resolve a tag's digest, pull an image (manifest, config labels, layers) with every
+//! byte checked against its digest and every size against [`Limits`], and push images we build. A thin
+//! layer over `oci-client` that turns its errors into [`PullError`]s and counts the requests it makes.
+
+use crate::error::PullError;
+use crate::limits::Limits;
+use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
+use oci_client::errors::{OciDistributionError, OciErrorCode};
+use oci_client::manifest::{
+    IMAGE_CONFIG_MEDIA_TYPE, IMAGE_DOCKER_CONFIG_MEDIA_TYPE, IMAGE_MANIFEST_LIST_MEDIA_TYPE,
+    IMAGE_MANIFEST_MEDIA_TYPE, OCI_IMAGE_INDEX_MEDIA_TYPE, OCI_IMAGE_MEDIA_TYPE, OciDescriptor,
+    OciImageManifest,
+};
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Client, Reference};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Credentials for one registry.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub enum Auth {
+    #[default]
+    Anonymous,
+    Basic {
+        username: String,
+        password: String,
+    },
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Auth::Anonymous => write!(f, "Anonymous"),
+            Auth::Basic { username, .. } => write!(f, "Basic({username}, ***)"),
+        }
+    }
+}
+
+impl Auth {
+    fn oci(&self) -> RegistryAuth {
+        match self {
+            Auth::Anonymous => RegistryAuth::Anonymous,
+            Auth::Basic { username, password } => {
+                RegistryAuth::Basic(username.clone(), password.clone())
+            }
+        }
+    }
+}
+
+/// A pulled image.
+#[derive(Debug, Clone)]
+pub struct Image {
+    /// The manifest's digest (`sha256:…`), checked against the reference when it names one.
+    pub digest: String,
+    /// The config's `config.Labels`.
+    pub labels: BTreeMap<String, String>,
+    /// Each layer's media type and (compressed) bytes, digest-checked.
+    pub layers: Vec<(String, Vec<u8>)>,
+}
+
+const MANIFEST_TYPES: &[&str] = &[
+    OCI_IMAGE_MEDIA_TYPE,
+    IMAGE_MANIFEST_MEDIA_TYPE,
+    OCI_IMAGE_INDEX_MEDIA_TYPE,
+    IMAGE_MANIFEST_LIST_MEDIA_TYPE,
+];
+
+/// `sha256:<hex>` of `bytes`.
+pub fn sha256_digest(bytes: &[u8]) -> String {
+    let hash = Sha256::digest(bytes);
+    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// Whether `registry` (host[:port]) is spoken to over plain HTTP: loopback registries and the ones listed.
+fn plain_http(registry: &str, insecure: &[String]) -> bool {
+    let host = registry.rsplit_once(':').map_or(registry, |(h, _)| h);
+    host == "localhost"
+        || host.starts_with("127.")
+        || host == "[::1]"
+        || insecure.iter().any(|r| r == registry)
+}
+
+/// A registry client; clone it freely (one `oci-client` client, with its connection pool and tokens, per
+/// registry host).
+#[derive(Clone, Default)]
+pub struct Registry {
+    clients: Arc<Mutex<HashMap<String, Arc<Client>>>>,
+    insecure: Arc<Vec<String>>,
+    requests: Arc<AtomicU64>,
+}
+
+impl Registry {
+    /// A client that speaks HTTPS except to loopback registries and the `insecure` ones (host:port).
+    pub fn new(insecure: &[String]) -> Self {
+        Self {
+            insecure: Arc::new(insecure.to_vec()),
+            ..Default::default()
+        }
+    }
+
+    /// HTTP requests this client has sent to registries (manifests and blobs; auth handshakes not counted).
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    fn count(&self, n: u64) {
+        self.requests.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Parses `reference` (`host[:port]/repo[:tag][@digest]`).
+    pub fn reference(reference: &str) -> Result<Reference, PullError> {
+        reference
+            .parse::<Reference>()
+            .map_err(|e| PullError::BadReference {
+                reference: reference.to_string(),
+                message: e.to_string(),
+            })
+    }
+
+    fn client_for(&self, r: &Reference) -> Arc<Client> {
+        let registry = r.resolve_registry().to_string();
+        let mut clients = self.clients.lock().unwrap_or_else(PoisonError::into_inner);
+        clients
+            .entry(registry.clone())
+            .or_insert_with(|| {
+                // reqwest's rustls needs a process-wide provider; kube uses ring too. A second install is a no-op.
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                let protocol = if plain_http(&registry, &self.insecure) {
+                    ClientProtocol::Http
+                } else {
+                    ClientProtocol::Https
+                };
+                Arc::new(Client::new(ClientConfig {
+                    protocol,
+                    connect_timeout: Some(std::time::Duration::from_secs(10)),
+                    read_timeout: Some(std::time::Duration::from_secs(60)),
+                    ..Default::default()
+                }))
+            })
+            .clone()
+    }
+
+    /// The digest a tag points at now (one HEAD request).
+    pub async fn resolve(&self, reference: &str, auth: &Auth) -> Result<String, PullError> {
+        let r = Self::reference(reference)?;
+        let client = self.client_for(&r);
+        self.count(1);
+        client
+            .fetch_manifest_digest(&r, &auth.oci())
+            .await
+            .map_err(|e| map_error(reference, e))
+    }
+
+    async fn manifest(
+        &self,
+        client: &Client,
+        reference: &str,
+        r: &Reference,
+        auth: &RegistryAuth,
+        limits: &Limits,
+    ) -> Result<(OciImageManifest, String), PullError> {
+        self.count(1);
+        let (body, digest) = client
+            .pull_manifest_raw(r, auth, MANIFEST_TYPES)
+            .await
+            .map_err(|e| map_error(reference, e))?;
+        if body.len() > limits.manifest_bytes {
+            return Err(PullError::TooLarge {
+                reference: reference.to_string(),
+                what: "manifest".into(),
+                size: body.len() as u64,
+                limit: limits.manifest_bytes as u64,
+            });
+        }
+        let value: Value = serde_json::from_slice(&body).map_err(|e| PullError::Registry {
+            reference: reference.to_string(),
+            message: format!("manifest is not JSON: {e}"),
+        })?;
+        let media_type = value["mediaType"].as_str().unwrap_or(OCI_IMAGE_MEDIA_TYPE);
+        match media_type {
+            OCI_IMAGE_INDEX_MEDIA_TYPE | IMAGE_MANIFEST_LIST_MEDIA_TYPE => {
+                let chosen = choose_platform(&value).ok_or_else(|| PullError::NotFound {
+                    reference: format!("{reference} (no linux/amd64 manifest in its index)"),
+                })?;
+                let pinned = Reference::with_digest(
+                    r.registry().to_string(),
+                    r.repository().to_string(),
+                    chosen,
+                );
+                let (body, digest) = {
+                    self.count(1);
+                    client
+                        .pull_manifest_raw(
+                            &pinned,
+                            auth,
+                            &[OCI_IMAGE_MEDIA_TYPE, IMAGE_MANIFEST_MEDIA_TYPE],
+                        )
+                        .await
+                        .map_err(|e| map_error(reference, e))?
+                };
+                Ok((parse_manifest(reference, &body)?, digest))
+            }
+            OCI_IMAGE_MEDIA_TYPE | IMAGE_MANIFEST_MEDIA_TYPE => {
+                Ok((parse_manifest(reference, &body)?, digest))
+            }
+            other => Err(PullError::WrongMediaType {
+                reference: reference.to_string(),
+                media_type: other.to_string(),
+            }),
+        }
+    }
+
+    /// Pulls `reference`: the manifest (an index picks linux/amd64), the config's labels, every layer.
+    pub async fn pull(
+        &self,
+        reference: &str,
+        auth: &Auth,
+        limits: &Limits,
+    ) -> Result<Image, PullError> {
+        let r = Self::reference(reference)?;
+        let client = self.client_for(&r);
+        let client = client.as_ref();
+        let auth = auth.oci();
+        let (manifest, digest) = self.manifest(client, reference, &r, &auth, limits).await?;
+        let config_type = manifest.config.media_type.as_str();
+        if config_type != IMAGE_CONFIG_MEDIA_TYPE && config_type != IMAGE_DOCKER_CONFIG_MEDIA_TYPE {
+            return Err(PullError::WrongMediaType {
+                reference: reference.to_string(),
+                media_type: config_type.to_string(),
+            });
+        }
+        let config = self
+            .blob(
+                client,
+                reference,
+                &r,
+                &manifest.config,
+                limits.manifest_bytes as u64,
+            )
+            .await?;
+        let config: Value = serde_json::from_slice(&config).map_err(|e| PullError::Registry {
+            reference: reference.to_string(),
+            message: format!("image config is not JSON: {e}"),
+        })?;
+        let labels = config["config"]["Labels"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut layers = Vec::with_capacity(manifest.layers.len());
+        for l in &manifest.layers {
+            let bytes = self
+                .blob(client, reference, &r, l, limits.layer_bytes)
+                .await?;
+            layers.push((l.media_type.clone(), bytes));
+        }
+        Ok(Image {
+            digest,
+            labels,
+            layers,
+        })
+    }
+
+    async fn blob(
+        &self,
+        client: &Client,
+        reference: &str,
+        r: &Reference,
+        d: &OciDescriptor,
+        limit: u64,
+    ) -> Result<Vec<u8>, PullError> {
+        let size = u64::try_from(d.size).unwrap_or(u64::MAX);
+        if size > limit {
+            return Err(PullError::TooLarge {
+                reference: reference.to_string(),
+                what: format!("blob {}", d.digest),
+                size,
+                limit,
+            });
+        }
+        let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        self.count(1);
+        client
+            .pull_blob(r, d, &mut out)
+            .await
+            .map_err(|e| map_error(reference, e))?;
+        if out.len() as u64 != size {
+            return Err(PullError::DigestMismatch {
+                reference: reference.to_string(),
+                expected: format!("{} ({size} bytes)", d.digest),
+                actual: format!("{} bytes", out.len()),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Pushes an image of `layers` (media type, bytes) with an OCI config of `labels`; returns the digest of
+    /// the manifest as pushed, so callers can refer to it as `repo@digest`.
+    pub async fn push(
+        &self,
+        reference: &str,
+        auth: &Auth,
+        layers: Vec<(String, Vec<u8>)>,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<String, PullError> {
+        self.push_with_config(
+            reference,
+            auth,
+            layers,
+            crate::build::image_config(labels),
+            IMAGE_CONFIG_MEDIA_TYPE,
+        )
+        .await
+    }
+
+    /// As [`Registry::push`] with a config blob of any media type (tests push non-images with it).
+    pub async fn push_with_config(
+        &self,
+        reference: &str,
+        auth: &Auth,
+        layers: Vec<(String, Vec<u8>)>,
+        config: Vec<u8>,
+        config_media_type: &str,
+    ) -> Result<String, PullError> {
+        let r = Self::reference(reference)?;
+        let client = self.client_for(&r);
+        let client = client.as_ref();
+        let auth = auth.oci();
+        let (layers, config, manifest) = assemble(layers, config, config_media_type);
+        let body = serde_json::to_vec(&manifest).map_err(|e| PullError::Registry {
+            reference: reference.to_string(),
+            message: e.to_string(),
+        })?;
+        client
+            .store_auth_if_needed(r.resolve_registry(), &auth)
+            .await;
+        for (layer, d) in layers.iter().zip(&manifest.layers) {
+            client
+                .push_blob(&r, layer.data.clone(), &d.digest)
+                .await
+                .map_err(|e| map_error(reference, e))?;
+        }
+        client
+            .push_blob(&r, config.data.clone(), &manifest.config.digest)
+            .await
+            .map_err(|e| map_error(reference, e))?;
+        let digest = sha256_digest(&body);
+        client
+            .push_manifest_raw(
+                &r,
+                body,
+                http::HeaderValue::from_static(OCI_IMAGE_MEDIA_TYPE),
+            )
+            .await
+            .map_err(|e| map_error(reference, e))?;
+        Ok(digest)
+    }
+}
+
+fn assemble(
+    layers: Vec<(String, Vec<u8>)>,
+    config: Vec<u8>,
+    config_media_type: &str,
+) -> (Vec<ImageLayer>, Config, OciImageManifest) {
+    let layers: Vec<ImageLayer> = layers
+        .into_iter()
+        .map(|(media_type, data)| ImageLayer::new(data, media_type, None))
+        .collect();
+    let config = Config::new(config, config_media_type.to_string(), None);
+    let mut manifest = OciImageManifest::build(&layers, &config, None);
+    manifest.media_type = Some(OCI_IMAGE_MEDIA_TYPE.to_string());
+    (layers, config, manifest)
+}
+
+/// The digest [`Registry::push`] will give an image of `layers` and `labels`, computed without a registry (so a
+/// catalog can reference an image by digest before it is pushed).
+pub fn digest_of(layers: Vec<(String, Vec<u8>)>, labels: &BTreeMap<String, String>) -> String {
+    let (_, _, manifest) = assemble(
+        layers,
+        crate::build::image_config(labels),
+        IMAGE_CONFIG_MEDIA_TYPE,
+    );
+    sha256_digest(&serde_json::to_vec(&manifest).unwrap_or_default())
+}
+
+fn parse_manifest(reference: &str, body: &[u8]) -> Result<OciImageManifest, PullError> {
+    serde_json::from_slice(body).map_err(|e| PullError::Registry {
+        reference: reference.to_string(),
+        message: format!("invalid image manifest: {e}"),
+    })
+}
+
+/// The linux/amd64 entry of an index (or its only entry).
+fn choose_platform(index: &Value) -> Option<String> {
+    let entries = index["manifests"].as_array()?;
+    let amd64 = entries
+        .iter()
+        .find(|m| m["platform"]["os"] == "linux" && m["platform"]["architecture"] == "amd64");
+    let chosen = amd64.or(if entries.len() == 1 {
+        entries.first()
+    } else {
+        None
+    })?;
+    chosen["digest"].as_str().map(str::to_string)
+}
+
+/// oci-client's error → ours.
+pub fn map_error(reference: &str, e: OciDistributionError) -> PullError {
+    let reference = reference.to_string();
+    match e {
+        OciDistributionError::RegistryError { envelope, .. } => {
+            let not_found = envelope.errors.iter().any(|x| {
+                matches!(
+                    x.code,
+                    OciErrorCode::ManifestUnknown
+                        | OciErrorCode::NameUnknown
+                        | OciErrorCode::BlobUnknown
+                        | OciErrorCode::NotFound
+                )
+            });
+            let denied = envelope
+                .errors
+                .iter()
+                .any(|x| matches!(x.code, OciErrorCode::Denied | OciErrorCode::Unauthorized));
+            let message = envelope
+                .errors
+                .iter()
+                .map(|x| x.message.clone())
+                .collect::<Vec<_>>()
+                .join("; ");
+            if not_found {
+                PullError::NotFound { reference }
+            } else if denied {
+                PullError::Unauthorized { reference, message }
+            } else {
+                PullError::Registry { reference, message }
+            }
+        }
+        OciDistributionError::ServerError { code: 404, .. }
+        | OciDistributionError::ImageManifestNotFoundError(_) => PullError::NotFound { reference },
+        OciDistributionError::UnauthorizedError { url } => PullError::Unauthorized {
+            reference,
+            message: format!("401 from {url}"),
+        },
+        OciDistributionError::AuthenticationFailure(message) => {
+            PullError::Unauthorized { reference, message }
+        }
+        OciDistributionError::DigestError(d) => PullError::DigestMismatch {
+            reference,
+            expected: String::new(),
+            actual: d.to_string(),
+        },
+        OciDistributionError::RequestError(e) if e.is_connect() || e.is_timeout() => {
+            PullError::Unreachable {
+                reference,
+                message: error_chain(&e),
+            }
+        }
+        OciDistributionError::UnsupportedMediaTypeError(media_type)
+        | OciDistributionError::IncompatibleLayerMediaTypeError(media_type) => {
+            PullError::WrongMediaType {
+                reference,
+                media_type,
+            }
+        }
+        other => PullError::Registry {
+            reference,
+            message: error_chain(&other),
+        },
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        cur = s.source();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case::loopback("127.0.0.1:25000", true)]
+    #[case::localhost("localhost:5000", true)]
+    #[case::remote("quay.io", false)]
+    fn loopback_registries_are_plain_http(#[case] registry: &str, #[case] plain: bool) {
+        assert_eq!(plain_http(registry, &[]), plain);
+    }
+
+    #[test]
+    fn an_index_picks_linux_amd64() {
+        let index = serde_json::json!({"manifests": [
+            {"digest": "sha256:arm", "platform": {"os": "linux", "architecture": "arm64"}},
+            {"digest": "sha256:amd", "platform": {"os": "linux", "architecture": "amd64"}}]});
+        assert_eq!(choose_platform(&index).as_deref(), Some("sha256:amd"));
+    }
+
+    #[test]
+    fn digests_are_sha256_hex() {
+        assert_eq!(
+            sha256_digest(b""),
+            "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+}

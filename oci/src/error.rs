@@ -1,0 +1,94 @@
+//! Why a pull or an unpack failed, with a short reason (for conditions) and whether retrying may help.
+
+/// Everything that can go wrong between an image reference and its unpacked content.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PullError {
+    #[error("invalid image reference {reference:?}: {message}")]
+    BadReference { reference: String, message: String },
+    #[error("image {reference} not found in its registry")]
+    NotFound { reference: String },
+    #[error("registry of {reference} unreachable: {message}")]
+    Unreachable { reference: String, message: String },
+    #[error(
+        "registry refused access to {reference}: {message} (check the CatalogSource's spec.secrets)"
+    )]
+    Unauthorized { reference: String, message: String },
+    #[error("registry error for {reference}: {message}")]
+    Registry { reference: String, message: String },
+    #[error(
+        "image {reference} has media type {media_type:?}; expected an OCI or Docker v2 image manifest"
+    )]
+    WrongMediaType {
+        reference: String,
+        media_type: String,
+    },
+    #[error("image {reference}: digest mismatch (expected {expected}, got {actual})")]
+    DigestMismatch {
+        reference: String,
+        expected: String,
+        actual: String,
+    },
+    #[error("image {reference}: {what} is {size} bytes, over the limit of {limit}")]
+    TooLarge {
+        reference: String,
+        what: String,
+        size: u64,
+        limit: u64,
+    },
+    #[error("image {reference}: cannot unpack layer {layer}: {message}")]
+    BadLayer {
+        reference: String,
+        layer: String,
+        message: String,
+    },
+    #[error("image {reference} is not a bundle: {message}")]
+    NotABundle { reference: String, message: String },
+    #[error("bundle image {reference} has no ClusterServiceVersion in /manifests")]
+    NoCsv { reference: String },
+    #[error("bundle image {reference}: invalid manifest {file}: {message}")]
+    InvalidManifest {
+        reference: String,
+        file: String,
+        message: String,
+    },
+    #[error("image {reference} is not a catalog: {message}")]
+    NotACatalog { reference: String, message: String },
+    #[error("pulling {reference} did not finish within {seconds} s")]
+    Timeout { reference: String, seconds: u64 },
+}
+
+impl PullError {
+    /// A one-word reason for status conditions.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            PullError::BadReference { .. } => "InvalidImageReference",
+            PullError::NotFound { .. } => "ImageNotFound",
+            PullError::Unreachable { .. } => "RegistryUnreachable",
+            PullError::Unauthorized { .. } => "Unauthorized",
+            PullError::Registry { .. } => "RegistryError",
+            PullError::WrongMediaType { .. } => "WrongMediaType",
+            PullError::DigestMismatch { .. } => "DigestMismatch",
+            PullError::TooLarge { .. } => "TooLarge",
+            PullError::BadLayer { .. } => "InvalidLayer",
+            PullError::NotABundle { .. } => "NotABundle",
+            PullError::NoCsv { .. } => "NoClusterServiceVersion",
+            PullError::InvalidManifest { .. } => "InvalidManifest",
+            PullError::NotACatalog { .. } => "NotACatalog",
+            PullError::Timeout { .. } => "DeadlineExceeded",
+        }
+    }
+
+    /// Whether the same pull may succeed later without anyone changing the image (network, registry state).
+    /// Content errors are not transient, but callers still retry them with a long backoff: a tag can be
+    /// re-pushed.
+    pub fn transient(&self) -> bool {
+        matches!(
+            self,
+            PullError::Unreachable { .. }
+                | PullError::Registry { .. }
+                | PullError::Timeout { .. }
+                | PullError::NotFound { .. }
+                | PullError::Unauthorized { .. }
+        )
+    }
+}

@@ -1,0 +1,31 @@
+//! Size bounds for what a pull may bring into memory: a registry or an image can be hostile or just huge.
+
+/// Bounds checked before and while bytes arrive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// A manifest document.
+    pub manifest_bytes: usize,
+    /// One compressed layer as the manifest declares it (checked before the download).
+    pub layer_bytes: u64,
+    /// Everything kept after unpacking (only the files the caller keeps count).
+    pub unpacked_bytes: u64,
+    /// One kept file.
+    pub file_bytes: u64,
+}
+
+impl Limits {
+    /// Bundle images: a bundle's manifests are small (the largest community bundle is a few MiB of CRDs).
+    pub const BUNDLE: Limits = Limits {
+        manifest_bytes: 4 << 20,
+        layer_bytes: 64 << 20,
+        unpacked_bytes: 32 << 20,
+        file_bytes: 16 << 20,
+    };
+    /// Catalog images: a file-based catalog of thousands of bundles.
+    pub const CATALOG: Limits = Limits {
+        manifest_bytes: 4 << 20,
+        layer_bytes: 512 << 20,
+        unpacked_bytes: 1 << 30,
+        file_bytes: 512 << 20,
+    };
+}

@@ -1,0 +1,161 @@
+//! Catalog images served in-process (issue 13): a file-based catalog image referencing real community bundle
+//! images by digest, pushed to the local registry (Debian's docker-registry) with `oci::publish`. A CatalogSource
+//! with `spec.image` and a registry poll serves it (READY, no Pod); a Subscription installs from it; re-pushing
+//! the tag with a newer channel head upgrades the operator across its `replaces` edge once the poll sees the new
+//! digest. A catalog image without a catalog and an invalid poll interval end in clear status messages.
+
+mod catalog_fixture;
+mod oci_support;
+
+use catalog_fixture::*;
+use kube::Api;
+use messages::crd::catalog_source::CatalogSource;
+use messages::crd::csv::ClusterServiceVersion;
+use oci_support::*;
+use olm_tests::{OperatorProcess, await_object, eventually, with_namespace};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+/// The FBC stream without bundle `drop` (and its channel entries): an older catalog.
+fn without(fbc: &[u8], drop: &str) -> anyhow::Result<Vec<u8>> {
+    let docs: Vec<Value> = serde_json::Deserializer::from_slice(fbc)
+        .into_iter::<Value>()
+        .collect::<Result<_, _>>()?;
+    let mut out = Vec::new();
+    for mut d in docs {
+        if d["schema"] == "olm.bundle" && d["name"] == drop {
+            continue;
+        }
+        if d["schema"] == "olm.channel"
+            && let Some(entries) = d["entries"].as_array_mut()
+        {
+            entries.retain(|e| e["name"] != drop);
+            for e in entries.iter_mut() {
+                if let Some(skips) = e.get_mut("skips").and_then(Value::as_array_mut) {
+                    skips.retain(|s| s != drop);
+                }
+            }
+        }
+        out.extend(serde_json::to_vec(&d)?);
+        out.push(b'\n');
+    }
+    Ok(out)
+}
+
+async fn push_catalog(
+    registry: &oci::Registry,
+    fbc: Vec<u8>,
+    reference: &str,
+) -> anyhow::Result<String> {
+    let files = vec![("configs/catalog.json".to_string(), fbc)];
+    Ok(oci::publish::push_catalog_files(registry, files, reference).await?)
+}
+
+#[tokio::test]
+async fn a_catalog_image_installs_and_a_repushed_tag_upgrades_across_replaces() -> anyhow::Result<()>
+{
+    let Some(root) = community_bundles() else {
+        anyhow::bail!("../shared/catalogs/community-operators-prod-bundles is absent");
+    };
+    let cluster = olm_tests::Cluster::shared()?;
+    with_namespace(cluster, "catimg", |ctx| async move {
+        let registry = oci::Registry::default();
+        let prefix = format!("{}/{}", registry_addr(), ctx.namespace);
+        let published = oci::publish::push_tree(&registry, &root, &["etcd".to_string()], &prefix).await?;
+        let tag = format!("{prefix}/catalog:latest");
+        let old = without(&published.fbc, "etcdoperator.v0.9.4")?;
+        let first = push_catalog(&registry, old, &tag).await?;
+
+        let _cat = catalog_operator(&ctx, &[]).await?;
+        let _olm = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ctx.namespace]).await?;
+        operator_group(&ctx).await?;
+        let started = Instant::now();
+        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+            "metadata": {"name": "community"},
+            "spec": {"sourceType": "grpc", "image": tag, "updateStrategy": {"registryPoll": {"interval": "2s"}}}})).await?;
+        let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+        let cs = await_object(&catalogs, "community", DEADLINE, "READY", |c| {
+            c.and_then(|c| c.status.as_ref())
+                .and_then(|s| s.connection_state.as_ref())
+                .is_some_and(|s| s.last_observed_state.as_str() == "READY")
+        })
+        .await?;
+        eprintln!("catalog image tag → READY in {:?}", started.elapsed());
+        let status = cs.status.unwrap_or_default();
+        assert!(status.registry_service.is_none(), "served in-process, no registry Service");
+
+        subscription(&ctx, "etcd", "etcd", "community", json!({"channel": "singlenamespace-alpha"})).await?;
+        let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+        await_object(&csvs, "etcdoperator.v0.9.2", Duration::from_secs(180), "Succeeded", |c| {
+            c.is_some_and(|c| c.phase().as_str() == "Succeeded")
+        })
+        .await?;
+
+        // The tag moves to a catalog with a newer head; the poll sees the new digest and the operator upgrades.
+        let second = push_catalog(&registry, published.fbc.clone(), &tag).await?;
+        assert_ne!(first, second);
+        let polled_at = Instant::now();
+        await_object(&csvs, "etcdoperator.v0.9.4", Duration::from_secs(180), "Succeeded", |c| {
+            c.is_some_and(|c| c.phase().as_str() == "Succeeded")
+        })
+        .await?;
+        eprintln!("re-pushed tag → upgraded CSV Succeeded in {:?}", polled_at.elapsed());
+        let csv = csvs.get("etcdoperator.v0.9.4").await?;
+        assert_eq!(csv.spec.replaces.as_deref(), Some("etcdoperator.v0.9.2"));
+        let csvs_ref = &csvs;
+        eventually(DEADLINE, "the replaced CSV deleted", || async move {
+            Ok(csvs_ref.get_opt("etcdoperator.v0.9.2").await?.is_none().then_some(()))
+        })
+        .await?;
+        let sub = subs(&ctx).get("etcd").await?;
+        assert_eq!(sub.status.map(|s| s.installed_csv).unwrap_or_default(), "etcdoperator.v0.9.4");
+        let cs = catalogs.get("community").await?;
+        assert!(
+            cs.status.and_then(|s| s.latest_image_registry_poll).is_some(),
+            "latestImageRegistryPoll recorded"
+        );
+        Ok(())
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_catalog_image_without_a_catalog_and_an_invalid_poll_interval_say_so()
+-> anyhow::Result<()> {
+    let cluster = olm_tests::Cluster::shared()?;
+    with_namespace(cluster, "catimgbad", |ctx| async move {
+        let registry = oci::Registry::default();
+        let prefix = format!("{}/{}", registry_addr(), ctx.namespace);
+        let layer = oci::build::tar_gz(&[("bin/opm".to_string(), b"#!/bin/sh\n".to_vec())])?;
+        let empty = format!("{prefix}/empty:v1");
+        registry
+            .push(&empty, &oci::Auth::Anonymous, vec![(oci::build::LAYER_MEDIA_TYPE.into(), layer)], &Default::default())
+            .await?;
+        let good = format!("{prefix}/good:v1");
+        let docs = fbc_package("p", &[("p.v1.0.0", "1.0.0", None, "127.0.0.1:1/p@sha256:0")]);
+        push_catalog(&registry, fbc_text(&docs).into_bytes(), &good).await?;
+
+        let _cat = catalog_operator(&ctx, &[]).await?;
+        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+            "metadata": {"name": "empty"}, "spec": {"sourceType": "grpc", "image": empty}})).await?;
+        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+            "metadata": {"name": "often"},
+            "spec": {"sourceType": "grpc", "image": good, "updateStrategy": {"registryPoll": {"interval": "often"}}}})).await?;
+        let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+        let cs = await_object(&catalogs, "empty", DEADLINE, "not a catalog", |c| {
+            c.and_then(|c| c.status.as_ref()).is_some_and(|s| s.message.contains("is not a catalog"))
+        })
+        .await?;
+        let status = cs.status.unwrap_or_default();
+        assert_eq!(status.reason.as_str(), "RegistryServerError");
+        assert!(status.message.contains("no file-based catalog under /configs"), "{}", status.message);
+        let cs = await_object(&catalogs, "often", DEADLINE, "InvalidIntervalError", |c| {
+            c.and_then(|c| c.status.as_ref()).is_some_and(|s| s.reason.as_str() == "InvalidIntervalError")
+        })
+        .await?;
+        let message = cs.status.unwrap_or_default().message;
+        assert!(message.contains("often"), "{message}");
+        Ok(())
+    })
+    .await
+}

@@ -1,0 +1,187 @@
+//! Benchmark of issue 13's figures (ignored by default; run with `--ignored --nocapture`, needs the local
+//! registry that `hack/control-plane.sh up` starts and ../shared/catalogs):
+//! - bundle unpack, cold (pull + unpack + parse by catalog-operator's unpacker) and cached (digest cache hit);
+//! - the community FBC (745 bundles) as a catalog image: CatalogSource created → READY, and catalog-operator's
+//!   RSS before and with it loaded;
+//! - Subscription created → CSV Succeeded, p50/p99 over 20 installs of bundle images from a catalog image.
+
+mod catalog_fixture;
+mod oci_support;
+
+use catalog_fixture::*;
+use catalog_operator::bundle_image::{Poll, Unpacker};
+use kube::Api;
+use messages::crd::catalog_source::CatalogSource;
+use oci_support::*;
+use olm_tests::{OperatorProcess, await_object, with_namespace};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const INSTALLS: usize = 20;
+
+fn rss_kib(port: u16) -> Option<u64> {
+    let needle = format!("127.0.0.1:{port}");
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if text.contains("catalog-operator") && text.contains(&needle) {
+            let status = std::fs::read_to_string(entry.path().join("status")).ok()?;
+            return status
+                .lines()
+                .find(|l| l.starts_with("VmRSS:"))?
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok();
+        }
+    }
+    None
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+/// A bundle image of `op` (its CSV and owned CRD), pushed; returns `repo@digest`.
+async fn push_op(registry: &oci::Registry, prefix: &str, op: &Op) -> anyhow::Result<String> {
+    let annotations = format!(
+        "annotations:\n  operators.operatorframework.io.bundle.package.v1: {}\n  operators.operatorframework.io.bundle.channels.v1: stable\n",
+        op.package
+    );
+    let mut files = vec![
+        (
+            "metadata/annotations.yaml".to_string(),
+            annotations.into_bytes(),
+        ),
+        (
+            "manifests/csv.json".to_string(),
+            op.csv().to_string().into_bytes(),
+        ),
+    ];
+    if let Some(c) = &op.owns {
+        files.push((
+            "manifests/crd.json".to_string(),
+            c.manifest().to_string().into_bytes(),
+        ));
+    }
+    let layer = oci::build::tar_gz(&files)?;
+    let reference = format!("{prefix}/{}-bundle:v{}", op.package, op.version);
+    let digest = registry
+        .push(
+            &reference,
+            &oci::Auth::Anonymous,
+            vec![(oci::build::LAYER_MEDIA_TYPE.into(), layer)],
+            &Default::default(),
+        )
+        .await?;
+    Ok(oci::publish::pinned(&reference, &digest))
+}
+
+async fn unpack_once(unpacker: &Arc<Unpacker>, image: &str) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    loop {
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let notify = Box::new(move || {
+            let _ = tx.send(());
+        });
+        match unpacker.poll(image, oci::Auth::Anonymous, Duration::from_secs(60), notify) {
+            Poll::Ready(_) => return Ok(started.elapsed()),
+            Poll::Pending => {
+                let _ = tokio::time::timeout(Duration::from_secs(60), rx).await;
+            }
+            Poll::Failed { error, .. } => anyhow::bail!("{error}"),
+        }
+    }
+}
+
+#[tokio::test]
+#[ignore = "benchmark"]
+async fn bundle_unpack_catalog_image_load_and_installs_from_images() -> anyhow::Result<()> {
+    let Some(bundles) = community_bundles() else {
+        anyhow::bail!("../shared/catalogs is absent");
+    };
+    let fbc_dir = bundles
+        .ancestors()
+        .nth(2)
+        .map(|c| c.join("community-operators-prod-fbc/catalogs"))
+        .filter(|d| d.is_dir())
+        .ok_or_else(|| anyhow::anyhow!("community-operators-prod-fbc is absent"))?;
+    let cluster = olm_tests::Cluster::shared()?;
+    with_namespace(cluster, "ocibench", |ctx| async move {
+        let registry = oci::Registry::default();
+        let prefix = format!("{}/{}", registry_addr(), ctx.namespace);
+
+        // 1. Unpack: real community bundles, cold then cached.
+        let published = oci::publish::push_tree(&registry, &bundles, &["etcd".into(), "odoo-operator".into(), "apicurito".into(), "hawtio-operator".into()], &prefix).await?;
+        let unpacker = Arc::new(Unpacker::default());
+        let (mut cold, mut cached) = (Vec::new(), Vec::new());
+        for image in published.bundles.values() {
+            cold.push(unpack_once(&unpacker, image).await?);
+            cached.push(unpack_once(&unpacker, image).await?);
+        }
+        cold.sort();
+        cached.sort();
+
+        // 2. The community FBC as a catalog image.
+        let fbc_image = format!("{prefix}/community-catalog:latest");
+        let files = oci::build::files_from_dir(&fbc_dir, "configs")?;
+        oci::publish::push_catalog_files(&registry, files, &fbc_image).await?;
+        let op = catalog_operator(&ctx, &[]).await?;
+        let olm = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ctx.namespace]).await?;
+        let idle = rss_kib(op.http_port);
+        let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+        let started = Instant::now();
+        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+            "metadata": {"name": "community"}, "spec": {"sourceType": "grpc", "image": fbc_image}})).await?;
+        await_object(&catalogs, "community", Duration::from_secs(300), "READY", |c| {
+            c.and_then(|c| c.status.as_ref()).and_then(|s| s.connection_state.as_ref()).is_some_and(|s| s.last_observed_state.as_str() == "READY")
+        })
+        .await?;
+        let ready = started.elapsed();
+        let loaded = rss_kib(op.http_port);
+
+        // 3. 20 installs from bundle images listed in a catalog image.
+        let mut docs = Vec::new();
+        for i in 0..INSTALLS {
+            let o = Op::new(&format!("bench{i}"), "1.0.0");
+            let image = push_op(&registry, &prefix, &o).await?;
+            docs.extend(fbc_package(&o.package, &[(&o.name(), "1.0.0", None, &image)]));
+        }
+        let bench_image = format!("{prefix}/bench-catalog:latest");
+        oci::publish::push_catalog_files(&registry, vec![("configs/catalog.json".into(), fbc_text(&docs).into_bytes())], &bench_image).await?;
+        operator_group(&ctx).await?;
+        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+            "metadata": {"name": "bench"}, "spec": {"sourceType": "grpc", "image": bench_image}})).await?;
+        await_object(&catalogs, "bench", DEADLINE, "READY", |c| {
+            c.and_then(|c| c.status.as_ref()).and_then(|s| s.connection_state.as_ref()).is_some_and(|s| s.last_observed_state.as_str() == "READY")
+        })
+        .await?;
+        let csvs: Api<messages::crd::csv::ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+        let mut took = Vec::with_capacity(INSTALLS);
+        for i in 0..INSTALLS {
+            let name = format!("bench{i}");
+            let started = Instant::now();
+            subscription(&ctx, &name, &name, "bench", json!({})).await?;
+            await_object(&csvs, &format!("{name}.v1.0.0"), DEADLINE, "Succeeded", |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded")).await?;
+            took.push(started.elapsed());
+        }
+        took.sort();
+        eprintln!(
+            "BENCH bundle unpack over {} community bundles: cold p50 {:?} max {:?}; cached p50 {:?} max {:?}",
+            cold.len(), percentile(&cold, 0.5), cold.last().copied().unwrap_or_default(), percentile(&cached, 0.5), cached.last().copied().unwrap_or_default()
+        );
+        eprintln!(
+            "BENCH community FBC catalog image ({}): CatalogSource created -> READY {:?}; catalog-operator RSS idle {} KiB, with it loaded {} KiB",
+            fbc_dir.display(), ready, idle.map(|k| k.to_string()).unwrap_or("?".into()), loaded.map(|k| k.to_string()).unwrap_or("?".into())
+        );
+        eprintln!(
+            "BENCH {INSTALLS} installs from bundle images in a catalog image: Subscription created -> CSV Succeeded p50 {:?} p99 {:?}",
+            percentile(&took, 0.5), percentile(&took, 0.99)
+        );
+        drop(olm);
+        Ok(())
+    })
+    .await
+}

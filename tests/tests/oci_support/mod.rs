@@ -1,0 +1,74 @@
+//! Support for the OCI cluster tests: the local registry (started by `hack/control-plane.sh up`, see
+//! hack/lib/registry.sh), its access log to count the requests a repository received, the shared community
+//! bundles, and an FBC document builder for hand-made catalogs.
+
+#![allow(dead_code)]
+
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+/// host:port of the local registry.
+pub fn registry_addr() -> String {
+    let port = std::env::var("OLM_RS_REGISTRY_PORT").unwrap_or_else(|_| "25000".into());
+    format!("127.0.0.1:{port}")
+}
+
+fn registry_log() -> PathBuf {
+    let cache = std::env::var_os("OLM_RS_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/olm-rs")
+        });
+    std::env::var_os("OLM_RS_REGISTRY_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| cache.join("registry"))
+        .join("registry.log")
+}
+
+/// Requests the registry logged for repository `repo` (`/v2/<repo>/…`), pushes included.
+pub fn requests_for(repo: &str) -> anyhow::Result<usize> {
+    let log = std::fs::read_to_string(registry_log())?;
+    let needle = format!("/v2/{repo}/");
+    Ok(log
+        .lines()
+        .filter(|l| l.contains("\"GET ") || l.contains("\"HEAD "))
+        .filter(|l| l.contains(&needle))
+        .count())
+}
+
+/// The community bundle tree of `shared/catalogs` ($OLM_RS_SHARED, else the first `shared/` beside the clone or
+/// one of its parents, so a git worktree finds it too).
+pub fn community_bundles() -> Option<PathBuf> {
+    let tail = "catalogs/community-operators-prod-bundles/operators";
+    if let Some(d) = std::env::var_os("OLM_RS_SHARED") {
+        let dir = PathBuf::from(d).join(tail);
+        return dir.is_dir().then_some(dir);
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|a| a.join("shared").join(tail))
+        .find(|d| d.is_dir())
+}
+
+/// FBC documents of a package with one channel `stable` whose entries are `(csv name, version, replaces,
+/// image)` in order (the last is the head).
+pub fn fbc_package(package: &str, entries: &[(&str, &str, Option<&str>, &str)]) -> Vec<Value> {
+    let mut docs = vec![
+        json!({"schema": "olm.package", "name": package, "defaultChannel": "stable"}),
+        json!({"schema": "olm.channel", "package": package, "name": "stable",
+               "entries": entries.iter().map(|(n, _, r, _)| match r {
+                   Some(r) => json!({"name": n, "replaces": r}),
+                   None => json!({"name": n}),
+               }).collect::<Vec<_>>()}),
+    ];
+    for (name, version, _, image) in entries {
+        docs.push(json!({"schema": "olm.bundle", "name": name, "package": package, "image": image,
+            "properties": [{"type": "olm.package", "value": {"packageName": package, "version": version}}]}));
+    }
+    docs
+}
+
+/// A JSON stream of documents.
+pub fn fbc_text(docs: &[Value]) -> String {
+    docs.iter().map(|d| format!("{d}\n")).collect()
+}
