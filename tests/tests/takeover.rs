@@ -6,6 +6,7 @@ use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::operator_group::OperatorGroup;
+use messages::msg::{Journal, JournalEvent};
 use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
 use serde_json::json;
 use std::time::Duration;
@@ -117,22 +118,27 @@ async fn an_operator_installed_by_olm_v0_keeps_running_untouched() -> anyhow::Re
         })
         .await?;
 
-        // olm-rs starts. Its first reconcile writes the CSV's requirement status, which OLM's status lacked: the
-        // decision that wrote it saw the Deployment and kept the CSV Succeeded.
+        // olm-rs starts. Its first completed run of the CSV's reconcile loop (journaled) observed the Deployment,
+        // decided, and applied what it decided: any rewrite would have happened in that run.
         let op =
             OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns])
                 .await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
-        let reconciled = await_object(
-            &csvs,
-            "op.v1.0.0",
-            DEADLINE,
-            "reconciled by olm-rs",
-            |c: Option<&ClusterServiceVersion>| {
-                c.and_then(|c| c.status.as_ref())
-                    .is_some_and(|s| !s.requirement_status.is_empty())
-            },
-        );
+        let reconciled = eventually(DEADLINE, "a completed reconcile of op.v1.0.0", || async {
+            let (code, bytes) = op.get("/debug/journal").await?;
+            anyhow::ensure!(code == 200, "/debug/journal answered {code}");
+            let journal = Journal::from_msgpack(&bytes)?;
+            let done = journal.entries().any(|e| {
+                e.kind == "ClusterServiceVersion"
+                    && e.key.name == "op.v1.0.0"
+                    && matches!(e.event, JournalEvent::Reconciled { error: None, .. })
+            });
+            Ok(if done {
+                Some(csvs.get("op.v1.0.0").await?)
+            } else {
+                None
+            })
+        });
         let result = async {
             let reconciled = reconciled.await?;
             let status = reconciled.status.unwrap_or_default();
