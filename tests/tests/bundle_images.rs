@@ -19,9 +19,11 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+/// Three community packages whose every CSV is valid under OLM's published CRD schema (odoo-operator and etcd, used
+/// before, lack `resources[].name`, which OLM's schema requires) and needs nothing above our 1.20 control plane.
 const PACKAGES: &[(&str, &str)] = &[
-    ("odoo-operator", "alpha"),
-    ("etcd", "singlenamespace-alpha"),
+    ("pcc-operator", "stable"),
+    ("sonar-operator", "stable"),
     ("apicurito", "alpha"),
 ];
 
@@ -118,16 +120,16 @@ async fn three_community_packages_install_from_bundle_images_and_a_reinstall_hit
         }
 
         // A second install of the same bundle: no request reaches the registry for it.
-        let repo = format!("{}/odoo-operator-bundle", ctx.namespace);
+        let repo = format!("{}/pcc-operator-bundle", ctx.namespace);
         let before = requests_for(&repo)?;
         assert!(before > 0, "the first install pulled from the registry");
-        let odoo_csv = installed["odoo-operator"].clone();
+        let again_csv = installed["pcc-operator"].clone();
         subs(&ctx)
-            .delete("odoo-operator", &DeleteParams::default())
+            .delete("pcc-operator", &DeleteParams::default())
             .await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        csvs.delete(&odoo_csv, &DeleteParams::default()).await?;
-        let gone = &odoo_csv;
+        csvs.delete(&again_csv, &DeleteParams::default()).await?;
+        let gone = &again_csv;
         let csvs_ref = &csvs;
         eventually(DEADLINE, "the CSV deleted", || async move {
             Ok(csvs_ref.get_opt(gone).await?.is_none().then_some(()))
@@ -135,13 +137,13 @@ async fn three_community_packages_install_from_bundle_images_and_a_reinstall_hit
         .await?;
         subscription(
             &ctx,
-            "odoo-again",
-            "odoo-operator",
+            "pcc-again",
+            "pcc-operator",
             "community",
-            json!({"channel": "alpha"}),
+            json!({"channel": "stable"}),
         )
         .await?;
-        assert_eq!(await_succeeded(&ctx, "odoo-again").await?, odoo_csv);
+        assert_eq!(await_succeeded(&ctx, "pcc-again").await?, again_csv);
         assert_eq!(
             requests_for(&repo)?,
             before,

@@ -114,7 +114,7 @@ async fn bundle_unpack_catalog_image_load_and_installs_from_images() -> anyhow::
         let prefix = format!("{}/{}", registry_addr(), ctx.namespace);
 
         // 1. Unpack: real community bundles, cold then cached.
-        let published = oci::publish::push_tree(&registry, &bundles, &["etcd".into(), "odoo-operator".into(), "apicurito".into(), "hawtio-operator".into()], &prefix).await?;
+        let published = oci::publish::push_tree(&registry, &bundles, &["pcc-operator".into(), "sonar-operator".into(), "apicurito".into(), "hawtio-operator".into()], &prefix).await?;
         let unpacker = Arc::new(Unpacker::default());
         let (mut cold, mut cached) = (Vec::new(), Vec::new());
         for image in published.bundles.values() {
