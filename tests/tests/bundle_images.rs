@@ -21,10 +21,12 @@ use std::time::{Duration, Instant};
 
 /// Three community packages whose every CSV is valid under OLM's published CRD schema (odoo-operator and etcd, used
 /// before, lack `resources[].name`, which OLM's schema requires) and needs nothing above our 1.20 control plane.
+/// None is installed by another test: their CRDs are cluster-wide, and two tests running at once must not apply
+/// different versions of one CRD.
 const PACKAGES: &[(&str, &str)] = &[
     ("pcc-operator", "stable"),
     ("sonar-operator", "stable"),
-    ("apicurito", "alpha"),
+    ("analytics-operator", "alpha"),
 ];
 
 async fn await_succeeded(ctx: &olm_tests::TestContext, sub: &str) -> anyhow::Result<String> {
