@@ -14,6 +14,7 @@ pub mod events;
 pub mod metrics;
 pub mod operator_condition;
 pub mod operator_group;
+pub mod operator_view;
 pub mod rbac;
 pub mod run;
 pub mod shared;

@@ -43,6 +43,8 @@ pub struct Stores {
 pub struct Registries {
     pub csvs: OnceLock<Addr<Registry<CsvActor>>>,
     pub operator_groups: OnceLock<Addr<Registry<OperatorGroupActor>>>,
+    /// The Operator view (`operators.coreos.com/v1` Operators).
+    pub operator_view: OnceLock<Addr<crate::operator_view::OperatorViewActor>>,
 }
 
 impl Stores {

@@ -173,6 +173,43 @@ const OLM_OPERATOR: &[(&str, &str, Scope, Answer)] = &[
         Yes,
     ),
     ("update", "leases.coordination.k8s.io", Own, Yes),
+    // The Operator view (operator_view/): component labels by patch, Operators and their status.
+    (
+        "patch",
+        "subscriptions.operators.coreos.com",
+        AllNamespaces,
+        Yes,
+    ),
+    (
+        "patch",
+        "installplans.operators.coreos.com",
+        AllNamespaces,
+        Yes,
+    ),
+    (
+        "create",
+        "operators.operators.coreos.com",
+        AllNamespaces,
+        Yes,
+    ),
+    (
+        "patch",
+        "operators.operators.coreos.com#status",
+        AllNamespaces,
+        Yes,
+    ),
+    (
+        "delete",
+        "operators.operators.coreos.com",
+        AllNamespaces,
+        No,
+    ),
+    (
+        "update",
+        "installplans.operators.coreos.com",
+        AllNamespaces,
+        No,
+    ),
     // Webhooks and API services (csv/served): certificate Secrets by name, Services, webhook configurations,
     // APIServices, CRD conversion.
     ("get", "secrets", AllNamespaces, Yes),

@@ -329,6 +329,7 @@ impl Handler<ObjectEvent<ClusterServiceVersion>> for CsvActor {
         match msg {
             ObjectEvent::Observed(csv) => {
                 crate::operator_group::notify::member_changed(&self.shared, &self.key, Some(&csv));
+                crate::operator_view::touch_labelled(&self.shared, csv.metadata.labels.as_ref());
                 self.observe_event(csv);
                 reconcile::trigger(self, ctx, Cause::Observed);
             }

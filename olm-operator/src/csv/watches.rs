@@ -42,6 +42,7 @@ pub async fn start(shared: &Shared) -> Result<(), prometheus::Error> {
         move |d: &Deployment| {
             requeue_owner(&s, d);
             requeue_deployment_users(&s, d);
+            crate::operator_view::touch_labelled(&s, d.metadata.labels.as_ref());
         },
     );
     let _ = stores.deployments.set(deployments);
@@ -82,6 +83,9 @@ pub async fn start(shared: &Shared) -> Result<(), prometheus::Error> {
         Api::<messages::crd::subscription::Subscription>::all(client.clone()),
         watcher::Config::default(),
         move |sub: &messages::crd::subscription::Subscription| {
+            if let Some(key) = ObjectKey::of(sub) {
+                crate::operator_view::subscription_changed(&s, key);
+            }
             if let (Some(namespace), Some(status)) =
                 (sub.metadata.namespace.as_deref(), sub.status.as_ref())
                 && !status.installed_csv.is_empty()

@@ -1,0 +1,200 @@
+//! The `operators.coreos.com/v1` Operator view (OLM's adoption and operator controllers, spec §1.7): one
+//! cluster-scoped Operator `<package>.<namespace>` per subscribed package, whose `status.components` lists every
+//! object labelled `operators.coreos.com/<name>`; that label is put on the Subscription, its installed CSV, its
+//! current InstallPlan, and what the CSV owns. Components are never owned by the Operator, so deleting it
+//! deletes nothing (and it is made again while labelled objects remain, as in OLM).
+//!
+//! One actor for the whole view, on the reconcile contract: messages name what changed (a Subscription to
+//! adopt from, an Operator whose components may differ), a run drains them. Decisions are pure
+//! ([`adopt`], [`components`]); `sync` does the I/O. It reads the stores olm-operator keeps for CSVs anyway;
+//! RoleBindings, ClusterRoleBindings and InstallPlans (not watched here) are listed by label per run.
+//!
+//! Differences from OLM, chosen: Secrets and ConfigMaps are not components (olm-operator may not list
+//! Secrets: least privilege, see deploy/rbac), and a component's conditions are refreshed when its CSV,
+//! Subscription, Deployment or Operator changes, not on every event of the fifteen kinds OLM watches.
+
+pub mod adopt;
+pub mod components;
+pub mod sync;
+
+use crate::shared::Shared;
+use actix::prelude::*;
+use kube::Api;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use messages::crd::operator::Operator;
+use messages::key::ObjectKey;
+use olm_runtime::reconcile::{self, Cause, ErrorClass, Loop, Next, Outcome, Policy, Reconciler};
+use std::collections::BTreeSet;
+
+/// Something changed that may change an Operator's components.
+#[derive(Message, Clone, Debug)]
+#[rtype(result = "()")]
+pub enum ViewChanged {
+    /// A Subscription changed: adopt from it (its package and namespace name the Operator).
+    Subscription(ObjectKey),
+    /// An object labelled for these Operators changed, or the Operator itself.
+    Operators(Vec<String>),
+}
+
+pub struct OperatorViewActor {
+    shared: Shared,
+    operators: Store<Operator>,
+    control: Loop,
+    subscriptions: BTreeSet<ObjectKey>,
+    names: BTreeSet<String>,
+}
+
+impl Actor for OperatorViewActor {
+    type Context = Context<Self>;
+}
+
+impl Handler<ViewChanged> for OperatorViewActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: ViewChanged, ctx: &mut Self::Context) {
+        match msg {
+            ViewChanged::Subscription(key) => {
+                if !self.scope().contains(key.namespace.as_deref()) {
+                    return;
+                }
+                self.subscriptions.insert(key);
+            }
+            ViewChanged::Operators(names) => {
+                let scope = self.scope();
+                let names: Vec<String> = names
+                    .into_iter()
+                    .filter(|n| adopt::in_scope(&scope, n))
+                    .collect();
+                if names.is_empty() {
+                    return;
+                }
+                self.names.extend(names);
+            }
+        }
+        reconcile::trigger(self, ctx, Cause::Message("view-changed"));
+    }
+}
+
+impl OperatorViewActor {
+    fn scope(&self) -> olm_runtime::wiring::Scope {
+        self.shared
+            .stores
+            .scope
+            .get()
+            .cloned()
+            .unwrap_or(olm_runtime::wiring::Scope::Cluster)
+    }
+}
+
+impl Reconciler for OperatorViewActor {
+    fn control(&mut self) -> &mut Loop {
+        &mut self.control
+    }
+
+    fn run(&mut self, _ctx: &mut Context<Self>) -> ResponseActFuture<Self, Outcome> {
+        let subscriptions = std::mem::take(&mut self.subscriptions);
+        let names = std::mem::take(&mut self.names);
+        let (shared, operators) = (self.shared.clone(), self.operators.clone());
+        let work = async move {
+            let mut names = names;
+            let mut failed = None;
+            let subs = shared.stores.csv.subscriptions.get().cloned();
+            for key in &subscriptions {
+                let Some(sub) = subs.as_ref().and_then(|s| {
+                    s.get(&ObjectRef::new(&key.name).within(key.namespace_or_empty()))
+                }) else {
+                    continue;
+                };
+                match sync::adopt_subscription(&shared, &sub).await {
+                    Ok(Some(name)) => {
+                        names.insert(name);
+                    }
+                    Ok(None) => {}
+                    Err(e) => failed = Some((e, subscriptions.clone(), BTreeSet::new())),
+                }
+            }
+            for name in &names {
+                let existing = operators.get(&ObjectRef::new(name));
+                let result = match sync::adopt_owned(&shared, name).await {
+                    Ok(()) => sync::refresh(&shared, name, existing.as_deref()).await,
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = result {
+                    failed = Some((e, BTreeSet::new(), names.clone()));
+                }
+            }
+            failed
+        };
+        Box::pin(
+            actix::fut::wrap_future(work).map(|failed, act: &mut Self, _ctx| match failed {
+                None => Outcome::Done(Next::Idle),
+                Some((error, subscriptions, names)) => {
+                    // Keep the work for the retry the loop schedules.
+                    act.subscriptions.extend(subscriptions);
+                    act.names.extend(names);
+                    let class = match &error {
+                        kube::Error::Api(e) if e.code == 409 => ErrorClass::Conflict,
+                        kube::Error::Api(e) if e.code == 403 || e.code == 422 => {
+                            ErrorClass::Permanent
+                        }
+                        _ => ErrorClass::Transient,
+                    };
+                    Outcome::failed(class, &error)
+                }
+            }),
+        )
+    }
+}
+
+/// Start the view (its address is in `shared.registries.operator_view` before any event can name it): a store
+/// of Operators (a changed or deleted Operator is looked at again) and the actor.
+pub fn start(shared: &Shared) {
+    OperatorViewActor::create(|ctx| {
+        let _ = shared.registries.operator_view.set(ctx.address());
+        let s = shared.clone();
+        let (operators, _task) = olm_runtime::watch::spawn_store(
+            Api::<Operator>::all(shared.client.clone()),
+            watcher::Config::default(),
+            move |o: &Operator| {
+                if let (Some(name), Some(view)) =
+                    (o.metadata.name.clone(), s.registries.operator_view.get())
+                {
+                    view.do_send(ViewChanged::Operators(vec![name]));
+                }
+            },
+        );
+        OperatorViewActor {
+            shared: shared.clone(),
+            operators,
+            control: Loop::new(
+                "operator-view",
+                ObjectKey::cluster("operator-view"),
+                Policy::default(),
+            ),
+            subscriptions: BTreeSet::new(),
+            names: BTreeSet::new(),
+        }
+    });
+}
+
+/// Tell the view that an object with these labels changed (a no-op without `operators.coreos.com/` labels).
+pub fn touch_labelled(
+    shared: &Shared,
+    labels: Option<&std::collections::BTreeMap<String, String>>,
+) {
+    let names = adopt::operators_named(labels);
+    if names.is_empty() {
+        return;
+    }
+    if let Some(view) = shared.registries.operator_view.get() {
+        view.do_send(ViewChanged::Operators(names));
+    }
+}
+
+/// Tell the view a Subscription changed.
+pub fn subscription_changed(shared: &Shared, key: ObjectKey) {
+    if let Some(view) = shared.registries.operator_view.get() {
+        view.do_send(ViewChanged::Subscription(key));
+    }
+}
