@@ -92,6 +92,15 @@ up() {
   echo "$TOKEN,olm-rs-admin,olm-rs-admin,system:masters" > "$STATE/tokens.csv"
   aggregation_certs "$STATE/certs"
   local agg_flags; mapfile -t agg_flags < <(aggregation_flags "$STATE/certs")
+  # OLM_RS_AUDIT=1: an audit log of every request (Metadata level: verb, resource, user agent), e.g. for the scale
+  # bench's request counts per operator. Off by default (it costs disk and CPU).
+  local audit_flags=()
+  if [ "${OLM_RS_AUDIT:-}" = 1 ]; then
+    printf '%s\n' 'apiVersion: audit.k8s.io/v1' 'kind: Policy' 'omitStages: [RequestReceived]' 'rules:' '  - level: Metadata' \
+      > "$STATE/audit-policy.yaml"
+    audit_flags=(--audit-policy-file "$STATE/audit-policy.yaml" --audit-log-path "$STATE/audit.log" --audit-log-maxbackup 1
+      --audit-log-maxsize 2000)
+  fi
   setsid "$ETCD_BIN" --data-dir "$STATE/etcd-data" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
     --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-cluster "default=http://127.0.0.1:$ETCD_PEER_PORT" \
@@ -101,7 +110,7 @@ up() {
     --advertise-address 127.0.0.1 --cert-dir "$STATE/certs" --token-auth-file "$STATE/tokens.csv" --authorization-mode RBAC \
     --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$STATE/certs/sa.pub" \
     --service-account-signing-key-file "$STATE/certs/sa.key" --service-cluster-ip-range 10.0.0.0/24 \
-    --allow-privileged=true "${agg_flags[@]}" >"$STATE/kube-apiserver.log" 2>&1 < /dev/null & echo $! > "$STATE/kube-apiserver.pid"
+    --allow-privileged=true "${agg_flags[@]}" "${audit_flags[@]}" >"$STATE/kube-apiserver.log" 2>&1 < /dev/null & echo $! > "$STATE/kube-apiserver.pid"
   wait_ready "https://127.0.0.1:$API_PORT/readyz" kube-apiserver 90
   cat > "$STATE/kubeconfig" <<KC
 apiVersion: v1

@@ -15,6 +15,7 @@
 
 pub mod adopt;
 pub mod components;
+pub mod memo;
 pub mod sync;
 
 use crate::shared::Shared;
@@ -37,12 +38,19 @@ pub enum ViewChanged {
     Operators(Vec<String>),
 }
 
+/// The one timer of the view: changes arriving within it are gathered into one run. An install touches the view
+/// a dozen times in a second (each CSV phase, the Subscription's states, the Deployment); one run per burst keeps
+/// the view's cost per install to a few requests, and an Operator's status lags by at most this much.
+pub const DEBOUNCE: std::time::Duration = std::time::Duration::from_secs(1);
+
 pub struct OperatorViewActor {
     shared: Shared,
+    debounce: Option<SpawnHandle>,
     operators: Store<Operator>,
     control: Loop,
     subscriptions: BTreeSet<ObjectKey>,
     names: BTreeSet<String>,
+    memo: memo::Memo,
 }
 
 impl Actor for OperatorViewActor {
@@ -72,7 +80,12 @@ impl Handler<ViewChanged> for OperatorViewActor {
                 self.names.extend(names);
             }
         }
-        reconcile::trigger(self, ctx, Cause::Message("view-changed"));
+        if self.debounce.is_none() {
+            self.debounce = Some(ctx.run_later(DEBOUNCE, |act, ctx| {
+                act.debounce = None;
+                reconcile::trigger(act, ctx, Cause::Message("view-changed"));
+            }));
+        }
     }
 }
 
@@ -94,55 +107,66 @@ impl Reconciler for OperatorViewActor {
 
     fn run(&mut self, _ctx: &mut Context<Self>) -> ResponseActFuture<Self, Outcome> {
         let subscriptions = std::mem::take(&mut self.subscriptions);
-        let names = std::mem::take(&mut self.names);
+        let mut names = std::mem::take(&mut self.names);
+        let mut memo = std::mem::take(&mut self.memo);
         let (shared, operators) = (self.shared.clone(), self.operators.clone());
         let work = async move {
-            let mut names = names;
-            let mut failed = None;
+            let mut error = None;
+            let (mut retry_subs, mut retry_names) = (BTreeSet::new(), BTreeSet::new());
             let subs = shared.stores.csv.subscriptions.get().cloned();
-            for key in &subscriptions {
+            for key in subscriptions {
                 let Some(sub) = subs.as_ref().and_then(|s| {
                     s.get(&ObjectRef::new(&key.name).within(key.namespace_or_empty()))
                 }) else {
                     continue;
                 };
-                match sync::adopt_subscription(&shared, &sub).await {
+                match sync::adopt_subscription(&shared, &sub, &mut memo).await {
                     Ok(Some(name)) => {
                         names.insert(name);
                     }
                     Ok(None) => {}
-                    Err(e) => failed = Some((e, subscriptions.clone(), BTreeSet::new())),
+                    Err(e) => {
+                        error = Some(e);
+                        retry_subs.insert(key);
+                    }
                 }
             }
-            for name in &names {
-                let existing = operators.get(&ObjectRef::new(name));
-                let result = match sync::adopt_owned(&shared, name).await {
-                    Ok(()) => sync::refresh(&shared, name, existing.as_deref()).await,
+            for name in names {
+                let existing = operators.get(&ObjectRef::new(&name));
+                let result = match sync::adopt_owned(&shared, &name, &mut memo).await {
+                    Ok(()) => sync::refresh(&shared, &name, existing.as_deref(), &mut memo).await,
                     Err(e) => Err(e),
                 };
                 if let Err(e) = result {
-                    failed = Some((e, BTreeSet::new(), names.clone()));
+                    error = Some(e);
+                    retry_names.insert(name);
                 }
             }
-            failed
+            (error.map(|e| (e, retry_subs, retry_names)), memo)
         };
         Box::pin(
-            actix::fut::wrap_future(work).map(|failed, act: &mut Self, _ctx| match failed {
-                None => Outcome::Done(Next::Idle),
-                Some((error, subscriptions, names)) => {
-                    // Keep the work for the retry the loop schedules.
-                    act.subscriptions.extend(subscriptions);
-                    act.names.extend(names);
-                    let class = match &error {
-                        kube::Error::Api(e) if e.code == 409 => ErrorClass::Conflict,
-                        kube::Error::Api(e) if e.code == 403 || e.code == 422 => {
-                            ErrorClass::Permanent
-                        }
-                        _ => ErrorClass::Transient,
-                    };
-                    Outcome::failed(class, &error)
-                }
-            }),
+            actix::fut::wrap_future(work).map(
+                |(failed, memo), act: &mut Self, _ctx| match failed {
+                    None => {
+                        act.memo = memo;
+                        Outcome::Done(Next::Idle)
+                    }
+                    Some((error, subscriptions, names)) => {
+                        // Keep the failed work for the retry the loop schedules; the memo may say done for what
+                        // failed, so it starts afresh (act.memo stays empty).
+                        act.subscriptions.extend(subscriptions);
+                        act.names.extend(names);
+                        let class = match &error {
+                            kube::Error::Api(e) if e.code == 409 => ErrorClass::Conflict,
+                            kube::Error::Api(e) if e.code == 403 || e.code == 422 => {
+                                ErrorClass::Permanent
+                            }
+                            _ => ErrorClass::Transient,
+                        };
+                        Outcome::failed(class, &error)
+                    }
+                },
+            ),
         )
     }
 }
@@ -166,6 +190,7 @@ pub fn start(shared: &Shared) {
         );
         OperatorViewActor {
             shared: shared.clone(),
+            debounce: None,
             operators,
             control: Loop::new(
                 "operator-view",
@@ -174,6 +199,7 @@ pub fn start(shared: &Shared) {
             ),
             subscriptions: BTreeSet::new(),
             names: BTreeSet::new(),
+            memo: memo::Memo::default(),
         }
     });
 }

@@ -4,6 +4,7 @@
 
 use super::adopt;
 use super::components::{self, Component};
+use super::memo::Memo;
 use crate::shared::Shared;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Namespace, Service, ServiceAccount};
@@ -65,6 +66,7 @@ where
 pub async fn adopt_subscription(
     shared: &Shared,
     sub: &Subscription,
+    memo: &mut Memo,
 ) -> kube::Result<Option<String>> {
     let (Some(operator), Some(namespace)) =
         (adopt::operator_of(sub), sub.metadata.namespace.as_deref())
@@ -100,9 +102,11 @@ pub async fn adopt_subscription(
             .await?;
         }
     }
+    let sub_key = messages::key::ObjectKey::new(namespace, sub.name_any());
     if let Some(current) = status
         .and_then(|s| s.install_plan_ref.as_ref())
         .and_then(|r| r.name.clone())
+        .filter(|plan| memo.plan_changed(&sub_key, plan))
     {
         let plans = Api::<InstallPlan>::namespaced(client.clone(), namespace);
         set_label(&plans, &current, &key, Some("")).await?;
@@ -131,7 +135,7 @@ where
 }
 
 /// Label what the Operator's labelled CSVs own (objects in the stores, RBAC bindings listed, owned CRDs).
-pub async fn adopt_owned(shared: &Shared, operator: &str) -> kube::Result<()> {
+pub async fn adopt_owned(shared: &Shared, operator: &str, memo: &mut Memo) -> kube::Result<()> {
     let key = operator_component_label(operator);
     let client = &shared.client;
     let csvs = from_store(shared.stores.csvs.get(), |c| {
@@ -142,6 +146,15 @@ pub async fn adopt_owned(shared: &Shared, operator: &str) -> kube::Result<()> {
         let Some(namespace) = csv.metadata.namespace.as_deref() else {
             continue;
         };
+        let phase = csv
+            .status
+            .as_ref()
+            .map(|s| s.phase.as_str().to_owned())
+            .unwrap_or_default();
+        if !memo.phase_changed(csv.metadata.uid.as_deref().unwrap_or_default(), &phase) {
+            continue;
+        }
+        memo.forget_bindings(operator);
         let wants = |m: &ObjectMeta| !adopt::is_labelled(m, operator) && adopt::owned_by(m, csv);
         for d in from_store(s.deployments.get(), |o: &Deployment| wants(&o.metadata)) {
             set_label(
@@ -297,7 +310,11 @@ fn labelled<K>(
 }
 
 /// Every object carrying the Operator's label.
-pub async fn gather(shared: &Shared, operator: &str) -> kube::Result<Vec<Component>> {
+pub async fn gather(
+    shared: &Shared,
+    operator: &str,
+    memo: &mut Memo,
+) -> kube::Result<Vec<Component>> {
     let key = operator_component_label(operator);
     let s = &shared.stores.csv;
     let mut out = Vec::new();
@@ -319,44 +336,57 @@ pub async fn gather(shared: &Shared, operator: &str) -> kube::Result<Vec<Compone
     labelled::<ServiceAccount>(s.service_accounts.get(), operator, false, &mut out);
     labelled::<Role>(s.roles.get(), operator, false, &mut out);
     labelled::<ClusterRole>(s.cluster_roles.get(), operator, false, &mut out);
-    let by_label = ListParams::default().labels(&key);
-    for p in Api::<InstallPlan>::all(shared.client.clone())
-        .list(&by_label)
-        .await?
-        .items
-    {
-        let value = serde_json::to_value(&p).ok();
-        out.push(component(
-            &p,
-            components::generic_conditions(value.as_ref().and_then(|v| v.get("status"))),
-        ));
+    // The labelled InstallPlans are the current plans of the labelled Subscriptions (older ones lose the label).
+    for sub in from_store(s.subscriptions.get(), |o: &Subscription| {
+        adopt::is_labelled(&o.metadata, operator)
+    }) {
+        if let Some(plan) = sub
+            .status
+            .as_ref()
+            .and_then(|st| st.install_plan_ref.as_ref())
+            .and_then(|r| r.name.clone())
+        {
+            out.push(Component {
+                api_version: InstallPlan::api_version(&()).into_owned(),
+                kind: InstallPlan::kind(&()).into_owned(),
+                namespace: sub.metadata.namespace.clone(),
+                name: plan,
+                conditions: Vec::new(),
+            });
+        }
     }
-    for b in Api::<RoleBinding>::all(shared.client.clone())
-        .list_metadata(&by_label)
-        .await?
-        .items
-    {
-        out.push(Component {
-            api_version: RoleBinding::api_version(&()).into_owned(),
-            kind: RoleBinding::kind(&()).into_owned(),
-            namespace: b.metadata.namespace.clone(),
-            name: b.name_any(),
-            conditions: Vec::new(),
-        });
+    if memo.bindings(operator).is_none() {
+        let by_label = ListParams::default().labels(&key);
+        let mut bindings = Vec::new();
+        for b in Api::<RoleBinding>::all(shared.client.clone())
+            .list_metadata(&by_label)
+            .await?
+            .items
+        {
+            bindings.push(Component {
+                api_version: RoleBinding::api_version(&()).into_owned(),
+                kind: RoleBinding::kind(&()).into_owned(),
+                namespace: b.metadata.namespace.clone(),
+                name: b.name_any(),
+                conditions: Vec::new(),
+            });
+        }
+        for b in Api::<ClusterRoleBinding>::all(shared.client.clone())
+            .list_metadata(&by_label)
+            .await?
+            .items
+        {
+            bindings.push(Component {
+                api_version: ClusterRoleBinding::api_version(&()).into_owned(),
+                kind: ClusterRoleBinding::kind(&()).into_owned(),
+                namespace: None,
+                name: b.name_any(),
+                conditions: Vec::new(),
+            });
+        }
+        memo.set_bindings(operator, bindings);
     }
-    for b in Api::<ClusterRoleBinding>::all(shared.client.clone())
-        .list_metadata(&by_label)
-        .await?
-        .items
-    {
-        out.push(Component {
-            api_version: ClusterRoleBinding::api_version(&()).into_owned(),
-            kind: ClusterRoleBinding::kind(&()).into_owned(),
-            namespace: None,
-            name: b.name_any(),
-            conditions: Vec::new(),
-        });
-    }
+    out.extend(memo.bindings(operator).cloned().unwrap_or_default());
     Ok(out)
 }
 
@@ -365,8 +395,9 @@ pub async fn refresh(
     shared: &Shared,
     operator: &str,
     existing: Option<&Operator>,
+    memo: &mut Memo,
 ) -> kube::Result<()> {
-    let found = gather(shared, operator).await?;
+    let found = gather(shared, operator, memo).await?;
     let api = Api::<Operator>::all(shared.client.clone());
     let status = components::status(operator, found);
     let current = match existing {

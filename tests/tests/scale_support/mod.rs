@@ -1,0 +1,143 @@
+//! What the scale bench measures beside the cluster: API requests per operator from the apiserver's audit log
+//! (`OLM_RS_AUDIT=1 hack/control-plane.sh up`; our clients send `User-Agent: olm-rs/<binary>/<version>`), and a
+//! process's RSS and CPU seconds from /proc.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+/// Requests per (component, verb), e.g. ("olm-operator", "list") → 12.
+pub type Counts = BTreeMap<(String, String), u64>;
+
+/// The component an audit event came from, by its user agent (`olm-rs/<binary>/…`); `None` for anyone else.
+pub fn component(user_agent: &str) -> Option<&str> {
+    user_agent.strip_prefix("olm-rs/")?.split('/').next().filter(|c| !c.is_empty())
+}
+
+/// Count one audit log line: each request once (a watch when its response starts, anything else when it
+/// completes). Lines that are not audit events are ignored.
+pub fn count_line(line: &str, counts: &mut Counts) {
+    let Ok(event) = serde_json::from_str::<serde_json::Value>(line) else { return };
+    let field = |k: &str| event.get(k).and_then(|v| v.as_str()).unwrap_or_default();
+    let (verb, stage) = (field("verb"), field("stage"));
+    let counted = match verb {
+        "watch" => stage == "ResponseStarted",
+        _ => stage == "ResponseComplete",
+    };
+    if !counted {
+        return;
+    }
+    if let Some(c) = component(field("userAgent")) {
+        *counts.entry((c.to_owned(), verb.to_owned())).or_default() += 1;
+    }
+}
+
+/// A reader of the audit log from a point on.
+pub struct AuditLog {
+    path: PathBuf,
+    offset: u64,
+}
+
+impl AuditLog {
+    /// Start counting from the log's current end.
+    pub fn from_now(path: &Path) -> anyhow::Result<Self> {
+        let offset = std::fs::metadata(path)?.len();
+        Ok(Self { path: path.to_owned(), offset })
+    }
+
+    /// Requests logged since the last call (or since `from_now`).
+    pub fn take(&mut self) -> anyhow::Result<Counts> {
+        let mut file = std::fs::File::open(&self.path)?;
+        let len = file.metadata()?.len();
+        if len < self.offset {
+            self.offset = 0; // rotated
+        }
+        file.seek(SeekFrom::Start(self.offset))?;
+        let mut counts = Counts::new();
+        let mut reader = std::io::BufReader::new(file);
+        let mut line = String::new();
+        let mut read = 0u64;
+        loop {
+            line.clear();
+            let n = reader.read_line(&mut line)?;
+            if n == 0 || !line.ends_with('\n') {
+                break; // a line still being written is read next time
+            }
+            read += n as u64;
+            count_line(&line, &mut counts);
+        }
+        self.offset += read;
+        Ok(counts)
+    }
+}
+
+/// Total requests of one component.
+pub fn total(counts: &Counts, component: &str) -> u64 {
+    counts.iter().filter(|((c, _), _)| c == component).map(|(_, n)| n).sum()
+}
+
+/// `get 3 list 5 …` for one component.
+pub fn by_verb(counts: &Counts, component: &str) -> String {
+    let parts: Vec<String> = counts
+        .iter()
+        .filter(|((c, _), _)| c == component)
+        .map(|((_, v), n)| format!("{v} {n}"))
+        .collect();
+    if parts.is_empty() { "-".into() } else { parts.join(", ") }
+}
+
+/// RSS in KiB and CPU seconds (user + system) of a process.
+pub fn rss_and_cpu(pid: u32) -> Option<(u64, f64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let rss = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command (which may hold spaces) start after the last ')'.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    Some((rss, ticks / 100.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn components_are_told_apart_by_user_agent() {
+        assert_eq!(component("olm-rs/olm-operator/0.1.0"), Some("olm-operator"));
+        assert_eq!(component("olm-rs/catalog-operator/0.1.0"), Some("catalog-operator"));
+        assert_eq!(component("kubectl/v1.20.2 (linux/amd64)"), None);
+        assert_eq!(component("olm-rs/"), None);
+    }
+
+    #[test]
+    fn each_request_is_counted_once() {
+        let mut counts = Counts::new();
+        for line in [
+            r#"{"stage":"ResponseComplete","verb":"get","userAgent":"olm-rs/olm-operator/0.1.0"}"#,
+            r#"{"stage":"ResponseStarted","verb":"watch","userAgent":"olm-rs/olm-operator/0.1.0"}"#,
+            r#"{"stage":"ResponseComplete","verb":"watch","userAgent":"olm-rs/olm-operator/0.1.0"}"#,
+            r#"{"stage":"ResponseComplete","verb":"create","userAgent":"olm-rs/catalog-operator/0.1.0"}"#,
+            r#"{"stage":"ResponseComplete","verb":"get","userAgent":"kubectl/v1.20.2"}"#,
+            "not json",
+        ] {
+            count_line(line, &mut counts);
+        }
+        assert_eq!(total(&counts, "olm-operator"), 2);
+        assert_eq!(by_verb(&counts, "olm-operator"), "get 1, watch 1");
+        assert_eq!(by_verb(&counts, "catalog-operator"), "create 1");
+        assert_eq!(by_verb(&counts, "package-server"), "-");
+    }
+
+    #[test]
+    fn this_process_has_an_rss_and_cpu_time() {
+        let (rss, cpu) = rss_and_cpu(std::process::id()).expect("own /proc entry");
+        assert!(rss > 0 && cpu >= 0.0);
+    }
+}
