@@ -7,7 +7,7 @@
 use crate::lenient::Lenient;
 use crate::registry::{ObjectActor, Registry, Undecodable, Watched};
 use actix::Addr;
-use futures::{Stream, StreamExt};
+use futures::{Stream, StreamExt, TryStreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -61,7 +61,7 @@ where
 }
 
 /// The events of a lenient watch with every object that did not decode taken out and handed to `skip`.
-fn decode<K, S, F>(
+fn decode<K: kube::Resource, S, F>(
     events: S,
     mut skip: F,
 ) -> impl Stream<Item = Result<watcher::Event<K>, watcher::Error>>
@@ -78,12 +78,17 @@ where
     })
 }
 
-fn one<K, F: FnMut(ObjectMeta, String)>(
+fn one<K: kube::Resource, F: FnMut(ObjectMeta, String)>(
     event: watcher::Event<Lenient<K>>,
     skip: &mut F,
 ) -> Option<watcher::Event<K>> {
     let mut take = |l: Lenient<K>| match l.into_result() {
-        Ok(k) => Some(k),
+        Ok(mut k) => {
+            // No reader needs them, and they are often a third of an object: stores keep none. (A replace built
+            // from a stored object sends no managedFields, which the apiserver reads as "unchanged".)
+            k.meta_mut().managed_fields = None;
+            Some(k)
+        }
         Err(undecoded) => {
             let (meta, error) = *undecoded;
             skip(meta, error);
@@ -114,9 +119,31 @@ fn in_scope<K: kube::Resource>(scope: &crate::wiring::Scope, event: &watcher::Ev
 pub fn spawn_store<K, F>(
     api: Api<K>,
     config: watcher::Config,
+    on_change: F,
+) -> (Store<K>, tokio::task::JoinHandle<()>)
+where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+    F: FnMut(&K) + Send + 'static,
+{
+    spawn_store_projected(api, config, |_: &mut K| {}, on_change)
+}
+
+/// [`spawn_store`] keeping only what `project` leaves of each object (e.g. a CRD without its schemas, when
+/// readers need only its names, versions and conditions): the store's memory follows what is read.
+pub fn spawn_store_projected<K, P, F>(
+    api: Api<K>,
+    config: watcher::Config,
+    project: P,
     mut on_change: F,
 ) -> (Store<K>, tokio::task::JoinHandle<()>)
 where
+    P: Fn(&mut K) + Send + 'static,
     K: kube::Resource<DynamicType = ()>
         + Clone
         + DeserializeOwned
@@ -132,7 +159,8 @@ where
         let decoded = decode(watcher(api, config).default_backoff(), |meta, error| {
             tracing::warn!(kind = %K::kind(&()), namespace = ?meta.namespace, name = ?meta.name, %error, "skipping an object that does not decode");
         });
-        let stream = reflector::reflector(writer, decoded).touched_objects();
+        let projected = decoded.map_ok(move |event| event.modify(&project));
+        let stream = reflector::reflector(writer, projected).touched_objects();
         futures::pin_mut!(stream);
         while let Some(item) = stream.next().await {
             match item {

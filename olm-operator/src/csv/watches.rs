@@ -71,9 +71,10 @@ pub async fn start(shared: &Shared) -> Result<(), prometheus::Error> {
     );
     let _ = stores.service_accounts.set(accounts);
     let s = shared.clone();
-    let (crds, _) = spawn_store(
+    let (crds, _) = olm_runtime::watch::spawn_store_projected(
         Api::<CustomResourceDefinition>::all(client.clone()),
         watcher::Config::default(),
+        without_schemas,
         move |c: &CustomResourceDefinition| requeue_crd_users(&s, c),
     );
     let _ = stores.crds.set(crds);
@@ -390,6 +391,14 @@ fn requeue_deployment_users(shared: &Shared, deployment: &Deployment) {
         if lists && let Some(key) = ObjectKey::of(csv.as_ref()) {
             requeue(shared, key);
         }
+    }
+}
+
+/// What olm-operator reads of a CRD is its names, served versions, conditions, labels and conversion: the
+/// versions' OpenAPI schemas (most of a CRD's size, megabytes for some operators) are not kept in the store.
+pub fn without_schemas(crd: &mut CustomResourceDefinition) {
+    for version in &mut crd.spec.versions {
+        version.schema = None;
     }
 }
 
