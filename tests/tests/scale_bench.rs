@@ -38,7 +38,10 @@ const CATALOG_NS: &str = "scale-catalogs";
 const GLOBAL_NS: &str = "scale-global";
 
 fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 struct Bench {
@@ -54,7 +57,11 @@ struct Bench {
 }
 
 fn ctx(b: &Bench, namespace: &str) -> TestContext {
-    TestContext { client: b.client.clone(), namespace: namespace.to_owned(), cluster: b.cluster }
+    TestContext {
+        client: b.client.clone(),
+        namespace: namespace.to_owned(),
+        cluster: b.cluster,
+    }
 }
 
 async fn create_namespace(client: &kube::Client, name: &str) -> anyhow::Result<()> {
@@ -93,11 +100,22 @@ impl Bench {
         operator_group(&c).await?;
         let _ = self.audit.take()?;
         let started = Instant::now();
-        subscription(&c, "probe", "probe", "cat", json!({"sourceNamespace": CATALOG_NS})).await?;
+        subscription(
+            &c,
+            "probe",
+            "probe",
+            "cat",
+            json!({"sourceNamespace": CATALOG_NS}),
+        )
+        .await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(self.client.clone(), &ns);
-        await_object(&csvs, "probe.v1.0.0", Duration::from_secs(300), "Succeeded", |c| {
-            c.is_some_and(|c| c.phase().as_str() == "Succeeded")
-        })
+        await_object(
+            &csvs,
+            "probe.v1.0.0",
+            Duration::from_secs(300),
+            "Succeeded",
+            |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded"),
+        )
         .await?;
         let took = started.elapsed();
         // Let the writes that follow Succeeded (status, Operator view) land before counting.
@@ -112,13 +130,21 @@ impl Bench {
         let started = Instant::now();
         create_namespace(&self.client, &ns).await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(self.client.clone(), &ns);
-        eventually(Duration::from_secs(600), "copies in a new namespace", || {
-            let csvs = csvs.clone();
-            async move {
-                let n = csvs.list_metadata(&ListParams::default()).await?.items.len();
-                Ok((n >= globals).then_some(()))
-            }
-        })
+        eventually(
+            Duration::from_secs(600),
+            "copies in a new namespace",
+            || {
+                let csvs = csvs.clone();
+                async move {
+                    let n = csvs
+                        .list_metadata(&ListParams::default())
+                        .await?
+                        .items
+                        .len();
+                    Ok((n >= globals).then_some(()))
+                }
+            },
+        )
         .await?;
         Ok(started.elapsed())
     }
@@ -142,7 +168,10 @@ impl Bench {
 
     async fn row(&mut self, step: &str, copies: Option<usize>) -> anyhow::Result<()> {
         let during = self.audit.take()?;
-        let (olm_rss, cat_rss) = (settled_rss(self.olm.pid()).await, settled_rss(self.cat.pid()).await);
+        let (olm_rss, cat_rss) = (
+            settled_rss(self.olm.pid()).await,
+            settled_rss(self.cat.pid()).await,
+        );
         let olm_cpu = rss_and_cpu(self.olm.pid()).map(|r| r.1).unwrap_or_default();
         let cat_cpu = rss_and_cpu(self.cat.pid()).map(|r| r.1).unwrap_or_default();
         let (d_olm, d_cat) = (olm_cpu - self.cpu.0, cat_cpu - self.cpu.1);
@@ -185,7 +214,12 @@ async fn set_copies(client: &kube::Client, enabled: bool) -> anyhow::Result<()> 
     let api: Api<messages::crd::olm_config::OLMConfig> = Api::all(client.clone());
     let body = json!({"apiVersion": "operators.coreos.com/v1", "kind": "OLMConfig", "metadata": {"name": "cluster"},
                       "spec": {"features": {"disableCopiedCSVs": !enabled}}});
-    api.patch("cluster", &PatchParams::apply("olm-rs-scale-bench").force(), &Patch::Apply(&body)).await?;
+    api.patch(
+        "cluster",
+        &PatchParams::apply("olm-rs-scale-bench").force(),
+        &Patch::Apply(&body),
+    )
+    .await?;
     Ok(())
 }
 
@@ -193,7 +227,11 @@ async fn set_copies(client: &kube::Client, enabled: bool) -> anyhow::Result<()> 
 #[ignore = "benchmark: run alone on a private control plane with OLM_RS_AUDIT=1 (see the file's header)"]
 async fn scale_steps() -> anyhow::Result<()> {
     let cluster = Cluster::shared()?;
-    let audit_path = cluster.kubeconfig.parent().map(|d| d.join("audit.log")).unwrap_or_default();
+    let audit_path = cluster
+        .kubeconfig
+        .parent()
+        .map(|d| d.join("audit.log"))
+        .unwrap_or_default();
     anyhow::ensure!(
         audit_path.is_file(),
         "{} missing: start the control plane with OLM_RS_AUDIT=1 (see this file's header)",
@@ -204,7 +242,9 @@ async fn scale_steps() -> anyhow::Result<()> {
         create_namespace(&client, ns).await?;
     }
     let globals = env_usize("OLM_RS_SCALE_GLOBAL", 5);
-    let mut ops: Vec<Op> = (0..globals).map(|i| Op::new(&format!("global{i}"), "1.0.0")).collect();
+    let mut ops: Vec<Op> = (0..globals)
+        .map(|i| Op::new(&format!("global{i}"), "1.0.0"))
+        .collect();
     ops.push(Op::new("probe", "1.0.0"));
     ops.push(Op::new("own", "1.0.0"));
     set_copies(&client, true).await?;
@@ -232,28 +272,49 @@ async fn scale_steps() -> anyhow::Result<()> {
     .await?;
     for i in 0..globals {
         let name = format!("global{i}");
-        subscription(&global, &name, &name, "cat", json!({"sourceNamespace": CATALOG_NS})).await?;
+        subscription(
+            &global,
+            &name,
+            &name,
+            "cat",
+            json!({"sourceNamespace": CATALOG_NS}),
+        )
+        .await?;
     }
     let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), GLOBAL_NS);
     for i in 0..globals {
-        await_object(&csvs, &format!("global{i}.v1.0.0"), Duration::from_secs(300), "Succeeded", |c| {
-            c.is_some_and(|c| c.phase().as_str() == "Succeeded")
-        })
+        await_object(
+            &csvs,
+            &format!("global{i}.v1.0.0"),
+            Duration::from_secs(300),
+            "Succeeded",
+            |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded"),
+        )
         .await?;
     }
-    b.row(&format!("{globals} AllNamespaces operators, copies on"), Some(globals)).await?;
+    b.row(
+        &format!("{globals} AllNamespaces operators, copies on"),
+        Some(globals),
+    )
+    .await?;
 
     let with_copies = env_usize("OLM_RS_SCALE_NS_COPIES", 2000);
     b.grow_namespaces(with_copies).await?;
-    b.row(&format!("{with_copies} namespaces, copies on"), Some(globals)).await?;
+    b.row(
+        &format!("{with_copies} namespaces, copies on"),
+        Some(globals),
+    )
+    .await?;
 
     set_copies(&client, false).await?;
-    b.row(&format!("{with_copies} namespaces, copies off"), None).await?;
+    b.row(&format!("{with_copies} namespaces, copies off"), None)
+        .await?;
 
     let target = env_usize("OLM_RS_SCALE_NS", 10_000);
     for step in [target / 2, target] {
         b.grow_namespaces(step).await?;
-        b.row(&format!("{step} namespaces, copies off"), None).await?;
+        b.row(&format!("{step} namespaces, copies off"), None)
+            .await?;
     }
 
     let own = env_usize("OLM_RS_SCALE_OWN", 1000).min(b.namespaces);
@@ -262,7 +323,14 @@ async fn scale_steps() -> anyhow::Result<()> {
             let c = ctx(&b, &format!("scale-ns-{i}"));
             async move {
                 operator_group(&c).await?;
-                subscription(&c, "own", "own", "cat", json!({"sourceNamespace": CATALOG_NS})).await?;
+                subscription(
+                    &c,
+                    "own",
+                    "own",
+                    "cat",
+                    json!({"sourceNamespace": CATALOG_NS}),
+                )
+                .await?;
                 anyhow::Ok(())
             }
         })
@@ -271,27 +339,41 @@ async fn scale_steps() -> anyhow::Result<()> {
         .await
         .into_iter()
         .collect::<anyhow::Result<Vec<()>>>()?;
-    eventually(Duration::from_secs(3600), "every own-namespace operator Succeeded", || {
-        let client = client.clone();
-        async move {
-            let all: Api<ClusterServiceVersion> = Api::all(client);
-            let done = all
-                .list(&ListParams::default())
-                .await?
-                .items
-                .iter()
-                .filter(|c| c.metadata.name.as_deref() == Some("own.v1.0.0") && c.phase().as_str() == "Succeeded")
-                .count();
-            Ok((done >= own).then_some(()))
-        }
-    })
+    eventually(
+        Duration::from_secs(3600),
+        "every own-namespace operator Succeeded",
+        || {
+            let client = client.clone();
+            async move {
+                let all: Api<ClusterServiceVersion> = Api::all(client);
+                let done = all
+                    .list(&ListParams::default())
+                    .await?
+                    .items
+                    .iter()
+                    .filter(|c| {
+                        c.metadata.name.as_deref() == Some("own.v1.0.0")
+                            && c.phase().as_str() == "Succeeded"
+                    })
+                    .count();
+                Ok((done >= own).then_some(()))
+            }
+        },
+    )
     .await?;
-    b.row(&format!("{own} own-namespace operators"), None).await?;
+    b.row(&format!("{own} own-namespace operators"), None)
+        .await?;
 
     let catalogs = env_usize("OLM_RS_SCALE_CATALOGS", 50);
     let cat_ctx = ctx(&b, CATALOG_NS);
     for i in 1..catalogs {
-        configmap_catalog(&cat_ctx, &format!("cat{i}"), &Catalog::with(vec![Op::new(&format!("extra{i}"), "1.0.0")]), 0).await?;
+        configmap_catalog(
+            &cat_ctx,
+            &format!("cat{i}"),
+            &Catalog::with(vec![Op::new(&format!("extra{i}"), "1.0.0")]),
+            0,
+        )
+        .await?;
     }
     b.row(&format!("{catalogs} CatalogSources"), None).await?;
     Ok(())

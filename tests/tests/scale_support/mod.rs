@@ -11,13 +11,19 @@ pub type Counts = BTreeMap<(String, String), u64>;
 
 /// The component an audit event came from, by its user agent (`olm-rs/<binary>/…`); `None` for anyone else.
 pub fn component(user_agent: &str) -> Option<&str> {
-    user_agent.strip_prefix("olm-rs/")?.split('/').next().filter(|c| !c.is_empty())
+    user_agent
+        .strip_prefix("olm-rs/")?
+        .split('/')
+        .next()
+        .filter(|c| !c.is_empty())
 }
 
 /// Count one audit log line: each request once (a watch when its response starts, anything else when it
 /// completes). Lines that are not audit events are ignored.
 pub fn count_line(line: &str, counts: &mut Counts) {
-    let Ok(event) = serde_json::from_str::<serde_json::Value>(line) else { return };
+    let Ok(event) = serde_json::from_str::<serde_json::Value>(line) else {
+        return;
+    };
     let field = |k: &str| event.get(k).and_then(|v| v.as_str()).unwrap_or_default();
     let (verb, stage) = (field("verb"), field("stage"));
     let counted = match verb {
@@ -42,7 +48,10 @@ impl AuditLog {
     /// Start counting from the log's current end.
     pub fn from_now(path: &Path) -> anyhow::Result<Self> {
         let offset = std::fs::metadata(path)?.len();
-        Ok(Self { path: path.to_owned(), offset })
+        Ok(Self {
+            path: path.to_owned(),
+            offset,
+        })
     }
 
     /// Requests logged since the last call (or since `from_now`).
@@ -73,7 +82,11 @@ impl AuditLog {
 
 /// Total requests of one component.
 pub fn total(counts: &Counts, component: &str) -> u64 {
-    counts.iter().filter(|((c, _), _)| c == component).map(|(_, n)| n).sum()
+    counts
+        .iter()
+        .filter(|((c, _), _)| c == component)
+        .map(|(_, n)| n)
+        .sum()
 }
 
 /// `get 3 list 5 …` for one component.
@@ -83,7 +96,11 @@ pub fn by_verb(counts: &Counts, component: &str) -> String {
         .filter(|((c, _), _)| c == component)
         .map(|((_, v), n)| format!("{v} {n}"))
         .collect();
-    if parts.is_empty() { "-".into() } else { parts.join(", ") }
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(", ")
+    }
 }
 
 /// RSS in KiB and CPU seconds (user + system) of a process.
@@ -111,7 +128,10 @@ mod tests {
     #[test]
     fn components_are_told_apart_by_user_agent() {
         assert_eq!(component("olm-rs/olm-operator/0.1.0"), Some("olm-operator"));
-        assert_eq!(component("olm-rs/catalog-operator/0.1.0"), Some("catalog-operator"));
+        assert_eq!(
+            component("olm-rs/catalog-operator/0.1.0"),
+            Some("catalog-operator")
+        );
         assert_eq!(component("kubectl/v1.20.2 (linux/amd64)"), None);
         assert_eq!(component("olm-rs/"), None);
     }

@@ -9,6 +9,7 @@
 //!   when they arrive oldest first (a Subscription's upgrade chain) two CSVs are never at once in a phase that
 //!   writes the Deployment, and in any order they never are once every CSV has seen the whole chain.
 
+use super::tests::observed as base;
 use super::*;
 use crate::csv::chain::{self, Peer};
 use crate::csv::facts::{Neighbour, OwnerConflict, Requirements};
@@ -25,28 +26,6 @@ const PHASES: [CsvPhase; 8] = [
     P::Unknown,
     P::Replacing,
 ];
-
-fn base(phase: CsvPhase, reason: CsvReason) -> Observed {
-    Observed {
-        phase,
-        reason,
-        copied: false,
-        since_transition: Some(Duration::from_secs(10)),
-        cluster_changed: false,
-        operator_condition_stale: false,
-        not_upgradeable: None,
-        spec: SpecCheck::Valid,
-        group: GroupFit::Fits { annotate: None },
-        requirements: Requirements::met(),
-        owner_conflict: None,
-        replaces: None,
-        replaced_by: None,
-        chain_head: None,
-        older_not_handed_over: None,
-        install: InstallStatus::Healthy,
-        served: Default::default(),
-    }
-}
 
 /// Facts that, without a replacer, would each send the CSV somewhere else.
 type Fact = fn(&mut Observed);

@@ -7,7 +7,8 @@ use CsvPhase as P;
 use CsvReason as R;
 use rstest::rstest;
 
-fn observed(phase: CsvPhase, reason: CsvReason) -> Observed {
+/// A CSV at `phase` with nothing wrong around it: the base every case changes (handover_tests.rs too).
+pub(super) fn observed(phase: CsvPhase, reason: CsvReason) -> Observed {
     Observed {
         phase,
         reason,
