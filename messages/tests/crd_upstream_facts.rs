@@ -170,6 +170,16 @@ const REQUIRED: &[(&str, &str, &[&str])] = &[
         &["approval", "approved", "clusterServiceVersionNames"],
     ),
     ("InstallPlan", ".status", &["catalogSources", "phase"]),
+    (
+        "InstallPlan",
+        ".status.bundleLookups[]",
+        &["catalogSourceRef", "identifier", "path", "replaces"],
+    ),
+    (
+        "InstallPlan",
+        ".status.bundleLookups[].conditions[]",
+        &["status", "type"],
+    ),
     ("InstallPlan", ".status.conditions[]", &[]),
     ("OLMConfig", "", &["metadata"]),
     ("Operator", "", &[]),

@@ -31,6 +31,21 @@ pub enum Auth {
     },
 }
 
+/// The key of the `oci-client` client for `registry` with `auth`: the host and a SHA-256 of the credentials
+/// (never the password itself).
+fn client_key(registry: &str, auth: &Auth) -> String {
+    match auth {
+        Auth::Anonymous => registry.to_string(),
+        Auth::Basic { username, password } => {
+            let mut h = Sha256::new();
+            h.update(username.as_bytes());
+            h.update([0]);
+            h.update(password.as_bytes());
+            format!("{registry} {:x}", h.finalize())
+        }
+    }
+}
+
 impl std::fmt::Debug for Auth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -86,7 +101,9 @@ fn plain_http(registry: &str, insecure: &[String]) -> bool {
 }
 
 /// A registry client; clone it freely (one `oci-client` client, with its connection pool and tokens, per
-/// registry host).
+/// registry host and credentials: an `oci-client` client keeps the first credentials it was given for a host,
+/// so sharing one across pull secrets would pull one catalog's images with another catalog's credentials, or
+/// anonymously after an anonymous pull).
 #[derive(Clone, Default)]
 pub struct Registry {
     clients: Arc<Mutex<HashMap<String, Arc<Client>>>>,
@@ -122,11 +139,11 @@ impl Registry {
             })
     }
 
-    fn client_for(&self, r: &Reference) -> Arc<Client> {
+    fn client_for(&self, r: &Reference, auth: &Auth) -> Arc<Client> {
         let registry = r.resolve_registry().to_string();
         let mut clients = self.clients.lock().unwrap_or_else(PoisonError::into_inner);
         clients
-            .entry(registry.clone())
+            .entry(client_key(&registry, auth))
             .or_insert_with(|| {
                 // reqwest's rustls needs a process-wide provider; kube uses ring too. A second install is a no-op.
                 let _ = rustls::crypto::ring::default_provider().install_default();
@@ -148,7 +165,7 @@ impl Registry {
     /// The digest a tag points at now (one HEAD request).
     pub async fn resolve(&self, reference: &str, auth: &Auth) -> Result<String, PullError> {
         let r = Self::reference(reference)?;
-        let client = self.client_for(&r);
+        let client = self.client_for(&r, auth);
         self.count(1);
         client
             .fetch_manifest_digest(&r, &auth.oci())
@@ -223,7 +240,7 @@ impl Registry {
         limits: &Limits,
     ) -> Result<Image, PullError> {
         let r = Self::reference(reference)?;
-        let client = self.client_for(&r);
+        let client = self.client_for(&r, auth);
         let client = client.as_ref();
         let auth = auth.oci();
         let (manifest, digest) = self.manifest(client, reference, &r, &auth, limits).await?;
@@ -331,7 +348,7 @@ impl Registry {
         config_media_type: &str,
     ) -> Result<String, PullError> {
         let r = Self::reference(reference)?;
-        let client = self.client_for(&r);
+        let client = self.client_for(&r, auth);
         let client = client.as_ref();
         let auth = auth.oci();
         let (layers, config, manifest) = assemble(layers, config, config_media_type);
@@ -493,6 +510,29 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 mod tests {
     use super::*;
     use rstest::rstest;
+
+    fn basic(user: &str, password: &str) -> Auth {
+        Auth::Basic {
+            username: user.into(),
+            password: password.into(),
+        }
+    }
+
+    #[rstest]
+    #[case::anonymous_twice_share(Auth::Anonymous, Auth::Anonymous, true)]
+    #[case::anonymous_and_credentials_do_not(Auth::Anonymous, basic("u", "p"), false)]
+    #[case::the_same_credentials_share(basic("u", "p"), basic("u", "p"), true)]
+    #[case::another_password_does_not(basic("u", "p"), basic("u", "q"), false)]
+    #[case::another_user_does_not(basic("u", "p"), basic("v", "p"), false)]
+    #[case::the_separator_is_not_ambiguous(basic("ab", "c"), basic("a", "bc"), false)]
+    fn a_client_is_shared_only_by_the_same_credentials(
+        #[case] a: Auth,
+        #[case] b: Auth,
+        #[case] shared: bool,
+    ) {
+        assert_eq!(client_key("r:1", &a) == client_key("r:1", &b), shared);
+        assert!(!client_key("r:1", &basic("u", "s3cret")).contains("s3cret"));
+    }
 
     #[rstest]
     #[case::loopback("127.0.0.1:25000", true)]

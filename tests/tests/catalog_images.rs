@@ -2,7 +2,8 @@
 //! images by digest, pushed to the local registry (Debian's docker-registry) with `oci::publish`. A CatalogSource
 //! with `spec.image` and a registry poll serves it (READY, no Pod); a Subscription installs from it; re-pushing
 //! the tag with a newer channel head upgrades the operator across its `replaces` edge once the poll sees the new
-//! digest. A catalog image without a catalog and an invalid poll interval end in clear status messages.
+//! digest. A catalog image without a catalog and an invalid poll interval end in clear status messages. A poll
+//! that fails (the tag re-pushed with an image that is not a catalog) keeps serving the last good catalog.
 
 mod catalog_fixture;
 mod oci_support;
@@ -156,6 +157,72 @@ async fn a_catalog_image_without_a_catalog_and_an_invalid_poll_interval_say_so()
         .await?;
         let message = cs.status.unwrap_or_default().message;
         assert!(message.contains("often"), "{message}");
+        Ok(())
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_failed_poll_keeps_serving_the_last_good_catalog() -> anyhow::Result<()> {
+    let root =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/samples/catalog");
+    let cluster = olm_tests::Cluster::shared()?;
+    with_namespace(cluster, "catimgkeep", |ctx| async move {
+        let registry = oci::Registry::default();
+        let prefix = format!("{}/{}", registry_addr(), ctx.namespace);
+        let published = oci::publish::push_tree(&registry, &root, &["etcd".to_string()], &prefix).await?;
+        let tag = format!("{prefix}/catalog:latest");
+        let good = push_catalog(&registry, without(&published.fbc, "etcdoperator.v0.9.4")?, &tag).await?;
+
+        let _cat = catalog_operator(&ctx, &[]).await?;
+        let _olm = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ctx.namespace]).await?;
+        operator_group(&ctx).await?;
+        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+            "metadata": {"name": "community"},
+            "spec": {"sourceType": "grpc", "image": tag, "updateStrategy": {"registryPoll": {"interval": "2s"}}}})).await?;
+        let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+        await_object(&catalogs, "community", DEADLINE, "READY", |c| {
+            c.and_then(|c| c.status.as_ref())
+                .and_then(|s| s.connection_state.as_ref())
+                .is_some_and(|s| s.last_observed_state.as_str() == "READY")
+        })
+        .await?;
+
+        // The tag now names an image that is not a catalog: the next poll fails to load it.
+        let layer = oci::build::tar_gz(&[("bin/opm".to_string(), b"#!/bin/sh\n".to_vec())])?;
+        let bad = registry
+            .push(&tag, &oci::Auth::Anonymous, vec![(oci::build::LAYER_MEDIA_TYPE.into(), layer)], &Default::default())
+            .await?;
+        assert_ne!(good, bad);
+        let cs = await_object(&catalogs, "community", DEADLINE, "the failed poll reported", |c| {
+            c.and_then(|c| c.status.as_ref()).is_some_and(|s| s.message.contains("is not a catalog"))
+        })
+        .await?;
+        let status = cs.status.unwrap_or_default();
+        assert!(status.message.contains("still serving the last catalog that loaded"), "{}", status.message);
+        assert_eq!(
+            status.connection_state.map(|s| s.last_observed_state.as_str().to_string()).unwrap_or_default(),
+            "READY",
+            "the last good catalog still serves"
+        );
+
+        // Resolution still reads the last good catalog: a Subscription made now installs from it.
+        subscription(&ctx, "etcd", "etcd", "community", json!({"channel": "singlenamespace-alpha"})).await?;
+        let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+        await_object(&csvs, "etcdoperator.v0.9.2", Duration::from_secs(180), "Succeeded", |c| {
+            c.is_some_and(|c| c.phase().as_str() == "Succeeded")
+        })
+        .await?;
+        let sub = subs(&ctx).get("etcd").await?;
+        let unhealthy = sub.status.as_ref().and_then(|s| sub_condition(s, "CatalogSourcesUnhealthy"));
+        assert_ne!(unhealthy.map(|c| c.0).as_deref(), Some("True"), "the catalog counts as healthy while it serves");
+
+        // The tag back on a good catalog clears the error.
+        push_catalog(&registry, published.fbc.clone(), &tag).await?;
+        await_object(&catalogs, "community", DEADLINE, "the error cleared", |c| {
+            c.and_then(|c| c.status.as_ref()).is_some_and(|s| s.message.is_empty())
+        })
+        .await?;
         Ok(())
     })
     .await

@@ -1,10 +1,14 @@
 //! Replacing OLM v0 with olm-rs in place (issue 17): objects exactly as OLM v0 leaves them (a Succeeded CSV, its
 //! Deployment labelled with OLM's own `olm.deployment-spec-hash`, the pod template OLM renders) are taken over
-//! without touching the running operator: no Deployment write, no new ReplicaSet, the CSV stays Succeeded.
+//! without touching the running operator: no Deployment write, no new ReplicaSet, the CSV stays Succeeded. An
+//! InstallPlan OLM v0 resolved and left waiting for Manual approval, its step manifests written as OLM writes
+//! them (`ownerReferences[].uid: ""` for the CSV, filled at execution), completes once approved.
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::core::v1::ServiceAccount;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
+use messages::crd::install_plan::InstallPlan;
 use messages::crd::operator_group::OperatorGroup;
 use messages::msg::{Journal, JournalEvent};
 use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
@@ -172,6 +176,132 @@ async fn an_operator_installed_by_olm_v0_keeps_running_untouched() -> anyhow::Re
             eprintln!("===== olm-operator log =====\n{}", op.logs());
         }
         drop(op);
+        result
+    })
+    .await
+}
+
+/// An InstallPlan as OLM v0 leaves it when it waits for Manual approval: the CSV step, and a ServiceAccount step
+/// whose manifest names the CSV as owner with an empty UID (OLM resolves before the CSV exists).
+async fn plan_as_olm_wrote_it(ctx: &TestContext) -> anyhow::Result<String> {
+    let ns = ctx.namespace.as_str();
+    let csv = json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+        "metadata": {"name": "op.v1.0.0", "namespace": ns, "creationTimestamp": null},
+        "spec": {"displayName": "Waiting", "version": "1.0.0",
+            "installModes": [{"type": "OwnNamespace", "supported": true}, {"type": "SingleNamespace", "supported": true},
+                             {"type": "MultiNamespace", "supported": false}, {"type": "AllNamespaces", "supported": false}],
+            "install": {"strategy": "deployment", "spec": {"deployments": []}}}});
+    let sa = json!({"kind": "ServiceAccount", "apiVersion": "v1",
+        "metadata": {"name": "op", "namespace": ns, "creationTimestamp": null,
+            "ownerReferences": [{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+                "name": "op.v1.0.0", "uid": "", "controller": false, "blockOwnerDeletion": false}]}});
+    let plans: Api<InstallPlan> = Api::namespaced(ctx.client.clone(), ns);
+    let ip: InstallPlan = serde_json::from_value(
+        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
+        "metadata": {"name": "install-olmv0"},
+        "spec": {"clusterServiceVersionNames": ["op.v1.0.0"], "approval": "Manual", "approved": false, "generation": 1}}),
+    )?;
+    let mut ip = plans.create(&PostParams::default(), &ip).await?;
+    ip.status = Some(serde_json::from_value(
+        json!({"phase": "RequiresApproval", "catalogSources": ["cat"],
+        "plan": [
+            {"resolving": "op.v1.0.0", "status": "Unknown", "resource": {"sourceName": "cat", "sourceNamespace": ns,
+                "group": "operators.coreos.com", "version": "v1alpha1", "kind": "ClusterServiceVersion",
+                "name": "op.v1.0.0", "manifest": csv.to_string()}},
+            {"resolving": "op.v1.0.0", "status": "Unknown", "resource": {"sourceName": "cat", "sourceNamespace": ns,
+                "group": "", "version": "v1", "kind": "ServiceAccount", "name": "op", "manifest": sa.to_string()}}]}),
+    )?);
+    plans
+        .replace_status("install-olmv0", &PostParams::default(), &ip)
+        .await?;
+    Ok("install-olmv0".to_string())
+}
+
+#[tokio::test]
+async fn a_plan_olm_v0_left_waiting_for_approval_completes_once_approved() -> anyhow::Result<()> {
+    let cluster = Cluster::shared()?;
+    with_namespace(cluster, "takeoverplan", |ctx| async move {
+        let ns = ctx.namespace.clone();
+        let og: OperatorGroup = serde_json::from_value(json!({
+            "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+            "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ns]}}))?;
+        Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ns)
+            .create(&PostParams::default(), &og)
+            .await?;
+        let name = plan_as_olm_wrote_it(&ctx).await?;
+        let cat = OperatorProcess::start(
+            ctx.cluster,
+            "catalog-operator",
+            &["--watched-namespaces", &ns, "--namespace", &ns],
+        )
+        .await?;
+        let plans: Api<InstallPlan> = Api::namespaced(ctx.client.clone(), &ns);
+        let result = async {
+            // olm-rs runs and the plan still waits: nothing of it is applied before approval.
+            let waiting = plans.get(&name).await?;
+            assert_eq!(
+                waiting
+                    .status
+                    .map(|s| s.phase.as_str().to_string())
+                    .unwrap_or_default(),
+                "RequiresApproval"
+            );
+            let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
+            assert!(
+                csvs.get_opt("op.v1.0.0").await?.is_none(),
+                "applied before approval"
+            );
+
+            plans
+                .patch(
+                    &name,
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"spec": {"approved": true}})),
+                )
+                .await?;
+            await_object(
+                &plans,
+                &name,
+                DEADLINE,
+                "Complete",
+                |p: Option<&InstallPlan>| {
+                    p.and_then(|p| p.status.as_ref())
+                        .is_some_and(|s| s.phase.as_str() == "Complete")
+                },
+            )
+            .await?;
+            let csv_uid = csvs
+                .get("op.v1.0.0")
+                .await?
+                .metadata
+                .uid
+                .unwrap_or_default();
+            let sa = Api::<ServiceAccount>::namespaced(ctx.client.clone(), &ns)
+                .get("op")
+                .await?;
+            let owners: Vec<(String, String, String)> = sa
+                .metadata
+                .owner_references
+                .unwrap_or_default()
+                .into_iter()
+                .map(|r| (r.kind, r.name, r.uid))
+                .collect();
+            assert_eq!(
+                owners,
+                vec![(
+                    "ClusterServiceVersion".to_string(),
+                    "op.v1.0.0".to_string(),
+                    csv_uid
+                )],
+                "the CSV owns the ServiceAccount once, with its real UID"
+            );
+            Ok(())
+        }
+        .await;
+        if result.is_err() {
+            eprintln!("===== catalog-operator log =====\n{}", cat.logs());
+        }
+        drop(cat);
         result
     })
     .await

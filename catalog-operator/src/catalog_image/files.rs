@@ -1,5 +1,6 @@
 //! From a pulled catalog image to an indexed catalog: where its file-based catalog lives (the configs label, or
-//! `/configs`), its files parsed as FBC documents, the catalog indexed. Pure.
+//! `/configs`), its files parsed as FBC documents (or, for an older index image, its sqlite index read as such
+//! documents), the catalog indexed. Pure but for the sqlite index's temporary file.
 
 use oci::{Image, Limits, PullError};
 use registry::bodies::BodyMode;
@@ -40,19 +41,21 @@ pub fn catalog(
             values,
         ));
     }
+    if docs.is_empty()
+        && let Some(db) = files.get(oci::SQLITE_INDEX)
+    {
+        // An older index image: its sqlite index read as the same FBC documents (super::sqlite).
+        let path = format!("/{}", oci::SQLITE_INDEX);
+        let values =
+            super::sqlite::documents(db).map_err(|e| not_catalog(format!("{path}: {e}")))?;
+        docs.extend(catalog::documents::with_origins(Path::new(&path), values));
+    }
     if docs.is_empty() {
-        let sqlite = files.contains_key(oci::SQLITE_INDEX);
-        return Err(not_catalog(if sqlite {
-            format!(
-                "it holds a sqlite index (/{}), which olm-rs does not read; rebuild the catalog as a file-based catalog (opm migrate)",
-                oci::SQLITE_INDEX
-            )
-        } else {
-            format!(
-                "no file-based catalog under /{dir} (label {})",
-                oci::CONFIGS_LABEL
-            )
-        }));
+        return Err(not_catalog(format!(
+            "no file-based catalog under /{dir} (label {}) and no sqlite index (/{})",
+            oci::CONFIGS_LABEL,
+            oci::SQLITE_INDEX
+        )));
     }
     let catalog = catalog::fbc::from_documents(docs).map_err(|e| not_catalog(e.to_string()))?;
     if catalog.packages.is_empty() {

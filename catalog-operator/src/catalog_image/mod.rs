@@ -11,6 +11,7 @@
 //! ```
 
 pub mod files;
+pub mod sqlite;
 
 use crate::shared::Shared;
 use oci::{Auth, Limits, PullError, Registry};

@@ -334,8 +334,9 @@ impl CatalogSourceActor {
             }
             Err(e) => {
                 tracing::info!(catalog = %self.key, error = %e, "catalog content not available");
-                let changed = self.snapshot.take().is_some()
-                    || self.fetch_error.as_deref() != Some(e.as_str());
+                let keep = matches!(&self.plan, Some(Ok(p)) if spec::keeps_last_good(p));
+                let dropped = !keep && self.snapshot.take().is_some();
+                let changed = dropped || self.fetch_error.as_deref() != Some(e.as_str());
                 self.fetch_error = Some(e);
                 self.publish(changed);
             }

@@ -89,6 +89,12 @@ pub fn reason_and_message(f: &Facts) -> (CatalogSourceReason, String) {
         Err(Invalid(msg)) => (CatalogSourceReason::SpecInvalidError, msg.clone()),
         Ok(plan) => {
             if let Some(e) = &f.fetch_error {
+                if f.serving && keeps_last_good(plan) {
+                    return (
+                        CatalogSourceReason::RegistryServerError,
+                        format!("{e} (still serving the last catalog that loaded)"),
+                    );
+                }
                 let reason = match plan {
                     Plan::ConfigMap(_) => CatalogSourceReason::ConfigMapError,
                     Plan::Address(_) | Plan::Image { .. } => {
@@ -121,11 +127,18 @@ pub fn reason_and_message(f: &Facts) -> (CatalogSourceReason, String) {
 pub fn healthy(f: &Facts) -> bool {
     f.plan.is_ok()
         && f.serving
-        && f.fetch_error.is_none()
+        && (f.fetch_error.is_none() || f.plan.as_ref().is_ok_and(keeps_last_good))
         && !matches!(
             f.connection,
             Some(ConnectionState::TransientFailure | ConnectionState::Shutdown)
         )
+}
+
+/// Whether a failed re-read keeps the catalog already loaded: an image catalog whose poll fails (registry
+/// unreachable, the tag now names something that is not a catalog) keeps serving its last good content, as OLM
+/// keeps the old registry pod serving until the new image's pod is healthy. Other sources drop it.
+pub fn keeps_last_good(plan: &Plan) -> bool {
+    matches!(plan, Plan::Image { .. })
 }
 
 /// When to re-read the content: `registryPoll.interval` when set (we poll address and ConfigMap catalogs too).
@@ -182,6 +195,29 @@ mod tests {
     ) {
         assert_eq!(reason_and_message(&f).0, reason);
         assert_eq!(healthy(&f), is_healthy);
+    }
+
+    fn failed_fetch(plan: Plan, serving: bool) -> Facts {
+        let connection = Some(ConnectionState::Ready);
+        let mut f = facts(Ok(plan), connection, serving);
+        f.fetch_error = Some("pull failed".into());
+        f
+    }
+
+    #[rstest]
+    #[case::a_failed_poll_of_a_loaded_image_keeps_serving(failed_fetch(Plan::Image { image: "i".into(), service: "s".into() }, true), true, "pull failed (still serving the last catalog that loaded)")]
+    #[case::an_image_that_never_loaded_is_not_served(failed_fetch(Plan::Image { image: "i".into(), service: "s".into() }, false), false, "pull failed")]
+    #[case::a_failed_address_fetch_is_unhealthy(failed_fetch(Plan::Address("a:1".into()), true), false, "pull failed")]
+    #[case::a_failed_configmap_load_is_unhealthy(failed_fetch(Plan::ConfigMap("cm".into()), true), false, "pull failed")]
+    fn only_an_image_catalog_serves_through_a_failed_refresh(
+        #[case] f: Facts,
+        #[case] is_healthy: bool,
+        #[case] message: &str,
+    ) {
+        assert_eq!(healthy(&f), is_healthy);
+        assert_eq!(reason_and_message(&f).1, message);
+        let plan = f.plan.as_ref().expect("plan");
+        assert_eq!(keeps_last_good(plan), matches!(plan, Plan::Image { .. }));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! reference to the CSV they belong to.
 
 use super::machine::Executed;
-use super::{crd_owners, crd_safety};
+use super::{crd_owners, crd_safety, owner_refs};
 use crate::catalog_source::error_text;
 use crate::namespace::sync::GENERATED_BY;
 use kube::api::{ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
@@ -319,12 +319,11 @@ async fn apply(
                 .as_array()
                 .cloned()
                 .unwrap_or_default();
-            let mut refs: Vec<Value> = refs
-                .into_iter()
-                .filter(|r| r["uid"] != owner["uid"])
-                .collect();
-            refs.push(owner);
-            obj["metadata"]["ownerReferences"] = json!(refs);
+            for name in owner_refs::csv_owner_names(&refs) {
+                csv_uid(cx, &name, csv_uids).await?;
+            }
+            obj["metadata"]["ownerReferences"] =
+                json!(owner_refs::owner_references(&refs, owner, csv_uids));
         }
         _ => merge_map(
             &mut obj,

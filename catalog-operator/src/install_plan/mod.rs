@@ -6,6 +6,7 @@ pub mod crd_owners;
 pub mod crd_safety;
 pub mod execute;
 pub mod machine;
+pub mod owner_refs;
 pub mod step_kinds;
 
 use crate::namespace::Cause;

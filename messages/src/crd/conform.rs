@@ -98,6 +98,16 @@ const REQUIRED: &[(&str, &str, &[&str])] = &[
         &["approval", "approved", "clusterServiceVersionNames"],
     ),
     ("InstallPlan", ".status", &["catalogSources", "phase"]),
+    (
+        "InstallPlan",
+        ".status.bundleLookups[]",
+        &["catalogSourceRef", "identifier", "path", "replaces"],
+    ),
+    (
+        "InstallPlan",
+        ".status.bundleLookups[].conditions[]",
+        &["status", "type"],
+    ),
     ("OLMConfig", "", &["metadata"]),
     ("Operator", "", &[]),
     ("Operator", ".status.components", &["labelSelector"]),
