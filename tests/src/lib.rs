@@ -15,6 +15,7 @@
 
 mod binaries;
 mod cluster;
+pub mod converge;
 mod dump;
 mod full_cluster;
 mod namespace;
