@@ -217,7 +217,19 @@ pub async fn snapshot(client: &Client, ns: &str) -> anyhow::Result<(Snapshot, Ra
         lines.sort();
         snap.insert("RBAC", &what, lines.join("; "));
     }
-    Ok((snap, raw))
+    Ok((normalise_namespace(snap, ns), raw))
+}
+
+/// Each run has its own namespace: its name inside a fact (a RoleBinding's subject...) reads `<ns>`.
+pub fn normalise_namespace(snap: Snapshot, ns: &str) -> Snapshot {
+    let quoted = format!("\"{ns}\"");
+    Snapshot {
+        facts: snap
+            .facts
+            .into_iter()
+            .map(|(k, v)| (k, v.replace(&quoted, "\"<ns>\"")))
+            .collect(),
+    }
 }
 
 fn csv_owner(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {

@@ -59,3 +59,12 @@ fn s(v: &str) -> String {
 fn invariants_name_what_is_broken(#[case] raw: Raw, #[case] want: Vec<&str>) {
     assert_eq!(invariants(&raw), want);
 }
+
+#[test]
+fn the_run_namespace_is_normalised() {
+    let a = normalise_namespace(snap(&[("RBAC", "x", r#"[{"namespace":"chaos-abc"}]"#)]), "chaos-abc");
+    let b = normalise_namespace(snap(&[("RBAC", "x", r#"[{"namespace":"chaos-xyz"}]"#)]), "chaos-xyz");
+    assert_eq!(diff(&a, &b), Vec::<String>::new());
+    let other = normalise_namespace(snap(&[("RBAC", "x", r#"[{"namespace":"kube-system"}]"#)]), "chaos-xyz");
+    assert_eq!(diff(&a, &other).len(), 2, "another namespace is still a difference");
+}
