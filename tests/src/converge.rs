@@ -22,8 +22,7 @@ pub struct Snapshot {
 
 impl Snapshot {
     pub fn insert(&mut self, kind: &str, name: &str, summary: impl Into<String>) {
-        self.facts
-            .insert(format!("{kind}/{name}"), summary.into());
+        self.facts.insert(format!("{kind}/{name}"), summary.into());
     }
 }
 
@@ -84,9 +83,7 @@ pub fn invariants(raw: &Raw) -> Vec<String> {
         distinct.sort();
         distinct.dedup();
         if distinct.len() > 1 {
-            broken.push(format!(
-                "Deployment {deployment} claimed by {distinct:?}"
-            ));
+            broken.push(format!("Deployment {deployment} claimed by {distinct:?}"));
         }
     }
     broken
@@ -147,7 +144,12 @@ pub async fn snapshot(client: &Client, ns: &str) -> anyhow::Result<(Snapshot, Ra
         let csvs: Vec<String> = v
             .pointer("/spec/clusterServiceVersionNames")
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
             .unwrap_or_default();
         let owners: Vec<String> = plan
             .meta()

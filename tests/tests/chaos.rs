@@ -186,13 +186,19 @@ async fn one_run(cluster: &'static Cluster, seed: Option<u64>) -> anyhow::Result
 }
 
 fn print_table(rows: &[Row]) {
-    println!("seed | faults by kind | at head under faults | converged | time to converge after faults stop");
+    println!(
+        "seed | faults by kind | at head under faults | converged | time to converge after faults stop"
+    );
     for r in rows {
         let faults: Vec<String> = r.faults.iter().map(|(k, n)| format!("{k}={n}")).collect();
         println!(
             "{} | {} | {} | {} | {:.1}s",
             r.seed.map_or("baseline".to_string(), |s| s.to_string()),
-            if faults.is_empty() { "-".to_string() } else { faults.join(" ") },
+            if faults.is_empty() {
+                "-".to_string()
+            } else {
+                faults.join(" ")
+            },
             r.converged_under_faults,
             if r.converged { "yes" } else { "NO" },
             r.after_faults.as_secs_f64()
@@ -204,7 +210,11 @@ async fn seeds(list: Vec<u64>) -> anyhow::Result<()> {
     let cluster = Cluster::chaos()?;
     let baseline = one_run(cluster, None).await?;
     anyhow::ensure!(baseline.converged, "the fault-free run did not converge");
-    anyhow::ensure!(baseline.broken.is_empty(), "baseline: {:?}", baseline.broken);
+    anyhow::ensure!(
+        baseline.broken.is_empty(),
+        "baseline: {:?}",
+        baseline.broken
+    );
     let mut rows = vec![];
     let mut failures = vec![];
     for seed in list {

@@ -126,7 +126,9 @@ pub struct ChaosConfig {
 pub enum ConfigError {
     #[error("OLM_RS_CHAOS: `{0}` is not key=value")]
     NotKeyValue(String),
-    #[error("OLM_RS_CHAOS: unknown key `{0}` (seed, max_delay_ms, only, all, or a fault kind: panic, stop, slow, fail, drop, delay, dup, reorder)")]
+    #[error(
+        "OLM_RS_CHAOS: unknown key `{0}` (seed, max_delay_ms, only, all, or a fault kind: panic, stop, slow, fail, drop, delay, dup, reorder)"
+    )]
     UnknownKey(String),
     #[error("OLM_RS_CHAOS: `{key}={value}` is not a number")]
     NotANumber { key: String, value: String },

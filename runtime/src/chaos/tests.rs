@@ -177,7 +177,9 @@ fn journal_of(injector: &Injector, keys: &[ObjectKey], rounds: usize) -> Journal
 #[test]
 fn a_journal_replays_from_its_seed_and_config_only() {
     let config = ChaosConfig::parse("seed=42,all=0.05").expect("parse");
-    let keys: Vec<ObjectKey> = (0..5).map(|i| ObjectKey::new("ns", format!("o{i}"))).collect();
+    let keys: Vec<ObjectKey> = (0..5)
+        .map(|i| ObjectKey::new("ns", format!("o{i}")))
+        .collect();
     let journal = journal_of(&Injector::new(config.clone()), &keys, 40);
     assert!(journal.len() > 20, "the run made faults: {}", journal.len());
     let bytes = journal.to_msgpack().expect("encode");

@@ -27,7 +27,11 @@ fn snap(facts: &[(&str, &str, &str)]) -> Snapshot {
     snap(&[("CSV", "a.v1", "phase=Succeeded")]),
     vec!["+ CSV/a.v1: phase=Succeeded", "- CSV/a.v2: phase=Succeeded"]
 )]
-fn diffs_read_like_a_patch(#[case] want: Snapshot, #[case] got: Snapshot, #[case] lines: Vec<&str>) {
+fn diffs_read_like_a_patch(
+    #[case] want: Snapshot,
+    #[case] got: Snapshot,
+    #[case] lines: Vec<&str>,
+) {
     assert_eq!(diff(&want, &got), lines);
 }
 
@@ -62,9 +66,22 @@ fn invariants_name_what_is_broken(#[case] raw: Raw, #[case] want: Vec<&str>) {
 
 #[test]
 fn the_run_namespace_is_normalised() {
-    let a = normalise_namespace(snap(&[("RBAC", "x", r#"[{"namespace":"chaos-abc"}]"#)]), "chaos-abc");
-    let b = normalise_namespace(snap(&[("RBAC", "x", r#"[{"namespace":"chaos-xyz"}]"#)]), "chaos-xyz");
+    let a = normalise_namespace(
+        snap(&[("RBAC", "x", r#"[{"namespace":"chaos-abc"}]"#)]),
+        "chaos-abc",
+    );
+    let b = normalise_namespace(
+        snap(&[("RBAC", "x", r#"[{"namespace":"chaos-xyz"}]"#)]),
+        "chaos-xyz",
+    );
     assert_eq!(diff(&a, &b), Vec::<String>::new());
-    let other = normalise_namespace(snap(&[("RBAC", "x", r#"[{"namespace":"kube-system"}]"#)]), "chaos-xyz");
-    assert_eq!(diff(&a, &other).len(), 2, "another namespace is still a difference");
+    let other = normalise_namespace(
+        snap(&[("RBAC", "x", r#"[{"namespace":"kube-system"}]"#)]),
+        "chaos-xyz",
+    );
+    assert_eq!(
+        diff(&a, &other).len(),
+        2,
+        "another namespace is still a difference"
+    );
 }
