@@ -43,6 +43,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             install_plan_retry_timeout,
             probe_interval: registry_probe_interval,
         };
+        // A bad OLM_RS_CHAOS stops the operator here, before any actor runs.
+        olm_runtime::chaos::init_from_env()?;
         let mut wiring = Wiring::new(client.clone(), metrics.clone(), scope.clone())
             .with_resync(std::time::Duration::from_secs(common.resync_seconds));
         let election =

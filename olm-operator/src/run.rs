@@ -33,6 +33,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                     .collect(),
             ),
         };
+        // A bad OLM_RS_CHAOS stops the operator here, before any actor runs.
+        olm_runtime::chaos::init_from_env()?;
         let mut wiring = Wiring::new(client.clone(), metrics.clone(), scope)
             .with_resync(std::time::Duration::from_secs(common.resync_seconds));
         let election = ElectionConfig::from_args(&common.leader, &common.namespace, "olm-operator");

@@ -11,9 +11,11 @@
 //! - [`telemetry`]: tracing to stdout, and OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
 //! - [`trace_context`]: W3C trace context carried in object annotations across the two processes.
 //! - [`client`]: the kube client from a kubeconfig or the in-cluster service account.
+//! - [`chaos`]: the seeded fault injector (off unless `OLM_RS_CHAOS` is set).
 //! - [`leader`]: leader election on a `coordination.k8s.io/v1` Lease (`--leader-elect`).
 
 pub mod args;
+pub mod chaos;
 pub mod client;
 pub mod endpoints;
 pub mod leader;

@@ -23,11 +23,12 @@
 //!  Outcome ─▶ journal; one timer (Next::After / backoff / error policy), replaced by the next run
 //! ```
 
+use crate::chaos::{self, FaultKind, Injector, Site};
 use crate::registry::SharedJournal;
 use actix::prelude::*;
 use messages::key::ObjectKey;
 use messages::msg::{JournalEntry, JournalEvent};
-use std::sync::PoisonError;
+use std::sync::{Arc, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// What a run that ended well asks for next.
@@ -175,6 +176,8 @@ pub struct Loop {
     runs: u64,
     /// The delay of the pending timer (tests and the journal read it).
     scheduled: Option<Duration>,
+    /// The fault injector when chaos is on (`OLM_RS_CHAOS`).
+    chaos: Option<Arc<Injector>>,
 }
 
 impl Loop {
@@ -192,7 +195,22 @@ impl Loop {
             waits: 0,
             runs: 0,
             scheduled: None,
+            chaos: chaos::global(),
         }
+    }
+
+    /// Make faults with this injector instead of the process's (tests).
+    pub fn with_chaos(mut self, injector: Option<Arc<Injector>>) -> Self {
+        self.chaos = injector;
+        self
+    }
+
+    /// The fault of this run's start, if chaos is on and decides one (journaled here).
+    fn inject(&self) -> Option<chaos::Decision> {
+        let injector = self.chaos.as_ref()?;
+        let decision = injector.next(self.kind, &self.key, Site::Run)?;
+        self.record(decision.event(injector.config().seed));
+        Some(decision)
     }
 
     /// Record outcomes in this journal (the kind's registry journal).
@@ -310,7 +328,38 @@ fn start<A: Reconciler>(act: &mut A, ctx: &mut Context<A>) {
     lp.running = true;
     lp.runs += 1;
     let deadline = lp.policy.deadline;
-    let fut = act.run(ctx).timeout(deadline).map(move |result, act, ctx| {
+    let mut slow = None;
+    if let Some(decision) = lp.inject() {
+        match decision.fault.kind {
+            FaultKind::Panic => panic!(
+                "chaos: injected panic in {} {} (run decision {})",
+                lp.kind, lp.key, decision.n
+            ),
+            FaultKind::Stop => {
+                lp.running = false;
+                ctx.stop();
+                return;
+            }
+            FaultKind::FailEffect => {
+                let failure = Failure {
+                    class: ErrorClass::Transient,
+                    message: "chaos: injected failure of the run's writes".to_string(),
+                };
+                finish(act, ctx, Outcome::Failed(failure));
+                return;
+            }
+            FaultKind::SlowEffect => slow = decision.fault.delay,
+            FaultKind::Drop | FaultKind::Delay | FaultKind::Duplicate | FaultKind::Reorder => {}
+        }
+    }
+    let run: ResponseActFuture<A, Outcome> = match slow {
+        Some(delay) => Box::pin(
+            actix::fut::wrap_future::<_, A>(tokio::time::sleep(delay))
+                .then(|(), act: &mut A, ctx| act.run(ctx)),
+        ),
+        None => act.run(ctx),
+    };
+    let fut = run.timeout(deadline).map(move |result, act, ctx| {
         let outcome = result.unwrap_or_else(|()| {
             Outcome::Failed(Failure {
                 class: ErrorClass::Deadline,

@@ -4,8 +4,12 @@
 //! later change to that actor as [`ObjectEvent::Observed`], sends [`ObjectEvent::Deleted`] and forgets the actor
 //! when the object is deleted (or vanished during a relist), and starts the actor again if it died (a panic in an
 //! actix handler closes its mailbox for good and actix's `Supervisor` does not catch it; this registry is our
-//! supervision). Every routing decision is recorded in a [`Journal`].
+//! supervision): on the object's next event, on a message routed to it, and at the latest within
+//! [`SUPERVISE_EVERY`], replaying the last object seen to the new actor. Every routing decision is recorded in
+//! a [`Journal`]. Under chaos (`OLM_RS_CHAOS`) the messages it routes may be dropped, delayed, duplicated or
+//! reordered ([`crate::chaos`]).
 
+use crate::chaos::{self, FaultKind, Injector, Site};
 use crate::metrics::Metrics;
 use actix::prelude::*;
 use kube::Resource;
@@ -118,9 +122,19 @@ impl<A: Actor> Message for All<A> {
 /// A shared handle on a registry's journal (read by the debug endpoint).
 pub type SharedJournal = Arc<Mutex<Journal>>;
 
+/// How often the registry looks for dead actors (a panic, a stop) whose object still exists, and starts them
+/// again without waiting for the object's next event.
+pub const SUPERVISE_EVERY: Duration = Duration::from_secs(1);
+
+/// A live object's actor and the last version of the object routed to it (given to a restarted actor).
+struct Child<A: ObjectActor> {
+    addr: Addr<A>,
+    last: Arc<A::Object>,
+}
+
 pub struct Registry<A: ObjectActor> {
     shared: A::Shared,
-    children: HashMap<ObjectKey, Addr<A>>,
+    children: HashMap<ObjectKey, Child<A>>,
     /// Keys seen since the last `Init` of the watch; `None` outside a relist.
     relisting: Option<HashSet<ObjectKey>>,
     metrics: Metrics,
@@ -129,6 +143,8 @@ pub struct Registry<A: ObjectActor> {
     /// Every live actor is requeued this often (OLM's `--interval` resync): a level-triggered safety net for
     /// any change whose event was missed.
     resync: Option<Duration>,
+    /// The fault injector when chaos is on.
+    chaos: Option<Arc<Injector>>,
 }
 
 impl<A: ObjectActor> Registry<A> {
@@ -141,7 +157,14 @@ impl<A: ObjectActor> Registry<A> {
             journal,
             synced: Arc::default(),
             resync: None,
+            chaos: chaos::global(),
         }
+    }
+
+    /// Make faults with this injector instead of the process's (tests).
+    pub fn with_chaos(mut self, injector: Option<Arc<Injector>>) -> Self {
+        self.chaos = injector;
+        self
     }
 
     /// Requeue every live actor every `period` (a zero period turns the resync off).
@@ -150,17 +173,95 @@ impl<A: ObjectActor> Registry<A> {
         self
     }
 
-    fn resync_all(&mut self) {
-        let live = self.children.values().filter(|a| a.connected());
-        let mut count = 0usize;
-        for addr in live {
-            addr.do_send(Requeue {
+    fn resync_all(&mut self, ctx: &mut Context<Self>) {
+        let keys: Vec<ObjectKey> = self.children.keys().cloned().collect();
+        for key in &keys {
+            let msg = Requeue {
                 reason: RequeueReason::Resync,
                 after: None,
-            });
-            count += 1;
+            };
+            self.deliver(ctx, key, msg);
         }
-        tracing::debug!(kind = A::KIND, actors = count, "resync");
+        tracing::debug!(kind = A::KIND, actors = keys.len(), "resync");
+    }
+
+    /// Start again every actor that died while its object still exists.
+    fn supervise(&mut self) {
+        let dead: Vec<ObjectKey> = self
+            .children
+            .iter()
+            .filter(|(_, child)| !child.addr.connected())
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in dead {
+            self.live(&key);
+        }
+    }
+
+    /// The address of `key`'s actor, starting it again (with the last object seen) if it died; `None` for an
+    /// object not seen.
+    fn live(&mut self, key: &ObjectKey) -> Option<Addr<A>> {
+        let child = self.children.get(key)?;
+        if child.addr.connected() {
+            return Some(child.addr.clone());
+        }
+        let last = child.last.clone();
+        tracing::warn!(kind = A::KIND, %key, "object actor had died; starting it again");
+        let addr = self.spawn(key);
+        self.record(key, JournalEvent::Respawned);
+        addr.do_send(ObjectEvent::Observed(last.clone()));
+        self.children.insert(
+            key.clone(),
+            Child {
+                addr: addr.clone(),
+                last,
+            },
+        );
+        Some(addr)
+    }
+
+    fn spawn(&self, key: &ObjectKey) -> Addr<A> {
+        let mut actor = A::new(key.clone(), self.shared.clone());
+        actor.attach(self.journal.clone());
+        actor.start()
+    }
+
+    /// The chaos decision for a message to `key` at `site` (journaled), if chaos is on and makes a fault.
+    fn inject(&self, key: &ObjectKey, site: Site) -> Option<chaos::Decision> {
+        let injector = self.chaos.as_ref()?;
+        let decision = injector.next(A::KIND, key, site)?;
+        self.record(key, decision.event(injector.config().seed));
+        Some(decision)
+    }
+
+    /// Send a cloneable message to `key`'s live actor (restarted if it died), through chaos's message faults.
+    fn deliver<M>(&mut self, ctx: &mut Context<Self>, key: &ObjectKey, msg: M)
+    where
+        A: Handler<M>,
+        M: Message + Clone + Send + 'static,
+        M::Result: Send,
+    {
+        let Some(addr) = self.live(key) else {
+            return;
+        };
+        let Some(decision) = self.inject(key, Site::Deliver) else {
+            addr.do_send(msg);
+            return;
+        };
+        match decision.fault.kind {
+            FaultKind::Drop => {}
+            FaultKind::Duplicate => {
+                addr.do_send(msg.clone());
+                addr.do_send(msg);
+            }
+            FaultKind::Delay | FaultKind::Reorder => {
+                let delay = decision.fault.delay.unwrap_or_default();
+                ctx.run_later(delay, move |_, _| addr.do_send(msg));
+            }
+            FaultKind::Panic | FaultKind::Stop | FaultKind::SlowEffect | FaultKind::FailEffect => {
+                addr.do_send(msg);
+            }
+        }
     }
 
     /// Becomes true once the first full list of the watch has been routed.
@@ -199,7 +300,7 @@ impl<A: ObjectActor> Registry<A> {
         }
         let resource_version = obj.meta().resource_version.clone();
         let addr = match self.children.get(&key) {
-            Some(addr) if addr.connected() => addr.clone(),
+            Some(child) if child.addr.connected() => child.addr.clone(),
             existing => {
                 let event = if existing.is_some() {
                     JournalEvent::Respawned
@@ -209,21 +310,26 @@ impl<A: ObjectActor> Registry<A> {
                 if existing.is_some() {
                     tracing::warn!(kind = A::KIND, %key, "object actor had died; starting it again");
                 }
-                let mut actor = A::new(key.clone(), self.shared.clone());
-                actor.attach(self.journal.clone());
-                let addr = actor.start();
-                self.children.insert(key.clone(), addr.clone());
+                let addr = self.spawn(&key);
                 self.record(&key, event);
-                self.publish_count();
                 addr
             }
         };
+        let obj = Arc::new(obj);
+        self.children.insert(
+            key.clone(),
+            Child {
+                addr: addr.clone(),
+                last: obj.clone(),
+            },
+        );
+        self.publish_count();
         self.record(&key, JournalEvent::Observed { resource_version });
-        addr.do_send(ObjectEvent::Observed(Arc::new(obj)));
+        addr.do_send(ObjectEvent::Observed(obj));
     }
 
     fn forget(&mut self, key: &ObjectKey) {
-        if let Some(addr) = self.children.remove(key) {
+        if let Some(Child { addr, .. }) = self.children.remove(key) {
             addr.do_send(ObjectEvent::<A::Object>::Deleted);
             self.record(key, JournalEvent::Stopped);
             self.publish_count();
@@ -237,8 +343,9 @@ impl<A: ObjectActor> Actor for Registry<A> {
     fn started(&mut self, ctx: &mut Self::Context) {
         self.publish_count();
         if let Some(period) = self.resync {
-            ctx.run_interval(period, |act, _ctx| act.resync_all());
+            ctx.run_interval(period, |act, ctx| act.resync_all(ctx));
         }
+        ctx.run_interval(SUPERVISE_EVERY, |act, _ctx| act.supervise());
     }
 }
 
@@ -311,7 +418,7 @@ impl<A: ObjectActor> Handler<Lookup<A>> for Registry<A> {
     type Result = Option<Addr<A>>;
 
     fn handle(&mut self, msg: Lookup<A>, _ctx: &mut Self::Context) -> Self::Result {
-        self.children.get(&msg.0).filter(|a| a.connected()).cloned()
+        self.live(&msg.0)
     }
 }
 
@@ -322,8 +429,8 @@ impl<A: ObjectActor> Handler<All<A>> for Registry<A> {
         MessageResult(
             self.children
                 .iter()
-                .filter(|(_, a)| a.connected())
-                .map(|(k, a)| (k.clone(), a.clone()))
+                .filter(|(_, c)| c.addr.connected())
+                .map(|(k, c)| (k.clone(), c.addr.clone()))
                 .collect(),
         )
     }
@@ -337,10 +444,26 @@ where
 {
     type Result = ();
 
-    fn handle(&mut self, Forward(key, msg): Forward<M>, _ctx: &mut Self::Context) {
-        match self.children.get(&key).filter(|a| a.connected()) {
-            Some(addr) => addr.do_send(msg),
-            None => tracing::debug!(kind = A::KIND, %key, "no live actor to forward to"),
+    fn handle(&mut self, Forward(key, msg): Forward<M>, ctx: &mut Self::Context) {
+        let Some(addr) = self.live(&key) else {
+            tracing::debug!(kind = A::KIND, %key, "no actor to forward to");
+            return;
+        };
+        let Some(decision) = self.inject(&key, Site::Forward) else {
+            addr.do_send(msg);
+            return;
+        };
+        match decision.fault.kind {
+            FaultKind::Drop => {}
+            FaultKind::Delay | FaultKind::Reorder => {
+                let delay = decision.fault.delay.unwrap_or_default();
+                ctx.run_later(delay, move |_, _| addr.do_send(msg));
+            }
+            FaultKind::Duplicate
+            | FaultKind::Panic
+            | FaultKind::Stop
+            | FaultKind::SlowEffect
+            | FaultKind::FailEffect => addr.do_send(msg),
         }
     }
 }
@@ -353,11 +476,15 @@ where
 {
     type Result = ();
 
-    fn handle(&mut self, Broadcast { filter, msg }: Broadcast<M>, _ctx: &mut Self::Context) {
-        for (key, addr) in &self.children {
-            if addr.connected() && filter.matches(key) {
-                addr.do_send(msg.clone());
-            }
+    fn handle(&mut self, Broadcast { filter, msg }: Broadcast<M>, ctx: &mut Self::Context) {
+        let keys: Vec<ObjectKey> = self
+            .children
+            .keys()
+            .filter(|key| filter.matches(key))
+            .cloned()
+            .collect();
+        for key in &keys {
+            self.deliver(ctx, key, msg.clone());
         }
     }
 }

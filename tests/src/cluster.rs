@@ -19,17 +19,55 @@ pub struct Cluster {
 }
 
 static SHARED: OnceLock<Result<Cluster, String>> = OnceLock::new();
+static CHAOS: OnceLock<Result<Cluster, String>> = OnceLock::new();
+
+/// The private control plane of the chaos tests (faults would make the shared one noisy): its own state folder,
+/// etcd, apiserver, controller-manager and registry ports. `hack/control-plane.sh down` with these same
+/// variables stops it (without them it would stop the shared plane's registry).
+pub const CHAOS_PLANE_ENV: [(&str, &str); 7] = [
+    ("OLM_RS_CLUSTER_DIR", "cluster-chaos"),
+    ("OLM_RS_ETCD_PORT", "33791"),
+    ("OLM_RS_ETCD_PEER_PORT", "33801"),
+    ("OLM_RS_API_PORT", "36444"),
+    ("OLM_RS_KCM_PORT", "36258"),
+    ("OLM_RS_REGISTRY_PORT", "25001"),
+    ("OLM_RS_REGISTRY_DIR", "registry-chaos"),
+];
 
 impl Cluster {
     /// Start or attach to the control plane once per process.
     pub fn shared() -> anyhow::Result<&'static Cluster> {
         SHARED
-            .get_or_init(|| Self::start().map_err(|e| format!("{e:#}")))
+            .get_or_init(|| Self::start(&[]).map_err(|e| format!("{e:#}")))
             .as_ref()
             .map_err(|e| anyhow::anyhow!("control plane: {e}"))
     }
 
-    fn start() -> anyhow::Result<Cluster> {
+    /// Start or attach to the chaos tests' private control plane ([`CHAOS_PLANE_ENV`]) once per process.
+    pub fn chaos() -> anyhow::Result<&'static Cluster> {
+        CHAOS
+            .get_or_init(|| {
+                let cache = std::env::var("HOME")
+                    .map(|h| PathBuf::from(h).join(".cache/olm-rs"))
+                    .map_err(|e| format!("HOME: {e}"))?;
+                let env: Vec<(String, String)> = CHAOS_PLANE_ENV
+                    .iter()
+                    .map(|(k, v)| {
+                        let v = if k.ends_with("_DIR") {
+                            cache.join(v).display().to_string()
+                        } else {
+                            v.to_string()
+                        };
+                        (k.to_string(), v)
+                    })
+                    .collect();
+                Self::start(&env).map_err(|e| format!("{e:#}"))
+            })
+            .as_ref()
+            .map_err(|e| anyhow::anyhow!("chaos control plane: {e}"))
+    }
+
+    fn start(env: &[(String, String)]) -> anyhow::Result<Cluster> {
         let repo_root = Path::new(env!("CARGO_MANIFEST_DIR"))
             .parent()
             .context("repo root")?
@@ -40,6 +78,7 @@ impl Cluster {
             .arg(&script)
             .arg("up")
             .env("OLM_RS_NODE_SIM", &node_sim)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .output()
             .context("run hack/control-plane.sh up")?;
         if !out.status.success() {

@@ -15,6 +15,7 @@
 
 mod binaries;
 mod cluster;
+pub mod converge;
 mod dump;
 mod full_cluster;
 mod namespace;
@@ -23,7 +24,7 @@ mod otlp;
 mod wait;
 
 pub use binaries::bin_path;
-pub use cluster::Cluster;
+pub use cluster::{CHAOS_PLANE_ENV, Cluster};
 pub use dump::dump_namespace;
 pub use full_cluster::FullCluster;
 pub use namespace::{TestContext, with_namespace};

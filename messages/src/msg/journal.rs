@@ -29,6 +29,16 @@ pub enum JournalEvent {
         resource_version: Option<String>,
         error: String,
     },
+    /// The chaos injector (`olm_runtime::chaos`, on only under `OLM_RS_CHAOS`) made a fault: with the run's
+    /// seed, the decision site and the index of the decision for this object at that site, so that the same
+    /// seed and configuration replay the same decision.
+    Fault {
+        seed: u64,
+        site: String,
+        n: u64,
+        fault: String,
+        delay_ms: Option<u64>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

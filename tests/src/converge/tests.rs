@@ -1,0 +1,87 @@
+//! Tables of the pure comparison: the diff of two snapshots and the end-state invariants.
+
+use super::*;
+use rstest::rstest;
+
+fn snap(facts: &[(&str, &str, &str)]) -> Snapshot {
+    let mut s = Snapshot::default();
+    for (kind, name, summary) in facts {
+        s.insert(kind, name, *summary);
+    }
+    s
+}
+
+#[rstest]
+#[case::same_state(
+    snap(&[("CSV", "a.v2", "phase=Succeeded")]),
+    snap(&[("CSV", "a.v2", "phase=Succeeded")]),
+    vec![]
+)]
+#[case::phase_differs(
+    snap(&[("CSV", "a.v2", "phase=Succeeded")]),
+    snap(&[("CSV", "a.v2", "phase=Installing")]),
+    vec!["- CSV/a.v2: phase=Succeeded", "+ CSV/a.v2: phase=Installing"]
+)]
+#[case::missing_and_orphan(
+    snap(&[("CSV", "a.v2", "phase=Succeeded")]),
+    snap(&[("CSV", "a.v1", "phase=Succeeded")]),
+    vec!["+ CSV/a.v1: phase=Succeeded", "- CSV/a.v2: phase=Succeeded"]
+)]
+fn diffs_read_like_a_patch(
+    #[case] want: Snapshot,
+    #[case] got: Snapshot,
+    #[case] lines: Vec<&str>,
+) {
+    assert_eq!(diff(&want, &got), lines);
+}
+
+fn s(v: &str) -> String {
+    v.to_string()
+}
+
+#[rstest]
+#[case::clean(
+    Raw {
+        csvs: vec![(s("a.v2"), s("Succeeded"))],
+        plans: vec![(s("a"), vec![s("a.v1")]), (s("a"), vec![s("a.v2")])],
+        deployments: vec![(s("a-op"), vec![s("a.v2"), s("a.v2")])],
+    },
+    vec![]
+)]
+#[case::between_phases(
+    Raw { csvs: vec![(s("a.v2"), s("Installing"))], ..Raw::default() },
+    vec!["CSV a.v2 left between phases (\"Installing\")"]
+)]
+#[case::duplicate_plans(
+    Raw { plans: vec![(s("a"), vec![s("a.v2")]), (s("a"), vec![s("a.v2")])], ..Raw::default() },
+    vec!["Subscription a has 2 InstallPlans for [\"a.v2\"]"]
+)]
+#[case::two_writers(
+    Raw { deployments: vec![(s("a-op"), vec![s("a.v1"), s("a.v2")])], ..Raw::default() },
+    vec!["Deployment a-op claimed by [\"a.v1\", \"a.v2\"]"]
+)]
+fn invariants_name_what_is_broken(#[case] raw: Raw, #[case] want: Vec<&str>) {
+    assert_eq!(invariants(&raw), want);
+}
+
+#[test]
+fn the_run_namespace_is_normalised() {
+    let a = normalise_namespace(
+        snap(&[("RBAC", "x", r#"[{"namespace":"chaos-abc"}]"#)]),
+        "chaos-abc",
+    );
+    let b = normalise_namespace(
+        snap(&[("RBAC", "x", r#"[{"namespace":"chaos-xyz"}]"#)]),
+        "chaos-xyz",
+    );
+    assert_eq!(diff(&a, &b), Vec::<String>::new());
+    let other = normalise_namespace(
+        snap(&[("RBAC", "x", r#"[{"namespace":"kube-system"}]"#)]),
+        "chaos-xyz",
+    );
+    assert_eq!(
+        diff(&a, &other).len(),
+        2,
+        "another namespace is still a difference"
+    );
+}
