@@ -13,6 +13,12 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
+    #[error("cannot write the status of InstallPlan {key}")]
+    InstallPlanStatus {
+        key: ObjectKey,
+        #[source]
+        source: kube::Error,
+    },
     #[error("cannot resolve namespace {namespace}")]
     Resolve {
         namespace: String,
@@ -39,7 +45,9 @@ pub enum ErrorKind {
 impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::SubscriptionStatus { source, .. } => classify(source),
+            Error::SubscriptionStatus { source, .. } | Error::InstallPlanStatus { source, .. } => {
+                classify(source)
+            }
             Error::Resolve { source, .. } => match source.api_error() {
                 Some(e) => classify(e),
                 None => ErrorKind::Transient,

@@ -18,6 +18,8 @@ pub mod catalogs;
 pub mod cli;
 pub mod deprecation;
 pub mod error;
+#[cfg(test)]
+pub mod fake_api;
 pub mod install_plan;
 pub mod metrics;
 pub mod namespace;

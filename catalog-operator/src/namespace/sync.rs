@@ -12,12 +12,12 @@ use super::status::{self, CatalogHealth, Decided, Facts, PlanFacts, PlanRef};
 use crate::catalog_source::error_text;
 use crate::shared::Shared;
 use crate::steps;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use k8s_openapi::jiff::Timestamp;
 use kube::Api;
 use kube::api::{DeleteParams, PostParams};
 use messages::crd::install_plan::{
-    InstallPlan, InstallPlanPhase, InstallPlanStatus, Step, order_steps,
+    InstallPlan, InstallPlanPhase, InstallPlanSpec, InstallPlanStatus, Step, order_steps,
 };
 use messages::crd::subscription::{
     Approval, Subscription, SubscriptionConditionType, SubscriptionReason, SubscriptionStatus,
@@ -477,6 +477,18 @@ async fn resolve_and_plan(
     Ok(())
 }
 
+/// A non-controller owner reference to a Subscription (OLM's plans are owned by every Subscription they serve).
+fn subscription_owner(sub: &Subscription) -> OwnerReference {
+    OwnerReference {
+        api_version: "operators.coreos.com/v1alpha1".to_string(),
+        kind: "Subscription".to_string(),
+        name: sub.metadata.name.clone().unwrap_or_default(),
+        uid: sub.metadata.uid.clone().unwrap_or_default(),
+        controller: Some(false),
+        block_owner_deletion: Some(false),
+    }
+}
+
 enum PlanError {
     Bundle(String),
     /// Bundle images not unpacked yet, by the Subscription their bundle resolves for.
@@ -548,20 +560,30 @@ async fn create_plan(
         .chain(created.iter().filter_map(|p| p.spec.generation))
         .max()
         .unwrap_or(0);
-    let approval = if manual { "Manual" } else { "Automatic" };
-    let owner_refs: Vec<serde_json::Value> = owners
-        .iter()
-        .map(|s| serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription", "name": s.metadata.name, "uid": s.metadata.uid, "controller": false, "blockOwnerDeletion": false}))
-        .collect();
+    let approval = if manual {
+        Approval::Manual
+    } else {
+        Approval::Automatic
+    };
     let first = bundles.first().map(|b| b.catalog.clone());
-    let body = serde_json::json!({
-        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
-        "metadata": {"generateName": "install-", "namespace": ns, "ownerReferences": owner_refs, "annotations": trace},
-        "spec": {"clusterServiceVersionNames": csv_names, "approval": approval, "approved": !manual, "generation": generation,
-                 "source": first.as_ref().map(|c| c.name.clone()), "sourceNamespace": first.as_ref().map(|c| c.namespace.clone())}
-    });
-    let ip: InstallPlan = serde_json::from_value(body)
-        .map_err(|e| PlanError::Bundle(format!("cannot build the InstallPlan: {e}")))?;
+    let ip = InstallPlan {
+        metadata: ObjectMeta {
+            generate_name: Some("install-".to_string()),
+            namespace: Some(ns.to_string()),
+            owner_references: Some(owners.iter().map(|s| subscription_owner(s)).collect()),
+            annotations: Some(trace),
+            ..Default::default()
+        },
+        spec: InstallPlanSpec {
+            cluster_service_version_names: csv_names,
+            approval: approval.clone(),
+            approved: !manual,
+            generation: Some(generation),
+            source: first.as_ref().map(|c| c.name.clone()),
+            source_namespace: first.as_ref().map(|c| c.namespace.clone()),
+        },
+        status: None,
+    };
     let api: Api<InstallPlan> = Api::namespaced(shared.client.clone(), ns);
     let mut created = api
         .create(&PostParams::default(), &ip)
@@ -583,6 +605,6 @@ async fn create_plan(
         .replace_status(&name, &PostParams::default(), &created)
         .await
         .map_err(PlanError::Api)?;
-    tracing::info!(namespace = %ns, plan = %name, approval, generation, csvs = ?written.spec.cluster_service_version_names, "InstallPlan created");
+    tracing::info!(namespace = %ns, plan = %name, approval = approval.as_str(), generation, csvs = ?written.spec.cluster_service_version_names, "InstallPlan created");
     Ok(written)
 }

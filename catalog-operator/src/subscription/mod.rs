@@ -256,3 +256,6 @@ impl Handler<Requeue> for SubscriptionActor {
         reconcile::trigger(self, ctx, cause);
     }
 }
+
+#[cfg(test)]
+mod tests;
