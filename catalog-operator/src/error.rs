@@ -63,9 +63,7 @@ pub fn classify(error: &kube::Error) -> ErrorKind {
         }
         kube::Error::Api(status) if status.is_not_found() => ErrorKind::Gone,
         kube::Error::Api(status) if status.is_forbidden() => ErrorKind::Forbidden,
-        kube::Error::Api(status) if status.is_invalid() || status.code == 400 => {
-            ErrorKind::Invalid
-        }
+        kube::Error::Api(status) if status.is_invalid() || status.code == 400 => ErrorKind::Invalid,
         _ => ErrorKind::Transient,
     }
 }
@@ -109,12 +107,32 @@ mod tests {
     }
 
     #[rstest]
-    #[case::a_conflict_is_retried_soon(api(409, "Conflict"), ErrorKind::Conflict, Some(ErrorClass::Conflict))]
-    #[case::an_existing_object_is_a_conflict(api(409, "AlreadyExists"), ErrorKind::Conflict, Some(ErrorClass::Conflict))]
+    #[case::a_conflict_is_retried_soon(
+        api(409, "Conflict"),
+        ErrorKind::Conflict,
+        Some(ErrorClass::Conflict)
+    )]
+    #[case::an_existing_object_is_a_conflict(
+        api(409, "AlreadyExists"),
+        ErrorKind::Conflict,
+        Some(ErrorClass::Conflict)
+    )]
     #[case::a_vanished_object_is_not_retried(api(404, "NotFound"), ErrorKind::Gone, None)]
-    #[case::forbidden_is_retried_slowly(api(403, "Forbidden"), ErrorKind::Forbidden, Some(ErrorClass::Permanent))]
-    #[case::an_invalid_object_is_retried_slowly(api(422, "Invalid"), ErrorKind::Invalid, Some(ErrorClass::Permanent))]
-    #[case::a_server_error_is_transient(api(500, "InternalError"), ErrorKind::Transient, Some(ErrorClass::Transient))]
+    #[case::forbidden_is_retried_slowly(
+        api(403, "Forbidden"),
+        ErrorKind::Forbidden,
+        Some(ErrorClass::Permanent)
+    )]
+    #[case::an_invalid_object_is_retried_slowly(
+        api(422, "Invalid"),
+        ErrorKind::Invalid,
+        Some(ErrorClass::Permanent)
+    )]
+    #[case::a_server_error_is_transient(
+        api(500, "InternalError"),
+        ErrorKind::Transient,
+        Some(ErrorClass::Transient)
+    )]
     fn api_errors_are_classified(
         #[case] error: kube::Error,
         #[case] kind: ErrorKind,

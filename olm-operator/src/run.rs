@@ -60,7 +60,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let _ = shared.stores.operator_groups.set(og_store);
         let _ = shared.registries.operator_groups.set(ogs);
         let (_conditions, condition_store) =
-            wiring.start::<crate::operator_condition::actor::OperatorConditionActor>(shared.clone());
+            wiring
+                .start::<crate::operator_condition::actor::OperatorConditionActor>(shared.clone());
         let _ = shared.stores.csv.operator_conditions.set(condition_store);
         crate::csv::watches::start(&shared).await?;
         tracing::info!(namespace = %common.namespace, "olm-operator running");

@@ -47,8 +47,10 @@ impl Actor for InstallPlanActor {
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
         self.shared.catalog_metrics.install_plan_count.dec();
-        self.shared
-            .resolve(self.key.namespace_or_empty(), ResolveCause::InstallPlanChanged);
+        self.shared.resolve(
+            self.key.namespace_or_empty(),
+            ResolveCause::InstallPlanChanged,
+        );
     }
 }
 
@@ -170,7 +172,12 @@ impl InstallPlanActor {
     }
 
     /// Write the status if it changed; the run ends asking for `requeue` (the machine's step retry).
-    fn write(&mut self, ip: &InstallPlan, status: InstallPlanStatus, requeue: Option<Duration>) -> Run {
+    fn write(
+        &mut self,
+        ip: &InstallPlan,
+        status: InstallPlanStatus,
+        requeue: Option<Duration>,
+    ) -> Run {
         let next = requeue.map_or(Next::Idle, Next::After);
         let changed = ip.status.as_ref() != Some(&status);
         tracing::debug!(plan = %self.key, changed, requeue = ?requeue, "InstallPlan status");
@@ -186,23 +193,25 @@ impl InstallPlanActor {
             api.replace_status(&name, &PostParams::default(), &updated)
                 .await
         };
-        Box::pin(actix::fut::wrap_future::<_, Self>(fut).map(move |r, act, _ctx| match r {
-            Ok(written) => {
-                act.awaiting = written.metadata.resource_version.clone();
-                act.latest = Some(Arc::new(written));
-                Outcome::Done(next)
-            }
-            Err(source) => {
-                let e = Error::InstallPlanStatus {
-                    key: act.key.clone(),
-                    source,
-                };
-                match error::class(e.kind()) {
-                    Some(class) => Outcome::failed(class, &e),
-                    None => Outcome::Done(Next::Idle),
+        Box::pin(
+            actix::fut::wrap_future::<_, Self>(fut).map(move |r, act, _ctx| match r {
+                Ok(written) => {
+                    act.awaiting = written.metadata.resource_version.clone();
+                    act.latest = Some(Arc::new(written));
+                    Outcome::Done(next)
                 }
-            }
-        }))
+                Err(source) => {
+                    let e = Error::InstallPlanStatus {
+                        key: act.key.clone(),
+                        source,
+                    };
+                    match error::class(e.kind()) {
+                        Some(class) => Outcome::failed(class, &e),
+                        None => Outcome::Done(Next::Idle),
+                    }
+                }
+            }),
+        )
     }
 
     /// A watch event: taken unless it trails our own write (the watch is ordered).

@@ -231,13 +231,14 @@ impl Handler<Decision> for SubscriptionActor {
     type Result = ();
 
     fn handle(&mut self, msg: Decision, ctx: &mut Self::Context) {
-        // An older decision than one applied or pending is dropped; the run still acknowledges what was applied.
+        // A decision already applied (resolution resends what it has not seen acknowledged; the acknowledging
+        // want is on its way) or older than the pending one is dropped without a run.
         let newer = self.applied.is_none_or(|a| msg.seq > a)
             && self.pending.as_ref().is_none_or(|p| msg.seq > p.seq);
         if newer {
             self.pending = Some(msg);
+            reconcile::trigger(self, ctx, Cause::Message("decision"));
         }
-        reconcile::trigger(self, ctx, Cause::Message("decision"));
     }
 }
 

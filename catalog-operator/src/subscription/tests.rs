@@ -129,7 +129,11 @@ async fn a_conflict_is_retried_soon_and_then_written() {
     let s = start(vec![409]);
     s.actor.do_send(decision(1, "pkg.v1"));
     settle(20).await;
-    assert_eq!(writes(&s.api), vec!["pkg.v1"], "the first write hits the conflict");
+    assert_eq!(
+        writes(&s.api),
+        vec!["pkg.v1"],
+        "the first write hits the conflict"
+    );
     // The conflict policy retries within 100 ms (jittered into [50, 100] ms).
     settle(150).await;
     assert_eq!(writes(&s.api), vec!["pkg.v1", "pkg.v1"]);

@@ -10,7 +10,11 @@ pub fn now() -> Time {
     Time(Timestamp::now())
 }
 
-pub fn updated(sub: &Subscription, decided: &SubscriptionStatus, now: Time) -> Option<Subscription> {
+pub fn updated(
+    sub: &Subscription,
+    decided: &SubscriptionStatus,
+    now: Time,
+) -> Option<Subscription> {
     let old = sub.status.clone().unwrap_or_default();
     if status::same(&old, decided) {
         return None;

@@ -214,28 +214,29 @@ impl Reconciler for OperatorGroupActor {
             )
             .await
         };
-        Box::pin(fut.into_actor(self).map(
-            |outcome, act: &mut Self, _ctx: &mut Context<Self>| {
-                act.siblings = Some(outcome.groups_in_namespace);
-                for done in outcome.api_roles_done {
-                    plan::forget_opposite(&mut act.api_roles_done, &done);
-                    act.api_roles_done.insert(done);
-                }
-                act.created.extend(outcome.created);
-                if outcome.ok {
-                    act.apis = apis;
-                    act.fingerprint = Some(outcome.fingerprint);
-                    act.group_roles_hash = Some(outcome.group_roles_hash);
-                    Outcome::Done(Next::Idle)
-                } else {
-                    // Each failed write was logged where it failed; the loop retries with backoff.
-                    Outcome::Failed(Failure {
-                        class: ErrorClass::Transient,
-                        message: "some writes of the sync failed".to_string(),
-                    })
-                }
-            },
-        ))
+        Box::pin(
+            fut.into_actor(self)
+                .map(|outcome, act: &mut Self, _ctx: &mut Context<Self>| {
+                    act.siblings = Some(outcome.groups_in_namespace);
+                    for done in outcome.api_roles_done {
+                        plan::forget_opposite(&mut act.api_roles_done, &done);
+                        act.api_roles_done.insert(done);
+                    }
+                    act.created.extend(outcome.created);
+                    if outcome.ok {
+                        act.apis = apis;
+                        act.fingerprint = Some(outcome.fingerprint);
+                        act.group_roles_hash = Some(outcome.group_roles_hash);
+                        Outcome::Done(Next::Idle)
+                    } else {
+                        // Each failed write was logged where it failed; the loop retries with backoff.
+                        Outcome::Failed(Failure {
+                            class: ErrorClass::Transient,
+                            message: "some writes of the sync failed".to_string(),
+                        })
+                    }
+                }),
+        )
     }
 }
 

@@ -3,6 +3,7 @@
 //! wrote copies. The condition is decided purely from the stores.
 
 use crate::shared::Shared;
+use actix::prelude::*;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::api::{Api, Patch, PatchParams};
 use messages::crd::annotations;
@@ -11,7 +12,6 @@ use messages::crd::olm_config::{
     OLM_CONFIG_NAME, OLMConfig, OlmConfigConditionReason, OlmConfigConditionType,
 };
 use messages::crd::operator_group::OperatorGroup;
-use actix::prelude::*;
 use messages::key::ObjectKey;
 use messages::msg::{Requeue, RequeueReason};
 use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Reconciler};
@@ -124,10 +124,7 @@ impl Reconciler for OlmConfigActor {
         Box::pin(
             actix::fut::wrap_future::<_, Self>(fut).map(|result, _act, _ctx| match result {
                 Ok(()) => Outcome::Done(Next::Idle),
-                Err(e) => Outcome::failed(
-                    crate::error::class(crate::error::classify(&e)),
-                    &e,
-                ),
+                Err(e) => Outcome::failed(crate::error::class(crate::error::classify(&e)), &e),
             }),
         )
     }
