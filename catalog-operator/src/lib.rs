@@ -17,6 +17,9 @@ pub mod catalog_source;
 pub mod catalogs;
 pub mod cli;
 pub mod deprecation;
+pub mod error;
+#[cfg(test)]
+pub mod fake_api;
 pub mod install_plan;
 pub mod metrics;
 pub mod namespace;
@@ -27,3 +30,4 @@ pub mod shared;
 pub mod snapshot;
 pub mod steps;
 pub mod subscription;
+pub mod wants;

@@ -95,6 +95,7 @@ pub struct Registries {
     pub catalog_sources: OnceLock<Addr<Registry<CatalogSourceActor>>>,
     pub subscriptions: OnceLock<Addr<Registry<SubscriptionActor>>>,
     pub install_plans: OnceLock<Addr<Registry<InstallPlanActor>>>,
+    /// Routes `Resolve` and `Want` to each namespace's resolution actor.
     pub namespaces: OnceLock<Addr<NamespaceResolver>>,
 }
 

@@ -61,6 +61,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let (ogs, og_store) = wiring.start::<OperatorGroupActor>(shared.clone());
         let _ = shared.stores.operator_groups.set(og_store);
         let _ = shared.registries.operator_groups.set(ogs);
+        let (_conditions, condition_store) =
+            wiring
+                .start::<crate::operator_condition::actor::OperatorConditionActor>(shared.clone());
+        let _ = shared.stores.csv.operator_conditions.set(condition_store);
         crate::operator_view::start(&shared);
         crate::csv::watches::start(&shared).await?;
         tracing::info!(namespace = %common.namespace, "olm-operator running");

@@ -30,8 +30,8 @@ pub struct Stores {
     pub namespaces: OnceLock<Store<k8s_openapi::api::core::v1::Namespace>>,
     /// The cluster's OLMConfig (`disableCopiedCSVs`).
     pub olm_config: OnceLock<Store<messages::crd::olm_config::OLMConfig>>,
-    /// Wakes the task keeping the OLMConfig `DisabledCopiedCSVs` condition (`operator_group::olm_config`).
-    pub olm_config_status: OnceLock<std::sync::Arc<tokio::sync::Notify>>,
+    /// The actor keeping the OLMConfig `DisabledCopiedCSVs` condition (`operator_group::olm_config`).
+    pub olm_config_status: OnceLock<actix::Recipient<messages::msg::Requeue>>,
     /// The namespaces the operator watches (copies and labels stay inside them).
     pub scope: OnceLock<olm_runtime::wiring::Scope>,
     /// What CSV actors read besides CSVs and OperatorGroups (installed objects, CRDs, cluster info, metrics).

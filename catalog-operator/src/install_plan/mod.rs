@@ -1,6 +1,8 @@
-//! The InstallPlan actor: one per InstallPlan. It moves the plan through its phases ([`machine`]), executes
-//! the steps ([`execute`]) one pass at a time (never two passes of one plan at once), writes the status,
-//! and tells namespace resolution when the phase changes so the Subscriptions follow.
+//! The InstallPlan actor: one per InstallPlan, on the reconcile contract (`olm_runtime::reconcile`). Each run
+//! moves the plan through its phases ([`machine`]), executes the steps ([`execute`]) and writes the status;
+//! the loop serialises runs (never two passes of one plan at once), coalesces causes and keeps the one timer
+//! (the step retry the machine asks for). A phase change the watch delivers tells namespace resolution, so the
+//! Subscriptions follow.
 
 pub mod crd_owners;
 pub mod crd_safety;
@@ -9,7 +11,8 @@ pub mod machine;
 pub mod owner_refs;
 pub mod step_kinds;
 
-use crate::namespace::Cause;
+use crate::error::{self, Error};
+use crate::namespace::Cause as ResolveCause;
 use crate::shared::Shared;
 use actix::prelude::*;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -19,8 +22,9 @@ use kube::api::PostParams;
 use machine::{Action, Executed};
 use messages::crd::install_plan::{InstallPlan, InstallPlanPhase, InstallPlanStatus};
 use messages::key::ObjectKey;
-use messages::msg::{ObjectEvent, Requeue};
-use olm_runtime::registry::ObjectActor;
+use messages::msg::{ObjectEvent, Requeue, RequeueReason};
+use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Reconciler};
+use olm_runtime::registry::{ObjectActor, SharedJournal};
 use std::sync::Arc;
 use std::time::Duration;
 use tracing::Instrument;
@@ -29,10 +33,10 @@ pub struct InstallPlanActor {
     pub key: ObjectKey,
     pub shared: Shared,
     pub latest: Option<Arc<InstallPlan>>,
-    running: bool,
-    again: bool,
     last_phase: Option<InstallPlanPhase>,
-    requeue: Option<SpawnHandle>,
+    control: Loop,
+    /// The resourceVersion of our last status write until its watch event arrives (compared for equality).
+    awaiting: Option<String>,
 }
 
 impl Actor for InstallPlanActor {
@@ -44,8 +48,10 @@ impl Actor for InstallPlanActor {
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
         self.shared.catalog_metrics.install_plan_count.dec();
-        self.shared
-            .resolve(self.key.namespace_or_empty(), Cause::InstallPlanChanged);
+        self.shared.resolve(
+            self.key.namespace_or_empty(),
+            ResolveCause::InstallPlanChanged,
+        );
     }
 }
 
@@ -56,14 +62,17 @@ impl ObjectActor for InstallPlanActor {
 
     fn new(key: ObjectKey, shared: Shared) -> Self {
         Self {
+            control: Loop::new(Self::KIND, key.clone(), error::policy()),
             key,
             shared,
             latest: None,
-            running: false,
-            again: false,
             last_phase: None,
-            requeue: None,
+            awaiting: None,
         }
+    }
+
+    fn attach(&mut self, journal: SharedJournal) {
+        self.control.attach(journal);
     }
 }
 
@@ -83,35 +92,36 @@ fn group_check(shared: &Shared, ns: &str) -> Option<String> {
     }
 }
 
-impl InstallPlanActor {
-    fn reconcile(&mut self, ctx: &mut Context<Self>) {
-        let Some(ip) = self.latest.clone() else {
-            return;
-        };
-        if self.running {
-            self.again = true;
-            return;
-        }
-        let status = ip.status.clone().unwrap_or_default();
-        match machine::action(ip.status.as_ref(), ip.spec.approved) {
-            Action::Ignore | Action::AwaitApproval => {}
-            Action::Approve => {
-                let mut next = status.clone();
-                next.phase = InstallPlanPhase::Installing;
-                next.message.clear();
-                self.write(ctx, &ip, next, Some(Duration::ZERO));
-            }
-            Action::Execute => self.execute(ctx, ip, status),
-        }
+type Run = ResponseActFuture<InstallPlanActor, Outcome>;
+
+impl Reconciler for InstallPlanActor {
+    fn control(&mut self) -> &mut Loop {
+        &mut self.control
     }
 
-    fn execute(
-        &mut self,
-        ctx: &mut Context<Self>,
-        ip: Arc<InstallPlan>,
-        status: InstallPlanStatus,
-    ) {
-        self.running = true;
+    fn run(&mut self, _ctx: &mut Context<Self>) -> Run {
+        let Some(ip) = self.latest.clone() else {
+            return Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)));
+        };
+        let status = ip.status.clone().unwrap_or_default();
+        match machine::action(ip.status.as_ref(), ip.spec.approved) {
+            Action::Ignore | Action::AwaitApproval => {
+                Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)))
+            }
+            Action::Approve => {
+                let mut next = status;
+                next.phase = InstallPlanPhase::Installing;
+                next.message.clear();
+                // Executed at once by the run the timer starts.
+                self.write(&ip, next, Some(Duration::ZERO))
+            }
+            Action::Execute => self.execute(ip, status),
+        }
+    }
+}
+
+impl InstallPlanActor {
+    fn execute(&mut self, ip: Arc<InstallPlan>, status: InstallPlanStatus) -> Run {
         let shared = self.shared.clone();
         let ns = self.key.namespace_or_empty().to_string();
         let name = self.key.name.clone();
@@ -142,70 +152,92 @@ impl InstallPlanActor {
             execute::execute(&cx, status.plan.clone()).await
         }
         .instrument(span);
-        ctx.spawn(fut.into_actor(self).map(move |(steps, result), act, ctx| {
-            act.running = false;
-            let now = Time(Timestamp::now());
-            let mut base = ip.status.clone().unwrap_or_default();
-            base.plan = steps;
-            let (next, requeue) = machine::after(&base, &result, &now, act.shared.config.install_plan_retry_timeout);
-            tracing::debug!(plan = %act.key, result = ?result, phase = %next.phase, "InstallPlan pass");
-            if let Executed::Error { message, .. } = &result {
-                tracing::info!(plan = %act.key, error = %message, phase = %next.phase, "InstallPlan step failed");
-            }
-            act.write(ctx, &ip, next, requeue);
-            if std::mem::take(&mut act.again) {
-                act.reconcile(ctx);
-            }
-        }));
+        Box::pin(
+            actix::fut::wrap_future::<_, Self>(fut).then(move |(steps, result), act, _ctx| {
+                let now = Time(Timestamp::now());
+                let mut base = ip.status.clone().unwrap_or_default();
+                base.plan = steps;
+                let (next, requeue) = machine::after(
+                    &base,
+                    &result,
+                    &now,
+                    act.shared.config.install_plan_retry_timeout,
+                );
+                tracing::debug!(plan = %act.key, result = ?result, phase = %next.phase, "InstallPlan pass");
+                if let Executed::Error { message, .. } = &result {
+                    tracing::info!(plan = %act.key, error = %message, phase = %next.phase, "InstallPlan step failed");
+                }
+                act.write(&ip, next, requeue)
+            }),
+        )
     }
 
+    /// Write the status if it changed; the run ends asking for `requeue` (the machine's step retry).
     fn write(
         &mut self,
-        ctx: &mut Context<Self>,
         ip: &InstallPlan,
         status: InstallPlanStatus,
         requeue: Option<Duration>,
-    ) {
+    ) -> Run {
+        let next = requeue.map_or(Next::Idle, Next::After);
         let changed = ip.status.as_ref() != Some(&status);
         tracing::debug!(plan = %self.key, changed, requeue = ?requeue, "InstallPlan status");
-        if let Some(h) = self.requeue.take() {
-            ctx.cancel_future(h);
-        }
         if !changed {
-            if let Some(d) = requeue {
-                self.requeue = Some(ctx.notify_later(
-                    Requeue {
-                        reason: messages::msg::RequeueReason::Scheduled,
-                        after: None,
-                    },
-                    d,
-                ));
-            }
-            return;
+            return Box::pin(actix::fut::ready(Outcome::Done(next)));
         }
         let mut updated = ip.clone();
         updated.status = Some(status);
         let api: Api<InstallPlan> =
             Api::namespaced(self.shared.client.clone(), self.key.namespace_or_empty());
         let name = self.key.name.clone();
-        let key = self.key.clone();
-        self.running = true;
-        ctx.spawn(async move { api.replace_status(&name, &PostParams::default(), &updated).await }.into_actor(self).map(move |r, act, ctx| {
-            act.running = false;
-            match r {
+        let fut = async move {
+            api.replace_status(&name, &PostParams::default(), &updated)
+                .await
+        };
+        Box::pin(
+            actix::fut::wrap_future::<_, Self>(fut).map(move |r, act, _ctx| match r {
                 Ok(written) => {
+                    act.awaiting = written.metadata.resource_version.clone();
                     act.latest = Some(Arc::new(written));
-                    if let Some(d) = requeue {
-                        act.requeue = Some(ctx.notify_later(Requeue { reason: messages::msg::RequeueReason::Scheduled, after: None }, d));
+                    Outcome::Done(next)
+                }
+                Err(source) => {
+                    let e = Error::InstallPlanStatus {
+                        key: act.key.clone(),
+                        source,
+                    };
+                    match error::class(e.kind()) {
+                        Some(class) => Outcome::failed(class, &e),
+                        None => Outcome::Done(Next::Idle),
                     }
-                    act.reconcile(ctx);
                 }
-                Err(e) => {
-                    tracing::debug!(plan = %key, error = &e as &dyn std::error::Error, "cannot write InstallPlan status; will retry on the next event");
-                    act.requeue = Some(ctx.notify_later(Requeue { reason: messages::msg::RequeueReason::Scheduled, after: None }, Duration::from_millis(500)));
-                }
+            }),
+        )
+    }
+
+    /// A watch event: taken unless it trails our own write (the watch is ordered).
+    fn observe_event(&mut self, ip: Arc<InstallPlan>) {
+        if let Some(written) = self.awaiting.as_ref() {
+            if ip.metadata.resource_version.as_ref() != Some(written) {
+                return;
             }
-        }));
+            self.awaiting = None;
+        }
+        self.latest = Some(ip);
+    }
+
+    /// The resync's safety net for a watch that relisted past our write: take the store's copy.
+    fn stop_awaiting(&mut self) {
+        if self.awaiting.take().is_some()
+            && let Some(ip) = self.shared.stores.install_plans.get().and_then(|s| {
+                s.get(
+                    &kube::runtime::reflector::ObjectRef::new(&self.key.name)
+                        .within(self.key.namespace_or_empty()),
+                )
+            })
+        {
+            self.latest = Some(ip);
+        }
     }
 }
 
@@ -219,32 +251,31 @@ impl Handler<ObjectEvent<InstallPlan>> for InstallPlanActor {
                 let phase = obj.phase();
                 if self.last_phase.as_ref() != Some(&phase) {
                     self.last_phase = Some(phase);
-                    self.shared
-                        .resolve(self.key.namespace_or_empty(), Cause::InstallPlanChanged);
+                    self.shared.resolve(
+                        self.key.namespace_or_empty(),
+                        ResolveCause::InstallPlanChanged,
+                    );
                 }
-                let newer = self.latest.as_ref().is_none_or(|l| rv(l) <= rv(&obj));
-                if newer {
-                    self.latest = Some(obj);
-                }
-                self.reconcile(ctx);
+                self.observe_event(obj);
+                reconcile::trigger(self, ctx, Cause::Observed);
             }
             ObjectEvent::Deleted => ctx.stop(),
         }
     }
 }
 
-fn rv(ip: &InstallPlan) -> u64 {
-    ip.metadata
-        .resource_version
-        .as_deref()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
 impl Handler<Requeue> for InstallPlanActor {
     type Result = ();
 
     fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
-        crate::requeue::handle(self, msg, ctx, Self::reconcile);
+        let cause = match msg.reason {
+            RequeueReason::Resync => {
+                self.stop_awaiting();
+                Cause::Resync
+            }
+            RequeueReason::Scheduled | RequeueReason::Backoff => Cause::Timer,
+            RequeueReason::DependencyChanged => Cause::Message("dependency changed"),
+        };
+        reconcile::trigger(self, ctx, cause);
     }
 }

@@ -1,19 +1,22 @@
-//! Namespace resolution (OLM `syncResolvingNamespace`, spec §4.1): one actor owns the resolution of every
-//! namespace and runs at most one sync per namespace at a time. Any change that matters (a Subscription,
-//! a catalog's content or health, an InstallPlan, a CSV, an OperatorGroup) sends a typed [`Resolve`];
-//! requests that arrive during a sync are coalesced into one more sync.
+//! Namespace resolution (OLM `syncResolvingNamespace`, spec §4.1): one [`NamespaceActor`] per namespace, on the
+//! reconcile contract, started by the [`NamespaceResolver`] router on first need. Any change that matters
+//! (a catalog's content or health, an InstallPlan, a CSV, an OperatorGroup) sends a typed [`Resolve`];
+//! Subscription actors send their [`Want`](crate::wants::Want)s (the object as they know it) and get each a
+//! [`Decision`](crate::wants::Decision) back. Causes arriving during a run are coalesced into one more run.
 
+pub mod actor;
 pub mod input;
+pub mod known;
 pub mod status;
 pub mod sync;
 
 use crate::shared::Shared;
+use crate::wants::Want;
 use actix::prelude::*;
+pub use actor::NamespaceActor;
 use std::collections::{BTreeSet, HashMap};
-use std::time::Duration;
-use sync::Overlay;
 
-/// Why a namespace is resolved again (for logs and spans only; every cause runs the same sync).
+/// Why a namespace is resolved again (for logs and the journal only; every cause runs the same sync).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cause {
     SubscriptionChanged,
@@ -24,6 +27,19 @@ pub enum Cause {
     Retry,
 }
 
+impl Cause {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::SubscriptionChanged => "subscription changed",
+            Cause::CatalogChanged => "catalog changed",
+            Cause::InstallPlanChanged => "install plan changed",
+            Cause::CsvChanged => "csv changed",
+            Cause::OperatorGroupChanged => "operator group changed",
+            Cause::Retry => "retry",
+        }
+    }
+}
+
 #[derive(Message, Debug, Clone)]
 #[rtype(result = "()")]
 pub struct Resolve {
@@ -31,56 +47,30 @@ pub struct Resolve {
     pub cause: Cause,
 }
 
-#[derive(Default)]
-struct NsState {
-    running: bool,
-    dirty: bool,
-    failures: u32,
-    overlay: Overlay,
-}
-
+/// Routes [`Resolve`] and [`Want`] to the namespace's actor, starting it on first need (and again if it died).
 pub struct NamespaceResolver {
     shared: Shared,
-    states: HashMap<String, NsState>,
+    actors: HashMap<String, Addr<NamespaceActor>>,
 }
 
 impl NamespaceResolver {
     pub fn new(shared: Shared) -> Self {
         Self {
             shared,
-            states: HashMap::new(),
+            actors: HashMap::new(),
         }
     }
 
-    fn kick(&mut self, ns: &str, ctx: &mut Context<Self>) {
-        let state = self.states.entry(ns.to_string()).or_default();
-        if state.running || !state.dirty {
-            return;
-        }
-        state.running = true;
-        state.dirty = false;
-        let overlay = std::mem::take(&mut state.overlay);
+    fn actor(&mut self, ns: &str) -> &Addr<NamespaceActor> {
         let shared = self.shared.clone();
-        let namespace = ns.to_string();
-        ctx.spawn(sync::run(shared, namespace.clone(), overlay).into_actor(self).map(move |(overlay, result), act, ctx| {
-            let state = act.states.entry(namespace.clone()).or_default();
-            state.running = false;
-            state.overlay = overlay;
-            match result {
-                Ok(Some(after)) => {
-                    state.failures = 0;
-                    ctx.notify_later(Resolve { namespace: namespace.clone(), cause: Cause::Retry }, after);
-                }
-                Ok(None) => state.failures = 0,
-                Err(e) => {
-                    state.failures = state.failures.saturating_add(1);
-                    let backoff = Duration::from_millis(250u64.saturating_mul(1 << state.failures.min(7))).min(Duration::from_secs(30));
-                    tracing::warn!(namespace = %namespace, error = &e as &dyn std::error::Error, retry_in = ?backoff, "namespace sync failed");
-                    ctx.notify_later(Resolve { namespace: namespace.clone(), cause: Cause::Retry }, backoff);
-                }
-            }
-            act.kick(&namespace, ctx);
-        }));
+        let addr = self
+            .actors
+            .entry(ns.to_string())
+            .or_insert_with(|| NamespaceActor::new(shared.clone(), ns.to_string()).start());
+        if !addr.connected() {
+            *addr = NamespaceActor::new(shared, ns.to_string()).start();
+        }
+        addr
     }
 }
 
@@ -91,7 +81,7 @@ impl Actor for NamespaceResolver {
 impl Handler<Resolve> for NamespaceResolver {
     type Result = ();
 
-    fn handle(&mut self, msg: Resolve, ctx: &mut Self::Context) {
+    fn handle(&mut self, msg: Resolve, _ctx: &mut Self::Context) {
         tracing::debug!(namespace = %msg.namespace, cause = ?msg.cause, "resolve requested");
         let mut targets = BTreeSet::from([msg.namespace.clone()]);
         if msg.cause == Cause::CatalogChanged
@@ -105,8 +95,19 @@ impl Handler<Resolve> for NamespaceResolver {
             );
         }
         for ns in targets {
-            self.states.entry(ns.clone()).or_default().dirty = true;
-            self.kick(&ns, ctx);
+            self.actor(&ns).do_send(Resolve {
+                namespace: ns.clone(),
+                cause: msg.cause,
+            });
         }
+    }
+}
+
+impl Handler<Want> for NamespaceResolver {
+    type Result = ();
+
+    fn handle(&mut self, msg: Want, _ctx: &mut Self::Context) {
+        let ns = msg.namespace.clone();
+        self.actor(&ns).do_send(msg);
     }
 }

@@ -12,12 +12,12 @@ use super::status::{self, CatalogHealth, Decided, Facts, PlanFacts, PlanRef};
 use crate::catalog_source::error_text;
 use crate::shared::Shared;
 use crate::steps;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use k8s_openapi::jiff::Timestamp;
 use kube::Api;
 use kube::api::{DeleteParams, PostParams};
 use messages::crd::install_plan::{
-    InstallPlan, InstallPlanPhase, InstallPlanStatus, Step, order_steps,
+    InstallPlan, InstallPlanPhase, InstallPlanSpec, InstallPlanStatus, Step, order_steps,
 };
 use messages::crd::subscription::{
     Approval, Subscription, SubscriptionConditionType, SubscriptionReason, SubscriptionStatus,
@@ -35,57 +35,23 @@ pub const MAX_PLANS: usize = 5;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
-    #[error("cannot write the status of Subscription {name}")]
-    WriteSubscription {
-        name: String,
-        #[source]
-        source: kube::Error,
-    },
     #[error("cannot create an InstallPlan")]
     CreatePlan(#[source] kube::Error),
-    #[error("resolution task failed: {0}")]
-    Task(String),
+    #[error("resolution task failed")]
+    Task(#[source] tokio::task::JoinError),
 }
 
-/// Objects this sync wrote that the watches may not have delivered yet (read-your-writes across syncs).
-#[derive(Default)]
-pub struct Overlay {
-    subs: HashMap<String, Arc<Subscription>>,
-    plans: HashMap<String, Arc<InstallPlan>>,
-}
-
-fn rv(o: &impl kube::Resource) -> u64 {
-    o.meta()
-        .resource_version
-        .as_deref()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
-fn merge<K: kube::Resource + Clone>(
-    stored: Vec<Arc<K>>,
-    overlay: &mut HashMap<String, Arc<K>>,
-) -> Vec<Arc<K>> {
-    let mut out: BTreeMap<String, Arc<K>> = BTreeMap::new();
-    for o in stored {
-        let name = o.meta().name.clone().unwrap_or_default();
-        match overlay.get(&name) {
-            Some(mine) if rv(mine.as_ref()) > rv(o.as_ref()) => {
-                out.insert(name, mine.clone());
-            }
-            _ => {
-                overlay.remove(&name);
-                out.insert(name, o);
-            }
+impl SyncError {
+    /// The API error behind this one, if any (for the requeue policy in `crate::error`).
+    pub fn api_error(&self) -> Option<&kube::Error> {
+        match self {
+            SyncError::CreatePlan(source) => Some(source),
+            SyncError::Task(_) => None,
         }
     }
-    for (name, mine) in overlay.iter() {
-        out.entry(name.clone()).or_insert_with(|| mine.clone());
-    }
-    out.into_values().collect()
 }
 
-fn in_ns<K: kube::Resource>(all: Vec<Arc<K>>, ns: &str) -> Vec<Arc<K>> {
+pub fn in_ns<K: kube::Resource>(all: Vec<Arc<K>>, ns: &str) -> Vec<Arc<K>> {
     all.into_iter()
         .filter(|o| o.meta().namespace.as_deref() == Some(ns))
         .collect()
@@ -95,15 +61,26 @@ fn now() -> Time {
     Time(Timestamp::now())
 }
 
+/// What one sync decided: the Subscriptions' new statuses (each written by its own actor), the InstallPlans
+/// it created, and when to run again.
+#[derive(Default)]
+pub struct Synced {
+    pub statuses: Vec<(String, SubscriptionStatus)>,
+    pub created: Vec<InstallPlan>,
+    pub requeue: Option<Duration>,
+}
+
+/// One sync over the namespace's Subscriptions and InstallPlans as resolution knows them (`super::known`).
 pub async fn run(
     shared: Shared,
     ns: String,
-    mut overlay: Overlay,
-) -> (Overlay, Result<Option<Duration>, SyncError>) {
+    subs: Vec<Arc<Subscription>>,
+    plans: Vec<Arc<InstallPlan>>,
+) -> Result<Synced, SyncError> {
     let span = tracing::info_span!("catalog.resolve", namespace = %ns);
-    let r = sync(&shared, &ns, &mut overlay).instrument(span).await;
-    tracing::debug!(namespace = %ns, result = ?r.as_ref().map_err(ToString::to_string), "namespace synced");
-    (overlay, r)
+    let r = sync(&shared, &ns, subs, plans).instrument(span).await;
+    tracing::debug!(namespace = %ns, result = ?r.as_ref().map(|s| s.statuses.len()).map_err(ToString::to_string), "namespace synced");
+    r
 }
 
 async fn gc_plans(shared: &Shared, ns: &str, plans: &[Arc<InstallPlan>]) {
@@ -228,15 +205,13 @@ fn facts(
 async fn sync(
     shared: &Shared,
     ns: &str,
-    overlay: &mut Overlay,
-) -> Result<Option<Duration>, SyncError> {
-    // A reflector store fills only when its first list is complete; events routed before that are not in it yet.
-    shared.stores_ready().await;
-    let subs = merge(in_ns(shared.subscriptions(), ns), &mut overlay.subs);
-    let plans = merge(in_ns(shared.install_plans(), ns), &mut overlay.plans);
+    subs: Vec<Arc<Subscription>>,
+    plans: Vec<Arc<InstallPlan>>,
+) -> Result<Synced, SyncError> {
     gc_plans(shared, ns, &plans).await;
+    let mut synced = Synced::default();
     if subs.is_empty() {
-        return Ok(None);
+        return Ok(synced);
     }
     let now = now();
     let csvs = in_ns(shared.csvs(), ns);
@@ -280,7 +255,6 @@ async fn sync(
         st.install_plan_ref.is_some()
             && st.state == messages::crd::subscription::SubscriptionState::UpgradePending
     });
-    let mut requeue = None;
     if groups.len() != 1 {
         let message = format!(
             "expected 1 OperatorGroup in the namespace, found {}",
@@ -301,7 +275,7 @@ async fn sync(
     } else if !loading.is_empty() {
         tracing::debug!(namespace = %ns, loading = ?loading, "resolution waits for catalogs to load");
     } else if !all_pending {
-        requeue = resolve_and_plan(
+        resolve_and_plan(
             shared,
             ns,
             &visible,
@@ -309,37 +283,22 @@ async fn sync(
             fail_forward,
             &plans,
             &mut next,
-            overlay,
+            &mut synced,
             &now,
         )
         .await?;
     }
 
+    // Each Subscription actor writes its own status (one failing write never holds the others back).
     for (sub, st) in next {
         let old = sub.status.clone().unwrap_or_default();
-        if status::same(&old, &st) {
-            continue;
-        }
-        let mut updated = (*sub).clone();
-        let mut st = st;
-        st.last_updated = Some(now.clone());
-        updated.status = Some(st);
-        let name = updated.metadata.name.clone().unwrap_or_default();
-        let api: Api<Subscription> = Api::namespaced(shared.client.clone(), ns);
-        match api
-            .replace_status(&name, &PostParams::default(), &updated)
-            .await
-        {
-            Ok(written) => {
-                overlay.subs.insert(name, Arc::new(written));
-            }
-            Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => {
-                requeue = Some(Duration::from_millis(200))
-            }
-            Err(source) => return Err(SyncError::WriteSubscription { name, source }),
+        if !status::same(&old, &st) {
+            synced
+                .statuses
+                .push((sub.metadata.name.clone().unwrap_or_default(), st));
         }
     }
-    Ok(requeue)
+    Ok(synced)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -351,9 +310,9 @@ async fn resolve_and_plan(
     fail_forward: bool,
     plans: &[Arc<InstallPlan>],
     next: &mut [(Arc<Subscription>, SubscriptionStatus)],
-    overlay: &mut Overlay,
+    synced: &mut Synced,
     now: &Time,
-) -> Result<Option<Duration>, SyncError> {
+) -> Result<(), SyncError> {
     let with_status: Vec<Arc<Subscription>> = next
         .iter()
         .map(|(s, st)| {
@@ -369,7 +328,7 @@ async fn resolve_and_plan(
         resolver::resolve(&problem, &resolver::Options::default())
     })
     .await
-    .map_err(|e| SyncError::Task(e.to_string()))?;
+    .map_err(SyncError::Task)?;
     let outcome_label = if resolution.failed().next().is_some() {
         "failed"
     } else {
@@ -415,6 +374,7 @@ async fn resolve_and_plan(
         .collect();
     let only_manual = !changed.is_empty() && changed.values().all(|(_, m)| *m);
     let mut requeue = None;
+    let mut created: Vec<InstallPlan> = Vec::new();
     for manual in [false, true] {
         let mut members: Vec<&String> = changed
             .iter()
@@ -451,12 +411,13 @@ async fn resolve_and_plan(
                 .map(|(s, _)| s.as_ref())
                 .collect();
             match create_plan(
-                shared, ns, &bundles, &deps, &owners, manual, next, plans, overlay,
+                shared, ns, &bundles, &deps, &owners, manual, next, plans, &created,
             )
             .await
             {
                 Ok(ip) => {
                     let r = plan_ref(&ip);
+                    created.push(ip);
                     for m in &members {
                         if let Some((csv, _)) = changed.get(*m) {
                             decided.insert(
@@ -511,7 +472,21 @@ async fn resolve_and_plan(
             status::after_resolution(st, d, now);
         }
     }
-    Ok(requeue)
+    synced.created = created;
+    synced.requeue = requeue;
+    Ok(())
+}
+
+/// A non-controller owner reference to a Subscription (OLM's plans are owned by every Subscription they serve).
+fn subscription_owner(sub: &Subscription) -> OwnerReference {
+    OwnerReference {
+        api_version: "operators.coreos.com/v1alpha1".to_string(),
+        kind: "Subscription".to_string(),
+        name: sub.metadata.name.clone().unwrap_or_default(),
+        uid: sub.metadata.uid.clone().unwrap_or_default(),
+        controller: Some(false),
+        block_owner_deletion: Some(false),
+    }
 }
 
 enum PlanError {
@@ -531,7 +506,7 @@ async fn create_plan(
     manual: bool,
     next: &[(Arc<Subscription>, SubscriptionStatus)],
     plans: &[Arc<InstallPlan>],
-    overlay: &mut Overlay,
+    created: &[InstallPlan],
 ) -> Result<InstallPlan, PlanError> {
     let mut trace = BTreeMap::new();
     olm_runtime::trace_context::inject_current(&mut trace);
@@ -582,23 +557,33 @@ async fn create_plan(
         .iter()
         .filter_map(|(_, st)| st.install_plan_generation)
         .chain(plans.iter().filter_map(|p| p.spec.generation))
-        .chain(overlay.plans.values().filter_map(|p| p.spec.generation))
+        .chain(created.iter().filter_map(|p| p.spec.generation))
         .max()
         .unwrap_or(0);
-    let approval = if manual { "Manual" } else { "Automatic" };
-    let owner_refs: Vec<serde_json::Value> = owners
-        .iter()
-        .map(|s| serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription", "name": s.metadata.name, "uid": s.metadata.uid, "controller": false, "blockOwnerDeletion": false}))
-        .collect();
+    let approval = if manual {
+        Approval::Manual
+    } else {
+        Approval::Automatic
+    };
     let first = bundles.first().map(|b| b.catalog.clone());
-    let body = serde_json::json!({
-        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
-        "metadata": {"generateName": "install-", "namespace": ns, "ownerReferences": owner_refs, "annotations": trace},
-        "spec": {"clusterServiceVersionNames": csv_names, "approval": approval, "approved": !manual, "generation": generation,
-                 "source": first.as_ref().map(|c| c.name.clone()), "sourceNamespace": first.as_ref().map(|c| c.namespace.clone())}
-    });
-    let ip: InstallPlan = serde_json::from_value(body)
-        .map_err(|e| PlanError::Bundle(format!("cannot build the InstallPlan: {e}")))?;
+    let ip = InstallPlan {
+        metadata: ObjectMeta {
+            generate_name: Some("install-".to_string()),
+            namespace: Some(ns.to_string()),
+            owner_references: Some(owners.iter().map(|s| subscription_owner(s)).collect()),
+            annotations: Some(trace),
+            ..Default::default()
+        },
+        spec: InstallPlanSpec {
+            cluster_service_version_names: csv_names,
+            approval: approval.clone(),
+            approved: !manual,
+            generation: Some(generation),
+            source: first.as_ref().map(|c| c.name.clone()),
+            source_namespace: first.as_ref().map(|c| c.namespace.clone()),
+        },
+        status: None,
+    };
     let api: Api<InstallPlan> = Api::namespaced(shared.client.clone(), ns);
     let mut created = api
         .create(&PostParams::default(), &ip)
@@ -620,7 +605,6 @@ async fn create_plan(
         .replace_status(&name, &PostParams::default(), &created)
         .await
         .map_err(PlanError::Api)?;
-    tracing::info!(namespace = %ns, plan = %name, approval, generation, csvs = ?written.spec.cluster_service_version_names, "InstallPlan created");
-    overlay.plans.insert(name, Arc::new(written.clone()));
+    tracing::info!(namespace = %ns, plan = %name, approval = approval.as_str(), generation, csvs = ?written.spec.cluster_service_version_names, "InstallPlan created");
     Ok(written)
 }

@@ -1,14 +1,27 @@
-//! The Subscription actor: one per Subscription. Its status is written by namespace resolution (one writer,
-//! spec §4.1); the actor turns every observed change into a [`Resolve`](crate::namespace::Resolve) of its
-//! namespace and keeps the `subscription_count` and `subscription_sync_total` metrics.
+//! The Subscription actor: one per Subscription, on the reconcile contract, owning its status and conditions.
+//! Each run sends the Subscription as the actor knows it to its namespace's resolution (a
+//! [`Want`](crate::wants::Want): resolution stays namespace-wide, as OLM's guarantees are) and writes the
+//! status of the last [`Decision`] resolution answered with; it keeps the `subscription_count` and
+//! `subscription_sync_total` metrics. A failing write of one Subscription holds no other back.
+//!
+//! ```text
+//! Subscription watch ─▶ Registry ─▶ SubscriptionActor ──Want(latest, applied)──▶ NamespaceActor
+//! NamespaceActor ──Forward(Decision)──▶ Registry ─▶ SubscriptionActor ──status──▶ API server
+//! ```
 
-use crate::namespace::Cause;
+pub mod write;
+
+use crate::error::{self, Error};
 use crate::shared::Shared;
+use crate::wants::{Decision, News, Want};
 use actix::prelude::*;
+use kube::Api;
+use kube::api::PostParams;
 use messages::crd::subscription::Subscription;
 use messages::key::ObjectKey;
-use messages::msg::{ObjectEvent, Requeue};
-use olm_runtime::registry::ObjectActor;
+use messages::msg::{ObjectEvent, Requeue, RequeueReason};
+use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Reconciler};
+use olm_runtime::registry::{ObjectActor, SharedJournal};
 use std::sync::Arc;
 
 pub struct SubscriptionActor {
@@ -17,6 +30,12 @@ pub struct SubscriptionActor {
     pub latest: Option<Arc<Subscription>>,
     /// The label set of `subscription_sync_total` last used (stale sets are deleted, as OLM does).
     labels: Option<[String; 5]>,
+    control: Loop,
+    /// The newest decision not applied yet, and the sequence number of the last one applied.
+    pending: Option<Decision>,
+    applied: Option<u64>,
+    /// The resourceVersion of our last status write until its watch event arrives (compared for equality).
+    awaiting: Option<String>,
 }
 
 impl Actor for SubscriptionActor {
@@ -35,8 +54,9 @@ impl Actor for SubscriptionActor {
                 .subscription_sync_total
                 .remove_label_values(&[&l[0], &l[1], &l[2], &l[3], &l[4]]);
         }
-        self.shared
-            .resolve(self.key.namespace_or_empty(), Cause::SubscriptionChanged);
+        self.tell(News::SubscriptionGone {
+            name: self.key.name.clone(),
+        });
     }
 }
 
@@ -47,11 +67,19 @@ impl ObjectActor for SubscriptionActor {
 
     fn new(key: ObjectKey, shared: Shared) -> Self {
         Self {
+            control: Loop::new(Self::KIND, key.clone(), error::policy()),
             key,
             shared,
             latest: None,
             labels: None,
+            pending: None,
+            applied: None,
+            awaiting: None,
         }
+    }
+
+    fn attach(&mut self, journal: SharedJournal) {
+        self.control.attach(journal);
     }
 }
 
@@ -74,11 +102,26 @@ pub fn sync_labels(sub: &Subscription) -> [String; 5] {
 }
 
 impl SubscriptionActor {
-    fn reconcile(&mut self, _ctx: &mut Context<Self>) {
-        let Some(sub) = self.latest.clone() else {
-            return;
-        };
-        let labels = sync_labels(&sub);
+    fn tell(&self, news: News) {
+        if let Some(hub) = self.shared.registries.namespaces.get() {
+            hub.do_send(Want {
+                namespace: self.key.namespace_or_empty().to_string(),
+                news,
+            });
+        }
+    }
+
+    fn want(&self) {
+        if let Some(sub) = self.latest.clone() {
+            self.tell(News::Subscription {
+                sub,
+                applied: self.applied,
+            });
+        }
+    }
+
+    fn count_sync(&mut self, sub: &Subscription) {
+        let labels = sync_labels(sub);
         let m = &self.shared.catalog_metrics.subscription_sync_total;
         if let Some(old) = self.labels.as_ref().filter(|old| **old != labels) {
             let _ = m.remove_label_values(&[&old[0], &old[1], &old[2], &old[3], &old[4]]);
@@ -86,8 +129,87 @@ impl SubscriptionActor {
         m.with_label_values(&[&labels[0], &labels[1], &labels[2], &labels[3], &labels[4]])
             .inc();
         self.labels = Some(labels);
-        self.shared
-            .resolve(self.key.namespace_or_empty(), Cause::SubscriptionChanged);
+    }
+
+    /// A watch event: taken unless it trails our own write (the watch is ordered).
+    fn observe_event(&mut self, sub: Arc<Subscription>) {
+        if let Some(written) = self.awaiting.as_ref() {
+            if sub.metadata.resource_version.as_ref() != Some(written) {
+                return;
+            }
+            self.awaiting = None;
+        }
+        self.latest = Some(sub);
+    }
+
+    /// The resync's safety net for a watch that relisted past our write: take the store's copy.
+    fn stop_awaiting(&mut self) {
+        if self.awaiting.take().is_some()
+            && let Some(sub) = self.shared.stores.subscriptions.get().and_then(|s| {
+                s.get(
+                    &kube::runtime::reflector::ObjectRef::new(&self.key.name)
+                        .within(self.key.namespace_or_empty()),
+                )
+            })
+        {
+            self.latest = Some(sub);
+        }
+    }
+}
+
+impl Reconciler for SubscriptionActor {
+    fn control(&mut self) -> &mut Loop {
+        &mut self.control
+    }
+
+    fn run(&mut self, _ctx: &mut Context<Self>) -> ResponseActFuture<Self, Outcome> {
+        let Some(sub) = self.latest.clone() else {
+            return Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)));
+        };
+        self.count_sync(&sub);
+        let Some(decision) = self.pending.clone() else {
+            self.want();
+            return Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)));
+        };
+        let Some(updated) = write::updated(&sub, &decision.status, write::now()) else {
+            // Already true: acknowledged without a write.
+            self.applied = Some(decision.seq);
+            self.pending = None;
+            self.want();
+            return Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)));
+        };
+        let api: Api<Subscription> =
+            Api::namespaced(self.shared.client.clone(), self.key.namespace_or_empty());
+        let name = self.key.name.clone();
+        let fut = async move {
+            api.replace_status(&name, &PostParams::default(), &updated)
+                .await
+        };
+        Box::pin(actix::fut::wrap_future::<_, Self>(fut).map(
+            move |result, act, _ctx| match result {
+                Ok(written) => {
+                    act.awaiting = written.metadata.resource_version.clone();
+                    act.latest = Some(Arc::new(written));
+                    act.applied = Some(decision.seq);
+                    if act.pending.as_ref().map(|d| d.seq) == Some(decision.seq) {
+                        act.pending = None;
+                    }
+                    act.want();
+                    Outcome::Done(Next::Idle)
+                }
+                Err(source) => {
+                    let e = Error::SubscriptionStatus {
+                        key: act.key.clone(),
+                        source,
+                    };
+                    match error::class(e.kind()) {
+                        Some(class) => Outcome::failed(class, &e),
+                        // Gone: its deletion event stops the actor.
+                        None => Outcome::Done(Next::Idle),
+                    }
+                }
+            },
+        ))
     }
 }
 
@@ -97,10 +219,25 @@ impl Handler<ObjectEvent<Subscription>> for SubscriptionActor {
     fn handle(&mut self, msg: ObjectEvent<Subscription>, ctx: &mut Self::Context) {
         match msg {
             ObjectEvent::Observed(obj) => {
-                self.latest = Some(obj);
-                self.reconcile(ctx);
+                self.observe_event(obj);
+                reconcile::trigger(self, ctx, Cause::Observed);
             }
             ObjectEvent::Deleted => ctx.stop(),
+        }
+    }
+}
+
+impl Handler<Decision> for SubscriptionActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Decision, ctx: &mut Self::Context) {
+        // A decision already applied (resolution resends what it has not seen acknowledged; the acknowledging
+        // want is on its way) or older than the pending one is dropped without a run.
+        let newer = self.applied.is_none_or(|a| msg.seq > a)
+            && self.pending.as_ref().is_none_or(|p| msg.seq > p.seq);
+        if newer {
+            self.pending = Some(msg);
+            reconcile::trigger(self, ctx, Cause::Message("decision"));
         }
     }
 }
@@ -109,6 +246,17 @@ impl Handler<Requeue> for SubscriptionActor {
     type Result = ();
 
     fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
-        crate::requeue::handle(self, msg, ctx, Self::reconcile);
+        let cause = match msg.reason {
+            RequeueReason::Resync => {
+                self.stop_awaiting();
+                Cause::Resync
+            }
+            RequeueReason::Scheduled | RequeueReason::Backoff => Cause::Timer,
+            RequeueReason::DependencyChanged => Cause::Message("dependency changed"),
+        };
+        reconcile::trigger(self, ctx, cause);
     }
 }
+
+#[cfg(test)]
+mod tests;

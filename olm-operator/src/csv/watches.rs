@@ -14,7 +14,6 @@ use kube::runtime::watcher;
 use kube::{Api, Resource};
 use messages::crd::annotations;
 use messages::crd::csv::ClusterServiceVersion;
-use messages::crd::operator_group::OperatorGroup;
 use messages::key::ObjectKey;
 use messages::msg::{Requeue, RequeueReason};
 use olm_runtime::registry::{Broadcast, Filter, Forward};
@@ -96,41 +95,8 @@ pub async fn start(shared: &Shared) -> Result<(), prometheus::Error> {
         },
     );
     let _ = stores.subscriptions.set(subscriptions);
-    // An OperatorCondition changed: copy its spec conditions into its status, and requeue the CSVs replacing
-    // its CSV (the Upgradeable gate) and its own CSV (a deleted one is recreated).
-    let s = shared.clone();
-    let (conditions, _) = spawn_store(
-        Api::<messages::crd::operator_condition::OperatorCondition>::all(client.clone()),
-        watcher::Config::default(),
-        move |oc: &messages::crd::operator_condition::OperatorCondition| {
-            let (Some(name), Some(namespace)) =
-                (oc.metadata.name.clone(), oc.metadata.namespace.clone())
-            else {
-                return;
-            };
-            if oc.metadata.deletion_timestamp.is_none()
-                && crate::operator_condition::status_update(oc).is_some()
-            {
-                let (client, oc) = (s.client.clone(), oc.clone());
-                tokio::spawn(async move {
-                    if let Err(error) =
-                        crate::operator_condition::sync::sync_status(&client, &oc).await
-                    {
-                        tracing::warn!(
-                            error = &error as &dyn std::error::Error,
-                            "cannot copy an OperatorCondition's conditions into its status"
-                        );
-                    }
-                });
-            }
-            requeue(&s, ObjectKey::new(namespace.clone(), name.clone()));
-            requeue_where(&s, |c| {
-                c.metadata.namespace.as_deref() == Some(namespace.as_str())
-                    && c.spec.replaces.as_deref() == Some(name.as_str())
-            });
-        },
-    );
-    let _ = stores.operator_conditions.set(conditions);
+    // OperatorConditions: their own actors (`operator_condition::actor`, started in `run.rs`) write their status
+    // and requeue the CSVs that read them.
     let s = shared.clone();
     let (api_services, _) = spawn_store(
         Api::<APIService>::all(client),
@@ -139,17 +105,6 @@ pub async fn start(shared: &Shared) -> Result<(), prometheus::Error> {
     );
     super::served::watches::start(shared);
     let _ = stores.api_services.set(api_services);
-    // Until the OperatorGroup controller requeues member CSVs (issue 4), a group change requeues the CSVs of
-    // its namespace here.
-    let s = shared.clone();
-    let (_groups, _) = spawn_store(
-        Api::<OperatorGroup>::all(shared.client.clone()),
-        watcher::Config::default(),
-        move |g: &OperatorGroup| {
-            let namespace = g.metadata.namespace.clone();
-            requeue_where(&s, |c| c.metadata.namespace == namespace);
-        },
-    );
     let s = shared.clone();
     tokio::spawn(async move { mark_ready(&s).await });
     Ok(())
@@ -352,18 +307,12 @@ fn nudge_groups_naming(shared: &Shared, account: &ServiceAccount) {
     for group in crate::operator_group::groups_in(shared, namespace) {
         if group.spec.service_account_name.as_deref() == Some(name)
             && let Some(key) = ObjectKey::of(group.as_ref())
+            && let Some(registry) = shared.registries.operator_groups.get()
         {
-            let shared = shared.clone();
-            tokio::spawn(async move {
-                crate::operator_group::notify::send_to_group(
-                    &shared,
-                    &key,
-                    messages::msg::OperatorGroupMsg::NamespaceChanged(
-                        key.namespace_or_empty().to_string(),
-                    ),
-                )
-                .await;
-            });
+            let msg = messages::msg::OperatorGroupMsg::NamespaceChanged(
+                key.namespace_or_empty().to_string(),
+            );
+            registry.do_send(Forward(key, msg));
         }
     }
 }

@@ -4,6 +4,7 @@
 //! observed at; and the `Upgradeable` gate a replacing CSV waits on. The decisions are pure ([`gate`],
 //! [`desired`], [`status_update`]); `sync.rs` does the I/O.
 
+pub mod actor;
 pub mod sync;
 
 use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};

@@ -27,21 +27,17 @@ use messages::key::ObjectKey;
 use messages::msg::{
     ChangeProvidedApis, ObjectEvent, OperatorGroupMsg, ProvidedApisError, Requeue, RequeueReason,
 };
-use olm_runtime::registry::ObjectActor;
+use olm_runtime::reconcile::{self, Cause, ErrorClass, Failure, Loop, Next, Outcome, Reconciler};
+use olm_runtime::registry::{Broadcast, Filter, ObjectActor, SharedJournal};
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::Duration;
-
-/// Bursts of messages (namespace events, member changes) within this window are one sync.
-const COALESCE: Duration = Duration::from_millis(20);
-/// Retry delay after a failed write.
-const RETRY: Duration = Duration::from_secs(2);
 
 pub struct OperatorGroupActor {
     pub key: ObjectKey,
     pub shared: Shared,
     pub latest: Option<Arc<OperatorGroup>>,
-    scheduled: bool,
+    /// The reconcile loop: one sync at a time, bursts of messages (namespace events, member changes) coalesced.
+    control: Loop,
     fingerprint: Option<String>,
     group_roles_hash: Option<String>,
     api_roles_done: BTreeSet<String>,
@@ -63,10 +59,10 @@ impl ObjectActor for OperatorGroupActor {
 
     fn new(key: ObjectKey, shared: Shared) -> Self {
         Self {
+            control: Loop::new(Self::KIND, key.clone(), crate::error::policy()),
             key,
             shared,
             latest: None,
-            scheduled: false,
             fingerprint: None,
             group_roles_hash: None,
             api_roles_done: BTreeSet::new(),
@@ -75,20 +71,21 @@ impl ObjectActor for OperatorGroupActor {
             apis: Default::default(),
         }
     }
-}
 
-/// Run one sync now (sent to itself, coalesced).
-struct Sync;
-
-impl Message for Sync {
-    type Result = ();
+    fn attach(&mut self, journal: SharedJournal) {
+        self.control.attach(journal);
+    }
 }
 
 impl OperatorGroupActor {
-    fn schedule(&mut self, ctx: &mut Context<Self>, after: Duration) {
-        if !self.scheduled {
-            self.scheduled = true;
-            ctx.notify_later(Sync, after);
+    /// The group changed (or went): the CSVs of its namespace decide again. The registry's store already shows
+    /// the version this actor was sent (a reflector stores before it emits), so they read it.
+    fn requeue_members(&self) {
+        if let Some(registry) = self.shared.registries.csvs.get() {
+            registry.do_send(Broadcast {
+                filter: Filter::Namespace(self.key.namespace_or_empty().to_string()),
+                msg: REQUEUE_CSVS,
+            });
         }
     }
 }
@@ -100,9 +97,11 @@ impl Handler<ObjectEvent<OperatorGroup>> for OperatorGroupActor {
         match msg {
             ObjectEvent::Observed(og) => {
                 self.latest = Some(og);
-                self.schedule(ctx, COALESCE);
+                self.requeue_members();
+                reconcile::trigger(self, ctx, Cause::Observed);
             }
             ObjectEvent::Deleted => {
+                self.requeue_members();
                 let shared = self.shared.clone();
                 let key = self.key.clone();
                 let uid = self.latest.as_ref().and_then(|g| g.metadata.uid.clone());
@@ -120,7 +119,12 @@ impl Handler<Requeue> for OperatorGroupActor {
     type Result = ();
 
     fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
-        self.schedule(ctx, msg.after.unwrap_or(COALESCE));
+        let cause = match msg.reason {
+            RequeueReason::Resync => Cause::Resync,
+            RequeueReason::Scheduled | RequeueReason::Backoff => Cause::Timer,
+            RequeueReason::DependencyChanged => Cause::Message("dependency changed"),
+        };
+        reconcile::trigger(self, ctx, cause);
     }
 }
 
@@ -129,7 +133,7 @@ impl Handler<OperatorGroupMsg> for OperatorGroupActor {
 
     fn handle(&mut self, msg: OperatorGroupMsg, ctx: &mut Self::Context) {
         tracing::trace!(og = %self.key, ?msg, "operator group nudged");
-        self.schedule(ctx, COALESCE);
+        reconcile::trigger(self, ctx, Cause::Message("operator group message"));
     }
 }
 
@@ -157,13 +161,14 @@ impl Handler<ChangeProvidedApis> for OperatorGroupActor {
     }
 }
 
-impl Handler<Sync> for OperatorGroupActor {
-    type Result = AtomicResponse<Self, ()>;
+impl Reconciler for OperatorGroupActor {
+    fn control(&mut self) -> &mut Loop {
+        &mut self.control
+    }
 
-    fn handle(&mut self, _msg: Sync, _ctx: &mut Self::Context) -> Self::Result {
-        self.scheduled = false;
+    fn run(&mut self, _ctx: &mut Context<Self>) -> ResponseActFuture<Self, Outcome> {
         let Some(group) = self.latest.clone() else {
-            return AtomicResponse::new(Box::pin(async {}.into_actor(self)));
+            return Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)));
         };
         if let Some(store) = self.shared.stores.csvs.get() {
             self.created.retain(|k| {
@@ -184,12 +189,10 @@ impl Handler<Sync> for OperatorGroupActor {
         ) {
             Ok(plan) => plan,
             Err(error) => {
-                tracing::warn!(og = %self.key, error = &error as &dyn std::error::Error, "cannot sync operator group");
-                return AtomicResponse::new(Box::pin(
-                    async {}
-                        .into_actor(self)
-                        .map(|_, act: &mut Self, ctx: &mut Context<Self>| act.schedule(ctx, RETRY)),
-                ));
+                return Box::pin(actix::fut::ready(Outcome::failed(
+                    ErrorClass::Transient,
+                    &error,
+                )));
             }
         };
         let shared = self.shared.clone();
@@ -211,23 +214,29 @@ impl Handler<Sync> for OperatorGroupActor {
             )
             .await
         };
-        AtomicResponse::new(Box::pin(fut.into_actor(self).map(
-            |outcome, act: &mut Self, ctx: &mut Context<Self>| {
-                act.siblings = Some(outcome.groups_in_namespace);
-                for done in outcome.api_roles_done {
-                    plan::forget_opposite(&mut act.api_roles_done, &done);
-                    act.api_roles_done.insert(done);
-                }
-                act.created.extend(outcome.created);
-                if outcome.ok {
-                    act.apis = apis;
-                    act.fingerprint = Some(outcome.fingerprint);
-                    act.group_roles_hash = Some(outcome.group_roles_hash);
-                } else {
-                    act.schedule(ctx, RETRY);
-                }
-            },
-        )))
+        Box::pin(
+            fut.into_actor(self)
+                .map(|outcome, act: &mut Self, _ctx: &mut Context<Self>| {
+                    act.siblings = Some(outcome.groups_in_namespace);
+                    for done in outcome.api_roles_done {
+                        plan::forget_opposite(&mut act.api_roles_done, &done);
+                        act.api_roles_done.insert(done);
+                    }
+                    act.created.extend(outcome.created);
+                    if outcome.ok {
+                        act.apis = apis;
+                        act.fingerprint = Some(outcome.fingerprint);
+                        act.group_roles_hash = Some(outcome.group_roles_hash);
+                        Outcome::Done(Next::Idle)
+                    } else {
+                        // Each failed write was logged where it failed; the loop retries with backoff.
+                        Outcome::Failed(Failure {
+                            class: ErrorClass::Transient,
+                            message: "some writes of the sync failed".to_string(),
+                        })
+                    }
+                }),
+        )
     }
 }
 

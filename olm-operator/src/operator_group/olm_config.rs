@@ -1,7 +1,9 @@
-//! The OLMConfig's `DisabledCopiedCSVs` condition (spec §1.6, §2.7; scenario 17), kept by one task woken
-//! whenever the OLMConfig changes or a group wrote copies. The condition is decided purely from the stores.
+//! The OLMConfig's `DisabledCopiedCSVs` condition (spec §1.6, §2.7; scenario 17), kept by its own actor on the
+//! reconcile contract ([`OlmConfigActor`]), asked to run (a `Requeue`) whenever the OLMConfig changes or a group
+//! wrote copies. The condition is decided purely from the stores.
 
 use crate::shared::Shared;
+use actix::prelude::*;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::api::{Api, Patch, PatchParams};
 use messages::crd::annotations;
@@ -10,8 +12,10 @@ use messages::crd::olm_config::{
     OLM_CONFIG_NAME, OLMConfig, OlmConfigConditionReason, OlmConfigConditionType,
 };
 use messages::crd::operator_group::OperatorGroup;
+use messages::key::ObjectKey;
+use messages::msg::{Requeue, RequeueReason};
+use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Reconciler};
 use std::sync::Arc;
-use tokio::sync::Notify;
 
 pub const MSG_ENABLED: &str = "Copied CSVs are enabled and present across the cluster";
 pub const MSG_DISABLED_CLEAN: &str = "Copied CSVs are disabled and no unexpected copied CSVs were found for operators installed in AllNamespace mode";
@@ -75,30 +79,63 @@ pub fn has_all_namespaces_copies<'a>(
         })
 }
 
-/// Wake the condition task (no-op before it runs).
+/// Ask the condition's actor to run (no-op before it runs).
 pub fn changed(shared: &Shared) {
-    if let Some(notify) = shared.stores.olm_config_status.get() {
-        notify.notify_one();
+    if let Some(actor) = shared.stores.olm_config_status.get() {
+        actor.do_send(Requeue {
+            reason: RequeueReason::DependencyChanged,
+            after: None,
+        });
     }
 }
 
-/// Start the task; returns its wake-up handle.
-pub fn spawn(shared: &Shared) -> Arc<Notify> {
-    let notify = Arc::new(Notify::new());
-    let wake = notify.clone();
-    let shared = shared.clone();
-    tokio::spawn(async move {
-        loop {
-            wake.notified().await;
-            if let Err(error) = sync(&shared).await {
-                tracing::warn!(
-                    error = &error as &dyn std::error::Error,
-                    "cannot write the OLMConfig condition"
-                );
-            }
-        }
-    });
-    notify
+/// Start the condition's actor; returns where to send its requeues.
+pub fn spawn(shared: &Shared) -> Recipient<Requeue> {
+    OlmConfigActor {
+        shared: shared.clone(),
+        control: Loop::new(
+            "OLMConfig",
+            ObjectKey::cluster(OLM_CONFIG_NAME),
+            crate::error::policy(),
+        ),
+    }
+    .start()
+    .recipient()
+}
+
+/// The one writer of the OLMConfig's condition.
+pub struct OlmConfigActor {
+    shared: Shared,
+    control: Loop,
+}
+
+impl Actor for OlmConfigActor {
+    type Context = Context<Self>;
+}
+
+impl Reconciler for OlmConfigActor {
+    fn control(&mut self) -> &mut Loop {
+        &mut self.control
+    }
+
+    fn run(&mut self, _ctx: &mut Context<Self>) -> ResponseActFuture<Self, Outcome> {
+        let shared = self.shared.clone();
+        let fut = async move { sync(&shared).await };
+        Box::pin(
+            actix::fut::wrap_future::<_, Self>(fut).map(|result, _act, _ctx| match result {
+                Ok(()) => Outcome::Done(Next::Idle),
+                Err(e) => Outcome::failed(crate::error::class(crate::error::classify(&e)), &e),
+            }),
+        )
+    }
+}
+
+impl Handler<Requeue> for OlmConfigActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: Requeue, ctx: &mut Self::Context) {
+        reconcile::trigger(self, ctx, Cause::Message("olm config or copies changed"));
+    }
 }
 
 async fn sync(shared: &Shared) -> Result<(), kube::Error> {

@@ -1,0 +1,86 @@
+//! TEST ONLY: a fake API server for actor tests without a cluster (controller-rs scenario style): a tower
+//! service given to `kube::Client::new` that records every request and answers from a script of status
+//! codes (a 200 echoes the request body with a new resourceVersion; any other code answers a `Status`).
+
+use kube::client::Body;
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// One request the fake API received.
+#[derive(Clone, Debug)]
+pub struct Seen {
+    pub method: String,
+    pub path: String,
+    pub body: Value,
+}
+
+#[derive(Clone, Default)]
+pub struct FakeApi {
+    seen: Arc<Mutex<Vec<Seen>>>,
+    script: Arc<Mutex<VecDeque<u16>>>,
+}
+
+impl FakeApi {
+    /// Answers the next requests with these codes in turn, then 200.
+    pub fn new(script: impl IntoIterator<Item = u16>) -> Self {
+        Self {
+            seen: Arc::default(),
+            script: Arc::new(Mutex::new(script.into_iter().collect())),
+        }
+    }
+
+    pub fn seen(&self) -> Vec<Seen> {
+        self.seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub fn client(&self) -> kube::Client {
+        let me = self.clone();
+        let service = tower::service_fn(move |req: http::Request<Body>| {
+            let me = me.clone();
+            async move {
+                let method = req.method().to_string();
+                let path = req.uri().path().to_string();
+                let bytes = http_body_util::BodyExt::collect(req.into_body())
+                    .await
+                    .map(|c| c.to_bytes())
+                    .unwrap_or_default();
+                let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+                let code = me
+                    .script
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .pop_front()
+                    .unwrap_or(200);
+                let n = {
+                    let mut seen = me.seen.lock().unwrap_or_else(PoisonError::into_inner);
+                    seen.push(Seen {
+                        method,
+                        path,
+                        body: body.clone(),
+                    });
+                    seen.len()
+                };
+                let answer = if code == 200 {
+                    let mut echo = body;
+                    echo["metadata"]["resourceVersion"] = json!(format!("rv-{n}"));
+                    echo
+                } else {
+                    json!({"apiVersion": "v1", "kind": "Status", "status": "Failure", "code": code,
+                           "reason": if code == 409 { "Conflict" } else { "InternalError" }, "message": "scripted"})
+                };
+                let response = http::Response::builder()
+                    .status(code)
+                    .header("content-type", "application/json")
+                    .body(Body::from(serde_json::to_vec(&answer).unwrap_or_default()))
+                    .unwrap_or_else(|_| http::Response::new(Body::empty()));
+                Ok::<_, Infallible>(response)
+            }
+        });
+        kube::Client::new(service, "default")
+    }
+}
