@@ -42,5 +42,9 @@ pub async fn connect(kubeconfig: Option<&Path>) -> Result<Client, ClientError> {
         }
         None => Config::infer().await.map_err(ClientError::Infer)?,
     };
-    Client::try_from(config).map_err(ClientError::Build)
+    // API request latency by verb (`rest_client_request_duration_seconds`).
+    let builder = kube::client::ClientBuilder::try_from(config).map_err(ClientError::Build)?;
+    Ok(builder
+        .with_layer(&crate::api_metrics::TimeRequests)
+        .build())
 }

@@ -11,8 +11,11 @@
 //! - [`telemetry`]: tracing to stdout, and OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
 //! - [`trace_context`]: W3C trace context carried in object annotations across the two processes.
 //! - [`client`]: the kube client from a kubeconfig or the in-cluster service account.
+//! - [`actor_metrics`], [`api_metrics`]: controller-style reconcile/mailbox metrics and API latency by verb.
 //! - [`leader`]: leader election on a `coordination.k8s.io/v1` Lease (`--leader-elect`).
 
+pub mod actor_metrics;
+pub mod api_metrics;
 pub mod args;
 pub mod client;
 pub mod endpoints;

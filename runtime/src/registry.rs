@@ -208,6 +208,9 @@ impl<A: ObjectActor> Registry<A> {
                 };
                 if existing.is_some() {
                     tracing::warn!(kind = A::KIND, %key, "object actor had died; starting it again");
+                    if let Some(m) = crate::actor_metrics::global() {
+                        m.restarted(A::KIND);
+                    }
                 }
                 let mut actor = A::new(key.clone(), self.shared.clone());
                 actor.attach(self.journal.clone());
