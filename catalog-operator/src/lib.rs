@@ -17,6 +17,7 @@ pub mod catalog_source;
 pub mod catalogs;
 pub mod cli;
 pub mod deprecation;
+pub mod events;
 pub mod install_plan;
 pub mod metrics;
 pub mod namespace;

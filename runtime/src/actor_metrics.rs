@@ -189,7 +189,9 @@ mod tests {
         let t = text();
         assert!(t.contains(r#"workqueue_depth{name="Widget"} 0"#), "{t}");
         assert!(
-            t.contains(r#"controller_runtime_reconcile_total{controller="Widget",result="error"} 1"#),
+            t.contains(
+                r#"controller_runtime_reconcile_total{controller="Widget",result="error"} 1"#
+            ),
             "{t}"
         );
         assert!(

@@ -1,7 +1,8 @@
 //! Kubernetes API request latency by verb, under client-go's name `rest_client_request_duration_seconds{verb}`
 //! (verb = the HTTP method, as client-go labels it): a tower layer on the kube client's service stack times
 //! each request until its response headers arrive (a watch counts until the stream opens). Every verb the
-//! operators use is published at zero from the start.
+//! operators use is published at zero from the start. The same layer counts API `Warning` headers for the
+//! caller that asks ([`count_warnings`]).
 
 use prometheus::{HistogramOpts, HistogramVec, Registry};
 use std::future::Future;
@@ -51,9 +52,21 @@ pub struct Timed<S> {
     inner: S,
 }
 
-impl<S, B> tower::Service<http::Request<B>> for Timed<S>
+tokio::task_local! {
+    static WARNINGS: std::sync::Arc<std::sync::atomic::AtomicU64>;
+}
+
+/// Run `fut` counting the API `Warning` response headers its requests draw (e.g. a deprecated API or an
+/// unknown field in an applied object): OLM counts them in `installplan_warnings_total`.
+pub async fn count_warnings<F: Future>(fut: F) -> (F::Output, u64) {
+    let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let output = WARNINGS.scope(counter.clone(), fut).await;
+    (output, counter.load(std::sync::atomic::Ordering::Relaxed))
+}
+
+impl<S, B, R> tower::Service<http::Request<B>> for Timed<S>
 where
-    S: tower::Service<http::Request<B>>,
+    S: tower::Service<http::Request<B>, Response = http::Response<R>>,
     S::Future: Send + 'static,
 {
     type Response = S::Response;
@@ -70,6 +83,17 @@ where
         let response = self.inner.call(request);
         Box::pin(async move {
             let result = response.await;
+            if let Ok(response) = result.as_ref() {
+                let warnings = response
+                    .headers()
+                    .get_all(http::header::WARNING)
+                    .iter()
+                    .count() as u64;
+                if warnings > 0 {
+                    let _ = WARNINGS
+                        .try_with(|w| w.fetch_add(warnings, std::sync::atomic::Ordering::Relaxed));
+                }
+            }
             if let Some(histogram) = GLOBAL.get() {
                 histogram
                     .with_label_values(&[verb.as_str()])

@@ -7,6 +7,7 @@ pub mod crd_safety;
 pub mod execute;
 pub mod machine;
 pub mod step_kinds;
+pub mod step_span;
 
 use crate::namespace::Cause;
 use crate::shared::Shared;
@@ -137,6 +138,7 @@ impl InstallPlanActor {
                 plan_name: &name,
                 plan_csvs: &plan_csvs,
                 crd_owners: &owners,
+                warnings: &shared.catalog_metrics.installplan_warnings_total,
             };
             execute::execute(&cx, status.plan.clone()).await
         }

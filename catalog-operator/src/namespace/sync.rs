@@ -320,6 +320,20 @@ async fn sync(
         if status::same(&old, &st) {
             continue;
         }
+        if let Some(message) = crate::events::new_resolution_failure(&old, &st) {
+            let name = sub.metadata.name.as_deref().unwrap_or_default();
+            let (client, uid) = (&shared.client, sub.metadata.uid.clone());
+            crate::events::publish(
+                client,
+                crate::events::resolution_failed(message),
+                crate::events::namespace_ref(ns),
+            );
+            crate::events::publish(
+                client,
+                crate::events::resolution_failed(message),
+                crate::events::olm_ref("Subscription", ns, name, uid),
+            );
+        }
         let mut updated = (*sub).clone();
         let mut st = st;
         st.last_updated = Some(now.clone());
