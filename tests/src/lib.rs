@@ -19,6 +19,7 @@ mod dump;
 mod full_cluster;
 mod namespace;
 mod operators;
+mod observe;
 mod otlp;
 mod wait;
 
@@ -28,5 +29,6 @@ pub use dump::dump_namespace;
 pub use full_cluster::FullCluster;
 pub use namespace::{TestContext, with_namespace};
 pub use operators::OperatorProcess;
+pub use observe::{Observe, ScrapeTarget, browser_dom, browser_screenshot, output_dir};
 pub use otlp::{OtlpReceiver, ReceivedSpan};
 pub use wait::{DEFAULT_DEADLINE, await_object, eventually};
