@@ -96,7 +96,7 @@ async fn scenario_38_through_prometheus_and_the_install_trace_in_phoenix() -> an
         let csv = csvs.get("watched.v0.1.0").await?;
         let trace = csv.metadata.annotations.as_ref().and_then(|a| a.get("tracing.olm.operatorframework.io/traceparent")).and_then(|v| v.split('-').nth(1)).map(String::from).ok_or_else(|| anyhow::anyhow!("the CSV carries no trace context"))?;
         let spans = eventually(SCRAPE, "Phoenix holds spans of both operators in the install trace", || {
-            let spans = observe.phoenix_spans(2000).unwrap_or_default();
+            let spans = observe.phoenix_spans(1000).unwrap_or_default();
             let trace = trace.clone();
             async move {
                 let mine: Vec<serde_json::Value> = spans.into_iter().filter(|s| s["context"]["trace_id"].as_str() == Some(trace.as_str())).collect();
