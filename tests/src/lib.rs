@@ -18,8 +18,8 @@ mod cluster;
 mod dump;
 mod full_cluster;
 mod namespace;
-mod operators;
 mod observe;
+mod operators;
 mod otlp;
 mod wait;
 
@@ -28,7 +28,7 @@ pub use cluster::Cluster;
 pub use dump::dump_namespace;
 pub use full_cluster::FullCluster;
 pub use namespace::{TestContext, with_namespace};
-pub use operators::OperatorProcess;
 pub use observe::{Observe, ScrapeTarget, browser_dom, browser_screenshot, output_dir};
+pub use operators::OperatorProcess;
 pub use otlp::{OtlpReceiver, ReceivedSpan};
 pub use wait::{DEFAULT_DEADLINE, await_object, eventually};

@@ -7,7 +7,6 @@
 
 mod catalog_fixture;
 #[path = "operator_group_support/mod.rs"]
-#[allow(dead_code)]
 mod og_support;
 
 use catalog_fixture::*;
@@ -15,14 +14,22 @@ use kube::Api;
 use kube::api::{DeleteParams, PostParams};
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::SubscriptionState;
-use olm_tests::{Cluster, Observe, OperatorProcess, await_object, browser_dom, browser_screenshot, eventually, output_dir, with_namespace};
+use olm_tests::{
+    Cluster, Observe, OperatorProcess, await_object, browser_dom, browser_screenshot, eventually,
+    output_dir, with_namespace,
+};
 use serde_json::json;
 use std::time::Duration;
 
 const SCRAPE: Duration = Duration::from_secs(60);
 
 /// Wait until `expr` returns series satisfying `ok`.
-async fn prom(o: &Observe, expr: &str, what: &str, ok: impl Fn(&[(std::collections::BTreeMap<String, String>, f64)]) -> bool) -> anyhow::Result<Vec<(std::collections::BTreeMap<String, String>, f64)>> {
+async fn prom(
+    o: &Observe,
+    expr: &str,
+    what: &str,
+    ok: impl Fn(&[(std::collections::BTreeMap<String, String>, f64)]) -> bool,
+) -> anyhow::Result<Vec<(std::collections::BTreeMap<String, String>, f64)>> {
     eventually(SCRAPE, &format!("{what} ({expr})"), || {
         let r = o.query(expr);
         let pass = r.as_ref().map(|v| ok(v)).unwrap_or(false);
@@ -133,7 +140,25 @@ async fn scenario_38_through_prometheus_and_the_install_trace_in_phoenix() -> an
 /// The metric names a PromQL expression reads (identifiers followed by `{`, `[` or `)` that are not functions,
 /// keywords or label names; histogram suffixes kept).
 fn metric_names_in(expr: &str) -> Vec<String> {
-    const NOT_METRICS: &[&str] = &["histogram_quantile", "sum", "rate", "count", "by", "increase", "le", "outcome", "phase", "name", "controller", "result", "verb", "kind", "and", "or", "__rate_interval"];
+    const NOT_METRICS: &[&str] = &[
+        "histogram_quantile",
+        "sum",
+        "rate",
+        "count",
+        "by",
+        "increase",
+        "le",
+        "outcome",
+        "phase",
+        "name",
+        "controller",
+        "result",
+        "verb",
+        "kind",
+        "and",
+        "or",
+        "__rate_interval",
+    ];
     let mut out = Vec::new();
     let mut word = String::new();
     for c in expr.chars().chain(std::iter::once(' ')) {
@@ -142,7 +167,12 @@ fn metric_names_in(expr: &str) -> Vec<String> {
             continue;
         }
         let w = std::mem::take(&mut word);
-        if w.contains('_') && !NOT_METRICS.contains(&w.as_str()) && !w.starts_with("__") && !w.chars().next().is_some_and(|c| c.is_ascii_digit()) && c != '(' {
+        if w.contains('_')
+            && !NOT_METRICS.contains(&w.as_str())
+            && !w.starts_with("__")
+            && !w.chars().next().is_some_and(|c| c.is_ascii_digit())
+            && c != '('
+        {
             out.push(w);
         }
     }
@@ -152,5 +182,13 @@ fn metric_names_in(expr: &str) -> Vec<String> {
 }
 
 fn urlencode(s: &str) -> String {
-    s.bytes().map(|b| if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") }).collect()
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
 }
