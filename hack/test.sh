@@ -21,9 +21,18 @@ log "preparing control-plane binaries in the background"
 hack/control-plane.sh build > "${TMPDIR:-/tmp}/olm-rs-k8s-build.log" 2>&1 &
 k8s_build=$!
 
+# Prometheus, Phoenix and headless Chromium for the observe_tools test (hack/observe.sh; the first install takes
+# about 5 minutes, beside the build; later starts ~1 minute for Phoenix's migrations).
+started_observe=0
+case "$(hack/observe.sh status || true)" in *'phoenix running'*) ;; *) started_observe=1 ;; esac
+log "starting Prometheus and Phoenix in the background"
+hack/observe.sh up > "${TMPDIR:-/tmp}/olm-rs-observe.log" 2>&1 &
+observe_up=$!
+
 started_cluster=0
 started_full=0
 cleanup() {
+  if [ "$started_observe" = 1 ] && [ -z "${OLM_RS_KEEP_CLUSTER:-}" ]; then hack/observe.sh down || true; fi
   if [ "$started_full" = 1 ] && [ -z "${OLM_RS_KEEP_CLUSTER:-}" ]; then
     case "$(hack/full-cluster.sh status || true)" in *' running'*) hack/full-cluster.sh down || true ;; esac
   fi
@@ -53,6 +62,11 @@ else
   export OLM_RS_FULL_CLUSTER=skip
   log "full-cluster test: SKIPPED on this machine: $why"
 fi
+
+if ! wait "$observe_up"; then
+  echo "hack/observe.sh up failed; log:" >&2; tail -30 "${TMPDIR:-/tmp}/olm-rs-observe.log" >&2; exit 1
+fi
+eval "$(hack/observe.sh env | grep -v OTEL_)"   # the tools' addresses; only observe_tools exports spans
 
 log "running all tests"
 # Cluster tests (crate olm-tests) each start operators against the one control plane: fewer at once on 2 cores.

@@ -18,6 +18,7 @@ pub mod catalogs;
 pub mod cli;
 pub mod deprecation;
 pub mod error;
+pub mod events;
 #[cfg(test)]
 pub mod fake_api;
 pub mod install_plan;

@@ -3,7 +3,12 @@
 //! `csv_abnormal{namespace,name,version,phase,reason}` (old series deleted on change and deletion) and the
 //! `csv_upgrade_count` counter.
 
-use prometheus::{IntCounter, IntGauge, IntGaugeVec, Opts, Registry};
+use prometheus::{Histogram, HistogramOpts, IntCounter, IntGauge, IntGaugeVec, Opts, Registry};
+
+/// Seconds, from 1 s to an hour (the install timeout is 5 minutes; upgrades may wait on approval).
+const DURATION_BUCKETS: &[f64] = &[
+    1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0,
+];
 
 #[derive(Clone)]
 pub struct CsvMetrics {
@@ -11,6 +16,8 @@ pub struct CsvMetrics {
     succeeded: IntGaugeVec,
     abnormal: IntGaugeVec,
     upgrades: IntCounter,
+    install_duration: Histogram,
+    upgrade_duration: Histogram,
 }
 
 /// The label values of one CSV's series.
@@ -39,16 +46,41 @@ impl CsvMetrics {
         registry.register(Box::new(succeeded.clone()))?;
         registry.register(Box::new(abnormal.clone()))?;
         registry.register(Box::new(upgrades.clone()))?;
+        let install_duration = Histogram::with_opts(
+            HistogramOpts::new(
+                "olm_rs_install_duration_seconds",
+                "From the Subscription's creation (else the CSV's) to the CSV's first Succeeded",
+            )
+            .buckets(DURATION_BUCKETS.to_vec()),
+        )?;
+        let upgrade_duration = Histogram::with_opts(
+            HistogramOpts::new(
+                "olm_rs_upgrade_duration_seconds",
+                "From a replacing CSV's creation to its Succeeded",
+            )
+            .buckets(DURATION_BUCKETS.to_vec()),
+        )?;
+        registry.register(Box::new(install_duration.clone()))?;
+        registry.register(Box::new(upgrade_duration.clone()))?;
         Ok(Self {
             count,
             succeeded,
             abnormal,
             upgrades,
+            install_duration,
+            upgrade_duration,
         })
     }
 
     pub fn set_count(&self, count: usize) {
         self.count.set(i64::try_from(count).unwrap_or(i64::MAX));
+    }
+
+    pub fn observe_duration(&self, kind: crate::csv::durations::Kind, seconds: f64) {
+        match kind {
+            crate::csv::durations::Kind::Install => self.install_duration.observe(seconds),
+            crate::csv::durations::Kind::Upgrade => self.upgrade_duration.observe(seconds),
+        }
     }
 
     pub fn count_upgrade(&self) {

@@ -46,7 +46,11 @@ pub async fn connect(kubeconfig: Option<&Path>) -> Result<Client, ClientError> {
     if let Ok(agent) = hyper::header::HeaderValue::from_str(&user_agent()) {
         config.headers.push((hyper::header::USER_AGENT, agent));
     }
-    Client::try_from(config).map_err(ClientError::Build)
+    // API request latency by verb (`rest_client_request_duration_seconds`).
+    let builder = kube::client::ClientBuilder::try_from(config).map_err(ClientError::Build)?;
+    Ok(builder
+        .with_layer(&crate::api_metrics::TimeRequests)
+        .build())
 }
 
 /// `olm-rs/<binary>/<version>`: the apiserver's audit log and metrics tell our components apart by it (the scale

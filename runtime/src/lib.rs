@@ -12,8 +12,11 @@
 //! - [`trace_context`]: W3C trace context carried in object annotations across the two processes.
 //! - [`client`]: the kube client from a kubeconfig or the in-cluster service account.
 //! - [`chaos`]: the seeded fault injector (off unless `OLM_RS_CHAOS` is set).
+//! - [`actor_metrics`], [`api_metrics`]: controller-style reconcile/mailbox metrics and API latency by verb.
 //! - [`leader`]: leader election on a `coordination.k8s.io/v1` Lease (`--leader-elect`).
 
+pub mod actor_metrics;
+pub mod api_metrics;
 pub mod args;
 pub mod chaos;
 pub mod client;

@@ -40,6 +40,8 @@ impl Metrics {
             &["kind"],
         )?;
         registry.register(Box::new(undecodable.clone()))?;
+        crate::actor_metrics::install(crate::actor_metrics::ActorMetrics::register(&registry)?);
+        crate::api_metrics::register(&registry)?;
         Ok(Self {
             registry,
             actors,
@@ -50,6 +52,9 @@ impl Metrics {
     }
 
     pub fn set_actor_count(&self, kind: &'static str, count: usize) {
+        if let Some(m) = crate::actor_metrics::global() {
+            m.zero(kind);
+        }
         self.actors
             .with_label_values(&[kind])
             .set(i64::try_from(count).unwrap_or(i64::MAX));

@@ -178,6 +178,11 @@ pub struct Loop {
     scheduled: Option<Duration>,
     /// The fault injector when chaos is on (`OLM_RS_CHAOS`).
     chaos: Option<Arc<Injector>>,
+    /// Mailbox wait vs handler time ([`crate::actor_metrics`]): when the pending run was asked for, when the
+    /// current run started, and how long the last run waited.
+    kicked_at: Option<std::time::Instant>,
+    started_at: Option<std::time::Instant>,
+    queue_wait: Duration,
 }
 
 impl Loop {
@@ -196,6 +201,9 @@ impl Loop {
             runs: 0,
             scheduled: None,
             chaos: chaos::global(),
+            kicked_at: None,
+            started_at: None,
+            queue_wait: Duration::ZERO,
         }
     }
 
@@ -216,6 +224,11 @@ impl Loop {
     /// Record outcomes in this journal (the kind's registry journal).
     pub fn attach(&mut self, journal: SharedJournal) {
         self.journal = Some(journal);
+    }
+
+    /// How long the current (or last) run waited in the mailbox before it started (span attribute).
+    pub fn queue_wait(&self) -> Duration {
+        self.queue_wait
     }
 
     pub fn runs(&self) -> u64 {
@@ -314,6 +327,10 @@ pub fn trigger<A: Reconciler>(act: &mut A, ctx: &mut Context<A>, cause: Cause) {
         return;
     }
     lp.kick_pending = true;
+    lp.kicked_at = Some(std::time::Instant::now());
+    if let Some(m) = crate::actor_metrics::global() {
+        m.queued(lp.kind);
+    }
     ctx.spawn(actix::fut::ready(()).map(|(), act: &mut A, ctx| start(act, ctx)));
 }
 
@@ -327,6 +344,12 @@ fn start<A: Reconciler>(act: &mut A, ctx: &mut Context<A>) {
     lp.scheduled = None;
     lp.running = true;
     lp.runs += 1;
+    let now = std::time::Instant::now();
+    lp.queue_wait = lp.kicked_at.take().map(|t| now - t).unwrap_or_default();
+    lp.started_at = Some(now);
+    if let Some(m) = crate::actor_metrics::global() {
+        m.started(lp.kind, lp.queue_wait);
+    }
     let deadline = lp.policy.deadline;
     let mut slow = None;
     if let Some(decision) = lp.inject() {
@@ -374,6 +397,9 @@ fn start<A: Reconciler>(act: &mut A, ctx: &mut Context<A>) {
 fn finish<A: Reconciler>(act: &mut A, ctx: &mut Context<A>, outcome: Outcome) {
     let lp = act.control();
     lp.running = false;
+    if let (Some(m), Some(t)) = (crate::actor_metrics::global(), lp.started_at.take()) {
+        m.finished(lp.kind, t.elapsed(), &outcome);
+    }
     let delay = lp.delay_for(&outcome, rand::random::<f64>());
     if let Outcome::Failed(failure) = &outcome {
         tracing::warn!(kind = lp.kind, key = %lp.key, class = failure.class.as_str(), error = %failure.message, retry_in = ?delay, "reconcile failed");

@@ -309,6 +309,9 @@ impl<A: ObjectActor> Registry<A> {
                 };
                 if existing.is_some() {
                     tracing::warn!(kind = A::KIND, %key, "object actor had died; starting it again");
+                    if let Some(m) = crate::actor_metrics::global() {
+                        m.restarted(A::KIND);
+                    }
                 }
                 let addr = self.spawn(&key);
                 self.record(&key, event);

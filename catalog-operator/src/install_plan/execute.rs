@@ -15,6 +15,7 @@ use messages::crd::install_plan::{Step, StepStatus};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use tracing::Instrument;
 
 /// Kinds an InstallPlan may create (OLM's list); anything else is `UnsupportedResource`.
 pub const SUPPORTED: &[&str] = &[
@@ -91,6 +92,8 @@ pub struct Context<'a> {
     pub plan_csvs: &'a [String],
     /// Who owns which CRD in the namespace before this pass.
     pub crd_owners: &'a crd_owners::Owners,
+    /// OLM's `installplan_warnings_total`: API warnings drawn by applied objects.
+    pub warnings: &'a prometheus::IntCounter,
 }
 
 fn is_established(crd: &Value) -> bool {
@@ -150,13 +153,22 @@ pub async fn execute(cx: &Context<'_>, mut steps: Vec<Step>) -> (Vec<Step>, Exec
     let mut csv_uids: HashMap<String, String> = HashMap::new();
     for i in 0..steps.len() {
         let step = steps[i].clone();
+        let span = super::step_span::span(cx.namespace, cx.plan_name, &step);
         let r = match (step.resource.kind.as_str(), &step.status) {
-            ("CustomResourceDefinition", StepStatus::WaitingForApi) => crd_ready(cx, &step).await,
+            ("CustomResourceDefinition", StepStatus::WaitingForApi) => {
+                crd_ready(cx, &step).instrument(span.clone()).await
+            }
             (_, StepStatus::Unknown | StepStatus::NotPresent) => {
-                apply(cx, &step, &mut csv_uids).await
+                let (r, warnings) = olm_runtime::api_metrics::count_warnings(
+                    apply(cx, &step, &mut csv_uids).instrument(span.clone()),
+                )
+                .await;
+                super::step_span::warned(cx, &step, warnings);
+                r
             }
             (_, other) => Ok(other.clone()),
         };
+        super::step_span::finish(&span, r.as_ref().map_err(|e| e.message.as_str()));
         match r {
             Ok(status) => {
                 waiting |= status == StepStatus::WaitingForApi;
@@ -423,6 +435,11 @@ async fn check_crd_upgrade(
                 if crd_safety::webhook_conversion_excuses(new) {
                     // §4.6: the webhook converts existing resources; OLM proceeds with a CRDValidation warning.
                     tracing::warn!(plan = cx.plan_name, namespace = cx.namespace, crd = name, %message, "CRDValidation: proceeding, the new CRD converts through a webhook");
+                    crate::events::publish(
+                        cx.client,
+                        crate::events::crd_validation(&message),
+                        crate::events::olm_ref("InstallPlan", cx.namespace, cx.plan_name, None),
+                    );
                     break;
                 }
                 return Err(fail(message));

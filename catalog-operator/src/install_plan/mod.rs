@@ -10,6 +10,7 @@ pub mod execute;
 pub mod machine;
 pub mod owner_refs;
 pub mod step_kinds;
+pub mod step_span;
 
 use crate::error::{self, Error};
 use crate::namespace::Cause as ResolveCause;
@@ -148,6 +149,7 @@ impl InstallPlanActor {
                 plan_name: &name,
                 plan_csvs: &plan_csvs,
                 crd_owners: &owners,
+                warnings: &shared.catalog_metrics.installplan_warnings_total,
             };
             execute::execute(&cx, status.plan.clone()).await
         }

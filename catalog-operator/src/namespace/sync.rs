@@ -293,6 +293,20 @@ async fn sync(
     for (sub, st) in next {
         let old = sub.status.clone().unwrap_or_default();
         if !status::same(&old, &st) {
+            if let Some(message) = crate::events::new_resolution_failure(&old, &st) {
+                let name = sub.metadata.name.as_deref().unwrap_or_default();
+                let (client, uid) = (&shared.client, sub.metadata.uid.clone());
+                crate::events::publish(
+                    client,
+                    crate::events::resolution_failed(message),
+                    crate::events::namespace_ref(ns),
+                );
+                crate::events::publish(
+                    client,
+                    crate::events::resolution_failed(message),
+                    crate::events::olm_ref("Subscription", ns, name, uid),
+                );
+            }
             synced
                 .statuses
                 .push((sub.metadata.name.clone().unwrap_or_default(), st));

@@ -11,6 +11,7 @@
 
 pub mod adopt;
 pub mod chain;
+pub mod durations;
 pub mod effects;
 pub mod facts;
 pub mod group_fit;
@@ -266,6 +267,25 @@ impl CsvActor {
             reason: csv.reason().as_str().to_string(),
         };
         if self.series.as_ref() != Some(&series) {
+            let started = durations::started(
+                csv,
+                self.shared
+                    .stores
+                    .csv
+                    .subscriptions
+                    .get()
+                    .map(|s| s.state())
+                    .iter()
+                    .flatten()
+                    .map(|s| s.as_ref()),
+            );
+            let at = k8s_openapi::jiff::Timestamp::now();
+            let replaces = csv.spec.replaces.is_some();
+            if let Some((kind, seconds)) =
+                durations::to_observe(self.series.as_ref(), &series, replaces, started, at)
+            {
+                metrics.observe_duration(kind, seconds);
+            }
             metrics.record(
                 &mut self.series,
                 series,
