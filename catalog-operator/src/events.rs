@@ -1,6 +1,7 @@
 //! Kubernetes Events of catalog-operator, as OLM v0 emits them (spec §4.1, §4.4, §4.6): a Warning
 //! `ResolutionFailed` on the Namespace (and on the Subscription) when a resolution fails, a Warning
-//! `AppliedWithWarnings` on an InstallPlan whose objects drew API warnings, a Warning `CRDValidation` on an
+//! `AppliedWithWarnings` on an InstallPlan whose objects drew API warnings, a Warning `BundleUnpackFailed` on a
+//! Subscription whose bundle image failed to unpack, a Warning `CRDValidation` on an
 //! InstallPlan proceeding past existing CRs that fail a new CRD's schema because the CRD converts through a
 //! webhook. Builders are pure; [`publish`] writes through kube's `Recorder` (events.k8s.io/v1) in the
 //! background and only logs a failure (an Event is never worth failing a sync).
@@ -43,25 +44,46 @@ pub fn crd_validation(message: &str) -> Event {
     warning("CRDValidation", "Validate", message)
 }
 
-/// The message of a `ResolutionFailed` condition that `next` sets and `old` did not have (same message), if any:
-/// one Event per new failure, not one per sync.
+pub fn bundle_unpack_failed(message: &str) -> Event {
+    warning("BundleUnpackFailed", "Unpack", message)
+}
+
+/// The message of a condition of type `kind` that `next` sets True and `old` did not have (with that message), if
+/// any: one Event per new failure, not one per sync.
+fn new_condition<'a>(
+    old: &SubscriptionStatus,
+    next: &'a SubscriptionStatus,
+    kind: SubscriptionConditionType,
+) -> Option<&'a str> {
+    let message = |st: &'a SubscriptionStatus| {
+        st.conditions
+            .iter()
+            .find(|c| c.type_ == kind && c.status == "True")
+            .map(|c| c.message.as_str())
+    };
+    let now = message(next)?;
+    let before = old
+        .conditions
+        .iter()
+        .find(|c| c.type_ == kind && c.status == "True")
+        .map(|c| c.message.as_str());
+    (before != Some(now)).then_some(now)
+}
+
+/// A `ResolutionFailed` condition new in `next` (OLM: an Event on the Namespace).
 pub fn new_resolution_failure<'a>(
     old: &SubscriptionStatus,
     next: &'a SubscriptionStatus,
 ) -> Option<&'a str> {
-    let failed = |st: &'a SubscriptionStatus| {
-        st.conditions
-            .iter()
-            .find(|c| c.type_ == SubscriptionConditionType::ResolutionFailed && c.status == "True")
-            .map(|c| c.message.as_str())
-    };
-    let now = failed(next)?;
-    let before = old
-        .conditions
-        .iter()
-        .find(|c| c.type_ == SubscriptionConditionType::ResolutionFailed && c.status == "True")
-        .map(|c| c.message.as_str());
-    (before != Some(now)).then_some(now)
+    new_condition(old, next, SubscriptionConditionType::ResolutionFailed)
+}
+
+/// A `BundleUnpackFailed` condition new in `next` (OLM: an Event on the Subscription).
+pub fn new_bundle_unpack_failure<'a>(
+    old: &SubscriptionStatus,
+    next: &'a SubscriptionStatus,
+) -> Option<&'a str> {
+    new_condition(old, next, SubscriptionConditionType::BundleUnpackFailed)
 }
 
 pub fn namespace_ref(namespace: &str) -> ObjectReference {
@@ -136,12 +158,45 @@ mod tests {
         assert_eq!(new_resolution_failure(&status(old), &status(next)), want);
     }
 
+    fn unpack(failed: Option<&str>) -> SubscriptionStatus {
+        let mut st = status(None);
+        if let Some(m) = failed {
+            st.conditions.push(SubscriptionCondition {
+                type_: SubscriptionConditionType::BundleUnpackFailed,
+                status: "True".into(),
+                reason: messages::crd::subscription::SubscriptionReason::BundleUnpackFailed,
+                message: m.into(),
+                last_heartbeat_time: None,
+                last_transition_time: None,
+            });
+        }
+        st
+    }
+
+    #[rstest]
+    #[case::a_new_unpack_failure(None, Some("image not found"), Some("image not found"))]
+    #[case::the_same_unpack_failure_again(Some("image not found"), Some("image not found"), None)]
+    #[case::unpacked(Some("image not found"), None, None)]
+    fn one_event_per_new_bundle_unpack_failure(
+        #[case] old: Option<&str>,
+        #[case] next: Option<&str>,
+        #[case] want: Option<&str>,
+    ) {
+        assert_eq!(new_bundle_unpack_failure(&unpack(old), &unpack(next)), want);
+        assert_eq!(
+            new_resolution_failure(&unpack(old), &unpack(next)),
+            None,
+            "not a resolution failure"
+        );
+    }
+
     #[test]
     fn events_are_warnings_with_olms_reasons() {
         for (e, reason) in [
             (resolution_failed("x"), "ResolutionFailed"),
             (applied_with_warnings("Role", "r", 2), "AppliedWithWarnings"),
             (crd_validation("x"), "CRDValidation"),
+            (bundle_unpack_failed("x"), "BundleUnpackFailed"),
         ] {
             assert_eq!(e.type_, EventType::Warning);
             assert_eq!(e.reason, reason);

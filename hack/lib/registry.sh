@@ -7,6 +7,8 @@
 REGISTRY_DIR="${OLM_RS_REGISTRY_DIR:-$CACHE/registry}"
 REGISTRY_PORT="${OLM_RS_REGISTRY_PORT:-25000}"
 REGISTRY_ADDR="127.0.0.1:$REGISTRY_PORT"
+# Its Prometheus metrics (`registry_http_*`, `registry_storage_*`) on the debug listener, scraped by hack/observe.sh.
+REGISTRY_METRICS_ADDR="127.0.0.1:$((REGISTRY_PORT + 10000))"
 
 registry_alive() { [ -f "$REGISTRY_DIR/registry.pid" ] && kill -0 "$(cat "$REGISTRY_DIR/registry.pid")" 2>/dev/null; }
 
@@ -33,6 +35,11 @@ http:
   addr: $REGISTRY_ADDR
   headers:
     X-Content-Type-Options: [nosniff]
+  debug:
+    addr: $REGISTRY_METRICS_ADDR
+    prometheus:
+      enabled: true
+      path: /metrics
 CFG
   setsid docker-registry serve "$REGISTRY_DIR/config.yml" >>"$REGISTRY_DIR/registry.log" 2>&1 < /dev/null &
   echo $! > "$REGISTRY_DIR/registry.pid"

@@ -55,6 +55,10 @@ async fn scenario_38_through_prometheus_and_the_install_trace_in_phoenix() -> an
         prom(&observe, &format!("installplan_warnings_total{{{t}}}"), "installplan_warnings_total at 0", |v| v.len() == 1 && v[0].1 == 0.0).await?;
         prom(&observe, &format!("rest_client_request_duration_seconds_count{{{t},verb=\"DELETE\"}}"), "API latency per verb from the start", |v| v.len() == 2).await?;
 
+        // The OCI registry (hack/lib/registry.sh) is scraped too: its own metrics, beside both operators'.
+        prom(&observe, "up{job=\"oci-registry\"}", "the OCI registry scraped and up", |v| v.len() == 1 && v[0].1 == 1.0).await?;
+        prom(&observe, "go_goroutines{job=\"oci-registry\"}", "the registry's own metrics", |v| v.len() == 1 && v[0].1 > 0.0).await?;
+
         // csv_abnormal with OLM's labels; csv_succeeded 0 beside it (scenario 38: UnsupportedOperatorGroup).
         operator_group(&ctx).await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), ns);

@@ -126,7 +126,7 @@ impl InstallPlanActor {
         let shared = self.shared.clone();
         let ns = self.key.namespace_or_empty().to_string();
         let name = self.key.name.clone();
-        let span = tracing::info_span!("installplan.execute", namespace = %ns, name = %name);
+        let span = tracing::info_span!("installplan.execute", namespace = %ns, name = %name, mailbox.wait_ms = self.control.queue_wait().as_millis() as u64);
         if let Some(a) = ip.metadata.annotations.as_ref() {
             olm_runtime::trace_context::adopt_parent(&span, a);
         }

@@ -307,6 +307,14 @@ async fn sync(
                     crate::events::olm_ref("Subscription", ns, name, uid),
                 );
             }
+            if let Some(message) = crate::events::new_bundle_unpack_failure(&old, &st) {
+                let name = sub.metadata.name.as_deref().unwrap_or_default();
+                crate::events::publish(
+                    &shared.client,
+                    crate::events::bundle_unpack_failed(message),
+                    crate::events::olm_ref("Subscription", ns, name, sub.metadata.uid.clone()),
+                );
+            }
             synced
                 .statuses
                 .push((sub.metadata.name.clone().unwrap_or_default(), st));

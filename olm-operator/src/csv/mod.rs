@@ -143,7 +143,7 @@ impl Reconciler for CsvActor {
         let decision = machine::decide(&gathered.observed);
         let before = gathered.observed.phase.clone();
         let neighbours = gathered.chain.clone();
-        let span = tracing::info_span!("csv.reconcile", csv.namespace = %self.key.namespace_or_empty(), csv.name = %self.key.name, phase = %before);
+        let span = tracing::info_span!("csv.reconcile", csv.namespace = %self.key.namespace_or_empty(), csv.name = %self.key.name, phase = %before, mailbox.wait_ms = self.control.queue_wait().as_millis() as u64);
         if let Some(annotations) = csv.metadata.annotations.as_ref() {
             olm_runtime::trace_context::join(&span, annotations, trace_join(&before));
         }
