@@ -51,6 +51,12 @@ log "pushing the sample bundles and a catalog image referencing them by digest t
 "$BIN/olm-oci" push-tree "$REPO/deploy/samples/catalog" --package etcd --prefix "$REGISTRY_ADDR/olm-rs-samples" \
   --catalog "$CATALOG_IMAGE" >"$RUN/catalog-image.txt" 2>"$RUN/bundle-images.txt"
 log "catalog image $(cat "$RUN/catalog-image.txt") ($(wc -l < "$RUN/bundle-images.txt") bundle images)"
+# With hack/observe.sh up, both operators send their spans to its Phoenix (and Prometheus already scrapes the fixed
+# ports below): one trace per Subscription change, across both.
+if hack/observe.sh status 2>/dev/null | grep -q 'phoenix running'; then
+  eval "$(hack/observe.sh env)"; export OTEL_EXPORTER_OTLP_ENDPOINT
+  log "tracing to Phoenix ($OLM_RS_PHOENIX_URL); metrics in Prometheus ($OLM_RS_PROMETHEUS_URL)"
+fi
 start olm-operator "$BIN/olm-operator" run --http-addr 127.0.0.1:18080 --namespace olm
 start catalog-operator "$BIN/catalog-operator" run --http-addr 127.0.0.1:18081 --namespace olm
 for port in 18080 18081; do
