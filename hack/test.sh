@@ -59,8 +59,9 @@ if why=$(hack/full-cluster.sh check); then
   case "$(hack/full-cluster.sh status || true)" in *'kubelet running'*) ;; *) started_full=1 ;; esac
   log "full-cluster test: will run (real pods; hack/full-cluster.sh up)"
 else
-  export OLM_RS_FULL_CLUSTER=skip
-  log "full-cluster test: SKIPPED on this machine: $why"
+  # Not run here (they fail on such a machine, never pass unseen): left out of the cargo invocation below.
+  full_cluster_out=1
+  log "full-cluster tests (full_cluster, full_cluster_webhooks) NOT RUN on this machine: $why"
 fi
 
 if ! wait "$observe_up"; then
@@ -72,7 +73,15 @@ log "running all tests"
 # Cluster tests (crate olm-tests) each start operators against the one control plane: fewer at once on 2 cores.
 status=0
 cargo test --workspace --exclude olm-tests --locked --no-fail-fast -- --test-threads="${OLM_RS_TEST_THREADS:-4}" || status=$?
-cargo test -p olm-tests --locked --no-fail-fast -- --test-threads="${OLM_RS_CLUSTER_TEST_THREADS:-2}" || status=$?
+cluster_targets=()
+if [ "${full_cluster_out:-}" = 1 ]; then
+  cluster_targets=(--lib)
+  for f in tests/tests/*.rs; do
+    n=$(basename "$f" .rs)
+    case "$n" in full_cluster*) ;; *) cluster_targets+=(--test "$n") ;; esac
+  done
+fi
+cargo test -p olm-tests --locked --no-fail-fast "${cluster_targets[@]}" -- --test-threads="${OLM_RS_CLUSTER_TEST_THREADS:-2}" || status=$?
 if [ "$started_full" = 1 ] && [ -z "${OLM_RS_KEEP_CLUSTER:-}" ]; then
   log "stopping the full cluster and restoring the host"
   hack/full-cluster.sh down || status=$?

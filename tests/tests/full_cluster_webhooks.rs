@@ -30,9 +30,7 @@ fn widget_api(client: &kube::Client, ns: &str, version: &str) -> Api<DynamicObje
 
 #[tokio::test]
 async fn the_api_server_calls_the_webhooks_olm_installed() -> anyhow::Result<()> {
-    let Some(cluster) = FullCluster::shared()? else {
-        return Ok(());
-    };
+    let cluster = FullCluster::shared()?;
     let client = cluster.client().await?;
     let ns = format!("full-webhooks-{}", std::process::id());
     let namespaces: Api<Namespace> = Api::all(client.clone());
