@@ -15,6 +15,9 @@ use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase, CsvReason};
 use messages::crd::operator_group::OperatorGroup;
+mod csv_support;
+
+use csv_support::{await_phase, csvs};
 use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
 use serde_json::{Value, json};
 use sha2::Digest;
@@ -76,29 +79,6 @@ async fn create_group(ctx: &TestContext) -> anyhow::Result<OperatorGroup> {
             .create(&PostParams::default(), &og)
             .await?,
     )
-}
-
-fn csvs(ctx: &TestContext) -> Api<ClusterServiceVersion> {
-    Api::namespaced(ctx.client.clone(), &ctx.namespace)
-}
-
-async fn await_phase(
-    ctx: &TestContext,
-    name: &str,
-    phase: CsvPhase,
-    reason: CsvReason,
-) -> anyhow::Result<ClusterServiceVersion> {
-    let what = format!("{name} in phase {phase} reason {reason}");
-    await_object(
-        &csvs(ctx),
-        name,
-        DEADLINE,
-        &what,
-        move |c: Option<&ClusterServiceVersion>| {
-            c.is_some_and(|c| c.phase() == phase && c.reason() == reason)
-        },
-    )
-    .await
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
