@@ -118,8 +118,25 @@ impl Bench {
         )
         .await?;
         let took = started.elapsed();
-        // Let the writes that follow Succeeded (status, Operator view) land before counting.
-        tokio::time::sleep(Duration::from_secs(3)).await;
+        // The install's last writes follow Succeeded: the Operator view shows the CSV Succeeded last of all.
+        let operators: Api<messages::crd::operator::Operator> = Api::all(self.client.clone());
+        await_object(
+            &operators,
+            &format!("probe.{ns}"),
+            Duration::from_secs(60),
+            "the Operator view shows the CSV Succeeded",
+            |o| {
+                o.and_then(|o| o.status.as_ref())
+                    .and_then(|s| s.components.as_ref())
+                    .is_some_and(|c| {
+                        c.refs.iter().any(|r| {
+                            r.object.kind.as_deref() == Some("ClusterServiceVersion")
+                                && r.conditions.iter().any(|c| c.type_ == "Succeeded")
+                        })
+                    })
+            },
+        )
+        .await?;
         Ok((took, self.audit.take()?))
     }
 
