@@ -68,19 +68,37 @@ if ! wait "$observe_up"; then
   echo "hack/observe.sh up failed; log:" >&2; tail -30 "${TMPDIR:-/tmp}/olm-rs-observe.log" >&2; exit 1
 fi
 eval "$(hack/observe.sh env | grep -v OTEL_)"   # the tools' addresses; only observe_tools exports spans
+# anyhow errors of failing tests print their message, not a backtrace that pushes it out of a short log.
+export RUST_LIB_BACKTRACE="${RUST_LIB_BACKTRACE:-0}"
+
+# observe_tools first among the cluster tests, right after checking the tools still run: a tool that died since
+# `up` is named with its log, and started again.
+observe_check() {
+  local s; s=$(hack/observe.sh status || true)
+  case "$s" in *'prometheus running'*'phoenix running'*) return 0 ;; esac
+  log "an observe tool is not running: $(echo "$s" | tr '\n' ' ')"
+  local f; for f in prometheus phoenix; do
+    [ -f "$HOME/.cache/olm-rs/observe/$f.log" ] && { echo "--- $f.log (tail)" >&2; tail -20 "$HOME/.cache/olm-rs/observe/$f.log" >&2; }
+  done
+  hack/observe.sh up >/dev/null
+}
 
 log "running all tests"
 # Cluster tests (crate olm-tests) each start operators against the one control plane: fewer at once on 2 cores.
 status=0
 cargo test --workspace --exclude olm-tests --locked --no-fail-fast -- --test-threads="${OLM_RS_TEST_THREADS:-4}" || status=$?
-cluster_targets=()
-if [ "${full_cluster_out:-}" = 1 ]; then
-  cluster_targets=(--lib)
-  for f in tests/tests/*.rs; do
-    n=$(basename "$f" .rs)
-    case "$n" in full_cluster*) ;; *) cluster_targets+=(--test "$n") ;; esac
-  done
-fi
+# Every cluster test target but observe_tools (run on its own first), and the full-cluster ones only where they run.
+cluster_targets=(--lib)
+for f in tests/tests/*.rs; do
+  n=$(basename "$f" .rs)
+  case "$n" in
+    observe_tools) ;;
+    full_cluster*) [ "${full_cluster_out:-}" = 1 ] || cluster_targets+=(--test "$n") ;;
+    *) cluster_targets+=(--test "$n") ;;
+  esac
+done
+observe_check
+cargo test -p olm-tests --locked --no-fail-fast --test observe_tools || status=$?
 cargo test -p olm-tests --locked --no-fail-fast "${cluster_targets[@]}" -- --test-threads="${OLM_RS_CLUSTER_TEST_THREADS:-2}" || status=$?
 if [ "$started_full" = 1 ] && [ -z "${OLM_RS_KEEP_CLUSTER:-}" ]; then
   log "stopping the full cluster and restoring the host"
