@@ -25,6 +25,7 @@ pub mod install_plan;
 pub mod metrics;
 pub mod namespace;
 pub mod rbac;
+pub mod self_grant;
 pub mod requeue;
 pub mod run;
 pub mod shared;
