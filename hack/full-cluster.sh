@@ -279,9 +279,10 @@ patches:
       - op: add
         path: /spec/template/spec/containers/0/env/-
         value: {name: KUBERNETES_SERVICE_PORT, value: "$API_PORT"}
-  # The default catalog is the catalog image in this cluster's OCI registry, pulled by catalog-operator over
-  # plain HTTP (that registry only); deploy/'s registry Deployment and Service are not needed.
-  - target: {kind: Deployment, name: catalog-operator}
+  # The default catalog is the catalog image in this cluster's OCI registry, pulled by catalog-operator (and by
+  # package-server, to list it) over plain HTTP (that registry only); deploy/'s registry Deployment and Service
+  # are not needed.
+  - target: {kind: Deployment, name: "catalog-operator|package-server"}
     patch: |-
       - op: add
         path: /spec/template/spec/containers/0/env/-
