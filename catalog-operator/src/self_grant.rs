@@ -13,7 +13,9 @@
 //!
 //! The objects are built by pure functions ([`pull_secret_grant`], [`cr_list_grant`]) and server-side applied.
 
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject};
+use k8s_openapi::api::rbac::v1::{
+    ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::api::{Patch, PatchParams};
 use kube::{Api, Client};
@@ -106,7 +108,10 @@ pub struct CatalogRef<'a> {
 }
 
 /// `get` on exactly `catalog.secrets` in the catalog's namespace, bound to `grantee`; None when it names none.
-pub fn pull_secret_grant(grantee: &Grantee, catalog: &CatalogRef<'_>) -> Option<(Role, RoleBinding)> {
+pub fn pull_secret_grant(
+    grantee: &Grantee,
+    catalog: &CatalogRef<'_>,
+) -> Option<(Role, RoleBinding)> {
     let mut names: Vec<String> = catalog
         .secrets
         .iter()
@@ -268,11 +273,18 @@ pub async fn grant_cr_list(client: &Client, crd: &CrdRef<'_>) -> bool {
     };
     match apply_cr_list_grant(client, grantee, crd).await {
         Ok(()) => {
-            tracing::info!(crd = crd.name, "granted catalog-operator list on the CRD's custom resources (CRD-upgrade check)");
+            tracing::info!(
+                crd = crd.name,
+                "granted catalog-operator list on the CRD's custom resources (CRD-upgrade check)"
+            );
             true
         }
         Err(e) => {
-            tracing::warn!(crd = crd.name, error = &e as &dyn std::error::Error, "cannot grant catalog-operator list on the CRD's custom resources");
+            tracing::warn!(
+                crd = crd.name,
+                error = &e as &dyn std::error::Error,
+                "cannot grant catalog-operator list on the CRD's custom resources"
+            );
             false
         }
     }
@@ -344,11 +356,18 @@ mod tests {
         );
         assert_eq!(role.metadata.namespace.as_deref(), Some("team"));
         let owner = &role.metadata.owner_references.expect("owner")[0];
-        assert_eq!((owner.kind.as_str(), owner.uid.as_str()), ("CatalogSource", "u1"));
+        assert_eq!(
+            (owner.kind.as_str(), owner.uid.as_str()),
+            ("CatalogSource", "u1")
+        );
         assert_eq!(binding.role_ref.name, role.metadata.name.expect("name"));
         let subject = &binding.subjects.expect("subjects")[0];
         assert_eq!(
-            (subject.kind.as_str(), subject.name.as_str(), subject.namespace.as_deref()),
+            (
+                subject.kind.as_str(),
+                subject.name.as_str(),
+                subject.namespace.as_deref()
+            ),
             ("ServiceAccount", "catalog-operator", Some("olm"))
         );
     }

@@ -70,7 +70,10 @@ pub fn observe(cs: &CatalogSource) -> Observed {
                 .clone()
                 .filter(|n| !n.is_empty())
                 .map_or(Source::None, Source::ConfigMap),
-            _ => match (cs.address(), cs.spec.image.clone().filter(|i| !i.is_empty())) {
+            _ => match (
+                cs.address(),
+                cs.spec.image.clone().filter(|i| !i.is_empty()),
+            ) {
                 (Some(address), _) => Source::Grpc(address),
                 (None, Some(image)) => Source::Image(image),
                 (None, None) => Source::None,
@@ -446,8 +449,16 @@ mod tests {
     #[case::grpc_to_config_map(Some(obs(Some("a:1"), None)), cm("c", "1"), Step::ReadConfigMap)]
     #[case::config_map_to_grpc(Some(cm("c", "1")), obs(Some("a:1"), None), Step::Connect("a:1".into()))]
     #[case::image_first(None, img("r/c:1", None), Step::ReadImage)]
-    #[case::image_polled(Some(img("r/c:1", Some("t1"))), img("r/c:1", Some("t2")), Step::ReadImage)]
-    #[case::image_unchanged(Some(img("r/c:1", Some("t1"))), img("r/c:1", Some("t1")), Step::Nothing)]
+    #[case::image_polled(
+        Some(img("r/c:1", Some("t1"))),
+        img("r/c:1", Some("t2")),
+        Step::ReadImage
+    )]
+    #[case::image_unchanged(
+        Some(img("r/c:1", Some("t1"))),
+        img("r/c:1", Some("t1")),
+        Step::Nothing
+    )]
     #[case::image_to_grpc(Some(img("r/c:1", None)), obs(Some("a:1"), None), Step::Connect("a:1".into()))]
     fn steps(#[case] previous: Option<Observed>, #[case] now: Observed, #[case] want: Step) {
         assert_eq!(step(previous.as_ref(), &now), want);

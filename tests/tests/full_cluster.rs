@@ -532,7 +532,12 @@ async fn approve_plan_for(client: &Client, ns: &str, csv: &str) -> anyhow::Resul
                 .await?
                 .items
                 .into_iter()
-                .find(|p| p.spec.cluster_service_version_names.iter().any(|n| n == csv))
+                .find(|p| {
+                    p.spec
+                        .cluster_service_version_names
+                        .iter()
+                        .any(|n| n == csv)
+                })
                 .and_then(|p| p.metadata.name))
         }
     })
@@ -563,12 +568,13 @@ async fn crd_changing_upgrade_from_an_image_catalog(
     ns: &str,
 ) -> anyhow::Result<()> {
     use full_upgrade_support::{CHANNEL, CRD, NEW, OLD, PACKAGE};
-    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     use k8s_openapi::api::rbac::v1::ClusterRole;
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     use kube::api::{ApiResource, DynamicObject};
 
-    let corpus = oci_support::community_bundles()
-        .context("../shared/catalogs/community-operators-prod-bundles is absent (this phase's input)")?;
+    let corpus = oci_support::community_bundles().context(
+        "../shared/catalogs/community-operators-prod-bundles is absent (this phase's input)",
+    )?;
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     // A CRD left by an earlier run on a reused cluster would make 0.5.0 a downgrade.
     if crds.get_opt(CRD).await?.is_some() {
@@ -593,18 +599,33 @@ async fn crd_changing_upgrade_from_an_image_catalog(
 
     let pp = PostParams::default();
     Api::<OperatorGroup>::namespaced(client.clone(), ns)
-        .create(&pp, &serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-            "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ns]}}))?)
+        .create(
+            &pp,
+            &serde_json::from_value(
+                json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+            "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ns]}}),
+            )?,
+        )
         .await?;
     Api::<CatalogSource>::namespaced(client.clone(), ns)
-        .create(&pp, &serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "hawtio"}, "spec": {"sourceType": "grpc", "image": image}}))?)
+        .create(
+            &pp,
+            &serde_json::from_value(
+                json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+            "metadata": {"name": "hawtio"}, "spec": {"sourceType": "grpc", "image": image}}),
+            )?,
+        )
         .await?;
     Api::<Subscription>::namespaced(client.clone(), ns)
-        .create(&pp, &serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+        .create(
+            &pp,
+            &serde_json::from_value(
+                json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
             "metadata": {"name": PACKAGE},
             "spec": {"name": PACKAGE, "source": "hawtio", "sourceNamespace": ns, "channel": CHANNEL,
-                     "startingCSV": OLD, "installPlanApproval": "Manual"}}))?)
+                     "startingCSV": OLD, "installPlanApproval": "Manual"}}),
+            )?,
+        )
         .await?;
 
     // 0.5.0 from its bundle image, running as a real pod.
@@ -657,7 +678,10 @@ async fn crd_changing_upgrade_from_an_image_catalog(
         "the existing custom resource is kept"
     );
     let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
-    await_object(&csvs, OLD, DEADLINE, "replaced and deleted", |c| c.is_none()).await?;
+    await_object(&csvs, OLD, DEADLINE, "replaced and deleted", |c| {
+        c.is_none()
+    })
+    .await?;
     // The safety check listed Hawtios as catalog-operator's ServiceAccount: through the grant it made itself,
     // owned by the CRD (deploy/rbac has no list on custom resources).
     let grant = Api::<ClusterRole>::all(client.clone())

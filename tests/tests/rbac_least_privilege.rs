@@ -159,13 +159,21 @@ async fn self_grants(ctx: &TestContext, prefix: &str) -> anyhow::Result<Vec<Stri
     .await
     .context("catalog-operator grants itself its catalog's pull secrets")?;
     await_answer(ctx, &account, "get", "secrets/pull", Yes).await?;
-    for (verb, resource) in [("get", "secrets/other"), ("list", "secrets"), ("watch", "secrets")] {
+    for (verb, resource) in [
+        ("get", "secrets/other"),
+        ("list", "secrets"),
+        ("watch", "secrets"),
+    ] {
         if can_i(ctx, &account, verb, resource, Own)? != No {
-            wrong.push(format!("{account} {verb} {resource} after the pull-secret grant"));
+            wrong.push(format!(
+                "{account} {verb} {resource} after the pull-secret grant"
+            ));
         }
     }
     if can_i(ctx, &account, "get", "secrets/pull", Other)? != No {
-        wrong.push(format!("{account} reads a `pull` Secret in another namespace"));
+        wrong.push(format!(
+            "{account} reads a `pull` Secret in another namespace"
+        ));
     }
 
     // The CRD-upgrade check: a CRD of this test, its custom resources listed through the grant.
@@ -182,11 +190,20 @@ async fn self_grants(ctx: &TestContext, prefix: &str) -> anyhow::Result<Vec<Stri
     let widgets = format!("widgets.{group}");
     let result = async {
         // Established: discovery serves it, so `kubectl auth can-i` maps `widgets.<group>` to it.
-        olm_tests::await_object(&crds, &crd_name, std::time::Duration::from_secs(30), "Established", |c| {
-            c.and_then(|c| c.status.as_ref())
-                .and_then(|s| s.conditions.as_ref())
-                .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Established" && c.status == "True"))
-        })
+        olm_tests::await_object(
+            &crds,
+            &crd_name,
+            std::time::Duration::from_secs(30),
+            "Established",
+            |c| {
+                c.and_then(|c| c.status.as_ref())
+                    .and_then(|s| s.conditions.as_ref())
+                    .is_some_and(|cs| {
+                        cs.iter()
+                            .any(|c| c.type_ == "Established" && c.status == "True")
+                    })
+            },
+        )
         .await?;
         if can_i(ctx, &account, "list", &widgets, AllNamespaces)? != No {
             wrong.push(format!("{account} lists {widgets} before any grant"));
@@ -204,9 +221,15 @@ async fn self_grants(ctx: &TestContext, prefix: &str) -> anyhow::Result<Vec<Stri
         .await
         .context("catalog-operator grants itself the list of the CRD's custom resources")?;
         await_answer(ctx, &account, "list", &widgets, Yes).await?;
-        for (verb, resource) in [("get", widgets.as_str()), ("delete", widgets.as_str()), ("list", "secrets")] {
+        for (verb, resource) in [
+            ("get", widgets.as_str()),
+            ("delete", widgets.as_str()),
+            ("list", "secrets"),
+        ] {
             if can_i(ctx, &account, verb, resource, AllNamespaces)? != No {
-                wrong.push(format!("{account} {verb} {resource} after the CR list grant"));
+                wrong.push(format!(
+                    "{account} {verb} {resource} after the CR list grant"
+                ));
             }
         }
         anyhow::Ok(())
