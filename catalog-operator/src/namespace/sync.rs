@@ -179,6 +179,7 @@ fn facts(
                     phase: ip.phase(),
                     installed_reason,
                     message,
+                    csvs: ip.spec.cluster_service_version_names.clone(),
                 }
             }
         },
@@ -199,6 +200,7 @@ fn facts(
         starting_csv: sub.spec.starting_csv.clone(),
         plan,
         current_csv_exists: !current.is_empty() && csv_names.contains(&current),
+        installed_csv_exists: !st.installed_csv.is_empty() && csv_names.contains(&st.installed_csv),
     }
 }
 

@@ -104,6 +104,17 @@ fn decisions_are_numbered_in_order() {
     assert_eq!(second.status.current_csv, "v2");
 }
 
+#[test]
+fn a_restarted_namespace_actor_numbers_after_the_one_before() {
+    // A Subscription actor drops decisions numbered at or below the last it applied: a fresh `Known` (the
+    // namespace actor started again) must not begin at 1 again (chaos defect 2).
+    let mut before = Known::default();
+    let applied = before.decide("a", status("v1"));
+    let mut after = Known::default();
+    let next = after.decide("a", status("v2"));
+    assert!(next.seq > applied.seq);
+}
+
 fn plan(name: &str, with_status: bool) -> Arc<InstallPlan> {
     let mut p: InstallPlan = serde_json::from_value(serde_json::json!({
         "apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
