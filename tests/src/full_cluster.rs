@@ -27,7 +27,7 @@ impl FullCluster {
     }
 
     fn start() -> anyhow::Result<FullCluster> {
-        let repo_root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        let repo_root = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()))
             .parent()
             .context("repo root")?
             .to_path_buf();
