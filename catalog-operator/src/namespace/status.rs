@@ -243,6 +243,7 @@ pub fn before_resolution(old: &SubscriptionStatus, f: &Facts, now: &Time) -> Sub
             phase,
             installed_reason,
             message,
+            ..
         } => {
             s.remove_conditions(&[T::InstallPlanMissing]);
             match phase {
