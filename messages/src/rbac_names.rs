@@ -97,7 +97,10 @@ mod tests {
         let manifest = r#"[{"verbs":["get"],"resources":["pods"],"apiGroups":[""]}]"#;
         let parsed: Vec<PolicyRule> = serde_json::from_str(manifest).expect("rules parse");
         let typed = vec![rule(&["get"], &["pods"])];
-        assert_eq!(role_name("op.v1", "sa", &parsed), role_name("op.v1", "sa", &typed));
+        assert_eq!(
+            role_name("op.v1", "sa", &parsed),
+            role_name("op.v1", "sa", &typed)
+        );
         assert_eq!(rules_hash(&parsed), rules_hash(&typed));
     }
 

@@ -283,5 +283,9 @@ async fn op_role_name(ctx: &olm_tests::TestContext) -> anyhow::Result<String> {
         .and_then(|p| p.iter().find(|p| p.service_account_name == "op-sa"))
         .map(|p| p.rules.clone())
         .ok_or_else(|| anyhow::anyhow!("op.v1.0.0 has no permissions for op-sa"))?;
-    Ok(messages::rbac_names::role_name("op.v1.0.0", "op-sa", &rules))
+    Ok(messages::rbac_names::role_name(
+        "op.v1.0.0",
+        "op-sa",
+        &rules,
+    ))
 }

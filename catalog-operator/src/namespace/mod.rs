@@ -7,6 +7,7 @@
 pub mod actor;
 pub mod input;
 pub mod known;
+pub mod reuse;
 pub mod status;
 pub mod sync;
 

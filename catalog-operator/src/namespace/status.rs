@@ -284,7 +284,11 @@ pub fn before_resolution(old: &SubscriptionStatus, f: &Facts, now: &Time) -> Sub
     // forever (the plan is done), and resolution would see no change to make (it proposes that same CSV): go
     // back to the CSV installed, so resolution plans the step again (chaos defect 2).
     let mut current_exists = f.current_csv_exists;
-    if let PlanFacts::Found { phase: InstallPlanPhase::Complete, csvs, .. } = &f.plan
+    if let PlanFacts::Found {
+        phase: InstallPlanPhase::Complete,
+        csvs,
+        ..
+    } = &f.plan
         && !s.current_csv.is_empty()
         && !f.current_csv_exists
         && !csvs.contains(&s.current_csv)

@@ -367,6 +367,10 @@ async fn resolve_and_plan(
         tracing::info!(namespace = %ns, warning = %w, "resolution warning");
     }
 
+    let existing_csvs: BTreeSet<String> = csvs
+        .iter()
+        .filter_map(|c| c.metadata.name.clone())
+        .collect();
     // Which Subscriptions need a new plan, and with which approval.
     let mut decided: HashMap<String, Decided> = HashMap::new();
     let mut changed: BTreeMap<String, (String, bool)> = BTreeMap::new();
@@ -435,7 +439,16 @@ async fn resolve_and_plan(
                 .map(|(s, _)| s.as_ref())
                 .collect();
             match create_plan(
-                shared, ns, &bundles, &deps, &owners, manual, next, plans, &created,
+                shared,
+                ns,
+                &bundles,
+                &deps,
+                &owners,
+                manual,
+                next,
+                plans,
+                &created,
+                &existing_csvs,
             )
             .await
             {
@@ -531,7 +544,19 @@ async fn create_plan(
     next: &[(Arc<Subscription>, SubscriptionStatus)],
     plans: &[Arc<InstallPlan>],
     created: &[InstallPlan],
+    existing_csvs: &BTreeSet<String>,
 ) -> Result<InstallPlan, PlanError> {
+    let wanted: Vec<String> = bundles.iter().map(|b| b.name.clone()).collect();
+    let owner_names: Vec<&str> = owners
+        .iter()
+        .filter_map(|s| s.metadata.name.as_deref())
+        .collect();
+    if let Some(existing) =
+        super::reuse::reusable_in(plans, created, &wanted, &owner_names, manual, existing_csvs)
+    {
+        tracing::info!(namespace = %ns, plan = ?existing.metadata.name, csvs = ?wanted, "InstallPlan for these CSVs exists: reused");
+        return Ok(existing.clone());
+    }
     let mut trace = BTreeMap::new();
     olm_runtime::trace_context::inject_current(&mut trace);
     let mut plan: Vec<Step> = Vec::new();

@@ -312,8 +312,9 @@ fn permissions(csv: &ClusterServiceVersion, cluster: &dyn Cluster) -> Vec<Requir
             let mut dependents = Vec::new();
             for (cluster_scope, rules) in grants {
                 let granted = if cluster_scope {
-                    cluster
-                        .cluster_role_hash(&strategy::cluster_role_name(&csv_name, &namespace, sa, rules))
+                    cluster.cluster_role_hash(&strategy::cluster_role_name(
+                        &csv_name, &namespace, sa, rules,
+                    ))
                 } else {
                     cluster.role_hash(&namespace, &strategy::role_name(&csv_name, sa, rules))
                 };

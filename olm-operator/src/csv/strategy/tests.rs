@@ -234,7 +234,11 @@ fn rbac_is_rendered_per_service_account_with_bindings() {
         vec!["op-sa"]
     );
     // The name an InstallPlan gives the same Role (`messages::rbac_names`: `<csv>-<sa>-<rules hash>`).
-    let role = role_name("op.v1.0.0", "op-sa", &[rule(&["get", "list"], &["configmaps"])]);
+    let role = role_name(
+        "op.v1.0.0",
+        "op-sa",
+        &[rule(&["get", "list"], &["configmaps"])],
+    );
     assert!(role.starts_with("op.v1.0.0-op-sa-"), "{role}");
     assert_eq!(r.roles[0].metadata.name.as_deref(), Some(role.as_str()));
     assert_eq!(r.role_bindings[0].role_ref.name, role);
