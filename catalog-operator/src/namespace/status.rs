@@ -56,6 +56,26 @@ pub struct Facts {
     pub current_csv_exists: bool,
     /// The CSV named by `status.installedCSV` exists in the namespace.
     pub installed_csv_exists: bool,
+    /// When the current CSV does not exist: the newest CSV of the namespace that replaces it (following
+    /// `spec.replaces`), see [`successor`].
+    pub successor: Option<String>,
+}
+
+/// The end of the `replaces` chain that starts at `current` among the namespace's CSVs (`replaced_by`:
+/// replaces → the CSV that names it), if any CSV replaces it. A cycle gives none.
+pub fn successor(
+    current: &str,
+    replaced_by: &std::collections::BTreeMap<String, String>,
+) -> Option<String> {
+    let mut at = replaced_by.get(current)?;
+    let mut seen = std::collections::BTreeSet::from([current]);
+    while let Some(next) = replaced_by.get(at.as_str()) {
+        if !seen.insert(at.as_str()) {
+            return None;
+        }
+        at = next;
+    }
+    Some(at.clone())
 }
 
 pub fn condition(
@@ -284,13 +304,22 @@ pub fn before_resolution(old: &SubscriptionStatus, f: &Facts, now: &Time) -> Sub
     // forever (the plan is done), and resolution would see no change to make (it proposes that same CSV): go
     // back to the CSV installed, so resolution plans the step again (chaos defect 2).
     let mut current_exists = f.current_csv_exists;
+    // A lost decision's other trace: the plan it made ran, and its CSV replaced the current one, which is gone.
+    // The Subscription follows the chain to that CSV, as if the decision had reached it.
+    if !s.current_csv.is_empty()
+        && !f.current_csv_exists
+        && let Some(next) = &f.successor
+    {
+        s.current_csv = next.clone();
+        current_exists = true;
+    }
     if let PlanFacts::Found {
         phase: InstallPlanPhase::Complete,
         csvs,
         ..
     } = &f.plan
         && !s.current_csv.is_empty()
-        && !f.current_csv_exists
+        && !current_exists
         && !csvs.contains(&s.current_csv)
     {
         s.current_csv = s.installed_csv.clone();

@@ -32,6 +32,7 @@ fn facts(catalogs: Vec<CatalogHealth>, plan: PlanFacts, current_csv_exists: bool
         plan,
         current_csv_exists,
         installed_csv_exists: true,
+        successor: None,
     }
 }
 
@@ -320,4 +321,53 @@ fn a_current_csv_no_plan_will_make_is_not_waited_for(
     let s = before_resolution(&old, &f, &now());
     assert_eq!(s.current_csv, want_current);
     assert_eq!(s.state, want_state);
+}
+
+#[rstest]
+#[case::the_current_csv_replaced_by_a_lost_decisions_csv_is_followed(
+    Some("a.v3"),
+    "a.v3",
+    SubscriptionState::AtLatestKnown
+)]
+#[case::without_a_successor_a_complete_plan_naming_it_waits(
+    None,
+    "a.v1",
+    SubscriptionState::UpgradePending
+)]
+fn a_subscription_follows_the_chain_past_a_gone_current_csv(
+    #[case] successor: Option<&str>,
+    #[case] want_current: &str,
+    #[case] want_state: SubscriptionState,
+) {
+    let mut old = pending("a.v1");
+    old.installed_csv = "a.v1".into();
+    let mut f = facts(
+        vec![healthy("cat")],
+        found_for(InstallPlanPhase::Complete, &["a.v1"]),
+        false,
+    );
+    f.installed_csv_exists = false;
+    f.successor = successor.map(str::to_string);
+    let s = before_resolution(&old, &f, &now());
+    assert_eq!(s.current_csv, want_current);
+    assert_eq!(s.state, want_state);
+    if want_state == SubscriptionState::AtLatestKnown {
+        assert_eq!(s.installed_csv, want_current);
+    }
+}
+
+#[rstest]
+#[case::no_one_replaces_it(&[], None)]
+#[case::one_step(&[("a.v1", "a.v2")], Some("a.v2"))]
+#[case::to_the_end_of_the_chain(&[("a.v1", "a.v2"), ("a.v2", "a.v3")], Some("a.v3"))]
+#[case::a_cycle_gives_none(&[("a.v1", "a.v2"), ("a.v2", "a.v1")], None)]
+fn the_successor_is_the_end_of_the_replaces_chain(
+    #[case] edges: &[(&str, &str)],
+    #[case] want: Option<&str>,
+) {
+    let replaced_by: std::collections::BTreeMap<String, String> = edges
+        .iter()
+        .map(|(from, to)| (from.to_string(), to.to_string()))
+        .collect();
+    assert_eq!(successor("a.v1", &replaced_by).as_deref(), want);
 }

@@ -144,6 +144,7 @@ fn facts(
     sub: &Subscription,
     plans: &[Arc<InstallPlan>],
     csv_names: &BTreeSet<String>,
+    replaced_by: &BTreeMap<String, String>,
     catalogs: &[CatalogHealth],
 ) -> Facts {
     let st = sub.status.clone().unwrap_or_default();
@@ -201,6 +202,9 @@ fn facts(
         plan,
         current_csv_exists: !current.is_empty() && csv_names.contains(&current),
         installed_csv_exists: !st.installed_csv.is_empty() && csv_names.contains(&st.installed_csv),
+        successor: (!current.is_empty() && !csv_names.contains(&current))
+            .then(|| status::successor(&current, replaced_by))
+            .flatten(),
     }
 }
 
@@ -221,6 +225,11 @@ async fn sync(
         .iter()
         .filter_map(|c| c.metadata.name.clone())
         .collect();
+    // replaces → the CSV replacing it, among the namespace's CSVs.
+    let replaced_by: BTreeMap<String, String> = csvs
+        .iter()
+        .filter_map(|c| Some((c.spec.replaces.clone()?, c.metadata.name.clone()?)))
+        .collect();
     let groups = in_ns(shared.operator_groups(), ns);
     let (fail_forward, exclude_global) = input::group_options(&groups);
     let global = shared.config.global_namespace.as_str();
@@ -236,7 +245,8 @@ async fn sync(
         .iter()
         .map(|s| {
             let old = s.status.clone().unwrap_or_default();
-            let new = status::before_resolution(&old, &facts(s, &plans, &csv_names, &health), &now);
+            let f = facts(s, &plans, &csv_names, &replaced_by, &health);
+            let new = status::before_resolution(&old, &f, &now);
             (s.clone(), new)
         })
         .collect();
