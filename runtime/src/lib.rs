@@ -11,6 +11,7 @@
 //! - [`telemetry`]: tracing to stdout, and OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
 //! - [`trace_context`]: W3C trace context carried in object annotations across the two processes.
 //! - [`client`]: the kube client from a kubeconfig or the in-cluster service account.
+//! - [`impersonate`]: a client acting as a ServiceAccount (OLM's scoped installs).
 //! - [`chaos`]: the seeded fault injector (off unless `OLM_RS_CHAOS` is set).
 //! - [`actor_metrics`], [`api_metrics`]: controller-style reconcile/mailbox metrics and API latency by verb.
 //! - [`leader`]: leader election on a `coordination.k8s.io/v1` Lease (`--leader-elect`).
@@ -21,6 +22,7 @@ pub mod args;
 pub mod chaos;
 pub mod client;
 pub mod endpoints;
+pub mod impersonate;
 pub mod leader;
 pub mod lenient;
 pub mod metrics;
