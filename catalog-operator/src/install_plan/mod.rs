@@ -228,6 +228,12 @@ impl InstallPlanActor {
                     Outcome::Done(next)
                 }
                 Err(source) => {
+                    if matches!(&source, kube::Error::Api(s) if s.code == 409) {
+                        // Someone else wrote the plan (olm-operator labels it): our copy is stale by definition,
+                        // and the watch event we may be awaiting can be one the registry coalesced away.
+                        act.awaiting = Some(String::new());
+                        act.stop_awaiting();
+                    }
                     let e = Error::InstallPlanStatus {
                         key: act.key.clone(),
                         source,
