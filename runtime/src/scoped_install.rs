@@ -102,7 +102,8 @@ mod tests {
         }
     }
 
-    const NOT_SYNCED: &str = "please make sure the service account exists. sa=deployer operatorgroup=ns/og";
+    const NOT_SYNCED: &str =
+        "please make sure the service account exists. sa=deployer operatorgroup=ns/og";
 
     #[rstest]
     #[case::no_account_named_the_operator_applies(group(None, None), Ok(Identity::Operator))]
@@ -119,7 +120,10 @@ mod tests {
         group(Some("deployer"), Some(sa_ref(None, "deployer"))),
         Ok(Identity::Account(sa_ref(Some("ns"), "deployer")))
     )]
-    #[case::named_but_missing_waits_with_olms_message(group(Some("deployer"), None), Err(NOT_SYNCED))]
+    #[case::named_but_missing_waits_with_olms_message(
+        group(Some("deployer"), None),
+        Err(NOT_SYNCED)
+    )]
     #[case::a_reference_to_the_replaced_account_waits(
         group(Some("deployer"), Some(sa_ref(Some("ns"), "old"))),
         Err(NOT_SYNCED)

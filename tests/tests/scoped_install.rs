@@ -12,8 +12,8 @@ mod catalog_fixture;
 use catalog_fixture::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ServiceAccount;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Api;
 use kube::api::PostParams;
@@ -100,9 +100,7 @@ async fn scoped_group(ctx: &TestContext) -> anyhow::Result<()> {
 
 /// Both operators, the scoped group, a catalog with one operator `scoped` (its CSV asks for a ServiceAccount,
 /// a Role and a RoleBinding, and owns a CRD) and a Subscription to it; returns the operators and the CRD.
-async fn install(
-    ctx: &TestContext,
-) -> anyhow::Result<(OperatorProcess, OperatorProcess, Crd)> {
+async fn install(ctx: &TestContext) -> anyhow::Result<(OperatorProcess, OperatorProcess, Crd)> {
     let olm = OperatorProcess::start(
         ctx.cluster,
         "olm-operator",
@@ -112,7 +110,11 @@ async fn install(
     // A short retry window: a forbidden step must outlive it (OLM never fails a plan on a forbidden error).
     let cat = catalog_operator(ctx, &["--install-plan-retry-timeout", "1s"]).await?;
     scoped_group(ctx).await?;
-    let crd = Crd::new("scopedthings", &format!("{}.scoped.test", ctx.namespace), "ScopedThing");
+    let crd = Crd::new(
+        "scopedthings",
+        &format!("{}.scoped.test", ctx.namespace),
+        "ScopedThing",
+    );
     configmap_catalog(
         ctx,
         "cat",
@@ -126,7 +128,10 @@ async fn install(
 
 /// The name of the Subscription's InstallPlan, once it has one.
 async fn plan_name(ctx: &TestContext) -> anyhow::Result<String> {
-    let sub = await_sub(ctx, "scoped", "an InstallPlan", |s| s.install_plan.is_some()).await?;
+    let sub = await_sub(ctx, "scoped", "an InstallPlan", |s| {
+        s.install_plan.is_some()
+    })
+    .await?;
     Ok(sub
         .status
         .and_then(|s| s.install_plan)
@@ -170,9 +175,17 @@ fn installed_condition(ip: &InstallPlan) -> Option<(String, String, String)> {
 /// rights: the CRD step is the operator's.
 fn install_rules() -> Vec<PolicyRule> {
     vec![
-        rule(&["operators.coreos.com"], &["clusterserviceversions"], &["*"]),
+        rule(
+            &["operators.coreos.com"],
+            &["clusterserviceversions"],
+            &["*"],
+        ),
         rule(&[""], &["serviceaccounts"], &["*"]),
-        rule(&["rbac.authorization.k8s.io"], &["roles", "rolebindings"], &["*"]),
+        rule(
+            &["rbac.authorization.k8s.io"],
+            &["roles", "rolebindings"],
+            &["*"],
+        ),
         rule(&[""], &["configmaps"], &["get", "list"]),
         rule(&["apps"], &["deployments"], &["*"]),
     ]
@@ -196,7 +209,12 @@ async fn a_group_account_with_the_needed_rights_installs_and_is_recorded_on_the_
             installed_condition(&ip).map(|c| (c.0, c.1)),
             Some(("True".to_string(), String::new()))
         );
-        for kind in ["ClusterServiceVersion", "ServiceAccount", "Role", "RoleBinding"] {
+        for kind in [
+            "ClusterServiceVersion",
+            "ServiceAccount",
+            "Role",
+            "RoleBinding",
+        ] {
             let got = step_status(&ip, kind);
             assert!(
                 matches!(got.as_slice(), [StepStatus::Created | StepStatus::Present]),
@@ -316,16 +334,27 @@ async fn a_group_naming_a_missing_account_holds_the_plan_until_the_account_exist
         .await?;
         assert_eq!(
             installed_condition(&ip),
-            Some(("False".to_string(), "InstallCheckFailed".to_string(), waiting))
+            Some((
+                "False".to_string(),
+                "InstallCheckFailed".to_string(),
+                waiting
+            ))
         );
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        assert!(csvs.get_opt("scoped.v1.0.0").await?.is_none(), "nothing is applied while the check fails");
+        assert!(
+            csvs.get_opt("scoped.v1.0.0").await?.is_none(),
+            "nothing is applied while the check fails"
+        );
 
         service_account(&ctx, DEPLOYER).await?;
         grant(&ctx, "deployer-installs", install_rules()).await?;
-        let done = await_object(&plans(&ctx), &name, DEADLINE, "Complete once the account exists", |ip| {
-            ip.is_some_and(|ip| ip.phase() == InstallPlanPhase::Complete)
-        })
+        let done = await_object(
+            &plans(&ctx),
+            &name,
+            DEADLINE,
+            "Complete once the account exists",
+            |ip| ip.is_some_and(|ip| ip.phase() == InstallPlanPhase::Complete),
+        )
         .await?;
         assert_eq!(attenuated(&done).as_deref(), Some(DEPLOYER));
         assert_eq!(

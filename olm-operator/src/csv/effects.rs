@@ -90,7 +90,9 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
                         &shared,
                         &csv,
                         r,
-                        async |r: &Rendered| install(&applier.client, &namespace, &key.name, r).await,
+                        async |r: &Rendered| {
+                            install(&applier.client, &namespace, &key.name, r).await
+                        },
                     )
                     .await
                     .map(|times| certs = times),
