@@ -138,22 +138,13 @@ impl InstallPlanActor {
         let fut = async move {
             shared.stores_ready().await;
             // Who applies the steps: the group's service account, if it names one (scoped.rs).
-            let who = match group_check(&shared, &ns) {
-                Ok(group) => scoped::read_group(&shared.client, &ns, &group)
-                    .await
-                    .and_then(|g| scoped::identity(&g)),
-                Err(message) => Err(message),
-            };
-            let applier = who
-                .as_ref()
-                .map_err(Clone::clone)
-                .and_then(|who| scoped::client_for(&shared.client, who));
-            let (who, applier) = match (who, applier) {
-                (Ok(who), Ok(applier)) => (who, applier),
-                (Err(message), _) | (_, Err(message)) => {
-                    return (status.plan.clone(), None, Executed::CheckFailed { message });
-                }
-            };
+            let (who, applier) =
+                match scoped::resolve(&shared.client, &ns, group_check(&shared, &ns)).await {
+                    Ok(found) => found,
+                    Err(message) => {
+                        return (status.plan.clone(), None, Executed::CheckFailed { message });
+                    }
+                };
             let csvs: Vec<_> = shared
                 .csvs()
                 .into_iter()
@@ -229,8 +220,9 @@ impl InstallPlanActor {
                 }
                 Err(source) => {
                     if matches!(&source, kube::Error::Api(s) if s.code == 409) {
-                        // Someone else wrote the plan (olm-operator labels it): our copy is stale by definition,
-                        // and the watch event we may be awaiting can be one the registry coalesced away.
+                        // Someone else wrote the plan (olm-operator labels it): our copy is stale by definition, so
+                        // take the store's; awaiting our last write's event instead left the plan conflicting until
+                        // the resync when olm-operator labelled it during a pass.
                         act.awaiting = Some(String::new());
                         act.stop_awaiting();
                     }

@@ -39,3 +39,16 @@ pub async fn read_group(
             .flatten(),
     })
 }
+
+/// Who applies a plan's steps in `namespace`, given the group check's answer (the one group's name, or OLM's
+/// message): the identity for `status.attenuatedServiceAccountRef` and the client, or the message to wait with.
+pub async fn resolve(
+    operator: &Client,
+    namespace: &str,
+    group: Result<String, String>,
+) -> Result<(Identity, Client), String> {
+    let g = read_group(operator, namespace, &group?).await?;
+    let who = identity(&g)?;
+    let client = client_for(operator, &who)?;
+    Ok((who, client))
+}
