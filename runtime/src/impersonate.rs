@@ -127,10 +127,13 @@ mod tests {
         assert_eq!(got.as_deref().map_err(|e| *e), want);
     }
 
+    /// The impersonation headers (name, value) of each request, in order.
+    type Seen = Vec<Vec<(String, String)>>;
+
     /// A base "API server" that records the impersonation headers of each request and answers 404.
     #[derive(Clone, Default)]
     struct Recorder {
-        seen: Arc<Mutex<Vec<Vec<(String, String)>>>>,
+        seen: Arc<Mutex<Seen>>,
     }
 
     impl tower::Service<Request<Body>> for Recorder {
