@@ -52,6 +52,8 @@ pub struct Facts {
     pub plan: PlanFacts,
     /// The CSV named by `status.currentCSV` exists in the namespace.
     pub current_csv_exists: bool,
+    /// The namespace's OperatorGroup asks for fail-forward upgrades (`super::fail_forward`).
+    pub fail_forward: bool,
 }
 
 pub fn condition(
@@ -277,12 +279,19 @@ pub fn before_resolution(old: &SubscriptionStatus, f: &Facts, now: &Time) -> Sub
     // §4.1 step 3: the current CSV's presence decides the state. OLM says AtLatestKnown as soon as the CSV exists;
     // we also wait for its plan to complete, so the next upgrade step never runs beside an unfinished plan, and a
     // failed plan leaves the Subscription UpgradePending (spec §9) even though its CSV step ran.
+    // With fail-forward (OLM `ensureSubscriptionCSVState`), a failed plan does not hold the Subscription: its
+    // CSV, if the plan made it, is the installed one, else the Subscription is `UpgradeFailed` and resolves
+    // again (the next bundle may replace the failed one).
     let plan_in_flight =
         matches!(&f.plan, PlanFacts::Found { phase, .. } if *phase != InstallPlanPhase::Complete);
+    let failing_forward = f.fail_forward
+        && matches!(&f.plan, PlanFacts::Found { phase, .. } if *phase == InstallPlanPhase::Failed);
     if !s.current_csv.is_empty() {
-        if f.current_csv_exists && !plan_in_flight {
+        if f.current_csv_exists && (!plan_in_flight || failing_forward) {
             s.state = SubscriptionState::AtLatestKnown;
             s.installed_csv = s.current_csv.clone();
+        } else if failing_forward {
+            s.state = SubscriptionState::UpgradeFailed;
         } else if s.state != SubscriptionState::UpgradeFailed {
             s.state = SubscriptionState::UpgradePending;
         }

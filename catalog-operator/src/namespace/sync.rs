@@ -145,6 +145,7 @@ fn facts(
     plans: &[Arc<InstallPlan>],
     csv_names: &BTreeSet<String>,
     catalogs: &[CatalogHealth],
+    fail_forward: bool,
 ) -> Facts {
     let st = sub.status.clone().unwrap_or_default();
     let find = |name: &str| {
@@ -199,6 +200,7 @@ fn facts(
         starting_csv: sub.spec.starting_csv.clone(),
         plan,
         current_csv_exists: !current.is_empty() && csv_names.contains(&current),
+        fail_forward,
     }
 }
 
@@ -234,7 +236,11 @@ async fn sync(
         .iter()
         .map(|s| {
             let old = s.status.clone().unwrap_or_default();
-            let new = status::before_resolution(&old, &facts(s, &plans, &csv_names, &health), &now);
+            let new = status::before_resolution(
+                &old,
+                &facts(s, &plans, &csv_names, &health, fail_forward),
+                &now,
+            );
             (s.clone(), new)
         })
         .collect();
@@ -289,6 +295,11 @@ async fn sync(
         .await?;
     }
 
+    // The catalog's deprecation notices on each installed CSV (OLM `updateDeprecatedStatus`).
+    for (sub, st) in &mut next {
+        report_deprecations(shared, sub, st, &now);
+    }
+
     // Each Subscription actor writes its own status (one failing write never holds the others back).
     for (sub, st) in next {
         let old = sub.status.clone().unwrap_or_default();
@@ -321,6 +332,23 @@ async fn sync(
         }
     }
     Ok(synced)
+}
+
+/// Sets or clears the Subscription's deprecation conditions from its catalog's notices (`crate::deprecation`).
+fn report_deprecations(shared: &Shared, sub: &Subscription, st: &mut SubscriptionStatus, now: &Time) {
+    let key = CatalogKey::new(&sub.spec.catalog_source, &sub.spec.catalog_source_namespace);
+    let Some(view) = shared.catalogs.get(&key) else {
+        return;
+    };
+    let channel = sub.spec.channel.clone().unwrap_or_default();
+    let notices = crate::deprecation::lookup(
+        view.snapshot.as_deref(),
+        &view.deprecations,
+        &sub.spec.package,
+        &channel,
+        &st.installed_csv,
+    );
+    crate::deprecation::apply(st, &channel, notices.as_ref(), now);
 }
 
 #[allow(clippy::too_many_arguments)]
