@@ -114,17 +114,17 @@ pub fn decide(o: &Observed) -> Decision {
     // Deleting), a CSV that a newer one replaces hands over at once. Only then is the handover of a chain
     // serial: a CSV still Installing when its replacer appears would otherwise keep writing the Deployment
     // beside the chain's newest CSV (issue 17: v2 Installing and v4 Installing on one Deployment).
-    // A Failed CSV hands over only when its group fails forward (OLM's Failed branch); otherwise it stays in
-    // its own Failed handling and its replacement waits, as in OLM.
+    // A Failed CSV hands over too, with OLM's fail-forward message when its group fails forward. (OLM v0
+    // leaves a Failed CSV Failed under the Default strategy and its replacement Pending for good; here a CSV
+    // can fail transiently while its chain arrives out of order, and must still hand over. What Default
+    // blocks is the resolution of an upgrade past a failed one: see catalog-operator `namespace::fail_forward`.)
     if let Some(new) = &o.replaced_by
         && !matches!(o.phase, CsvPhase::Replacing | CsvPhase::Deleting)
     {
-        if o.phase != CsvPhase::Failed {
-            return being_replaced(new);
-        }
-        if o.fail_forward {
+        if o.phase == CsvPhase::Failed && o.fail_forward {
             return failing_forward(new);
         }
+        return being_replaced(new);
     }
     // Only a cluster change (the group's targets or service account) moves a CSV out of NoRetry.
     if o.phase == CsvPhase::Failed && o.reason == CsvReason::InstallComponentFailedNoRetry {
