@@ -98,7 +98,15 @@ async fn polled_catalog(ctx: &TestContext, port: u16) -> anyhow::Result<()> {
                     interval: Some("2s".into()),
                 }),
             }),
-            ..Default::default()
+            priority: None,
+            config_map: None,
+            image: None,
+            grpc_pod_config: None,
+            secrets: None,
+            display_name: None,
+            description: None,
+            publisher: None,
+            icon: None,
         },
     );
     cs.metadata.namespace = Some(ctx.namespace.clone());
