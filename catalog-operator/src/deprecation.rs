@@ -287,9 +287,28 @@ mod tests {
 
     #[rstest]
     #[case::the_installed_bundle_in_the_subscribed_channel(
-        "alpha", "etcd.v0.9.0", Some(notices(Some("etcd is retired"), Some("alpha is frozen"), Some("0.9.0 has a CVE"))))]
-    #[case::another_channel_has_its_own_notice("beta", "etcd.v0.9.0", Some(notices(Some("etcd is retired"), None, Some("0.9.0 has a CVE"))))]
-    #[case::no_channel_named_takes_the_first_entry_found("", "etcd.v0.9.0", Some(notices(Some("etcd is retired"), Some("alpha is frozen"), Some("0.9.0 has a CVE"))))]
+        "alpha",
+        "etcd.v0.9.0",
+        Some(notices(
+            Some("etcd is retired"),
+            Some("alpha is frozen"),
+            Some("0.9.0 has a CVE")
+        ))
+    )]
+    #[case::another_channel_has_its_own_notice(
+        "beta",
+        "etcd.v0.9.0",
+        Some(notices(Some("etcd is retired"), None, Some("0.9.0 has a CVE")))
+    )]
+    #[case::no_channel_named_takes_the_first_entry_found(
+        "",
+        "etcd.v0.9.0",
+        Some(notices(
+            Some("etcd is retired"),
+            Some("alpha is frozen"),
+            Some("0.9.0 has a CVE")
+        ))
+    )]
     #[case::a_channel_without_the_bundle_finds_nothing("gamma", "etcd.v0.9.0", None)]
     #[case::a_bundle_the_catalog_dropped_finds_nothing("alpha", "etcd.v0.8.0", None)]
     #[case::nothing_installed_finds_nothing("alpha", "", None)]
@@ -302,7 +321,10 @@ mod tests {
             ("etcd.v0.9.0", "etcd", "alpha"),
             ("etcd.v0.9.0", "etcd", "beta"),
         ]);
-        assert_eq!(lookup(Some(&snap), &index(), "etcd", channel, installed), want);
+        assert_eq!(
+            lookup(Some(&snap), &index(), "etcd", channel, installed),
+            want
+        );
         assert_eq!(lookup(None, &index(), "etcd", channel, installed), None);
     }
 

@@ -161,7 +161,8 @@ async fn with_fail_forward_the_subscription_moves_past_a_failed_upgrade() -> any
 }
 
 #[tokio::test]
-async fn with_the_default_strategy_a_failed_upgrade_blocks_the_subscription() -> anyhow::Result<()> {
+async fn with_the_default_strategy_a_failed_upgrade_blocks_the_subscription() -> anyhow::Result<()>
+{
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "failblock", |ctx| async move {
         let _ops = operators(&ctx).await?;

@@ -131,7 +131,10 @@ async fn catalog_deprecations_show_on_the_subscription_and_go_with_the_catalog_n
         let dir = std::env::temp_dir().join(format!("olm-rs-{}", ctx.namespace));
         let package = (json!({"schema": "olm.package"}), PACKAGE);
         let channel = (json!({"schema": "olm.channel", "name": "stable"}), CHANNEL);
-        let bundle = (json!({"schema": "olm.bundle", "name": "dep.v1.0.0"}), BUNDLE);
+        let bundle = (
+            json!({"schema": "olm.bundle", "name": "dep.v1.0.0"}),
+            BUNDLE,
+        );
         let fbc = write_fbc(&dir, &[package.clone(), channel, bundle])?;
         let port = free_port()?;
         let serve = RegistryProcess::start(&[&fbc], port)?;

@@ -1,9 +1,9 @@
 //! The resolver's input for one namespace, from the cluster's objects (spec §4.2 `@existing`, sources,
 //! Subscriptions). Pure.
 
+use crate::group_view::GroupView;
 use crate::snapshot::tolerant_version;
 use crate::steps::PROPERTIES_ANNOTATION;
-use crate::group_view::GroupView;
 use messages::crd::csv::{ClusterServiceVersion, CrdDescription, CsvPhase as Phase};
 use messages::crd::subscription::Subscription;
 use resolver::{

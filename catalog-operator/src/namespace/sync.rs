@@ -335,7 +335,12 @@ async fn sync(
 }
 
 /// Sets or clears the Subscription's deprecation conditions from its catalog's notices (`crate::deprecation`).
-fn report_deprecations(shared: &Shared, sub: &Subscription, st: &mut SubscriptionStatus, now: &Time) {
+fn report_deprecations(
+    shared: &Shared,
+    sub: &Subscription,
+    st: &mut SubscriptionStatus,
+    now: &Time,
+) {
     let key = CatalogKey::new(&sub.spec.catalog_source, &sub.spec.catalog_source_namespace);
     let Some(view) = shared.catalogs.get(&key) else {
         return;
