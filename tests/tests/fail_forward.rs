@@ -93,12 +93,21 @@ async fn install_then_fail(ctx: &TestContext) -> anyhow::Result<()> {
     subscription(ctx, "ff", "ff", "cat", json!({})).await?;
     csv_phase(ctx, "ff.v1.0.0", CsvPhase::Succeeded).await?;
     publish(ctx, vec![v1(), v1_1_failing()]).await?;
-    let failed = csv_phase(ctx, "ff.v1.1.0", CsvPhase::Failed).await?;
-    anyhow::ensure!(
-        failed.reason() == CsvReason::InstallComponentFailedNoRetry,
-        "v1.1.0 failed for another reason: {:?}",
-        failed.status.map(|s| (s.reason, s.message))
-    );
+    // (A transient failure, e.g. a 409 on one of its RoleBindings, may come first and is retried.)
+    let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+    await_object(
+        &csvs,
+        "ff.v1.1.0",
+        STEP,
+        "ff.v1.1.0 Failed for good (its Deployment is invalid)",
+        |c| {
+            c.is_some_and(|c| {
+                c.phase() == CsvPhase::Failed
+                    && c.reason() == CsvReason::InstallComponentFailedNoRetry
+            })
+        },
+    )
+    .await?;
     csv_phase(ctx, "ff.v1.0.0", CsvPhase::Replacing).await?;
     await_sub(ctx, "ff", "the Subscription on the failed v1.1.0", |s| {
         s.current_csv == "ff.v1.1.0"
@@ -210,6 +219,63 @@ async fn with_the_default_strategy_a_failed_upgrade_blocks_the_subscription() ->
             CsvPhase::Failed,
             "the failed CSV stays Failed"
         );
+        Ok(())
+    })
+    .await
+}
+
+/// The failed-InstallPlan path (OLM's active e2e "an InstallPlan is reporting a failed state"): the upgrade's
+/// plan fails before it creates anything (its CRD drops a stored version: "risk of data loss"), so its CSV never
+/// exists. With fail-forward the Subscription is `UpgradeFailed` (not `UpgradePending` behind the failed plan)
+/// and the fix published next, which skips the failed bundle, installs.
+#[tokio::test]
+async fn with_fail_forward_a_failed_install_plan_does_not_hold_the_subscription()
+-> anyhow::Result<()> {
+    let cluster = Cluster::shared()?;
+    with_namespace(cluster, "failfwdip", |ctx| async move {
+        let _cat = catalog_operator(&ctx, &["--install-plan-retry-timeout", "2s"]).await?;
+        let _olm = OperatorProcess::start(
+            ctx.cluster,
+            "olm-operator",
+            &["--watched-namespaces", &ctx.namespace],
+        )
+        .await?;
+        group(&ctx, UpgradeStrategyName::TechPreviewUnsafeFailForward).await?;
+        let suffix = &ctx.namespace[ctx.namespace.len() - 6..];
+        let mut kept = Crd::new("gizmos", &format!("{suffix}.crd.olm-rs.io"), "Gizmo");
+        kept.versions = vec!["v1alpha1".into()];
+        let mut dropped = kept.clone();
+        dropped.versions = vec!["v1".into()];
+        let v1 = || Op::new("fp", "1.0.0").owns(&kept);
+        let bad = || Op::new("fp", "2.0.0").replaces("fp.v1.0.0").owns(&dropped);
+        configmap_catalog(&ctx, "cat", &Catalog::with(vec![v1()]), 0).await?;
+        subscription(&ctx, "fp", "fp", "cat", json!({})).await?;
+        await_sub(&ctx, "fp", "1.0.0 installed", |s| {
+            s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "fp.v1.0.0"
+        })
+        .await?;
+
+        publish(&ctx, vec![v1(), bad()]).await?;
+        await_sub(
+            &ctx,
+            "fp",
+            "UpgradeFailed on the failed plan for 2.0.0",
+            |s| {
+                s.current_csv == "fp.v2.0.0"
+                    && s.state == SubscriptionState::UpgradeFailed
+                    && sub_condition(s, "InstallPlanFailed").is_some()
+            },
+        )
+        .await?;
+
+        let mut fix = Op::new("fp", "2.1.0").replaces("fp.v1.0.0").owns(&kept);
+        fix.skips = vec!["fp.v2.0.0".into()];
+        publish(&ctx, vec![v1(), bad(), fix]).await?;
+        await_sub(&ctx, "fp", "the Subscription at the fix 2.1.0", |s| {
+            s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "fp.v2.1.0"
+        })
+        .await?;
+        csv_phase(&ctx, "fp.v2.1.0", CsvPhase::Succeeded).await?;
         Ok(())
     })
     .await
