@@ -8,6 +8,7 @@ pub mod actor;
 pub mod fail_forward;
 pub mod input;
 pub mod known;
+pub mod reuse;
 pub mod status;
 pub mod sync;
 

@@ -31,15 +31,21 @@ fn facts(catalogs: Vec<CatalogHealth>, plan: PlanFacts, current_csv_exists: bool
         starting_csv: None,
         plan,
         current_csv_exists,
+        installed_csv_exists: true,
         fail_forward: false,
     }
 }
 
 fn found(phase: InstallPlanPhase) -> PlanFacts {
+    found_for(phase, &["a.v1"])
+}
+
+fn found_for(phase: InstallPlanPhase, csvs: &[&str]) -> PlanFacts {
     PlanFacts::Found {
         phase,
         installed_reason: InstallPlanConditionReason::None,
         message: String::new(),
+        csvs: csvs.iter().map(|c| c.to_string()).collect(),
     }
 }
 
@@ -103,7 +109,7 @@ fn catalog_health_becomes_the_catalog_sources_unhealthy_condition(
     T::InstallPlanPending,
     R::InstallPlanNotYetReconciled
 )]
-#[case::a_failed_plan_reports_the_component_failure(PlanFacts::Found { phase: InstallPlanPhase::Failed, installed_reason: InstallPlanConditionReason::InstallComponentFailed, message: "boom".into() }, T::InstallPlanFailed, R::InstallComponentFailed)]
+#[case::a_failed_plan_reports_the_component_failure(PlanFacts::Found { phase: InstallPlanPhase::Failed, installed_reason: InstallPlanConditionReason::InstallComponentFailed, message: "boom".into(), csvs: vec!["a.v1".into()] }, T::InstallPlanFailed, R::InstallComponentFailed)]
 fn the_referenced_plan_shows_on_the_subscription(
     #[case] plan: PlanFacts,
     #[case] t: T,
@@ -343,4 +349,35 @@ fn timestamps_alone_do_not_count_as_a_change() {
         &Time(Timestamp::from_second(2_000).expect("ts")),
     );
     assert!(same(&a, &b));
+}
+
+#[rstest]
+#[case::a_complete_plan_that_never_named_the_current_csv_goes_back_to_the_installed_one(
+    found_for(InstallPlanPhase::Complete, &["a.v1"]), "a.v2", "a.v1", false, "a.v1", SubscriptionState::AtLatestKnown
+)]
+#[case::with_nothing_installed_it_starts_over(
+    found_for(InstallPlanPhase::Complete, &["a.v1"]), "a.v2", "", false, "", SubscriptionState::None
+)]
+#[case::a_complete_plan_naming_the_current_csv_waits_for_it_to_show(
+    found_for(InstallPlanPhase::Complete, &["a.v2"]), "a.v2", "a.v1", false, "a.v2", SubscriptionState::UpgradePending
+)]
+#[case::a_plan_in_flight_is_waited_for(
+    found_for(InstallPlanPhase::Installing, &["a.v1"]), "a.v2", "a.v1", false, "a.v2", SubscriptionState::UpgradePending
+)]
+fn a_current_csv_no_plan_will_make_is_not_waited_for(
+    #[case] plan: PlanFacts,
+    #[case] current: &str,
+    #[case] installed: &str,
+    #[case] current_exists: bool,
+    #[case] want_current: &str,
+    #[case] want_state: SubscriptionState,
+) {
+    let mut old = pending(current);
+    old.installed_csv = installed.into();
+    // The installed CSV exists (when there is one); the current one as the case says.
+    let mut f = facts(vec![healthy("cat")], plan, current_exists);
+    f.installed_csv_exists = !installed.is_empty();
+    let s = before_resolution(&old, &f, &now());
+    assert_eq!(s.current_csv, want_current);
+    assert_eq!(s.state, want_state);
 }

@@ -180,6 +180,7 @@ fn facts(
                     phase: ip.phase(),
                     installed_reason,
                     message,
+                    csvs: ip.spec.cluster_service_version_names.clone(),
                 }
             }
         },
@@ -200,6 +201,7 @@ fn facts(
         starting_csv: sub.spec.starting_csv.clone(),
         plan,
         current_csv_exists: !current.is_empty() && csv_names.contains(&current),
+        installed_csv_exists: !st.installed_csv.is_empty() && csv_names.contains(&st.installed_csv),
         fail_forward,
     }
 }
@@ -398,6 +400,10 @@ async fn resolve_and_plan(
         tracing::info!(namespace = %ns, warning = %w, "resolution warning");
     }
 
+    let existing_csvs: BTreeSet<String> = csvs
+        .iter()
+        .filter_map(|c| c.metadata.name.clone())
+        .collect();
     // Which Subscriptions need a new plan, and with which approval.
     let mut decided: HashMap<String, Decided> = HashMap::new();
     let mut changed: BTreeMap<String, (String, bool)> = BTreeMap::new();
@@ -466,7 +472,16 @@ async fn resolve_and_plan(
                 .map(|(s, _)| s.as_ref())
                 .collect();
             match create_plan(
-                shared, ns, &bundles, &deps, &owners, manual, next, plans, &created,
+                shared,
+                ns,
+                &bundles,
+                &deps,
+                &owners,
+                manual,
+                next,
+                plans,
+                &created,
+                &existing_csvs,
             )
             .await
             {
@@ -562,7 +577,19 @@ async fn create_plan(
     next: &[(Arc<Subscription>, SubscriptionStatus)],
     plans: &[Arc<InstallPlan>],
     created: &[InstallPlan],
+    existing_csvs: &BTreeSet<String>,
 ) -> Result<InstallPlan, PlanError> {
+    let wanted: Vec<String> = bundles.iter().map(|b| b.name.clone()).collect();
+    let owner_names: Vec<&str> = owners
+        .iter()
+        .filter_map(|s| s.metadata.name.as_deref())
+        .collect();
+    if let Some(existing) =
+        super::reuse::reusable_in(plans, created, &wanted, &owner_names, manual, existing_csvs)
+    {
+        tracing::info!(namespace = %ns, plan = ?existing.metadata.name, csvs = ?wanted, "InstallPlan for these CSVs exists: reused");
+        return Ok(existing.clone());
+    }
     let mut trace = BTreeMap::new();
     olm_runtime::trace_context::inject_current(&mut trace);
     let mut plan: Vec<Step> = Vec::new();
