@@ -59,6 +59,8 @@ pub struct Facts {
     /// When the current CSV does not exist: the newest CSV of the namespace that replaces it (following
     /// `spec.replaces`), see [`successor`].
     pub successor: Option<String>,
+    /// The namespace's OperatorGroup asks for fail-forward upgrades (`super::fail_forward`).
+    pub fail_forward: bool,
 }
 
 /// The end of the `replaces` chain that starts at `current` among the namespace's CSVs (`replaced_by`:
@@ -331,12 +333,19 @@ pub fn before_resolution(old: &SubscriptionStatus, f: &Facts, now: &Time) -> Sub
     // §4.1 step 3: the current CSV's presence decides the state. OLM says AtLatestKnown as soon as the CSV exists;
     // we also wait for its plan to complete, so the next upgrade step never runs beside an unfinished plan, and a
     // failed plan leaves the Subscription UpgradePending (spec §9) even though its CSV step ran.
+    // With fail-forward (OLM `ensureSubscriptionCSVState`), a failed plan does not hold the Subscription: its
+    // CSV, if the plan made it, is the installed one, else the Subscription is `UpgradeFailed` and resolves
+    // again (the next bundle may replace the failed one).
     let plan_in_flight =
         matches!(&f.plan, PlanFacts::Found { phase, .. } if *phase != InstallPlanPhase::Complete);
+    let failing_forward = f.fail_forward
+        && matches!(&f.plan, PlanFacts::Found { phase, .. } if *phase == InstallPlanPhase::Failed);
     if !s.current_csv.is_empty() {
-        if current_exists && !plan_in_flight {
+        if current_exists && (!plan_in_flight || failing_forward) {
             s.state = SubscriptionState::AtLatestKnown;
             s.installed_csv = s.current_csv.clone();
+        } else if failing_forward {
+            s.state = SubscriptionState::UpgradeFailed;
         } else if s.state != SubscriptionState::UpgradeFailed {
             s.state = SubscriptionState::UpgradePending;
         }

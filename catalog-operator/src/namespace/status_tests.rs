@@ -33,6 +33,7 @@ fn facts(catalogs: Vec<CatalogHealth>, plan: PlanFacts, current_csv_exists: bool
         current_csv_exists,
         installed_csv_exists: true,
         successor: None,
+        fail_forward: false,
     }
 }
 
@@ -125,6 +126,65 @@ fn the_referenced_plan_shows_on_the_subscription(
         Some(("True".to_string(), reason))
     );
     assert_eq!(s.state, SubscriptionState::UpgradePending);
+}
+
+/// Scenario 36 (OLM `ensureSubscriptionCSVState`): a failed plan holds the Subscription `UpgradePending` unless
+/// the group fails forward; then it is `UpgradeFailed` (resolution runs again), or `AtLatestKnown` on the CSV
+/// the plan made.
+#[rstest]
+#[case::default_a_failed_plan_without_its_csv_holds(
+    false,
+    InstallPlanPhase::Failed,
+    false,
+    SubscriptionState::UpgradePending,
+    "a.v1"
+)]
+#[case::default_a_failed_plan_with_its_csv_holds(
+    false,
+    InstallPlanPhase::Failed,
+    true,
+    SubscriptionState::UpgradePending,
+    "a.v1"
+)]
+#[case::fail_forward_a_failed_plan_without_its_csv_is_upgrade_failed(
+    true,
+    InstallPlanPhase::Failed,
+    false,
+    SubscriptionState::UpgradeFailed,
+    "a.v1"
+)]
+#[case::fail_forward_a_failed_plan_with_its_csv_installed_it(
+    true,
+    InstallPlanPhase::Failed,
+    true,
+    SubscriptionState::AtLatestKnown,
+    "a.v2"
+)]
+#[case::fail_forward_an_installing_plan_still_holds(
+    true,
+    InstallPlanPhase::Installing,
+    true,
+    SubscriptionState::UpgradePending,
+    "a.v1"
+)]
+fn a_failed_plan_holds_the_subscription_unless_failing_forward(
+    #[case] fail_forward: bool,
+    #[case] phase: InstallPlanPhase,
+    #[case] csv_exists: bool,
+    #[case] state: SubscriptionState,
+    #[case] installed: &str,
+) {
+    let mut old = pending("a.v2");
+    old.installed_csv = "a.v1".into();
+    let f = Facts {
+        fail_forward,
+        ..facts(vec![healthy("cat")], found(phase), csv_exists)
+    };
+    let s = before_resolution(&old, &f, &now());
+    assert_eq!(
+        (s.state.clone(), s.installed_csv.as_str()),
+        (state, installed)
+    );
 }
 
 #[test]

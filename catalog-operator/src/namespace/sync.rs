@@ -146,6 +146,7 @@ fn facts(
     csv_names: &BTreeSet<String>,
     replaced_by: &BTreeMap<String, String>,
     catalogs: &[CatalogHealth],
+    fail_forward: bool,
 ) -> Facts {
     let st = sub.status.clone().unwrap_or_default();
     let find = |name: &str| {
@@ -205,6 +206,7 @@ fn facts(
         successor: (!current.is_empty() && !csv_names.contains(&current))
             .then(|| status::successor(&current, replaced_by))
             .flatten(),
+        fail_forward,
     }
 }
 
@@ -245,7 +247,7 @@ async fn sync(
         .iter()
         .map(|s| {
             let old = s.status.clone().unwrap_or_default();
-            let f = facts(s, &plans, &csv_names, &replaced_by, &health);
+            let f = facts(s, &plans, &csv_names, &replaced_by, &health, fail_forward);
             let new = status::before_resolution(&old, &f, &now);
             (s.clone(), new)
         })
@@ -301,6 +303,11 @@ async fn sync(
         .await?;
     }
 
+    // The catalog's deprecation notices on each installed CSV (OLM `updateDeprecatedStatus`).
+    for (sub, st) in &mut next {
+        report_deprecations(shared, sub, st, &now);
+    }
+
     // Each Subscription actor writes its own status (one failing write never holds the others back).
     for (sub, st) in next {
         let old = sub.status.clone().unwrap_or_default();
@@ -333,6 +340,28 @@ async fn sync(
         }
     }
     Ok(synced)
+}
+
+/// Sets or clears the Subscription's deprecation conditions from its catalog's notices (`crate::deprecation`).
+fn report_deprecations(
+    shared: &Shared,
+    sub: &Subscription,
+    st: &mut SubscriptionStatus,
+    now: &Time,
+) {
+    let key = CatalogKey::new(&sub.spec.catalog_source, &sub.spec.catalog_source_namespace);
+    let Some(view) = shared.catalogs.get(&key) else {
+        return;
+    };
+    let channel = sub.spec.channel.clone().unwrap_or_default();
+    let notices = crate::deprecation::lookup(
+        view.snapshot.as_deref(),
+        &view.deprecations,
+        &sub.spec.package,
+        &channel,
+        &st.installed_csv,
+    );
+    crate::deprecation::apply(st, &channel, notices.as_ref(), now);
 }
 
 #[allow(clippy::too_many_arguments)]
