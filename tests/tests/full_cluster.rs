@@ -579,7 +579,11 @@ async fn crd_changing_upgrade_from_an_image_catalog(
     // A CRD left by an earlier run on a reused cluster would make 0.5.0 a downgrade.
     if crds.get_opt(CRD).await?.is_some() {
         crds.delete(CRD, &DeleteParams::default()).await?;
-        await_object(&crds, CRD, DEADLINE, "deleted", |c| c.is_none()).await?;
+        let crds = &crds;
+        eventually(DEADLINE, "the earlier run's CRD deleted", || async move {
+            Ok(crds.get_opt(CRD).await?.is_none().then_some(()))
+        })
+        .await?;
     }
 
     // Bundle images and a catalog image in the cluster's registry, pushed from the host.
@@ -678,8 +682,9 @@ async fn crd_changing_upgrade_from_an_image_catalog(
         "the existing custom resource is kept"
     );
     let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
-    await_object(&csvs, OLD, DEADLINE, "replaced and deleted", |c| {
-        c.is_none()
+    let csvs_ref = &csvs;
+    eventually(DEADLINE, "the replaced CSV deleted", || async move {
+        Ok(csvs_ref.get_opt(OLD).await?.is_none().then_some(()))
     })
     .await?;
     // The safety check listed Hawtios as catalog-operator's ServiceAccount: through the grant it made itself,
