@@ -150,8 +150,14 @@ async fn a_sqlite_index_image_is_served_and_installs() -> anyhow::Result<()> {
             |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded"),
         )
         .await?;
-        assert!(csv.spec.replaces.is_none(), "a fresh install replaces nothing (as OLM sets it)");
-        assert!(requests_for(&repo)? > before, "the bundle was pulled from its image in the registry");
+        assert!(
+            csv.spec.replaces.is_none(),
+            "a fresh install replaces nothing (as OLM sets it)"
+        );
+        assert!(
+            requests_for(&repo)? > before,
+            "the bundle was pulled from its image in the registry"
+        );
         let sub = subs(&ctx).get("etcd").await?;
         assert_eq!(
             sub.status.map(|s| s.installed_csv).unwrap_or_default(),
