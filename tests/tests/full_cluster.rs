@@ -15,7 +15,9 @@
 //! 4. from a catalog image in the cluster's OCI registry (bundle images pulled by catalog-operator's pods), a real
 //!    community package installs and, with a custom resource present, upgrades across a `replaces` edge whose
 //!    bundle changes its CRD (a new storage version): the CRD-upgrade safety check lists the custom resources,
-//!    which deploy/rbac lets catalog-operator do only through the per-CRD grant it makes itself.
+//!    which deploy/rbac lets catalog-operator do only through the per-CRD grant it makes itself; then two more real
+//!    community packages (odoo-operator, apicurito) install from the same catalog image, so three real packages
+//!    run from bundle images in all.
 //!
 //! The default CatalogSource of phase 1 is itself an image catalog (hack/full-cluster.sh pushes real community
 //! bundles and a catalog image to the cluster's registry).
@@ -567,7 +569,7 @@ async fn crd_changing_upgrade_from_an_image_catalog(
     client: &Client,
     ns: &str,
 ) -> anyhow::Result<()> {
-    use full_upgrade_support::{CHANNEL, CRD, NEW, OLD, PACKAGE};
+    use full_upgrade_support::{CHANNEL, CRD, EXTRA, NEW, OLD, PACKAGE};
     use k8s_openapi::api::rbac::v1::ClusterRole;
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     use kube::api::{ApiResource, DynamicObject};
@@ -593,8 +595,11 @@ async fn crd_changing_upgrade_from_an_image_catalog(
     std::fs::create_dir_all(&dir)?;
     let root = full_upgrade_support::build_tree(&corpus, &dir)?;
     let prefix = format!("{registry_addr}/{ns}");
-    let published =
-        oci::publish::push_tree(&registry, &root, &[PACKAGE.to_string()], &prefix).await?;
+    let packages: Vec<String> = std::iter::once(PACKAGE)
+        .chain(EXTRA.iter().map(|(package, ..)| *package))
+        .map(String::from)
+        .collect();
+    let published = oci::publish::push_tree(&registry, &root, &packages, &prefix).await?;
     let fbc = dir.join("catalog.json");
     std::fs::write(&fbc, &published.fbc)?;
     let image = format!("{prefix}/catalog:v1");
@@ -687,6 +692,20 @@ async fn crd_changing_upgrade_from_an_image_catalog(
         Ok(csvs_ref.get_opt(OLD).await?.is_none().then_some(()))
     })
     .await?;
+    // Two more real packages from the same catalog image, Automatic approval: three in all run as real pods.
+    for (package, _, csv, channel) in EXTRA {
+        Api::<Subscription>::namespaced(client.clone(), ns)
+            .create(
+                &pp,
+                &serde_json::from_value(
+                    json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+                "metadata": {"name": package},
+                "spec": {"name": package, "source": "hawtio", "sourceNamespace": ns, "channel": channel}}),
+                )?,
+            )
+            .await?;
+        await_csv_succeeded(client, ns, csv).await?;
+    }
     // The safety check listed Hawtios as catalog-operator's ServiceAccount: through the grant it made itself,
     // owned by the CRD (deploy/rbac has no list on custom resources).
     let grant = Api::<ClusterRole>::all(client.clone())

@@ -15,6 +15,12 @@ pub const NEW: &str = "hawtio-operator.v1.0.0";
 pub const CHANNEL: &str = "stable-v1";
 pub const CRD: &str = "hawtios.hawt.io";
 const VERSIONS: [&str; 2] = ["0.5.0", "1.0.0"];
+/// Two more community packages installed from the same catalog image beside the upgrade, so that three real
+/// packages install from bundle images in the pods: (package, version, CSV, channel). Both support OwnNamespace.
+pub const EXTRA: [(&str, &str, &str, &str); 2] = [
+    ("odoo-operator", "0.0.2", "odoo-operator.v0.0.2", "alpha"),
+    ("apicurito", "1.0.3", "apicurito.v1.0.3", "latest"),
+];
 const TEST_IMAGE: &str = "localhost/olm-rs/test-operator:dev";
 
 /// The pod template of the test operator in place of the operator's (its ServiceAccount kept).
@@ -66,24 +72,36 @@ fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The pair copied from `corpus` (the community `operators/` folder) into `dir/hawtio-operator`, rewritten as the
-/// header says. Returns the tree's root (for `push_tree`).
+/// `corpus/<package>/<version>` copied to `root/<package>/<version>`, each CSV's Deployments running the test
+/// operator.
+fn copy_rewritten(
+    corpus: &Path,
+    root: &Path,
+    package: &str,
+    version: &str,
+) -> anyhow::Result<PathBuf> {
+    let from = corpus.join(package).join(version);
+    let to = root.join(package).join(version);
+    copy_dir(&from, &to).with_context(|| format!("copy {}", from.display()))?;
+    for entry in std::fs::read_dir(to.join("manifests"))? {
+        let path = entry?.path();
+        let text = std::fs::read_to_string(&path)?;
+        let doc: Value =
+            serde_saphyr::from_str(&text).with_context(|| format!("parse {}", path.display()))?;
+        if doc["kind"] == "ClusterServiceVersion" {
+            // JSON is YAML: the bundle reader takes it as is.
+            std::fs::write(&path, serde_json::to_vec_pretty(&rewrite_csv(doc)?)?)?;
+        }
+    }
+    Ok(to)
+}
+
+/// The pair and the [`EXTRA`] packages copied from `corpus` (the community `operators/` folder) into
+/// `dir/bundles`, rewritten as the header says. Returns the tree's root (for `push_tree`).
 pub fn build_tree(corpus: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
     let root = dir.join("bundles");
     for version in VERSIONS {
-        let from = corpus.join(PACKAGE).join(version);
-        let to = root.join(PACKAGE).join(version);
-        copy_dir(&from, &to).with_context(|| format!("copy {}", from.display()))?;
-        for entry in std::fs::read_dir(to.join("manifests"))? {
-            let path = entry?.path();
-            let text = std::fs::read_to_string(&path)?;
-            let doc: Value = serde_saphyr::from_str(&text)
-                .with_context(|| format!("parse {}", path.display()))?;
-            if doc["kind"] == "ClusterServiceVersion" {
-                // JSON is YAML: the bundle reader takes it as is.
-                std::fs::write(&path, serde_json::to_vec_pretty(&rewrite_csv(doc)?)?)?;
-            }
-        }
+        let to = copy_rewritten(corpus, &root, PACKAGE, version)?;
         if version == "0.5.0" {
             let annotations = to.join("metadata/annotations.yaml");
             let text = std::fs::read_to_string(&annotations)?;
@@ -94,6 +112,9 @@ pub fn build_tree(corpus: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
             anyhow::ensure!(changed != text, "0.5.0's channels annotation not found");
             std::fs::write(&annotations, changed)?;
         }
+    }
+    for (package, version, _, _) in EXTRA {
+        copy_rewritten(corpus, &root, package, version)?;
     }
     Ok(root)
 }
