@@ -7,6 +7,8 @@
 # ports and state folder and never touches it.
 #
 #   hack/full-cluster.sh up       start (or reuse) the cluster and deploy olm-rs; prints the kubeconfig path last
+#                                 (OLM_RS_CERT_VALIDITY_SECONDS=N: olm-operator issues N-second certificates; `up`
+#                                 on a running cluster applies deploy/ again, so `up` without it restores OLM's)
 #   hack/full-cluster.sh down     delete the pods, stop what `up` started, restore every host setting it changed
 #   hack/full-cluster.sh status   say what runs
 #   hack/full-cluster.sh build    only install packages, build the kubelet/scheduler and the images
@@ -278,6 +280,16 @@ patches:
         path: /spec/address
         value: "$ip:$REGISTRY_PORT"
 KUST
+  if [ -n "${OLM_RS_CERT_VALIDITY_SECONDS:-}" ]; then
+    # Short-lived webhook/API-service certificates, to watch a rotation (tests/tests/full_cluster_rotation.rs).
+    cat >> "$dir/kustomization.yaml" <<KUST
+  - target: {kind: Deployment, name: olm-operator}
+    patch: |-
+      - op: add
+        path: /spec/template/spec/containers/0/env/-
+        value: {name: OLM_RS_CERT_VALIDITY_SECONDS, value: "$OLM_RS_CERT_VALIDITY_SECONDS"}
+KUST
+  fi
   echo "$dir"
 }
 

@@ -68,6 +68,26 @@ impl FullCluster {
         })
     }
 
+    /// Deploy olm-rs again (`hack/full-cluster.sh up` on the running cluster, which waits for the operators'
+    /// rollout) with olm-operator issuing certificates valid `seconds`, or OLM's two years with `None`.
+    pub fn set_cert_validity(&self, seconds: Option<u64>) -> anyhow::Result<()> {
+        let mut up = Command::new("bash");
+        up.arg(self.repo_root.join("hack/full-cluster.sh"))
+            .arg("up")
+            .env_remove("OLM_RS_CERT_VALIDITY_SECONDS");
+        if let Some(s) = seconds {
+            up.env("OLM_RS_CERT_VALIDITY_SECONDS", s.to_string());
+        }
+        let out = up.output().context("run hack/full-cluster.sh up")?;
+        if !out.status.success() {
+            bail!(
+                "hack/full-cluster.sh up (certificate validity {seconds:?}) failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(())
+    }
+
     pub async fn client(&self) -> anyhow::Result<Client> {
         let kc = Kubeconfig::read_from(&self.kubeconfig)?;
         let config =
