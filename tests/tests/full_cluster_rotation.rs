@@ -98,7 +98,7 @@ async fn load(widgets: Api<DynamicObject>, stop: Arc<AtomicBool>) -> Tally {
     let mut i: u64 = 0;
     while !stop.load(Ordering::Relaxed) {
         i += 1;
-        let deny = i % 4 == 0;
+        let deny = i.is_multiple_of(4);
         let widget: DynamicObject = match serde_json::from_value(json!({
             "apiVersion": format!("{GROUP}/v1"), "kind": "Widget",
             "metadata": {"name": format!("w-{i}")}, "spec": {"deny": deny}
