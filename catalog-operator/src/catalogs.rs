@@ -80,6 +80,8 @@ impl BundleSource {
 #[derive(Clone)]
 pub struct CatalogView {
     pub snapshot: Option<Arc<CatalogSnapshot>>,
+    /// The catalog's `olm.deprecations` notices for the content in `snapshot`.
+    pub deprecations: Arc<crate::deprecation::DeprecationIndex>,
     pub source: Option<BundleSource>,
     pub healthy: bool,
     /// Why it is not healthy (status message), empty when healthy.

@@ -14,6 +14,7 @@ use messages::crd::subscription::{
     SubscriptionCondition, SubscriptionConditionType as T, SubscriptionReason, SubscriptionStatus,
 };
 use registry::api;
+use resolver::CatalogSnapshot;
 
 /// The deprecation messages that apply to one installed bundle.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -71,6 +72,25 @@ impl DeprecationIndex {
                 .cloned(),
         }
     }
+}
+
+/// The notices for a Subscription's installed CSV as OLM finds them (`Find(PkgPredicate, ChannelPredicate)` over
+/// the catalog's entries, then the entry named `installed`): `None` when the catalog's content has no bundle of
+/// that name in the Subscription's package and channel (any channel when it names none), or no content at all.
+pub fn lookup(
+    snapshot: Option<&CatalogSnapshot>,
+    index: &DeprecationIndex,
+    package: &str,
+    channel: &str,
+    installed: &str,
+) -> Option<Notices> {
+    if installed.is_empty() {
+        return None;
+    }
+    let entry = snapshot?.bundles.iter().find(|b| {
+        b.name == installed && b.package == package && (channel.is_empty() || b.channel == channel)
+    })?;
+    Some(index.notices(package, &entry.channel, installed))
 }
 
 /// Applies the notices to a Subscription's status; `None` when the catalog has no entry for its installed CSV
@@ -211,6 +231,101 @@ mod tests {
             .collect();
         assert_eq!(shown(&status), expected);
         assert!(status.conditions.iter().all(|c| c.status == "True"));
+    }
+
+    fn snapshot(bundles: &[(&str, &str, &str)]) -> CatalogSnapshot {
+        CatalogSnapshot {
+            key: resolver::CatalogKey::new("cat", "ns"),
+            priority: 0,
+            packages: Vec::new(),
+            bundles: bundles
+                .iter()
+                .map(|(name, package, channel)| resolver::BundleEntry {
+                    name: (*name).into(),
+                    package: (*package).into(),
+                    channel: (*channel).into(),
+                    version: semver::Version::new(1, 0, 0),
+                    replaces: None,
+                    skips: Vec::new(),
+                    skip_range: None,
+                    provided_apis: Vec::new(),
+                    required_apis: Vec::new(),
+                    properties: Vec::new(),
+                    bundle_path: String::new(),
+                    deprecated: false,
+                })
+                .collect(),
+        }
+    }
+
+    fn index() -> DeprecationIndex {
+        let deprecation = |m: &str| Some(api::Deprecation { message: m.into() });
+        let packages = [api::Package {
+            name: "etcd".into(),
+            deprecation: deprecation("etcd is retired"),
+            channels: vec![
+                api::Channel {
+                    name: "alpha".into(),
+                    deprecation: deprecation("alpha is frozen"),
+                    ..Default::default()
+                },
+                api::Channel {
+                    name: "beta".into(),
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        }];
+        let bundles = [api::Bundle {
+            csv_name: "etcd.v0.9.0".into(),
+            package_name: "etcd".into(),
+            deprecation: deprecation("0.9.0 has a CVE"),
+            ..Default::default()
+        }];
+        DeprecationIndex::build(&packages, &bundles)
+    }
+
+    #[rstest]
+    #[case::the_installed_bundle_in_the_subscribed_channel(
+        "alpha",
+        "etcd.v0.9.0",
+        Some(notices(
+            Some("etcd is retired"),
+            Some("alpha is frozen"),
+            Some("0.9.0 has a CVE")
+        ))
+    )]
+    #[case::another_channel_has_its_own_notice(
+        "beta",
+        "etcd.v0.9.0",
+        Some(notices(Some("etcd is retired"), None, Some("0.9.0 has a CVE")))
+    )]
+    #[case::no_channel_named_takes_the_first_entry_found(
+        "",
+        "etcd.v0.9.0",
+        Some(notices(
+            Some("etcd is retired"),
+            Some("alpha is frozen"),
+            Some("0.9.0 has a CVE")
+        ))
+    )]
+    #[case::a_channel_without_the_bundle_finds_nothing("gamma", "etcd.v0.9.0", None)]
+    #[case::a_bundle_the_catalog_dropped_finds_nothing("alpha", "etcd.v0.8.0", None)]
+    #[case::nothing_installed_finds_nothing("alpha", "", None)]
+    fn the_installed_bundle_is_found_as_olm_finds_it(
+        #[case] channel: &str,
+        #[case] installed: &str,
+        #[case] want: Option<Notices>,
+    ) {
+        let snap = snapshot(&[
+            ("etcd.v0.9.0", "etcd", "alpha"),
+            ("etcd.v0.9.0", "etcd", "beta"),
+        ]);
+        assert_eq!(
+            lookup(Some(&snap), &index(), "etcd", channel, installed),
+            want
+        );
+        assert_eq!(lookup(None, &index(), "etcd", channel, installed), None);
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod error;
 pub mod events;
 #[cfg(test)]
 pub mod fake_api;
+pub mod group_view;
 pub mod install_plan;
 pub mod metrics;
 pub mod namespace;

@@ -6,6 +6,7 @@
 use crate::catalog_source::pod::CATALOG_SOURCE_LABEL;
 use crate::catalog_source::{CatalogSourceActor, Refresh};
 use crate::cli::RunArgs;
+use crate::group_view::GroupView;
 use crate::install_plan::InstallPlanActor;
 use crate::metrics::CatalogMetrics;
 use crate::namespace::{Cause, NamespaceResolver};
@@ -14,10 +15,8 @@ use crate::subscription::SubscriptionActor;
 use actix::Actor;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
-use kube::core::PartialObjectMeta;
 use kube::runtime::watcher;
 use messages::crd::csv::ClusterServiceVersion;
-use messages::crd::operator_group::OperatorGroup;
 use messages::key::ObjectKey;
 use olm_runtime::leader::ElectionConfig;
 use olm_runtime::metrics::Metrics;
@@ -86,9 +85,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let _ = shared.stores.csvs.set(csvs);
         let (sh, sc) = (shared.clone(), scope.clone());
         let (groups, _) = spawn_store(
-            Api::<PartialObjectMeta<OperatorGroup>>::all(client.clone()),
+            Api::<GroupView>::all(client.clone()),
             scoped(&scope),
-            move |o: &PartialObjectMeta<OperatorGroup>| {
+            move |o: &GroupView| {
                 trigger(
                     &sh,
                     &sc,

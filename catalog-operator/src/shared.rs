@@ -3,12 +3,10 @@
 
 use actix::Addr;
 use kube::Client;
-use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::Store;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::InstallPlan;
-use messages::crd::operator_group::OperatorGroup;
 use messages::crd::subscription::Subscription;
 use olm_runtime::metrics::Metrics;
 use olm_runtime::registry::Registry;
@@ -17,6 +15,7 @@ use std::time::Duration;
 
 use crate::catalog_source::CatalogSourceActor;
 use crate::catalogs::Catalogs;
+use crate::group_view::GroupView;
 use crate::install_plan::InstallPlanActor;
 use crate::metrics::CatalogMetrics;
 use crate::namespace::NamespaceResolver;
@@ -57,8 +56,8 @@ pub struct Stores {
     pub subscriptions: OnceLock<Store<Subscription>>,
     pub install_plans: OnceLock<Store<InstallPlan>>,
     pub csvs: OnceLock<Store<ClusterServiceVersion>>,
-    /// Metadata only: one OperatorGroup with a spec we cannot decode must not blind resolution everywhere.
-    pub operator_groups: OnceLock<Store<PartialObjectMeta<OperatorGroup>>>,
+    /// Metadata and `spec.upgradeStrategy` only ([`GroupView`]): a spec we cannot decode must not hide a group.
+    pub operator_groups: OnceLock<Store<GroupView>>,
     /// True once every store above has completed its first list ([`Stores::watch_readiness`]).
     ready: tokio::sync::watch::Sender<bool>,
 }
@@ -146,7 +145,7 @@ impl Shared {
         self.stores.csvs.get().map(Store::state).unwrap_or_default()
     }
 
-    pub fn operator_groups(&self) -> Vec<Arc<PartialObjectMeta<OperatorGroup>>> {
+    pub fn operator_groups(&self) -> Vec<Arc<GroupView>> {
         self.stores
             .operator_groups
             .get()

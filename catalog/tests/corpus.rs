@@ -18,7 +18,13 @@ use rstest::rstest;
 fn shared() -> Option<PathBuf> {
     let root = std::env::var_os("OLM_RS_SHARED")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
+        .unwrap_or_else(|| {
+            PathBuf::from(
+                std::env::var("CARGO_MANIFEST_DIR")
+                    .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+            )
+            .join("../../shared")
+        })
         .join("catalogs");
     assert!(
         root.is_dir(),

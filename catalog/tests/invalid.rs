@@ -11,9 +11,12 @@ use catalog::{Catalog, LoadError, Problem};
 use rstest::rstest;
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/invalid")
-        .join(name)
+    PathBuf::from(
+        std::env::var("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+    )
+    .join("tests/fixtures/invalid")
+    .join(name)
 }
 
 fn problems(name: &str) -> (Vec<Problem>, String) {

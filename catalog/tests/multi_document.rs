@@ -12,9 +12,12 @@ use rstest::rstest;
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/multi_document")
-        .join(name)
+    PathBuf::from(
+        std::env::var("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+    )
+    .join("tests/fixtures/multi_document")
+    .join(name)
 }
 
 #[rstest]

@@ -6,3 +6,4 @@ pub mod testing;
 
 pub mod key;
 pub mod msg;
+pub mod rbac_names;

@@ -18,7 +18,11 @@ use serde_json::Value;
 fn corpus_root() -> Option<PathBuf> {
     let root = match std::env::var_os("OLM_RS_SHARED") {
         Some(shared) => PathBuf::from(shared).join("catalogs"),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/catalogs"),
+        None => PathBuf::from(
+            std::env::var("CARGO_MANIFEST_DIR")
+                .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+        )
+        .join("../../shared/catalogs"),
     };
     root.is_dir().then_some(root)
 }

@@ -6,7 +6,11 @@
 use std::path::PathBuf;
 
 fn crd_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/crds")
+    PathBuf::from(
+        std::env::var("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+    )
+    .join("../deploy/crds")
 }
 
 #[test]

@@ -38,6 +38,9 @@ pub enum Error {
     /// Webhooks, API services or their certificates could not be set up (no API error behind it).
     #[error("{0}")]
     Served(String),
+    /// The OperatorGroup names a service account that cannot be acted as yet (csv/scoped.rs): OLM's message.
+    #[error("{0}")]
+    Scoped(String),
 }
 
 /// How an error should be retried.
@@ -60,7 +63,7 @@ impl Error {
             | Error::Annotate { source, .. }
             | Error::Apply { source, .. }
             | Error::DeleteCsv { source, .. } => Some(source),
-            Error::Served(_) => None,
+            Error::Served(_) | Error::Scoped(_) => None,
         }
     }
 
@@ -76,6 +79,7 @@ impl Error {
             Error::Apply { .. } => "apply",
             Error::DeleteCsv { .. } => "delete_csv",
             Error::Served(_) => "served",
+            Error::Scoped(_) => "scoped",
         }
     }
 

@@ -16,7 +16,10 @@ fn bin() -> Command {
 }
 
 fn manifest() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    PathBuf::from(
+        std::env::var("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+    )
 }
 
 fn scratch(name: &str) -> PathBuf {

@@ -13,7 +13,10 @@ use std::process::Command;
 
 #[test]
 fn python_grpcio_client_drives_every_rpc() {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let manifest = PathBuf::from(
+        std::env::var("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+    );
     let shared = std::env::var_os("OLM_RS_SHARED")
         .map(PathBuf::from)
         .unwrap_or_else(|| manifest.join("../../shared"))

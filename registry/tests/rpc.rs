@@ -36,7 +36,11 @@ impl Running {
 }
 
 fn fixture() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rpc/catalog.yaml")
+    PathBuf::from(
+        std::env::var("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+    )
+    .join("tests/fixtures/rpc/catalog.yaml")
 }
 
 async fn start_with(path: PathBuf, options: ClientOptions) -> Running {

@@ -11,6 +11,8 @@
 //! - [`telemetry`]: tracing to stdout, and OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
 //! - [`trace_context`]: W3C trace context carried in object annotations across the two processes.
 //! - [`client`]: the kube client from a kubeconfig or the in-cluster service account.
+//! - [`impersonate`]: a client acting as a ServiceAccount; [`scoped_install`]: which identity installs (OLM's
+//!   scoped installs, an OperatorGroup's `spec.serviceAccountName`).
 //! - [`chaos`]: the seeded fault injector (off unless `OLM_RS_CHAOS` is set).
 //! - [`actor_metrics`], [`api_metrics`]: controller-style reconcile/mailbox metrics and API latency by verb.
 //! - [`leader`]: leader election on a `coordination.k8s.io/v1` Lease (`--leader-elect`).
@@ -21,11 +23,13 @@ pub mod args;
 pub mod chaos;
 pub mod client;
 pub mod endpoints;
+pub mod impersonate;
 pub mod leader;
 pub mod lenient;
 pub mod metrics;
 pub mod reconcile;
 pub mod registry;
+pub mod scoped_install;
 pub mod telemetry;
 pub mod trace_context;
 pub mod watch;

@@ -9,7 +9,7 @@ use kube::Client;
 use kube::api::{Api, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::conditions;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
@@ -68,10 +68,13 @@ impl Cluster {
     }
 
     fn start(env: &[(String, String)]) -> anyhow::Result<Cluster> {
-        let repo_root = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .context("repo root")?
-            .to_path_buf();
+        let repo_root = std::path::PathBuf::from(
+            std::env::var("CARGO_MANIFEST_DIR")
+                .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+        )
+        .parent()
+        .context("repo root")?
+        .to_path_buf();
         let script = repo_root.join("hack/control-plane.sh");
         let node_sim = bin_path("node-sim")?;
         let out = Command::new("bash")

@@ -6,7 +6,7 @@
 use anyhow::{Context, bail};
 use kube::Client;
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
@@ -27,10 +27,13 @@ impl FullCluster {
     }
 
     fn start() -> anyhow::Result<FullCluster> {
-        let repo_root = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .context("repo root")?
-            .to_path_buf();
+        let repo_root = std::path::PathBuf::from(
+            std::env::var("CARGO_MANIFEST_DIR")
+                .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+        )
+        .parent()
+        .context("repo root")?
+        .to_path_buf();
         let script = repo_root.join("hack/full-cluster.sh");
         let check = Command::new("bash")
             .arg(&script)

@@ -57,8 +57,11 @@ async fn a_catalog_image_installs_and_a_repushed_tag_upgrades_across_replaces() 
 {
     // The repo's sample etcd package (the community etcd bundles, with the `resources[].name` OLM's schema
     // requires added, see deploy/samples/catalog/SOURCES.md).
-    let root =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/samples/catalog");
+    let root = std::path::PathBuf::from(
+        std::env::var("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+    )
+    .join("../deploy/samples/catalog");
     let cluster = olm_tests::Cluster::shared()?;
     with_namespace(cluster, "catimg", |ctx| async move {
         let registry = oci::Registry::default();
@@ -164,8 +167,11 @@ async fn a_catalog_image_without_a_catalog_and_an_invalid_poll_interval_say_so()
 
 #[tokio::test]
 async fn a_failed_poll_keeps_serving_the_last_good_catalog() -> anyhow::Result<()> {
-    let root =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/samples/catalog");
+    let root = std::path::PathBuf::from(
+        std::env::var("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+    )
+    .join("../deploy/samples/catalog");
     let cluster = olm_tests::Cluster::shared()?;
     with_namespace(cluster, "catimgkeep", |ctx| async move {
         let registry = oci::Registry::default();

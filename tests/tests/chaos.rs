@@ -239,14 +239,13 @@ async fn seeds(list: Vec<u64>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Open defects this run found once every actor ran on the contract (session 4's merge; README "Chaos
-/// testing", defects 2 and 3): a Subscription can stay stalled at `UpgradePending` after the faults stop (seed 2
-/// in one run, with two InstallPlans for its first CSV; seed 1 in the next: timing decides); and the fault-free run itself sometimes ends with olm-operator's
-/// own Role/RoleBinding for a CSV's permissions beside the InstallPlan's (a race between the plan's RBAC steps
-/// and the CSV's requirement check), so the end state it is compared with varies. Ignored from the default suite
-/// until both are fixed; run it with `--ignored`.
+/// Baseline and seeds 1, 2. It failed on session 4's merge (README "Chaos testing", defects 2 and 3: a
+/// Subscription stalled at `UpgradePending` beside duplicate InstallPlans, and a second set of RBAC in the
+/// fault-free run) and passed 5 of 6 runs after their fixes; the sixth, on a machine loaded by other builds,
+/// ended with the Subscription's status never written within 120 s of the restart (not understood yet), so it
+/// stays out of the default suite.
 #[tokio::test]
-#[ignore = "open defects found by chaos: a Subscription stalled (and a duplicate InstallPlan) under faults, and duplicate RBAC in the fault-free run (README, Chaos testing)"]
+#[ignore = "1 of 6 runs after the defect 2/3 fixes failed under heavy machine load: a Subscription's status never written after the restart (README, Chaos testing)"]
 async fn a_short_chaos_run_converges_to_the_fault_free_end_state() -> anyhow::Result<()> {
     seeds(vec![1, 2]).await
 }

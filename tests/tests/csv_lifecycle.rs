@@ -111,11 +111,12 @@ async fn a_csv_installs_to_succeeded_with_a_real_deployment() -> anyhow::Result<
         Api::<ServiceAccount>::namespaced(ctx.client.clone(), &ctx.namespace)
             .get("op-sa")
             .await?;
+        let role = op_role_name(&ctx).await?;
         Api::<Role>::namespaced(ctx.client.clone(), &ctx.namespace)
-            .get("op.v1.0.0-op-sa")
+            .get(&role)
             .await?;
         Api::<RoleBinding>::namespaced(ctx.client.clone(), &ctx.namespace)
-            .get("op.v1.0.0-op-sa")
+            .get(&role)
             .await?;
         let cluster_roles = Api::<ClusterRole>::all(ctx.client.clone())
             .list(&ListParams::default().labels(&format!(
@@ -182,6 +183,7 @@ async fn deleting_a_csv_garbage_collects_what_it_installed() -> anyhow::Result<(
             CsvReason::InstallSucceeded,
         )
         .await?;
+        let role = op_role_name(&ctx).await?;
         csvs(&ctx)
             .delete("op.v1.0.0", &DeleteParams::background())
             .await?;
@@ -197,7 +199,7 @@ async fn deleting_a_csv_garbage_collects_what_it_installed() -> anyhow::Result<(
         .await?;
         await_gone(
             &Api::<Role>::namespaced(ctx.client.clone(), &ctx.namespace),
-            "op.v1.0.0-op-sa",
+            &role,
         )
         .await?;
         let selector = format!("olm.owner=op.v1.0.0,olm.owner.namespace={}", ctx.namespace);
@@ -267,4 +269,23 @@ async fn bad_csvs_fail_with_olms_reason_while_a_good_csv_beside_them_succeeds() 
         Ok(())
     })
     .await
+}
+
+/// The name of op.v1.0.0's Role for `op-sa` (the one an InstallPlan would write too: `messages::rbac_names`).
+async fn op_role_name(ctx: &olm_tests::TestContext) -> anyhow::Result<String> {
+    let csv = csvs(ctx).get("op.v1.0.0").await?;
+    let rules = csv
+        .spec
+        .install
+        .spec
+        .as_ref()
+        .and_then(|s| s.permissions.as_ref())
+        .and_then(|p| p.iter().find(|p| p.service_account_name == "op-sa"))
+        .map(|p| p.rules.clone())
+        .ok_or_else(|| anyhow::anyhow!("op.v1.0.0 has no permissions for op-sa"))?;
+    Ok(messages::rbac_names::role_name(
+        "op.v1.0.0",
+        "op-sa",
+        &rules,
+    ))
 }

@@ -8,7 +8,11 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn monitoring() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/monitoring")
+    PathBuf::from(
+        std::env::var("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+    )
+    .join("../deploy/monitoring")
 }
 
 #[test]

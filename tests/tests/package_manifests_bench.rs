@@ -19,7 +19,13 @@ const RUNS: usize = 10;
 fn community_fbc() -> PathBuf {
     std::env::var_os("OLM_RS_SHARED")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
+        .unwrap_or_else(|| {
+            PathBuf::from(
+                std::env::var("CARGO_MANIFEST_DIR")
+                    .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+            )
+            .join("../../shared")
+        })
         .join("catalogs/community-operators-prod-fbc/catalogs/v4.21")
 }
 

@@ -81,8 +81,11 @@ impl Drop for AuthRegistry {
 #[tokio::test]
 async fn a_catalog_image_behind_registry_auth_is_pulled_with_the_catalogs_pull_secret()
 -> anyhow::Result<()> {
-    let root =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/samples/catalog");
+    let root = std::path::PathBuf::from(
+        std::env::var("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+    )
+    .join("../deploy/samples/catalog");
     let auth_registry = AuthRegistry::start().await?;
     let cluster = olm_tests::Cluster::shared()?;
     with_namespace(cluster, "pullsecret", |ctx| async move {

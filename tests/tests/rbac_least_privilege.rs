@@ -173,6 +173,10 @@ const OLM_OPERATOR: &[(&str, &str, Scope, Answer)] = &[
         Yes,
     ),
     ("update", "leases.coordination.k8s.io", Own, Yes),
+    // Scoped installs (csv/scoped.rs): acting as an OperatorGroup's service account, never as a user or group.
+    ("impersonate", "serviceaccounts", AllNamespaces, Yes),
+    ("impersonate", "users", AllNamespaces, No),
+    ("impersonate", "groups", AllNamespaces, No),
     // The Operator view (operator_view/): component labels by patch, Operators and their status.
     (
         "patch",
@@ -302,7 +306,11 @@ const CATALOG_OPERATOR: &[(&str, &str, Scope, Answer)] = &[
     ("create", "secrets", AllNamespaces, Yes),
     ("create", "pods", AllNamespaces, Yes),
     ("update", "leases.coordination.k8s.io", Own, Yes),
+    // Scoped installs (install_plan/scoped.rs): acting as an OperatorGroup's service account.
+    ("impersonate", "serviceaccounts", AllNamespaces, Yes),
     // What it must not.
+    ("impersonate", "users", AllNamespaces, No),
+    ("impersonate", "groups", AllNamespaces, No),
     ("delete", "nodes", AllNamespaces, No),
     ("get", "secrets", AllNamespaces, No),
     ("list", "secrets", AllNamespaces, No),

@@ -20,7 +20,13 @@ use std::time::{Duration, Instant};
 fn shared_catalogs() -> Option<PathBuf> {
     let dir = std::env::var_os("OLM_RS_SHARED")
         .map(|d| PathBuf::from(d).join("catalogs"))
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/catalogs"));
+        .unwrap_or_else(|| {
+            PathBuf::from(
+                std::env::var("CARGO_MANIFEST_DIR")
+                    .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+            )
+            .join("../../shared/catalogs")
+        });
     dir.is_dir().then_some(dir)
 }
 

@@ -1,9 +1,8 @@
 //! The bundle unpack timeout of a namespace: its OperatorGroup's `operatorframework.io/bundle-unpack-timeout`
 //! annotation (a Go duration, e.g. `1m30s`), else OLM's default `--bundle-unpack-timeout` of 10 minutes. Pure.
 
-use kube::core::PartialObjectMeta;
+use crate::group_view::GroupView;
 use messages::crd::catalog_source::parse_go_duration;
-use messages::crd::operator_group::OperatorGroup;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,7 +17,7 @@ pub fn parse(value: Option<&str>) -> Option<Duration> {
         .filter(|d| !d.is_zero())
 }
 
-pub fn for_namespace(groups: &[Arc<PartialObjectMeta<OperatorGroup>>], ns: &str) -> Duration {
+pub fn for_namespace(groups: &[Arc<GroupView>], ns: &str) -> Duration {
     let value = groups
         .iter()
         .filter(|g| g.metadata.namespace.as_deref() == Some(ns))

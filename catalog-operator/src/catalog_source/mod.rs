@@ -12,6 +12,7 @@ pub mod pod;
 pub mod spec;
 
 use crate::catalogs::{BundleSource, CatalogView, FetchError};
+use crate::deprecation::DeprecationIndex;
 use crate::namespace::Cause;
 use crate::shared::Shared;
 use crate::snapshot;
@@ -46,6 +47,7 @@ pub struct Refresh;
 
 struct Fetched {
     snapshot: CatalogSnapshot,
+    deprecations: DeprecationIndex,
     source: BundleSource,
     config_map: Option<ConfigMapResourceReference>,
     notes: Vec<String>,
@@ -63,6 +65,8 @@ pub struct CatalogSourceActor {
     connection: Option<ConnectionState>,
     last_connect: Option<Time>,
     snapshot: Option<Arc<CatalogSnapshot>>,
+    /// The deprecation notices of the content in `snapshot` (reported on Subscriptions, `crate::deprecation`).
+    deprecations: Arc<DeprecationIndex>,
     source: Option<BundleSource>,
     fetch_error: Option<String>,
     fetching: bool,
@@ -115,6 +119,7 @@ impl ObjectActor for CatalogSourceActor {
             connection: None,
             last_connect: None,
             snapshot: None,
+            deprecations: Arc::default(),
             source: None,
             fetch_error: None,
             fetching: false,
@@ -284,13 +289,17 @@ impl CatalogSourceActor {
                 (_, None) => return Err(format!("{}", FetchError::NotServing(key))),
             };
             let (packages, bundles) = source.content().await.map_err(|e| error_text(&e))?;
-            let converted = tokio::task::spawn_blocking(move || {
-                snapshot::convert(key, priority, &packages, &bundles)
+            let (converted, deprecations) = tokio::task::spawn_blocking(move || {
+                (
+                    snapshot::convert(key, priority, &packages, &bundles),
+                    DeprecationIndex::build(&packages, &bundles),
+                )
             })
             .await
             .map_err(|e| format!("snapshot task failed: {e}"))?;
             Ok(Fetched {
                 snapshot: converted.snapshot,
+                deprecations,
                 source,
                 config_map,
                 notes: converted.notes,
@@ -323,8 +332,10 @@ impl CatalogSourceActor {
                 for note in &f.notes {
                     tracing::warn!(catalog = %self.key, note = %note, "catalog entry skipped");
                 }
-                let changed = self.snapshot.as_deref() != Some(&f.snapshot);
+                let changed = self.snapshot.as_deref() != Some(&f.snapshot)
+                    || *self.deprecations != f.deprecations;
                 self.snapshot = Some(Arc::new(f.snapshot));
+                self.deprecations = Arc::new(f.deprecations);
                 self.source = Some(f.source);
                 if f.config_map.is_some() {
                     self.config_map = f.config_map;
@@ -350,6 +361,7 @@ impl CatalogSourceActor {
         let (_, problem) = spec::reason_and_message(&facts);
         let view = CatalogView {
             snapshot: if healthy { self.snapshot.clone() } else { None },
+            deprecations: self.deprecations.clone(),
             source: self.source.clone(),
             healthy,
             problem,

@@ -84,7 +84,11 @@ impl Kinds {
 
 /// What one plan's execution needs.
 pub struct Context<'a> {
+    /// The operator's own client: discovery, CRD steps and their checks, and reads (OLM's builder and listers).
     pub client: &'a Client,
+    /// The client every other step is applied with: the OperatorGroup's service account, or the operator
+    /// ([`super::scoped`]).
+    pub applier: &'a Client,
     pub kinds: &'a Kinds,
     pub namespace: &'a str,
     pub plan_name: &'a str,
@@ -116,12 +120,32 @@ fn forbidden(e: &kube::Error) -> bool {
 struct StepError {
     message: String,
     forbidden: bool,
+    /// The API server's own message of a 403 (who may not do what, where).
+    denial: Option<String>,
+}
+
+impl StepError {
+    /// A step the applying identity may not perform reads as OLM's ensurers put it: `error creating <kind>
+    /// <name>: <the API server's forbidden message>`.
+    fn denied(self, verb: &str, kind: &str, name: &str) -> Self {
+        match &self.denial {
+            Some(denial) => StepError {
+                message: format!("error {verb} {kind} {name}: {denial}"),
+                ..self
+            },
+            None => self,
+        }
+    }
 }
 
 impl From<kube::Error> for StepError {
     fn from(e: kube::Error) -> Self {
         StepError {
             forbidden: forbidden(&e),
+            denial: match &e {
+                kube::Error::Api(s) if s.code == 403 => Some(s.message.clone()),
+                _ => None,
+            },
             message: error_text(&e),
         }
     }
@@ -131,6 +155,7 @@ fn fail(message: impl Into<String>) -> StepError {
     StepError {
         message: message.into(),
         forbidden: false,
+        denial: None,
     }
 }
 
@@ -347,20 +372,26 @@ async fn apply(
             ],
         ),
     }
+    // As OLM: CRDs with the operator's own client, everything else with the group's account (if any).
+    let client = match kind.as_str() {
+        "CustomResourceDefinition" => cx.client,
+        _ => cx.applier,
+    };
     let api: Api<DynamicObject> = if namespaced {
-        Api::namespaced_with(cx.client.clone(), cx.namespace, &ar)
+        Api::namespaced_with(client.clone(), cx.namespace, &ar)
     } else {
-        Api::all_with(cx.client.clone(), &ar)
+        Api::all_with(client.clone(), &ar)
     };
     let dynamic: DynamicObject = serde_json::from_value(obj.clone())
         .map_err(|e| fail(format!("the InstallPlan contains invalid data: {e}")))?;
+    let name = step.resource.name.as_str();
     match api.create(&PostParams::default(), &dynamic).await {
         Ok(_) if kind == "CustomResourceDefinition" => Ok(StepStatus::WaitingForApi),
         Ok(_) => Ok(StepStatus::Created),
-        Err(kube::Error::Api(s)) if s.code == 409 => {
-            update_existing(cx, &api, &kind, &step.resource.name, obj).await
-        }
-        Err(e) => Err(e.into()),
+        Err(kube::Error::Api(s)) if s.code == 409 => update_existing(cx, &api, &kind, name, obj)
+            .await
+            .map_err(|e| e.denied("updating", &kind, name)),
+        Err(e) => Err(StepError::from(e).denied("creating", &kind, name)),
     }
 }
 

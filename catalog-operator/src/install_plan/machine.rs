@@ -69,6 +69,23 @@ fn installed(
     }
 }
 
+/// A passed OperatorGroup check no longer shows its old failure (OLM resets the `Installed` condition to
+/// `False` with reason `Unknown`, so a fixed group does not look broken while steps are still retried).
+fn clear_check_failure(s: &mut InstallPlanStatus, now: &Time) {
+    let failed_check = s.conditions.iter().any(|c| {
+        c.type_ == InstallPlanConditionType::Installed
+            && c.reason == InstallPlanConditionReason::InstallCheckFailed
+    });
+    if failed_check {
+        s.set_condition(installed(
+            false,
+            InstallPlanConditionReason::Other("Unknown".into()),
+            "",
+            now,
+        ));
+    }
+}
+
 /// The status after an execution pass, and when to look again.
 pub fn after(
     status: &InstallPlanStatus,
@@ -80,6 +97,9 @@ pub fn after(
     s.phase = InstallPlanPhase::Installing;
     let started = s.start_time.clone().unwrap_or_else(|| now.clone());
     s.start_time = Some(started.clone());
+    if !matches!(result, Executed::CheckFailed { .. }) {
+        clear_check_failure(&mut s, now);
+    }
     match result {
         Executed::Done => {
             s.phase = InstallPlanPhase::Complete;
@@ -208,6 +228,32 @@ mod tests {
             .find(|c| c.type_ == InstallPlanConditionType::Installed)
             .map(|c| (c.status.as_str(), c.reason.clone()));
         assert_eq!(got, cond);
+    }
+
+    #[rstest]
+    #[case::a_forbidden_step_after_a_passed_check(Executed::Error { message: "forbidden".into(), forbidden: true }, Some(("False", "Unknown")))]
+    #[case::a_waiting_crd_after_a_passed_check(Executed::Waiting, Some(("False", "Unknown")))]
+    #[case::success_after_a_passed_check(Executed::Done, Some(("True", "")))]
+    #[case::the_check_failing_again_keeps_its_reason(Executed::CheckFailed { message: "please make sure the service account exists. sa=a operatorgroup=ns/og".into() }, Some(("False", "InstallCheckFailed")))]
+    fn a_passed_group_check_clears_its_old_failure(
+        #[case] r: Executed,
+        #[case] want: Option<(&str, &str)>,
+    ) {
+        let mut s = with_plan(InstallPlanPhase::Installing);
+        s.start_time = Some(at(100));
+        s.set_condition(installed(
+            false,
+            InstallPlanConditionReason::InstallCheckFailed,
+            "please make sure the service account exists. sa=a operatorgroup=ns/og",
+            &at(100),
+        ));
+        let (next, _) = after(&s, &r, &at(110), Duration::from_secs(60));
+        let got = next
+            .conditions
+            .iter()
+            .find(|c| c.type_ == InstallPlanConditionType::Installed)
+            .map(|c| (c.status.as_str(), c.reason.as_str()));
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod crd_safety;
 pub mod execute;
 pub mod machine;
 pub mod owner_refs;
+pub mod scoped;
 pub mod step_kinds;
 pub mod step_span;
 
@@ -77,18 +78,21 @@ impl ObjectActor for InstallPlanActor {
     }
 }
 
-/// The namespace's OperatorGroup check (OLM queries the group's service account before executing).
-fn group_check(shared: &Shared, ns: &str) -> Option<String> {
-    let n = shared
+/// The namespace's OperatorGroup check (OLM queries the group's service account before executing): the one
+/// group's name, or OLM's message.
+fn group_check(shared: &Shared, ns: &str) -> Result<String, String> {
+    let groups: Vec<String> = shared
         .operator_groups()
         .iter()
         .filter(|g| g.metadata.namespace.as_deref() == Some(ns))
-        .count();
-    match n {
-        1 => None,
-        0 => Some("no operator group found that is managing this namespace".to_string()),
-        n => Some(format!(
-            "more than one operator group(s) are managing this namespace count={n}"
+        .map(|g| g.metadata.name.clone().unwrap_or_default())
+        .collect();
+    match groups.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err("no operator group found that is managing this namespace".to_string()),
+        many => Err(format!(
+            "more than one operator group(s) are managing this namespace count={}",
+            many.len()
         )),
     }
 }
@@ -133,9 +137,14 @@ impl InstallPlanActor {
         let plan_csvs = ip.spec.cluster_service_version_names.clone();
         let fut = async move {
             shared.stores_ready().await;
-            if let Some(message) = group_check(&shared, &ns) {
-                return (status.plan.clone(), Executed::CheckFailed { message });
-            }
+            // Who applies the steps: the group's service account, if it names one (scoped.rs).
+            let (who, applier) =
+                match scoped::resolve(&shared.client, &ns, group_check(&shared, &ns)).await {
+                    Ok(found) => found,
+                    Err(message) => {
+                        return (status.plan.clone(), None, Executed::CheckFailed { message });
+                    }
+                };
             let csvs: Vec<_> = shared
                 .csvs()
                 .into_iter()
@@ -144,6 +153,7 @@ impl InstallPlanActor {
             let owners = crd_owners::existing(&csvs);
             let cx = execute::Context {
                 client: &shared.client,
+                applier: &applier,
                 kinds: &shared.kinds,
                 namespace: &ns,
                 plan_name: &name,
@@ -151,14 +161,19 @@ impl InstallPlanActor {
                 crd_owners: &owners,
                 warnings: &shared.catalog_metrics.installplan_warnings_total,
             };
-            execute::execute(&cx, status.plan.clone()).await
+            let (steps, result) = execute::execute(&cx, status.plan.clone()).await;
+            (steps, who.account(), result)
         }
         .instrument(span);
         Box::pin(
-            actix::fut::wrap_future::<_, Self>(fut).then(move |(steps, result), act, _ctx| {
+            actix::fut::wrap_future::<_, Self>(fut).then(move |(steps, account, result), act, _ctx| {
                 let now = Time(Timestamp::now());
                 let mut base = ip.status.clone().unwrap_or_default();
                 base.plan = steps;
+                // As OLM: the account the steps were applied with, kept once set.
+                if account.is_some() {
+                    base.attenuated_service_account_ref = account;
+                }
                 let (next, requeue) = machine::after(
                     &base,
                     &result,
@@ -204,6 +219,13 @@ impl InstallPlanActor {
                     Outcome::Done(next)
                 }
                 Err(source) => {
+                    if matches!(&source, kube::Error::Api(s) if s.code == 409) {
+                        // Someone else wrote the plan (olm-operator labels it): our copy is stale by definition, so
+                        // take the store's; awaiting our last write's event instead left the plan conflicting until
+                        // the resync when olm-operator labelled it during a pass.
+                        act.awaiting = Some(String::new());
+                        act.stop_awaiting();
+                    }
                     let e = Error::InstallPlanStatus {
                         key: act.key.clone(),
                         source,

@@ -1,11 +1,10 @@
 //! The resolver's input for one namespace, from the cluster's objects (spec §4.2 `@existing`, sources,
 //! Subscriptions). Pure.
 
+use crate::group_view::GroupView;
 use crate::snapshot::tolerant_version;
 use crate::steps::PROPERTIES_ANNOTATION;
-use kube::core::PartialObjectMeta;
 use messages::crd::csv::{ClusterServiceVersion, CrdDescription, CsvPhase as Phase};
-use messages::crd::operator_group::OperatorGroup;
 use messages::crd::subscription::Subscription;
 use resolver::{
     CatalogSnapshot, CsvPhase, Gvk, InstalledOperator, Namespace, Property, SubscriptionSpec,
@@ -65,21 +64,23 @@ fn phase(p: Phase) -> CsvPhase {
     }
 }
 
-/// The installed operators resolution keeps: non-copied CSVs that no other CSV of the namespace replaces
-/// (a replaced CSV is on its way out; keeping it would claim its package twice during an upgrade).
+/// The installed operators resolution keeps: non-copied CSVs, but not one that another CSV of the namespace
+/// replaces while that replacement goes well (it is on its way out; keeping it would claim its package twice
+/// during an upgrade). A replaced CSV whose replacement chain ends in a `Failed` CSV is kept, as OLM keeps
+/// every existing CSV: without fail-forward it holds the package and blocks the upgrade of the failed one
+/// (OLM's "FailForwardDisabled/…/NotSatisfiable"); with fail-forward the resolver hides it
+/// (`Replacing` all along the chain, OLM's `isReplacementChainThatEndsInFailure`).
 pub fn installed(
     csvs: &[Arc<ClusterServiceVersion>],
     subs: &[Arc<Subscription>],
-    fail_forward: bool,
 ) -> Vec<InstalledOperator> {
-    let replaced: Vec<&str> = csvs
-        .iter()
-        .filter_map(|c| c.spec.replaces.as_deref())
-        .collect();
+    let own: Vec<&Arc<ClusterServiceVersion>> = csvs.iter().filter(|c| !c.is_copied()).collect();
     csvs.iter()
         .filter(|c| !c.is_copied())
         .filter(|c| {
-            fail_forward || !replaced.contains(&c.metadata.name.as_deref().unwrap_or_default())
+            let name = c.metadata.name.as_deref().unwrap_or_default();
+            !super::fail_forward::replaced(name, &own)
+                || super::fail_forward::chain_ends_in_failure(name, &own)
         })
         .filter(|c| c.metadata.deletion_timestamp.is_none())
         .map(|c| {
@@ -114,13 +115,13 @@ pub fn installed(
         .collect()
 }
 
-/// Whether the namespace's OperatorGroup asks for fail-forward upgrades, and whether it drops the global catalogs.
-/// Only metadata is watched (robust to undecodable specs), so fail-forward (`spec.upgradeStrategy`) is not read.
-pub fn group_options(groups: &[Arc<PartialObjectMeta<OperatorGroup>>]) -> (bool, bool) {
+/// Whether the namespace's OperatorGroup asks for fail-forward upgrades (OLM `IsFailForwardEnabled`:
+/// `spec.upgradeStrategy` is `TechPreviewUnsafeFailForward`), and whether it drops the global catalogs.
+pub fn group_options(groups: &[Arc<GroupView>]) -> (bool, bool) {
     let Some(og) = groups.first() else {
         return (false, false);
     };
-    let fail_forward = false;
+    let fail_forward = groups.len() == 1 && og.fail_forward();
     let exclude_global = og
         .metadata
         .annotations
@@ -140,7 +141,7 @@ pub fn namespace(
     Namespace {
         name: name.to_string(),
         subscriptions: subs.iter().map(|s| subscription_spec(s)).collect(),
-        installed: installed(csvs, subs, fail_forward),
+        installed: installed(csvs, subs),
         catalogs: catalogs.iter().map(|c| (**c).clone()).collect(),
         fail_forward,
     }
@@ -168,7 +169,7 @@ mod tests {
 
     #[test]
     fn an_installed_csv_carries_its_package_apis_and_version() {
-        let got = installed(&[csv("a.v1", None, json!({}))], &[], false);
+        let got = installed(&[csv("a.v1", None, json!({}))], &[]);
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].package.as_deref(), Some("a"));
         assert_eq!(
@@ -178,15 +179,51 @@ mod tests {
         assert_eq!(got[0].version.to_string(), "1.0.0");
     }
 
+    fn with_phase(c: Arc<ClusterServiceVersion>, phase: Phase) -> Arc<ClusterServiceVersion> {
+        let mut c = (*c).clone();
+        c.status = Some(messages::crd::csv::ClusterServiceVersionStatus {
+            phase,
+            ..Default::default()
+        });
+        Arc::new(c)
+    }
+
     #[test]
-    fn copies_and_replaced_csvs_are_left_out_unless_failing_forward() {
-        let csvs = [
-            csv("a.v1", None, json!({})),
-            csv("a.v2", Some("a.v1"), json!({})),
-            csv("b.v1", None, json!({"olm.copiedFrom": "other"})),
-        ];
+    fn copies_are_left_out_and_a_replaced_csv_only_while_its_replacement_goes_well() {
         let names = |v: Vec<InstalledOperator>| v.into_iter().map(|i| i.name).collect::<Vec<_>>();
-        assert_eq!(names(installed(&csvs, &[], false)), ["a.v2"]);
-        assert_eq!(names(installed(&csvs, &[], true)), ["a.v1", "a.v2"]);
+        let copy = csv("b.v1", None, json!({"olm.copiedFrom": "other"}));
+        let old = with_phase(csv("a.v1", None, json!({})), Phase::Replacing);
+        let installing = with_phase(csv("a.v2", Some("a.v1"), json!({})), Phase::Installing);
+        let failed = with_phase(csv("a.v2", Some("a.v1"), json!({})), Phase::Failed);
+        assert_eq!(
+            names(installed(&[old.clone(), installing, copy.clone()], &[])),
+            ["a.v2"]
+        );
+        assert_eq!(
+            names(installed(&[old, failed, copy], &[])),
+            ["a.v1", "a.v2"]
+        );
+    }
+
+    fn group(spec: serde_json::Value, annotations: serde_json::Value) -> Arc<GroupView> {
+        Arc::new(
+            serde_json::from_value(json!({"metadata": {"name": "og", "namespace": "ns", "annotations": annotations}, "spec": spec}))
+                .expect("group"),
+        )
+    }
+
+    #[rstest::rstest]
+    #[case::no_group(vec![], (false, false))]
+    #[case::the_default_strategy(vec![group(json!({}), json!({}))], (false, false))]
+    #[case::fail_forward(vec![group(json!({"upgradeStrategy": "TechPreviewUnsafeFailForward"}), json!({}))], (true, false))]
+    #[case::two_groups_never_fail_forward(
+        vec![group(json!({"upgradeStrategy": "TechPreviewUnsafeFailForward"}), json!({})), group(json!({}), json!({}))], (false, false))]
+    #[case::global_catalogs_excluded(
+        vec![group(json!({}), json!({EXCLUDE_GLOBAL_ANNOTATION: "true"}))], (false, true))]
+    fn the_group_decides_fail_forward_and_global_catalogs(
+        #[case] groups: Vec<Arc<GroupView>>,
+        #[case] want: (bool, bool),
+    ) {
+        assert_eq!(group_options(&groups), want);
     }
 }

@@ -20,8 +20,14 @@ pub struct Known {
     /// Decided and sent, not yet acknowledged: (sequence number, status).
     pending: BTreeMap<String, (u64, SubscriptionStatus)>,
     created: BTreeMap<String, Arc<InstallPlan>>,
-    seq: u64,
 }
+
+/// Decision numbers, process-wide: a namespace actor that is started again (after a panic, or stopped and
+/// restarted by its router) must not number its decisions from 1 again, or every Subscription actor that
+/// applied a higher number from the previous one drops them as already applied, keeps a stale status, and the
+/// next resolution plans its change a second time (chaos defect 2: a Subscription stalled at `UpgradePending`
+/// beside a duplicate InstallPlan).
+static NEXT_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 fn name_of(o: &impl kube::Resource) -> String {
     o.meta().name.clone().unwrap_or_default()
@@ -116,13 +122,9 @@ impl Known {
 
     /// Record a decided status (read in place of the Subscription's own until acknowledged) and number it.
     pub fn decide(&mut self, name: &str, status: SubscriptionStatus) -> Decision {
-        self.seq += 1;
-        self.pending
-            .insert(name.to_string(), (self.seq, status.clone()));
-        Decision {
-            seq: self.seq,
-            status,
-        }
+        let seq = NEXT_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.pending.insert(name.to_string(), (seq, status.clone()));
+        Decision { seq, status }
     }
 }
 

@@ -5,8 +5,10 @@
 //! [`Decision`](crate::wants::Decision) back. Causes arriving during a run are coalesced into one more run.
 
 pub mod actor;
+pub mod fail_forward;
 pub mod input;
 pub mod known;
+pub mod reuse;
 pub mod status;
 pub mod sync;
 

@@ -29,6 +29,8 @@ pub enum PlanFacts {
         phase: InstallPlanPhase,
         installed_reason: InstallPlanConditionReason,
         message: String,
+        /// The plan's `spec.clusterServiceVersionNames`.
+        csvs: Vec<String>,
     },
 }
 
@@ -52,6 +54,30 @@ pub struct Facts {
     pub plan: PlanFacts,
     /// The CSV named by `status.currentCSV` exists in the namespace.
     pub current_csv_exists: bool,
+    /// The CSV named by `status.installedCSV` exists in the namespace.
+    pub installed_csv_exists: bool,
+    /// When the current CSV does not exist: the newest CSV of the namespace that replaces it (following
+    /// `spec.replaces`), see [`successor`].
+    pub successor: Option<String>,
+    /// The namespace's OperatorGroup asks for fail-forward upgrades (`super::fail_forward`).
+    pub fail_forward: bool,
+}
+
+/// The end of the `replaces` chain that starts at `current` among the namespace's CSVs (`replaced_by`:
+/// replaces → the CSV that names it), if any CSV replaces it. A cycle gives none.
+pub fn successor(
+    current: &str,
+    replaced_by: &std::collections::BTreeMap<String, String>,
+) -> Option<String> {
+    let mut at = replaced_by.get(current)?;
+    let mut seen = std::collections::BTreeSet::from([current]);
+    while let Some(next) = replaced_by.get(at.as_str()) {
+        if !seen.insert(at.as_str()) {
+            return None;
+        }
+        at = next;
+    }
+    Some(at.clone())
 }
 
 pub fn condition(
@@ -239,6 +265,7 @@ pub fn before_resolution(old: &SubscriptionStatus, f: &Facts, now: &Time) -> Sub
             phase,
             installed_reason,
             message,
+            ..
         } => {
             s.remove_conditions(&[T::InstallPlanMissing]);
             match phase {
@@ -274,15 +301,51 @@ pub fn before_resolution(old: &SubscriptionStatus, f: &Facts, now: &Time) -> Sub
             }
         }
     }
+    // A lost decision's trace: the referenced plan completed, yet neither made the current CSV nor names it (the
+    // current CSV was decided with another plan that never reached this Subscription). Waiting on it would wait
+    // forever (the plan is done), and resolution would see no change to make (it proposes that same CSV): go
+    // back to the CSV installed, so resolution plans the step again (chaos defect 2).
+    let mut current_exists = f.current_csv_exists;
+    // A lost decision's other trace: the plan it made ran, and its CSV replaced the current one, which is gone.
+    // The Subscription follows the chain to that CSV, as if the decision had reached it.
+    if !s.current_csv.is_empty()
+        && !f.current_csv_exists
+        && let Some(next) = &f.successor
+    {
+        s.current_csv = next.clone();
+        current_exists = true;
+    }
+    if let PlanFacts::Found {
+        phase: InstallPlanPhase::Complete,
+        csvs,
+        ..
+    } = &f.plan
+        && !s.current_csv.is_empty()
+        && !current_exists
+        && !csvs.contains(&s.current_csv)
+    {
+        s.current_csv = s.installed_csv.clone();
+        current_exists = f.installed_csv_exists;
+        if s.current_csv.is_empty() {
+            s.state = SubscriptionState::None;
+        }
+    }
     // §4.1 step 3: the current CSV's presence decides the state. OLM says AtLatestKnown as soon as the CSV exists;
     // we also wait for its plan to complete, so the next upgrade step never runs beside an unfinished plan, and a
     // failed plan leaves the Subscription UpgradePending (spec §9) even though its CSV step ran.
+    // With fail-forward (OLM `ensureSubscriptionCSVState`), a failed plan does not hold the Subscription: its
+    // CSV, if the plan made it, is the installed one, else the Subscription is `UpgradeFailed` and resolves
+    // again (the next bundle may replace the failed one).
     let plan_in_flight =
         matches!(&f.plan, PlanFacts::Found { phase, .. } if *phase != InstallPlanPhase::Complete);
+    let failing_forward = f.fail_forward
+        && matches!(&f.plan, PlanFacts::Found { phase, .. } if *phase == InstallPlanPhase::Failed);
     if !s.current_csv.is_empty() {
-        if f.current_csv_exists && !plan_in_flight {
+        if current_exists && (!plan_in_flight || failing_forward) {
             s.state = SubscriptionState::AtLatestKnown;
             s.installed_csv = s.current_csv.clone();
+        } else if failing_forward {
+            s.state = SubscriptionState::UpgradeFailed;
         } else if s.state != SubscriptionState::UpgradeFailed {
             s.state = SubscriptionState::UpgradePending;
         }

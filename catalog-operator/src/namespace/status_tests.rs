@@ -31,14 +31,22 @@ fn facts(catalogs: Vec<CatalogHealth>, plan: PlanFacts, current_csv_exists: bool
         starting_csv: None,
         plan,
         current_csv_exists,
+        installed_csv_exists: true,
+        successor: None,
+        fail_forward: false,
     }
 }
 
 fn found(phase: InstallPlanPhase) -> PlanFacts {
+    found_for(phase, &["a.v1"])
+}
+
+fn found_for(phase: InstallPlanPhase, csvs: &[&str]) -> PlanFacts {
     PlanFacts::Found {
         phase,
         installed_reason: InstallPlanConditionReason::None,
         message: String::new(),
+        csvs: csvs.iter().map(|c| c.to_string()).collect(),
     }
 }
 
@@ -102,7 +110,7 @@ fn catalog_health_becomes_the_catalog_sources_unhealthy_condition(
     T::InstallPlanPending,
     R::InstallPlanNotYetReconciled
 )]
-#[case::a_failed_plan_reports_the_component_failure(PlanFacts::Found { phase: InstallPlanPhase::Failed, installed_reason: InstallPlanConditionReason::InstallComponentFailed, message: "boom".into() }, T::InstallPlanFailed, R::InstallComponentFailed)]
+#[case::a_failed_plan_reports_the_component_failure(PlanFacts::Found { phase: InstallPlanPhase::Failed, installed_reason: InstallPlanConditionReason::InstallComponentFailed, message: "boom".into(), csvs: vec!["a.v1".into()] }, T::InstallPlanFailed, R::InstallComponentFailed)]
 fn the_referenced_plan_shows_on_the_subscription(
     #[case] plan: PlanFacts,
     #[case] t: T,
@@ -118,6 +126,65 @@ fn the_referenced_plan_shows_on_the_subscription(
         Some(("True".to_string(), reason))
     );
     assert_eq!(s.state, SubscriptionState::UpgradePending);
+}
+
+/// Scenario 36 (OLM `ensureSubscriptionCSVState`): a failed plan holds the Subscription `UpgradePending` unless
+/// the group fails forward; then it is `UpgradeFailed` (resolution runs again), or `AtLatestKnown` on the CSV
+/// the plan made.
+#[rstest]
+#[case::default_a_failed_plan_without_its_csv_holds(
+    false,
+    InstallPlanPhase::Failed,
+    false,
+    SubscriptionState::UpgradePending,
+    "a.v1"
+)]
+#[case::default_a_failed_plan_with_its_csv_holds(
+    false,
+    InstallPlanPhase::Failed,
+    true,
+    SubscriptionState::UpgradePending,
+    "a.v1"
+)]
+#[case::fail_forward_a_failed_plan_without_its_csv_is_upgrade_failed(
+    true,
+    InstallPlanPhase::Failed,
+    false,
+    SubscriptionState::UpgradeFailed,
+    "a.v1"
+)]
+#[case::fail_forward_a_failed_plan_with_its_csv_installed_it(
+    true,
+    InstallPlanPhase::Failed,
+    true,
+    SubscriptionState::AtLatestKnown,
+    "a.v2"
+)]
+#[case::fail_forward_an_installing_plan_still_holds(
+    true,
+    InstallPlanPhase::Installing,
+    true,
+    SubscriptionState::UpgradePending,
+    "a.v1"
+)]
+fn a_failed_plan_holds_the_subscription_unless_failing_forward(
+    #[case] fail_forward: bool,
+    #[case] phase: InstallPlanPhase,
+    #[case] csv_exists: bool,
+    #[case] state: SubscriptionState,
+    #[case] installed: &str,
+) {
+    let mut old = pending("a.v2");
+    old.installed_csv = "a.v1".into();
+    let f = Facts {
+        fail_forward,
+        ..facts(vec![healthy("cat")], found(phase), csv_exists)
+    };
+    let s = before_resolution(&old, &f, &now());
+    assert_eq!(
+        (s.state.clone(), s.installed_csv.as_str()),
+        (state, installed)
+    );
 }
 
 #[test]
@@ -283,4 +350,84 @@ fn timestamps_alone_do_not_count_as_a_change() {
         &Time(Timestamp::from_second(2_000).expect("ts")),
     );
     assert!(same(&a, &b));
+}
+
+#[rstest]
+#[case::a_complete_plan_that_never_named_the_current_csv_goes_back_to_the_installed_one(
+    found_for(InstallPlanPhase::Complete, &["a.v1"]), "a.v2", "a.v1", false, "a.v1", SubscriptionState::AtLatestKnown
+)]
+#[case::with_nothing_installed_it_starts_over(
+    found_for(InstallPlanPhase::Complete, &["a.v1"]), "a.v2", "", false, "", SubscriptionState::None
+)]
+#[case::a_complete_plan_naming_the_current_csv_waits_for_it_to_show(
+    found_for(InstallPlanPhase::Complete, &["a.v2"]), "a.v2", "a.v1", false, "a.v2", SubscriptionState::UpgradePending
+)]
+#[case::a_plan_in_flight_is_waited_for(
+    found_for(InstallPlanPhase::Installing, &["a.v1"]), "a.v2", "a.v1", false, "a.v2", SubscriptionState::UpgradePending
+)]
+fn a_current_csv_no_plan_will_make_is_not_waited_for(
+    #[case] plan: PlanFacts,
+    #[case] current: &str,
+    #[case] installed: &str,
+    #[case] current_exists: bool,
+    #[case] want_current: &str,
+    #[case] want_state: SubscriptionState,
+) {
+    let mut old = pending(current);
+    old.installed_csv = installed.into();
+    // The installed CSV exists (when there is one); the current one as the case says.
+    let mut f = facts(vec![healthy("cat")], plan, current_exists);
+    f.installed_csv_exists = !installed.is_empty();
+    let s = before_resolution(&old, &f, &now());
+    assert_eq!(s.current_csv, want_current);
+    assert_eq!(s.state, want_state);
+}
+
+#[rstest]
+#[case::the_current_csv_replaced_by_a_lost_decisions_csv_is_followed(
+    Some("a.v3"),
+    "a.v3",
+    SubscriptionState::AtLatestKnown
+)]
+#[case::without_a_successor_a_complete_plan_naming_it_waits(
+    None,
+    "a.v1",
+    SubscriptionState::UpgradePending
+)]
+fn a_subscription_follows_the_chain_past_a_gone_current_csv(
+    #[case] successor: Option<&str>,
+    #[case] want_current: &str,
+    #[case] want_state: SubscriptionState,
+) {
+    let mut old = pending("a.v1");
+    old.installed_csv = "a.v1".into();
+    let mut f = facts(
+        vec![healthy("cat")],
+        found_for(InstallPlanPhase::Complete, &["a.v1"]),
+        false,
+    );
+    f.installed_csv_exists = false;
+    f.successor = successor.map(str::to_string);
+    let s = before_resolution(&old, &f, &now());
+    assert_eq!(s.current_csv, want_current);
+    assert_eq!(s.state, want_state);
+    if want_state == SubscriptionState::AtLatestKnown {
+        assert_eq!(s.installed_csv, want_current);
+    }
+}
+
+#[rstest]
+#[case::no_one_replaces_it(&[], None)]
+#[case::one_step(&[("a.v1", "a.v2")], Some("a.v2"))]
+#[case::to_the_end_of_the_chain(&[("a.v1", "a.v2"), ("a.v2", "a.v3")], Some("a.v3"))]
+#[case::a_cycle_gives_none(&[("a.v1", "a.v2"), ("a.v2", "a.v1")], None)]
+fn the_successor_is_the_end_of_the_replaces_chain(
+    #[case] edges: &[(&str, &str)],
+    #[case] want: Option<&str>,
+) {
+    let replaced_by: std::collections::BTreeMap<String, String> = edges
+        .iter()
+        .map(|(from, to)| (from.to_string(), to.to_string()))
+        .collect();
+    assert_eq!(successor("a.v1", &replaced_by).as_deref(), want);
 }

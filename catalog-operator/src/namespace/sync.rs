@@ -144,7 +144,9 @@ fn facts(
     sub: &Subscription,
     plans: &[Arc<InstallPlan>],
     csv_names: &BTreeSet<String>,
+    replaced_by: &BTreeMap<String, String>,
     catalogs: &[CatalogHealth],
+    fail_forward: bool,
 ) -> Facts {
     let st = sub.status.clone().unwrap_or_default();
     let find = |name: &str| {
@@ -179,6 +181,7 @@ fn facts(
                     phase: ip.phase(),
                     installed_reason,
                     message,
+                    csvs: ip.spec.cluster_service_version_names.clone(),
                 }
             }
         },
@@ -199,6 +202,11 @@ fn facts(
         starting_csv: sub.spec.starting_csv.clone(),
         plan,
         current_csv_exists: !current.is_empty() && csv_names.contains(&current),
+        installed_csv_exists: !st.installed_csv.is_empty() && csv_names.contains(&st.installed_csv),
+        successor: (!current.is_empty() && !csv_names.contains(&current))
+            .then(|| status::successor(&current, replaced_by))
+            .flatten(),
+        fail_forward,
     }
 }
 
@@ -219,6 +227,11 @@ async fn sync(
         .iter()
         .filter_map(|c| c.metadata.name.clone())
         .collect();
+    // replaces → the CSV replacing it, among the namespace's CSVs.
+    let replaced_by: BTreeMap<String, String> = csvs
+        .iter()
+        .filter_map(|c| Some((c.spec.replaces.clone()?, c.metadata.name.clone()?)))
+        .collect();
     let groups = in_ns(shared.operator_groups(), ns);
     let (fail_forward, exclude_global) = input::group_options(&groups);
     let global = shared.config.global_namespace.as_str();
@@ -234,7 +247,8 @@ async fn sync(
         .iter()
         .map(|s| {
             let old = s.status.clone().unwrap_or_default();
-            let new = status::before_resolution(&old, &facts(s, &plans, &csv_names, &health), &now);
+            let f = facts(s, &plans, &csv_names, &replaced_by, &health, fail_forward);
+            let new = status::before_resolution(&old, &f, &now);
             (s.clone(), new)
         })
         .collect();
@@ -289,6 +303,11 @@ async fn sync(
         .await?;
     }
 
+    // The catalog's deprecation notices on each installed CSV (OLM `updateDeprecatedStatus`).
+    for (sub, st) in &mut next {
+        report_deprecations(shared, sub, st, &now);
+    }
+
     // Each Subscription actor writes its own status (one failing write never holds the others back).
     for (sub, st) in next {
         let old = sub.status.clone().unwrap_or_default();
@@ -321,6 +340,28 @@ async fn sync(
         }
     }
     Ok(synced)
+}
+
+/// Sets or clears the Subscription's deprecation conditions from its catalog's notices (`crate::deprecation`).
+fn report_deprecations(
+    shared: &Shared,
+    sub: &Subscription,
+    st: &mut SubscriptionStatus,
+    now: &Time,
+) {
+    let key = CatalogKey::new(&sub.spec.catalog_source, &sub.spec.catalog_source_namespace);
+    let Some(view) = shared.catalogs.get(&key) else {
+        return;
+    };
+    let channel = sub.spec.channel.clone().unwrap_or_default();
+    let notices = crate::deprecation::lookup(
+        view.snapshot.as_deref(),
+        &view.deprecations,
+        &sub.spec.package,
+        &channel,
+        &st.installed_csv,
+    );
+    crate::deprecation::apply(st, &channel, notices.as_ref(), now);
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -365,6 +406,10 @@ async fn resolve_and_plan(
         tracing::info!(namespace = %ns, warning = %w, "resolution warning");
     }
 
+    let existing_csvs: BTreeSet<String> = csvs
+        .iter()
+        .filter_map(|c| c.metadata.name.clone())
+        .collect();
     // Which Subscriptions need a new plan, and with which approval.
     let mut decided: HashMap<String, Decided> = HashMap::new();
     let mut changed: BTreeMap<String, (String, bool)> = BTreeMap::new();
@@ -433,7 +478,16 @@ async fn resolve_and_plan(
                 .map(|(s, _)| s.as_ref())
                 .collect();
             match create_plan(
-                shared, ns, &bundles, &deps, &owners, manual, next, plans, &created,
+                shared,
+                ns,
+                &bundles,
+                &deps,
+                &owners,
+                manual,
+                next,
+                plans,
+                &created,
+                &existing_csvs,
             )
             .await
             {
@@ -529,7 +583,19 @@ async fn create_plan(
     next: &[(Arc<Subscription>, SubscriptionStatus)],
     plans: &[Arc<InstallPlan>],
     created: &[InstallPlan],
+    existing_csvs: &BTreeSet<String>,
 ) -> Result<InstallPlan, PlanError> {
+    let wanted: Vec<String> = bundles.iter().map(|b| b.name.clone()).collect();
+    let owner_names: Vec<&str> = owners
+        .iter()
+        .filter_map(|s| s.metadata.name.as_deref())
+        .collect();
+    if let Some(existing) =
+        super::reuse::reusable_in(plans, created, &wanted, &owner_names, manual, existing_csvs)
+    {
+        tracing::info!(namespace = %ns, plan = ?existing.metadata.name, csvs = ?wanted, "InstallPlan for these CSVs exists: reused");
+        return Ok(existing.clone());
+    }
     let mut trace = BTreeMap::new();
     olm_runtime::trace_context::inject_current(&mut trace);
     let mut plan: Vec<Step> = Vec::new();

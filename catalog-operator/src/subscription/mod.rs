@@ -142,6 +142,19 @@ impl SubscriptionActor {
         self.latest = Some(sub);
     }
 
+    /// After a conflict: stop waiting for our write's event and take the store's copy.
+    fn refresh_from_store(&mut self) {
+        self.awaiting = None;
+        if let Some(sub) = self.shared.stores.subscriptions.get().and_then(|s| {
+            s.get(
+                &kube::runtime::reflector::ObjectRef::new(&self.key.name)
+                    .within(self.key.namespace_or_empty()),
+            )
+        }) {
+            self.latest = Some(sub);
+        }
+    }
+
     /// The resync's safety net for a watch that relisted past our write: take the store's copy.
     fn stop_awaiting(&mut self) {
         if self.awaiting.take().is_some()
@@ -198,6 +211,11 @@ impl Reconciler for SubscriptionActor {
                     Outcome::Done(Next::Idle)
                 }
                 Err(source) => {
+                    if matches!(&source, kube::Error::Api(s) if s.code == 409) {
+                        // Our copy is stale (a write we never saw the event of, e.g. the Operator view's
+                        // labels after a relist): retry from the store's, not with the same copy forever.
+                        act.refresh_from_store();
+                    }
                     let e = Error::SubscriptionStatus {
                         key: act.key.clone(),
                         source,

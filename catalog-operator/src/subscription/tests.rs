@@ -179,3 +179,37 @@ async fn an_event_trailing_our_write_does_not_undo_it() {
     settle(100).await;
     assert_eq!(writes(&s.api), vec!["pkg.v1"]);
 }
+
+#[actix_rt::test]
+async fn a_conflict_retries_from_the_stores_copy_not_the_same_stale_one() {
+    tokio::time::pause();
+    // The store holds a newer version than the one the actor saw (a write whose event never reached it).
+    let mut writer = kube::runtime::reflector::store::Writer::<Subscription>::default();
+    let mut newer = (*subscription()).clone();
+    newer.metadata.resource_version = Some("rv-store".into());
+    writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(newer));
+    let stores = Stores::default();
+    assert!(stores.subscriptions.set(writer.as_reader()).is_ok());
+    let api = FakeApi::new(vec![409]);
+    let mut sh = shared(api.client());
+    sh.stores = Arc::new(stores);
+    let mut actor = SubscriptionActor::new(ObjectKey::new("ns", "a"), sh);
+    let journal: SharedJournal = Arc::new(Mutex::new(Journal::with_capacity(100)));
+    actor.attach(journal);
+    let actor = actor.start();
+    actor.do_send(ObjectEvent::Observed(subscription()));
+    actor.do_send(decision(1, "pkg.v1"));
+    settle(200).await;
+    let versions: Vec<String> = api
+        .seen()
+        .iter()
+        .filter(|s| s.method == "PUT" && s.path.ends_with("/subscriptions/a/status"))
+        .map(|s| {
+            s.body["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(versions, vec!["rv-0", "rv-store"]);
+}

@@ -63,6 +63,8 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
     let mut step = decision.step.clone();
     let mut applied = Applied::default();
     let mut certs = None;
+    // The CSV's RBAC and Deployments are written as the OperatorGroup's service account, if it names one.
+    let applier = super::scoped::applier(&client, &shared, &namespace);
     for effect in &decision.effects {
         let result = match effect {
             Effect::AnnotateGroup(wanted) => {
@@ -76,24 +78,30 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
                     })
             }
             Effect::EnsureRbac if rbac_in_place => Ok(()),
-            Effect::EnsureRbac => match &rendered {
-                Some(r) => ensure_rbac(&client, r).await,
-                None => Ok(()),
+            Effect::EnsureRbac => match (&rendered, &applier) {
+                (Some(r), Ok(applier)) => ensure_rbac(&applier.client, r).await,
+                (Some(_), Err(message)) => Err(Error::Scoped(message.clone())),
+                (None, _) => Ok(()),
             },
             Effect::Install => {
-                let installed = match &rendered {
-                    Some(r) => super::served::install::with_certs(
+                let installed = match (&rendered, &applier) {
+                    (Some(r), Ok(applier)) => super::served::install::with_certs(
                         &client,
                         &shared,
                         &csv,
                         r,
-                        async |r: &Rendered| install(&client, &namespace, &key.name, r).await,
+                        async |r: &Rendered| {
+                            install(&applier.client, &namespace, &key.name, r).await
+                        },
                     )
                     .await
                     .map(|times| certs = times),
-                    None => Ok(()),
+                    (Some(_), Err(message)) => Err(Error::Scoped(message.clone())),
+                    (None, _) => Ok(()),
                 };
                 if let Err(e) = installed {
+                    // Acting as the group's account too: a forbidden write fails the CSV for good until the
+                    // group's account changes (OLM retries; we do not watch users' RBAC, see the README).
                     let unrecoverable =
                         matches!(e.kind(), ErrorKind::Forbidden | ErrorKind::InvalidSpec);
                     step = Step::To(machine::install_failed(unrecoverable, &e.chain()));

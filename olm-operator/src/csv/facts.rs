@@ -34,6 +34,9 @@ pub struct Observed {
     pub replaces: Option<Neighbour>,
     /// A (non-copied) CSV whose `spec.replaces` names this one.
     pub replaced_by: Option<Neighbour>,
+    /// The namespace's one OperatorGroup has `spec.upgradeStrategy: TechPreviewUnsafeFailForward`: a `Failed`
+    /// CSV may be replaced (OLM moves it to `Replacing` only then).
+    pub fail_forward: bool,
     /// The newest CSV of the chain replacing this one (following `replaced_by` to its end); the same as
     /// `replaced_by` for a chain of two.
     pub chain_head: Option<Neighbour>,

@@ -119,9 +119,16 @@ pub fn decide(o: &Observed) -> Decision {
     // Deleting), a CSV that a newer one replaces hands over at once. Only then is the handover of a chain
     // serial: a CSV still Installing when its replacer appears would otherwise keep writing the Deployment
     // beside the chain's newest CSV (issue 17: v2 Installing and v4 Installing on one Deployment).
+    // A Failed CSV hands over too, with OLM's fail-forward message when its group fails forward. (OLM v0
+    // leaves a Failed CSV Failed under the Default strategy and its replacement Pending for good; here a CSV
+    // can fail transiently while its chain arrives out of order, and must still hand over. What Default
+    // blocks is the resolution of an upgrade past a failed one: see catalog-operator `namespace::fail_forward`.)
     if let Some(new) = &o.replaced_by
         && !matches!(o.phase, CsvPhase::Replacing | CsvPhase::Deleting)
     {
+        if o.phase == CsvPhase::Failed && o.fail_forward {
+            return failing_forward(new);
+        }
         return being_replaced(new);
     }
     // Only a cluster change (the group's targets or service account) moves a CSV out of NoRetry.
@@ -247,6 +254,22 @@ fn being_replaced(new: &Neighbour) -> Decision {
             CsvPhase::Replacing,
             CsvReason::BeingReplaced,
             format!("being replaced by csv: {}", new.name),
+        ),
+        Next::Idle,
+    )
+}
+
+/// A Failed CSV with a replacement, its group failing forward: `Replacing` with OLM's message.
+fn failing_forward(new: &Neighbour) -> Decision {
+    with(
+        vec![Effect::CountUpgrade],
+        to(
+            CsvPhase::Replacing,
+            CsvReason::BeingReplaced,
+            format!(
+                "Fail Forward is enabled, allowing Failed csv to be replaced by csv: {}",
+                new.name
+            ),
         ),
         Next::Idle,
     )

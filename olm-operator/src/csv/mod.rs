@@ -21,6 +21,7 @@ pub mod machine;
 pub mod observe;
 pub mod overrides;
 pub mod requirements;
+pub mod scoped;
 pub mod served;
 pub mod status;
 pub mod stores;

@@ -133,6 +133,8 @@ pub fn gather(shared: &Shared, csv: &ClusterServiceVersion, now: Timestamp) -> G
             .or_else(|| deployment_conflict(shared, &namespace, &me, &peers, rendered.as_ref())),
         replaces: chain::replaces(&me, &peers),
         replaced_by: chain::replaced_by(&me, &peers),
+        fail_forward: matches!(in_namespace.as_slice(), [g] if g.upgrade_strategy()
+            == messages::crd::operator_group::UpgradeStrategyName::TechPreviewUnsafeFailForward),
         chain_head: chain::head(&me, &peers),
         older_not_handed_over: chain::older_not_handed_over(&me, &peers),
         install: super::served::live::refine(shared, csv, install, now.as_second()),

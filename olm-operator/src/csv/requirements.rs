@@ -312,10 +312,11 @@ fn permissions(csv: &ClusterServiceVersion, cluster: &dyn Cluster) -> Vec<Requir
             let mut dependents = Vec::new();
             for (cluster_scope, rules) in grants {
                 let granted = if cluster_scope {
-                    cluster
-                        .cluster_role_hash(&strategy::cluster_role_name(&csv_name, &namespace, sa))
+                    cluster.cluster_role_hash(&strategy::cluster_role_name(
+                        &csv_name, &namespace, sa, rules,
+                    ))
                 } else {
-                    cluster.role_hash(&namespace, &strategy::role_name(&csv_name, sa))
+                    cluster.role_hash(&namespace, &strategy::role_name(&csv_name, sa, rules))
                 };
                 let satisfied = granted.as_deref() == Some(strategy::rules_hash(rules).as_str());
                 for rule in rules {

@@ -313,7 +313,7 @@ pub fn render_with(
                 api_group: None,
             };
             if cluster {
-                let role_name = cluster_role_name(name, namespace, sa);
+                let role_name = cluster_role_name(name, namespace, sa, &p.rules);
                 out.cluster_roles.push(ClusterRole {
                     metadata: meta(role_name.clone(), role_labels, false),
                     rules: Some(p.rules.clone()),
@@ -330,7 +330,7 @@ pub fn render_with(
                     subjects: Some(vec![subject]),
                 });
             } else {
-                let role_name = role_name(name, sa);
+                let role_name = role_name(name, sa, &p.rules);
                 out.roles.push(Role {
                     metadata: meta(role_name.clone(), role_labels, true),
                     rules: Some(p.rules.clone()),
@@ -403,29 +403,25 @@ fn render_deployment(
     }
 }
 
-/// Name of the Role (and RoleBinding) for one service account of a CSV.
-pub fn role_name(csv_name: &str, service_account: &str) -> String {
-    bounded(format!("{csv_name}-{service_account}"))
+/// Name of the Role and RoleBinding of a `permissions` entry: the one catalog-operator's InstallPlan writes
+/// (`messages::rbac_names`), so a plan's Role satisfies the requirement check and is never written twice.
+pub fn role_name(csv_name: &str, service_account: &str, rules: &[PolicyRule]) -> String {
+    messages::rbac_names::role_name(csv_name, service_account, rules)
 }
 
-/// Name of the ClusterRole (and binding): cluster-wide unique, so it carries a hash of the namespace.
-pub fn cluster_role_name(csv_name: &str, namespace: &str, service_account: &str) -> String {
-    let ns_hash = &hash::of_json(&namespace)[..8];
-    bounded(format!("{csv_name}-{service_account}-{ns_hash}"))
-}
-
-fn bounded(name: String) -> String {
-    if name.len() <= 253 {
-        return name;
-    }
-    let suffix = hash::of_json(&name);
-    let cut: String = name.chars().take(253 - 17).collect();
-    format!("{}-{suffix}", cut.trim_end_matches(['-', '.']))
+/// Name of the ClusterRole (and binding): cluster-wide unique, so its hash covers the namespace too.
+pub fn cluster_role_name(
+    csv_name: &str,
+    namespace: &str,
+    service_account: &str,
+    rules: &[PolicyRule],
+) -> String {
+    messages::rbac_names::cluster_role_name(csv_name, namespace, service_account, rules)
 }
 
 /// The rules hash OLM-created roles carry (`olm.permissions.hash`).
 pub fn rules_hash(rules: &[PolicyRule]) -> String {
-    hash::of_json(&rules)
+    messages::rbac_names::rules_hash(rules)
 }
 
 #[cfg(test)]

@@ -205,6 +205,7 @@ mod machine_tests {
             owner_conflict: None,
             replaces: None,
             replaced_by: None,
+            fail_forward: false,
             chain_head: None,
             older_not_handed_over: None,
             install: InstallStatus::Healthy,

@@ -168,7 +168,13 @@ async fn measure_mode(
 fn main() -> anyhow::Result<()> {
     let shared = std::env::var_os("OLM_RS_SHARED")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
+        .unwrap_or_else(|| {
+            PathBuf::from(
+                std::env::var("CARGO_MANIFEST_DIR")
+                    .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+            )
+            .join("../../shared")
+        })
         .join("catalogs");
     if !shared.is_dir() {
         println!("skipped: {} is absent", shared.display());

@@ -19,7 +19,11 @@ use serde_json::Value;
 pub fn catalogs_dir() -> Option<PathBuf> {
     let dir = match std::env::var_os("OLM_RS_SHARED") {
         Some(shared) => PathBuf::from(shared).join("catalogs"),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/catalogs"),
+        None => std::path::PathBuf::from(
+            std::env::var("CARGO_MANIFEST_DIR")
+                .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+        )
+        .join("../../shared/catalogs"),
     };
     dir.is_dir().then_some(dir)
 }

@@ -74,6 +74,9 @@ pub struct Op {
     pub requires: Option<Crd>,
     /// `minReadySeconds` of the operator's Deployment (how long it stays unavailable once its pod is ready).
     pub min_ready_seconds: Option<u32>,
+    /// `progressDeadlineSeconds` of the operator's Deployment (one not greater than `minReadySeconds` makes
+    /// the API server reject the Deployment: a CSV that fails to install).
+    pub progress_deadline_seconds: Option<u32>,
     /// Put the version in the operator container's environment, so each version's Deployment differs (as real
     /// operators' images do).
     pub versioned_deployment: bool,
@@ -110,6 +113,10 @@ impl Op {
         self.min_ready_seconds = Some(seconds);
         self
     }
+    pub fn progress_deadline_seconds(mut self, seconds: u32) -> Self {
+        self.progress_deadline_seconds = Some(seconds);
+        self
+    }
     pub fn versioned_deployment(mut self) -> Self {
         self.versioned_deployment = true;
         self
@@ -143,6 +150,9 @@ impl Op {
         }
         if let Some(s) = self.min_ready_seconds {
             spec["install"]["spec"]["deployments"][0]["spec"]["minReadySeconds"] = json!(s);
+        }
+        if let Some(s) = self.progress_deadline_seconds {
+            spec["install"]["spec"]["deployments"][0]["spec"]["progressDeadlineSeconds"] = json!(s);
         }
         if !self.skips.is_empty() {
             spec["skips"] = json!(self.skips);

@@ -44,10 +44,13 @@ pub fn community_bundles() -> Option<PathBuf> {
         let dir = PathBuf::from(d).join(tail);
         return dir.is_dir().then_some(dir);
     }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|a| a.join("shared").join(tail))
-        .find(|d| d.is_dir())
+    PathBuf::from(
+        std::env::var("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+    )
+    .ancestors()
+    .map(|a| a.join("shared").join(tail))
+    .find(|d| d.is_dir())
 }
 
 /// FBC documents of a package with one channel `stable` whose entries are `(csv name, version, replaces,

@@ -1,7 +1,8 @@
 //! Property tests of the handover along a `replaces` chain (issue 17: two CSVs fighting over one Deployment in
 //! a fast upgrade chain). Two properties, checked exhaustively or over many seeded schedules:
 //! - whatever its phase (but Replacing or Deleting) and whatever the other facts, a CSV that a newer one
-//!   replaces goes `Replacing` (OLM v0's `checkReplacementsAndUpdateStatus`);
+//!   replaces goes `Replacing` (OLM v0's `checkReplacementsAndUpdateStatus`; a `Failed` one with OLM's
+//!   fail-forward message when its group fails forward, scenario 36);
 //! - a model namespace where the four CSVs of a chain `v1 → v2 → v3 → v4` (one Deployment of the same name)
 //!   arrive in every order, reconciled in seeded random interleavings from views of their peers that may lag
 //!   (a reflector store behind the truth, though never behind the CSV's own arrival: the registry routes an
@@ -71,29 +72,33 @@ fn any_csv_a_newer_one_replaces_goes_replacing_whatever_its_phase() {
     for phase in PHASES.iter().filter(|p| **p != P::Replacing) {
         for replacer in &PHASES {
             for (what, fact) in variations() {
-                let mut o = base(phase.clone(), R::None);
-                fact(&mut o);
-                o.replaced_by = Some(Neighbour::new("a.v3", replacer.clone()));
-                let d = decide(&o);
-                let Step::To(t) = &d.step else {
-                    panic!("{phase} replaced by a {replacer} CSV ({what}) stayed: {d:?}");
-                };
-                assert_eq!(
-                    (&t.phase, &t.reason, t.message.as_str()),
-                    (
-                        &P::Replacing,
-                        &R::BeingReplaced,
+                for fail_forward in [false, true] {
+                    let mut o = base(phase.clone(), R::None);
+                    fact(&mut o);
+                    o.fail_forward = fail_forward;
+                    o.replaced_by = Some(Neighbour::new("a.v3", replacer.clone()));
+                    let d = decide(&o);
+                    let Step::To(t) = &d.step else {
+                        panic!("{phase} replaced by a {replacer} CSV ({what}) stayed: {d:?}");
+                    };
+                    let message = if *phase == P::Failed && fail_forward {
+                        "Fail Forward is enabled, allowing Failed csv to be replaced by csv: a.v3"
+                    } else {
                         "being replaced by csv: a.v3"
-                    ),
-                    "{phase} replaced by a {replacer} CSV ({what})"
-                );
-                assert_eq!(d.effects, vec![Effect::CountUpgrade], "{phase} ({what})");
-                assert!(!d.effects.contains(&Effect::Install));
-                checked += 1;
+                    };
+                    assert_eq!(
+                        (&t.phase, &t.reason, t.message.as_str()),
+                        (&P::Replacing, &R::BeingReplaced, message),
+                        "{phase} replaced by a {replacer} CSV ({what})"
+                    );
+                    assert_eq!(d.effects, vec![Effect::CountUpgrade], "{phase} ({what})");
+                    assert!(!d.effects.contains(&Effect::Install));
+                    checked += 1;
+                }
             }
         }
     }
-    assert_eq!(checked, 7 * 8 * variations().len());
+    assert_eq!(checked, 7 * 2 * 8 * variations().len());
 }
 
 #[test]

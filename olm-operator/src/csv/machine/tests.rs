@@ -23,6 +23,7 @@ pub(super) fn observed(phase: CsvPhase, reason: CsvReason) -> Observed {
         owner_conflict: None,
         replaces: None,
         replaced_by: None,
+        fail_forward: false,
         chain_head: None,
         older_not_handed_over: None,
         install: InstallStatus::Healthy,

@@ -275,11 +275,11 @@ fn granted() -> FakeCluster {
             },
         )]),
         roles: BTreeMap::from([(
-            strategy::role_name("op.v1.0.0", "op-sa"),
+            strategy::role_name("op.v1.0.0", "op-sa", &ns_rules),
             strategy::rules_hash(&ns_rules),
         )]),
         cluster_roles: BTreeMap::from([(
-            strategy::cluster_role_name("op.v1.0.0", "ns", "op-sa"),
+            strategy::cluster_role_name("op.v1.0.0", "ns", "op-sa", &cluster_rules),
             strategy::rules_hash(&cluster_rules),
         )]),
         ..Default::default()

@@ -9,7 +9,11 @@ use std::path::PathBuf;
 fn corpus_root() -> Option<PathBuf> {
     let root = match std::env::var_os("OLM_RS_SHARED") {
         Some(shared) => PathBuf::from(shared).join("catalogs"),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/catalogs"),
+        None => PathBuf::from(
+            std::env::var("CARGO_MANIFEST_DIR")
+                .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+        )
+        .join("../../shared/catalogs"),
     };
     root.is_dir().then_some(root)
 }

@@ -233,8 +233,15 @@ fn rbac_is_rendered_per_service_account_with_bindings() {
             .collect::<Vec<_>>(),
         vec!["op-sa"]
     );
-    assert_eq!(r.roles[0].metadata.name.as_deref(), Some("op.v1.0.0-op-sa"));
-    assert_eq!(r.role_bindings[0].role_ref.name, "op.v1.0.0-op-sa");
+    // The name an InstallPlan gives the same Role (`messages::rbac_names`: `<csv>-<sa>-<rules hash>`).
+    let role = role_name(
+        "op.v1.0.0",
+        "op-sa",
+        &[rule(&["get", "list"], &["configmaps"])],
+    );
+    assert!(role.starts_with("op.v1.0.0-op-sa-"), "{role}");
+    assert_eq!(r.roles[0].metadata.name.as_deref(), Some(role.as_str()));
+    assert_eq!(r.role_bindings[0].role_ref.name, role);
     assert_eq!(
         r.role_bindings[0].subjects.clone().unwrap_or_default()[0]
             .namespace
@@ -273,12 +280,13 @@ fn rbac_is_rendered_per_service_account_with_bindings() {
 
 #[test]
 fn cluster_role_names_differ_between_namespaces() {
+    let rules = [rule(&["get"], &["pods"])];
     assert_ne!(
-        cluster_role_name("op.v1", "a", "sa"),
-        cluster_role_name("op.v1", "b", "sa")
+        cluster_role_name("op.v1", "a", "sa", &rules),
+        cluster_role_name("op.v1", "b", "sa", &rules)
     );
     let long = "x".repeat(300);
-    assert!(role_name(&long, "sa").len() <= 253);
+    assert!(role_name(&long, "sa", &rules).len() <= 63);
 }
 
 #[rstest]

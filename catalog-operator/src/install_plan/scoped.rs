@@ -1,0 +1,54 @@
+//! Which identity an InstallPlan's steps are applied with: OLM's scoped install (`pkg/lib/scoped`:
+//! `UserDefinedServiceAccountQuerier`, `ClientAttenuator`). When the namespace's OperatorGroup names
+//! `spec.serviceAccountName`, every step except CRDs (OLM applies those with its own client) is applied acting as
+//! that ServiceAccount, so a step the account may not perform fails with the API server's forbidden message. The
+//! account is used once olm-operator has synced it into the group's `status.serviceAccountRef`; until then the
+//! plan waits with OLM's `InstallCheckFailed` message. The reference used is recorded in the plan's
+//! `status.attenuatedServiceAccountRef`, as OLM records it.
+//!
+//! We act as the account by impersonation (`olm_runtime::impersonate`), where OLM reads the account's token
+//! Secret or asks the TokenRequest API: see the README ("Scoped installs") for why.
+
+use kube::api::{ApiResource, DynamicObject};
+use kube::{Api, Client};
+use messages::crd::operator_group::OperatorGroup;
+
+pub use olm_runtime::scoped_install::{GroupAccount, Identity, client_for, identity};
+
+/// Read the group's account facts (one GET; read as an untyped object, so a group whose other fields do not
+/// decode cannot block the plan).
+pub async fn read_group(
+    client: &Client,
+    namespace: &str,
+    group: &str,
+) -> Result<GroupAccount, String> {
+    let ar = ApiResource::erase::<OperatorGroup>(&());
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &ar);
+    let og = api
+        .get(group)
+        .await
+        .map_err(|e| format!("cannot read the operator group {namespace}/{group}: {e}"))?;
+    Ok(GroupAccount {
+        namespace: namespace.to_string(),
+        group: group.to_string(),
+        named: og.data["spec"]["serviceAccountName"]
+            .as_str()
+            .map(str::to_string),
+        synced: serde_json::from_value(og.data["status"]["serviceAccountRef"].clone())
+            .ok()
+            .flatten(),
+    })
+}
+
+/// Who applies a plan's steps in `namespace`, given the group check's answer (the one group's name, or OLM's
+/// message): the identity for `status.attenuatedServiceAccountRef` and the client, or the message to wait with.
+pub async fn resolve(
+    operator: &Client,
+    namespace: &str,
+    group: Result<String, String>,
+) -> Result<(Identity, Client), String> {
+    let g = read_group(operator, namespace, &group?).await?;
+    let who = identity(&g)?;
+    let client = client_for(operator, &who)?;
+    Ok((who, client))
+}

@@ -1,0 +1,162 @@
+//! Whether resolution's next InstallPlan already exists (OLM's `ensureInstallPlan` reuses a plan that creates
+//! the same resources instead of writing a second one). A run decides a plan, creates it and tells its
+//! Subscriptions; when that decision is lost (the namespace actor dies before the Subscription writes it, or the
+//! message is dropped), the next run sees the Subscription as before and plans the same step again. Without this
+//! the namespace ends with two plans for one CSV (the chaos run's duplicate). Pure.
+
+use messages::crd::install_plan::{InstallPlan, InstallPlanPhase};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// The plan to reuse for `csvs` (the plan's CSV names) serving `owners` (Subscription names) with `manual`
+/// approval: one owned by each of them, for exactly those CSVs, with the same approval, whose status shows it
+/// is being or was carried out (a plan with no status yet may never get one: its creator died between its
+/// two writes), and, when Complete, whose CSVs all exist (a Complete plan whose CSV is gone would install
+/// nothing again). The newest such plan by generation.
+pub fn reusable<'a>(
+    plans: impl IntoIterator<Item = &'a InstallPlan>,
+    csvs: &[String],
+    owners: &[&str],
+    manual: bool,
+    existing_csvs: &BTreeSet<String>,
+) -> Option<&'a InstallPlan> {
+    let wanted: BTreeSet<&str> = csvs.iter().map(String::as_str).collect();
+    plans
+        .into_iter()
+        .filter(|p| {
+            let names: BTreeSet<&str> = p
+                .spec
+                .cluster_service_version_names
+                .iter()
+                .map(String::as_str)
+                .collect();
+            let owned_by: BTreeSet<&str> = p
+                .metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .filter(|o| o.kind == "Subscription")
+                .map(|o| o.name.as_str())
+                .collect();
+            let usable = match p.status.as_ref().map(|s| &s.phase) {
+                Some(InstallPlanPhase::RequiresApproval | InstallPlanPhase::Installing) => true,
+                Some(InstallPlanPhase::Complete) => {
+                    wanted.iter().all(|c| existing_csvs.contains(*c))
+                }
+                _ => false,
+            };
+            !wanted.is_empty()
+                && names == wanted
+                && owners.iter().all(|o| owned_by.contains(o))
+                && p.spec.approval.is_manual() == manual
+                && usable
+        })
+        .max_by_key(|p| p.spec.generation.unwrap_or(0))
+}
+
+/// [`reusable`] over the store's plans and the ones this actor created.
+pub fn reusable_in<'a>(
+    stored: &'a [Arc<InstallPlan>],
+    created: &'a [InstallPlan],
+    csvs: &[String],
+    owners: &[&str],
+    manual: bool,
+    existing_csvs: &BTreeSet<String>,
+) -> Option<&'a InstallPlan> {
+    reusable(
+        stored.iter().map(|p| p.as_ref()).chain(created.iter()),
+        csvs,
+        owners,
+        manual,
+        existing_csvs,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn plan(
+        csvs: &[&str],
+        owners: &[&str],
+        manual: bool,
+        phase: Option<&str>,
+        generation: i64,
+    ) -> InstallPlan {
+        let mut p: InstallPlan = serde_json::from_value(serde_json::json!({
+            "apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
+            "metadata": {"name": format!("install-{generation}"), "namespace": "ns",
+                "ownerReferences": owners.iter().map(|o| serde_json::json!({
+                    "apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription", "name": o, "uid": format!("uid-{o}")
+                })).collect::<Vec<_>>()},
+            "spec": {"clusterServiceVersionNames": csvs, "approval": if manual { "Manual" } else { "Automatic" },
+                "approved": !manual, "generation": generation}
+        }))
+        .expect("plan");
+        if let Some(phase) = phase {
+            p.status = Some(
+                serde_json::from_value(serde_json::json!({"phase": phase, "catalogSources": []}))
+                    .expect("status"),
+            );
+        }
+        p
+    }
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[rstest]
+    #[case::an_installing_plan_for_the_same_csv_is_reused(plan(&["a.v2"], &["sub"], false, Some("Installing"), 3), &[], Some(3))]
+    #[case::a_complete_plan_whose_csv_exists_is_reused(plan(&["a.v2"], &["sub"], false, Some("Complete"), 3), &["a.v2"], Some(3))]
+    #[case::a_complete_plan_whose_csv_is_gone_is_not(plan(&["a.v2"], &["sub"], false, Some("Complete"), 3), &[], None)]
+    #[case::a_failed_plan_is_not(plan(&["a.v2"], &["sub"], false, Some("Failed"), 3), &["a.v2"], None)]
+    #[case::a_plan_without_status_is_not(plan(&["a.v2"], &["sub"], false, None, 3), &[], None)]
+    #[case::another_csv_is_not(plan(&["a.v1"], &["sub"], false, Some("Installing"), 3), &[], None)]
+    #[case::another_subscriptions_plan_is_not(plan(&["a.v2"], &["other"], false, Some("Installing"), 3), &[], None)]
+    #[case::another_approval_is_not(plan(&["a.v2"], &["sub"], true, Some("RequiresApproval"), 3), &[], None)]
+    fn a_plan_is_reused_only_when_it_does_the_same_work(
+        #[case] existing: InstallPlan,
+        #[case] existing_csvs: &[&str],
+        #[case] want_generation: Option<i64>,
+    ) {
+        let existing_csvs: BTreeSet<String> = names(existing_csvs).into_iter().collect();
+        let got = reusable(
+            [&existing],
+            &names(&["a.v2"]),
+            &["sub"],
+            false,
+            &existing_csvs,
+        );
+        assert_eq!(got.and_then(|p| p.spec.generation), want_generation);
+    }
+
+    #[test]
+    fn the_newest_of_several_is_reused_and_a_shared_plan_serves_each_owner() {
+        let older = plan(
+            &["a.v2", "b.v1"],
+            &["sub", "dep"],
+            false,
+            Some("Installing"),
+            2,
+        );
+        let newer = plan(
+            &["b.v1", "a.v2"],
+            &["dep", "sub"],
+            false,
+            Some("Installing"),
+            5,
+        );
+        let none = BTreeSet::new();
+        let got = reusable(
+            [&older, &newer],
+            &names(&["a.v2", "b.v1"]),
+            &["sub"],
+            false,
+            &none,
+        );
+        assert_eq!(got.and_then(|p| p.spec.generation), Some(5));
+        assert!(reusable([&older], &names(&["a.v2"]), &["sub"], false, &none).is_none());
+    }
+}
