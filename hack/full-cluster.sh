@@ -237,9 +237,20 @@ cni_config() {
 CNI
 }
 
-start_proc() { # name, log, command...
+# Close every descriptor but stdin/out/err in this (sub)shell: under `flock /tmp/olm-rs-full-cluster.lock
+# hack/full-cluster.sh up` the lock's descriptor is inherited, and a daemon keeping it would hold the lock after
+# `up` returned (a later `flock ... down` waited forever). Bash's own script descriptor (255) is close-on-exec.
+close_inherited_fds() {
+  local fd
+  for fd in /proc/$BASHPID/fd/*; do
+    fd=${fd##*/}
+    if [ "$fd" -gt 2 ] && [ "$fd" != 255 ]; then eval "exec $fd>&-"; fi
+  done
+}
+
+start_proc() { # name, command...
   local name=$1; shift
-  setsid "$@" > "$STATE/$name.log" 2>&1 < /dev/null & echo $! > "$STATE/$name.pid"
+  ( close_inherited_fds; exec setsid "$@" ) > "$STATE/$name.log" 2>&1 < /dev/null & echo $! > "$STATE/$name.pid"
 }
 
 overlay() { # the kustomization applying deploy/ to this cluster

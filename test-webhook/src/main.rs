@@ -1,6 +1,7 @@
 //! TEST ONLY: the webhook server of the full-cluster proof (issue 14). It serves HTTPS on `:9443` with the
 //! pair OLM mounts at `/tmp/k8s-webhook-server/serving-certs/tls.{crt,key}` (read again for every
-//! connection, so a rotated certificate is used without a restart):
+//! connection, so a rotated certificate is used without a restart; a pair that does not read whole, as while
+//! the kubelet swaps the Secret's files, leaves the last good one in use):
 //! - `POST /validate`: an AdmissionReview; objects whose `spec.deny` is true are denied with a message;
 //! - `POST /convert`: a ConversionReview between `v1` (`spec.color`) and `v2` (`spec.colour`) of one CRD;
 //! - `GET /healthz`: 200, for the readiness probe.
@@ -154,15 +155,22 @@ async fn main() -> anyhow::Result<()> {
     let drain = tokio::time::sleep(std::time::Duration::from_secs(365 * 24 * 3600));
     tokio::pin!(drain);
     let mut terminating = false;
+    let mut last_good: Option<Arc<rustls::ServerConfig>> = None;
     loop {
         tokio::select! {
             accepted = listener.accept() => {
                 let (stream, _) = accepted?;
+                // A pair read while the kubelet swaps the Secret's files may mix the old certificate with
+                // the new key: serve with the last good pair then (it is still trusted during a rotation).
                 match tls_config(&dir) {
-                    Ok(config) => {
-                        connections.spawn(serve(stream, config, stopped.clone()));
+                    Ok(config) => last_good = Some(config),
+                    Err(e) => eprintln!("serving certificate not read ({e:#}); using the last one read"),
+                }
+                match &last_good {
+                    Some(config) => {
+                        connections.spawn(serve(stream, config.clone(), stopped.clone()));
                     }
-                    Err(e) => eprintln!("no serving certificate: {e:#}"),
+                    None => eprintln!("no serving certificate yet: connection dropped"),
                 }
             }
             _ = sigterm.recv(), if !terminating => {
