@@ -13,6 +13,7 @@
 #   hack/full-cluster.sh status   say what runs
 #   hack/full-cluster.sh build    only install packages, build the kubelet/scheduler and the images
 #   hack/full-cluster.sh env      print `export KUBECONFIG=...`
+#   hack/full-cluster.sh registry print this cluster's OCI registry (host:port; plain HTTP, pods reach it)
 #   hack/full-cluster.sh check    can this machine run it? (root, overlayfs, cgroups); exit 1 with the reason if not
 #   hack/full-cluster.sh measure  cold start of the last `up`, each olm pod's RSS (memory cgroup), image sizes
 #
@@ -23,8 +24,14 @@
 #
 # Networking: pods use the bridge CNI (10.244.0.0/24 on kcbr0). There is no kube-proxy and no cluster DNS, so the
 # generated overlay points the operators' in-cluster config at the apiserver's host address
-# (KUBERNETES_SERVICE_HOST/PORT; the token and CA are the mounted service-account ones) and runs the default
-# catalog's registry on the host network, with the CatalogSource address set to it.
+# (KUBERNETES_SERVICE_HOST/PORT; the token and CA are the mounted service-account ones).
+#
+# The default catalog is an image catalog, as real clusters have: `up` starts a second docker-registry (the first
+# is the light cluster's, on loopback) on the host's address, where pods reach it as they reach the apiserver,
+# pushes real community bundles as bundle images and a catalog image referencing them by digest (`olm-oci
+# push-tree`), and the overlay points the default CatalogSource's `spec.image` at it; catalog-operator pulls it
+# in-process over plain HTTP (OLM_INSECURE_REGISTRIES names this one registry). deploy/'s `registry serve`
+# Deployment and Service are left out (nothing would dial them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -42,7 +49,16 @@ KCM_PORT="${OLM_RS_FULL_KCM_PORT:-27257}"
 SCHED_PORT="${OLM_RS_FULL_SCHEDULER_PORT:-27259}"
 KUBELET_PORT="${OLM_RS_FULL_KUBELET_PORT:-27250}"
 KUBELET_HEALTHZ_PORT="${OLM_RS_FULL_KUBELET_HEALTHZ_PORT:-27248}"
-REGISTRY_PORT="${OLM_RS_FULL_REGISTRY_PORT:-27051}"
+OCI_PORT="${OLM_RS_FULL_OCI_PORT:-27052}"
+OCI_DIR="$STATE/oci-registry"
+# The default catalog: these packages of the community bundles (../shared/catalogs, or $OLM_RS_SHARED/catalogs).
+shared_catalogs() {
+  if [ -n "${OLM_RS_SHARED:-}" ]; then echo "$OLM_RS_SHARED/catalogs"; return; fi
+  local d; for d in "$REPO/../shared" "$REPO/../../shared"; do [ -d "$d/catalogs" ] && { echo "$d/catalogs"; return; }; done
+  echo "$REPO/../shared/catalogs"
+}
+SHARED_CATALOGS=$(shared_catalogs)
+DEFAULT_PACKAGES=(etcd odoo-operator apicurito)
 TOKEN="${OLM_RS_FULL_ADMIN_TOKEN:-olm-rs-full-admin-token}"
 NODE="olm-rs-full-node"
 BRIDGE=kcbr0
@@ -190,6 +206,9 @@ build() {
   apt_install curl openssl etcd-server runc containerd containernetworking-plugins iptables \
     busybox-static gcc libc6-dev iproute2
   k8s_build_binaries kube-apiserver kube-controller-manager kube-scheduler kubelet
+  command -v docker-registry >/dev/null || apt_install docker-registry
+  # olm-oci (builds and pushes the default catalog's images): a debug build is quick and enough.
+  cargo build --locked -p oci --bin olm-oci >&2
   OLM_RS_IMAGES="$IMAGES" hack/images.sh build >&2   # keeps archives newer than their inputs
 }
 
@@ -273,23 +292,34 @@ patches:
       - op: add
         path: /spec/template/spec/containers/0/env/-
         value: {name: KUBERNETES_SERVICE_PORT, value: "$API_PORT"}
-  # The default catalog's registry on the host network, where the catalog-operator pods can dial it.
-  - target: {kind: Deployment, name: olm-rs-catalog}
+  # The default catalog is the catalog image in this cluster's OCI registry, pulled by catalog-operator (and by
+  # package-server, to list it) over plain HTTP (that registry only); deploy/'s registry Deployment and Service
+  # are not needed.
+  - target: {kind: Deployment, name: "catalog-operator|package-server"}
     patch: |-
       - op: add
-        path: /spec/template/spec/hostNetwork
-        value: true
-      - op: replace
-        path: /spec/template/spec/containers/0/args
-        value: [serve, /catalog, "--port=$REGISTRY_PORT"]
-      - op: replace
-        path: /spec/template/spec/containers/0/ports/0/containerPort
-        value: $REGISTRY_PORT
+        path: /spec/template/spec/containers/0/env/-
+        value: {name: OLM_INSECURE_REGISTRIES, value: "$ip:$OCI_PORT"}
   - target: {kind: CatalogSource, name: olm-rs-catalog}
     patch: |-
-      - op: replace
+      - op: remove
         path: /spec/address
-        value: "$ip:$REGISTRY_PORT"
+      - op: add
+        path: /spec/image
+        value: "$(default_catalog_ref "$ip")"
+      - op: replace
+        path: /spec/displayName
+        value: olm-rs community catalog (image)
+  - patch: |-
+      \$patch: delete
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: olm-rs-catalog, namespace: olm}
+  - patch: |-
+      \$patch: delete
+      apiVersion: v1
+      kind: Service
+      metadata: {name: olm-rs-catalog, namespace: olm}
 KUST
   if [ -n "${OLM_RS_CERT_VALIDITY_SECONDS:-}" ]; then
     # Short-lived webhook/API-service certificates, to watch a rotation (tests/tests/full_cluster_rotation.rs).
@@ -398,9 +428,43 @@ KC
   echo "$STATE/kubeconfig"
 }
 
+# ---- the OCI registry and the default catalog image ----------------------------------------------------------
+
+default_catalog_ref() { echo "$1:$OCI_PORT/olm-rs/catalog:dev"; }
+
+# hack/lib/registry.sh with this cluster's address and folder (in a subshell: its variables stay there).
+oci_registry() { # up|down HOST_IP
+  ( close_inherited_fds   # the registry daemon must not keep the caller's flock descriptor either
+    OLM_RS_REGISTRY_DIR="$OCI_DIR"
+    # shellcheck source=hack/lib/registry.sh
+    . "$REPO/hack/lib/registry.sh"
+    REGISTRY_ADDR="$2:$OCI_PORT"; REGISTRY_METRICS_ADDR="127.0.0.1:$((OCI_PORT + 10000))"
+    "registry_$1" )
+}
+
+olm_oci() {
+  local bin="${CARGO_TARGET_DIR:-$CACHE/target}/debug/olm-oci"
+  [ -x "$bin" ] || bin=$(command -v olm-oci || true)
+  [ -n "$bin" ] || { log "olm-oci not built (hack/full-cluster.sh build)"; exit 1; }
+  "$bin" "$@"
+}
+
+# Real community bundles as bundle images, and the catalog image listing them by digest (no inline objects).
+push_default_catalog() { # HOST_IP
+  local ip=$1 args=() p
+  [ -d "$SHARED_CATALOGS/community-operators-prod-bundles/operators" ] ||
+    { log "no $SHARED_CATALOGS/community-operators-prod-bundles: the default catalog is built from it"; exit 1; }
+  for p in "${DEFAULT_PACKAGES[@]}"; do args+=(--package "$p"); done
+  olm_oci --insecure "$ip:$OCI_PORT" push-tree "$SHARED_CATALOGS/community-operators-prod-bundles/operators" \
+    --prefix "$ip:$OCI_PORT/olm-rs-community" --catalog "$(default_catalog_ref "$ip")" "${args[@]}" >&2
+  log "default catalog image $(default_catalog_ref "$ip"): ${DEFAULT_PACKAGES[*]}"
+}
+
 # deploy_olm HOST_IP START: apply deploy/ through the generated overlay and wait for both operators' pods.
 deploy_olm() {
   local ip=$1 t0=$2
+  oci_registry up "$ip"
+  push_default_catalog "$ip"
   wait_for 60 "default service account" kc get serviceaccount default -n default
   local dir; dir=$(overlay "$ip")
   # The CRDs first: the OperatorGroup and CatalogSource of deploy/ need them served.
@@ -456,6 +520,7 @@ down() {
     done
   fi
   stop_procs
+  oci_registry down "$(cat "$STATE/host-ip" 2>/dev/null || echo 127.0.0.1)"
   # containerd-shim processes of our containerd (their command line names our state folder's socket).
   local pid
   for pid in $(pgrep -f "containerd-shim.*-address $STATE/containerd.sock" || true); do kill -9 "$pid" 2>/dev/null || true; done
@@ -500,8 +565,11 @@ case "${1:-up}" in
   down) down; log "down" ;;
   build) build ;;
   check) why=$(unsupported); if [ -n "$why" ]; then echo "$why"; exit 1; fi; echo "ok" ;;
-  status) for p in "${PROCS[@]}"; do if alive "$p"; then echo "$p running (pid $(cat "$STATE/$p.pid"))"; else echo "$p stopped"; fi; done ;;
+  status) for p in "${PROCS[@]}"; do if alive "$p"; then echo "$p running (pid $(cat "$STATE/$p.pid"))"; else echo "$p stopped"; fi; done
+    if [ -f "$OCI_DIR/registry.pid" ] && kill -0 "$(cat "$OCI_DIR/registry.pid")" 2>/dev/null; then
+      echo "oci-registry running (pid $(cat "$OCI_DIR/registry.pid"))"; else echo "oci-registry stopped"; fi ;;
   env) echo "export KUBECONFIG=$STATE/kubeconfig" ;;
+  registry) echo "$(cat "$STATE/host-ip"):$OCI_PORT" ;;
   measure) measure ;;
-  *) echo "usage: $0 up|down|status|build|env|check|measure" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status|build|env|registry|check|measure" >&2; exit 2 ;;
 esac

@@ -66,6 +66,7 @@ need() { command -v "$1" >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get 
 build() {
   need gcc gcc
   dpkg -s busybox-static >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq busybox-static >&2
+  dpkg -s ca-certificates >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ca-certificates >&2
   mkdir -p "$OUT"
   local bin
   case "$PROFILE" in
@@ -87,9 +88,13 @@ build() {
     *) log "OLM_RS_IMAGE_PROFILE must be release or debug"; exit 2 ;;
   esac
   local common=(--user 65532:65532 --dir /tmp)
+  # The operators speak HTTPS to registries (catalog and bundle images, package-server's image catalogs) and to
+  # the API server: they carry the host's CA bundle where rustls-native-certs looks for it, as distroless images
+  # do. Without it, no HTTPS registry can be reached (a RegistryClientError condition).
+  local cas=/etc/ssl/certs/ca-certificates.crt
   for b in olm-operator catalog-operator package-server; do
-    fresh "$b" "$bin/$b" || python3 hack/images/mkoci.py --name "localhost/olm-rs/$b:$TAG" --out "$OUT/$b.oci.tar" \
-      --file "$bin/$b:/usr/local/bin/$b" --with-libs "/usr/local/bin/$b" \
+    fresh "$b" "$bin/$b" "$cas" || python3 hack/images/mkoci.py --name "localhost/olm-rs/$b:$TAG" --out "$OUT/$b.oci.tar" \
+      --file "$bin/$b:/usr/local/bin/$b" --with-libs "/usr/local/bin/$b" --file "$cas:$cas" \
       --entrypoint "/usr/local/bin/$b" --cmd run --port 8080 "${common[@]}"
   done
   fresh registry "$bin/registry" "$REPO/deploy/samples/catalog" \

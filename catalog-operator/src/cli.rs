@@ -17,7 +17,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run the operator.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Write the operators.coreos.com CustomResourceDefinitions (generated from our types) into a folder.
     Crds(CrdsArgs),
 }
@@ -32,6 +32,15 @@ pub struct RunArgs {
     /// How often registry connections are probed (a Go duration).
     #[arg(long = "registry-probe-interval", env = "OLM_REGISTRY_PROBE_INTERVAL", default_value = "2s", value_parser = go_duration)]
     pub registry_probe_interval: std::time::Duration,
+    /// Registries (host:port, comma-separated) pulled from over plain HTTP besides loopback ones (bundle and
+    /// catalog images), as containerd's insecure registries; every other registry is spoken to over HTTPS.
+    #[arg(
+        long = "insecure-registries",
+        env = "OLM_INSECURE_REGISTRIES",
+        value_delimiter = ',',
+        default_value = ""
+    )]
+    pub insecure_registries: Vec<String>,
 }
 
 fn go_duration(s: &str) -> Result<std::time::Duration, String> {

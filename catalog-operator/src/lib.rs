@@ -28,6 +28,7 @@ pub mod namespace;
 pub mod rbac;
 pub mod requeue;
 pub mod run;
+pub mod self_grant;
 pub mod shared;
 pub mod snapshot;
 pub mod steps;

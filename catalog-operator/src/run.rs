@@ -30,6 +30,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         common,
         install_plan_retry_timeout,
         registry_probe_interval,
+        insecure_registries,
     } = args;
     let _telemetry = olm_runtime::telemetry::init("catalog-operator", common.log_format)?;
     wiring::block_on_system(async move {
@@ -44,6 +45,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         };
         // A bad OLM_RS_CHAOS stops the operator here, before any actor runs.
         olm_runtime::chaos::init_from_env()?;
+        crate::self_grant::init_from_env(&common.namespace);
         let mut wiring = Wiring::new(client.clone(), metrics.clone(), scope.clone())
             .with_resync(std::time::Duration::from_secs(common.resync_seconds));
         let election =
@@ -56,6 +58,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             return anyhow::Ok(());
         }
 
+        let insecure: Vec<String> = insecure_registries
+            .into_iter()
+            .filter(|r| !r.is_empty())
+            .collect();
         let shared = Shared {
             client: client.clone(),
             metrics: metrics.clone(),
@@ -65,8 +71,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             catalogs: Arc::default(),
             config: Arc::new(config),
             kinds: Default::default(),
-            bundles: Arc::default(),
-            catalog_images: Arc::default(),
+            bundles: Arc::new(crate::bundle_image::Unpacker::new(
+                oci::Registry::new(&insecure),
+                crate::bundle_image::unpacker::CACHE_BYTES,
+            )),
+            catalog_images: Arc::new(crate::catalog_image::CatalogImages::new(
+                oci::Registry::new(&insecure),
+            )),
         };
         let _ = shared
             .registries

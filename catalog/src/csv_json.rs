@@ -24,6 +24,42 @@ pub fn csv_json(pkg: &Package, bundle: &Bundle, objects: &[String]) -> Option<St
     Some(csv_from_metadata(pkg, bundle, meta).to_string())
 }
 
+/// The `olm.csv.metadata` value of a CSV object, as `opm render` writes it for a bundle image (the inverse of
+/// [`csv_from_metadata`]): labels and annotations, and the spec fields packageserver shows.
+pub fn metadata_of(csv: &Value) -> Value {
+    let mut meta = Map::new();
+    copy(&csv["metadata"], "annotations", &mut meta, "annotations");
+    copy(&csv["metadata"], "labels", &mut meta, "labels");
+    let spec = &csv["spec"];
+    copy(
+        spec,
+        "apiservicedefinitions",
+        &mut meta,
+        "apiServiceDefinitions",
+    );
+    copy(
+        spec,
+        "customresourcedefinitions",
+        &mut meta,
+        "crdDescriptions",
+    );
+    for key in [
+        "description",
+        "displayName",
+        "installModes",
+        "keywords",
+        "links",
+        "maintainers",
+        "maturity",
+        "minKubeVersion",
+        "nativeAPIs",
+        "provider",
+    ] {
+        copy(spec, key, &mut meta, key);
+    }
+    Value::Object(meta)
+}
+
 fn copy(from: &Value, from_key: &str, to: &mut Map<String, Value>, to_key: &str) {
     if let Some(v) = from.get(from_key).filter(|v| !v.is_null()) {
         to.insert(to_key.to_string(), v.clone());
@@ -136,6 +172,36 @@ mod tests {
         assert_eq!(csv["spec"]["displayName"], "A");
         assert_eq!(csv["spec"]["description"], "from the package");
         assert_eq!(csv["spec"]["installModes"][0]["type"], "AllNamespaces");
+    }
+
+    #[test]
+    fn metadata_of_a_csv_builds_back_the_same_display_fields() {
+        let pkg = Package::new("a");
+        let csv = json!({"kind": "ClusterServiceVersion", "metadata": {"name": "a.v1.0.0",
+            "annotations": {"capabilities": "Basic Install"}},
+            "spec": {"displayName": "A", "description": "d", "version": "1.0.0",
+                     "installModes": [{"type": "OwnNamespace", "supported": true}],
+                     "customresourcedefinitions": {"owned": [{"name": "xs.example.com", "version": "v1", "kind": "X"}]},
+                     "install": {"strategy": "deployment"}}});
+        let meta = metadata_of(&csv);
+        assert!(meta.get("install").is_none(), "no install strategy: {meta}");
+        let b = bundle(vec![
+            Property::new(
+                PropertyType::Package,
+                json!({"packageName": "a", "version": "1.0.0"}),
+            ),
+            Property::new(PropertyType::CsvMetadata, meta),
+        ]);
+        let back: Value = serde_json::from_str(&csv_json(&pkg, &b, &[]).unwrap()).unwrap();
+        for pointer in [
+            "/spec/displayName",
+            "/spec/description",
+            "/spec/installModes",
+            "/spec/customresourcedefinitions",
+            "/metadata/annotations",
+        ] {
+            assert_eq!(back.pointer(pointer), csv.pointer(pointer), "{pointer}");
+        }
     }
 
     #[test]

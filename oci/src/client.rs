@@ -139,33 +139,46 @@ impl Registry {
             })
     }
 
-    fn client_for(&self, r: &Reference, auth: &Auth) -> Arc<Client> {
+    /// The client for `r`'s registry with `auth`, built on first use. Building fails (instead of panicking,
+    /// as `oci_client::Client::new`'s fallback does) when, e.g., the system has no CA certificates.
+    fn client_for(
+        &self,
+        reference: &str,
+        r: &Reference,
+        auth: &Auth,
+    ) -> Result<Arc<Client>, PullError> {
         let registry = r.resolve_registry().to_string();
         let mut clients = self.clients.lock().unwrap_or_else(PoisonError::into_inner);
-        clients
-            .entry(client_key(&registry, auth))
-            .or_insert_with(|| {
-                // reqwest's rustls needs a process-wide provider; kube uses ring too. A second install is a no-op.
-                let _ = rustls::crypto::ring::default_provider().install_default();
-                let protocol = if plain_http(&registry, &self.insecure) {
-                    ClientProtocol::Http
-                } else {
-                    ClientProtocol::Https
-                };
-                Arc::new(Client::new(ClientConfig {
-                    protocol,
-                    connect_timeout: Some(std::time::Duration::from_secs(10)),
-                    read_timeout: Some(std::time::Duration::from_secs(60)),
-                    ..Default::default()
-                }))
-            })
-            .clone()
+        let key = client_key(&registry, auth);
+        if let Some(client) = clients.get(&key) {
+            return Ok(client.clone());
+        }
+        // reqwest's rustls needs a process-wide provider; kube uses ring too. A second install is a no-op.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let protocol = if plain_http(&registry, &self.insecure) {
+            ClientProtocol::Http
+        } else {
+            ClientProtocol::Https
+        };
+        let client = Client::try_from(ClientConfig {
+            protocol,
+            connect_timeout: Some(std::time::Duration::from_secs(10)),
+            read_timeout: Some(std::time::Duration::from_secs(60)),
+            ..Default::default()
+        })
+        .map_err(|e| PullError::ClientSetup {
+            reference: reference.to_string(),
+            message: e.to_string(),
+        })?;
+        let client = Arc::new(client);
+        clients.insert(key, client.clone());
+        Ok(client)
     }
 
     /// The digest a tag points at now (one HEAD request).
     pub async fn resolve(&self, reference: &str, auth: &Auth) -> Result<String, PullError> {
         let r = Self::reference(reference)?;
-        let client = self.client_for(&r, auth);
+        let client = self.client_for(reference, &r, auth)?;
         self.count(1);
         client
             .fetch_manifest_digest(&r, &auth.oci())
@@ -240,7 +253,7 @@ impl Registry {
         limits: &Limits,
     ) -> Result<Image, PullError> {
         let r = Self::reference(reference)?;
-        let client = self.client_for(&r, auth);
+        let client = self.client_for(reference, &r, auth)?;
         let client = client.as_ref();
         let auth = auth.oci();
         let (manifest, digest) = self.manifest(client, reference, &r, &auth, limits).await?;
@@ -348,7 +361,7 @@ impl Registry {
         config_media_type: &str,
     ) -> Result<String, PullError> {
         let r = Self::reference(reference)?;
-        let client = self.client_for(&r, auth);
+        let client = self.client_for(reference, &r, auth)?;
         let client = client.as_ref();
         let auth = auth.oci();
         let (layers, config, manifest) = assemble(layers, config, config_media_type);

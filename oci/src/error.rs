@@ -55,6 +55,10 @@ pub enum PullError {
     NotACatalog { reference: String, message: String },
     #[error("pulling {reference} did not finish within {seconds} s")]
     Timeout { reference: String, seconds: u64 },
+    /// The HTTP client for the registry could not be built, e.g. no CA certificates in the system's trust
+    /// store (`/etc/ssl/certs/ca-certificates.crt` missing from the image) for an HTTPS registry.
+    #[error("cannot set up a registry client for {reference}: {message}")]
+    ClientSetup { reference: String, message: String },
 }
 
 impl PullError {
@@ -75,6 +79,7 @@ impl PullError {
             PullError::InvalidManifest { .. } => "InvalidManifest",
             PullError::NotACatalog { .. } => "NotACatalog",
             PullError::Timeout { .. } => "DeadlineExceeded",
+            PullError::ClientSetup { .. } => "RegistryClientError",
         }
     }
 

@@ -154,9 +154,27 @@ pub async fn push_tree(
                 if let Some(image) = out.bundles.get(&bundle.name) {
                     bundle.image = image.clone();
                 }
+                // As `opm render` of a bundle image: the CSV's display fields as `olm.csv.metadata` (what
+                // packageserver shows), no inline objects.
+                let csv = bundle
+                    .objects()
+                    .iter()
+                    .filter_map(|o| serde_json::from_str::<serde_json::Value>(o).ok())
+                    .find(catalog::csv::is_csv);
                 bundle
                     .properties
                     .retain(|p| p.kind() != PropertyType::BundleObject);
+                if let Some(csv) = csv
+                    && bundle
+                        .properties_of(PropertyType::CsvMetadata)
+                        .next()
+                        .is_none()
+                {
+                    bundle.properties.push(catalog::model::Property::new(
+                        PropertyType::CsvMetadata,
+                        catalog::csv_json::metadata_of(&csv),
+                    ));
+                }
             }
             catalog.packages.insert(pname, pkg);
         }

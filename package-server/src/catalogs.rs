@@ -25,6 +25,8 @@ pub struct Shared {
     pub client: kube::Client,
     pub store: Arc<PackageStore>,
     pub options: ClientOptions,
+    /// Pulls image catalogs (crate::image_catalog).
+    pub images: oci::Registry,
 }
 
 /// Where a catalog's content is read from.
@@ -35,6 +37,8 @@ pub enum Source {
     /// A ConfigMap in the catalog's namespace (`configmap`/`internal` catalogs: olm-rs runs no registry pod for
     /// them, catalog-operator loads them in-process, so we read the ConfigMap too).
     ConfigMap(String),
+    /// A catalog image catalog-operator serves in-process (no address): pulled here too (crate::image_catalog).
+    Image(String),
     None,
 }
 
@@ -66,7 +70,14 @@ pub fn observe(cs: &CatalogSource) -> Observed {
                 .clone()
                 .filter(|n| !n.is_empty())
                 .map_or(Source::None, Source::ConfigMap),
-            _ => cs.address().map_or(Source::None, Source::Grpc),
+            _ => match (
+                cs.address(),
+                cs.spec.image.clone().filter(|i| !i.is_empty()),
+            ) {
+                (Some(address), _) => Source::Grpc(address),
+                (None, Some(image)) => Source::Image(image),
+                (None, None) => Source::None,
+            },
         },
         content_marks: (
             status
@@ -94,6 +105,8 @@ pub enum Step {
     Read,
     /// (Re)read the catalog's ConfigMap (no connection).
     ReadConfigMap,
+    /// (Re)read the catalog image (no connection; nothing pulled while its digest is unchanged).
+    ReadImage,
 }
 
 pub fn step(previous: Option<&Observed>, now: &Observed) -> Step {
@@ -106,6 +119,7 @@ pub fn step(previous: Option<&Observed>, now: &Observed) -> Step {
         Source::Grpc(_) if same_source => Step::Read,
         Source::Grpc(a) => Step::Connect(a.clone()),
         Source::ConfigMap(_) => Step::ReadConfigMap,
+        Source::Image(_) => Step::ReadImage,
     }
 }
 
@@ -123,6 +137,8 @@ pub struct CatalogActor {
     epoch: u64,
     reading: bool,
     read_again: bool,
+    /// The image and digest of an image catalog's last read.
+    image_read: Option<(String, String)>,
 }
 
 impl CatalogActor {
@@ -190,6 +206,14 @@ impl CatalogActor {
             (Source::ConfigMap(name), _) => {
                 Read::ConfigMap(self.shared.client.clone(), name.clone())
             }
+            (Source::Image(image), _) => Read::Image(
+                self.shared.images.clone(),
+                image.clone(),
+                self.image_read
+                    .as_ref()
+                    .filter(|(i, _)| i == image)
+                    .map(|(_, d)| d.clone()),
+            ),
             _ => return,
         };
         if self.reading {
@@ -202,8 +226,13 @@ impl CatalogActor {
         ctx.spawn(
             async move {
                 match source {
-                    Read::Grpc(client) => load::load(&client, &observed.info).await.map_err(|e| error_text(&e)),
-                    Read::ConfigMap(client, name) => read_config_map(client, name, observed.info).await,
+                    Read::Grpc(client) => load::load(&client, &observed.info).await.map_err(|e| error_text(&e)).map(|p| (Some(p), None)),
+                    Read::ConfigMap(client, name) => read_config_map(client, name, observed.info).await.map(|p| (Some(p), None)),
+                    Read::Image(registry, image, last) => {
+                        crate::image_catalog::read(&registry, &image, last.as_deref(), observed.info)
+                            .await
+                            .map(|r| (r.packages, Some((image, r.digest))))
+                    }
                 }
             }
             .into_actor(self)
@@ -211,13 +240,20 @@ impl CatalogActor {
                 act.reading = false;
                 if act.epoch == epoch {
                     match result {
-                        Ok(packages) => {
+                        Ok((None, _)) => {
+                            tracing::debug!(catalog = %act.key, "catalog image unchanged");
+                        }
+                        Ok((Some(packages), image_read)) => {
+                            if image_read.is_some() {
+                                act.image_read = image_read;
+                            }
                             let count = packages.len();
                             let changes = act.shared.store.replace_catalog(&act.catalog_key(), packages);
                             tracing::info!(catalog = %act.key, packages = count, changes, took_ms = started.elapsed().as_millis() as u64, "catalog read");
                         }
                         Err(error) => {
                             tracing::warn!(catalog = %act.key, %error, "catalog unreadable; its packages are removed until it can be read");
+                            act.image_read = None;
                             act.clear();
                         }
                     }
@@ -233,6 +269,8 @@ impl CatalogActor {
 enum Read {
     Grpc(Arc<RegistryClient>),
     ConfigMap(kube::Client, String),
+    /// Registry, image, digest read last.
+    Image(oci::Registry, String, Option<String>),
 }
 
 fn error_text(e: &dyn std::error::Error) -> String {
@@ -304,6 +342,7 @@ impl ObjectActor for CatalogActor {
             epoch: 0,
             reading: false,
             read_again: false,
+            image_read: None,
         }
     }
 }
@@ -325,7 +364,7 @@ impl Handler<ObjectEvent<CatalogSource>> for CatalogActor {
                     }
                     Step::Connect(address) => self.connect(&address, ctx),
                     Step::Read => self.read(ctx),
-                    Step::ReadConfigMap => {
+                    Step::ReadConfigMap | Step::ReadImage => {
                         if self.client.is_some() {
                             self.disconnect();
                         }
@@ -372,6 +411,14 @@ mod tests {
         }
     }
 
+    fn img(image: &str, poll: Option<&str>) -> Observed {
+        Observed {
+            info: CatalogInfo::default(),
+            source: Source::Image(image.to_string()),
+            content_marks: (poll.map(str::to_string), None, None),
+        }
+    }
+
     fn cm(name: &str, rv: &str) -> Observed {
         Observed {
             info: CatalogInfo::default(),
@@ -401,6 +448,18 @@ mod tests {
     #[case::config_map_unchanged(Some(cm("c", "1")), cm("c", "1"), Step::Nothing)]
     #[case::grpc_to_config_map(Some(obs(Some("a:1"), None)), cm("c", "1"), Step::ReadConfigMap)]
     #[case::config_map_to_grpc(Some(cm("c", "1")), obs(Some("a:1"), None), Step::Connect("a:1".into()))]
+    #[case::image_first(None, img("r/c:1", None), Step::ReadImage)]
+    #[case::image_polled(
+        Some(img("r/c:1", Some("t1"))),
+        img("r/c:1", Some("t2")),
+        Step::ReadImage
+    )]
+    #[case::image_unchanged(
+        Some(img("r/c:1", Some("t1"))),
+        img("r/c:1", Some("t1")),
+        Step::Nothing
+    )]
+    #[case::image_to_grpc(Some(img("r/c:1", None)), obs(Some("a:1"), None), Step::Connect("a:1".into()))]
     fn steps(#[case] previous: Option<Observed>, #[case] now: Observed, #[case] want: Step) {
         assert_eq!(step(previous.as_ref(), &now), want);
     }

@@ -91,6 +91,15 @@ pub struct RunArgs {
         default_value_t = 5
     )]
     pub registry_probe_seconds: u64,
+    /// Registries (host:port, comma-separated) image catalogs are pulled from over plain HTTP besides loopback
+    /// ones (as catalog-operator's `--insecure-registries`).
+    #[arg(
+        long = "insecure-registries",
+        env = "OLM_INSECURE_REGISTRIES",
+        value_delimiter = ',',
+        default_value = ""
+    )]
+    pub insecure_registries: Vec<String>,
     /// Log format on stdout.
     #[arg(long, env = "OLM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,

@@ -16,6 +16,7 @@ pub mod cli;
 pub mod csv_desc;
 pub mod der;
 pub mod discovery;
+pub mod image_catalog;
 pub mod load;
 pub mod manifest;
 pub mod routes;

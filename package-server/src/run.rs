@@ -35,6 +35,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         apiservice_name,
         resync_seconds,
         registry_probe_seconds,
+        insecure_registries,
         log_format,
     } = args;
     let _telemetry = olm_runtime::telemetry::init("package-server", log_format)?;
@@ -73,6 +74,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             client: client.clone(),
             store: store.clone(),
             options,
+            images: oci::Registry::new(
+                &insecure_registries
+                    .into_iter()
+                    .filter(|r| !r.is_empty())
+                    .collect::<Vec<_>>(),
+            ),
         });
         let server = Arc::new(Server {
             store,

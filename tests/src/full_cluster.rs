@@ -116,6 +116,23 @@ impl FullCluster {
         Ok(())
     }
 
+    /// host:port of this cluster's OCI registry (`hack/full-cluster.sh registry`: plain HTTP on the host's
+    /// address, where pods reach it).
+    pub fn oci_registry(&self) -> anyhow::Result<String> {
+        let out = script_command()
+            .arg(self.repo_root.join("hack/full-cluster.sh"))
+            .arg("registry")
+            .output()
+            .context("run hack/full-cluster.sh registry")?;
+        if !out.status.success() {
+            bail!(
+                "hack/full-cluster.sh registry: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+
     pub async fn client(&self) -> anyhow::Result<Client> {
         let kc = Kubeconfig::read_from(&self.kubeconfig)?;
         let config =

@@ -49,10 +49,10 @@ where
         eprintln!("test in namespace {namespace} failed: {error:#}");
         dump_namespace(&client, &namespace).await;
     }
-    if std::env::var_os("OLM_TEST_NO_CLEANUP").is_none() {
-        if let Err(error) = api.delete(&namespace, &DeleteParams::background()).await {
-            eprintln!("cleanup of namespace {namespace} failed: {error}");
-        }
+    if std::env::var_os("OLM_TEST_NO_CLEANUP").is_none()
+        && let Err(error) = api.delete(&namespace, &DeleteParams::background()).await
+    {
+        eprintln!("cleanup of namespace {namespace} failed: {error}");
     }
     result
 }

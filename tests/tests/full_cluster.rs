@@ -11,7 +11,16 @@
 //!    is deleted (grace period 0; the kubelet still sends SIGTERM, the Lease is released and the standby takes
 //!    over), olm-operator's leader process is SIGKILLed from the host (no release; the kubelet restarts the
 //!    container, which resumes the Lease it still holds, or the standby takes it once it expires); the install
-//!    finishes with exactly one InstallPlan, CSV, Deployment, ReplicaSet and operator pod.
+//!    finishes with exactly one InstallPlan, CSV, Deployment, ReplicaSet and operator pod;
+//! 4. from a catalog image in the cluster's OCI registry (bundle images pulled by catalog-operator's pods), a real
+//!    community package installs and, with a custom resource present, upgrades across a `replaces` edge whose
+//!    bundle changes its CRD (a new storage version): the CRD-upgrade safety check lists the custom resources,
+//!    which deploy/rbac lets catalog-operator do only through the per-CRD grant it makes itself; then two more real
+//!    community packages (odoo-operator, apicurito) install from the same catalog image, so three real packages
+//!    run from bundle images in all.
+//!
+//! The default CatalogSource of phase 1 is itself an image catalog (hack/full-cluster.sh pushes real community
+//! bundles and a catalog image to the cluster's registry).
 
 use anyhow::Context;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
@@ -27,6 +36,9 @@ use messages::crd::subscription::Subscription;
 use olm_tests::{FullCluster, await_object, dump_namespace, eventually};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
+
+mod full_upgrade_support;
+mod oci_support;
 
 const OLM_NS: &str = "olm";
 const OPERATORS: [&str; 2] = ["olm-operator", "catalog-operator"];
@@ -52,6 +64,11 @@ async fn olm_rs_runs_in_cluster_as_real_pods_and_survives_losing_its_leaders() -
     in_namespace(&client, "full-kill", |ns| {
         let client = client.clone();
         async move { killing_the_leaders_mid_install_installs_once(&client, &ns).await }
+    })
+    .await?;
+    in_namespace(&client, "full-upgrade", |ns| {
+        let client = client.clone();
+        async move { crd_changing_upgrade_from_an_image_catalog(cluster, &client, &ns).await }
     })
     .await
 }
@@ -503,6 +520,213 @@ async fn killing_the_leaders_mid_install_installs_once(
             .filter(|p| p.meta().deletion_timestamp.is_none())
             .count(),
         "operator pod",
+    );
+    Ok(())
+}
+
+async fn approve_plan_for(client: &Client, ns: &str, csv: &str) -> anyhow::Result<()> {
+    let plans: Api<InstallPlan> = Api::namespaced(client.clone(), ns);
+    let name = eventually(DEADLINE, &format!("an InstallPlan for {csv}"), || {
+        let plans = plans.clone();
+        async move {
+            Ok(plans
+                .list(&ListParams::default())
+                .await?
+                .items
+                .into_iter()
+                .find(|p| {
+                    p.spec
+                        .cluster_service_version_names
+                        .iter()
+                        .any(|n| n == csv)
+                })
+                .and_then(|p| p.metadata.name))
+        }
+    })
+    .await?;
+    plans
+        .patch(
+            &name,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"spec": {"approved": true}})),
+        )
+        .await?;
+    Ok(())
+}
+
+async fn await_csv_succeeded(client: &Client, ns: &str, csv: &str) -> anyhow::Result<()> {
+    let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
+    await_object(&csvs, csv, TAKEOVER_DEADLINE, "Succeeded", |c| {
+        c.and_then(|c| c.status.as_ref())
+            .is_some_and(|s| s.phase == CsvPhase::Succeeded)
+    })
+    .await?;
+    Ok(())
+}
+
+async fn crd_changing_upgrade_from_an_image_catalog(
+    cluster: &FullCluster,
+    client: &Client,
+    ns: &str,
+) -> anyhow::Result<()> {
+    use full_upgrade_support::{CHANNEL, CRD, EXTRA, NEW, OLD, PACKAGE};
+    use k8s_openapi::api::rbac::v1::ClusterRole;
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use kube::api::{ApiResource, DynamicObject};
+
+    let corpus = oci_support::community_bundles().context(
+        "../shared/catalogs/community-operators-prod-bundles is absent (this phase's input)",
+    )?;
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    // A CRD left by an earlier run on a reused cluster would make 0.5.0 a downgrade.
+    if crds.get_opt(CRD).await?.is_some() {
+        crds.delete(CRD, &DeleteParams::default()).await?;
+        let crds = &crds;
+        eventually(DEADLINE, "the earlier run's CRD deleted", || async move {
+            Ok(crds.get_opt(CRD).await?.is_none().then_some(()))
+        })
+        .await?;
+    }
+
+    // Bundle images and a catalog image in the cluster's registry, pushed from the host.
+    let registry_addr = cluster.oci_registry()?;
+    let registry = oci::Registry::new(std::slice::from_ref(&registry_addr));
+    let dir = std::env::temp_dir().join(format!("olm-rs-{ns}"));
+    std::fs::create_dir_all(&dir)?;
+    let root = full_upgrade_support::build_tree(&corpus, &dir)?;
+    let prefix = format!("{registry_addr}/{ns}");
+    let packages: Vec<String> = std::iter::once(PACKAGE)
+        .chain(EXTRA.iter().map(|(package, ..)| *package))
+        .map(String::from)
+        .collect();
+    let published = oci::publish::push_tree(&registry, &root, &packages, &prefix).await?;
+    let fbc = dir.join("catalog.json");
+    std::fs::write(&fbc, &published.fbc)?;
+    let image = format!("{prefix}/catalog:v1");
+    oci::publish::push_catalog(&registry, &fbc, &image).await?;
+    std::fs::remove_dir_all(&dir)?;
+
+    let pp = PostParams::default();
+    Api::<OperatorGroup>::namespaced(client.clone(), ns)
+        .create(
+            &pp,
+            &serde_json::from_value(
+                json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+            "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ns]}}),
+            )?,
+        )
+        .await?;
+    Api::<CatalogSource>::namespaced(client.clone(), ns)
+        .create(
+            &pp,
+            &serde_json::from_value(
+                json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+            "metadata": {"name": "hawtio"}, "spec": {"sourceType": "grpc", "image": image}}),
+            )?,
+        )
+        .await?;
+    Api::<Subscription>::namespaced(client.clone(), ns)
+        .create(
+            &pp,
+            &serde_json::from_value(
+                json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+            "metadata": {"name": PACKAGE},
+            "spec": {"name": PACKAGE, "source": "hawtio", "sourceNamespace": ns, "channel": CHANNEL,
+                     "startingCSV": OLD, "installPlanApproval": "Manual"}}),
+            )?,
+        )
+        .await?;
+
+    // 0.5.0 from its bundle image, running as a real pod.
+    approve_plan_for(client, ns, OLD).await?;
+    await_csv_succeeded(client, ns, OLD).await?;
+    let plans: Api<InstallPlan> = Api::namespaced(client.clone(), ns);
+    let first = plans.list(&ListParams::default()).await?.items;
+    let lookups = serde_json::to_value(
+        first
+            .iter()
+            .find_map(|p| p.status.as_ref().map(|s| s.bundle_lookups.clone())),
+    )?;
+    assert!(
+        lookups.to_string().contains(&prefix),
+        "the plan's bundleLookups name the bundle image in the cluster's registry: {lookups}"
+    );
+
+    // A custom resource of the old CRD version, then the upgrade whose bundle changes the CRD.
+    let hawtio = ApiResource {
+        group: "hawt.io".into(),
+        version: "v1alpha1".into(),
+        api_version: "hawt.io/v1alpha1".into(),
+        kind: "Hawtio".into(),
+        plural: "hawtios".into(),
+    };
+    let crs: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &hawtio);
+    crs.create(
+        &pp,
+        &serde_json::from_value(json!({"apiVersion": "hawt.io/v1alpha1", "kind": "Hawtio",
+            "metadata": {"name": "existing"}, "spec": {"type": "Namespace", "replicas": 1}}))?,
+    )
+    .await?;
+    approve_plan_for(client, ns, NEW).await?;
+    await_csv_succeeded(client, ns, NEW).await?;
+
+    let crd = crds.get(CRD).await?;
+    let versions: Vec<(String, bool)> = crd
+        .spec
+        .versions
+        .iter()
+        .map(|v| (v.name.clone(), v.storage))
+        .collect();
+    assert_eq!(
+        versions,
+        vec![("v1".to_string(), true), ("v1alpha1".to_string(), false)],
+        "the upgraded CRD"
+    );
+    assert!(
+        crs.get_opt("existing").await?.is_some(),
+        "the existing custom resource is kept"
+    );
+    let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
+    let csvs_ref = &csvs;
+    eventually(DEADLINE, "the replaced CSV deleted", || async move {
+        Ok(csvs_ref.get_opt(OLD).await?.is_none().then_some(()))
+    })
+    .await?;
+    // Two more real packages from the same catalog image, Automatic approval: three in all run as real pods.
+    for (package, _, csv, channel) in EXTRA {
+        Api::<Subscription>::namespaced(client.clone(), ns)
+            .create(
+                &pp,
+                &serde_json::from_value(
+                    json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+                "metadata": {"name": package},
+                "spec": {"name": package, "source": "hawtio", "sourceNamespace": ns, "channel": channel}}),
+                )?,
+            )
+            .await?;
+        await_csv_succeeded(client, ns, csv).await?;
+    }
+    // The safety check listed Hawtios as catalog-operator's ServiceAccount: through the grant it made itself,
+    // owned by the CRD (deploy/rbac has no list on custom resources).
+    let grant = Api::<ClusterRole>::all(client.clone())
+        .get(&format!("olm-rs:{OLM_NS}:catalog-operator:list:{CRD}"))
+        .await
+        .context("catalog-operator's list grant for the CRD")?;
+    let owner = grant
+        .metadata
+        .owner_references
+        .unwrap_or_default()
+        .into_iter()
+        .next()
+        .context("grant owner")?;
+    assert_eq!(
+        (owner.kind.as_str(), owner.name.as_str()),
+        ("CustomResourceDefinition", CRD)
+    );
+    let rules = serde_json::to_value(grant.rules)?;
+    assert_eq!(
+        rules,
+        json!([{"apiGroups": ["hawt.io"], "resources": ["hawtios"], "verbs": ["list"]}])
     );
     Ok(())
 }

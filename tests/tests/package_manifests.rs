@@ -455,3 +455,43 @@ fn base64_csv(name: &str) -> String {
         "install": {"strategy": "deployment", "spec": {"deployments": []}}}});
     base64::engine::general_purpose::STANDARD.encode(csv.to_string())
 }
+
+/// An image catalog (`spec.image`, no address: catalog-operator serves it in-process, with no registry pod to
+/// dial): package-server pulls the catalog image itself from the local registry and lists its package.
+#[tokio::test]
+async fn an_image_catalog_is_listed_from_its_image() -> anyhow::Result<()> {
+    let cluster = Cluster::shared()?;
+    let _apiservice = exclusive().await;
+    with_namespace(cluster, "pkgimg", |ctx| async move {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/samples/catalog");
+        let port = std::env::var("OLM_RS_REGISTRY_PORT").unwrap_or_else(|_| "25000".into());
+        let prefix = format!("127.0.0.1:{port}/{}", ctx.namespace);
+        let registry = oci::Registry::default();
+        let published =
+            oci::publish::push_tree(&registry, &root, &["etcd".to_string()], &prefix).await?;
+        let dir = std::env::temp_dir().join(format!("olm-rs-{}", ctx.namespace));
+        std::fs::create_dir_all(&dir)?;
+        let fbc = dir.join("catalog.json");
+        std::fs::write(&fbc, &published.fbc)?;
+        let image = format!("{prefix}/catalog:v1");
+        oci::publish::push_catalog(&registry, &fbc, &image).await?;
+        std::fs::remove_dir_all(&dir)?;
+        let catalog: CatalogSource = serde_json::from_value(serde_json::json!({
+            "apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+            "metadata": {"name": "images"}, "spec": {"sourceType": "grpc", "image": image}}))?;
+        Api::<CatalogSource>::namespaced(ctx.client.clone(), &ctx.namespace)
+            .create(&PostParams::default(), &catalog)
+            .await?;
+        let server = start(cluster, &ctx.client, &ctx.namespace).await?;
+        let ns = ctx.namespace.as_str();
+        let listed = eventually(DEADLINE, "etcd listed from the catalog image", || async {
+            Ok((names(cluster, ns, &["-l", "catalog=images"])? == ["etcd"]).then_some(()))
+        })
+        .await;
+        if listed.is_err() {
+            eprintln!("package-server logs:\n{}", server.process.logs());
+        }
+        listed
+    })
+    .await
+}

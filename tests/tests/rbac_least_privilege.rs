@@ -1,6 +1,9 @@
 //! The ServiceAccounts of deploy/rbac hold what the operators use and nothing they do not: `kubectl auth can-i
 //! --as system:serviceaccount:...` against the real apiserver's RBAC authorizer, for the rules applied through
 //! kustomize (into the test namespace, names prefixed so parallel runs never share the cluster-wide objects).
+//! Then the narrow rights catalog-operator grants itself (catalog-operator/src/self_grant.rs), created by the
+//! ServiceAccount itself (an impersonating client): `get` on a CatalogSource's pull secrets by name, `list` on one
+//! CRD's custom resources, each allowing exactly that, and the CRD's grant going with the CRD.
 
 use anyhow::{Context, bail};
 use olm_tests::{Cluster, TestContext, with_namespace};
@@ -76,6 +79,174 @@ fn pathdiff(from: &std::path::Path, to: &std::path::Path) -> anyhow::Result<Stri
             .map(|c| c.as_os_str().to_string_lossy().into_owned()),
     );
     Ok(parts.join("/"))
+}
+
+/// A client acting as `user` (impersonation by the admin kubeconfig).
+async fn client_as(ctx: &TestContext, user: &str) -> anyhow::Result<kube::Client> {
+    use kube::config::{KubeConfigOptions, Kubeconfig};
+    let kc = Kubeconfig::read_from(&ctx.cluster.kubeconfig)?;
+    let mut config =
+        kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default()).await?;
+    config.auth_info.impersonate = Some(user.to_string());
+    Ok(kube::Client::try_from(config)?)
+}
+
+/// `can_i` until it answers `want` (the apiserver's RBAC cache follows a new binding within moments).
+async fn await_answer(
+    ctx: &TestContext,
+    account: &str,
+    verb: &str,
+    resource: &str,
+    want: Answer,
+) -> anyhow::Result<()> {
+    olm_tests::eventually(
+        std::time::Duration::from_secs(20),
+        &format!("{account} {verb} {resource}: {want:?}"),
+        || async { Ok((can_i(ctx, account, verb, resource, Own)? == want).then_some(())) },
+    )
+    .await
+}
+
+/// The grants of self_grant.rs, made by the catalog-operator ServiceAccount itself; returns what is wrong.
+async fn self_grants(ctx: &TestContext, prefix: &str) -> anyhow::Result<Vec<String>> {
+    use catalog_operator::self_grant::{self, CatalogRef, CrdRef, Grantee};
+    use k8s_openapi::api::core::v1::Secret;
+    use k8s_openapi::api::rbac::v1::ClusterRole;
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use kube::api::{DeleteParams, PostParams};
+    use messages::crd::catalog_source::CatalogSource;
+
+    let account = format!("{prefix}catalog-operator");
+    let grantee = Grantee {
+        namespace: ctx.namespace.clone(),
+        name: account.clone(),
+    };
+    let me = client_as(
+        ctx,
+        &format!("system:serviceaccount:{}:{account}", ctx.namespace),
+    )
+    .await?;
+    let pp = PostParams::default();
+    let mut wrong = Vec::new();
+
+    // Pull secrets: a CatalogSource naming `pull` (not `other`).
+    let secrets: kube::Api<Secret> = kube::Api::namespaced(ctx.client.clone(), &ctx.namespace);
+    for name in ["pull", "other"] {
+        secrets
+            .create(&pp, &serde_json::from_value(serde_json::json!({"metadata": {"name": name},
+                "type": "kubernetes.io/dockerconfigjson", "stringData": {".dockerconfigjson": "{\"auths\":{}}"}}))?)
+            .await?;
+    }
+    let catalog = kube::Api::<CatalogSource>::namespaced(ctx.client.clone(), &ctx.namespace)
+        .create(&pp, &serde_json::from_value(serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1",
+            "kind": "CatalogSource", "metadata": {"name": "private"},
+            "spec": {"sourceType": "grpc", "image": "registry.example/catalog:1", "secrets": ["pull"]}}))?)
+        .await?;
+    if can_i(ctx, &account, "get", "secrets/pull", Own)? != No {
+        wrong.push(format!("{account} reads the pull secret before any grant"));
+    }
+    let names = vec!["pull".to_string()];
+    self_grant::apply_pull_secret_grant(
+        &me,
+        &grantee,
+        &CatalogRef {
+            namespace: &ctx.namespace,
+            name: "private",
+            uid: catalog.metadata.uid.as_deref().unwrap_or_default(),
+            secrets: &names,
+        },
+    )
+    .await
+    .context("catalog-operator grants itself its catalog's pull secrets")?;
+    await_answer(ctx, &account, "get", "secrets/pull", Yes).await?;
+    for (verb, resource) in [
+        ("get", "secrets/other"),
+        ("list", "secrets"),
+        ("watch", "secrets"),
+    ] {
+        if can_i(ctx, &account, verb, resource, Own)? != No {
+            wrong.push(format!(
+                "{account} {verb} {resource} after the pull-secret grant"
+            ));
+        }
+    }
+    if can_i(ctx, &account, "get", "secrets/pull", Other)? != No {
+        wrong.push(format!(
+            "{account} reads a `pull` Secret in another namespace"
+        ));
+    }
+
+    // The CRD-upgrade check: a CRD of this test, its custom resources listed through the grant.
+    let group = format!("{}.olm-rs.io", ctx.namespace);
+    let crd_name = format!("widgets.{group}");
+    let crds: kube::Api<CustomResourceDefinition> = kube::Api::all(ctx.client.clone());
+    let crd = crds
+        .create(&pp, &serde_json::from_value(serde_json::json!({"metadata": {"name": crd_name},
+            "spec": {"group": group, "scope": "Namespaced",
+                "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}}))?)
+        .await?;
+    let widgets = format!("widgets.{group}");
+    let result = async {
+        // Established: discovery serves it, so `kubectl auth can-i` maps `widgets.<group>` to it.
+        olm_tests::await_object(
+            &crds,
+            &crd_name,
+            std::time::Duration::from_secs(30),
+            "Established",
+            |c| {
+                c.and_then(|c| c.status.as_ref())
+                    .and_then(|s| s.conditions.as_ref())
+                    .is_some_and(|cs| {
+                        cs.iter()
+                            .any(|c| c.type_ == "Established" && c.status == "True")
+                    })
+            },
+        )
+        .await?;
+        if can_i(ctx, &account, "list", &widgets, AllNamespaces)? != No {
+            wrong.push(format!("{account} lists {widgets} before any grant"));
+        }
+        self_grant::apply_cr_list_grant(
+            &me,
+            &grantee,
+            &CrdRef {
+                name: &crd_name,
+                uid: crd.metadata.uid.as_deref().unwrap_or_default(),
+                group: &group,
+                plural: "widgets",
+            },
+        )
+        .await
+        .context("catalog-operator grants itself the list of the CRD's custom resources")?;
+        await_answer(ctx, &account, "list", &widgets, Yes).await?;
+        for (verb, resource) in [
+            ("get", widgets.as_str()),
+            ("delete", widgets.as_str()),
+            ("list", "secrets"),
+        ] {
+            if can_i(ctx, &account, verb, resource, AllNamespaces)? != No {
+                wrong.push(format!(
+                    "{account} {verb} {resource} after the CR list grant"
+                ));
+            }
+        }
+        anyhow::Ok(())
+    }
+    .await;
+    // The grant goes with its CRD (owner reference, garbage collector).
+    crds.delete(&crd_name, &DeleteParams::default()).await?;
+    result?;
+    let grant = self_grant::cr_list_grant_name(&grantee, &crd_name);
+    let roles: kube::Api<ClusterRole> = kube::Api::all(ctx.client.clone());
+    olm_tests::eventually(
+        std::time::Duration::from_secs(60),
+        "the CRD's grant deleted with the CRD",
+        || async { Ok(roles.get_opt(&grant).await?.is_none().then_some(())) },
+    )
+    .await?;
+    Ok(wrong)
 }
 
 fn delete_cluster_objects(ctx: &TestContext, prefix: &str) {
@@ -488,9 +659,11 @@ async fn each_service_account_holds_what_its_operator_uses_and_lacks_what_it_doe
         // `resource.group` through discovery and asks about the wrong resource for APIs this cluster lacks
         // (ServiceMonitor, ConsolePlugin, …), which a bundle may still carry.
         let steps = step_kind_table(&ctx, &format!("{prefix}catalog-operator")).await;
+        let grants = self_grants(&ctx, &prefix).await;
         delete_cluster_objects(&ctx, &prefix);
         let mut wrong = checked?;
         wrong.extend(steps?);
+        wrong.extend(grants?);
         assert!(
             wrong.is_empty(),
             "RBAC answers differ:\n{}",

@@ -80,22 +80,39 @@ pub fn credentials_for(registry: &str, secrets: &[SecretPayload]) -> Auth {
 /// The credentials the CatalogSource `catalog` provides for `image` (anonymous when it names no secrets or
 /// none matches; a Secret that cannot be read is logged and skipped).
 pub async fn for_catalog(shared: &Shared, catalog: &CatalogKey, image: &str) -> Auth {
-    let names: Vec<String> = shared
-        .catalog_sources()
-        .iter()
-        .find(|c| {
-            c.metadata.name.as_deref() == Some(catalog.name.as_str())
-                && c.metadata.namespace.as_deref() == Some(catalog.namespace.as_str())
-        })
+    let sources = shared.catalog_sources();
+    let source = sources.iter().find(|c| {
+        c.metadata.name.as_deref() == Some(catalog.name.as_str())
+            && c.metadata.namespace.as_deref() == Some(catalog.namespace.as_str())
+    });
+    let names: Vec<String> = source
         .and_then(|c| c.spec.secrets.clone())
         .unwrap_or_default();
     if names.is_empty() {
         return Auth::Anonymous;
     }
+    let uid = source
+        .and_then(|c| c.metadata.uid.clone())
+        .unwrap_or_default();
     let api: Api<Secret> = Api::namespaced(shared.client.clone(), &catalog.namespace);
+    let mut granted = false;
     let mut payloads = Vec::new();
-    for name in names {
-        match api.get(&name).await {
+    for name in names.iter() {
+        let mut read = api.get(name).await;
+        // deploy/rbac does not let catalog-operator read Secrets: it grants itself these ones (self_grant.rs).
+        if matches!(&read, Err(kube::Error::Api(s)) if s.code == 403) && !granted {
+            let reference = crate::self_grant::CatalogRef {
+                namespace: &catalog.namespace,
+                name: &catalog.name,
+                uid: &uid,
+                secrets: &names,
+            };
+            granted = crate::self_grant::grant_pull_secrets(&shared.client, &reference).await;
+            if granted {
+                read = crate::self_grant::after_grant(|| api.get(name)).await;
+            }
+        }
+        match read {
             Ok(s) => payloads.push((
                 s.type_.unwrap_or_default(),
                 s.data

@@ -35,6 +35,14 @@ pub struct CatalogImages {
 }
 
 impl CatalogImages {
+    /// Catalog images pulled through `registry`.
+    pub fn new(registry: Registry) -> Self {
+        Self {
+            registry,
+            loaded: Mutex::default(),
+        }
+    }
+
     /// Requests sent to registries for catalog images.
     pub fn registry_requests(&self) -> u64 {
         self.registry.requests()

@@ -449,7 +449,21 @@ async fn check_crd_upgrade(
             plural: plural.to_string(),
         };
         let api: Api<DynamicObject> = Api::all_with(cx.client.clone(), &ar);
-        let list = match api.list(&ListParams::default()).await {
+        let mut listed = api.list(&ListParams::default()).await;
+        if matches!(&listed, Err(kube::Error::Api(s)) if s.code == 403) {
+            // deploy/rbac lists no custom resources: catalog-operator grants itself this CRD's (self_grant.rs).
+            let crd = crate::self_grant::CrdRef {
+                name,
+                uid: old["metadata"]["uid"].as_str().unwrap_or_default(),
+                group,
+                plural,
+            };
+            if crate::self_grant::grant_cr_list(cx.client, &crd).await {
+                let params = ListParams::default();
+                listed = crate::self_grant::after_grant(|| api.list(&params)).await;
+            }
+        }
+        let list = match listed {
             Ok(l) => l,
             Err(kube::Error::Api(s)) if s.code == 404 => continue,
             Err(e) => return Err(e.into()),

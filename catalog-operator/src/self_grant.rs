@@ -1,0 +1,417 @@
+//! Narrow rights catalog-operator grants its own ServiceAccount, one object at a time, when deploy/rbac leaves
+//! it without them on purpose (least privilege):
+//! - **pull secrets**: `get` on exactly the Secrets a CatalogSource names in `spec.secrets`, in that catalog's
+//!   namespace (a Role with `resourceNames`, owned by the CatalogSource, so it goes with it);
+//! - **the CRD-upgrade safety check**: `list` on the custom resources of one CRD being upgraded (a ClusterRole
+//!   naming that group and resource, owned by the CRD, so it goes with it).
+//!
+//! Upstream OLM binds cluster-admin instead. Creating these needs nothing catalog-operator does not already hold
+//! for InstallPlan steps: `create`/`patch` on (cluster)roles and bindings with `escalate` and `bind`. A grant is
+//! made only after the API answered Forbidden, so with a broader identity (the admin kubeconfig of the light
+//! cluster's tests) nothing is created. Who "self" is comes from `OPERATOR_SERVICE_ACCOUNT` (deploy/ sets it
+//! from the downward API's `spec.serviceAccountName`) and the operator's namespace; without it no grant is made.
+//!
+//! The objects are built by pure functions ([`pull_secret_grant`], [`cr_list_grant`]) and server-side applied.
+
+use k8s_openapi::api::rbac::v1::{
+    ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use kube::api::{Patch, PatchParams};
+use kube::{Api, Client};
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// The env var naming catalog-operator's ServiceAccount.
+pub const SERVICE_ACCOUNT_ENV: &str = "OPERATOR_SERVICE_ACCOUNT";
+/// The label on every grant (value: the grantee ServiceAccount's namespace).
+pub const GRANT_LABEL: &str = "olm-rs.io/catalog-operator-grant";
+const MANAGER: &str = "catalog-operator";
+/// Longest object name the API accepts.
+const MAX_NAME: usize = 253;
+
+/// The ServiceAccount catalog-operator runs as.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Grantee {
+    pub namespace: String,
+    pub name: String,
+}
+
+static GRANTEE: OnceLock<Option<Grantee>> = OnceLock::new();
+
+/// Record who this process is (once, at start): `OPERATOR_SERVICE_ACCOUNT` in `namespace`.
+pub fn init_from_env(namespace: &str) {
+    let grantee = std::env::var(SERVICE_ACCOUNT_ENV)
+        .ok()
+        .filter(|n| !n.trim().is_empty())
+        .map(|name| Grantee {
+            namespace: namespace.to_string(),
+            name: name.trim().to_string(),
+        });
+    if let Some(g) = &grantee {
+        tracing::info!(service_account = %g.name, namespace = %g.namespace, "narrow self-grants enabled (pull secrets, CRD-upgrade checks)");
+    }
+    let _ = GRANTEE.set(grantee);
+}
+
+fn grantee() -> Option<&'static Grantee> {
+    GRANTEE.get().and_then(Option::as_ref)
+}
+
+fn bounded(name: String) -> String {
+    if name.len() <= MAX_NAME {
+        return name;
+    }
+    let mut cut = MAX_NAME;
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    name[..cut].to_string()
+}
+
+fn labels(grantee: &Grantee) -> BTreeMap<String, String> {
+    BTreeMap::from([(GRANT_LABEL.to_string(), grantee.namespace.clone())])
+}
+
+fn subject(grantee: &Grantee) -> Vec<Subject> {
+    vec![Subject {
+        kind: "ServiceAccount".into(),
+        name: grantee.name.clone(),
+        namespace: Some(grantee.namespace.clone()),
+        ..Default::default()
+    }]
+}
+
+/// Name of the Role (and RoleBinding) granting `grantee` the pull secrets of CatalogSource `catalog`.
+pub fn pull_secret_grant_name(grantee: &Grantee, catalog: &str) -> String {
+    bounded(format!(
+        "olm-rs:{}:{}:pull-secrets:{catalog}",
+        grantee.namespace, grantee.name
+    ))
+}
+
+/// Name of the ClusterRole (and binding) granting `grantee` the list of CRD `crd`'s custom resources.
+pub fn cr_list_grant_name(grantee: &Grantee, crd: &str) -> String {
+    bounded(format!(
+        "olm-rs:{}:{}:list:{crd}",
+        grantee.namespace, grantee.name
+    ))
+}
+
+/// The CatalogSource a pull-secret grant belongs to.
+#[derive(Clone, Debug)]
+pub struct CatalogRef<'a> {
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub uid: &'a str,
+    pub secrets: &'a [String],
+}
+
+/// `get` on exactly `catalog.secrets` in the catalog's namespace, bound to `grantee`; None when it names none.
+pub fn pull_secret_grant(
+    grantee: &Grantee,
+    catalog: &CatalogRef<'_>,
+) -> Option<(Role, RoleBinding)> {
+    let mut names: Vec<String> = catalog
+        .secrets
+        .iter()
+        .filter(|s| !s.is_empty())
+        .cloned()
+        .collect();
+    names.sort();
+    names.dedup();
+    if names.is_empty() {
+        return None;
+    }
+    let name = pull_secret_grant_name(grantee, catalog.name);
+    let meta = ObjectMeta {
+        name: Some(name.clone()),
+        namespace: Some(catalog.namespace.to_string()),
+        labels: Some(labels(grantee)),
+        owner_references: Some(vec![OwnerReference {
+            api_version: "operators.coreos.com/v1alpha1".into(),
+            kind: "CatalogSource".into(),
+            name: catalog.name.to_string(),
+            uid: catalog.uid.to_string(),
+            ..Default::default()
+        }]),
+        ..Default::default()
+    };
+    let role = Role {
+        metadata: meta.clone(),
+        rules: Some(vec![PolicyRule {
+            api_groups: Some(vec![String::new()]),
+            resources: Some(vec!["secrets".into()]),
+            resource_names: Some(names),
+            verbs: vec!["get".into()],
+            ..Default::default()
+        }]),
+    };
+    let binding = RoleBinding {
+        metadata: meta,
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".into(),
+            kind: "Role".into(),
+            name,
+        },
+        subjects: Some(subject(grantee)),
+    };
+    Some((role, binding))
+}
+
+/// The CRD a list grant belongs to.
+#[derive(Clone, Debug)]
+pub struct CrdRef<'a> {
+    pub name: &'a str,
+    pub uid: &'a str,
+    pub group: &'a str,
+    pub plural: &'a str,
+}
+
+/// `list` on the custom resources of one CRD, cluster-wide, bound to `grantee`.
+pub fn cr_list_grant(grantee: &Grantee, crd: &CrdRef<'_>) -> (ClusterRole, ClusterRoleBinding) {
+    let name = cr_list_grant_name(grantee, crd.name);
+    let meta = ObjectMeta {
+        name: Some(name.clone()),
+        labels: Some(labels(grantee)),
+        owner_references: Some(vec![OwnerReference {
+            api_version: "apiextensions.k8s.io/v1".into(),
+            kind: "CustomResourceDefinition".into(),
+            name: crd.name.to_string(),
+            uid: crd.uid.to_string(),
+            ..Default::default()
+        }]),
+        ..Default::default()
+    };
+    let role = ClusterRole {
+        metadata: meta.clone(),
+        rules: Some(vec![PolicyRule {
+            api_groups: Some(vec![crd.group.to_string()]),
+            resources: Some(vec![crd.plural.to_string()]),
+            verbs: vec!["list".into()],
+            ..Default::default()
+        }]),
+        ..Default::default()
+    };
+    let binding = ClusterRoleBinding {
+        metadata: meta,
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".into(),
+            kind: "ClusterRole".into(),
+            name,
+        },
+        subjects: Some(subject(grantee)),
+    };
+    (role, binding)
+}
+
+fn apply_params() -> PatchParams {
+    PatchParams::apply(MANAGER).force()
+}
+
+/// Apply the pull-secret grant of `catalog` for `grantee` (an explicit grantee: tests call this as the
+/// ServiceAccount). Returns whether there was anything to grant.
+pub async fn apply_pull_secret_grant(
+    client: &Client,
+    grantee: &Grantee,
+    catalog: &CatalogRef<'_>,
+) -> Result<bool, kube::Error> {
+    let Some((role, binding)) = pull_secret_grant(grantee, catalog) else {
+        return Ok(false);
+    };
+    let name = pull_secret_grant_name(grantee, catalog.name);
+    Api::<Role>::namespaced(client.clone(), catalog.namespace)
+        .patch(&name, &apply_params(), &Patch::Apply(&role))
+        .await?;
+    Api::<RoleBinding>::namespaced(client.clone(), catalog.namespace)
+        .patch(&name, &apply_params(), &Patch::Apply(&binding))
+        .await?;
+    Ok(true)
+}
+
+/// Apply the CR list grant of `crd` for `grantee`.
+pub async fn apply_cr_list_grant(
+    client: &Client,
+    grantee: &Grantee,
+    crd: &CrdRef<'_>,
+) -> Result<(), kube::Error> {
+    let (role, binding) = cr_list_grant(grantee, crd);
+    let name = cr_list_grant_name(grantee, crd.name);
+    Api::<ClusterRole>::all(client.clone())
+        .patch(&name, &apply_params(), &Patch::Apply(&role))
+        .await?;
+    Api::<ClusterRoleBinding>::all(client.clone())
+        .patch(&name, &apply_params(), &Patch::Apply(&binding))
+        .await?;
+    Ok(())
+}
+
+/// After a Forbidden read of a pull secret: grant this process the catalog's pull secrets. Returns whether a
+/// grant was applied (false: no identity configured, or nothing to grant).
+pub async fn grant_pull_secrets(client: &Client, catalog: &CatalogRef<'_>) -> bool {
+    let Some(grantee) = grantee() else {
+        return false;
+    };
+    match apply_pull_secret_grant(client, grantee, catalog).await {
+        Ok(applied) => {
+            if applied {
+                tracing::info!(catalog = %format!("{}/{}", catalog.namespace, catalog.name), secrets = ?catalog.secrets, "granted catalog-operator get on the catalog's pull secrets");
+            }
+            applied
+        }
+        Err(e) => {
+            tracing::warn!(catalog = %format!("{}/{}", catalog.namespace, catalog.name), error = &e as &dyn std::error::Error, "cannot grant catalog-operator its catalog's pull secrets");
+            false
+        }
+    }
+}
+
+/// After a Forbidden list of a CRD's custom resources: grant this process that list. Returns whether it did.
+pub async fn grant_cr_list(client: &Client, crd: &CrdRef<'_>) -> bool {
+    let Some(grantee) = grantee() else {
+        return false;
+    };
+    match apply_cr_list_grant(client, grantee, crd).await {
+        Ok(()) => {
+            tracing::info!(
+                crd = crd.name,
+                "granted catalog-operator list on the CRD's custom resources (CRD-upgrade check)"
+            );
+            true
+        }
+        Err(e) => {
+            tracing::warn!(
+                crd = crd.name,
+                error = &e as &dyn std::error::Error,
+                "cannot grant catalog-operator list on the CRD's custom resources"
+            );
+            false
+        }
+    }
+}
+
+/// Retry `op` after a grant, a few times over about two seconds while the apiserver's RBAC cache catches up.
+pub async fn after_grant<T, F, Fut>(mut op: F) -> Result<T, kube::Error>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, kube::Error>>,
+{
+    let mut delay = std::time::Duration::from_millis(50);
+    for _ in 0..6 {
+        match op().await {
+            Err(kube::Error::Api(s)) if s.code == 403 => {
+                tokio::time::sleep(delay).await;
+                delay *= 2;
+            }
+            other => return other,
+        }
+    }
+    op().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn me() -> Grantee {
+        Grantee {
+            namespace: "olm".into(),
+            name: "catalog-operator".into(),
+        }
+    }
+
+    #[rstest]
+    #[case::one(&["pull"], Some(vec!["pull"]))]
+    #[case::sorted_and_deduplicated(&["b", "a", "b"], Some(vec!["a", "b"]))]
+    #[case::empty_names_dropped(&["", "a"], Some(vec!["a"]))]
+    #[case::none(&[], None)]
+    #[case::only_empty(&[""], None)]
+    fn a_pull_secret_grant_names_exactly_the_catalogs_secrets(
+        #[case] secrets: &[&str],
+        #[case] expected: Option<Vec<&str>>,
+    ) {
+        let secrets: Vec<String> = secrets.iter().map(|s| s.to_string()).collect();
+        let catalog = CatalogRef {
+            namespace: "team",
+            name: "private",
+            uid: "u1",
+            secrets: &secrets,
+        };
+        let got = pull_secret_grant(&me(), &catalog);
+        let Some(expected) = expected else {
+            assert!(got.is_none());
+            return;
+        };
+        let (role, binding) = got.expect("a grant");
+        let rules = role.rules.expect("rules");
+        assert_eq!(rules.len(), 1);
+        let rule = &rules[0];
+        assert_eq!(rule.verbs, vec!["get"]);
+        assert_eq!(rule.resources, Some(vec!["secrets".to_string()]));
+        assert_eq!(rule.api_groups, Some(vec![String::new()]));
+        assert_eq!(
+            rule.resource_names,
+            Some(expected.iter().map(|s| s.to_string()).collect())
+        );
+        assert_eq!(role.metadata.namespace.as_deref(), Some("team"));
+        let owner = &role.metadata.owner_references.expect("owner")[0];
+        assert_eq!(
+            (owner.kind.as_str(), owner.uid.as_str()),
+            ("CatalogSource", "u1")
+        );
+        assert_eq!(binding.role_ref.name, role.metadata.name.expect("name"));
+        let subject = &binding.subjects.expect("subjects")[0];
+        assert_eq!(
+            (
+                subject.kind.as_str(),
+                subject.name.as_str(),
+                subject.namespace.as_deref()
+            ),
+            ("ServiceAccount", "catalog-operator", Some("olm"))
+        );
+    }
+
+    #[rstest]
+    #[case::core_group("widgets.example.com", "example.com", "widgets")]
+    #[case::long_name(&"x".repeat(300), "example.com", "xs")]
+    fn a_list_grant_names_one_group_and_resource_and_the_crd_owns_it(
+        #[case] crd: &str,
+        #[case] group: &str,
+        #[case] plural: &str,
+    ) {
+        let (role, binding) = cr_list_grant(
+            &me(),
+            &CrdRef {
+                name: crd,
+                uid: "u2",
+                group,
+                plural,
+            },
+        );
+        let name = role.metadata.name.clone().expect("name");
+        assert!(name.len() <= MAX_NAME, "{} chars", name.len());
+        let rules = role.rules.expect("rules");
+        assert_eq!(rules.len(), 1);
+        assert_eq!(rules[0].verbs, vec!["list"]);
+        assert_eq!(rules[0].api_groups, Some(vec![group.to_string()]));
+        assert_eq!(rules[0].resources, Some(vec![plural.to_string()]));
+        assert_eq!(rules[0].resource_names, None);
+        let owner = &role.metadata.owner_references.expect("owner")[0];
+        assert_eq!(
+            (owner.kind.as_str(), owner.name.as_str(), owner.uid.as_str()),
+            ("CustomResourceDefinition", crd, "u2")
+        );
+        assert_eq!(binding.role_ref.kind, "ClusterRole");
+        assert_eq!(binding.role_ref.name, name);
+    }
+
+    #[rstest]
+    #[case::different_catalogs("a", "b")]
+    fn grants_of_two_catalogs_do_not_share_a_name(#[case] a: &str, #[case] b: &str) {
+        assert_ne!(
+            pull_secret_grant_name(&me(), a),
+            pull_secret_grant_name(&me(), b)
+        );
+    }
+}

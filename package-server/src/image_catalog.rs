@@ -1,0 +1,82 @@
+//! Image catalogs (a `grpc` CatalogSource with `spec.image` and no address): catalog-operator serves them
+//! in-process, with no registry Pod or Service to dial (catalog-operator/src/catalog_image), so package-server
+//! pulls the same image itself, indexes its catalog the same way (`catalog_image::files::index`: the FBC under
+//! the configs label, or an older sqlite index) and lists it through the same queries as a ConfigMap catalog
+//! (`load::from_store`). A read first resolves the tag's digest (one HEAD): an unchanged digest reads nothing.
+//! Pulls are anonymous: package-server holds no access to pull secrets (a private catalog image is not listed).
+
+use crate::load;
+use crate::manifest::CatalogInfo;
+use crate::types::PackageManifest;
+use oci::{Auth, Limits, Registry};
+
+/// What a read of an image catalog found.
+#[derive(Debug)]
+pub struct ImageRead {
+    /// The manifest digest the tag names now.
+    pub digest: String,
+    /// The packages, or None when `digest` is the one read last time.
+    pub packages: Option<Vec<PackageManifest>>,
+}
+
+/// Whether the image must be pulled again (pure): only when its digest moved.
+pub fn needs_pull(last: Option<&str>, now: &str) -> bool {
+    last != Some(now)
+}
+
+/// Read the catalog image `image`; `last` is the digest read last time.
+pub async fn read(
+    registry: &Registry,
+    image: &str,
+    last: Option<&str>,
+    info: CatalogInfo,
+) -> Result<ImageRead, String> {
+    let digest = match oci::publish::pinned_digest(image) {
+        Some(d) => d.to_string(),
+        None => registry
+            .resolve(image, &Auth::Anonymous)
+            .await
+            .map_err(|e| e.to_string())?,
+    };
+    if !needs_pull(last, &digest) {
+        return Ok(ImageRead {
+            digest,
+            packages: None,
+        });
+    }
+    let pinned = oci::publish::pinned(image, &digest);
+    let pulled = registry
+        .pull(&pinned, &Auth::Anonymous, &Limits::CATALOG)
+        .await
+        .map_err(|e| e.to_string())?;
+    let reference = image.to_string();
+    let packages = tokio::task::spawn_blocking(move || {
+        let store = catalog_operator::catalog_image::files::index(&reference, &pulled)
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>(load::from_store(&store, &info))
+    })
+    .await
+    .map_err(|e| format!("catalog indexing task failed: {e}"))??;
+    Ok(ImageRead {
+        digest,
+        packages: Some(packages),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case::first_read(None, "sha256:a", true)]
+    #[case::same_digest(Some("sha256:a"), "sha256:a", false)]
+    #[case::tag_moved(Some("sha256:a"), "sha256:b", true)]
+    fn an_image_is_pulled_again_only_when_its_digest_moved(
+        #[case] last: Option<&str>,
+        #[case] now: &str,
+        #[case] pull: bool,
+    ) {
+        assert_eq!(needs_pull(last, now), pull);
+    }
+}

@@ -1,0 +1,169 @@
+//! Sqlite index images (issue 13): the catalog images built by `opm index add` before file-based catalogs hold
+//! operator-registry's sqlite index at `/database/index.db` and no `/configs`. Such an image, pushed to the
+//! local registry and naming real community bundle images by digest (`bundlepath`), is served in-process by a
+//! CatalogSource with `spec.image` (READY, no Pod), and a Subscription installs from it.
+
+mod catalog_fixture;
+mod oci_support;
+
+use catalog_fixture::*;
+use kube::Api;
+use messages::crd::catalog_source::CatalogSource;
+use messages::crd::csv::ClusterServiceVersion;
+use oci_support::*;
+use olm_tests::{OperatorProcess, await_object, with_namespace};
+use rusqlite::{Connection, params};
+use serde_json::json;
+use std::time::Duration;
+
+/// operator-registry's tables, as an index built by `opm index add` has them (pkg/sqlite migrations).
+const SCHEMA: &str = "
+    CREATE TABLE package (name TEXT PRIMARY KEY, default_channel TEXT);
+    CREATE TABLE channel (name TEXT, package_name TEXT, head_operatorbundle_name TEXT, PRIMARY KEY(name, package_name));
+    CREATE TABLE operatorbundle (name TEXT PRIMARY KEY, csv TEXT, bundle TEXT, bundlepath TEXT, skiprange TEXT, version TEXT, replaces TEXT, skips TEXT, substitutesfor TEXT);
+    CREATE TABLE channel_entry (entry_id INTEGER PRIMARY KEY, channel_name TEXT, package_name TEXT, operatorbundle_name TEXT, replaces INTEGER, depth INTEGER);
+    CREATE TABLE properties (type TEXT, value TEXT, operatorbundle_name TEXT, operatorbundle_version TEXT, operatorbundle_path TEXT);
+    CREATE TABLE related_image (image TEXT, operatorbundle_name TEXT);
+    CREATE TABLE api (group_name TEXT, version TEXT, kind TEXT, plural TEXT NOT NULL, PRIMARY KEY(group_name,version,kind));
+    CREATE TABLE api_provider (group_name TEXT, version TEXT, kind TEXT, operatorbundle_name TEXT, operatorbundle_version TEXT, operatorbundle_path TEXT);
+    CREATE TABLE deprecated (operatorbundle_name TEXT PRIMARY KEY);
+";
+
+/// An index of package `etcd`, channel `singlenamespace-alpha`: 0.9.0 → 0.9.2 (head), each bundle by image.
+fn index_db(path: &std::path::Path, v090: &str, v092: &str) -> anyhow::Result<Vec<u8>> {
+    let db = Connection::open(path)?;
+    db.execute_batch(SCHEMA)?;
+    db.execute(
+        "INSERT INTO package VALUES ('etcd', 'singlenamespace-alpha')",
+        [],
+    )?;
+    db.execute(
+        "INSERT INTO channel VALUES ('singlenamespace-alpha', 'etcd', 'etcdoperator.v0.9.2')",
+        [],
+    )?;
+    for (name, image, version, replaces) in [
+        ("etcdoperator.v0.9.0", v090, "0.9.0", None),
+        (
+            "etcdoperator.v0.9.2",
+            v092,
+            "0.9.2",
+            Some("etcdoperator.v0.9.0"),
+        ),
+    ] {
+        db.execute(
+            "INSERT INTO operatorbundle VALUES (?1, '', '', ?2, NULL, ?3, ?4, NULL, NULL)",
+            params![name, image, version, replaces],
+        )?;
+        let package = json!({"packageName": "etcd", "version": version}).to_string();
+        db.execute(
+            "INSERT INTO properties VALUES ('olm.package', ?1, ?2, ?3, ?4)",
+            params![package, name, version, image],
+        )?;
+    }
+    db.execute_batch(
+        "INSERT INTO channel_entry VALUES
+           (1, 'singlenamespace-alpha', 'etcd', 'etcdoperator.v0.9.2', 2, 0),
+           (2, 'singlenamespace-alpha', 'etcd', 'etcdoperator.v0.9.0', NULL, 1);",
+    )?;
+    drop(db);
+    Ok(std::fs::read(path)?)
+}
+
+#[tokio::test]
+async fn a_sqlite_index_image_is_served_and_installs() -> anyhow::Result<()> {
+    let root = std::path::PathBuf::from(
+        std::env::var("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+    )
+    .join("../deploy/samples/catalog");
+    let cluster = olm_tests::Cluster::shared()?;
+    with_namespace(cluster, "idximg", |ctx| async move {
+        let registry = oci::Registry::default();
+        let prefix = format!("{}/{}", registry_addr(), ctx.namespace);
+        let published =
+            oci::publish::push_tree(&registry, &root, &["etcd".to_string()], &prefix).await?;
+        let image = |csv: &str| {
+            published
+                .bundles
+                .get(csv)
+                .cloned()
+                .ok_or_else(|| anyhow::anyhow!("{csv} not published"))
+        };
+        let path = std::env::temp_dir().join(format!("olm-rs-{}-index.db", ctx.namespace));
+        let _ = std::fs::remove_file(&path);
+        let db = index_db(
+            &path,
+            &image("etcdoperator.v0.9.0")?,
+            &image("etcdoperator.v0.9.2")?,
+        )?;
+        let _ = std::fs::remove_file(&path);
+        let tag = format!("{prefix}/index:v1");
+        oci::publish::push_catalog_files(
+            &registry,
+            vec![(oci::SQLITE_INDEX.to_string(), db)],
+            &tag,
+        )
+        .await?;
+
+        let repo = format!("{}/etcd-bundle", ctx.namespace);
+        let before = requests_for(&repo)?;
+        let _cat = catalog_operator(&ctx, &[]).await?;
+        let _olm = OperatorProcess::start(
+            ctx.cluster,
+            "olm-operator",
+            &["--watched-namespaces", &ctx.namespace],
+        )
+        .await?;
+        operator_group(&ctx).await?;
+        create::<CatalogSource>(
+            &ctx,
+            json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+            "metadata": {"name": "index"}, "spec": {"sourceType": "grpc", "image": tag}}),
+        )
+        .await?;
+        let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+        let cs = await_object(&catalogs, "index", DEADLINE, "READY", |c| {
+            c.and_then(|c| c.status.as_ref())
+                .and_then(|s| s.connection_state.as_ref())
+                .is_some_and(|s| s.last_observed_state.as_str() == "READY")
+        })
+        .await?;
+        assert!(
+            cs.status.unwrap_or_default().registry_service.is_none(),
+            "served in-process, no registry Service"
+        );
+
+        subscription(
+            &ctx,
+            "etcd",
+            "etcd",
+            "index",
+            json!({"channel": "singlenamespace-alpha"}),
+        )
+        .await?;
+        let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+        let csv = await_object(
+            &csvs,
+            "etcdoperator.v0.9.2",
+            Duration::from_secs(180),
+            "Succeeded",
+            |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded"),
+        )
+        .await?;
+        assert!(
+            csv.spec.replaces.is_none(),
+            "a fresh install replaces nothing (as OLM sets it)"
+        );
+        assert!(
+            requests_for(&repo)? > before,
+            "the bundle was pulled from its image in the registry"
+        );
+        let sub = subs(&ctx).get("etcd").await?;
+        assert_eq!(
+            sub.status.map(|s| s.installed_csv).unwrap_or_default(),
+            "etcdoperator.v0.9.2"
+        );
+        Ok(())
+    })
+    .await
+}
