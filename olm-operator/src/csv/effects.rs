@@ -138,6 +138,7 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
                 name: key.to_string(),
                 source,
             }),
+            Effect::SettleCaBundles => super::served::install::settle(&client, &shared, &csv).await,
             Effect::DeleteSelf => match csvs.delete(&key.name, &DeleteParams::background()).await {
                 Ok(_) => {
                     applied.deleted = true;

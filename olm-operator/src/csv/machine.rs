@@ -51,6 +51,8 @@ pub enum Effect {
     CleanupDeployments,
     /// Create the CSV's OperatorCondition and its Role/RoleBinding, or refresh its lists (spec §5).
     EnsureOperatorCondition,
+    /// Rewrite the CA bundles with the current CA only, dropping a rotation's previous one (`served/bundle.rs`).
+    SettleCaBundles,
 }
 
 /// When to reconcile again, besides watch events.
@@ -102,6 +104,9 @@ pub const MSG_REQUIREMENTS_NO_LONGER_MET: &str = "requirements no longer met";
 pub const MSG_FAILED_REQUIREMENTS_NOT_MET: &str = "requirements not met";
 pub const MSG_CLUSTER_CHANGED: &str = "Cluster resources changed state";
 pub const MSG_NEEDS_CERT_ROTATION: &str = "CSV owns resources that require a cert refresh";
+/// Ours (OLM has no such step): a rotation's rollout is done, the previous CA leaves the CA bundles.
+pub const MSG_SETTLING_CA: &str =
+    "certificates rotated: the CA bundles drop the previous CA once the rolled deployments settle";
 pub const MSG_REPLACED: &str =
     "has been replaced by a newer ClusterServiceVersion that has successfully installed.";
 
@@ -405,6 +410,14 @@ fn installing(o: &Observed) -> Decision {
             Next::Backoff,
         );
     }
+    let settling = to(
+        CsvPhase::Installing,
+        CsvReason::InstallWaiting,
+        MSG_SETTLING_CA,
+    );
+    if let Some(d) = settle_ca_bundles(o, settling) {
+        return d;
+    }
     let (transition, healthy) =
         install_outcome(&o.install, CsvPhase::Installing, CsvReason::InstallWaiting);
     let still_installing = transition.phase == CsvPhase::Installing;
@@ -463,6 +476,9 @@ fn succeeded(o: &Observed) -> Decision {
             Next::Idle,
         );
     }
+    if let Some(d) = settle_ca_bundles(o, Step::Stay) {
+        return d;
+    }
     let (transition, healthy) =
         install_outcome(&o.install, CsvPhase::Failed, CsvReason::ComponentUnhealthy);
     let next = match (healthy, o.served.rotate_in) {
@@ -471,6 +487,24 @@ fn succeeded(o: &Observed) -> Decision {
         (false, _) => Next::Backoff,
     };
     with(Vec::new(), Step::To(transition), next)
+}
+
+/// A healthy install (every deployment rolled out and serving with the newest CA) whose CA bundles still
+/// trust a rotation's previous CA: drop it once the rollout settled, else look again then.
+fn settle_ca_bundles(o: &Observed, step: Step) -> Option<Decision> {
+    if o.install != InstallStatus::Healthy {
+        return None;
+    }
+    let left = o.served.settle_in?;
+    Some(if left.is_zero() {
+        with(
+            vec![Effect::SettleCaBundles],
+            step,
+            Next::After(Duration::from_secs(1)),
+        )
+    } else {
+        with(Vec::new(), step, Next::After(left))
+    })
 }
 
 fn failed(o: &Observed) -> Decision {
