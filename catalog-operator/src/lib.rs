@@ -26,7 +26,6 @@ pub mod install_plan;
 pub mod metrics;
 pub mod namespace;
 pub mod rbac;
-pub mod requeue;
 pub mod run;
 pub mod shared;
 pub mod snapshot;
