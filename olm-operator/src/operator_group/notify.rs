@@ -192,8 +192,14 @@ async fn crd_owner(client: &kube::Client, name: &str) -> Option<OwnerReference> 
 }
 
 /// Clean up after a deleted group: its ClusterRoles, its namespace labels; then nudge the CSVs of its
-/// namespace (they lost their group) and its sibling groups (the `MultipleOperatorGroup` condition).
-pub async fn group_deleted(shared: &Shared, key: &ObjectKey, uid: Option<&str>) {
+/// namespace (they lost their group), the CSVs anywhere providing one of its `apis` (a conflict with it is
+/// gone) and its sibling groups (the `MultipleOperatorGroup` condition).
+pub async fn group_deleted(
+    shared: &Shared,
+    key: &ObjectKey,
+    uid: Option<&str>,
+    apis: &super::provided_apis::ApiSet,
+) {
     if let Err(e) = effects::delete_group_cluster_roles(&shared.client, key).await {
         tracing::warn!(og = %key, error = &e as &dyn std::error::Error, "deleting the group's cluster roles failed");
     }
@@ -224,7 +230,11 @@ pub async fn group_deleted(shared: &Shared, key: &ObjectKey, uid: Option<&str>) 
         .map(|s| {
             s.state()
                 .iter()
-                .filter(|c| c.metadata.namespace.as_deref() == key.namespace.as_deref())
+                .filter(|c| {
+                    c.metadata.namespace.as_deref() == key.namespace.as_deref()
+                        || (!c.is_copied()
+                            && !super::provided_apis::of_csv(c).is_disjoint(apis))
+                })
                 .filter_map(|c| ObjectKey::of(c.as_ref()))
                 .collect()
         })
