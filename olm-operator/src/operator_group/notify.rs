@@ -232,8 +232,7 @@ pub async fn group_deleted(
                 .iter()
                 .filter(|c| {
                     c.metadata.namespace.as_deref() == key.namespace.as_deref()
-                        || (!c.is_copied()
-                            && !super::provided_apis::of_csv(c).is_disjoint(apis))
+                        || (!c.is_copied() && !super::provided_apis::of_csv(c).is_disjoint(apis))
                 })
                 .filter_map(|c| ObjectKey::of(c.as_ref()))
                 .collect()
