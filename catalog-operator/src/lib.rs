@@ -25,6 +25,7 @@ pub mod group_view;
 pub mod install_plan;
 pub mod metrics;
 pub mod namespace;
+pub mod properties;
 pub mod rbac;
 pub mod run;
 pub mod shared;
