@@ -19,6 +19,7 @@ pub mod hash;
 pub mod health;
 pub mod machine;
 pub mod observe;
+mod orphan;
 pub mod overrides;
 pub mod requirements;
 pub mod scoped;
@@ -123,6 +124,9 @@ impl Reconciler for CsvActor {
         {
             // No decision before every store listed once; `watches::mark_ready` then requeues every CSV.
             return Box::pin(actix::fut::ready(Outcome::Done(reconcile::Next::Idle)));
+        }
+        if let Some(collect) = self.collect_if_orphaned(&csv) {
+            return collect;
         }
         let mut gathered = observe::gather(&self.shared, &csv, Timestamp::now());
         let no_retry = gathered.observed.phase == messages::crd::csv::CsvPhase::Failed
