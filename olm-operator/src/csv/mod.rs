@@ -355,3 +355,6 @@ impl Handler<Requeue> for CsvActor {
         reconcile::trigger(self, ctx, cause);
     }
 }
+
+#[cfg(test)]
+mod tests;
