@@ -75,10 +75,6 @@ pub struct Decision {
 
 /// Safety net for waits that a watch normally ends (deployments becoming ready, a neighbour changing phase).
 pub const WAIT_RECHECK: Duration = Duration::from_secs(30);
-/// How often a CSV failed because of its OperatorGroup re-checks the group (until issue 4 requeues CSVs on group changes).
-/// Safety net after asking the OperatorGroup to change its provided APIs (its requeue normally comes first).
-pub const API_CHANGE_RECHECK: Duration = Duration::from_secs(2);
-pub const GROUP_RECHECK: Duration = Duration::from_secs(15);
 /// How long after entering Installing a missing deployment is taken for the store lagging our own create.
 pub const STORE_LAG_GRACE: Duration = Duration::from_secs(5);
 
@@ -186,11 +182,12 @@ pub fn decide(o: &Observed) -> Decision {
             return group_failure(o, CsvReason::UnsupportedOperatorGroup, message);
         }
         GroupFit::ChangeProvidedApis(change, apis) => {
-            // OLM requeues and stops; the group's actor requeues us when its annotation changed.
+            // OLM requeues and stops. The group's actor answers with the set it wrote and requeues us on the
+            // version carrying it (a CSV providing its APIs, `operator_group::plan`): no recheck.
             return Decision {
                 step: Step::Stay,
                 effects: vec![Effect::ChangeProvidedApis(*change, apis.clone())],
-                next: Next::After(API_CHANGE_RECHECK),
+                next: Next::Idle,
             };
         }
         GroupFit::ApiFailure {
@@ -203,11 +200,12 @@ pub fn decide(o: &Observed) -> Decision {
             } else {
                 Step::Stay
             };
-            // The group requeues us when the APIs change; the recheck covers a requeue that raced its store.
+            // Every group requeues the CSVs providing its APIs, before and after, on each version it is sent
+            // (the store shows that version first), and when it is deleted (`operator_group::notify`).
             return Decision {
                 step,
                 effects: vec![Effect::CleanupDeployments],
-                next: Next::After(GROUP_RECHECK),
+                next: Next::Idle,
             };
         }
     }
@@ -659,7 +657,8 @@ fn spec_failure(spec: &SpecCheck) -> Option<Transition> {
     }
 }
 
-/// OperatorGroup failures are written only when the reason differs (OLM), and re-checked periodically.
+/// OperatorGroup failures are written only when the reason differs (OLM). No recheck: a group created,
+/// changed or deleted requeues the CSVs of its namespace.
 fn group_failure(o: &Observed, reason: CsvReason, message: &str) -> Decision {
     let step = if o.phase == CsvPhase::Failed && o.reason == reason {
         Step::Stay
@@ -669,7 +668,7 @@ fn group_failure(o: &Observed, reason: CsvReason, message: &str) -> Decision {
     Decision {
         step,
         effects: Vec::new(),
-        next: Next::After(GROUP_RECHECK),
+        next: Next::Idle,
     }
 }
 

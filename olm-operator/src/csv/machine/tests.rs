@@ -359,11 +359,11 @@ fn messages_are_olms_texts(
     requirements_unmet,
     Next::Backoff
 )]
-#[case::a_group_failure_rechecks_the_group(
+#[case::a_group_failure_waits_for_a_group_change(
     P::Pending,
     R::RequirementsUnknown,
     no_group,
-    Next::After(GROUP_RECHECK)
+    Next::Idle
 )]
 #[case::a_healthy_succeeded_csv_idles(P::Succeeded, R::InstallSucceeded, none, Next::Idle)]
 #[case::an_invalid_spec_waits_for_an_edit(
