@@ -47,7 +47,7 @@ where
 {
     match api.create(&PostParams::default(), obj).await {
         Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+        Err(kube::Error::Api(s)) if s.is_already_exists() => Ok(()),
         Err(e) => Err(e),
     }
 }
