@@ -76,7 +76,9 @@ impl RequestKind {
             .split('&')
             .filter_map(|kv| kv.split_once('='))
             .collect();
-        let watch = params.get("watch").is_some_and(|v| *v == "true" || *v == "1");
+        let watch = params
+            .get("watch")
+            .is_some_and(|v| *v == "true" || *v == "1");
         let rv = params.get("resourceVersion").copied().unwrap_or_default();
         RequestKind {
             write: matches!(method, "POST" | "PUT" | "PATCH" | "DELETE"),
@@ -171,9 +173,12 @@ pub fn status_body(code: u16, reason: &str, message: &str) -> String {
 
 /// The watch event the apiserver sends when a watch resumes from a compacted resourceVersion.
 pub fn gone_event() -> String {
-    let status: serde_json::Value =
-        serde_json::from_str(&status_body(410, "Expired", "too old resource version (fault proxy)"))
-            .unwrap_or_default();
+    let status: serde_json::Value = serde_json::from_str(&status_body(
+        410,
+        "Expired",
+        "too old resource version (fault proxy)",
+    ))
+    .unwrap_or_default();
     format!(
         "{}\n",
         serde_json::json!({"type": "ERROR", "object": status})
@@ -206,7 +211,11 @@ mod tests {
     #[case::a_put("PUT", "", PUT)]
     #[case::a_list_is_no_watch("GET", "resourceVersion=12&limit=500", GET)]
     #[case::a_first_watch("GET", "watch=true&resourceVersion=0", RequestKind { write: false, watch: true, resumes: false })]
-    #[case::a_resumed_watch("GET", "allowWatchBookmarks=true&watch=true&resourceVersion=981", WATCH_RESUME)]
+    #[case::a_resumed_watch(
+        "GET",
+        "allowWatchBookmarks=true&watch=true&resourceVersion=981",
+        WATCH_RESUME
+    )]
     fn a_request_is_classified(
         #[case] method: &str,
         #[case] query: &str,

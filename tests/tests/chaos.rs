@@ -23,14 +23,14 @@ use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::subscription::SubscriptionState;
 use messages::msg::{Journal, JournalEvent};
 use olm_runtime::chaos::{ChaosConfig, replay};
-use olm_tests::converge::{Raw, Snapshot, diff, invariants, snapshot};
 use olm_tests::api_faults::ApiFaults;
 use olm_tests::api_proxy::ApiProxy;
+use olm_tests::converge::{Raw, Snapshot, diff, invariants, snapshot};
 use olm_tests::{
     Cluster, OperatorProcess, TestContext, dump_namespace, eventually, with_namespace,
 };
-use serde_json::json;
 use rand::{Rng, SeedableRng};
+use serde_json::json;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -262,7 +262,10 @@ async fn one_run(cluster: &'static Cluster, seed: Option<u64>) -> anyhow::Result
         let ctx = &ctx;
         let mut faults = BTreeMap::new();
         let mut unreplayed = 0;
-        let config = plan.as_ref().map(|p| ChaosConfig::parse(&p.actors)).transpose()?;
+        let config = plan
+            .as_ref()
+            .map(|p| ChaosConfig::parse(&p.actors))
+            .transpose()?;
         let t0 = Instant::now();
         for (at, which) in plan.iter().flat_map(|p| p.kills.iter()) {
             // The moment of a fault (not a wait for state): SIGKILL, then start it again under the faults.
@@ -283,11 +286,9 @@ async fn one_run(cluster: &'static Cluster, seed: Option<u64>) -> anyhow::Result
             *faults.entry(name.to_string()).or_insert(0) += 1;
         }
         let left = UNDER_FAULTS.saturating_sub(t0.elapsed());
-        let under = eventually(left, "the chain at its head under faults", || {
-            at_head(ctx)
-        })
-        .await
-        .is_ok();
+        let under = eventually(left, "the chain at its head under faults", || at_head(ctx))
+            .await
+            .is_ok();
         if let Some(config) = &config {
             for op in [&cat, &olm] {
                 unreplayed += tally(op, config, &mut faults).await?;
@@ -331,24 +332,28 @@ async fn one_run(cluster: &'static Cluster, seed: Option<u64>) -> anyhow::Result
     Ok(row)
 }
 
+fn row_line(r: &Row) -> String {
+    let faults: Vec<String> = r.faults.iter().map(|(k, n)| format!("{k}={n}")).collect();
+    format!(
+        "{} | {} | {} | {} | {:.1}s",
+        r.seed.map_or("baseline".to_string(), |s| s.to_string()),
+        if faults.is_empty() {
+            "-".to_string()
+        } else {
+            faults.join(" ")
+        },
+        r.converged_under_faults,
+        if r.converged { "yes" } else { "NO" },
+        r.after_faults.as_secs_f64()
+    )
+}
+
 fn print_table(rows: &[Row]) {
     println!(
         "seed | faults by kind | at head under faults | converged | time to converge after faults stop"
     );
     for r in rows {
-        let faults: Vec<String> = r.faults.iter().map(|(k, n)| format!("{k}={n}")).collect();
-        println!(
-            "{} | {} | {} | {} | {:.1}s",
-            r.seed.map_or("baseline".to_string(), |s| s.to_string()),
-            if faults.is_empty() {
-                "-".to_string()
-            } else {
-                faults.join(" ")
-            },
-            r.converged_under_faults,
-            if r.converged { "yes" } else { "NO" },
-            r.after_faults.as_secs_f64()
-        );
+        println!("{}", row_line(r));
     }
 }
 
@@ -375,6 +380,8 @@ async fn seeds(list: Vec<u64>) -> anyhow::Result<()> {
                 lines.join("\n    ")
             ));
         }
+        // Each row as it is done (a long run stopped early keeps what it measured).
+        eprintln!("row: {}", row_line(&row));
         rows.push(row);
     }
     rows.insert(0, baseline);

@@ -390,9 +390,11 @@ async fn apply(
         Ok(_) => Ok(StepStatus::Created),
         // `AlreadyExists`, not any 409: a create answered `409 Conflict` wrote nothing, and calling its step
         // Present failed the plan on its next steps (found by the chaos runs' API fault proxy).
-        Err(kube::Error::Api(s)) if s.is_already_exists() => update_existing(cx, &api, &kind, name, obj)
-            .await
-            .map_err(|e| e.denied("updating", &kind, name)),
+        Err(kube::Error::Api(s)) if s.is_already_exists() => {
+            update_existing(cx, &api, &kind, name, obj)
+                .await
+                .map_err(|e| e.denied("updating", &kind, name))
+        }
         Err(e) => Err(StepError::from(e).denied("creating", &kind, name)),
     }
 }

@@ -164,9 +164,10 @@ fn facts(
         .map(|p| plan_ref(p));
     // A lost decision (`super::adopt`): the newest Complete plan it owns is adopted as a generating one is.
     let package_of = |csv: &str| {
-        packages.get(csv).cloned().or_else(|| {
-            status::successor(csv, replaced_by).and_then(|s| packages.get(&s).cloned())
-        })
+        packages
+            .get(csv)
+            .cloned()
+            .or_else(|| status::successor(csv, replaced_by).and_then(|s| packages.get(&s).cloned()))
     };
     let (generated_by, starting_csv) = match generated_by {
         None if st.install_plan_ref.is_none() && st.current_csv.is_empty() => {
