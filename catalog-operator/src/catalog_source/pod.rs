@@ -96,7 +96,7 @@ where
         serde_json::from_value(value).map_err(|source| PodError::Build { what, source })?;
     match api.create(&PostParams::default(), &obj).await {
         Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+        Err(kube::Error::Api(s)) if s.is_already_exists() => Ok(()),
         Err(source) => Err(PodError::Api { what, source }),
     }
 }

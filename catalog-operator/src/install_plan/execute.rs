@@ -398,9 +398,13 @@ async fn apply(
     match api.create(&PostParams::default(), &dynamic).await {
         Ok(_) if kind == "CustomResourceDefinition" => Ok(StepStatus::WaitingForApi),
         Ok(_) => Ok(StepStatus::Created),
-        Err(kube::Error::Api(s)) if s.code == 409 => update_existing(cx, &api, &kind, name, obj)
-            .await
-            .map_err(|e| e.denied("updating", &kind, name)),
+        // `AlreadyExists`, not any 409: a create answered `409 Conflict` wrote nothing, and calling its step
+        // Present failed the plan on its next steps (found by the chaos runs' API fault proxy).
+        Err(kube::Error::Api(s)) if s.is_already_exists() => {
+            update_existing(cx, &api, &kind, name, obj)
+                .await
+                .map_err(|e| e.denied("updating", &kind, name))
+        }
         Err(e) => Err(StepError::from(e).denied("creating", &kind, name)),
     }
 }

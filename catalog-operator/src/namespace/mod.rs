@@ -5,6 +5,7 @@
 //! [`Decision`](crate::wants::Decision) back. Causes arriving during a run are coalesced into one more run.
 
 pub mod actor;
+pub mod adopt;
 pub mod fail_forward;
 pub mod input;
 pub mod known;
