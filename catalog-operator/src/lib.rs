@@ -16,6 +16,7 @@ pub mod catalog_image;
 pub mod catalog_source;
 pub mod catalogs;
 pub mod cli;
+pub mod csv_view;
 pub mod deprecation;
 pub mod error;
 pub mod events;

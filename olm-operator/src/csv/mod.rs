@@ -24,6 +24,7 @@ pub mod overrides;
 pub mod requirements;
 pub mod scoped;
 pub mod served;
+pub mod stale;
 pub mod status;
 pub mod stores;
 pub mod strategy;
