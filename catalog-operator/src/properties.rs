@@ -59,7 +59,7 @@ mod tests {
             ],
             ..Default::default()
         };
-        let doc: Value = serde_json::from_str(&document(&of_bundle(&bundle))).unwrap();
+        let doc: Value = serde_json::from_str(&document(&of_bundle(&bundle))).expect("json");
         assert_eq!(
             doc,
             serde_json::json!({"properties": [{"type": "olm.package", "value": {"packageName": "etcd", "version": "0.9.4"}}]})

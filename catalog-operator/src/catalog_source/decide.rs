@@ -99,6 +99,15 @@ mod tests {
         Err(Invalid("unknown sourcetype: x".into()))
     }
 
+    type HeldCase = (
+        Option<Result<Plan, Invalid>>,
+        i32,
+        bool,
+        Option<(Duration, u64)>,
+    );
+    type SeenCase = (Result<Plan, Invalid>, i32, Option<Duration>, u64);
+    type WantCase = (bool, bool, bool, Option<(Duration, u64)>);
+
     /// (held plan, held priority, stale, held poll as (interval, due in s from t0)), (plan, priority, poll
     /// interval, now in s from t0) → (restart, fetch, polled, poll as (interval, due in s from t0)).
     #[rstest]
@@ -150,16 +159,7 @@ mod tests {
         (Some(image()), 0, false, Some((MIN, 70))), (image(), 0, None, 80),
         (false, false, false, None)
     )]
-    fn steps_table(
-        #[case] held: (
-            Option<Result<Plan, Invalid>>,
-            i32,
-            bool,
-            Option<(Duration, u64)>,
-        ),
-        #[case] seen: (Result<Plan, Invalid>, i32, Option<Duration>, u64),
-        #[case] want: (bool, bool, bool, Option<(Duration, u64)>),
-    ) {
+    fn steps_table(#[case] held: HeldCase, #[case] seen: SeenCase, #[case] want: WantCase) {
         let t0 = Instant::now();
         let now_s = seen.3;
         let at = |s: u64| t0 + Duration::from_secs(s);

@@ -151,7 +151,7 @@ mod tests {
 
     #[test]
     fn the_label_patch_carries_exactly_the_two_labels() {
-        let v = serde_json::to_value(catalog_labels("cat")).unwrap();
+        let v = serde_json::to_value(catalog_labels("cat")).expect("serialisable");
         assert_eq!(
             v["metadata"],
             serde_json::json!({"labels": {pod::CATALOG_SOURCE_LABEL: "cat", "olm.managed": "false"}})

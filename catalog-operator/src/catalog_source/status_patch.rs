@@ -51,7 +51,7 @@ mod tests {
             ..CatalogSourceStatus::default()
         };
         assert_eq!(
-            serde_json::to_value(of(&status)).unwrap(),
+            serde_json::to_value(of(&status)).expect("serialisable"),
             json!({"status": {
                 "message": "down",
                 "reason": "RegistryServerError",
@@ -65,7 +65,7 @@ mod tests {
 
     #[test]
     fn a_healthy_status_clears_reason_and_message() {
-        let v = serde_json::to_value(of(&CatalogSourceStatus::default())).unwrap();
+        let v = serde_json::to_value(of(&CatalogSourceStatus::default())).expect("serialisable");
         assert_eq!(v["status"]["reason"], serde_json::Value::Null);
         assert_eq!(v["status"]["message"], serde_json::Value::Null);
     }
