@@ -16,7 +16,7 @@
 //!    community package installs and, with a custom resource present, upgrades across a `replaces` edge whose
 //!    bundle changes its CRD (a new storage version): the CRD-upgrade safety check lists the custom resources,
 //!    which deploy/rbac lets catalog-operator do only through the per-CRD grant it makes itself; then two more real
-//!    community packages (odoo-operator, apicurito) install from the same catalog image, so three real packages
+//!    community packages (pcc-operator, sonar-operator) install from the same catalog image, so three real packages
 //!    run from bundle images in all.
 //!
 //! The default CatalogSource of phase 1 is itself an image catalog (hack/full-cluster.sh pushes real community
@@ -693,7 +693,7 @@ async fn crd_changing_upgrade_from_an_image_catalog(
     })
     .await?;
     // Two more real packages from the same catalog image, Automatic approval: three in all run as real pods.
-    for (package, _, csv, channel) in EXTRA {
+    for (package, channel, csv) in EXTRA {
         Api::<Subscription>::namespaced(client.clone(), ns)
             .create(
                 &pp,
@@ -704,6 +704,9 @@ async fn crd_changing_upgrade_from_an_image_catalog(
                 )?,
             )
             .await?;
+        // The namespace also holds hawtio's Manual Subscription; whichever approval the plan gets, approving it
+        // is harmless (an Automatic plan is approved already), and this phase is about installing from images.
+        approve_plan_for(client, ns, csv).await?;
         await_csv_succeeded(client, ns, csv).await?;
     }
     // The safety check listed Hawtios as catalog-operator's ServiceAccount: through the grant it made itself,

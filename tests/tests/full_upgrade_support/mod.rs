@@ -16,10 +16,12 @@ pub const CHANNEL: &str = "stable-v1";
 pub const CRD: &str = "hawtios.hawt.io";
 const VERSIONS: [&str; 2] = ["0.5.0", "1.0.0"];
 /// Two more community packages installed from the same catalog image beside the upgrade, so that three real
-/// packages install from bundle images in the pods: (package, version, CSV, channel). Both support OwnNamespace.
-pub const EXTRA: [(&str, &str, &str, &str); 2] = [
-    ("odoo-operator", "0.0.2", "odoo-operator.v0.0.2", "alpha"),
-    ("apicurito", "1.0.3", "apicurito.v1.0.3", "latest"),
+/// packages install from bundle images in the pods: (package, channel, its head CSV). Every version of each is
+/// copied. Both support OwnNamespace, and every CSV of theirs is valid under OLM's published CRD schema (odoo-operator
+/// and apicurito, which the default catalog lists, are not: a CSV without `resources[].name` is refused).
+pub const EXTRA: [(&str, &str, &str); 2] = [
+    ("pcc-operator", "stable", "pcc-operator.v0.2.0"),
+    ("sonar-operator", "stable", "sonar-operator.v3.3.0"),
 ];
 const TEST_IMAGE: &str = "localhost/olm-rs/test-operator:dev";
 
@@ -113,8 +115,14 @@ pub fn build_tree(corpus: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
             std::fs::write(&annotations, changed)?;
         }
     }
-    for (package, version, _, _) in EXTRA {
-        copy_rewritten(corpus, &root, package, version)?;
+    for (package, ..) in EXTRA {
+        for entry in std::fs::read_dir(corpus.join(package))? {
+            let entry = entry?;
+            if entry.file_type()?.is_dir() {
+                let version = entry.file_name().to_string_lossy().into_owned();
+                copy_rewritten(corpus, &root, package, &version)?;
+            }
+        }
     }
     Ok(root)
 }
