@@ -7,6 +7,8 @@
 # ports and state folder and never touches it.
 #
 #   hack/full-cluster.sh up       start (or reuse) the cluster and deploy olm-rs; prints the kubeconfig path last
+#                                 (OLM_RS_CERT_VALIDITY_SECONDS=N: olm-operator issues N-second certificates; `up`
+#                                 on a running cluster applies deploy/ again, so `up` without it restores OLM's)
 #   hack/full-cluster.sh down     delete the pods, stop what `up` started, restore every host setting it changed
 #   hack/full-cluster.sh status   say what runs
 #   hack/full-cluster.sh build    only install packages, build the kubelet/scheduler and the images
@@ -254,9 +256,20 @@ cni_config() {
 CNI
 }
 
-start_proc() { # name, log, command...
+# Close every descriptor but stdin/out/err in this (sub)shell: under `flock /tmp/olm-rs-full-cluster.lock
+# hack/full-cluster.sh up` the lock's descriptor is inherited, and a daemon keeping it would hold the lock after
+# `up` returned (a later `flock ... down` waited forever). Bash's own script descriptor (255) is close-on-exec.
+close_inherited_fds() {
+  local fd
+  for fd in /proc/$BASHPID/fd/*; do
+    fd=${fd##*/}
+    if [ "$fd" -gt 2 ] && [ "$fd" != 255 ]; then eval "exec $fd>&-"; fi
+  done
+}
+
+start_proc() { # name, command...
   local name=$1; shift
-  setsid "$@" > "$STATE/$name.log" 2>&1 < /dev/null & echo $! > "$STATE/$name.pid"
+  ( close_inherited_fds; exec setsid "$@" ) > "$STATE/$name.log" 2>&1 < /dev/null & echo $! > "$STATE/$name.pid"
 }
 
 overlay() { # the kustomization applying deploy/ to this cluster
@@ -308,6 +321,16 @@ patches:
       kind: Service
       metadata: {name: olm-rs-catalog, namespace: olm}
 KUST
+  if [ -n "${OLM_RS_CERT_VALIDITY_SECONDS:-}" ]; then
+    # Short-lived webhook/API-service certificates, to watch a rotation (tests/tests/full_cluster_rotation.rs).
+    cat >> "$dir/kustomization.yaml" <<KUST
+  - target: {kind: Deployment, name: olm-operator}
+    patch: |-
+      - op: add
+        path: /spec/template/spec/containers/0/env/-
+        value: {name: OLM_RS_CERT_VALIDITY_SECONDS, value: "$OLM_RS_CERT_VALIDITY_SECONDS"}
+KUST
+  fi
   echo "$dir"
 }
 
@@ -411,7 +434,8 @@ default_catalog_ref() { echo "$1:$OCI_PORT/olm-rs/catalog:dev"; }
 
 # hack/lib/registry.sh with this cluster's address and folder (in a subshell: its variables stay there).
 oci_registry() { # up|down HOST_IP
-  ( OLM_RS_REGISTRY_DIR="$OCI_DIR"
+  ( close_inherited_fds   # the registry daemon must not keep the caller's flock descriptor either
+    OLM_RS_REGISTRY_DIR="$OCI_DIR"
     # shellcheck source=hack/lib/registry.sh
     . "$REPO/hack/lib/registry.sh"
     REGISTRY_ADDR="$2:$OCI_PORT"; REGISTRY_METRICS_ADDR="127.0.0.1:$((OCI_PORT + 10000))"

@@ -19,6 +19,12 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
+    #[error("cannot write the status of CatalogSource {key}")]
+    CatalogSourceStatus {
+        key: ObjectKey,
+        #[source]
+        source: kube::Error,
+    },
     #[error("cannot resolve namespace {namespace}")]
     Resolve {
         namespace: String,
@@ -45,9 +51,9 @@ pub enum ErrorKind {
 impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::SubscriptionStatus { source, .. } | Error::InstallPlanStatus { source, .. } => {
-                classify(source)
-            }
+            Error::SubscriptionStatus { source, .. }
+            | Error::InstallPlanStatus { source, .. }
+            | Error::CatalogSourceStatus { source, .. } => classify(source),
             Error::Resolve { source, .. } => match source.api_error() {
                 Some(e) => classify(e),
                 None => ErrorKind::Transient,

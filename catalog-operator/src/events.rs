@@ -86,11 +86,17 @@ pub fn new_bundle_unpack_failure<'a>(
     new_condition(old, next, SubscriptionConditionType::BundleUnpackFailed)
 }
 
+/// A reference to a Namespace (the namespace-wide `ResolutionFailed` Event, as OLM writes it).
+/// The reference carries the namespace in `namespace` too, so the Event is written into that namespace: the
+/// recorder (events.k8s.io/v1) otherwise writes it into `default`, which this apiserver refuses for a reference
+/// with no namespace ("involvedObject.namespace: does not match event.namespace", 422), and the namespace's
+/// `ResolutionFailed` Event was lost (seen in the chaos runs' logs).
 pub fn namespace_ref(namespace: &str) -> ObjectReference {
     ObjectReference {
         api_version: Some("v1".into()),
         kind: Some("Namespace".into()),
         name: Some(namespace.into()),
+        namespace: Some(namespace.into()),
         ..ObjectReference::default()
     }
 }
@@ -128,6 +134,15 @@ mod tests {
     use super::*;
     use messages::crd::subscription::SubscriptionCondition;
     use rstest::rstest;
+
+    #[test]
+    fn a_namespace_event_is_written_into_that_namespace() {
+        let r = namespace_ref("ns1");
+        assert_eq!(
+            (r.kind.as_deref(), r.name.as_deref(), r.namespace.as_deref()),
+            (Some("Namespace"), Some("ns1"), Some("ns1"))
+        );
+    }
 
     fn status(failed: Option<&str>) -> SubscriptionStatus {
         let mut st = SubscriptionStatus::default();

@@ -20,6 +20,8 @@ pub struct Seen {
 pub struct FakeApi {
     seen: Arc<Mutex<Vec<Seen>>>,
     script: Arc<Mutex<VecDeque<u16>>>,
+    /// The stored object a 200 to a PATCH answers with, the patch merged in (else the body is echoed).
+    object: Option<Arc<Mutex<Value>>>,
 }
 
 impl FakeApi {
@@ -28,7 +30,14 @@ impl FakeApi {
         Self {
             seen: Arc::default(),
             script: Arc::new(Mutex::new(script.into_iter().collect())),
+            object: None,
         }
+    }
+
+    /// Answer a PATCH with this object, the patch merged in (a merge patch, as the API server does).
+    pub fn with_object(mut self, object: Value) -> Self {
+        self.object = Some(Arc::new(Mutex::new(object)));
+        self
     }
 
     pub fn seen(&self) -> Vec<Seen> {
@@ -59,14 +68,21 @@ impl FakeApi {
                 let n = {
                     let mut seen = me.seen.lock().unwrap_or_else(PoisonError::into_inner);
                     seen.push(Seen {
-                        method,
+                        method: method.clone(),
                         path,
                         body: body.clone(),
                     });
                     seen.len()
                 };
                 let answer = if code == 200 {
-                    let mut echo = body;
+                    let mut echo = match (&me.object, method.as_str()) {
+                        (Some(object), "PATCH") => {
+                            let mut stored = object.lock().unwrap_or_else(PoisonError::into_inner);
+                            merge(&mut stored, &body);
+                            stored.clone()
+                        }
+                        _ => body,
+                    };
                     echo["metadata"]["resourceVersion"] = json!(format!("rv-{n}"));
                     echo
                 } else {
@@ -82,5 +98,25 @@ impl FakeApi {
             }
         });
         kube::Client::new(service, "default")
+    }
+}
+
+/// RFC 7386 merge patch: objects merge key by key, `null` removes, anything else replaces.
+fn merge(target: &mut Value, patch: &Value) {
+    let Value::Object(patch) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(Default::default());
+    }
+    if let Value::Object(target) = target {
+        for (k, v) in patch {
+            if v.is_null() {
+                target.remove(k);
+            } else {
+                merge(target.entry(k.clone()).or_insert(Value::Null), v);
+            }
+        }
     }
 }

@@ -86,9 +86,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
 
         // Stores whose changes only trigger resolution.
         let (sh, sc) = (shared.clone(), scope.clone());
-        let (csvs, _) = spawn_store(
+        let (csvs, _) = olm_runtime::watch::spawn_store_projected(
             Api::<ClusterServiceVersion>::all(client.clone()),
-            scoped(&scope),
+            scoped(&scope).labels(crate::csv_view::NOT_COPIED),
+            crate::csv_view::project,
             move |o: &ClusterServiceVersion| {
                 trigger(&sh, &sc, o.metadata.namespace.as_deref(), Cause::CsvChanged)
             },

@@ -141,6 +141,15 @@ impl Shared {
             .unwrap_or_default()
     }
 
+    /// Whether any Subscription lives in `namespace`.
+    pub fn has_subscription(&self, namespace: &str) -> bool {
+        self.stores.subscriptions.get().is_some_and(|s| {
+            s.state()
+                .iter()
+                .any(|sub| sub.metadata.namespace.as_deref() == Some(namespace))
+        })
+    }
+
     pub fn csvs(&self) -> Vec<Arc<ClusterServiceVersion>> {
         self.stores.csvs.get().map(Store::state).unwrap_or_default()
     }

@@ -3,9 +3,10 @@
 //! `BundleSecret`), then the RBAC of its install strategy ([`crate::rbac`]). Pure.
 
 use messages::crd::install_plan::{Step, StepResource, StepStatus};
+use messages::crd::subscription::{Approval, Subscription, SubscriptionSpec};
 use registry::api;
 use resolver::{BundleStep, NewSubscription};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const PROPERTIES_ANNOTATION: &str = "operatorframework.io/properties";
@@ -93,23 +94,17 @@ pub fn csv_manifest(
             bundle: chosen.name.clone(),
         });
     }
-    let props: Vec<Value> = b
-        .properties
-        .iter()
-        .filter_map(|p| {
-            serde_json::from_str::<Value>(&p.value)
-                .ok()
-                .map(|v| json!({"type": p.r#type, "value": v}))
-        })
-        .collect();
+    let props = crate::properties::of_bundle(b);
     let Some(obj) = csv.as_object_mut() else {
         return Err(StepError::CsvTypeMissing {
             bundle: chosen.name.clone(),
         });
     };
-    let meta = obj.entry("metadata").or_insert_with(|| json!({}));
+    let meta = obj
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Default::default()));
     if let Some(meta) = meta.as_object_mut() {
-        meta.insert("namespace".into(), json!(namespace));
+        meta.insert("namespace".into(), Value::String(namespace.to_string()));
         for k in [
             "resourceVersion",
             "uid",
@@ -119,21 +114,23 @@ pub fn csv_manifest(
         ] {
             meta.remove(k);
         }
-        let ann = meta.entry("annotations").or_insert_with(|| json!({}));
+        let ann = meta
+            .entry("annotations")
+            .or_insert_with(|| Value::Object(Default::default()));
         if let Some(ann) = ann.as_object_mut() {
             ann.insert(
                 PROPERTIES_ANNOTATION.into(),
-                json!(json!({"properties": props}).to_string()),
+                Value::String(crate::properties::document(&props)),
             );
             for (k, v) in trace {
-                ann.insert(k.clone(), json!(v));
+                ann.insert(k.clone(), Value::String(v.clone()));
             }
         }
     }
     obj.remove("status");
     if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
         match &chosen.replaces {
-            Some(r) => spec.insert("replaces".into(), json!(r)),
+            Some(r) => spec.insert("replaces".into(), Value::String(r.clone())),
             None => spec.remove("replaces"),
         };
     }
@@ -170,12 +167,20 @@ pub fn bundle_steps(
 
 /// The Subscription step for a newly resolved dependency (approval Automatic, startingCSV the bundle).
 pub fn subscription_step(sub: &NewSubscription, namespace: &str) -> Step {
-    let obj = json!({
-        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
-        "metadata": {"name": sub.name, "namespace": namespace},
-        "spec": {"name": sub.package, "channel": sub.channel, "source": sub.source, "sourceNamespace": sub.source_namespace,
-                 "startingCSV": sub.starting_csv, "installPlanApproval": "Automatic"}
-    });
+    let mut typed = Subscription::new(
+        &sub.name,
+        SubscriptionSpec {
+            package: sub.package.clone(),
+            channel: Some(sub.channel.clone()),
+            catalog_source: sub.source.clone(),
+            catalog_source_namespace: sub.source_namespace.clone(),
+            starting_csv: Some(sub.starting_csv.clone()),
+            install_plan_approval: Some(Approval::Automatic),
+            ..SubscriptionSpec::default()
+        },
+    );
+    typed.metadata.namespace = Some(namespace.to_string());
+    let obj = serde_json::to_value(&typed).unwrap_or_default();
     step(
         &sub.starting_csv,
         &resolver::CatalogKey::new(&sub.source, &sub.source_namespace),
@@ -188,6 +193,7 @@ pub fn subscription_step(sub: &NewSubscription, namespace: &str) -> Step {
 mod tests {
     use super::*;
     use resolver::CatalogKey;
+    use serde_json::json;
 
     fn chosen(replaces: Option<&str>) -> BundleStep {
         BundleStep {

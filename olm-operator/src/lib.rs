@@ -11,6 +11,10 @@ pub mod copied_csv;
 pub mod csv;
 pub mod error;
 pub mod events;
+/// TEST ONLY: catalog-operator's fake API server (one file, shared by path; no dependency between the binaries).
+#[cfg(test)]
+#[path = "../../catalog-operator/src/fake_api.rs"]
+pub mod fake_api;
 pub mod metrics;
 pub mod operator_condition;
 pub mod operator_group;

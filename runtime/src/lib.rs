@@ -27,6 +27,7 @@ pub mod impersonate;
 pub mod leader;
 pub mod lenient;
 pub mod metrics;
+pub mod own_writes;
 pub mod reconcile;
 pub mod registry;
 pub mod scoped_install;

@@ -1,9 +1,15 @@
 //! TEST ONLY: the webhook server of the full-cluster proof (issue 14). It serves HTTPS on `:9443` with the
 //! pair OLM mounts at `/tmp/k8s-webhook-server/serving-certs/tls.{crt,key}` (read again for every
-//! connection, so a rotated certificate is used without a restart):
+//! connection, so a rotated certificate is used without a restart; a pair that does not read whole, as while
+//! the kubelet swaps the Secret's files, leaves the last good one in use):
 //! - `POST /validate`: an AdmissionReview; objects whose `spec.deny` is true are denied with a message;
 //! - `POST /convert`: a ConversionReview between `v1` (`spec.color`) and `v2` (`spec.colour`) of one CRD;
 //! - `GET /healthz`: 200, for the readiness probe.
+//!
+//! On SIGTERM it keeps serving for `SHUTDOWN_DELAY_SECONDS` (default 5), as operator authors do with a
+//! preStop delay: the pod leaves the Service's endpoints only after the kubelet got the delete, and the API
+//! server may still route a request to it meanwhile. Then it stops accepting, lets the requests in flight
+//! finish, and exits.
 
 use anyhow::Context;
 use http_body_util::{BodyExt, Full};
@@ -95,41 +101,96 @@ async fn handle(req: Request<Incoming>) -> anyhow::Result<Response<Full<Bytes>>>
     Ok(response)
 }
 
+/// Serve one accepted connection until it ends or `stop` says so (then finish the request in flight).
+async fn serve(
+    stream: tokio::net::TcpStream,
+    config: Arc<rustls::ServerConfig>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    {
+        let tls = match tokio_rustls::TlsAcceptor::from(config).accept(stream).await {
+            Ok(tls) => tls,
+            Err(e) => return eprintln!("TLS handshake: {e}"),
+        };
+        let service = hyper::service::service_fn(|req| async move {
+            handle(req).await.or_else(|e| {
+                let mut r = Response::new(Full::new(Bytes::from(format!("{e:#}"))));
+                *r.status_mut() = StatusCode::BAD_REQUEST;
+                Ok::<_, std::convert::Infallible>(r)
+            })
+        });
+        let io = hyper_util::rt::TokioIo::new(tls);
+        let conn = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
+        tokio::pin!(conn);
+        let ended = tokio::select! {
+            r = conn.as_mut() => Some(r),
+            _ = stop.wait_for(|s| *s) => None,
+        };
+        let served = match ended {
+            Some(r) => r,
+            None => {
+                conn.as_mut().graceful_shutdown();
+                conn.await
+            }
+        };
+        if let Err(e) = served {
+            eprintln!("connection: {e}");
+        }
+    }
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let dir = std::env::var("CERT_DIR").unwrap_or_else(|_| CERT_DIR.into());
+    let delay = std::env::var("SHUTDOWN_DELAY_SECONDS")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .unwrap_or(5);
     let listener = tokio::net::TcpListener::bind("0.0.0.0:9443").await?;
     eprintln!("test-webhook listening on :9443 with the pair in {dir}");
+    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let mut connections = tokio::task::JoinSet::new();
+    // Until SIGTERM, then for the delay: accept and serve.
+    let drain = tokio::time::sleep(std::time::Duration::from_secs(365 * 24 * 3600));
+    tokio::pin!(drain);
+    let mut terminating = false;
+    let mut last_good: Option<Arc<rustls::ServerConfig>> = None;
     loop {
-        let (stream, _) = listener.accept().await?;
-        let config = match tls_config(&dir) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("no serving certificate: {e:#}");
-                continue;
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, _) = accepted?;
+                // A pair read while the kubelet swaps the Secret's files may mix the old certificate with
+                // the new key: serve with the last good pair then (it is still trusted during a rotation).
+                match tls_config(&dir) {
+                    Ok(config) => last_good = Some(config),
+                    Err(e) => eprintln!("serving certificate not read ({e:#}); using the last one read"),
+                }
+                match &last_good {
+                    Some(config) => {
+                        connections.spawn(serve(stream, config.clone(), stopped.clone()));
+                    }
+                    None => eprintln!("no serving certificate yet: connection dropped"),
+                }
             }
-        };
-        tokio::spawn(async move {
-            let tls = match tokio_rustls::TlsAcceptor::from(config).accept(stream).await {
-                Ok(tls) => tls,
-                Err(e) => return eprintln!("TLS handshake: {e}"),
-            };
-            let service = hyper::service::service_fn(|req| async move {
-                handle(req).await.or_else(|e| {
-                    let mut r = Response::new(Full::new(Bytes::from(format!("{e:#}"))));
-                    *r.status_mut() = StatusCode::BAD_REQUEST;
-                    Ok::<_, std::convert::Infallible>(r)
-                })
-            });
-            let io = hyper_util::rt::TokioIo::new(tls);
-            if let Err(e) = hyper::server::conn::http1::Builder::new()
-                .serve_connection(io, service)
-                .await
-            {
-                eprintln!("connection: {e}");
+            _ = sigterm.recv(), if !terminating => {
+                eprintln!("SIGTERM: serving {delay} s more before shutting down");
+                terminating = true;
+                drain.as_mut().reset(tokio::time::Instant::now() + std::time::Duration::from_secs(delay));
             }
-        });
+            _ = &mut drain, if terminating => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
     }
+    drop(listener);
+    let _ = stop.send(true);
+    let open = connections.len();
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    eprintln!("test-webhook: stopped ({open} connections were open)");
+    Ok(())
 }
 
 #[cfg(test)]

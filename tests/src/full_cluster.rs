@@ -17,6 +17,31 @@ pub struct FullCluster {
 
 static SHARED: OnceLock<Result<FullCluster, String>> = OnceLock::new();
 
+/// `bash` without the variables cargo sets for this test's package (`CARGO_MANIFEST_DIR`, `CARGO_PKG_*`, ...):
+/// `up` builds the images with a nested `cargo build`, and build scripts that watch those variables (ring's
+/// does) would otherwise be rebuilt there, and again by the next plain `cargo` command, with all that depends
+/// on them (minutes on 2 cores, each time).
+fn script_command() -> Command {
+    let mut bash = Command::new("bash");
+    for (key, _) in std::env::vars_os() {
+        let Some(key) = key.to_str() else { continue };
+        let package_var = key.starts_with("CARGO_PKG_")
+            || key.starts_with("CARGO_MANIFEST_")
+            || matches!(
+                key,
+                "CARGO_CRATE_NAME"
+                    | "CARGO_BIN_NAME"
+                    | "CARGO_PRIMARY_PACKAGE"
+                    | "CARGO_TARGET_TMPDIR"
+                    | "OUT_DIR"
+            );
+        if package_var {
+            bash.env_remove(key);
+        }
+    }
+    bash
+}
+
 impl FullCluster {
     /// The running full cluster, or why this machine cannot run one.
     pub fn shared() -> anyhow::Result<&'static FullCluster> {
@@ -35,7 +60,7 @@ impl FullCluster {
         .context("repo root")?
         .to_path_buf();
         let script = repo_root.join("hack/full-cluster.sh");
-        let check = Command::new("bash")
+        let check = script_command()
             .arg(&script)
             .arg("check")
             .output()
@@ -46,7 +71,7 @@ impl FullCluster {
                 String::from_utf8_lossy(&check.stdout).trim()
             );
         }
-        let out = Command::new("bash")
+        let out = script_command()
             .arg(&script)
             .arg("up")
             .output()
@@ -71,10 +96,30 @@ impl FullCluster {
         })
     }
 
+    /// Deploy olm-rs again (`hack/full-cluster.sh up` on the running cluster, which waits for the operators'
+    /// rollout) with olm-operator issuing certificates valid `seconds`, or OLM's two years with `None`.
+    pub fn set_cert_validity(&self, seconds: Option<u64>) -> anyhow::Result<()> {
+        let mut up = script_command();
+        up.arg(self.repo_root.join("hack/full-cluster.sh"))
+            .arg("up")
+            .env_remove("OLM_RS_CERT_VALIDITY_SECONDS");
+        if let Some(s) = seconds {
+            up.env("OLM_RS_CERT_VALIDITY_SECONDS", s.to_string());
+        }
+        let out = up.output().context("run hack/full-cluster.sh up")?;
+        if !out.status.success() {
+            bail!(
+                "hack/full-cluster.sh up (certificate validity {seconds:?}) failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(())
+    }
+
     /// host:port of this cluster's OCI registry (`hack/full-cluster.sh registry`: plain HTTP on the host's
     /// address, where pods reach it).
     pub fn oci_registry(&self) -> anyhow::Result<String> {
-        let out = Command::new("bash")
+        let out = script_command()
             .arg(self.repo_root.join("hack/full-cluster.sh"))
             .arg("registry")
             .output()

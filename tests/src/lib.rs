@@ -13,6 +13,8 @@
 //! # }
 //! ```
 
+pub mod api_faults;
+pub mod api_proxy;
 mod binaries;
 mod cluster;
 pub mod converge;

@@ -126,10 +126,11 @@ async fn a_csv_installs_to_succeeded_with_a_real_deployment() -> anyhow::Result<
             .await?;
         assert_eq!(cluster_roles.items.len(), 1);
 
+        // The phases passed on the way (Pending, InstallReady, Installing) get an Event only when they last
+        // (olm-operator/src/events.rs); the phase reached always has one.
         let reasons = event_reasons(&ctx, "op.v1.0.0").await?;
         assert!(
-            reasons.contains(&"AllRequirementsMet".to_string())
-                && reasons.contains(&"InstallSucceeded".to_string()),
+            reasons.contains(&"InstallSucceeded".to_string()),
             "{reasons:?}"
         );
         let metrics = metrics(port).await?;

@@ -305,6 +305,49 @@ async fn certificates_rotate_before_expiry_and_the_ca_bundle_follows() -> anyhow
             let before = deployments.get("rotating").await?;
             let old_hash = ca_hash_of_deployment(&before).expect("a CA hash");
             let old_generation = before.metadata.generation.unwrap_or_default();
+            let params = ListParams::default().labels(&owner_selector("rot.v1", &ns));
+            let configs = Api::<ValidatingWebhookConfiguration>::all(ctx.client.clone());
+            let config_name = configs.list(&params).await?.items[0]
+                .metadata
+                .name
+                .clone()
+                .expect("a name");
+            let old_ca = Api::<Secret>::namespaced(ctx.client.clone(), &ns)
+                .get("rotating-service-cert")
+                .await?
+                .data
+                .unwrap_or_default()
+                .get("olmCAKey")
+                .expect("a CA")
+                .0
+                .clone();
+            // While the deployment rolls, the webhook trusts a new CA first and the previous one after it.
+            let both_seen = {
+                let (configs, old_ca) = (configs.clone(), old_ca.clone());
+                tokio::spawn(async move {
+                    await_object(
+                        &configs,
+                        &config_name,
+                        DEADLINE,
+                        "a CA bundle trusting a new CA and the previous one",
+                        move |c: Option<&ValidatingWebhookConfiguration>| {
+                            let bundle = c
+                                .and_then(|c| {
+                                    c.webhooks
+                                        .as_ref()?
+                                        .first()?
+                                        .client_config
+                                        .ca_bundle
+                                        .clone()
+                                })
+                                .map(|b| b.0)
+                                .unwrap_or_default();
+                            bundle.len() > old_ca.len() && bundle.ends_with(&old_ca)
+                        },
+                    )
+                    .await
+                })
+            };
 
             // The rotation passes through OLM's reason and comes back to Succeeded with a new CA everywhere.
             await_object(
@@ -361,10 +404,8 @@ async fn certificates_rotate_before_expiry_and_the_ca_bundle_follows() -> anyhow
                 new_hash,
                 "the Secret holds the CA the pods trust"
             );
-            let params = ListParams::default().labels(&owner_selector("rot.v1", &ns));
-            let validating = Api::<ValidatingWebhookConfiguration>::all(ctx.client.clone())
-                .list(&params)
-                .await?;
+            both_seen.await??;
+            let validating = configs.list(&params).await?;
             let bundle = validating.items[0].webhooks.as_ref().expect("webhooks")[0]
                 .client_config
                 .ca_bundle
@@ -373,7 +414,7 @@ async fn certificates_rotate_before_expiry_and_the_ca_bundle_follows() -> anyhow
             assert_eq!(
                 sha256_hex(&bundle.0),
                 new_hash,
-                "the webhook trusts the new CA"
+                "once the rollout settled, the webhook trusts the new CA only"
             );
             let status = rotated.status.unwrap_or_default();
             assert!(status.certs_last_updated.is_some());

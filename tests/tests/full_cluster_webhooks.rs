@@ -203,3 +203,90 @@ async fn proof(client: &kube::Client, ns: &str, crd_name: &str) -> anyhow::Resul
     .await?;
     Ok(())
 }
+
+/// Issue 14's figure in the full cluster: CSV creation → Succeeded for a webhook operator (certificate,
+/// Service, Secret, RBAC, validating webhook configuration, the test-webhook pod pulled, started and Ready
+/// through its HTTPS probe), 10 sequential CSVs, p50 (`flock /tmp/olm-rs-full-cluster.lock sh -c
+/// 'OLM_RS_IMAGE_PROFILE=debug cargo test -p olm-tests --test full_cluster_webhooks -- --ignored --nocapture;
+/// hack/full-cluster.sh down'`).
+#[tokio::test]
+#[ignore = "benchmark: prints the p50 of CSV creation -> Succeeded for a webhook operator in the full cluster"]
+async fn webhook_operator_time_to_succeeded_in_the_full_cluster() -> anyhow::Result<()> {
+    let cluster = FullCluster::shared()?;
+    let client = cluster.client().await?;
+    let ns = format!("full-webhooks-bench-{}", std::process::id());
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": ns}}))?,
+        )
+        .await?;
+    let result = bench(&client, &ns).await;
+    if let Err(error) = &result {
+        eprintln!("webhook bench failed: {error:#}");
+        dump_namespace(&client, &ns).await;
+    }
+    let _ = namespaces.delete(&ns, &DeleteParams::background()).await;
+    result
+}
+
+async fn bench(client: &kube::Client, ns: &str) -> anyhow::Result<()> {
+    let pp = PostParams::default();
+    Api::<OperatorGroup>::namespaced(client.clone(), ns)
+        .create(&pp, &serde_json::from_value(json!({
+            "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": "own"},
+            "spec": {"targetNamespaces": [ns]}
+        }))?)
+        .await?;
+    let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
+    let mut times = Vec::new();
+    for i in 0..10 {
+        let (name, deployment) = (format!("bench{i}.v1.0.0"), format!("bench{i}"));
+        let csv: ClusterServiceVersion = serde_json::from_value(json!({
+            "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+            "metadata": {"name": name},
+            "spec": {
+                "displayName": "Bench webhook", "version": "1.0.0",
+                "installModes": [{"type": "OwnNamespace", "supported": true}, {"type": "SingleNamespace", "supported": true},
+                                 {"type": "MultiNamespace", "supported": false}, {"type": "AllNamespaces", "supported": false}],
+                "install": {"strategy": "deployment", "spec": {"deployments": [{"name": deployment, "spec": {
+                    "replicas": 1, "selector": {"matchLabels": {"app": deployment}},
+                    "template": {"metadata": {"labels": {"app": deployment}}, "spec": {
+                        "securityContext": {"runAsNonRoot": true, "runAsUser": 65532, "seccompProfile": {"type": "RuntimeDefault"}},
+                        "containers": [{"name": "webhook", "image": "localhost/olm-rs/test-webhook:dev",
+                            "ports": [{"containerPort": 9443}],
+                            "readinessProbe": {"httpGet": {"path": "/healthz", "port": 9443, "scheme": "HTTPS"}, "periodSeconds": 1},
+                            "securityContext": {"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true, "capabilities": {"drop": ["ALL"]}},
+                            "resources": {"requests": {"cpu": "5m", "memory": "8Mi"}, "limits": {"memory": "64Mi"}}}]}}}}]}},
+                "webhookdefinitions": [{
+                    "generateName": format!("vbench{i}.{GROUP}"), "type": "ValidatingAdmissionWebhook",
+                    "deploymentName": deployment, "containerPort": 9443, "webhookPath": "/validate",
+                    "failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+                    "rules": [{"apiGroups": [format!("bench.{GROUP}")], "apiVersions": ["*"], "resources": ["widgets"], "operations": ["CREATE"]}]
+                }]
+            }
+        }))?;
+        let start = Instant::now();
+        csvs.create(&pp, &csv).await?;
+        await_object(
+            &csvs,
+            &name,
+            DEADLINE,
+            "Succeeded",
+            |c: Option<&ClusterServiceVersion>| c.is_some_and(|c| c.phase() == CsvPhase::Succeeded),
+        )
+        .await?;
+        times.push(start.elapsed());
+        csvs.delete(&name, &DeleteParams::default()).await?;
+    }
+    times.sort();
+    eprintln!(
+        "full cluster: webhook operator CSV creation -> Succeeded over {}: p50 {:?}, min {:?}, max {:?}",
+        times.len(),
+        times[times.len() / 2],
+        times[0],
+        times[times.len() - 1]
+    );
+    Ok(())
+}

@@ -28,7 +28,7 @@ use kube::Api;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use messages::crd::csv::ClusterServiceVersion;
 use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually};
-use scale_support::{AuditLog, Counts, by_verb, rss_and_cpu, total};
+use scale_support::{AuditLog, Counts, by_resource, by_verb, rss_and_cpu, rss_anon, total};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -54,6 +54,9 @@ struct Bench {
     namespaces: usize,
     probes: usize,
     idle: Duration,
+    /// Rows printed so far, and how many to print before stopping (`OLM_RS_SCALE_ROWS`, default all).
+    rows: usize,
+    max_rows: usize,
 }
 
 fn ctx(b: &Bench, namespace: &str) -> TestContext {
@@ -183,12 +186,15 @@ impl Bench {
         Ok(())
     }
 
-    async fn row(&mut self, step: &str, copies: Option<usize>) -> anyhow::Result<()> {
+    /// Measure and print one row; true once `OLM_RS_SCALE_ROWS` rows are printed (the bench stops there).
+    async fn row(&mut self, step: &str, copies: Option<usize>) -> anyhow::Result<bool> {
         let during = self.audit.take()?;
         let (olm_rss, cat_rss) = (
             settled_rss(self.olm.pid()).await,
             settled_rss(self.cat.pid()).await,
         );
+        let anon = rss_anon(self.olm.pid()).unwrap_or_default()
+            + rss_anon(self.cat.pid()).unwrap_or_default();
         let olm_cpu = rss_and_cpu(self.olm.pid()).map(|r| r.1).unwrap_or_default();
         let cat_cpu = rss_and_cpu(self.cat.pid()).map(|r| r.1).unwrap_or_default();
         let (d_olm, d_cat) = (olm_cpu - self.cpu.0, cat_cpu - self.cpu.1);
@@ -206,24 +212,26 @@ impl Bench {
             rss_and_cpu(self.cat.pid()).map(|r| r.1).unwrap_or_default(),
         );
         self.cpu = after;
+        self.rows += 1;
         eprintln!(
-            "SCALE | {step} | RSS olm {:.1} MiB, catalog {:.1} MiB, both {:.1} MiB | CPU during step olm {d_olm:.1} s, catalog {d_cat:.1} s | \
+            "SCALE | {step} | RSS olm {:.1} MiB, catalog {:.1} MiB, both {:.1} MiB (anonymous {:.1} MiB) | CPU during step olm {d_olm:.1} s, catalog {d_cat:.1} s | \
              requests during step: olm [{}] catalog [{}] | idle {idle_rate:.3} req/s over {:?} (olm [{}] catalog [{}]) | \
              new Subscription -> Succeeded {:.2} s costing {} requests (olm [{}] catalog [{}]) | new namespace's copies {copies}",
             olm_rss as f64 / 1024.0,
             cat_rss as f64 / 1024.0,
             (olm_rss + cat_rss) as f64 / 1024.0,
+            anon as f64 / 1024.0,
             by_verb(&during, OLM),
             by_verb(&during, CAT),
             self.idle,
-            by_verb(&idle, OLM),
-            by_verb(&idle, CAT),
+            by_resource(&idle, OLM),
+            by_resource(&idle, CAT),
             install.as_secs_f64(),
             total(&install_counts, OLM) + total(&install_counts, CAT),
-            by_verb(&install_counts, OLM),
-            by_verb(&install_counts, CAT),
+            by_resource(&install_counts, OLM),
+            by_resource(&install_counts, CAT),
         );
-        Ok(())
+        Ok(self.rows >= self.max_rows)
     }
 }
 
@@ -277,9 +285,13 @@ async fn scale_steps() -> anyhow::Result<()> {
         namespaces: 0,
         probes: 0,
         idle: Duration::from_secs(env_usize("OLM_RS_SCALE_IDLE_SECS", 120) as u64),
+        rows: 0,
+        max_rows: env_usize("OLM_RS_SCALE_ROWS", usize::MAX),
     };
     configmap_catalog(&ctx(&b, CATALOG_NS), "cat", &Catalog::with(ops), 0).await?;
-    b.row("empty (one catalog)", None).await?;
+    if b.row("empty (one catalog)", None).await? {
+        return Ok(());
+    }
 
     let global = ctx(&b, GLOBAL_NS);
     create::<messages::crd::operator_group::OperatorGroup>(
@@ -309,29 +321,41 @@ async fn scale_steps() -> anyhow::Result<()> {
         )
         .await?;
     }
-    b.row(
+    if b.row(
         &format!("{globals} AllNamespaces operators, copies on"),
         Some(globals),
     )
-    .await?;
+    .await?
+    {
+        return Ok(());
+    }
 
     let with_copies = env_usize("OLM_RS_SCALE_NS_COPIES", 2000);
     b.grow_namespaces(with_copies).await?;
-    b.row(
+    if b.row(
         &format!("{with_copies} namespaces, copies on"),
         Some(globals),
     )
-    .await?;
+    .await?
+    {
+        return Ok(());
+    }
 
     set_copies(&client, false).await?;
-    b.row(&format!("{with_copies} namespaces, copies off"), None)
-        .await?;
+    if b.row(&format!("{with_copies} namespaces, copies off"), None)
+        .await?
+    {
+        return Ok(());
+    }
 
     let target = env_usize("OLM_RS_SCALE_NS", 10_000);
     for step in [target / 2, target] {
         b.grow_namespaces(step).await?;
-        b.row(&format!("{step} namespaces, copies off"), None)
-            .await?;
+        if b.row(&format!("{step} namespaces, copies off"), None)
+            .await?
+        {
+            return Ok(());
+        }
     }
 
     let own = env_usize("OLM_RS_SCALE_OWN", 1000).min(b.namespaces);
@@ -378,8 +402,11 @@ async fn scale_steps() -> anyhow::Result<()> {
         },
     )
     .await?;
-    b.row(&format!("{own} own-namespace operators"), None)
-        .await?;
+    if b.row(&format!("{own} own-namespace operators"), None)
+        .await?
+    {
+        return Ok(());
+    }
 
     let catalogs = env_usize("OLM_RS_SCALE_CATALOGS", 50);
     let cat_ctx = ctx(&b, CATALOG_NS);
@@ -392,6 +419,8 @@ async fn scale_steps() -> anyhow::Result<()> {
         )
         .await?;
     }
-    b.row(&format!("{catalogs} CatalogSources"), None).await?;
+    if b.row(&format!("{catalogs} CatalogSources"), None).await? {
+        return Ok(());
+    }
     Ok(())
 }

@@ -6,19 +6,9 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use messages::crd::install_plan::BundleLookup;
 use registry::api;
 use resolver::BundleStep;
-use serde_json::{Value, json};
 
 /// The lookup of a bundle unpacked from its image.
 pub fn completed(bundle: &api::Bundle, chosen: &BundleStep) -> BundleLookup {
-    let properties: Vec<Value> = bundle
-        .properties
-        .iter()
-        .filter_map(|p| {
-            serde_json::from_str::<Value>(&p.value)
-                .ok()
-                .map(|v| json!({"type": p.r#type, "value": v}))
-        })
-        .collect();
     BundleLookup {
         path: bundle.bundle_path.clone(),
         identifier: chosen.name.clone(),
@@ -31,7 +21,7 @@ pub fn completed(bundle: &api::Bundle, chosen: &BundleStep) -> BundleLookup {
             ..Default::default()
         }),
         conditions: Vec::new(),
-        properties: json!({"properties": properties}).to_string(),
+        properties: crate::properties::document(&crate::properties::of_bundle(bundle)),
     }
 }
 
@@ -74,7 +64,7 @@ mod tests {
             (r.name.as_deref(), r.namespace.as_deref()),
             (Some("community"), Some("olm"))
         );
-        let props: Value = serde_json::from_str(&l.properties).expect("json");
+        let props: serde_json::Value = serde_json::from_str(&l.properties).expect("json");
         assert_eq!(props["properties"][0]["value"]["packageName"], "etcd");
         assert!(l.conditions.is_empty());
     }

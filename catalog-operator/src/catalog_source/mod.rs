@@ -1,83 +1,105 @@
-//! The CatalogSource actor: one per CatalogSource. It runs the source its spec asks for (a gRPC registry at
-//! an address, a catalog image or a ConfigMap served in-process), follows the connection
-//! state, loads the content into [`crate::catalogs::Catalogs`], writes `status` as OLM does, and tells namespace
-//! resolution (a typed message) when what it serves changes.
+//! The CatalogSource actor: one per CatalogSource, on the reconcile contract (`olm_runtime::reconcile`). It
+//! runs the source its spec asks for (a gRPC registry at an address, a catalog image or a ConfigMap served
+//! in-process), follows the connection state, loads the content into [`crate::catalogs::Catalogs`], writes
+//! `status` as OLM does, and tells namespace resolution (a typed message) when what it serves changes.
+//!
+//! Each run: observe the spec → pure [`decide::steps`] (restart the source? read the content? is the poll
+//! due?) → apply (connect, [`fetch::content`], publish, write the status). The loop serialises runs (a read
+//! and a status write of one catalog never overlap) and coalesces causes; its one timer is the registry poll
+//! (`spec.updateStrategy.registryPoll.interval`), or the error policy's retry of a failed status write.
 //!
 //! ```text
-//! Observed ─▶ spec::plan ─▶ start source ──▶ ConnectionChanged (client monitor) ─▶ Refresh ─▶ Fetched ─▶ publish + Resolve
-//!                                          └─ ConfigMap watch / registryPoll ───────▶ Refresh
+//! Observed / Requeue ─────────────────────────────────▶ trigger ─▶ run: decide ─▶ start source / fetch ─▶ publish + Resolve ─▶ status
+//! ConnectionChanged { generation, state } (client monitor) ─┤  (READY marks the content stale)
+//! Refresh (catalog ConfigMap changed) ──────────────────────┤  (marks the content stale)
+//! the loop's timer (registry poll due) ─────────────────────┘
 //! ```
 
+pub mod decide;
+pub mod fetch;
 pub mod pod;
 pub mod spec;
+pub mod status_patch;
 
-use crate::catalogs::{BundleSource, CatalogView, FetchError};
+use crate::catalogs::{BundleSource, CatalogView};
 use crate::deprecation::DeprecationIndex;
-use crate::namespace::Cause;
+use crate::error::{self, Error};
+use crate::namespace::Cause as ResolveCause;
 use crate::shared::Shared;
-use crate::snapshot;
 use actix::prelude::*;
-use k8s_openapi::api::core::v1::ConfigMap;
+use decide::{Held, Observed};
+use fetch::Fetched;
+pub use fetch::error_text;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 use messages::crd::catalog_source::{
     CatalogSource, CatalogSourceStatus, ConfigMapResourceReference, GrpcConnectionStatus,
-    RegistryServiceStatus,
 };
 use messages::key::ObjectKey;
-use messages::msg::{ObjectEvent, Requeue};
-use olm_runtime::registry::ObjectActor;
+use messages::msg::{ObjectEvent, Requeue, RequeueReason};
+use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Reconciler};
+use olm_runtime::registry::{ObjectActor, SharedJournal};
 use registry::client::{ClientOptions, ConnectionState, RegistryClient};
 use resolver::{CatalogKey, CatalogSnapshot};
 use spec::{Facts, Invalid, Plan};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::time::Instant;
 
-/// The registry connection changed state (sent by the client's monitor task).
+/// The registry connection changed state (sent by the client's monitor task of source `generation`).
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct ConnectionChanged(pub ConnectionState);
+pub struct ConnectionChanged {
+    pub generation: u64,
+    pub state: ConnectionState,
+}
 
-/// Re-read the catalog content (poll tick, ConfigMap change, connection READY).
+/// Re-read the catalog content (its ConfigMap changed).
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Refresh;
 
-struct Fetched {
-    snapshot: CatalogSnapshot,
-    deprecations: DeprecationIndex,
-    source: BundleSource,
+/// The running gRPC source (address and image plans) and what its monitor reported.
+#[derive(Default)]
+struct Connection {
+    /// Bumped when the source is replaced, so late reports of the old client are dropped.
+    generation: u64,
+    client: Option<Arc<RegistryClient>>,
+    monitor: Option<tokio::task::JoinHandle<()>>,
+    state: Option<ConnectionState>,
+    last_connect: Option<Time>,
+}
+
+/// What the last reads of the content produced.
+#[derive(Default)]
+struct Content {
+    snapshot: Option<Arc<CatalogSnapshot>>,
+    /// The deprecation notices of the content in `snapshot` (reported on Subscriptions, `crate::deprecation`).
+    deprecations: Arc<DeprecationIndex>,
+    source: Option<BundleSource>,
+    fetch_error: Option<String>,
     config_map: Option<ConfigMapResourceReference>,
-    notes: Vec<String>,
 }
 
 pub struct CatalogSourceActor {
     pub key: ObjectKey,
     pub shared: Shared,
     pub latest: Option<Arc<CatalogSource>>,
+    control: Loop,
+    /// The plan the running source was started for, and the priority the content was read with.
     plan: Option<Result<Plan, Invalid>>,
-    /// Bumped when the source is replaced, so late answers of the old one are dropped.
-    generation: u64,
-    client: Option<Arc<RegistryClient>>,
-    monitor: Option<tokio::task::JoinHandle<()>>,
-    connection: Option<ConnectionState>,
-    last_connect: Option<Time>,
-    snapshot: Option<Arc<CatalogSnapshot>>,
-    /// The deprecation notices of the content in `snapshot` (reported on Subscriptions, `crate::deprecation`).
-    deprecations: Arc<DeprecationIndex>,
-    source: Option<BundleSource>,
-    fetch_error: Option<String>,
-    fetching: bool,
-    refresh_again: bool,
+    priority: i32,
+    conn: Connection,
+    content: Content,
+    /// A message asked for the content to be read again (READY, a ConfigMap change).
+    stale: bool,
     interval_error: Option<String>,
-    poll: Option<(Duration, SpawnHandle)>,
-    config_map: Option<ConfigMapResourceReference>,
-    registry_service: Option<RegistryServiceStatus>,
+    /// The poll interval in force and when the next poll is due (the loop's timer).
+    poll: Option<(Duration, Instant)>,
     latest_poll: Option<Time>,
     written: Option<CatalogSourceStatus>,
-    priority: i32,
 }
 
 impl Actor for CatalogSourceActor {
@@ -98,7 +120,7 @@ impl Actor for CatalogSourceActor {
         self.shared.catalogs.remove(&self.catalog_key());
         self.shared.catalog_images.forget(&self.catalog_key());
         self.shared
-            .resolve(self.key.namespace_or_empty(), Cause::CatalogChanged);
+            .resolve(self.key.namespace_or_empty(), ResolveCause::CatalogChanged);
     }
 }
 
@@ -109,34 +131,103 @@ impl ObjectActor for CatalogSourceActor {
 
     fn new(key: ObjectKey, shared: Shared) -> Self {
         Self {
+            control: Loop::new(Self::KIND, key.clone(), error::policy()),
             key,
             shared,
             latest: None,
             plan: None,
-            generation: 0,
-            client: None,
-            monitor: None,
-            connection: None,
-            last_connect: None,
-            snapshot: None,
-            deprecations: Arc::default(),
-            source: None,
-            fetch_error: None,
-            fetching: false,
-            refresh_again: false,
+            priority: 0,
+            conn: Connection::default(),
+            content: Content::default(),
+            stale: false,
             interval_error: None,
             poll: None,
-            config_map: None,
-            registry_service: None,
             latest_poll: None,
             written: None,
-            priority: 0,
         }
+    }
+
+    fn attach(&mut self, journal: SharedJournal) {
+        self.control.attach(journal);
     }
 }
 
 fn now() -> Time {
     Time(Timestamp::now())
+}
+
+type Run = ResponseActFuture<CatalogSourceActor, Outcome>;
+
+impl Reconciler for CatalogSourceActor {
+    fn control(&mut self) -> &mut Loop {
+        &mut self.control
+    }
+
+    fn run(&mut self, ctx: &mut Context<Self>) -> Run {
+        let Some(cs) = self.latest.clone() else {
+            return Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)));
+        };
+        let at = Instant::now();
+        let interval = cs.registry_poll().map(|p| p.poll_interval());
+        self.interval_error = interval.as_ref().and_then(|i| i.parse_error.clone());
+        let seen = Observed {
+            plan: spec::plan(&self.key.name, &cs.spec),
+            priority: cs.spec.priority.unwrap_or(0),
+            poll_every: spec::poll_every(interval.map(|i| i.interval)),
+            now: at,
+        };
+        let steps = decide::steps(
+            &Held {
+                plan: self.plan.clone(),
+                priority: self.priority,
+                stale: self.stale,
+                poll: self.poll,
+            },
+            &seen,
+        );
+        self.priority = seen.priority;
+        self.poll = steps.poll;
+        if steps.polled {
+            self.latest_poll = Some(now());
+        }
+        if steps.restart {
+            self.teardown();
+            self.plan = Some(seen.plan.clone());
+            self.start(ctx, &seen.plan);
+        }
+        let next = decide::until_poll(steps.poll, at).map_or(Next::Idle, Next::After);
+        let read = match (&seen.plan, steps.fetch) {
+            (Ok(plan), true) => {
+                self.stale = false;
+                let key = self.catalog_key();
+                self.shared
+                    .catalog_metrics
+                    .catalog_source_snapshots_total
+                    .with_label_values(&[&key.name, &key.namespace])
+                    .inc();
+                Some(fetch::content(
+                    self.shared.clone(),
+                    plan.clone(),
+                    key,
+                    self.priority,
+                    self.content.source.clone(),
+                ))
+            }
+            _ => None,
+        };
+        let restarted = steps.restart;
+        let fut = async move {
+            match read {
+                Some(read) => Some(read.await),
+                None => None,
+            }
+        };
+        Box::pin(fut.into_actor(self).then(move |read, act, _ctx| {
+            let changed = read.is_some_and(|r| act.fetched(r));
+            act.publish(changed || restarted);
+            act.write_status(next)
+        }))
+    }
 }
 
 impl CatalogSourceActor {
@@ -151,77 +242,40 @@ impl CatalogSourceActor {
                 .clone()
                 .unwrap_or_else(|| Err(Invalid("not observed yet".into()))),
             interval_error: self.interval_error.clone(),
-            connection: self.connection,
-            fetch_error: self.fetch_error.clone(),
-            serving: self.snapshot.is_some(),
+            connection: self.conn.state,
+            fetch_error: self.content.fetch_error.clone(),
+            serving: self.content.snapshot.is_some(),
         }
     }
 
+    /// Stop the running source and forget what it served.
     fn teardown(&mut self) {
-        self.generation += 1;
-        if let Some(m) = self.monitor.take() {
+        let generation = self.conn.generation + 1;
+        if let Some(m) = self.conn.monitor.take() {
             m.abort();
         }
-        if let Some(c) = self.client.take() {
+        if let Some(c) = self.conn.client.take() {
             c.close();
         }
-        self.connection = None;
-        self.snapshot = None;
-        self.source = None;
-        self.fetch_error = None;
-        self.fetching = false;
-        self.config_map = None;
-        self.registry_service = None;
-    }
-
-    fn reconcile(&mut self, ctx: &mut Context<Self>) {
-        let Some(cs) = self.latest.clone() else {
-            return;
+        self.conn = Connection {
+            generation,
+            ..Connection::default()
         };
-        let plan = spec::plan(&self.key.name, &cs.spec);
-        let interval = cs.registry_poll().map(|p| p.poll_interval());
-        self.interval_error = interval.as_ref().and_then(|i| i.parse_error.clone());
-        let priority = cs.spec.priority.unwrap_or(0);
-        let plan_changed = self.plan.as_ref() != Some(&plan);
-        let priority_changed = priority != self.priority;
-        self.priority = priority;
-        if plan_changed {
-            self.teardown();
-            self.plan = Some(plan.clone());
-            self.start(ctx, plan);
-        } else if priority_changed {
-            ctx.notify(Refresh);
-        }
-        self.schedule_poll(ctx, spec::poll_every(interval.map(|i| i.interval)));
-        self.publish(plan_changed);
-        self.write_status(ctx);
+        self.content = Content {
+            deprecations: std::mem::take(&mut self.content.deprecations),
+            ..Content::default()
+        };
     }
 
-    fn schedule_poll(&mut self, ctx: &mut Context<Self>, every: Option<Duration>) {
-        if self.poll.as_ref().map(|(d, _)| *d) == every {
-            return;
-        }
-        if let Some((_, h)) = self.poll.take() {
-            ctx.cancel_future(h);
-        }
-        if let Some(d) = every {
-            let h = ctx.run_interval(d, |act, ctx| {
-                act.latest_poll = Some(now());
-                act.refresh(ctx);
-            });
-            self.poll = Some((d, h));
-        }
-    }
-
-    fn start(&mut self, ctx: &mut Context<Self>, plan: Result<Plan, Invalid>) {
+    fn start(&mut self, ctx: &mut Context<Self>, plan: &Result<Plan, Invalid>) {
         match plan {
             Err(Invalid(msg)) => {
                 tracing::info!(catalog = %self.key, message = %msg, "invalid CatalogSource spec")
             }
-            Ok(Plan::Address(addr)) => self.connect(ctx, &addr),
-            // Served in-process from the pulled image (crate::catalog_image); pod.rs keeps OLM's Pod way.
-            Ok(Plan::Image { .. }) => self.refresh(ctx),
-            Ok(Plan::ConfigMap(_)) => self.refresh(ctx),
+            Ok(Plan::Address(addr)) => self.connect(ctx, addr),
+            // Served in-process from the pulled image (crate::catalog_image) or the ConfigMap: read by the run
+            // (decide::steps); pod.rs keeps OLM's Pod way.
+            Ok(Plan::Image { .. } | Plan::ConfigMap(_)) => {}
         }
     }
 
@@ -237,119 +291,58 @@ impl CatalogSourceActor {
                 let client = Arc::new(client);
                 let mut rx = client.watch_state();
                 let me = ctx.address();
-                self.monitor = Some(tokio::spawn(async move {
+                let generation = self.conn.generation;
+                self.conn.monitor = Some(tokio::spawn(async move {
                     loop {
-                        let s = *rx.borrow_and_update();
-                        me.do_send(ConnectionChanged(s));
+                        let state = *rx.borrow_and_update();
+                        me.do_send(ConnectionChanged { generation, state });
                         if rx.changed().await.is_err() {
                             break;
                         }
                     }
                 }));
-                self.source = Some(BundleSource::Grpc(client.clone()));
-                self.client = Some(client);
+                self.content.source = Some(BundleSource::Grpc(client.clone()));
+                self.conn.client = Some(client);
             }
-            Err(e) => self.fetch_error = Some(error_text(&e)),
+            Err(e) => self.content.fetch_error = Some(error_text(&e)),
         }
     }
 
-    fn refresh(&mut self, ctx: &mut Context<Self>) {
-        if self.fetching {
-            self.refresh_again = true;
-            return;
-        }
-        let Some(Ok(plan)) = self.plan.clone() else {
-            return;
-        };
-        let key = self.catalog_key();
-        let priority = self.priority;
-        let generation = self.generation;
-        let client = self.shared.client.clone();
-        let source = self.source.clone();
-        let name = self.key.name.clone();
-        let shared = self.shared.clone();
-        self.fetching = true;
-        self.shared
-            .catalog_metrics
-            .catalog_source_snapshots_total
-            .with_label_values(&[&key.name, &key.namespace])
-            .inc();
-        let fut = async move {
-            let (source, config_map) = match (&plan, source) {
-                (Plan::ConfigMap(cm), _) => {
-                    let (store, reference) =
-                        load_config_map(&client, &key.namespace, cm, &name).await?;
-                    (BundleSource::InProcess(store), Some(reference))
-                }
-                (Plan::Image { image, .. }, _) => {
-                    let store = crate::catalog_image::load(&shared, &key, image).await?;
-                    (BundleSource::InProcess(store), None)
-                }
-                (_, Some(source)) => (source, None),
-                (_, None) => return Err(format!("{}", FetchError::NotServing(key))),
-            };
-            let (packages, bundles) = source.content().await.map_err(|e| error_text(&e))?;
-            let (converted, deprecations) = tokio::task::spawn_blocking(move || {
-                (
-                    snapshot::convert(key, priority, &packages, &bundles),
-                    DeprecationIndex::build(&packages, &bundles),
-                )
-            })
-            .await
-            .map_err(|e| format!("snapshot task failed: {e}"))?;
-            Ok(Fetched {
-                snapshot: converted.snapshot,
-                deprecations,
-                source,
-                config_map,
-                notes: converted.notes,
-            })
-        };
-        ctx.spawn(fut.into_actor(self).map(move |r, act, ctx| {
-            if act.generation != generation {
-                return;
-            }
-            act.fetching = false;
-            act.fetched(r);
-            if std::mem::take(&mut act.refresh_again) {
-                act.refresh(ctx);
-            }
-            act.write_status(ctx);
-        }));
-    }
-
-    fn fetched(&mut self, r: Result<Fetched, String>) {
+    /// Take what a read produced; whether what resolution sees changed.
+    fn fetched(&mut self, r: Result<Fetched, String>) -> bool {
         if matches!(self.plan, Some(Ok(Plan::Image { .. }))) {
             // An in-process image catalog is READY once its content loaded (OLM's connection state).
-            let state = crate::catalog_image::connection_after(r.is_ok(), self.snapshot.is_some());
-            if self.connection != Some(state) {
-                self.connection = Some(state);
-                self.last_connect = Some(now());
+            let state =
+                crate::catalog_image::connection_after(r.is_ok(), self.content.snapshot.is_some());
+            if self.conn.state != Some(state) {
+                self.conn.state = Some(state);
+                self.conn.last_connect = Some(now());
             }
         }
+        let content = &mut self.content;
         match r {
             Ok(f) => {
                 for note in &f.notes {
                     tracing::warn!(catalog = %self.key, note = %note, "catalog entry skipped");
                 }
-                let changed = self.snapshot.as_deref() != Some(&f.snapshot)
-                    || *self.deprecations != f.deprecations;
-                self.snapshot = Some(Arc::new(f.snapshot));
-                self.deprecations = Arc::new(f.deprecations);
-                self.source = Some(f.source);
+                let changed = content.snapshot.as_deref() != Some(&f.snapshot)
+                    || *content.deprecations != f.deprecations;
+                content.snapshot = Some(Arc::new(f.snapshot));
+                content.deprecations = Arc::new(f.deprecations);
+                content.source = Some(f.source);
                 if f.config_map.is_some() {
-                    self.config_map = f.config_map;
+                    content.config_map = f.config_map;
                 }
-                let was_failing = self.fetch_error.take().is_some();
-                self.publish(changed || was_failing);
+                let was_failing = content.fetch_error.take().is_some();
+                changed || was_failing
             }
             Err(e) => {
                 tracing::info!(catalog = %self.key, error = %e, "catalog content not available");
                 let keep = matches!(&self.plan, Some(Ok(p)) if spec::keeps_last_good(p));
-                let dropped = !keep && self.snapshot.take().is_some();
-                let changed = dropped || self.fetch_error.as_deref() != Some(e.as_str());
-                self.fetch_error = Some(e);
-                self.publish(changed);
+                let dropped = !keep && content.snapshot.take().is_some();
+                let changed = dropped || content.fetch_error.as_deref() != Some(e.as_str());
+                content.fetch_error = Some(e);
+                changed
             }
         }
     }
@@ -360,9 +353,13 @@ impl CatalogSourceActor {
         let healthy = spec::healthy(&facts);
         let (_, problem) = spec::reason_and_message(&facts);
         let view = CatalogView {
-            snapshot: if healthy { self.snapshot.clone() } else { None },
-            deprecations: self.deprecations.clone(),
-            source: self.source.clone(),
+            snapshot: if healthy {
+                self.content.snapshot.clone()
+            } else {
+                None
+            },
+            deprecations: self.content.deprecations.clone(),
+            source: self.content.source.clone(),
             healthy,
             problem,
         };
@@ -373,7 +370,7 @@ impl CatalogSourceActor {
             .map(|v| v.healthy);
         self.shared.catalogs.publish(self.catalog_key(), view);
         let ready = i64::from(
-            self.connection == Some(ConnectionState::Ready)
+            self.conn.state == Some(ConnectionState::Ready)
                 || (matches!(facts.plan, Ok(Plan::ConfigMap(_))) && healthy),
         );
         self.shared
@@ -383,15 +380,16 @@ impl CatalogSourceActor {
             .set(ready);
         if changed || before != Some(healthy) {
             self.shared
-                .resolve(self.key.namespace_or_empty(), Cause::CatalogChanged);
+                .resolve(self.key.namespace_or_empty(), ResolveCause::CatalogChanged);
         }
     }
 
     fn desired_status(&self) -> CatalogSourceStatus {
         let facts = self.facts();
         let (reason, message) = spec::reason_and_message(&facts);
-        let connection_state = self.connection.map(|s| GrpcConnectionStatus {
+        let connection_state = self.conn.state.map(|s| GrpcConnectionStatus {
             address: self
+                .conn
                 .client
                 .as_ref()
                 .map(|_| {
@@ -402,7 +400,7 @@ impl CatalogSourceActor {
                 })
                 .unwrap_or_default(),
             last_observed_state: spec::wire_state(s),
-            last_connect: self.last_connect.clone(),
+            last_connect: self.conn.last_connect.clone(),
         });
         let previous = self
             .latest
@@ -412,129 +410,50 @@ impl CatalogSourceActor {
         CatalogSourceStatus {
             message,
             reason,
-            config_map_reference: self.config_map.clone(),
-            registry_service: self.registry_service.clone().map(|mut s| {
-                s.created_at = previous
-                    .registry_service
-                    .as_ref()
-                    .and_then(|p| p.created_at.clone())
-                    .or(s.created_at);
-                s
-            }),
+            config_map_reference: self.content.config_map.clone(),
+            // No registry Pod or Service is run (image catalogs are served in-process): none to report.
+            registry_service: None,
             connection_state,
             latest_image_registry_poll: self.latest_poll.clone(),
             conditions: previous.conditions,
         }
     }
 
-    fn write_status(&mut self, ctx: &mut Context<Self>) {
+    /// Write the status if it differs from the stored one and from our last write; the run ends with `next`.
+    fn write_status(&mut self, next: Next) -> Run {
         let status = self.desired_status();
-        let current = self.latest.as_ref().and_then(|c| c.status.clone());
-        if current.as_ref() == Some(&status) || self.written.as_ref() == Some(&status) {
-            return;
+        let current = self.latest.as_ref().and_then(|c| c.status.as_ref());
+        if current == Some(&status) || self.written.as_ref() == Some(&status) {
+            return Box::pin(actix::fut::ready(Outcome::Done(next)));
         }
         self.written = Some(status.clone());
         let api: Api<CatalogSource> =
             Api::namespaced(self.shared.client.clone(), self.key.namespace_or_empty());
         let name = self.key.name.clone();
-        let key = self.key.clone();
-        let body = status_patch(&status);
-        // `wait`, not `spawn`: two status writes in flight could land out of order (READY, then an older
-        // CONNECTING), and `written` would then keep the stale one from ever being corrected.
-        ctx.wait(
-            async move { api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&body)).await }.into_actor(self).map(move |r, act, _| {
-                if let Err(e) = r {
-                    act.written = None;
-                    tracing::warn!(catalog = %key, error = &e as &dyn std::error::Error, "cannot write CatalogSource status");
-                }
-            }),
-        );
-    }
-}
-
-/// A merge patch that sets every status field we own, clearing the empty ones.
-fn status_patch(s: &CatalogSourceStatus) -> serde_json::Value {
-    let v = serde_json::to_value(s).unwrap_or_default();
-    let mut status = serde_json::Map::new();
-    for field in [
-        "message",
-        "reason",
-        "configMapReference",
-        "registryService",
-        "connectionState",
-        "latestImageRegistryPoll",
-    ] {
-        status.insert(
-            field.to_string(),
-            v.get(field).cloned().unwrap_or(serde_json::Value::Null),
-        );
-    }
-    serde_json::json!({ "status": status })
-}
-
-/// The error and its causes on one line.
-pub fn error_text(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut src = e.source();
-    while let Some(s) = src {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        src = s.source();
-    }
-    text
-}
-
-/// Read the ConfigMap, label it so its changes reach us, and index its catalog.
-async fn load_config_map(
-    client: &kube::Client,
-    ns: &str,
-    name: &str,
-    catalog: &str,
-) -> Result<(Arc<registry::store::Store>, ConfigMapResourceReference), String> {
-    let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
-    let cm = match api.get_opt(name).await {
-        Ok(Some(cm)) => cm,
-        Ok(None) => return Err(format!("configmap {ns}/{name} not found")),
-        Err(e) => {
-            return Err(format!(
-                "cannot read configmap {ns}/{name}: {}",
-                error_text(&e)
-            ));
-        }
-    };
-    if cm
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get(pod::CATALOG_SOURCE_LABEL))
-        .map(String::as_str)
-        != Some(catalog)
-    {
-        let patch = serde_json::json!({"metadata": {"labels": {pod::CATALOG_SOURCE_LABEL: catalog, "olm.managed": "false"}}});
-        if let Err(e) = api
-            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        let fut = async move {
+            api.patch_status(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(status_patch::of(&status)),
+            )
             .await
-        {
-            tracing::warn!(configmap = %name, error = &e as &dyn std::error::Error, "cannot label the catalog ConfigMap; its changes will only be seen on polls");
-        }
+            .map(drop)
+        };
+        Box::pin(fut.into_actor(self).map(move |r, act, _ctx| match r {
+            Ok(()) => Outcome::Done(next),
+            Err(source) => {
+                act.written = None;
+                let e = Error::CatalogSourceStatus {
+                    key: act.key.clone(),
+                    source,
+                };
+                match error::class(e.kind()) {
+                    Some(class) => Outcome::failed(class, &e),
+                    None => Outcome::Done(next),
+                }
+            }
+        }))
     }
-    let reference = ConfigMapResourceReference {
-        name: name.to_string(),
-        namespace: ns.to_string(),
-        uid: cm.metadata.uid.clone().unwrap_or_default(),
-        resource_version: cm.metadata.resource_version.clone().unwrap_or_default(),
-        last_update_time: Some(now()),
-    };
-    let data = cm.data.unwrap_or_default();
-    let store = tokio::task::spawn_blocking(move || {
-        let catalog = catalog::Catalog::from_configmap_data(&data)
-            .map_err(|e| format!("invalid catalog in configmap: {}", error_text(&e)))?;
-        registry::store::Store::build(catalog)
-            .map_err(|e| format!("cannot index the configmap catalog: {}", error_text(&e)))
-    })
-    .await
-    .map_err(|e| format!("catalog indexing task failed: {e}"))??;
-    Ok((Arc::new(store), reference))
 }
 
 impl Handler<ObjectEvent<CatalogSource>> for CatalogSourceActor {
@@ -544,7 +463,7 @@ impl Handler<ObjectEvent<CatalogSource>> for CatalogSourceActor {
         match msg {
             ObjectEvent::Observed(obj) => {
                 self.latest = Some(obj);
-                self.reconcile(ctx);
+                reconcile::trigger(self, ctx, Cause::Observed);
             }
             ObjectEvent::Deleted => ctx.stop(),
         }
@@ -554,18 +473,17 @@ impl Handler<ObjectEvent<CatalogSource>> for CatalogSourceActor {
 impl Handler<ConnectionChanged> for CatalogSourceActor {
     type Result = ();
 
-    fn handle(&mut self, ConnectionChanged(state): ConnectionChanged, ctx: &mut Self::Context) {
-        if self.connection == Some(state) {
+    fn handle(&mut self, msg: ConnectionChanged, ctx: &mut Self::Context) {
+        if msg.generation != self.conn.generation || self.conn.state == Some(msg.state) {
             return;
         }
-        tracing::info!(catalog = %self.key, state = %state, "registry connection");
-        self.connection = Some(state);
-        self.last_connect = Some(now());
-        if state == ConnectionState::Ready {
-            self.refresh(ctx);
+        tracing::info!(catalog = %self.key, state = %msg.state, "registry connection");
+        self.conn.state = Some(msg.state);
+        self.conn.last_connect = Some(now());
+        if msg.state == ConnectionState::Ready {
+            self.stale = true;
         }
-        self.publish(false);
-        self.write_status(ctx);
+        reconcile::trigger(self, ctx, Cause::Message("connection changed"));
     }
 }
 
@@ -573,7 +491,8 @@ impl Handler<Refresh> for CatalogSourceActor {
     type Result = ();
 
     fn handle(&mut self, _msg: Refresh, ctx: &mut Self::Context) {
-        self.refresh(ctx);
+        self.stale = true;
+        reconcile::trigger(self, ctx, Cause::Message("refresh"));
     }
 }
 
@@ -581,6 +500,11 @@ impl Handler<Requeue> for CatalogSourceActor {
     type Result = ();
 
     fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
-        crate::requeue::handle(self, msg, ctx, Self::reconcile);
+        let cause = match msg.reason {
+            RequeueReason::Resync => Cause::Resync,
+            RequeueReason::Scheduled | RequeueReason::Backoff => Cause::Timer,
+            RequeueReason::DependencyChanged => Cause::Message("dependency changed"),
+        };
+        reconcile::trigger(self, ctx, cause);
     }
 }

@@ -7,12 +7,14 @@ use super::machine::Executed;
 use super::{crd_owners, crd_safety, owner_refs};
 use crate::catalog_source::error_text;
 use crate::namespace::sync::GENERATED_BY;
+use k8s_openapi::api::core::v1::ServiceAccount;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::api::{ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::{ApiCapabilities, Scope};
 use kube::{Api, Client};
 use messages::crd::install_plan::{Step, StepStatus};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use tracing::Instrument;
@@ -294,10 +296,10 @@ async fn csv_uid(
 fn merge_map(obj: &mut Value, field: &str, entries: &[(&str, &str)]) {
     let meta = &mut obj["metadata"];
     if !meta[field].is_object() {
-        meta[field] = json!({});
+        meta[field] = Value::Object(Default::default());
     }
     for (k, v) in entries {
-        meta[field][*k] = json!(v);
+        meta[field][*k] = Value::String((*v).to_string());
     }
 }
 
@@ -326,8 +328,8 @@ async fn apply(
             k.to_string(),
         ),
     };
-    obj["kind"] = json!(kind);
-    obj["apiVersion"] = json!(if group.is_empty() {
+    obj["kind"] = Value::String(kind.clone());
+    obj["apiVersion"] = Value::String(if group.is_empty() {
         version.clone()
     } else {
         format!("{group}/{version}")
@@ -335,7 +337,7 @@ async fn apply(
     let (ar, namespaced) = cx.kinds.resolve(cx.client, &group, &version, &kind).await?;
     merge_map(&mut obj, "labels", &[("olm.managed", "true")]);
     if namespaced {
-        obj["metadata"]["namespace"] = json!(cx.namespace);
+        obj["metadata"]["namespace"] = Value::String(cx.namespace.to_string());
     }
     match kind.as_str() {
         "ClusterServiceVersion" => {
@@ -351,7 +353,15 @@ async fn apply(
         "Subscription" => merge_map(&mut obj, "annotations", &[(GENERATED_BY, cx.plan_name)]),
         _ if namespaced => {
             let uid = csv_uid(cx, &step.resolving, csv_uids).await?;
-            let owner = json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion", "name": step.resolving, "uid": uid, "controller": false, "blockOwnerDeletion": false});
+            let owner = serde_json::to_value(OwnerReference {
+                api_version: "operators.coreos.com/v1alpha1".into(),
+                kind: "ClusterServiceVersion".into(),
+                name: step.resolving.clone(),
+                uid,
+                controller: Some(false),
+                block_owner_deletion: Some(false),
+            })
+            .unwrap_or_default();
             let refs = obj["metadata"]["ownerReferences"]
                 .as_array()
                 .cloned()
@@ -360,7 +370,7 @@ async fn apply(
                 csv_uid(cx, &name, csv_uids).await?;
             }
             obj["metadata"]["ownerReferences"] =
-                json!(owner_refs::owner_references(&refs, owner, csv_uids));
+                Value::Array(owner_refs::owner_references(&refs, owner, csv_uids));
         }
         _ => merge_map(
             &mut obj,
@@ -388,9 +398,13 @@ async fn apply(
     match api.create(&PostParams::default(), &dynamic).await {
         Ok(_) if kind == "CustomResourceDefinition" => Ok(StepStatus::WaitingForApi),
         Ok(_) => Ok(StepStatus::Created),
-        Err(kube::Error::Api(s)) if s.code == 409 => update_existing(cx, &api, &kind, name, obj)
-            .await
-            .map_err(|e| e.denied("updating", &kind, name)),
+        // `AlreadyExists`, not any 409: a create answered `409 Conflict` wrote nothing, and calling its step
+        // Present failed the plan on its next steps (found by the chaos runs' API fault proxy).
+        Err(kube::Error::Api(s)) if s.is_already_exists() => {
+            update_existing(cx, &api, &kind, name, obj)
+                .await
+                .map_err(|e| e.denied("updating", &kind, name))
+        }
         Err(e) => Err(StepError::from(e).denied("creating", &kind, name)),
     }
 }
@@ -415,7 +429,17 @@ async fn update_existing(
             Ok(StepStatus::Present)
         }
         "ServiceAccount" => {
-            let patch = json!({"metadata": {"labels": obj["metadata"]["labels"], "ownerReferences": obj["metadata"]["ownerReferences"]}});
+            // Only our labels and owner references: the account's secrets and tokens are not ours to touch.
+            let meta: ObjectMeta =
+                serde_json::from_value(obj["metadata"].clone()).unwrap_or_default();
+            let patch = ServiceAccount {
+                metadata: ObjectMeta {
+                    labels: meta.labels,
+                    owner_references: meta.owner_references,
+                    ..ObjectMeta::default()
+                },
+                ..ServiceAccount::default()
+            };
             api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await?;
             Ok(StepStatus::Present)

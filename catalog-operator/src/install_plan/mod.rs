@@ -25,6 +25,7 @@ use machine::{Action, Executed};
 use messages::crd::install_plan::{InstallPlan, InstallPlanPhase, InstallPlanStatus};
 use messages::key::ObjectKey;
 use messages::msg::{ObjectEvent, Requeue, RequeueReason};
+use olm_runtime::own_writes::OwnWrites;
 use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Reconciler};
 use olm_runtime::registry::{ObjectActor, SharedJournal};
 use std::sync::Arc;
@@ -34,11 +35,10 @@ use tracing::Instrument;
 pub struct InstallPlanActor {
     pub key: ObjectKey,
     pub shared: Shared,
-    pub latest: Option<Arc<InstallPlan>>,
+    /// The InstallPlan as last observed or written (`olm_runtime::own_writes`).
+    own: OwnWrites<InstallPlan>,
     last_phase: Option<InstallPlanPhase>,
     control: Loop,
-    /// The resourceVersion of our last status write until its watch event arrives (compared for equality).
-    awaiting: Option<String>,
 }
 
 impl Actor for InstallPlanActor {
@@ -67,9 +67,8 @@ impl ObjectActor for InstallPlanActor {
             control: Loop::new(Self::KIND, key.clone(), error::policy()),
             key,
             shared,
-            latest: None,
+            own: OwnWrites::default(),
             last_phase: None,
-            awaiting: None,
         }
     }
 
@@ -105,7 +104,7 @@ impl Reconciler for InstallPlanActor {
     }
 
     fn run(&mut self, _ctx: &mut Context<Self>) -> Run {
-        let Some(ip) = self.latest.clone() else {
+        let Some(ip) = self.own.latest().cloned() else {
             return Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)));
         };
         let status = ip.status.clone().unwrap_or_default();
@@ -214,8 +213,7 @@ impl InstallPlanActor {
         Box::pin(
             actix::fut::wrap_future::<_, Self>(fut).map(move |r, act, _ctx| match r {
                 Ok(written) => {
-                    act.awaiting = written.metadata.resource_version.clone();
-                    act.latest = Some(Arc::new(written));
+                    act.own.wrote(Arc::new(written));
                     Outcome::Done(next)
                 }
                 Err(source) => {
@@ -223,8 +221,8 @@ impl InstallPlanActor {
                         // Someone else wrote the plan (olm-operator labels it): our copy is stale by definition, so
                         // take the store's; awaiting our last write's event instead left the plan conflicting until
                         // the resync when olm-operator labelled it during a pass.
-                        act.awaiting = Some(String::new());
-                        act.stop_awaiting();
+                        act.own
+                            .conflicted(act.shared.stores.install_plans.get(), &act.key);
                     }
                     let e = Error::InstallPlanStatus {
                         key: act.key.clone(),
@@ -237,31 +235,6 @@ impl InstallPlanActor {
                 }
             }),
         )
-    }
-
-    /// A watch event: taken unless it trails our own write (the watch is ordered).
-    fn observe_event(&mut self, ip: Arc<InstallPlan>) {
-        if let Some(written) = self.awaiting.as_ref() {
-            if ip.metadata.resource_version.as_ref() != Some(written) {
-                return;
-            }
-            self.awaiting = None;
-        }
-        self.latest = Some(ip);
-    }
-
-    /// The resync's safety net for a watch that relisted past our write: take the store's copy.
-    fn stop_awaiting(&mut self) {
-        if self.awaiting.take().is_some()
-            && let Some(ip) = self.shared.stores.install_plans.get().and_then(|s| {
-                s.get(
-                    &kube::runtime::reflector::ObjectRef::new(&self.key.name)
-                        .within(self.key.namespace_or_empty()),
-                )
-            })
-        {
-            self.latest = Some(ip);
-        }
     }
 }
 
@@ -280,7 +253,7 @@ impl Handler<ObjectEvent<InstallPlan>> for InstallPlanActor {
                         ResolveCause::InstallPlanChanged,
                     );
                 }
-                self.observe_event(obj);
+                self.own.observe(obj);
                 reconcile::trigger(self, ctx, Cause::Observed);
             }
             ObjectEvent::Deleted => ctx.stop(),
@@ -294,7 +267,8 @@ impl Handler<Requeue> for InstallPlanActor {
     fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
         let cause = match msg.reason {
             RequeueReason::Resync => {
-                self.stop_awaiting();
+                self.own
+                    .resync(self.shared.stores.install_plans.get(), &self.key);
                 Cause::Resync
             }
             RequeueReason::Scheduled | RequeueReason::Backoff => Cause::Timer,

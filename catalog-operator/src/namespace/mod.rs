@@ -5,9 +5,11 @@
 //! [`Decision`](crate::wants::Decision) back. Causes arriving during a run are coalesced into one more run.
 
 pub mod actor;
+pub mod adopt;
 pub mod fail_forward;
 pub mod input;
 pub mod known;
+pub mod relevance;
 pub mod reuse;
 pub mod status;
 pub mod sync;
@@ -97,6 +99,10 @@ impl Handler<Resolve> for NamespaceResolver {
             );
         }
         for ns in targets {
+            let running = self.actors.get(&ns).is_some_and(Addr::connected);
+            if !relevance::worth_resolving(msg.cause, running, self.shared.has_subscription(&ns)) {
+                continue;
+            }
             self.actor(&ns).do_send(Resolve {
                 namespace: ns.clone(),
                 cause: msg.cause,

@@ -54,6 +54,44 @@ pub fn reusable<'a>(
         .max_by_key(|p| p.spec.generation.unwrap_or(0))
 }
 
+/// A plan for `csvs` serving `owners` with `manual` approval that was created but never got its status (its
+/// creator's second write failed: a 5xx, a conflict, a dropped connection, or the process died between the two).
+/// No one carries out a plan without status, and [`reusable`] skips it, so resolution would create a second
+/// plan for the same step beside it (the API fault proxy's duplicate): resolution writes the status of this one
+/// instead of creating another. The newest such plan by generation.
+pub fn unfinished<'a>(
+    plans: impl IntoIterator<Item = &'a InstallPlan>,
+    csvs: &[String],
+    owners: &[&str],
+    manual: bool,
+) -> Option<&'a InstallPlan> {
+    let wanted: BTreeSet<&str> = csvs.iter().map(String::as_str).collect();
+    plans
+        .into_iter()
+        .filter(|p| p.status.is_none() && p.metadata.deletion_timestamp.is_none())
+        .filter(|p| {
+            let names: BTreeSet<&str> = p
+                .spec
+                .cluster_service_version_names
+                .iter()
+                .map(String::as_str)
+                .collect();
+            let owned_by: BTreeSet<&str> = p
+                .metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .filter(|o| o.kind == "Subscription")
+                .map(|o| o.name.as_str())
+                .collect();
+            !wanted.is_empty()
+                && names == wanted
+                && owners.iter().all(|o| owned_by.contains(o))
+                && p.spec.approval.is_manual() == manual
+        })
+        .max_by_key(|p| p.spec.generation.unwrap_or(0))
+}
+
 /// [`reusable`] over the store's plans and the ones this actor created.
 pub fn reusable_in<'a>(
     stored: &'a [Arc<InstallPlan>],
@@ -129,6 +167,20 @@ mod tests {
             false,
             &existing_csvs,
         );
+        assert_eq!(got.and_then(|p| p.spec.generation), want_generation);
+    }
+
+    #[rstest]
+    #[case::a_plan_without_status_for_the_same_step(plan(&["a.v2"], &["sub"], false, None, 3), Some(3))]
+    #[case::a_plan_with_status_is_not(plan(&["a.v2"], &["sub"], false, Some("Installing"), 3), None)]
+    #[case::another_csv_is_not(plan(&["a.v1"], &["sub"], false, None, 3), None)]
+    #[case::another_subscriptions_plan_is_not(plan(&["a.v2"], &["other"], false, None, 3), None)]
+    #[case::another_approval_is_not(plan(&["a.v2"], &["sub"], true, None, 3), None)]
+    fn a_plan_left_without_status_is_finished_not_duplicated(
+        #[case] existing: InstallPlan,
+        #[case] want_generation: Option<i64>,
+    ) {
+        let got = unfinished([&existing], &names(&["a.v2"]), &["sub"], false);
         assert_eq!(got.and_then(|p| p.spec.generation), want_generation);
     }
 

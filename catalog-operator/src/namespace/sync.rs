@@ -145,6 +145,7 @@ fn facts(
     plans: &[Arc<InstallPlan>],
     csv_names: &BTreeSet<String>,
     replaced_by: &BTreeMap<String, String>,
+    packages: &BTreeMap<String, String>,
     catalogs: &[CatalogHealth],
     fail_forward: bool,
 ) -> Facts {
@@ -161,6 +162,22 @@ fn facts(
         .and_then(|a| a.get(GENERATED_BY))
         .and_then(|n| find(n))
         .map(|p| plan_ref(p));
+    // A lost decision (`super::adopt`): the newest Complete plan it owns is adopted as a generating one is.
+    let package_of = |csv: &str| {
+        packages
+            .get(csv)
+            .cloned()
+            .or_else(|| status::successor(csv, replaced_by).and_then(|s| packages.get(&s).cloned()))
+    };
+    let (generated_by, starting_csv) = match generated_by {
+        None if st.install_plan_ref.is_none() && st.current_csv.is_empty() => {
+            match super::adopt::lost_plan(sub, plans, package_of) {
+                Some((p, csv)) => (Some(plan_ref(p)), Some(csv)),
+                None => (None, sub.spec.starting_csv.clone()),
+            }
+        }
+        g => (g, sub.spec.starting_csv.clone()),
+    };
     let referenced = st
         .install_plan_ref
         .as_ref()
@@ -187,8 +204,7 @@ fn facts(
         },
     };
     let current = if st.current_csv.is_empty() {
-        sub.spec
-            .starting_csv
+        starting_csv
             .clone()
             .filter(|_| generated_by.is_some())
             .unwrap_or_default()
@@ -199,7 +215,7 @@ fn facts(
         target: CatalogKey::new(&sub.spec.catalog_source, &sub.spec.catalog_source_namespace),
         catalogs: catalogs.to_vec(),
         generated_by,
-        starting_csv: sub.spec.starting_csv.clone(),
+        starting_csv,
         plan,
         current_csv_exists: !current.is_empty() && csv_names.contains(&current),
         installed_csv_exists: !st.installed_csv.is_empty() && csv_names.contains(&st.installed_csv),
@@ -232,6 +248,11 @@ async fn sync(
         .iter()
         .filter_map(|c| Some((c.spec.replaces.clone()?, c.metadata.name.clone()?)))
         .collect();
+    // CSV → its package (`olm.package` property), for adopting a lost decision's plan.
+    let packages: BTreeMap<String, String> = input::installed(&csvs, &subs)
+        .into_iter()
+        .filter_map(|i| Some((i.name, i.package?)))
+        .collect();
     let groups = in_ns(shared.operator_groups(), ns);
     let (fail_forward, exclude_global) = input::group_options(&groups);
     let global = shared.config.global_namespace.as_str();
@@ -247,7 +268,15 @@ async fn sync(
         .iter()
         .map(|s| {
             let old = s.status.clone().unwrap_or_default();
-            let f = facts(s, &plans, &csv_names, &replaced_by, &health, fail_forward);
+            let f = facts(
+                s,
+                &plans,
+                &csv_names,
+                &replaced_by,
+                &packages,
+                &health,
+                fail_forward,
+            );
             let new = status::before_resolution(&old, &f, &now);
             (s.clone(), new)
         })
@@ -673,10 +702,21 @@ async fn create_plan(
         status: None,
     };
     let api: Api<InstallPlan> = Api::namespaced(shared.client.clone(), ns);
-    let mut created = api
-        .create(&PostParams::default(), &ip)
-        .await
-        .map_err(PlanError::Api)?;
+    // A plan for this step whose status was never written is finished, not duplicated (`super::reuse`).
+    let unfinished = super::reuse::unfinished(
+        plans.iter().map(|p| p.as_ref()),
+        &wanted,
+        &owner_names,
+        manual,
+    );
+    let fresh = unfinished.is_none();
+    let mut created = match unfinished {
+        Some(p) => p.clone(),
+        None => api
+            .create(&PostParams::default(), &ip)
+            .await
+            .map_err(PlanError::Api)?,
+    };
     created.status = Some(InstallPlanStatus {
         phase: if manual {
             InstallPlanPhase::RequiresApproval
@@ -689,10 +729,19 @@ async fn create_plan(
         ..Default::default()
     });
     let name = created.metadata.name.clone().unwrap_or_default();
-    let written = api
+    let written = match api
         .replace_status(&name, &PostParams::default(), &created)
         .await
-        .map_err(PlanError::Api)?;
+    {
+        Ok(w) => w,
+        Err(e) => {
+            // Not left behind without status when it can be helped (a later run finishes it otherwise).
+            if fresh {
+                let _ = api.delete(&name, &DeleteParams::background()).await;
+            }
+            return Err(PlanError::Api(e));
+        }
+    };
     tracing::info!(namespace = %ns, plan = %name, approval = approval.as_str(), generation, csvs = ?written.spec.cluster_service_version_names, "InstallPlan created");
     Ok(written)
 }

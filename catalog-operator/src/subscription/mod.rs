@@ -20,6 +20,7 @@ use kube::api::PostParams;
 use messages::crd::subscription::Subscription;
 use messages::key::ObjectKey;
 use messages::msg::{ObjectEvent, Requeue, RequeueReason};
+use olm_runtime::own_writes::OwnWrites;
 use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Reconciler};
 use olm_runtime::registry::{ObjectActor, SharedJournal};
 use std::sync::Arc;
@@ -27,15 +28,14 @@ use std::sync::Arc;
 pub struct SubscriptionActor {
     pub key: ObjectKey,
     pub shared: Shared,
-    pub latest: Option<Arc<Subscription>>,
+    /// The Subscription as last observed or written (`olm_runtime::own_writes`).
+    own: OwnWrites<Subscription>,
     /// The label set of `subscription_sync_total` last used (stale sets are deleted, as OLM does).
     labels: Option<[String; 5]>,
     control: Loop,
     /// The newest decision not applied yet, and the sequence number of the last one applied.
     pending: Option<Decision>,
     applied: Option<u64>,
-    /// The resourceVersion of our last status write until its watch event arrives (compared for equality).
-    awaiting: Option<String>,
 }
 
 impl Actor for SubscriptionActor {
@@ -70,11 +70,10 @@ impl ObjectActor for SubscriptionActor {
             control: Loop::new(Self::KIND, key.clone(), error::policy()),
             key,
             shared,
-            latest: None,
+            own: OwnWrites::default(),
             labels: None,
             pending: None,
             applied: None,
-            awaiting: None,
         }
     }
 
@@ -112,7 +111,7 @@ impl SubscriptionActor {
     }
 
     fn want(&self) {
-        if let Some(sub) = self.latest.clone() {
+        if let Some(sub) = self.own.latest().cloned() {
             self.tell(News::Subscription {
                 sub,
                 applied: self.applied,
@@ -130,44 +129,6 @@ impl SubscriptionActor {
             .inc();
         self.labels = Some(labels);
     }
-
-    /// A watch event: taken unless it trails our own write (the watch is ordered).
-    fn observe_event(&mut self, sub: Arc<Subscription>) {
-        if let Some(written) = self.awaiting.as_ref() {
-            if sub.metadata.resource_version.as_ref() != Some(written) {
-                return;
-            }
-            self.awaiting = None;
-        }
-        self.latest = Some(sub);
-    }
-
-    /// After a conflict: stop waiting for our write's event and take the store's copy.
-    fn refresh_from_store(&mut self) {
-        self.awaiting = None;
-        if let Some(sub) = self.shared.stores.subscriptions.get().and_then(|s| {
-            s.get(
-                &kube::runtime::reflector::ObjectRef::new(&self.key.name)
-                    .within(self.key.namespace_or_empty()),
-            )
-        }) {
-            self.latest = Some(sub);
-        }
-    }
-
-    /// The resync's safety net for a watch that relisted past our write: take the store's copy.
-    fn stop_awaiting(&mut self) {
-        if self.awaiting.take().is_some()
-            && let Some(sub) = self.shared.stores.subscriptions.get().and_then(|s| {
-                s.get(
-                    &kube::runtime::reflector::ObjectRef::new(&self.key.name)
-                        .within(self.key.namespace_or_empty()),
-                )
-            })
-        {
-            self.latest = Some(sub);
-        }
-    }
 }
 
 impl Reconciler for SubscriptionActor {
@@ -176,7 +137,7 @@ impl Reconciler for SubscriptionActor {
     }
 
     fn run(&mut self, _ctx: &mut Context<Self>) -> ResponseActFuture<Self, Outcome> {
-        let Some(sub) = self.latest.clone() else {
+        let Some(sub) = self.own.latest().cloned() else {
             return Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)));
         };
         self.count_sync(&sub);
@@ -201,8 +162,7 @@ impl Reconciler for SubscriptionActor {
         Box::pin(actix::fut::wrap_future::<_, Self>(fut).map(
             move |result, act, _ctx| match result {
                 Ok(written) => {
-                    act.awaiting = written.metadata.resource_version.clone();
-                    act.latest = Some(Arc::new(written));
+                    act.own.wrote(Arc::new(written));
                     act.applied = Some(decision.seq);
                     if act.pending.as_ref().map(|d| d.seq) == Some(decision.seq) {
                         act.pending = None;
@@ -214,7 +174,8 @@ impl Reconciler for SubscriptionActor {
                     if matches!(&source, kube::Error::Api(s) if s.code == 409) {
                         // Our copy is stale (a write we never saw the event of, e.g. the Operator view's
                         // labels after a relist): retry from the store's, not with the same copy forever.
-                        act.refresh_from_store();
+                        act.own
+                            .conflicted(act.shared.stores.subscriptions.get(), &act.key);
                     }
                     let e = Error::SubscriptionStatus {
                         key: act.key.clone(),
@@ -237,7 +198,7 @@ impl Handler<ObjectEvent<Subscription>> for SubscriptionActor {
     fn handle(&mut self, msg: ObjectEvent<Subscription>, ctx: &mut Self::Context) {
         match msg {
             ObjectEvent::Observed(obj) => {
-                self.observe_event(obj);
+                self.own.observe(obj);
                 reconcile::trigger(self, ctx, Cause::Observed);
             }
             ObjectEvent::Deleted => ctx.stop(),
@@ -266,7 +227,8 @@ impl Handler<Requeue> for SubscriptionActor {
     fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
         let cause = match msg.reason {
             RequeueReason::Resync => {
-                self.stop_awaiting();
+                self.own
+                    .resync(self.shared.stores.subscriptions.get(), &self.key);
                 Cause::Resync
             }
             RequeueReason::Scheduled | RequeueReason::Backoff => Cause::Timer,

@@ -132,3 +132,5 @@ pub fn is_copyable(csv: &ClusterServiceVersion) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+pub mod orphan;

@@ -14,7 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::events::Recorder;
-use kube::{Api, Client, Resource, ResourceExt};
+use kube::{Api, Client, Resource};
 use messages::crd::csv::{ClusterServiceVersion, RequirementStatus};
 use messages::key::ObjectKey;
 use serde::Serialize;
@@ -91,7 +91,14 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
                         &csv,
                         r,
                         async |r: &Rendered| {
-                            install(&applier.client, &namespace, &key.name, r).await
+                            let known = shared
+                                .stores
+                                .csv
+                                .deployments
+                                .get()
+                                .map(kube::runtime::reflector::Store::state)
+                                .unwrap_or_default();
+                            install(&applier.client, &namespace, &key.name, r, &known).await
                         },
                     )
                     .await
@@ -138,6 +145,7 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
                 name: key.to_string(),
                 source,
             }),
+            Effect::SettleCaBundles => super::served::install::settle(&client, &shared, &csv).await,
             Effect::DeleteSelf => match csvs.delete(&key.name, &DeleteParams::background()).await {
                 Ok(_) => {
                     applied.deleted = true;
@@ -200,10 +208,7 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
     };
     if let Some(t) = update.announce {
         applied.announced = true;
-        let reference = csv.object_ref(&());
-        if let Err(error) = recorder.publish(&events::phase_event(&t), &reference).await {
-            tracing::debug!(csv = %key, error = &error as &dyn std::error::Error, "cannot publish the phase Event");
-        }
+        events::announce_phase(recorder, csv.object_ref(&()), &t).await;
     }
     applied
 }
@@ -232,33 +237,20 @@ async fn install(
     namespace: &str,
     csv_name: &str,
     r: &Rendered,
+    known: &[Arc<Deployment>],
 ) -> Result<(), Error> {
     ensure_rbac(client, r).await?;
     let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
     for d in &r.deployments {
         upsert(api.clone(), d, "Deployment").await?;
     }
-    // CSV-owned deployments the strategy no longer lists are deleted.
+    // CSV-owned deployments the strategy no longer lists are deleted (found in the Deployment store).
     let wanted: Vec<&str> = r
         .deployments
         .iter()
         .filter_map(|d| d.metadata.name.as_deref())
         .collect();
-    let owned = api
-        .list(&ListParams::default().labels(&strategy::owner_selector(csv_name, namespace)))
-        .await
-        .map_err(|source| Error::Apply {
-            verb: "list",
-            kind: "Deployment",
-            name: namespace.to_string(),
-            source,
-        })?;
-    for stale in owned
-        .items
-        .iter()
-        .filter(|d| !wanted.contains(&d.name_any().as_str()))
-    {
-        let name = stale.name_any();
+    for name in super::stale::stale_deployments(known, csv_name, namespace, &wanted) {
         match api.delete(&name, &DeleteParams::background()).await {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.is_not_found() => {}

@@ -58,6 +58,9 @@ pub struct Served {
     pub api_service_conflict: Option<String>,
     /// Time left before the certificates are due for rotation (zero: due now); `None` without certificates.
     pub rotate_in: Option<Duration>,
+    /// The CA bundles still trust a rotation's previous CA: time left before it may go (zero: now, once the
+    /// install is healthy; `served/bundle.rs`); `None` when they trust only the current CA.
+    pub settle_in: Option<Duration>,
 }
 
 /// What another CSV (outside the replacement chain) already owns.

@@ -51,6 +51,8 @@ pub enum Effect {
     CleanupDeployments,
     /// Create the CSV's OperatorCondition and its Role/RoleBinding, or refresh its lists (spec §5).
     EnsureOperatorCondition,
+    /// Rewrite the CA bundles with the current CA only, dropping a rotation's previous one (`served/bundle.rs`).
+    SettleCaBundles,
 }
 
 /// When to reconcile again, besides watch events.
@@ -73,10 +75,6 @@ pub struct Decision {
 
 /// Safety net for waits that a watch normally ends (deployments becoming ready, a neighbour changing phase).
 pub const WAIT_RECHECK: Duration = Duration::from_secs(30);
-/// How often a CSV failed because of its OperatorGroup re-checks the group (until issue 4 requeues CSVs on group changes).
-/// Safety net after asking the OperatorGroup to change its provided APIs (its requeue normally comes first).
-pub const API_CHANGE_RECHECK: Duration = Duration::from_secs(2);
-pub const GROUP_RECHECK: Duration = Duration::from_secs(15);
 /// How long after entering Installing a missing deployment is taken for the store lagging our own create.
 pub const STORE_LAG_GRACE: Duration = Duration::from_secs(5);
 
@@ -102,6 +100,9 @@ pub const MSG_REQUIREMENTS_NO_LONGER_MET: &str = "requirements no longer met";
 pub const MSG_FAILED_REQUIREMENTS_NOT_MET: &str = "requirements not met";
 pub const MSG_CLUSTER_CHANGED: &str = "Cluster resources changed state";
 pub const MSG_NEEDS_CERT_ROTATION: &str = "CSV owns resources that require a cert refresh";
+/// Ours (OLM has no such step): a rotation's rollout is done, the previous CA leaves the CA bundles.
+pub const MSG_SETTLING_CA: &str =
+    "certificates rotated: the CA bundles drop the previous CA once the rolled deployments settle";
 pub const MSG_REPLACED: &str =
     "has been replaced by a newer ClusterServiceVersion that has successfully installed.";
 
@@ -181,11 +182,12 @@ pub fn decide(o: &Observed) -> Decision {
             return group_failure(o, CsvReason::UnsupportedOperatorGroup, message);
         }
         GroupFit::ChangeProvidedApis(change, apis) => {
-            // OLM requeues and stops; the group's actor requeues us when its annotation changed.
+            // OLM requeues and stops. The group's actor answers with the set it wrote and requeues us on the
+            // version carrying it (a CSV providing its APIs, `operator_group::plan`): no recheck.
             return Decision {
                 step: Step::Stay,
                 effects: vec![Effect::ChangeProvidedApis(*change, apis.clone())],
-                next: Next::After(API_CHANGE_RECHECK),
+                next: Next::Idle,
             };
         }
         GroupFit::ApiFailure {
@@ -198,11 +200,12 @@ pub fn decide(o: &Observed) -> Decision {
             } else {
                 Step::Stay
             };
-            // The group requeues us when the APIs change; the recheck covers a requeue that raced its store.
+            // Every group requeues the CSVs providing its APIs, before and after, on each version it is sent
+            // (the store shows that version first), and when it is deleted (`operator_group::notify`).
             return Decision {
                 step,
                 effects: vec![Effect::CleanupDeployments],
-                next: Next::After(GROUP_RECHECK),
+                next: Next::Idle,
             };
         }
     }
@@ -405,6 +408,14 @@ fn installing(o: &Observed) -> Decision {
             Next::Backoff,
         );
     }
+    let settling = to(
+        CsvPhase::Installing,
+        CsvReason::InstallWaiting,
+        MSG_SETTLING_CA,
+    );
+    if let Some(d) = settle_ca_bundles(o, settling) {
+        return d;
+    }
     let (transition, healthy) =
         install_outcome(&o.install, CsvPhase::Installing, CsvReason::InstallWaiting);
     let still_installing = transition.phase == CsvPhase::Installing;
@@ -463,6 +474,9 @@ fn succeeded(o: &Observed) -> Decision {
             Next::Idle,
         );
     }
+    if let Some(d) = settle_ca_bundles(o, Step::Stay) {
+        return d;
+    }
     let (transition, healthy) =
         install_outcome(&o.install, CsvPhase::Failed, CsvReason::ComponentUnhealthy);
     let next = match (healthy, o.served.rotate_in) {
@@ -471,6 +485,24 @@ fn succeeded(o: &Observed) -> Decision {
         (false, _) => Next::Backoff,
     };
     with(Vec::new(), Step::To(transition), next)
+}
+
+/// A healthy install (every deployment rolled out and serving with the newest CA) whose CA bundles still
+/// trust a rotation's previous CA: drop it once the rollout settled, else look again then.
+fn settle_ca_bundles(o: &Observed, step: Step) -> Option<Decision> {
+    if o.install != InstallStatus::Healthy {
+        return None;
+    }
+    let left = o.served.settle_in?;
+    Some(if left.is_zero() {
+        with(
+            vec![Effect::SettleCaBundles],
+            step,
+            Next::After(Duration::from_secs(1)),
+        )
+    } else {
+        with(Vec::new(), step, Next::After(left))
+    })
 }
 
 fn failed(o: &Observed) -> Decision {
@@ -625,7 +657,8 @@ fn spec_failure(spec: &SpecCheck) -> Option<Transition> {
     }
 }
 
-/// OperatorGroup failures are written only when the reason differs (OLM), and re-checked periodically.
+/// OperatorGroup failures are written only when the reason differs (OLM). No recheck: a group created,
+/// changed or deleted requeues the CSVs of its namespace.
 fn group_failure(o: &Observed, reason: CsvReason, message: &str) -> Decision {
     let step = if o.phase == CsvPhase::Failed && o.reason == reason {
         Step::Stay
@@ -635,7 +668,7 @@ fn group_failure(o: &Observed, reason: CsvReason, message: &str) -> Decision {
     Decision {
         step,
         effects: Vec::new(),
-        next: Next::After(GROUP_RECHECK),
+        next: Next::Idle,
     }
 }
 

@@ -19,10 +19,12 @@ pub mod hash;
 pub mod health;
 pub mod machine;
 pub mod observe;
+mod orphan;
 pub mod overrides;
 pub mod requirements;
 pub mod scoped;
 pub mod served;
+pub mod stale;
 pub mod status;
 pub mod stores;
 pub mod strategy;
@@ -41,21 +43,19 @@ use machine::{Effect, Next};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase, RequirementStatusReason};
 use messages::key::ObjectKey;
 use messages::msg::{ObjectEvent, Requeue, RequeueReason};
-use olm_runtime::reconcile::{self, Cause, Loop, Outcome, Reconciler};
+use olm_runtime::own_writes::OwnWrites;
+use olm_runtime::reconcile::{self, Cause, ErrorClass, Loop, Outcome, Reconciler};
 use olm_runtime::registry::{ObjectActor, SharedJournal};
 use olm_runtime::trace_context::Join;
-use std::sync::Arc;
 use tracing::Instrument;
 
 pub struct CsvActor {
     pub key: ObjectKey,
     pub shared: Shared,
-    pub latest: Option<Arc<ClusterServiceVersion>>,
+    /// The CSV as last observed or written (`olm_runtime::own_writes`).
+    own: OwnWrites<ClusterServiceVersion>,
     recorder: Recorder,
     control: Loop,
-    /// The resourceVersion of our last status write until its watch event arrives (events before it are
-    /// older than `latest`).
-    awaiting: Option<String>,
     /// The metric series last published for this CSV.
     series: Option<Series>,
     /// The group's state (`observe::Gathered::group_state`) when this CSV failed for good; a change of it is a
@@ -78,9 +78,8 @@ impl ObjectActor for CsvActor {
             control: Loop::new(Self::KIND, key.clone(), error::policy()),
             key,
             shared,
-            latest: None,
+            own: OwnWrites::default(),
             recorder,
-            awaiting: None,
             series: None,
             no_retry_baseline: None,
         }
@@ -114,7 +113,7 @@ impl Reconciler for CsvActor {
     }
 
     fn run(&mut self, _ctx: &mut Context<Self>) -> ResponseActFuture<Self, Outcome> {
-        let Some(csv) = self.latest.clone() else {
+        let Some(csv) = self.own.latest().cloned() else {
             return Box::pin(actix::fut::ready(Outcome::Done(reconcile::Next::Idle)));
         };
         if !self
@@ -126,6 +125,9 @@ impl Reconciler for CsvActor {
         {
             // No decision before every store listed once; `watches::mark_ready` then requeues every CSV.
             return Box::pin(actix::fut::ready(Outcome::Done(reconcile::Next::Idle)));
+        }
+        if let Some(collect) = self.collect_if_orphaned(&csv) {
+            return collect;
         }
         let mut gathered = observe::gather(&self.shared, &csv, Timestamp::now());
         let no_retry = gathered.observed.phase == messages::crd::csv::CsvPhase::Failed
@@ -180,13 +182,13 @@ impl Reconciler for CsvActor {
                 {
                     act.no_retry_baseline = Some(group_state);
                 }
-                act.supersede(written);
+                act.own.wrote(written);
             }
             if counts_upgrade && applied.announced {
                 act.with_metrics(|m| m.count_upgrade());
             }
             act.publish_metrics();
-            let after = act.latest.as_ref().map(|c| c.phase()).unwrap_or_default();
+            let after = act.own.latest().map(|c| c.phase()).unwrap_or_default();
             if after != before {
                 act.control.reset_backoff();
                 let namespace = act.key.namespace_or_empty().to_string();
@@ -198,7 +200,12 @@ impl Reconciler for CsvActor {
                 return Outcome::Finished;
             }
             match &applied.error {
-                Some(e) => Outcome::failed(error::class(e.kind()), e),
+                Some(e) => {
+                    if error::class(e.kind()) == ErrorClass::Conflict {
+                        act.own.conflicted(act.shared.stores.csvs.get(), &act.key);
+                    }
+                    Outcome::failed(error::class(e.kind()), e)
+                }
                 None => Outcome::Done(match next {
                     Next::Idle => reconcile::Next::Idle,
                     Next::After(d) => reconcile::Next::After(d),
@@ -210,40 +217,6 @@ impl Reconciler for CsvActor {
 }
 
 impl CsvActor {
-    /// Our own status write replaced `latest`. The watch delivers versions in order, so every event before the
-    /// one carrying our write's resourceVersion is older than it: they are ignored until it arrives
-    /// (resourceVersion compared for equality only, as the API asks).
-    fn supersede(&mut self, written: Arc<ClusterServiceVersion>) {
-        self.awaiting = written.metadata.resource_version.clone();
-        self.latest = Some(written);
-    }
-
-    /// A watch event: taken unless it trails our own write.
-    fn observe_event(&mut self, csv: Arc<ClusterServiceVersion>) {
-        if let Some(written) = self.awaiting.as_ref() {
-            if csv.metadata.resource_version.as_ref() != Some(written) {
-                return;
-            }
-            self.awaiting = None;
-        }
-        self.latest = Some(csv);
-    }
-
-    /// The resync's safety net for a watch that relisted past our write (its event then never comes): take the
-    /// store's copy.
-    fn stop_awaiting(&mut self) {
-        if self.awaiting.take().is_some()
-            && let Some(csv) = self.shared.stores.csvs.get().and_then(|s| {
-                s.get(
-                    &kube::runtime::reflector::ObjectRef::new(&self.key.name)
-                        .within(self.key.namespace_or_empty()),
-                )
-            })
-        {
-            self.latest = Some(csv);
-        }
-    }
-
     fn with_metrics(&self, f: impl FnOnce(&crate::metrics::CsvMetrics)) {
         if let Some(m) = self.shared.stores.csv.metrics.get() {
             f(m);
@@ -257,7 +230,7 @@ impl CsvActor {
         if let Some(store) = self.shared.stores.csvs.get() {
             metrics.set_count(store.state().len());
         }
-        let Some(csv) = self.latest.as_ref() else {
+        let Some(csv) = self.own.latest() else {
             return;
         };
         let series = Series {
@@ -316,7 +289,7 @@ impl CsvActor {
             self.shared.clone(),
             self.key.namespace_or_empty().to_string(),
             self.key.name.clone(),
-            self.latest.clone(),
+            self.own.latest().cloned(),
         ));
         let selector = strategy::owner_selector(&self.key.name, self.key.namespace_or_empty());
         let client = self.shared.client.clone();
@@ -351,14 +324,14 @@ impl Handler<ObjectEvent<ClusterServiceVersion>> for CsvActor {
             ObjectEvent::Observed(csv) => {
                 crate::operator_group::notify::member_changed(&self.shared, &self.key, Some(&csv));
                 crate::operator_view::touch_labelled(&self.shared, csv.metadata.labels.as_ref());
-                self.observe_event(csv);
+                self.own.observe(csv);
                 reconcile::trigger(self, ctx, Cause::Observed);
             }
             ObjectEvent::Deleted => {
                 crate::operator_group::notify::member_changed(
                     &self.shared,
                     &self.key,
-                    self.latest.as_deref(),
+                    self.own.latest().map(|c| c.as_ref()),
                 );
                 self.cleanup();
                 ctx.stop();
@@ -374,7 +347,7 @@ impl Handler<Requeue> for CsvActor {
         // A delayed requeue is not a second timer: the loop's one timer covers waits (`Next::After`).
         let cause = match msg.reason {
             RequeueReason::Resync => {
-                self.stop_awaiting();
+                self.own.resync(self.shared.stores.csvs.get(), &self.key);
                 Cause::Resync
             }
             RequeueReason::Scheduled | RequeueReason::Backoff => Cause::Timer,
@@ -383,3 +356,6 @@ impl Handler<Requeue> for CsvActor {
         reconcile::trigger(self, ctx, cause);
     }
 }
+
+#[cfg(test)]
+mod tests;

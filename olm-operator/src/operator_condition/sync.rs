@@ -18,6 +18,13 @@ pub async fn ensure(
         return Ok(());
     };
     let name = want.metadata.name.clone().unwrap_or_default();
+    // The access first: a CSV is ensured again only while its OperatorCondition is missing or stale, so a
+    // failed write of the Role or RoleBinding after the condition was created was never retried (the chaos
+    // runs' API fault proxy: a CSV left with no RoleBinding for its OperatorCondition).
+    if let Some((role, binding)) = access(csv, &want.spec) {
+        create_if_absent(&Api::namespaced(client.clone(), namespace), &role).await?;
+        create_if_absent(&Api::namespaced(client.clone(), namespace), &binding).await?;
+    }
     let api: Api<OperatorCondition> = Api::namespaced(client.clone(), namespace);
     match existing {
         None => create_if_absent(&api, &want).await?,
@@ -34,10 +41,6 @@ pub async fn ensure(
         }
         Some(_) => {}
     }
-    if let Some((role, binding)) = access(csv, &want.spec) {
-        create_if_absent(&Api::namespaced(client.clone(), namespace), &role).await?;
-        create_if_absent(&Api::namespaced(client.clone(), namespace), &binding).await?;
-    }
     Ok(())
 }
 
@@ -47,7 +50,7 @@ where
 {
     match api.create(&PostParams::default(), obj).await {
         Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+        Err(kube::Error::Api(s)) if s.is_already_exists() => Ok(()),
         Err(e) => Err(e),
     }
 }

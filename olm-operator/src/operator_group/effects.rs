@@ -308,7 +308,7 @@ async fn write_copy(client: Client, write: CopyWrite) -> (usize, Result<()>) {
             let status = wanted.status.clone();
             let created = match api.create(&PostParams::default(), &wanted).await {
                 Ok(created) => created,
-                Err(kube::Error::Api(s)) if s.code == 409 => return (1, Ok(())),
+                Err(kube::Error::Api(s)) if s.is_already_exists() => return (1, Ok(())),
                 Err(source) => return (1, Err(Error::Copy { key, source })),
             };
             let mut with_status = created;
@@ -447,7 +447,7 @@ where
 {
     match api.create(&PostParams::default(), obj).await {
         Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+        Err(kube::Error::Api(s)) if s.is_already_exists() => Ok(()),
         Err(source) => Err(Error::ClusterRole {
             name: obj.meta().name.clone().unwrap_or_default(),
             source,

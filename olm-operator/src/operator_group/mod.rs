@@ -105,8 +105,12 @@ impl Handler<ObjectEvent<OperatorGroup>> for OperatorGroupActor {
                 let shared = self.shared.clone();
                 let key = self.key.clone();
                 let uid = self.latest.as_ref().and_then(|g| g.metadata.uid.clone());
+                let mut apis = self.apis.clone();
+                if let Some(g) = self.latest.as_deref() {
+                    apis.extend(provided_apis::of_group(g));
+                }
                 ctx.wait(
-                    async move { notify::group_deleted(&shared, &key, uid.as_deref()).await }
+                    async move { notify::group_deleted(&shared, &key, uid.as_deref(), &apis).await }
                         .into_actor(self)
                         .map(|_, _, ctx: &mut Context<Self>| ctx.stop()),
                 );

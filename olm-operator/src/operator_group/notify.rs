@@ -14,7 +14,7 @@ use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::OperatorGroup;
 use messages::key::ObjectKey;
 use messages::msg::{OperatorGroupMsg, Requeue, RequeueReason};
-use olm_runtime::registry::{Broadcast, Filter, Lookup};
+use olm_runtime::registry::{Broadcast, Filter, Forward, Lookup};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -192,8 +192,14 @@ async fn crd_owner(client: &kube::Client, name: &str) -> Option<OwnerReference> 
 }
 
 /// Clean up after a deleted group: its ClusterRoles, its namespace labels; then nudge the CSVs of its
-/// namespace (they lost their group) and its sibling groups (the `MultipleOperatorGroup` condition).
-pub async fn group_deleted(shared: &Shared, key: &ObjectKey, uid: Option<&str>) {
+/// namespace (they lost their group), the CSVs anywhere providing one of its `apis` (a conflict with it is
+/// gone) and its sibling groups (the `MultipleOperatorGroup` condition).
+pub async fn group_deleted(
+    shared: &Shared,
+    key: &ObjectKey,
+    uid: Option<&str>,
+    apis: &super::provided_apis::ApiSet,
+) {
     if let Err(e) = effects::delete_group_cluster_roles(&shared.client, key).await {
         tracing::warn!(og = %key, error = &e as &dyn std::error::Error, "deleting the group's cluster roles failed");
     }
@@ -224,7 +230,10 @@ pub async fn group_deleted(shared: &Shared, key: &ObjectKey, uid: Option<&str>) 
         .map(|s| {
             s.state()
                 .iter()
-                .filter(|c| c.metadata.namespace.as_deref() == key.namespace.as_deref())
+                .filter(|c| {
+                    c.metadata.namespace.as_deref() == key.namespace.as_deref()
+                        || (!c.is_copied() && !super::provided_apis::of_csv(c).is_disjoint(apis))
+                })
                 .filter_map(|c| ObjectKey::of(c.as_ref()))
                 .collect()
         })
@@ -246,6 +255,10 @@ pub async fn group_deleted(shared: &Shared, key: &ObjectKey, uid: Option<&str>) 
 
 /// Requeue the actors of these CSVs (those that exist: CSVs outside the scope have none).
 pub async fn requeue_csvs(shared: &Shared, keys: BTreeSet<ObjectKey>) {
+    requeue_csv_keys(shared, keys.into_iter().collect());
+}
+
+fn requeue_csv_keys(shared: &Shared, keys: Vec<ObjectKey>) {
     if keys.is_empty() {
         return;
     }
@@ -254,7 +267,7 @@ pub async fn requeue_csvs(shared: &Shared, keys: BTreeSet<ObjectKey>) {
     };
     // Routed by the CSV registry itself: no list of every actor, no look-up round trip.
     registry.do_send(Broadcast {
-        filter: Filter::Keys(keys.into_iter().collect()),
+        filter: Filter::Keys(keys),
         msg: Requeue {
             reason: RequeueReason::DependencyChanged,
             after: None,
@@ -274,51 +287,6 @@ pub async fn send_to_group(shared: &Shared, key: &ObjectKey, msg: OperatorGroupM
             true
         }
         _ => false,
-    }
-}
-
-/// A copy whose group has no actor any more (the group was deleted) is still collected once its parent is
-/// gone (OLM's `removeDanglingChildCSVs` on copy events).
-async fn collect_orphan_copy(
-    shared: &Shared,
-    copy_key: &ObjectKey,
-    copy: Option<&ClusterServiceVersion>,
-) {
-    let Some(copy) = copy else { return };
-    let Some(parent_ns) = copy
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(annotations::OPERATOR_NAMESPACE))
-    else {
-        return;
-    };
-    // The CSV store holds the parent's namespace only for a cluster watch in scope (one watched namespace is
-    // watched alone); otherwise "missing" would be a guess.
-    let visible = match shared.stores.scope.get() {
-        Some(olm_runtime::wiring::Scope::Namespaces(list)) => {
-            list.len() > 1 && list.iter().any(|n| n == parent_ns)
-        }
-        Some(olm_runtime::wiring::Scope::Cluster) | None => true,
-    };
-    if !visible {
-        return;
-    }
-    let parent = shared.stores.csvs.get().and_then(|s| {
-        s.get(&kube::runtime::reflector::ObjectRef::new(&copy_key.name).within(parent_ns))
-    });
-    if crate::copied_csv::dangling(copy, parent.as_deref(), true)
-        == Some(crate::copied_csv::Dangling::ParentMissing)
-    {
-        let (requests, result) = effects::write_copies(
-            &shared.client,
-            vec![effects::CopyWrite::Delete(copy_key.clone())],
-        )
-        .await;
-        super::metrics::count(&shared.metrics, "copied_csv", requests);
-        if let Err(e) = result {
-            tracing::warn!(csv = %copy_key, error = %super::error_chain(&e), "cannot delete an orphaned copy");
-        }
     }
 }
 
@@ -363,8 +331,9 @@ pub fn member_changed(shared: &Shared, key: &ObjectKey, csv: Option<&ClusterServ
             .is_none()
         });
     if parent_gone && targets.is_empty() {
-        // No group left to collect the copies of a deleted parent: do it here.
-        let copies: Vec<Arc<ClusterServiceVersion>> = shared
+        // No group left to collect the copies of a deleted parent: each copy's own actor does
+        // (`copied_csv::orphan`); requeue them.
+        let copies: Vec<ObjectKey> = shared
             .stores
             .csvs
             .get()
@@ -375,44 +344,21 @@ pub fn member_changed(shared: &Shared, key: &ObjectKey, csv: Option<&ClusterServ
                         c.is_copied() && c.metadata.name.as_deref() == Some(key.name.as_str())
                     })
                     .filter(|c| {
-                        c.metadata
-                            .annotations
-                            .as_ref()
-                            .and_then(|a| a.get(annotations::OPERATOR_NAMESPACE))
-                            .map(String::as_str)
-                            == key.namespace.as_deref()
+                        crate::copied_csv::orphan::parent_namespace(c) == key.namespace.as_deref()
                     })
+                    .filter_map(|c| ObjectKey::of(c.as_ref()))
                     .collect()
             })
             .unwrap_or_default();
-        let shared = shared.clone();
-        tokio::spawn(async move {
-            for copy in copies {
-                if let Some(copy_key) = ObjectKey::of(copy.as_ref()) {
-                    collect_orphan_copy(&shared, &copy_key, Some(copy.as_ref())).await;
-                }
-            }
-        });
+        requeue_csv_keys(shared, copies);
     }
-    if targets.is_empty() {
-        return;
-    }
-    let shared = shared.clone();
-    let key = key.clone();
-    let copy = csv.filter(|c| c.is_copied()).cloned();
-    tokio::spawn(async move {
+    // Routed by the group registry itself (no look-up, no spawned task). A copy whose group has no actor any
+    // more collects itself in its own actor when its parent is gone (`copied_csv::orphan`).
+    if let Some(registry) = shared.registries.operator_groups.get() {
         for group in targets {
-            let delivered = send_to_group(
-                &shared,
-                &group,
-                OperatorGroupMsg::MemberChanged(key.clone()),
-            )
-            .await;
-            if !delivered {
-                collect_orphan_copy(&shared, &key, copy.as_ref()).await;
-            }
+            registry.do_send(Forward(group, OperatorGroupMsg::MemberChanged(key.clone())));
         }
-    });
+    }
 }
 
 /// The Namespace store; every applied or deleted namespace nudges every group (targets by selector, labels,

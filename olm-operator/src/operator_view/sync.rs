@@ -416,7 +416,7 @@ pub async fn refresh(
             };
             match api.create(&PostParams::default(), &fresh).await {
                 Ok(created) => created,
-                Err(kube::Error::Api(e)) if e.code == 409 => return Ok(()),
+                Err(kube::Error::Api(e)) if e.is_already_exists() => return Ok(()),
                 Err(e) => return Err(e),
             }
         }

@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-/// Requests per (component, verb), e.g. ("olm-operator", "list") → 12.
-pub type Counts = BTreeMap<(String, String), u64>;
+/// Requests per (component, verb, resource), e.g. ("olm-operator", "list", "deployments") → 12. The resource is
+/// `resource/subresource` when a subresource was asked for (`clusterserviceversions/status`).
+pub type Counts = BTreeMap<(String, String, String), u64>;
 
 /// The component an audit event came from, by its user agent (`olm-rs/<binary>/…`); `None` for anyone else.
 pub fn component(user_agent: &str) -> Option<&str> {
@@ -25,6 +26,13 @@ pub fn count_line(line: &str, counts: &mut Counts) {
         return;
     };
     let field = |k: &str| event.get(k).and_then(|v| v.as_str()).unwrap_or_default();
+    let object = |k: &str| {
+        event
+            .get("objectRef")
+            .and_then(|o| o.get(k))
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+    };
     let (verb, stage) = (field("verb"), field("stage"));
     let counted = match verb {
         "watch" => stage == "ResponseStarted",
@@ -33,8 +41,14 @@ pub fn count_line(line: &str, counts: &mut Counts) {
     if !counted {
         return;
     }
+    let resource = match (object("resource"), object("subresource")) {
+        (r, "") => r.to_owned(),
+        (r, sub) => format!("{r}/{sub}"),
+    };
     if let Some(c) = component(field("userAgent")) {
-        *counts.entry((c.to_owned(), verb.to_owned())).or_default() += 1;
+        *counts
+            .entry((c.to_owned(), verb.to_owned(), resource))
+            .or_default() += 1;
     }
 }
 
@@ -84,23 +98,52 @@ impl AuditLog {
 pub fn total(counts: &Counts, component: &str) -> u64 {
     counts
         .iter()
-        .filter(|((c, _), _)| c == component)
+        .filter(|((c, _, _), _)| c == component)
         .map(|(_, n)| n)
         .sum()
 }
 
-/// `get 3 list 5 …` for one component.
+/// `get 3, list 5 …` for one component.
 pub fn by_verb(counts: &Counts, component: &str) -> String {
-    let parts: Vec<String> = counts
-        .iter()
-        .filter(|((c, _), _)| c == component)
-        .map(|((_, v), n)| format!("{v} {n}"))
-        .collect();
+    let mut verbs: BTreeMap<&str, u64> = BTreeMap::new();
+    for ((c, v, _), n) in counts {
+        if c == component {
+            *verbs.entry(v).or_default() += n;
+        }
+    }
+    joined(verbs.iter().map(|(v, n)| format!("{v} {n}")))
+}
+
+/// `create events 4, get deployments 1 …` for one component: where its requests went.
+pub fn by_resource(counts: &Counts, component: &str) -> String {
+    joined(
+        counts
+            .iter()
+            .filter(|((c, _, _), _)| c == component)
+            .map(|((_, v, r), n)| format!("{v} {r} {n}")),
+    )
+}
+
+fn joined(parts: impl Iterator<Item = String>) -> String {
+    let parts: Vec<String> = parts.collect();
     if parts.is_empty() {
         "-".into()
     } else {
         parts.join(", ")
     }
+}
+
+/// Anonymous RSS in KiB (`RssAnon`: the heap and stacks, without the binary's code pages that RSS also
+/// counts, which the kernel shares and can drop) of a process.
+pub fn rss_anon(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find(|l| l.starts_with("RssAnon:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
 }
 
 /// RSS in KiB and CPU seconds (user + system) of a process.
@@ -140,8 +183,8 @@ mod tests {
     fn each_request_is_counted_once() {
         let mut counts = Counts::new();
         for line in [
-            r#"{"stage":"ResponseComplete","verb":"get","userAgent":"olm-rs/olm-operator/0.1.0"}"#,
-            r#"{"stage":"ResponseStarted","verb":"watch","userAgent":"olm-rs/olm-operator/0.1.0"}"#,
+            r#"{"stage":"ResponseComplete","verb":"get","userAgent":"olm-rs/olm-operator/0.1.0","objectRef":{"resource":"clusterserviceversions","subresource":"status"}}"#,
+            r#"{"stage":"ResponseStarted","verb":"watch","userAgent":"olm-rs/olm-operator/0.1.0","objectRef":{"resource":"deployments"}}"#,
             r#"{"stage":"ResponseComplete","verb":"watch","userAgent":"olm-rs/olm-operator/0.1.0"}"#,
             r#"{"stage":"ResponseComplete","verb":"create","userAgent":"olm-rs/catalog-operator/0.1.0"}"#,
             r#"{"stage":"ResponseComplete","verb":"get","userAgent":"kubectl/v1.20.2"}"#,
@@ -153,11 +196,17 @@ mod tests {
         assert_eq!(by_verb(&counts, "olm-operator"), "get 1, watch 1");
         assert_eq!(by_verb(&counts, "catalog-operator"), "create 1");
         assert_eq!(by_verb(&counts, "package-server"), "-");
+        assert_eq!(
+            by_resource(&counts, "olm-operator"),
+            "get clusterserviceversions/status 1, watch deployments 1"
+        );
     }
 
     #[test]
     fn this_process_has_an_rss_and_cpu_time() {
         let (rss, cpu) = rss_and_cpu(std::process::id()).expect("own /proc entry");
         assert!(rss > 0 && cpu >= 0.0);
+        let anon = rss_anon(std::process::id()).expect("own RssAnon");
+        assert!(anon > 0 && anon <= rss, "{anon} of {rss}");
     }
 }

@@ -100,6 +100,16 @@ fn certs_due(o: &mut Observed) {
 fn certs_fresh(o: &mut Observed) {
     o.served.rotate_in = Some(Duration::from_secs(3600));
 }
+fn rotated_and_settled(o: &mut Observed) {
+    o.served.settle_in = Some(Duration::ZERO);
+}
+fn rotated_just_now(o: &mut Observed) {
+    o.served.settle_in = Some(Duration::from_secs(3));
+}
+fn rotated_but_still_rolling(o: &mut Observed) {
+    o.served.settle_in = Some(Duration::ZERO);
+    o.install = InstallStatus::Waiting("waiting for deployment op to become ready".into());
+}
 fn replaces_succeeded(o: &mut Observed) {
     o.replaces = Some(Neighbour::new("a.v1", P::Succeeded));
 }
@@ -168,6 +178,7 @@ fn drifted_past_the_timeout(o: &mut Observed) {
 
 use Effect::{
     AnnotateGroup, CountUpgrade, DeleteSelf, EnsureOperatorCondition, EnsureRbac, Install,
+    SettleCaBundles,
 };
 
 #[rstest]
@@ -220,7 +231,11 @@ use Effect::{
 #[case::installing_past_the_progress_deadline_fails(P::Installing, R::InstallWaiting, deployment_deadline, Some((P::Failed, R::InstallCheckFailed)), &[])]
 #[case::installing_past_the_install_timeout_fails(P::Installing, R::InstallWaiting, waiting_past_the_timeout, Some((P::Failed, R::InstallCheckFailed)), &[])]
 #[case::installing_drift_past_the_timeout_still_reinstalls(P::Installing, R::InstallWaiting, drifted_past_the_timeout, Some((P::InstallReady, R::InstallWaiting)), &[])]
+#[case::installing_a_rotation_rolled_out_drops_the_previous_ca(P::Installing, R::InstallSucceeded, rotated_and_settled, Some((P::Installing, R::InstallWaiting)), &[SettleCaBundles])]
+#[case::installing_a_rotation_just_rolled_out_waits_to_drop_the_previous_ca(P::Installing, R::InstallSucceeded, rotated_just_now, Some((P::Installing, R::InstallWaiting)), &[])]
+#[case::installing_a_rotation_still_rolling_keeps_both_cas(P::Installing, R::InstallSucceeded, rotated_but_still_rolling, Some((P::Installing, R::InstallWaiting)), &[])]
 // Succeeded.
+#[case::succeeded_with_a_previous_ca_left_in_the_bundles_drops_it(P::Succeeded, R::InstallSucceeded, rotated_and_settled, None, &[SettleCaBundles])]
 #[case::succeeded_and_healthy_stays_succeeded(P::Succeeded, R::InstallSucceeded, none, Some((P::Succeeded, R::InstallSucceeded)), &[])]
 #[case::succeeded_with_a_replacer_goes_replacing_and_counts_an_upgrade(P::Succeeded, R::InstallSucceeded, replaced_by_pending, Some((P::Replacing, R::BeingReplaced)), &[CountUpgrade])]
 #[case::succeeded_with_requirements_gone_fails(P::Succeeded, R::InstallSucceeded, requirements_unmet, Some((P::Failed, R::RequirementsNotMet)), &[])]
@@ -344,11 +359,11 @@ fn messages_are_olms_texts(
     requirements_unmet,
     Next::Backoff
 )]
-#[case::a_group_failure_rechecks_the_group(
+#[case::a_group_failure_waits_for_a_group_change(
     P::Pending,
     R::RequirementsUnknown,
     no_group,
-    Next::After(GROUP_RECHECK)
+    Next::Idle
 )]
 #[case::a_healthy_succeeded_csv_idles(P::Succeeded, R::InstallSucceeded, none, Next::Idle)]
 #[case::an_invalid_spec_waits_for_an_edit(

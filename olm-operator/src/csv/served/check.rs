@@ -5,7 +5,7 @@
 //! problem found is the answer, worded for the CSV's status message. Also: the spec problems that must stop
 //! an install before anything is created (`spec_problem`) and the APIService owner conflict.
 
-use super::{api_services, certs, plan, webhooks};
+use super::{api_services, bundle, certs, plan, webhooks};
 use k8s_openapi::ByteString;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
@@ -27,6 +27,9 @@ pub trait Live {
     ) -> Vec<Option<ByteString>>;
     fn crd(&self, name: &str) -> Option<Arc<CustomResourceDefinition>>;
     fn api_service(&self, name: &str) -> Option<Arc<APIService>>;
+    /// When the live deployment's latest rollout completed (unix seconds; its `Progressing` condition with
+    /// reason `NewReplicaSetAvailable`), if it did.
+    fn rollout_completed_at(&self, namespace: &str, name: &str) -> Option<i64>;
 }
 
 /// Problems of the webhook descriptions (reason `InvalidWebhookDescription`); OLM's checks plus the
@@ -67,12 +70,14 @@ pub fn problem(csv: &ClusterServiceVersion, live: &dyn Live, now: i64) -> Option
         };
         hashes.insert(serving.deployment, hash);
     }
-    let bundle_problem = |bundle: Option<&ByteString>, hash: &str| match bundle {
+    // The bundle's newest CA must be the one the deployment serves with (during a rotation the bundle also
+    // trusts the previous CA, see bundle.rs; a deployment still on that one has not rolled yet).
+    let bundle_problem = |b: Option<&ByteString>, hash: &str| match b {
         None => Some("has no CA bundle".to_string()),
-        Some(b) if certs::ca_hash(&b.0) != hash => {
+        Some(b) if !bundle::newest_is(&b.0, hash) => {
             Some("has a CA bundle other than the one its deployment serves with".into())
         }
-        Some(b) => certs::usable_ca(&b.0, now)
+        Some(b) => certs::usable_ca(bundle::newest(&b.0).unwrap_or_default(), now)
             .err()
             .map(|e| format!("has an unusable CA bundle: {e}")),
     };
@@ -146,6 +151,80 @@ pub fn problem(csv: &ClusterServiceVersion, live: &dyn Live, now: i64) -> Option
     None
 }
 
+/// The CA bundles of what `csv` serves: its webhook configurations, the conversions of its CRDs that point
+/// at its Services, its owned APIServices.
+fn bundles(csv: &ClusterServiceVersion, live: &dyn Live) -> Vec<ByteString> {
+    let namespace = csv.metadata.namespace.as_deref().unwrap_or_default();
+    let name = csv.metadata.name.as_deref().unwrap_or_default();
+    let mut out = Vec::new();
+    for desc in webhooks::of(csv) {
+        match &desc.type_ {
+            WebhookAdmissionType::ConversionWebhook => {
+                for crd in desc.conversion_crds.iter().flatten() {
+                    let config = live.crd(crd).and_then(|c| {
+                        c.spec
+                            .conversion
+                            .as_ref()
+                            .and_then(|v| v.webhook.as_ref())
+                            .and_then(|w| w.client_config.clone())
+                    });
+                    let ours = config.as_ref().is_some_and(|c| {
+                        c.service.as_ref().is_some_and(|s| {
+                            s.namespace == namespace && s.name == desc.service_name()
+                        })
+                    });
+                    out.extend(config.filter(|_| ours).and_then(|c| c.ca_bundle));
+                }
+            }
+            type_ => out.extend(
+                live.webhook_ca_bundles(type_, &webhooks::labels(name, namespace, desc))
+                    .into_iter()
+                    .flatten(),
+            ),
+        }
+    }
+    for desc in api_services::owned(csv) {
+        let Some(api) = live.api_service(&desc.api_service_name()) else {
+            continue;
+        };
+        let labels = api.metadata.labels.as_ref();
+        let owned = labels
+            .and_then(|l| l.get(annotations::OWNER))
+            .map(String::as_str)
+            == Some(name)
+            && labels
+                .and_then(|l| l.get(annotations::OWNER_NAMESPACE))
+                .map(String::as_str)
+                == Some(namespace);
+        if owned {
+            out.extend(api.spec.as_ref().and_then(|s| s.ca_bundle.clone()));
+        }
+    }
+    out
+}
+
+/// How long until the CA bundles may drop the previous CAs they still trust after a rotation (`None`: they
+/// trust only the newest): [`bundle::SETTLE`] after the serving deployments' latest rollout completed. Acted
+/// on only once the install is healthy, i.e. every deployment serves with the newest CA and is rolled out.
+pub fn settle_in(
+    csv: &ClusterServiceVersion,
+    live: &dyn Live,
+    now: i64,
+) -> Option<std::time::Duration> {
+    if !bundles(csv, live)
+        .iter()
+        .any(|b| bundle::trusts_previous(&b.0))
+    {
+        return None;
+    }
+    let namespace = csv.metadata.namespace.as_deref().unwrap_or_default();
+    let completed = plan::of(csv)
+        .iter()
+        .filter_map(|s| live.rollout_completed_at(namespace, &s.deployment))
+        .max();
+    Some(bundle::settle_in(completed, now))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,6 +256,9 @@ mod tests {
         api_owner: Option<&'static str>,
         api_ca: Option<String>,
         api_available: bool,
+        /// Another CA (the previous one of a rotation).
+        old: String,
+        completed_at: Option<i64>,
     }
 
     impl Fake {
@@ -184,7 +266,16 @@ mod tests {
             let issued = certs::issue(&["op-service.ns".into()], NOW, certs::Lifetime::default())
                 .expect("issued");
             let hash = certs::ca_hash(issued.ca_pem.as_bytes());
+            let old = certs::issue(
+                &["op-service.ns".into()],
+                NOW - 10,
+                certs::Lifetime::default(),
+            )
+            .expect("issued")
+            .ca_pem;
             Self {
+                old,
+                completed_at: None,
                 ca: issued.ca_pem.clone(),
                 service: true,
                 deployment_hash: Some(hash),
@@ -240,6 +331,14 @@ mod tests {
             assert_eq!(name, "v1.x.io");
             Some(Arc::new(a))
         }
+        fn rollout_completed_at(&self, _: &str, _: &str) -> Option<i64> {
+            self.completed_at
+        }
+    }
+
+    /// The webhook's bundle during a rotation: the new CA first, the previous one after it.
+    fn rotating(f: &mut Fake) {
+        f.webhook = Some(Some(format!("{}{}", f.ca, f.old)));
     }
 
     #[rstest]
@@ -253,6 +352,8 @@ mod tests {
     #[case::a_deleted_api_service(|f: &mut Fake| f.api_owner = None, Some("APIService v1.x.io is missing"))]
     #[case::an_api_service_taken_over(|f: &mut Fake| f.api_owner = Some("other.v1"), Some("APIService v1.x.io is not owned by this CSV"))]
     #[case::an_api_service_the_aggregator_cannot_reach(|f: &mut Fake| f.api_available = false, Some("APIService v1.x.io is not available"))]
+    #[case::a_rotation_with_pods_on_the_new_ca(rotating, None)]
+    #[case::a_rotation_with_pods_still_on_the_previous_ca(|f: &mut Fake| { rotating(f); f.deployment_hash = Some(certs::ca_hash(f.old.as_bytes())); }, Some("webhook v.x.io has a CA bundle other than the one its deployment serves with"))]
     #[case::an_api_service_with_another_ca(|f: &mut Fake| f.api_ca = Some(f.ca.replace('A', "B")), Some("APIService v1.x.io has a CA bundle other than"))]
     fn what_is_served_is_checked_piece_by_piece(
         #[case] breaks: fn(&mut Fake),
@@ -266,6 +367,24 @@ mod tests {
             (Some(f), Some(e)) => assert!(f.starts_with(e), "{f}"),
             (f, e) => panic!("found {f:?}, expected {e:?}"),
         }
+    }
+
+    #[rstest]
+    #[case::bundles_with_one_ca_have_nothing_to_settle(|_f: &mut Fake| {}, None)]
+    #[case::a_webhook_trusting_the_previous_ca_just_rolled_out_waits(|f: &mut Fake| { rotating(f); f.completed_at = Some(NOW - 2); }, Some(3))]
+    #[case::a_webhook_trusting_the_previous_ca_long_rolled_out_settles_now(|f: &mut Fake| { rotating(f); f.completed_at = Some(NOW - 60); }, Some(0))]
+    #[case::an_api_service_trusting_the_previous_ca_settles(|f: &mut Fake| f.api_ca = Some(format!("{}{}", f.ca, f.old)), Some(0))]
+    #[case::an_api_service_of_another_csv_is_not_ours_to_settle(|f: &mut Fake| { f.api_owner = Some("other.v1"); f.api_ca = Some(format!("{}{}", f.ca, f.old)); }, None)]
+    fn previous_cas_are_dropped_a_little_after_the_rollout(
+        #[case] state: fn(&mut Fake),
+        #[case] left: Option<u64>,
+    ) {
+        let mut live = Fake::healthy();
+        state(&mut live);
+        assert_eq!(
+            settle_in(&csv(), &live, NOW),
+            left.map(std::time::Duration::from_secs)
+        );
     }
 
     #[test]

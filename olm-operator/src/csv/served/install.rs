@@ -4,8 +4,14 @@
 //! configurations, CRD conversion, APIServices, configurations of descriptions the CSV dropped deleted), and
 //! [`cleanup`] when the CSV is gone (cluster-scoped objects by owner labels; conversion CRDs back to `None`
 //! unless a CSV replaces the deleted one).
+//!
+//! A rotation never leaves a pod serving with a CA the API server does not trust ([`with_certs`],
+//! `bundle.rs`): the CA bundles trust the new CA beside the previous one before the new pair is written to
+//! the Secret (which running pods may pick up) and before the deployment rolls; [`settle`] (the
+//! `SettleCaBundles` effect) drops the previous CA once the rollout settled.
 
 use super::api_services::{self, Owners};
+use super::bundle::{self, Keep};
 use super::certs::{self, CA_KEY, Lifetime, Verdict};
 use super::objects::{self, KUBE_SYSTEM, Owner};
 use super::plan;
@@ -40,6 +46,10 @@ pub struct Prepared {
     pub rotate_at: Option<i64>,
     /// A pair was issued in this install (OLM's `CertsRotated`: the CSV's `certsLastUpdated` moves).
     pub issued: bool,
+    /// The Secrets of the pairs issued, written by [`with_certs`] once the CA bundles trust their CAs.
+    pub secrets: Vec<Secret>,
+    /// An issued pair replaces a stored one (a rotation: pods may be serving with the previous CA).
+    pub rotating: bool,
 }
 
 fn apply_err(
@@ -68,6 +78,8 @@ pub async fn prepare(
         cas: BTreeMap::new(),
         rotate_at: None,
         issued: false,
+        secrets: Vec::new(),
+        rotating: false,
     };
     let servings = plan::of(csv);
     if servings.is_empty() {
@@ -119,9 +131,9 @@ pub async fn prepare(
                 }
                 let issued = certs::issue(&hosts, now, lifetime)
                     .map_err(|e| Error::Served(e.to_string()))?;
-                let secret = objects::secret(&owner, serving, &issued);
-                upsert(secrets.clone(), &secret, "Secret").await?;
+                out.secrets.push(objects::secret(&owner, serving, &issued));
                 out.issued = true;
+                out.rotating |= live.is_some();
                 (issued.ca_pem.clone(), lifetime.rotate_at(issued.not_after))
             }
         };
@@ -231,7 +243,8 @@ pub async fn register(
     client: &Client,
     shared: &Shared,
     csv: &ClusterServiceVersion,
-    prepared: &Prepared,
+    cas: &BTreeMap<String, String>,
+    keep: Keep,
 ) -> Result<(), Error> {
     let descs = webhooks::of(csv);
     let owned_apis = api_services::owned(csv);
@@ -241,7 +254,7 @@ pub async fn register(
     let (name, namespace) = (owner.name.as_str(), owner.namespace.as_str());
     let ca_of = |deployment: Option<&str>| {
         deployment
-            .and_then(|d| prepared.cas.get(d))
+            .and_then(|d| cas.get(d))
             .map(|c| c.as_bytes().to_vec())
             .ok_or_else(|| {
                 Error::Served(format!(
@@ -257,7 +270,18 @@ pub async fn register(
             let by = webhooks::selector(name, namespace, desc);
             match desc.type_ {
                 WebhookAdmissionType::ValidatingAdmissionWebhook => {
-                    let want = webhooks::validating(name, namespace, desc, selector.clone(), &ca);
+                    let want = |live: Option<&ValidatingWebhookConfiguration>| {
+                        let live = live.and_then(|c| {
+                            c.webhooks
+                                .as_ref()?
+                                .first()?
+                                .client_config
+                                .ca_bundle
+                                .as_ref()
+                        });
+                        let trusted = bundle::compose(&ca, live.map(|b| b.0.as_slice()), keep);
+                        webhooks::validating(name, namespace, desc, selector.clone(), &trusted)
+                    };
                     put_configuration(
                         Api::all(client.clone()),
                         &by,
@@ -267,7 +291,18 @@ pub async fn register(
                     .await?;
                 }
                 WebhookAdmissionType::MutatingAdmissionWebhook => {
-                    let want = webhooks::mutating(name, namespace, desc, selector.clone(), &ca);
+                    let want = |live: Option<&MutatingWebhookConfiguration>| {
+                        let live = live.and_then(|c| {
+                            c.webhooks
+                                .as_ref()?
+                                .first()?
+                                .client_config
+                                .ca_bundle
+                                .as_ref()
+                        });
+                        let trusted = bundle::compose(&ca, live.map(|b| b.0.as_slice()), keep);
+                        webhooks::mutating(name, namespace, desc, selector.clone(), &trusted)
+                    };
                     put_configuration(
                         Api::all(client.clone()),
                         &by,
@@ -278,8 +313,10 @@ pub async fn register(
                 }
                 WebhookAdmissionType::ConversionWebhook => {
                     for crd in desc.conversion_crds.iter().flatten() {
-                        set_conversion(client, crd, webhooks::conversion(desc, namespace, &ca))
-                            .await?;
+                        let want = |live: Option<&[u8]>| {
+                            webhooks::conversion(desc, namespace, &bundle::compose(&ca, live, keep))
+                        };
+                        set_conversion(client, crd, want).await?;
                     }
                 }
                 WebhookAdmissionType::Other(_) => {}
@@ -307,6 +344,11 @@ pub async fn register(
             "APIService",
             api_name.clone(),
         ))?;
+        let live_bundle = live
+            .as_ref()
+            .and_then(|a| a.spec.as_ref()?.ca_bundle.as_ref())
+            .map(|b| b.0.as_slice());
+        let ca = bundle::compose(&ca, live_bundle, keep);
         match live {
             None => {
                 let annotations = subscription_annotations(shared, csv);
@@ -397,30 +439,31 @@ fn subscription_annotations(
 }
 
 /// Create the configuration of a description, or replace every one found by its labels (OLM's
-/// create-or-update over a label selector; names come from `generateName`).
+/// create-or-update over a label selector; names come from `generateName`). `want` builds it from the live
+/// one (whose CA bundle a rotation keeps trusting).
 async fn put_configuration<K>(
     api: Api<K>,
     selector: &str,
-    want: K,
+    want: impl Fn(Option<&K>) -> K,
     kind: &'static str,
 ) -> Result<(), Error>
 where
     K: Resource + Clone + Serialize + DeserializeOwned + Debug,
 {
-    let shown = want.meta().generate_name.clone().unwrap_or_default();
+    let shown = want(None).meta().generate_name.clone().unwrap_or_default();
     let found = api
         .list(&ListParams::default().labels(selector))
         .await
         .map_err(apply_err("list", kind, shown.clone()))?;
     if found.items.is_empty() {
-        api.create(&PostParams::default(), &want)
+        api.create(&PostParams::default(), &want(None))
             .await
             .map_err(apply_err("create", kind, shown))?;
         return Ok(());
     }
     for live in found.items {
         let name = live.meta().name.clone().unwrap_or_default();
-        let mut desired = want.clone();
+        let mut desired = want(Some(&live));
         desired.meta_mut().name = Some(name.clone());
         desired.meta_mut().generate_name = live.meta().generate_name.clone();
         desired.meta_mut().resource_version = live.meta().resource_version.clone();
@@ -489,7 +532,7 @@ where
 async fn set_conversion(
     client: &Client,
     crd_name: &str,
-    conversion: k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion,
+    want: impl Fn(Option<&[u8]>) -> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion,
 ) -> Result<(), Error> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     for _attempt in 0..3 {
@@ -507,10 +550,24 @@ async fn set_conversion(
                 "crd.Spec.PreserveUnknownFields must be false to let API Server call webhook to do the conversion".into(),
             ));
         }
+        let live = crd
+            .spec
+            .conversion
+            .as_ref()
+            .and_then(|c| {
+                c.webhook
+                    .as_ref()?
+                    .client_config
+                    .as_ref()?
+                    .ca_bundle
+                    .as_ref()
+            })
+            .map(|b| b.0.as_slice());
+        let conversion = want(live);
         if crd.spec.conversion.as_ref() == Some(&conversion) {
             return Ok(());
         }
-        crd.spec.conversion = Some(conversion.clone());
+        crd.spec.conversion = Some(conversion);
         match api.replace(crd_name, &PostParams::default(), &crd).await {
             Ok(_) => return Ok(()),
             Err(kube::Error::Api(s)) if s.code == 409 => continue,
@@ -623,8 +680,17 @@ pub async fn with_certs(
 ) -> Result<Option<CertTimes>, Error> {
     let now = k8s_openapi::jiff::Timestamp::now().as_second();
     let prepared = prepare(client, csv, rendered, now).await?;
+    let keep = Keep::Previous { now };
+    if prepared.rotating {
+        // Trust the new CA before any pod can serve with it: running pods pick up a rewritten Secret.
+        register(client, shared, csv, &prepared.cas, keep).await?;
+    }
+    let namespace = csv.metadata.namespace.as_deref().unwrap_or_default();
+    for secret in &prepared.secrets {
+        upsert(Api::namespaced(client.clone(), namespace), secret, "Secret").await?;
+    }
     deploy(&prepared.rendered).await?;
-    register(client, shared, csv, &prepared).await?;
+    register(client, shared, csv, &prepared.cas, keep).await?;
     let Some(rotate_at) = prepared.rotate_at else {
         return Ok(None);
     };
@@ -639,6 +705,35 @@ pub async fn with_certs(
         .then_some(now),
         rotate_at,
     }))
+}
+
+/// The `SettleCaBundles` effect: every CA bundle of the CSV trusts only the CA of its deployment's Secret (a
+/// rotation's previous CA goes once the rolled deployments settled).
+pub async fn settle(
+    client: &Client,
+    shared: &Shared,
+    csv: &ClusterServiceVersion,
+) -> Result<(), Error> {
+    let namespace = csv.metadata.namespace.as_deref().unwrap_or_default();
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    let mut cas = BTreeMap::new();
+    for serving in plan::of(csv) {
+        let live = secrets.get_opt(&serving.secret).await.map_err(apply_err(
+            "read",
+            "Secret",
+            format!("{namespace}/{}", serving.secret),
+        ))?;
+        let ca = live
+            .and_then(|s| s.data)
+            .and_then(|mut d| d.remove(CA_KEY))
+            .ok_or_else(|| Error::Served(format!("secret {} holds no CA", serving.secret)))?;
+        cas.insert(
+            serving.deployment,
+            String::from_utf8_lossy(&ca.0).into_owned(),
+        );
+    }
+    tracing::info!(csv = ?csv.metadata.name, namespace = %namespace, "dropping the previous CA from the CA bundles");
+    register(client, shared, csv, &cas, Keep::CurrentOnly).await
 }
 
 /// Merge-patch the certificate times into the CSV's status.

@@ -1,6 +1,7 @@
 //! The [`check::Live`] view over the operator's caches (no API calls), and the served facts of one CSV for
-//! `observe::gather`: spec problems, the APIService owner conflict, the health of what is served, and the
-//! time left before the certificates are due for rotation.
+//! `observe::gather`: spec problems, the APIService owner conflict, the health of what is served, the
+//! time left before the certificates are due for rotation, and before a rotation's previous CA may leave the
+//! CA bundles.
 
 use super::check::{self, Live};
 use super::{api_services, install, plan, webhooks};
@@ -96,6 +97,26 @@ impl Live for StoreLive<'_> {
             .get(&ObjectRef::new(name))
     }
 
+    fn rollout_completed_at(&self, namespace: &str, name: &str) -> Option<i64> {
+        let d = self
+            .shared
+            .stores
+            .csv
+            .deployments
+            .get()?
+            .get(&ObjectRef::new(name).within(namespace))?;
+        d.status
+            .as_ref()?
+            .conditions
+            .as_ref()?
+            .iter()
+            .find(|c| {
+                c.type_ == "Progressing" && c.reason.as_deref() == Some("NewReplicaSetAvailable")
+            })
+            .and_then(|c| c.last_update_time.as_ref())
+            .map(|t| t.0.as_second())
+    }
+
     fn api_service(&self, name: &str) -> Option<Arc<APIService>> {
         self.shared
             .stores
@@ -130,6 +151,7 @@ pub fn served(shared: &Shared, csv: &ClusterServiceVersion, now: i64) -> Served 
         invalid: check::spec_problem(csv),
         api_service_conflict: check::api_service_conflict(csv, &live, &adoptable),
         rotate_in,
+        settle_in: check::settle_in(csv, &live, now),
     }
 }
 

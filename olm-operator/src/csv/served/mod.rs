@@ -8,12 +8,15 @@
 //!        auth-delegator / auth-reader bindings, cert volumes + `olmcahash` on the deployment (objects.rs),
 //!        then webhook configurations and CRD conversion (webhooks.rs) and APIServices (api_services.rs)
 //!   └─ check.rs (observe): everything still there and agreeing on the CA, else a reinstall with the reason
+//!   └─ bundle.rs: a rotation's bundles trust the new and the previous CA until the rollout settled, then
+//!        the new one only (the `SettleCaBundles` effect, install::settle)
 //! ```
 //!
 //! Pure builders and judgements live in the submodules with their table tests; `install.rs` and
 //! `watches.rs` are the only I/O.
 
 pub mod api_services;
+pub mod bundle;
 pub mod certs;
 pub mod check;
 pub mod install;

@@ -241,8 +241,8 @@ pub fn conversion(
     }
 }
 
-/// Is this CRD's conversion the webhook of `desc` with CA bundle `ca`? (OLM's readiness check also wants a
-/// CA bundle; ours wants the current one.)
+/// Is this CRD's conversion the webhook of `desc` with the CA of hash `ca_hash` as its newest? (OLM's
+/// readiness check also wants a CA bundle; ours wants the current one first.)
 pub fn converts_with(
     crd: &ext::CustomResourceDefinition,
     desc: &WebhookDescription,
@@ -258,7 +258,7 @@ pub fn converts_with(
             .is_some_and(|s| s.name == desc.service_name())
         && config
             .and_then(|c| c.ca_bundle.as_ref())
-            .is_some_and(|b| super::certs::ca_hash(&b.0) == ca_hash)
+            .is_some_and(|b| super::bundle::newest_is(&b.0, ca_hash))
 }
 
 #[cfg(test)]
