@@ -97,20 +97,19 @@ pub async fn heartbeat(client: Client, name: String, seconds: u64) {
             );
         }
         // The Ready condition's heartbeat too, every few leases.
-        if n % 4 == 0 {
-            if let Err(error) = nodes
+        if n.is_multiple_of(4)
+            && let Err(error) = nodes
                 .patch_status(
                     &name,
                     &PatchParams::default(),
                     &Patch::Merge(node_status(&now_rfc3339())),
                 )
                 .await
-            {
-                tracing::warn!(
-                    error = &error as &dyn std::error::Error,
-                    "node status heartbeat failed"
-                );
-            }
+        {
+            tracing::warn!(
+                error = &error as &dyn std::error::Error,
+                "node status heartbeat failed"
+            );
         }
         n = n.wrapping_add(1);
     }
