@@ -83,7 +83,10 @@ mod tests {
             },
         );
         csv.metadata.namespace = Some("ns".into());
-        csv.metadata.annotations = Some([("olm.properties".into(), "{}".into())].into());
+        csv.metadata.annotations = Some(std::collections::BTreeMap::from([(
+            "olm.properties".to_string(),
+            "{}".to_string(),
+        )]));
         csv.set_phase(
             CsvPhase::Succeeded,
             CsvReason::InstallSucceeded,

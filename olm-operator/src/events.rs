@@ -158,8 +158,7 @@ mod tests {
             tokio::time::sleep(gap).await;
         }
         tokio::time::sleep(SETTLE * 2).await;
-        let got = out.lock().unwrap_or_else(PoisonError::into_inner).clone();
-        got
+        out.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     #[rstest]
