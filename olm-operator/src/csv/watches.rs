@@ -242,32 +242,98 @@ async fn cluster_info(client: &kube::Client) -> ClusterInfo {
             None
         }
     };
-    let kinds = match kube::Discovery::new(client.clone()).run().await {
-        Ok(discovery) => {
-            let mut kinds = BTreeSet::new();
-            for group in discovery.groups() {
-                for (resource, _caps) in group.recommended_resources() {
-                    kinds.insert((
-                        resource.group.clone(),
-                        resource.version.clone(),
-                        resource.kind.clone(),
-                    ));
-                }
-            }
-            Some(kinds)
-        }
-        Err(error) => {
-            tracing::warn!(
-                error = &error as &dyn std::error::Error,
-                "discovery failed; native API requirements stay unmet"
-            );
-            None
-        }
-    };
+    let kinds = native_kinds(client).await;
     ClusterInfo {
         server_version,
         kinds,
     }
+}
+
+/// How long one discovery request may take. An aggregated API whose APIService is unavailable answers 503
+/// (sometimes only after a while); its group is then left out rather than holding start-up.
+const DISCOVERY_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Every (group, version, kind) the API server serves, for `nativeAPIs` requirements. Group by group, so one
+/// unavailable aggregated API (an APIService whose Service is gone answers 503) leaves out only its own kinds
+/// instead of failing, or stalling, the whole discovery, as `kube::Discovery::run` does. `None` when even the
+/// group list cannot be read.
+async fn native_kinds(client: &kube::Client) -> Option<BTreeSet<(String, String, String)>> {
+    let within = |what: &str| format!("{what} did not answer within {DISCOVERY_REQUEST_TIMEOUT:?}");
+    let mut kinds = BTreeSet::new();
+    let mut versions: Vec<(String, String, String)> = Vec::new();
+    match tokio::time::timeout(DISCOVERY_REQUEST_TIMEOUT, client.list_core_api_versions()).await {
+        Ok(Ok(core)) => versions.extend(
+            core.versions
+                .into_iter()
+                .map(|v| (String::new(), v.clone(), v)),
+        ),
+        Ok(Err(error)) => {
+            tracing::warn!(
+                error = &error as &dyn std::error::Error,
+                "discovery of the core API failed; native API requirements stay unmet"
+            );
+            return None;
+        }
+        Err(_) => {
+            tracing::warn!(
+                reason = within("/api"),
+                "discovery of the core API failed; native API requirements stay unmet"
+            );
+            return None;
+        }
+    }
+    match tokio::time::timeout(DISCOVERY_REQUEST_TIMEOUT, client.list_api_groups()).await {
+        Ok(Ok(groups)) => {
+            for group in groups.groups {
+                for v in group.versions {
+                    versions.push((group.name.clone(), v.version, v.group_version));
+                }
+            }
+        }
+        Ok(Err(error)) => {
+            tracing::warn!(
+                error = &error as &dyn std::error::Error,
+                "discovery of the API groups failed; native API requirements stay unmet"
+            );
+            return None;
+        }
+        Err(_) => {
+            tracing::warn!(
+                reason = within("/apis"),
+                "discovery of the API groups failed; native API requirements stay unmet"
+            );
+            return None;
+        }
+    }
+    for (group, version, group_version) in versions {
+        let request = async {
+            if group.is_empty() {
+                client.list_core_api_resources(&version).await
+            } else {
+                client.list_api_group_resources(&group_version).await
+            }
+        };
+        match tokio::time::timeout(DISCOVERY_REQUEST_TIMEOUT, request).await {
+            Ok(Ok(list)) => {
+                for resource in list.resources {
+                    // Subresources (`pods/status`) are not kinds of their own.
+                    if !resource.name.contains('/') {
+                        kinds.insert((group.clone(), version.clone(), resource.kind));
+                    }
+                }
+            }
+            Ok(Err(error)) => tracing::warn!(
+                error = &error as &dyn std::error::Error,
+                group_version,
+                "API group unavailable; its kinds count as not served"
+            ),
+            Err(_) => tracing::warn!(
+                reason = within(&group_version),
+                "API group unavailable; its kinds count as not served"
+            ),
+        }
+    }
+    Some(kinds)
 }
 
 /// Requeue the CSVs named by an object's owner labels and owner references.
