@@ -112,8 +112,15 @@ async fn a_catalog_image_installs_and_a_repushed_tag_upgrades_across_replaces() 
             Ok(csvs_ref.get_opt("etcdoperator.v0.9.2").await?.is_none().then_some(()))
         })
         .await?;
-        let sub = subs(&ctx).get("etcd").await?;
-        assert_eq!(sub.status.map(|s| s.installed_csv).unwrap_or_default(), "etcdoperator.v0.9.4");
+        // catalog-operator records installedCSV once it sees the new CSV Succeeded: after, not with, the phase.
+        let subs_api = subs(&ctx);
+        let subs_ref = &subs_api;
+        eventually(DEADLINE, "the Subscription's installedCSV is the upgraded CSV", || async move {
+            let sub = subs_ref.get("etcd").await?;
+            let installed = sub.status.map(|s| s.installed_csv).unwrap_or_default();
+            Ok((installed == "etcdoperator.v0.9.4").then_some(()))
+        })
+        .await?;
         let cs = catalogs.get("community").await?;
         assert!(
             cs.status.and_then(|s| s.latest_image_registry_poll).is_some(),

@@ -158,11 +158,15 @@ async fn a_sqlite_index_image_is_served_and_installs() -> anyhow::Result<()> {
             requests_for(&repo)? > before,
             "the bundle was pulled from its image in the registry"
         );
-        let sub = subs(&ctx).get("etcd").await?;
-        assert_eq!(
-            sub.status.map(|s| s.installed_csv).unwrap_or_default(),
-            "etcdoperator.v0.9.2"
-        );
+        // catalog-operator records installedCSV once it sees the CSV Succeeded: after, not with, the phase.
+        let subs_api = subs(&ctx);
+        let subs_ref = &subs_api;
+        olm_tests::eventually(DEADLINE, "the Subscription's installedCSV", || async move {
+            let sub = subs_ref.get("etcd").await?;
+            let installed = sub.status.map(|s| s.installed_csv).unwrap_or_default();
+            Ok((installed == "etcdoperator.v0.9.2").then_some(()))
+        })
+        .await?;
         Ok(())
     })
     .await
