@@ -11,6 +11,7 @@ pub mod copied_csv;
 pub mod csv;
 pub mod error;
 pub mod events;
+pub mod janitor;
 /// TEST ONLY: catalog-operator's fake API server (one file, shared by path; no dependency between the binaries).
 #[cfg(test)]
 #[path = "../../catalog-operator/src/fake_api.rs"]
@@ -20,5 +21,6 @@ pub mod operator_condition;
 pub mod operator_group;
 pub mod operator_view;
 pub mod rbac;
+pub mod routes;
 pub mod run;
 pub mod shared;

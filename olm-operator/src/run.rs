@@ -55,6 +55,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             .stores
             .olm_config_status
             .set(crate::operator_group::olm_config::spawn(&shared));
+        let _ = shared
+            .registries
+            .janitor
+            .set(crate::janitor::spawn(&shared));
         let (csvs, csv_store) = wiring.start::<CsvActor>(shared.clone());
         let _ = shared.stores.csvs.set(csv_store);
         let _ = shared.registries.csvs.set(csvs);

@@ -45,6 +45,8 @@ pub struct Registries {
     pub operator_groups: OnceLock<Addr<Registry<OperatorGroupActor>>>,
     /// The Operator view (`operators.coreos.com/v1` Operators).
     pub operator_view: OnceLock<Addr<crate::operator_view::OperatorViewActor>>,
+    /// The cluster janitor (`janitor/`): what gone CSVs leave in the cluster, the start-up RBAC sweep.
+    pub janitor: OnceLock<actix::Recipient<crate::routes::JanitorMsg>>,
 }
 
 impl Stores {
