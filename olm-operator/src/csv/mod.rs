@@ -15,20 +15,20 @@ pub mod durations;
 pub mod effects;
 pub mod facts;
 pub mod group_fit;
-pub mod hash;
 pub mod health;
 pub mod machine;
+pub mod membership;
 pub mod observe;
 mod orphan;
-pub mod overrides;
 pub mod requirements;
 pub mod scoped;
 pub mod served;
 pub mod stale;
 pub mod status;
-pub mod stores;
-pub mod strategy;
 pub mod watches;
+
+/// Pure renderers used beside the CSV actor (by OperatorGroups too), kept at the top of the crate.
+pub use crate::{hash, overrides, strategy};
 
 use crate::error;
 use crate::metrics::Series;

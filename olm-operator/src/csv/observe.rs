@@ -62,7 +62,7 @@ pub fn gather(shared: &Shared, csv: &ClusterServiceVersion, now: Timestamp) -> G
         .filter(|g| g.metadata.namespace.as_deref() == Some(namespace.as_str()))
         .map(|g| g.as_ref())
         .collect();
-    let group = crate::operator_group::membership::fit(
+    let group = super::membership::fit(
         csv,
         &in_namespace,
         groups.iter().map(|g| g.as_ref()),

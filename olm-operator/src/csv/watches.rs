@@ -20,10 +20,10 @@ use olm_runtime::registry::{Broadcast, Filter, Forward};
 use olm_runtime::watch::spawn_store;
 use std::collections::BTreeSet;
 
-use super::stores::ClusterInfo;
+use crate::stores::ClusterInfo;
 
 /// Label selector of objects installed for a CSV.
-const OWNED_BY_CSV: &str = crate::janitor::apply::OWNED_BY_CSV;
+const OWNED_BY_CSV: &str = "olm.owner.kind=ClusterServiceVersion";
 
 pub async fn start(shared: &Shared) -> Result<(), prometheus::Error> {
     let stores = &shared.stores.csv;
@@ -373,23 +373,12 @@ fn requeue_crd_users(shared: &Shared, crd: &CustomResourceDefinition) {
 
 /// Requeue every cached CSV matching `pred`.
 pub fn requeue_where(shared: &Shared, pred: impl Fn(&ClusterServiceVersion) -> bool) {
-    let Some(csvs) = shared.stores.csvs.get() else {
-        return;
-    };
-    for csv in csvs.state() {
-        if pred(&csv)
-            && let Some(key) = ObjectKey::of(csv.as_ref())
-        {
-            requeue(shared, key);
-        }
-    }
+    shared.requeue_csvs_where(pred);
 }
 
 /// Ask the actor of `key` (if it runs) to reconcile now: routed by the CSV registry itself.
 pub fn requeue(shared: &Shared, key: ObjectKey) {
-    if let Some(registry) = shared.registries.csvs.get() {
-        registry.do_send(Forward(key, dependency_changed()));
-    }
+    shared.requeue_csv(key);
 }
 
 fn dependency_changed() -> Requeue {

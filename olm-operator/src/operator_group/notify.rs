@@ -425,7 +425,7 @@ pub async fn change_provided_apis(
     let key = ObjectKey::of(group.as_ref()).ok_or(AskError::NoRegistry)?;
     let registry = shared
         .registries
-        .operator_groups
+        .group_asks
         .get()
         .ok_or(AskError::NoRegistry)?;
     let msg = messages::msg::ChangeProvidedApis {
