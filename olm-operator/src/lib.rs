@@ -20,11 +20,20 @@ pub mod hash;
 /// TEST ONLY: no import circles between the top-level modules (shared by path with catalog-operator).
 #[cfg(test)]
 mod import_graph;
-pub mod janitor;
+
+/// The import-circle test of `import_graph.rs`, on this crate.
+#[cfg(test)]
+mod import_circles {
+    #[test]
+    fn the_top_level_modules_import_each_other_without_circles() {
+        super::import_graph::assert_acyclic(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
+    }
+}
 /// TEST ONLY: catalog-operator's fake API server (one file, shared by path; no dependency between the binaries).
 #[cfg(test)]
 #[path = "../../catalog-operator/src/fake_api.rs"]
 pub mod fake_api;
+pub mod janitor;
 pub mod metrics;
 pub mod operator_condition;
 pub mod operator_group;

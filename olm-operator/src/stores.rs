@@ -5,19 +5,22 @@
 //! types only, so `shared.rs` holds them without importing an actor module.
 
 use crate::metrics::CsvMetrics;
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{ClusterRole, Role};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
-use k8s_openapi::api::admissionregistration::v1::{
-    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
-};
-use k8s_openapi::api::core::v1::Service;
 use kube::runtime::reflector::Store;
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
 use std::sync::atomic::AtomicBool;
+
+/// Label selector of the objects installed for a CSV (the owned-object watches, the janitor's sweep).
+pub const OWNED_BY_CSV: &str = "olm.owner.kind=ClusterServiceVersion";
 
 #[derive(Default)]
 pub struct CsvStores {

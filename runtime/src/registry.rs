@@ -514,7 +514,9 @@ where
         let delay = match self.inject(&key, Site::Forward).map(|d| d.fault) {
             None => None,
             Some(fault) => match fault.kind {
-                FaultKind::Drop => return Box::pin(std::future::ready(Err(AskError::Dropped(key)))),
+                FaultKind::Drop => {
+                    return Box::pin(std::future::ready(Err(AskError::Dropped(key))));
+                }
                 FaultKind::Delay | FaultKind::Reorder => fault.delay,
                 FaultKind::Duplicate
                 | FaultKind::Panic
@@ -530,9 +532,7 @@ where
         };
         Box::pin(async move {
             tokio::time::sleep(delay).await;
-            addr.send(msg)
-                .await
-                .map_err(|e| AskError::Mailbox(key, e))
+            addr.send(msg).await.map_err(|e| AskError::Mailbox(key, e))
         })
     }
 }

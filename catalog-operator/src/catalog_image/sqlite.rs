@@ -175,10 +175,10 @@ fn read(db: &Connection) -> rusqlite::Result<Vec<Value>> {
     })? {
         let (bundle, kind, value) = row?;
         let value: Value = serde_json::from_str(&value).unwrap_or(Value::String(value));
-        props.entry(bundle).or_default().push(PropertyDoc {
-            type_: kind,
-            value,
-        });
+        props
+            .entry(bundle)
+            .or_default()
+            .push(PropertyDoc { type_: kind, value });
     }
 
     for (package, default_channel) in &packages {
@@ -195,8 +195,7 @@ fn read(db: &Connection) -> rusqlite::Result<Vec<Value>> {
             .filter_map(|n| by_name.get(n).map(|b| (n, b)))
             .map(|(name, b)| EntryDoc {
                 name,
-                replaces: Some(b.replaces.as_str())
-                    .filter(|r| !r.is_empty() && listed.contains(r)),
+                replaces: Some(b.replaces.as_str()).filter(|r| !r.is_empty() && listed.contains(r)),
                 skips: &b.skips,
                 skip_range: &b.skip_range,
             })
@@ -236,8 +235,8 @@ fn read(db: &Connection) -> rusqlite::Result<Vec<Value>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
     use rstest::rstest;
+    use serde_json::json;
 
     /// operator-registry's tables (pkg/sqlite migrations, as an index built by `opm index add` has them).
     const SCHEMA: &str = "

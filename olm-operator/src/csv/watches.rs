@@ -22,8 +22,7 @@ use std::collections::BTreeSet;
 
 use crate::stores::ClusterInfo;
 
-/// Label selector of objects installed for a CSV.
-const OWNED_BY_CSV: &str = "olm.owner.kind=ClusterServiceVersion";
+use crate::stores::OWNED_BY_CSV;
 
 pub async fn start(shared: &Shared) -> Result<(), prometheus::Error> {
     let stores = &shared.stores.csv;

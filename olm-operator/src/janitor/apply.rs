@@ -22,8 +22,7 @@ use messages::key::ObjectKey;
 use serde::de::DeserializeOwned;
 use std::fmt::Debug;
 
-/// Label selector of cluster RBAC installed for a CSV (the sweep's list).
-pub const OWNED_BY_CSV: &str = "olm.owner.kind=ClusterServiceVersion";
+use crate::stores::OWNED_BY_CSV;
 
 /// Delete every object of kind `K` labelled as the CSV's (`api` cluster-scoped or namespaced).
 async fn delete_labelled<K>(api: Api<K>, kind: &'static str, selector: &str) -> Result<(), Error>
@@ -68,15 +67,30 @@ pub async fn clean(
             &selector,
         )
         .await,
-        delete_labelled(Api::<APIService>::all(client.clone()), "APIService", &selector).await,
+        delete_labelled(
+            Api::<APIService>::all(client.clone()),
+            "APIService",
+            &selector,
+        )
+        .await,
         delete_labelled(
             Api::<RoleBinding>::namespaced(client.clone(), KUBE_SYSTEM),
             "RoleBinding",
             &selector,
         )
         .await,
-        delete_labelled(Api::<ClusterRoleBinding>::all(client.clone()), "ClusterRoleBinding", &selector).await,
-        delete_labelled(Api::<ClusterRole>::all(client.clone()), "ClusterRole", &selector).await,
+        delete_labelled(
+            Api::<ClusterRoleBinding>::all(client.clone()),
+            "ClusterRoleBinding",
+            &selector,
+        )
+        .await,
+        delete_labelled(
+            Api::<ClusterRole>::all(client.clone()),
+            "ClusterRole",
+            &selector,
+        )
+        .await,
     ];
     let mut first = results.into_iter().find_map(Result::err);
     if let (true, Some(csv)) = (reset_conversions, csv)
@@ -143,7 +157,12 @@ pub fn served_by(crd: &CustomResourceDefinition, namespace: &str, service: &str)
 
 /// Delete the labelled ClusterRoleBindings and ClusterRoles whose owner CSV is known gone; the count deleted.
 pub async fn sweep(client: &Client, view: &SweepView<'_>) -> Result<usize, Error> {
-    let bindings = sweep_kind(Api::<ClusterRoleBinding>::all(client.clone()), "ClusterRoleBinding", view).await?;
+    let bindings = sweep_kind(
+        Api::<ClusterRoleBinding>::all(client.clone()),
+        "ClusterRoleBinding",
+        view,
+    )
+    .await?;
     let roles = sweep_kind(Api::<ClusterRole>::all(client.clone()), "ClusterRole", view).await?;
     Ok(bindings + roles)
 }

@@ -103,9 +103,8 @@ impl JanitorActor {
         let mut jobs = Vec::new();
         let mut skipped = Vec::new();
         for (key, gone) in &self.pending {
-            let stored = csvs.and_then(|s| {
-                s.get(&ObjectRef::new(&key.name).within(key.namespace_or_empty()))
-            });
+            let stored = csvs
+                .and_then(|s| s.get(&ObjectRef::new(&key.name).within(key.namespace_or_empty())));
             let replaced = csvs.is_some_and(|s| {
                 s.state().iter().any(|c| {
                     c.metadata.namespace.as_deref() == key.namespace.as_deref()

@@ -51,7 +51,9 @@ fn shared(client: kube::Client, csvs: Vec<ClusterServiceVersion>, namespaces: &[
 
 fn start(shared: Shared) -> (Addr<JanitorActor>, SharedJournal) {
     let journal: SharedJournal = Arc::new(Mutex::new(Journal::with_capacity(100)));
-    let actor = JanitorActor::new(shared).with_journal(journal.clone()).start();
+    let actor = JanitorActor::new(shared)
+        .with_journal(journal.clone())
+        .start();
     (actor, journal)
 }
 
@@ -119,7 +121,11 @@ async fn a_gone_csvs_objects_are_deleted_and_a_failed_delete_is_retried_with_bac
     // The transient policy retries after 1 s, jittered into [0.5, 1] s.
     settle(1_100).await;
     assert_eq!(requests(&api, "DELETE"), [CLEANED, CLEANED].concat());
-    assert_eq!(outcomes(&journal).last(), Some(&(None, None)), "done, no timer");
+    assert_eq!(
+        outcomes(&journal).last(),
+        Some(&(None, None)),
+        "done, no timer"
+    );
     settle(10_000).await;
     assert_eq!(requests(&api, "DELETE").len(), 12, "nothing more once done");
 }
@@ -148,15 +154,16 @@ fn rbac(name: &str, owner_namespace: &str, created: &str) -> serde_json::Value {
 async fn the_sweep_runs_once_when_the_stores_listed_and_deletes_only_known_orphans() {
     tokio::time::pause();
     let young = k8s_openapi::jiff::Timestamp::now().to_string();
-    let api = FakeApi::new(vec![]).with_list(
-        BINDINGS,
-        vec![
-            rbac("orphan", "gone", "2020-01-01T00:00:00Z"),
-            rbac("young", "gone", &young),
-            rbac("alive", "ns", "2020-01-01T00:00:00Z"),
-        ],
-    )
-    .with_list(ROLES, vec![]);
+    let api = FakeApi::new(vec![])
+        .with_list(
+            BINDINGS,
+            vec![
+                rbac("orphan", "gone", "2020-01-01T00:00:00Z"),
+                rbac("young", "gone", &young),
+                rbac("alive", "ns", "2020-01-01T00:00:00Z"),
+            ],
+        )
+        .with_list(ROLES, vec![]);
     let (janitor, journal) = start(shared(api.client(), vec![csv("u1")], &["ns"]));
     janitor.do_send(JanitorMsg::StoresSynced);
     settle(100).await;

@@ -18,7 +18,7 @@ use olm_runtime::watch::spawn_store;
 
 pub use crate::stores::ServedStores;
 
-const OWNED_BY_CSV: &str = "olm.owner.kind=ClusterServiceVersion";
+use crate::stores::OWNED_BY_CSV;
 
 pub fn start(shared: &Shared) {
     let stores = &shared.stores.csv.served;

@@ -7,10 +7,34 @@ use std::collections::BTreeMap;
 #[case::gone_and_not_replaced_resets_conversions(Some("u1"), None, false, true, Verdict::Clean { reset_conversions: true })]
 #[case::gone_and_replaced_keeps_conversions(Some("u1"), None, true, true, Verdict::Clean { reset_conversions: false })]
 #[case::never_observed_only_deletes_by_labels(None, None, false, false, Verdict::Clean { reset_conversions: false })]
-#[case::the_same_csv_back_is_left_alone(Some("u1"), Some(Some("u1")), false, true, Verdict::Skip(Skipped::Back))]
-#[case::a_recreated_csv_owns_the_objects(Some("u1"), Some(Some("u2")), false, true, Verdict::Skip(Skipped::Recreated))]
-#[case::a_stored_csv_without_uid_is_another(Some("u1"), Some(None), false, true, Verdict::Skip(Skipped::Recreated))]
-#[case::no_uid_known_and_one_stored_is_another(None, Some(None), false, true, Verdict::Skip(Skipped::Recreated))]
+#[case::the_same_csv_back_is_left_alone(
+    Some("u1"),
+    Some(Some("u1")),
+    false,
+    true,
+    Verdict::Skip(Skipped::Back)
+)]
+#[case::a_recreated_csv_owns_the_objects(
+    Some("u1"),
+    Some(Some("u2")),
+    false,
+    true,
+    Verdict::Skip(Skipped::Recreated)
+)]
+#[case::a_stored_csv_without_uid_is_another(
+    Some("u1"),
+    Some(None),
+    false,
+    true,
+    Verdict::Skip(Skipped::Recreated)
+)]
+#[case::no_uid_known_and_one_stored_is_another(
+    None,
+    Some(None),
+    false,
+    true,
+    Verdict::Skip(Skipped::Recreated)
+)]
 fn a_gone_csv_is_cleaned_unless_the_store_holds_one_again(
     #[case] gone_uid: Option<&str>,
     #[case] stored_uid: Option<Option<&str>>,
@@ -33,9 +57,7 @@ fn meta(age_s: Option<i64>, owner: Option<(&str, &str)>, kind: &str) -> ObjectMe
     ObjectMeta {
         name: Some("r".into()),
         labels: Some(labels),
-        creation_timestamp: age_s.and_then(|a| {
-            Timestamp::from_second(NOW - a).ok().map(Time)
-        }),
+        creation_timestamp: age_s.and_then(|a| Timestamp::from_second(NOW - a).ok().map(Time)),
         ..Default::default()
     }
 }
@@ -49,10 +71,15 @@ fn meta(age_s: Option<i64>, owner: Option<(&str, &str)>, kind: &str) -> ObjectMe
 #[case::no_creation_time(meta(None, Some(("gone", "a.v1")), "ClusterServiceVersion"), false)]
 #[case::no_owner_labels(meta(Some(600), None, "ClusterServiceVersion"), false)]
 #[case::owned_by_another_kind(meta(Some(600), Some(("gone", "a.v1")), "OperatorGroup"), false)]
-fn the_sweep_deletes_rbac_whose_owner_is_known_gone(#[case] meta: ObjectMeta, #[case] expected: bool) {
+fn the_sweep_deletes_rbac_whose_owner_is_known_gone(
+    #[case] meta: ObjectMeta,
+    #[case] expected: bool,
+) {
     let namespace_exists = |ns: &str| ns == "watched" || ns == "other";
     let watched = |ns: &str| ns == "watched";
-    let csv_exists = |k: &ObjectKey| k == &ObjectKey::new("watched", "a.v1") || k.namespace_or_empty() == "other";
+    let csv_exists = |k: &ObjectKey| {
+        k == &ObjectKey::new("watched", "a.v1") || k.namespace_or_empty() == "other"
+    };
     let view = SweepView {
         settled: Timestamp::from_second(NOW - 120).expect("time"),
         namespace_exists: &namespace_exists,
