@@ -17,6 +17,9 @@ pub struct Seen {
     pub body: Value,
 }
 
+/// A path and the items a GET of it lists.
+type Listed = (String, Vec<Value>);
+
 #[derive(Clone, Default)]
 pub struct FakeApi {
     seen: Arc<Mutex<Vec<Seen>>>,
@@ -24,7 +27,7 @@ pub struct FakeApi {
     /// The stored object a 200 to a PATCH answers with, the patch merged in (else the body is echoed).
     object: Option<Arc<Mutex<Value>>>,
     /// Paths whose GET answers a list of these items.
-    lists: Arc<Mutex<Vec<(String, Vec<Value>)>>>,
+    lists: Arc<Mutex<Vec<Listed>>>,
 }
 
 impl FakeApi {
