@@ -22,17 +22,23 @@ pub enum Skipped {
     Back,
     /// Another CSV of the same name (another uid, or none known): the labelled objects are the new CSV's.
     Recreated,
+    /// A copy (`olm.copiedFrom`): it owns nothing in the cluster (OLM's deletion handler skips copies too).
+    Copy,
 }
 
 /// `stored_uid`: the uid of the CSV the store holds under the gone CSV's key now (`None`: none there;
 /// `Some(None)`: one without a uid). `replaced`: a CSV of the namespace names it in `spec.replaces`.
-/// `known`: the actor had observed the CSV (its webhooks are known).
+/// `known`: the actor had observed the CSV (its webhooks are known); `copied`: it was a copy.
 pub fn verdict(
     gone_uid: Option<&str>,
     stored_uid: Option<Option<&str>>,
     replaced: bool,
     known: bool,
+    copied: bool,
 ) -> Verdict {
+    if copied {
+        return Verdict::Skip(Skipped::Copy);
+    }
     match stored_uid {
         Some(stored) if stored.is_some() && stored == gone_uid => Verdict::Skip(Skipped::Back),
         Some(_) => Verdict::Skip(Skipped::Recreated),

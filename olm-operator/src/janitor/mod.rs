@@ -116,6 +116,7 @@ impl JanitorActor {
                 stored.as_ref().map(|c| c.metadata.uid.as_deref()),
                 replaced,
                 gone.csv.is_some(),
+                gone.csv.as_ref().is_some_and(|c| c.is_copied()),
             );
             match verdict {
                 Verdict::Clean { reset_conversions } => jobs.push(Job {
@@ -123,7 +124,7 @@ impl JanitorActor {
                     reset_conversions,
                 }),
                 Verdict::Skip(why) => {
-                    tracing::info!(csv = %key, ?why, "a CSV of that name is stored again; its cluster objects are left to it");
+                    tracing::debug!(csv = %key, ?why, "nothing of the gone CSV to delete");
                     skipped.push(key.clone());
                 }
             }

@@ -5,6 +5,13 @@ use std::collections::BTreeMap;
 
 #[rstest]
 #[case::gone_and_not_replaced_resets_conversions(Some("u1"), None, false, true, Verdict::Clean { reset_conversions: true })]
+#[case::a_copy_owns_nothing_in_the_cluster(
+    Some("u1"),
+    None,
+    false,
+    true,
+    Verdict::Skip(Skipped::Copy)
+)]
 #[case::gone_and_replaced_keeps_conversions(Some("u1"), None, true, true, Verdict::Clean { reset_conversions: false })]
 #[case::never_observed_only_deletes_by_labels(None, None, false, false, Verdict::Clean { reset_conversions: false })]
 #[case::the_same_csv_back_is_left_alone(
@@ -42,7 +49,11 @@ fn a_gone_csv_is_cleaned_unless_the_store_holds_one_again(
     #[case] known: bool,
     #[case] expected: Verdict,
 ) {
-    assert_eq!(verdict(gone_uid, stored_uid, replaced, known), expected);
+    let copied = expected == Verdict::Skip(Skipped::Copy);
+    assert_eq!(
+        verdict(gone_uid, stored_uid, replaced, known, copied),
+        expected
+    );
 }
 
 const NOW: i64 = 1_800_000_000;
