@@ -29,7 +29,7 @@ pub enum Error {
     Resolve {
         namespace: String,
         #[source]
-        source: crate::namespace::sync::SyncError,
+        source: SyncError,
     },
 }
 
@@ -96,6 +96,37 @@ pub fn policy() -> Policy {
         permanent: Duration::from_secs(60),
         deadline: Duration::from_secs(300),
     }
+}
+
+/// What a namespace resolution run can fail with (`namespace::sync`).
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    #[error("cannot create an InstallPlan")]
+    CreatePlan(#[source] kube::Error),
+    #[error("resolution task failed")]
+    Task(#[source] tokio::task::JoinError),
+}
+
+impl SyncError {
+    /// The API error behind this one, if any (for the requeue policy in `crate::error`).
+    pub fn api_error(&self) -> Option<&kube::Error> {
+        match self {
+            SyncError::CreatePlan(source) => Some(source),
+            SyncError::Task(_) => None,
+        }
+    }
+}
+
+/// The error and its causes on one line.
+pub fn error_text(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut src = e.source();
+    while let Some(s) = src {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        src = s.source();
+    }
+    text
 }
 
 #[cfg(test)]

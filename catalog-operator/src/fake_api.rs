@@ -1,6 +1,7 @@
 //! TEST ONLY: a fake API server for actor tests without a cluster (controller-rs scenario style): a tower
 //! service given to `kube::Client::new` that records every request and answers from a script of status
-//! codes (a 200 echoes the request body with a new resourceVersion; any other code answers a `Status`).
+//! codes (a 200 echoes the request body with a new resourceVersion, answers a DELETE with a success `Status`
+//! and a GET of a listed path with its list; any other code answers a `Status`).
 
 use kube::client::Body;
 use serde_json::{Value, json};
@@ -16,12 +17,17 @@ pub struct Seen {
     pub body: Value,
 }
 
+/// A path and the items a GET of it lists.
+type Listed = (String, Vec<Value>);
+
 #[derive(Clone, Default)]
 pub struct FakeApi {
     seen: Arc<Mutex<Vec<Seen>>>,
     script: Arc<Mutex<VecDeque<u16>>>,
     /// The stored object a 200 to a PATCH answers with, the patch merged in (else the body is echoed).
     object: Option<Arc<Mutex<Value>>>,
+    /// Paths whose GET answers a list of these items.
+    lists: Arc<Mutex<Vec<Listed>>>,
 }
 
 impl FakeApi {
@@ -31,7 +37,17 @@ impl FakeApi {
             seen: Arc::default(),
             script: Arc::new(Mutex::new(script.into_iter().collect())),
             object: None,
+            lists: Arc::default(),
         }
+    }
+
+    /// Answer a GET of `path` with a list of these items.
+    pub fn with_list(self, path: &str, items: Vec<Value>) -> Self {
+        self.lists
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((path.to_string(), items));
+        self
     }
 
     /// Answer a PATCH with this object, the patch merged in (a merge patch, as the API server does).
@@ -69,12 +85,23 @@ impl FakeApi {
                     let mut seen = me.seen.lock().unwrap_or_else(PoisonError::into_inner);
                     seen.push(Seen {
                         method: method.clone(),
-                        path,
+                        path: path.clone(),
                         body: body.clone(),
                     });
                     seen.len()
                 };
-                let answer = if code == 200 {
+                let listed = me
+                    .lists
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .iter()
+                    .find(|(p, _)| *p == path)
+                    .map(|(_, items)| items.clone());
+                let answer = if code == 200 && method == "DELETE" {
+                    json!({"apiVersion": "v1", "kind": "Status", "status": "Success", "code": 200})
+                } else if let (200, "GET", Some(items)) = (code, method.as_str(), listed) {
+                    json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": format!("rv-{n}")}, "items": items})
+                } else if code == 200 {
                     let mut echo = match (&me.object, method.as_str()) {
                         (Some(object), "PATCH") => {
                             let mut stored = object.lock().unwrap_or_else(PoisonError::into_inner);

@@ -79,10 +79,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                 oci::Registry::new(&insecure),
             )),
         };
-        let _ = shared
-            .registries
-            .namespaces
-            .set(NamespaceResolver::new(shared.clone()).start());
+        let resolver = NamespaceResolver::new(shared.clone()).start();
+        let _ = shared.registries.resolve.set(resolver.clone().recipient());
+        let _ = shared.registries.wants.set(resolver.recipient());
 
         // Stores whose changes only trigger resolution.
         let (sh, sc) = (shared.clone(), scope.clone());
@@ -112,13 +111,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
 
         let (catalogs, catalog_store) = wiring.start::<CatalogSourceActor>(shared.clone());
         let _ = shared.stores.catalog_sources.set(catalog_store);
-        let _ = shared.registries.catalog_sources.set(catalogs.clone());
         let (subs, sub_store) = wiring.start::<SubscriptionActor>(shared.clone());
         let _ = shared.stores.subscriptions.set(sub_store);
-        let _ = shared.registries.subscriptions.set(subs);
+        let _ = shared.registries.subscriptions.set(subs.recipient());
         let (plans, plan_store) = wiring.start::<InstallPlanActor>(shared.clone());
         let _ = shared.stores.install_plans.set(plan_store);
-        let _ = shared.registries.install_plans.set(plans);
+        drop(plans);
         let stores = shared.stores.clone();
         let _readiness = tokio::spawn(async move { stores.watch_readiness().await });
 

@@ -1,7 +1,7 @@
 //! What every actor of catalog-operator shares: the client, the reflector stores, the metrics, the catalogs'
 //! served content, and the registries' addresses (so actors can send typed messages to each other's actors).
 
-use actix::Addr;
+use actix::Recipient;
 use kube::Client;
 use kube::runtime::reflector::Store;
 use messages::crd::catalog_source::CatalogSource;
@@ -9,17 +9,15 @@ use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::InstallPlan;
 use messages::crd::subscription::Subscription;
 use olm_runtime::metrics::Metrics;
-use olm_runtime::registry::Registry;
+use olm_runtime::registry::Forward;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use crate::catalog_source::CatalogSourceActor;
 use crate::catalogs::Catalogs;
 use crate::group_view::GroupView;
-use crate::install_plan::InstallPlanActor;
 use crate::metrics::CatalogMetrics;
-use crate::namespace::NamespaceResolver;
-use crate::subscription::SubscriptionActor;
+use crate::routes::{Cause, Resolve};
+use crate::wants::{Decision, Want};
 
 #[derive(Clone)]
 pub struct Shared {
@@ -31,9 +29,9 @@ pub struct Shared {
     pub catalogs: Arc<Catalogs>,
     pub config: Arc<Config>,
     /// Discovery answers for InstallPlan steps.
-    pub kinds: crate::install_plan::execute::Kinds,
+    pub kinds: crate::kinds::Kinds,
     /// Bundle images pulled and unpacked in this process, cached by digest.
-    pub bundles: Arc<crate::bundle_image::Unpacker>,
+    pub bundles: Arc<crate::unpacker::Unpacker>,
     /// Catalog images served in-process.
     pub catalog_images: Arc<crate::catalog_image::CatalogImages>,
 }
@@ -88,21 +86,22 @@ impl Stores {
     }
 }
 
-/// Registries are started after `Shared` is built (they hold it), hence the `OnceLock`s.
+/// Where actors send each other typed messages: recipients of message types (never actor types, so this module
+/// imports no actor module). Started after `Shared` is built (the actors hold it), hence the `OnceLock`s.
 #[derive(Default)]
 pub struct Registries {
-    pub catalog_sources: OnceLock<Addr<Registry<CatalogSourceActor>>>,
-    pub subscriptions: OnceLock<Addr<Registry<SubscriptionActor>>>,
-    pub install_plans: OnceLock<Addr<Registry<InstallPlanActor>>>,
-    /// Routes `Resolve` and `Want` to each namespace's resolution actor.
-    pub namespaces: OnceLock<Addr<NamespaceResolver>>,
+    /// The Subscription registry: the namespace actors' decisions, routed to each Subscription's actor.
+    pub subscriptions: OnceLock<Recipient<Forward<Decision>>>,
+    /// The namespace router (`namespace::NamespaceResolver`): resolution requests and Subscriptions' wants.
+    pub resolve: OnceLock<Recipient<Resolve>>,
+    pub wants: OnceLock<Recipient<Want>>,
 }
 
 impl Shared {
     /// Ask for the resolution of `namespace` (coalesced by the resolver).
-    pub fn resolve(&self, namespace: &str, cause: crate::namespace::Cause) {
-        if let Some(hub) = self.registries.namespaces.get() {
-            hub.do_send(crate::namespace::Resolve {
+    pub fn resolve(&self, namespace: &str, cause: Cause) {
+        if let Some(hub) = self.registries.resolve.get() {
+            hub.do_send(Resolve {
                 namespace: namespace.to_string(),
                 cause,
             });

@@ -9,6 +9,9 @@ use resolver::{BundleStep, NewSubscription};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// Annotation on Subscriptions an InstallPlan creates.
+pub const GENERATED_BY: &str = "olm.generated-by";
+
 pub const PROPERTIES_ANNOTATION: &str = "operatorframework.io/properties";
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -7,7 +7,7 @@
 //! so); a newer phase change cancels the pending one. Every other phase (`Succeeded`, `Failed`, `Replacing`,
 //! `Deleting`, ...) is announced at once. So the last phase a CSV reached always has its Event.
 
-use crate::csv::machine::Transition;
+use crate::transition::Transition;
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use messages::crd::csv::CsvPhase;

@@ -10,6 +10,13 @@ const DURATION_BUCKETS: &[f64] = &[
     1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0,
 ];
 
+/// Which duration histogram a CSV's phase change feeds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DurationKind {
+    Install,
+    Upgrade,
+}
+
 #[derive(Clone)]
 pub struct CsvMetrics {
     count: IntGauge,
@@ -76,10 +83,10 @@ impl CsvMetrics {
         self.count.set(i64::try_from(count).unwrap_or(i64::MAX));
     }
 
-    pub fn observe_duration(&self, kind: crate::csv::durations::Kind, seconds: f64) {
+    pub fn observe_duration(&self, kind: DurationKind, seconds: f64) {
         match kind {
-            crate::csv::durations::Kind::Install => self.install_duration.observe(seconds),
-            crate::csv::durations::Kind::Upgrade => self.upgrade_duration.observe(seconds),
+            DurationKind::Install => self.install_duration.observe(seconds),
+            DurationKind::Upgrade => self.upgrade_duration.observe(seconds),
         }
     }
 

@@ -5,6 +5,7 @@
 use crate::cli::RunArgs;
 use crate::csv::CsvActor;
 use crate::operator_group::OperatorGroupActor;
+use crate::routes::Route;
 use crate::shared::{Registries, Shared, Stores};
 use olm_runtime::leader::ElectionConfig;
 use olm_runtime::metrics::Metrics;
@@ -55,12 +56,23 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             .stores
             .olm_config_status
             .set(crate::operator_group::olm_config::spawn(&shared));
+        let _ = shared
+            .registries
+            .janitor
+            .set(crate::janitor::spawn(&shared));
         let (csvs, csv_store) = wiring.start::<CsvActor>(shared.clone());
         let _ = shared.stores.csvs.set(csv_store);
-        let _ = shared.registries.csvs.set(csvs);
+        let _ = shared
+            .registries
+            .csvs
+            .set(Route::new(csvs.clone().recipient(), csvs.recipient()));
         let (ogs, og_store) = wiring.start::<OperatorGroupActor>(shared.clone());
         let _ = shared.stores.operator_groups.set(og_store);
-        let _ = shared.registries.operator_groups.set(ogs);
+        let _ = shared.registries.group_asks.set(ogs.clone().recipient());
+        let _ = shared
+            .registries
+            .operator_groups
+            .set(Route::new(ogs.clone().recipient(), ogs.recipient()));
         let (_conditions, condition_store) =
             wiring
                 .start::<crate::operator_condition::actor::OperatorConditionActor>(shared.clone());

@@ -1,17 +1,18 @@
-//! What every actor of olm-operator shares: the client, the reflector stores, the metrics, and the addresses of
-//! the registries (so actors can send typed messages to each other's actors).
+//! What every actor of olm-operator shares: the client, the reflector stores, the metrics, and where to send
+//! typed messages to each other's actors (`Recipient`s and [`Route`]s of message types, never actor types:
+//! this module imports no actor module, so no import circle runs through it; `run.rs` wires them in).
 
-use actix::Addr;
+use crate::routes::{JanitorMsg, Route, ViewChanged};
+use actix::Recipient;
 use kube::Client;
 use kube::runtime::reflector::Store;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::OperatorGroup;
+use messages::key::ObjectKey;
+use messages::msg::{ChangeProvidedApis, OperatorGroupMsg, Requeue, RequeueReason};
 use olm_runtime::metrics::Metrics;
-use olm_runtime::registry::Registry;
+use olm_runtime::registry::{Ask, Forward};
 use std::sync::{Arc, OnceLock};
-
-use crate::csv::CsvActor;
-use crate::operator_group::OperatorGroupActor;
 
 #[derive(Clone)]
 pub struct Shared {
@@ -35,16 +36,51 @@ pub struct Stores {
     /// The namespaces the operator watches (copies and labels stay inside them).
     pub scope: OnceLock<olm_runtime::wiring::Scope>,
     /// What CSV actors read besides CSVs and OperatorGroups (installed objects, CRDs, cluster info, metrics).
-    pub csv: crate::csv::stores::CsvStores,
+    pub csv: crate::stores::CsvStores,
 }
 
 /// Registries are started after `Shared` is built (they hold it), hence the `OnceLock`s.
 #[derive(Default)]
 pub struct Registries {
-    pub csvs: OnceLock<Addr<Registry<CsvActor>>>,
-    pub operator_groups: OnceLock<Addr<Registry<OperatorGroupActor>>>,
+    /// The CSV registry: requeues of CSV actors.
+    pub csvs: OnceLock<Route<Requeue>>,
+    /// The OperatorGroup registry: nudges of group actors.
+    pub operator_groups: OnceLock<Route<OperatorGroupMsg>>,
+    /// The OperatorGroup registry: a CSV's request to change its group's provided APIs (answered).
+    pub group_asks: OnceLock<Recipient<Ask<ChangeProvidedApis>>>,
     /// The Operator view (`operators.coreos.com/v1` Operators).
-    pub operator_view: OnceLock<Addr<crate::operator_view::OperatorViewActor>>,
+    pub operator_view: OnceLock<Recipient<ViewChanged>>,
+    /// The cluster janitor (`janitor/`): what gone CSVs leave in the cluster, the start-up RBAC sweep.
+    pub janitor: OnceLock<Recipient<JanitorMsg>>,
+}
+
+impl Shared {
+    /// Ask the actor of CSV `key` (if it runs) to reconcile now: routed by the CSV registry itself.
+    pub fn requeue_csv(&self, key: ObjectKey) {
+        if let Some(registry) = self.registries.csvs.get() {
+            registry.do_send(Forward(
+                key,
+                Requeue {
+                    reason: RequeueReason::DependencyChanged,
+                    after: None,
+                },
+            ));
+        }
+    }
+
+    /// Requeue every cached CSV matching `pred`.
+    pub fn requeue_csvs_where(&self, pred: impl Fn(&ClusterServiceVersion) -> bool) {
+        let Some(csvs) = self.stores.csvs.get() else {
+            return;
+        };
+        for csv in csvs.state() {
+            if pred(&csv)
+                && let Some(key) = ObjectKey::of(csv.as_ref())
+            {
+                self.requeue_csv(key);
+            }
+        }
+    }
 }
 
 impl Stores {

@@ -47,6 +47,33 @@ impl<M> Message for Forward<M> {
     type Result = ();
 }
 
+/// Deliver `msg` to the actor of `key` and answer with that actor's reply: routed by the registry itself, as
+/// [`Forward`] (one message to the registry, no look-up round trip, nothing spawned by the asker). The
+/// registry does not wait for the reply: the actor answers the asker directly.
+pub struct Ask<M>(pub ObjectKey, pub M);
+
+impl<M> Message for Ask<M>
+where
+    M: Message,
+    M::Result: Send + 'static,
+{
+    type Result = Result<M::Result, AskError>;
+}
+
+/// Why an [`Ask`] got no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum AskError {
+    /// No object of that key was seen (or it was deleted): nobody to ask.
+    #[error("no actor for {0}")]
+    NoActor(ObjectKey),
+    /// The actor stopped before answering.
+    #[error("the actor of {0} did not answer")]
+    Mailbox(ObjectKey, #[source] actix::MailboxError),
+    /// Chaos dropped the message (`OLM_RS_CHAOS`).
+    #[error("the message to {0} was dropped (chaos)")]
+    Dropped(ObjectKey),
+}
+
 /// Deliver a copy of `msg` to every live actor whose key passes the filter (e.g. every CSV of a namespace).
 pub struct Broadcast<M> {
     pub filter: Filter,
@@ -468,6 +495,45 @@ where
             | FaultKind::SlowEffect
             | FaultKind::FailEffect => addr.do_send(msg),
         }
+    }
+}
+
+impl<A, M> Handler<Ask<M>> for Registry<A>
+where
+    A: ObjectActor + Handler<M>,
+    M: Message + Send + 'static,
+    M::Result: Send + 'static,
+{
+    type Result = ResponseFuture<Result<M::Result, AskError>>;
+
+    fn handle(&mut self, Ask(key, msg): Ask<M>, _ctx: &mut Self::Context) -> Self::Result {
+        let Some(addr) = self.live(&key) else {
+            tracing::debug!(kind = A::KIND, %key, "no actor to ask");
+            return Box::pin(std::future::ready(Err(AskError::NoActor(key))));
+        };
+        let delay = match self.inject(&key, Site::Forward).map(|d| d.fault) {
+            None => None,
+            Some(fault) => match fault.kind {
+                FaultKind::Drop => {
+                    return Box::pin(std::future::ready(Err(AskError::Dropped(key))));
+                }
+                FaultKind::Delay | FaultKind::Reorder => fault.delay,
+                FaultKind::Duplicate
+                | FaultKind::Panic
+                | FaultKind::Stop
+                | FaultKind::SlowEffect
+                | FaultKind::FailEffect => None,
+            },
+        };
+        let Some(delay) = delay else {
+            // Queued in the actor's mailbox now, in the order the registry routes.
+            let reply = addr.send(msg);
+            return Box::pin(async move { reply.await.map_err(|e| AskError::Mailbox(key, e)) });
+        };
+        Box::pin(async move {
+            tokio::time::sleep(delay).await;
+            addr.send(msg).await.map_err(|e| AskError::Mailbox(key, e))
+        })
     }
 }
 

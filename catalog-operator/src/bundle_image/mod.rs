@@ -13,14 +13,13 @@
 pub mod auth;
 pub mod lookup;
 pub mod timeout;
-pub mod unpacker;
 
 use crate::shared::Shared;
+pub use crate::unpacker::{self, Poll, Unpacker};
 use messages::crd::install_plan::BundleLookup;
 use registry::api;
 use resolver::BundleStep;
 use std::time::Duration;
-pub use unpacker::{Poll, Unpacker};
 
 /// Why a bundle's steps cannot be built yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,7 +63,7 @@ pub async fn fill(
     let notify = {
         let shared = shared.clone();
         let ns = ns.to_string();
-        move || shared.resolve(&ns, crate::namespace::Cause::Retry)
+        move || shared.resolve(&ns, crate::routes::Cause::Retry)
     };
     match shared.bundles.poll(&image, auth, timeout, Box::new(notify)) {
         Poll::Ready(unpacked) => {
@@ -97,8 +96,8 @@ pub async fn fill(
 
 /// The Subscription outcome of a bundle that is not unpacked yet, and when to resolve again. Messages follow
 /// OLM's (`Bundle unpacking failed - <reason>: <message>`).
-pub fn decided(n: &NotYet) -> (crate::namespace::status::Decided, Duration) {
-    use crate::namespace::status::Decided;
+pub fn decided(n: &NotYet) -> (crate::status::Decided, Duration) {
+    use crate::status::Decided;
     match n {
         NotYet::Pending { image } => (
             Decided::Unpacking {
@@ -161,7 +160,7 @@ mod tests {
         assert_eq!(retry, Duration::from_secs(10));
         assert_eq!(
             d,
-            crate::namespace::status::Decided::UnpackFailed {
+            crate::status::Decided::UnpackFailed {
                 message: "Bundle unpacking failed - ImageNotFound: image r/a@sha256:1 not found in its registry. Retrying in 10 s.".into()
             }
         );

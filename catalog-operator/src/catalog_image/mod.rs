@@ -13,7 +13,6 @@
 pub mod files;
 pub mod sqlite;
 
-use crate::shared::Shared;
 use oci::{Auth, Limits, PullError, Registry};
 use registry::store::Store;
 use resolver::CatalogKey;
@@ -112,16 +111,6 @@ impl CatalogImages {
             );
         Ok(store)
     }
-}
-
-/// Loads the catalog image of CatalogSource `key` with its pull secrets; the error as status text.
-pub async fn load(shared: &Shared, key: &CatalogKey, image: &str) -> Result<Arc<Store>, String> {
-    let auth = crate::bundle_image::auth::for_catalog(shared, key, image).await;
-    shared
-        .catalog_images
-        .load(key, image, &auth)
-        .await
-        .map_err(|e| e.to_string())
 }
 
 /// The connection state an in-process image catalog reports after a load: READY when it loaded; when it did

@@ -5,7 +5,8 @@
 //! properties (`properties`: type and JSON value), as `opm migrate` renders them.
 
 use rusqlite::{Connection, OpenFlags};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -30,6 +31,67 @@ pub fn documents(bytes: &[u8]) -> Result<Vec<Value>, String> {
     let out = documents_from_path(&path);
     let _ = std::fs::remove_file(&path);
     out
+}
+
+/// An `olm.package` document.
+#[derive(Serialize)]
+struct PackageDoc<'a> {
+    schema: &'static str,
+    name: &'a str,
+    #[serde(rename = "defaultChannel", skip_serializing_if = "Option::is_none")]
+    default_channel: Option<&'a str>,
+}
+
+/// An `olm.channel` document.
+#[derive(Serialize)]
+struct ChannelDoc<'a> {
+    schema: &'static str,
+    package: &'a str,
+    name: &'a str,
+    entries: Vec<EntryDoc<'a>>,
+}
+
+/// One entry of a channel.
+#[derive(Serialize)]
+struct EntryDoc<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replaces: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    skips: &'a [String],
+    #[serde(rename = "skipRange", skip_serializing_if = "str::is_empty")]
+    skip_range: &'a str,
+}
+
+/// An `olm.bundle` document.
+#[derive(Serialize)]
+struct BundleDoc<'a> {
+    schema: &'static str,
+    name: &'a str,
+    package: &'a str,
+    image: &'a str,
+    properties: Vec<PropertyDoc>,
+}
+
+/// A bundle property: its type and JSON value (as stored).
+#[derive(Serialize)]
+struct PropertyDoc {
+    #[serde(rename = "type")]
+    type_: String,
+    value: Value,
+}
+
+/// The `olm.package` property a bundle without one gets.
+#[derive(Serialize)]
+struct PackageValue<'a> {
+    #[serde(rename = "packageName")]
+    package_name: &'a str,
+    version: &'a str,
+}
+
+/// A document as the FBC loader reads it.
+fn doc(value: impl Serialize) -> rusqlite::Result<Value> {
+    serde_json::to_value(value).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
 }
 
 struct Bundle {
@@ -103,7 +165,7 @@ fn read(db: &Connection) -> rusqlite::Result<Vec<Value>> {
     let mut properties = db.prepare(
         "SELECT operatorbundle_name, type, value FROM properties ORDER BY operatorbundle_name, type, value",
     )?;
-    let mut props: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    let mut props: BTreeMap<String, Vec<PropertyDoc>> = BTreeMap::new();
     for row in properties.query_map([], |r| {
         Ok((
             r.get::<_, String>(0)?,
@@ -116,46 +178,56 @@ fn read(db: &Connection) -> rusqlite::Result<Vec<Value>> {
         props
             .entry(bundle)
             .or_default()
-            .push(json!({"type": kind, "value": value}));
+            .push(PropertyDoc { type_: kind, value });
     }
 
-    for (package, default_channel) in packages {
-        let mut doc = json!({"schema": "olm.package", "name": package});
-        if let Some(c) = default_channel.filter(|c| !c.is_empty()) {
-            doc["defaultChannel"] = json!(c);
-        }
-        docs.push(doc);
+    for (package, default_channel) in &packages {
+        docs.push(doc(PackageDoc {
+            schema: "olm.package",
+            name: package,
+            default_channel: default_channel.as_deref().filter(|c| !c.is_empty()),
+        })?);
     }
     for ((package, channel), names) in &channels {
         let listed: BTreeSet<&str> = names.iter().map(String::as_str).collect();
-        let entries: Vec<Value> = names
+        let entries: Vec<EntryDoc<'_>> = names
             .iter()
             .filter_map(|n| by_name.get(n).map(|b| (n, b)))
-            .map(|(name, b)| {
-                let mut e = json!({"name": name});
-                if !b.replaces.is_empty() && listed.contains(b.replaces.as_str()) {
-                    e["replaces"] = json!(b.replaces);
-                }
-                if !b.skips.is_empty() {
-                    e["skips"] = json!(b.skips);
-                }
-                if !b.skip_range.is_empty() {
-                    e["skipRange"] = json!(b.skip_range);
-                }
-                e
+            .map(|(name, b)| EntryDoc {
+                name,
+                replaces: Some(b.replaces.as_str()).filter(|r| !r.is_empty() && listed.contains(r)),
+                skips: &b.skips,
+                skip_range: &b.skip_range,
             })
             .collect();
-        docs.push(json!({"schema": "olm.channel", "package": package, "name": channel, "entries": entries}));
+        docs.push(doc(ChannelDoc {
+            schema: "olm.channel",
+            package,
+            name: channel,
+            entries,
+        })?);
     }
-    for (name, b) in by_name {
-        let mut properties = props.remove(&name).unwrap_or_default();
-        if !properties.iter().any(|p| p["type"] == "olm.package") {
+    for (name, b) in &by_name {
+        let mut properties = props.remove(name).unwrap_or_default();
+        if !properties.iter().any(|p| p.type_ == "olm.package") {
             properties.insert(
                 0,
-                json!({"type": "olm.package", "value": {"packageName": b.package, "version": b.version}}),
+                PropertyDoc {
+                    type_: "olm.package".to_string(),
+                    value: doc(PackageValue {
+                        package_name: &b.package,
+                        version: &b.version,
+                    })?,
+                },
             );
         }
-        docs.push(json!({"schema": "olm.bundle", "name": name, "package": b.package, "image": b.image, "properties": properties}));
+        docs.push(doc(BundleDoc {
+            schema: "olm.bundle",
+            name,
+            package: &b.package,
+            image: &b.image,
+            properties,
+        })?);
     }
     Ok(docs)
 }
@@ -164,6 +236,7 @@ fn read(db: &Connection) -> rusqlite::Result<Vec<Value>> {
 mod tests {
     use super::*;
     use rstest::rstest;
+    use serde_json::json;
 
     /// operator-registry's tables (pkg/sqlite migrations, as an index built by `opm index add` has them).
     const SCHEMA: &str = "

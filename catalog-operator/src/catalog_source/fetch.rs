@@ -42,7 +42,7 @@ pub async fn content(
             (BundleSource::InProcess(store), Some(reference))
         }
         (Plan::Image { image, .. }, _) => {
-            let store = crate::catalog_image::load(&shared, &key, image).await?;
+            let store = load_image(&shared, &key, image).await?;
             (BundleSource::InProcess(store), None)
         }
         (_, Some(source)) => (source, None),
@@ -66,16 +66,20 @@ pub async fn content(
     })
 }
 
-/// The error and its causes on one line.
-pub fn error_text(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut src = e.source();
-    while let Some(s) = src {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        src = s.source();
-    }
-    text
+pub use crate::error::error_text;
+
+/// Loads the catalog image of CatalogSource `key` with its pull secrets; the error as status text.
+async fn load_image(
+    shared: &Shared,
+    key: &resolver::CatalogKey,
+    image: &str,
+) -> Result<std::sync::Arc<registry::store::Store>, String> {
+    let auth = crate::bundle_image::auth::for_catalog(shared, key, image).await;
+    shared
+        .catalog_images
+        .load(key, image, &auth)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 /// The labels that route a catalog ConfigMap's changes to its CatalogSource (a typed merge patch).

@@ -24,7 +24,7 @@ pub mod status_patch;
 use crate::catalogs::{BundleSource, CatalogView};
 use crate::deprecation::DeprecationIndex;
 use crate::error::{self, Error};
-use crate::namespace::Cause as ResolveCause;
+use crate::routes::Cause as ResolveCause;
 use crate::shared::Shared;
 use actix::prelude::*;
 use decide::{Held, Observed};

@@ -5,18 +5,15 @@
 
 use super::machine::Executed;
 use super::{crd_owners, crd_safety, owner_refs};
-use crate::catalog_source::error_text;
-use crate::namespace::sync::GENERATED_BY;
+use crate::error::error_text;
+use crate::steps::GENERATED_BY;
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::api::{ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
-use kube::core::GroupVersionKind;
-use kube::discovery::{ApiCapabilities, Scope};
 use kube::{Api, Client};
 use messages::crd::install_plan::{Step, StepStatus};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
 use tracing::Instrument;
 
 /// Kinds an InstallPlan may create (OLM's list); anything else is `UnsupportedResource`.
@@ -46,43 +43,7 @@ pub const SUPPORTED: &[&str] = &[
     "NetworkPolicy",
 ];
 
-/// (group, version, kind) → (resource, namespaced).
-type KindCache = HashMap<(String, String, String), (ApiResource, bool)>;
-
-/// Discovery answers, shared by every plan.
-#[derive(Default, Clone)]
-pub struct Kinds {
-    cache: Arc<Mutex<KindCache>>,
-}
-
-impl Kinds {
-    async fn resolve(
-        &self,
-        client: &Client,
-        group: &str,
-        version: &str,
-        kind: &str,
-    ) -> Result<(ApiResource, bool), kube::Error> {
-        let key = (group.to_string(), version.to_string(), kind.to_string());
-        if let Some(hit) = self
-            .cache
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&key)
-        {
-            return Ok(hit.clone());
-        }
-        let (ar, caps): (ApiResource, ApiCapabilities) =
-            kube::discovery::pinned_kind(client, &GroupVersionKind::gvk(group, version, kind))
-                .await?;
-        let hit = (ar, caps.scope == Scope::Namespaced);
-        self.cache
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(key, hit.clone());
-        Ok(hit)
-    }
-}
+pub use crate::kinds::Kinds;
 
 /// What one plan's execution needs.
 pub struct Context<'a> {

@@ -14,7 +14,7 @@ pub mod step_kinds;
 pub mod step_span;
 
 use crate::error::{self, Error};
-use crate::namespace::Cause as ResolveCause;
+use crate::routes::Cause as ResolveCause;
 use crate::shared::Shared;
 use actix::prelude::*;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;

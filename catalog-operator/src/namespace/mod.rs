@@ -11,7 +11,7 @@ pub mod input;
 pub mod known;
 pub mod relevance;
 pub mod reuse;
-pub mod status;
+pub use crate::status;
 pub mod sync;
 
 use crate::shared::Shared;
@@ -20,36 +20,7 @@ use actix::prelude::*;
 pub use actor::NamespaceActor;
 use std::collections::{BTreeSet, HashMap};
 
-/// Why a namespace is resolved again (for logs and the journal only; every cause runs the same sync).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cause {
-    SubscriptionChanged,
-    CatalogChanged,
-    InstallPlanChanged,
-    CsvChanged,
-    OperatorGroupChanged,
-    Retry,
-}
-
-impl Cause {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Cause::SubscriptionChanged => "subscription changed",
-            Cause::CatalogChanged => "catalog changed",
-            Cause::InstallPlanChanged => "install plan changed",
-            Cause::CsvChanged => "csv changed",
-            Cause::OperatorGroupChanged => "operator group changed",
-            Cause::Retry => "retry",
-        }
-    }
-}
-
-#[derive(Message, Debug, Clone)]
-#[rtype(result = "()")]
-pub struct Resolve {
-    pub namespace: String,
-    pub cause: Cause,
-}
+pub use crate::routes::{Cause, Resolve};
 
 /// Routes [`Resolve`] and [`Want`] to the namespace's actor, starting it on first need (and again if it died).
 pub struct NamespaceResolver {

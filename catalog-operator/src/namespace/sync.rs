@@ -9,7 +9,7 @@
 
 use super::input;
 use super::status::{self, CatalogHealth, Decided, Facts, PlanFacts, PlanRef};
-use crate::catalog_source::error_text;
+use crate::error::error_text;
 use crate::shared::Shared;
 use crate::steps;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
@@ -28,28 +28,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tracing::Instrument;
 
-/// Annotation on Subscriptions an InstallPlan creates.
-pub const GENERATED_BY: &str = "olm.generated-by";
+pub use crate::steps::GENERATED_BY;
 /// Plans kept per namespace by garbage collection.
 pub const MAX_PLANS: usize = 5;
 
-#[derive(Debug, thiserror::Error)]
-pub enum SyncError {
-    #[error("cannot create an InstallPlan")]
-    CreatePlan(#[source] kube::Error),
-    #[error("resolution task failed")]
-    Task(#[source] tokio::task::JoinError),
-}
-
-impl SyncError {
-    /// The API error behind this one, if any (for the requeue policy in `crate::error`).
-    pub fn api_error(&self) -> Option<&kube::Error> {
-        match self {
-            SyncError::CreatePlan(source) => Some(source),
-            SyncError::Task(_) => None,
-        }
-    }
-}
+pub use crate::error::SyncError;
 
 pub fn in_ns<K: kube::Resource>(all: Vec<Arc<K>>, ns: &str) -> Vec<Arc<K>> {
     all.into_iter()

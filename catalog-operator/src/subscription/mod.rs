@@ -102,7 +102,7 @@ pub fn sync_labels(sub: &Subscription) -> [String; 5] {
 
 impl SubscriptionActor {
     fn tell(&self, news: News) {
-        if let Some(hub) = self.shared.registries.namespaces.get() {
+        if let Some(hub) = self.shared.registries.wants.get() {
             hub.do_send(Want {
                 namespace: self.key.namespace_or_empty().to_string(),
                 news,

@@ -1,7 +1,7 @@
 //! What a Subscription actor writes for a decision (pure): nothing when its status already says it (times
 //! aside), else the object with the decided status stamped `lastUpdated`.
 
-use crate::namespace::status;
+use crate::status;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use messages::crd::subscription::{Subscription, SubscriptionStatus};

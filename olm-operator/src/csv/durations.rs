@@ -8,11 +8,7 @@ use k8s_openapi::jiff::Timestamp;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::Subscription;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Install,
-    Upgrade,
-}
+pub use crate::metrics::DurationKind as Kind;
 
 /// What to observe for a series change `previous → now` (pure).
 pub fn to_observe(

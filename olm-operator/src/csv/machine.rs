@@ -8,23 +8,7 @@ use messages::crd::csv::{CsvPhase, CsvReason};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// A phase change (or a change of reason/message within a phase) to write to `status`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Transition {
-    pub phase: CsvPhase,
-    pub reason: CsvReason,
-    pub message: String,
-}
-
-impl Transition {
-    pub fn new(phase: CsvPhase, reason: CsvReason, message: impl Into<String>) -> Self {
-        Self {
-            phase,
-            reason,
-            message: message.into(),
-        }
-    }
-}
+pub use crate::transition::Transition;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Step {

@@ -15,29 +15,27 @@ pub mod durations;
 pub mod effects;
 pub mod facts;
 pub mod group_fit;
-pub mod hash;
 pub mod health;
 pub mod machine;
+pub mod membership;
 pub mod observe;
 mod orphan;
-pub mod overrides;
 pub mod requirements;
 pub mod scoped;
 pub mod served;
 pub mod stale;
 pub mod status;
-pub mod stores;
-pub mod strategy;
 pub mod watches;
+
+/// Pure renderers used beside the CSV actor (by OperatorGroups too), kept at the top of the crate.
+pub use crate::{hash, overrides, strategy};
 
 use crate::error;
 use crate::metrics::Series;
+use crate::routes::{CsvGone, JanitorMsg};
 use crate::shared::Shared;
 use actix::prelude::*;
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use k8s_openapi::jiff::Timestamp;
-use kube::Api;
-use kube::api::{DeleteParams, ListParams};
 use kube::runtime::events::Recorder;
 use machine::{Effect, Next};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase, RequirementStatusReason};
@@ -269,7 +267,8 @@ impl CsvActor {
     }
 
     /// The CSV is gone: its namespaced objects go with it through owner references (garbage collector);
-    /// cluster-scoped RBAC cannot carry an owner reference to a namespaced CSV and is deleted by owner labels.
+    /// cluster-scoped objects cannot carry an owner reference to a namespaced CSV: the janitor deletes them by
+    /// owner labels (`crate::janitor`).
     fn cleanup(&mut self) {
         let mut series = self.series.take();
         self.with_metrics(|m| m.forget(&mut series));
@@ -285,34 +284,15 @@ impl CsvActor {
             c.metadata.namespace.as_deref() == Some(namespace.as_str())
                 && c.spec.replaces.as_deref() == Some(self.key.name.as_str())
         });
-        tokio::spawn(served::install::cleanup(
-            self.shared.clone(),
-            self.key.namespace_or_empty().to_string(),
-            self.key.name.clone(),
-            self.own.latest().cloned(),
-        ));
-        let selector = strategy::owner_selector(&self.key.name, self.key.namespace_or_empty());
-        let client = self.shared.client.clone();
-        let key = self.key.clone();
-        tokio::spawn(async move {
-            let params = ListParams::default().labels(&selector);
-            let roles: Api<ClusterRole> = Api::all(client.clone());
-            let bindings: Api<ClusterRoleBinding> = Api::all(client);
-            for result in [
-                bindings
-                    .delete_collection(&DeleteParams::background(), &params)
-                    .await
-                    .map(|_| ()),
-                roles
-                    .delete_collection(&DeleteParams::background(), &params)
-                    .await
-                    .map(|_| ()),
-            ] {
-                if let Err(error) = result {
-                    tracing::warn!(csv = %key, error = &error as &dyn std::error::Error, "cannot delete the cluster RBAC of a deleted CSV");
-                }
-            }
-        });
+        // What it served and its cluster RBAC: deleted by the janitor, the one writer of those, with retries.
+        if let Some(janitor) = self.shared.registries.janitor.get() {
+            let csv = self.own.latest().cloned();
+            janitor.do_send(JanitorMsg::CsvGone(CsvGone {
+                key: self.key.clone(),
+                uid: csv.as_ref().and_then(|c| c.metadata.uid.clone()),
+                csv,
+            }));
+        }
     }
 }
 

@@ -62,11 +62,7 @@ pub fn gather(shared: &Shared, csv: &ClusterServiceVersion, now: Timestamp) -> G
         .filter(|g| g.metadata.namespace.as_deref() == Some(namespace.as_str()))
         .map(|g| g.as_ref())
         .collect();
-    let group = crate::operator_group::membership::fit(
-        csv,
-        &in_namespace,
-        groups.iter().map(|g| g.as_ref()),
-    );
+    let group = super::membership::fit(csv, &in_namespace, groups.iter().map(|g| g.as_ref()));
     let requirements = requirements::check(csv, &StoreCluster { shared });
     let install = match &rendered {
         Some(r) => installed(shared, &namespace, r),

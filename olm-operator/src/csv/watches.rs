@@ -20,10 +20,9 @@ use olm_runtime::registry::{Broadcast, Filter, Forward};
 use olm_runtime::watch::spawn_store;
 use std::collections::BTreeSet;
 
-use super::stores::ClusterInfo;
+use crate::stores::ClusterInfo;
 
-/// Label selector of objects installed for a CSV.
-const OWNED_BY_CSV: &str = "olm.owner.kind=ClusterServiceVersion";
+use crate::stores::OWNED_BY_CSV;
 
 pub async fn start(shared: &Shared) -> Result<(), prometheus::Error> {
     let stores = &shared.stores.csv;
@@ -110,7 +109,9 @@ pub async fn start(shared: &Shared) -> Result<(), prometheus::Error> {
     Ok(())
 }
 
-/// Wait for the first full list of every store CSV decisions read, then open the gate.
+/// Wait for the first full list of every store CSV decisions read, then open the gate. This task writes
+/// nothing to the API server: it waits, sets the `ready` flag and sends messages (a requeue of every CSV actor,
+/// `StoresSynced` to the janitor, which sweeps).
 async fn mark_ready(shared: &Shared) {
     let stores = &shared.stores;
     let synced = wait(stores.csvs.get()).await
@@ -142,82 +143,11 @@ async fn mark_ready(shared: &Shared) {
             msg: dependency_changed(),
         });
     }
-    if wait(stores.namespaces.get()).await {
-        sweep_orphaned_cluster_rbac(shared).await;
-    }
-}
-
-/// Cluster-scoped RBAC cannot be owned by a namespaced CSV, so a CSV deleted while no operator ran (e.g. with
-/// its namespace) leaves its ClusterRoles/ClusterRoleBindings behind. Delete those whose owner CSV is gone:
-/// its namespace no longer exists, or it is watched here and the CSV is not in the store.
-async fn sweep_orphaned_cluster_rbac(shared: &Shared) {
-    use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
-    use kube::api::{DeleteParams, ListParams};
-    let stores = &shared.stores;
-    let (Some(namespaces), Some(csvs)) = (stores.namespaces.get(), stores.csvs.get()) else {
-        return;
-    };
-    let scope = stores.scope.get();
-    // Objects younger than this may belong to a namespace our store has not seen yet.
-    let settled =
-        k8s_openapi::jiff::Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_mins(2);
-    let orphaned = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
-        if meta
-            .creation_timestamp
-            .as_ref()
-            .is_none_or(|t| t.0 > settled)
-        {
-            return false;
-        }
-        let labels = meta.labels.as_ref();
-        let get = |k: &str| labels.and_then(|l| l.get(k)).cloned();
-        let (Some(name), Some(namespace)) =
-            (get(annotations::OWNER), get(annotations::OWNER_NAMESPACE))
-        else {
-            return false;
-        };
-        let namespace_gone = namespaces
-            .get(&kube::runtime::reflector::ObjectRef::new(&namespace))
-            .is_none();
-        let watched = scope.is_some_and(|s| s.contains(Some(namespace.as_str())));
-        let csv_gone = csvs
-            .get(&kube::runtime::reflector::ObjectRef::new(&name).within(&namespace))
-            .is_none();
-        namespace_gone || (watched && csv_gone)
-    };
-    let params = ListParams::default().labels(OWNED_BY_CSV);
-    let roles: Api<ClusterRole> = Api::all(shared.client.clone());
-    let bindings: Api<ClusterRoleBinding> = Api::all(shared.client.clone());
-    let mut deleted = 0usize;
-    if let Ok(list) = bindings.list(&params).await {
-        for b in list.items.iter().filter(|b| orphaned(&b.metadata)) {
-            if let Some(name) = b.metadata.name.as_deref()
-                && bindings
-                    .delete(name, &DeleteParams::background())
-                    .await
-                    .is_ok()
-            {
-                deleted += 1;
-            }
-        }
-    }
-    if let Ok(list) = roles.list(&params).await {
-        for r in list.items.iter().filter(|r| orphaned(&r.metadata)) {
-            if let Some(name) = r.metadata.name.as_deref()
-                && roles
-                    .delete(name, &DeleteParams::background())
-                    .await
-                    .is_ok()
-            {
-                deleted += 1;
-            }
-        }
-    }
-    if deleted > 0 {
-        tracing::info!(
-            deleted,
-            "deleted cluster RBAC left by CSVs deleted while no operator ran"
-        );
+    // The janitor sweeps the cluster RBAC of CSVs deleted while no operator ran (it reads the Namespace store).
+    if wait(stores.namespaces.get()).await
+        && let Some(janitor) = shared.registries.janitor.get()
+    {
+        janitor.do_send(crate::routes::JanitorMsg::StoresSynced);
     }
 }
 
@@ -442,23 +372,12 @@ fn requeue_crd_users(shared: &Shared, crd: &CustomResourceDefinition) {
 
 /// Requeue every cached CSV matching `pred`.
 pub fn requeue_where(shared: &Shared, pred: impl Fn(&ClusterServiceVersion) -> bool) {
-    let Some(csvs) = shared.stores.csvs.get() else {
-        return;
-    };
-    for csv in csvs.state() {
-        if pred(&csv)
-            && let Some(key) = ObjectKey::of(csv.as_ref())
-        {
-            requeue(shared, key);
-        }
-    }
+    shared.requeue_csvs_where(pred);
 }
 
 /// Ask the actor of `key` (if it runs) to reconcile now: routed by the CSV registry itself.
 pub fn requeue(shared: &Shared, key: ObjectKey) {
-    if let Some(registry) = shared.registries.csvs.get() {
-        registry.do_send(Forward(key, dependency_changed()));
-    }
+    shared.requeue_csv(key);
 }
 
 fn dependency_changed() -> Requeue {

@@ -52,8 +52,8 @@ impl OperatorConditionActor {
     fn requeue_readers(&self) {
         let namespace = self.key.namespace_or_empty().to_string();
         let name = self.key.name.clone();
-        crate::csv::watches::requeue(&self.shared, self.key.clone());
-        crate::csv::watches::requeue_where(&self.shared, |c| {
+        self.shared.requeue_csv(self.key.clone());
+        self.shared.requeue_csvs_where(|c| {
             c.metadata.namespace.as_deref() == Some(namespace.as_str())
                 && c.spec.replaces.as_deref() == Some(name.as_str())
         });

@@ -11,7 +11,6 @@ pub mod copy_warning;
 pub mod effects;
 pub mod intersection;
 pub mod machine;
-pub mod membership;
 pub mod metrics;
 pub mod notify;
 pub mod olm_config;

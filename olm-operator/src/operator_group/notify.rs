@@ -14,7 +14,7 @@ use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::OperatorGroup;
 use messages::key::ObjectKey;
 use messages::msg::{OperatorGroupMsg, Requeue, RequeueReason};
-use olm_runtime::registry::{Broadcast, Filter, Forward, Lookup};
+use olm_runtime::registry::{Ask, Broadcast, Filter, Forward};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -162,8 +162,7 @@ pub async fn apply(
                     shared,
                     &sibling_key,
                     OperatorGroupMsg::NamespaceChanged(key.namespace_or_empty().to_string()),
-                )
-                .await;
+                );
             }
         }
     }
@@ -247,8 +246,7 @@ pub async fn group_deleted(
                 shared,
                 &sibling_key,
                 OperatorGroupMsg::NamespaceChanged(key.namespace_or_empty().to_string()),
-            )
-            .await;
+            );
         }
     }
 }
@@ -275,18 +273,10 @@ fn requeue_csv_keys(shared: &Shared, keys: Vec<ObjectKey>) {
     });
 }
 
-/// Send a message to one group's actor, if it runs.
-/// Send a message to one group's actor; false when it has none (no such group in the scope).
-pub async fn send_to_group(shared: &Shared, key: &ObjectKey, msg: OperatorGroupMsg) -> bool {
-    let Some(registry) = shared.registries.operator_groups.get() else {
-        return false;
-    };
-    match registry.send(Lookup::new(key.clone())).await {
-        Ok(Some(addr)) => {
-            addr.do_send(msg);
-            true
-        }
-        _ => false,
+/// Send a message to one group's actor, if it runs: routed by the group registry itself (no look-up).
+pub fn send_to_group(shared: &Shared, key: &ObjectKey, msg: OperatorGroupMsg) {
+    if let Some(registry) = shared.registries.operator_groups.get() {
+        registry.do_send(Forward(key.clone(), msg));
     }
 }
 
@@ -413,6 +403,8 @@ pub enum AskError {
     Mailbox(ObjectKey, #[source] actix::MailboxError),
     #[error(transparent)]
     Refused(#[from] messages::msg::ProvidedApisError),
+    #[error(transparent)]
+    Routed(olm_runtime::registry::AskError),
 }
 
 /// For a CSV actor: ask the one actor of the CSV's group to change `olm.providedAPIs` and wait for the answer
@@ -433,21 +425,23 @@ pub async fn change_provided_apis(
     let key = ObjectKey::of(group.as_ref()).ok_or(AskError::NoRegistry)?;
     let registry = shared
         .registries
-        .operator_groups
+        .group_asks
         .get()
         .ok_or(AskError::NoRegistry)?;
-    let addr = registry
-        .send(Lookup::new(key.clone()))
-        .await
-        .map_err(|e| AskError::Mailbox(key.clone(), e))?
-        .ok_or_else(|| AskError::NoActor(key.clone()))?;
     let msg = messages::msg::ChangeProvidedApis {
         csv: csv.clone(),
         change,
         apis,
     };
-    Ok(addr
-        .send(msg)
+    // Routed by the group registry (no look-up round trip); the group's actor answers here.
+    let answer = registry
+        .send(Ask(key.clone(), msg))
         .await
-        .map_err(|e| AskError::Mailbox(key.clone(), e))??)
+        .map_err(|e| AskError::Mailbox(key.clone(), e))?;
+    match answer {
+        Ok(result) => Ok(result?),
+        Err(olm_runtime::registry::AskError::NoActor(key)) => Err(AskError::NoActor(key)),
+        Err(olm_runtime::registry::AskError::Mailbox(key, e)) => Err(AskError::Mailbox(key, e)),
+        Err(e @ olm_runtime::registry::AskError::Dropped(_)) => Err(AskError::Routed(e)),
+    }
 }

@@ -372,7 +372,7 @@ fn tenant_rbac(
         .iter()
         .filter(|c| copied_csv::is_copyable(c) && machine::member_annotations(group, c).is_none())
     {
-        let Ok(Ok(rendered)) = crate::csv::strategy::render(parent) else {
+        let Ok(Ok(rendered)) = crate::strategy::render(parent) else {
             continue;
         };
         if rendered.roles.is_empty() && rendered.role_bindings.is_empty() {

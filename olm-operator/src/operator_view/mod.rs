@@ -28,15 +28,7 @@ use messages::key::ObjectKey;
 use olm_runtime::reconcile::{self, Cause, ErrorClass, Loop, Next, Outcome, Policy, Reconciler};
 use std::collections::BTreeSet;
 
-/// Something changed that may change an Operator's components.
-#[derive(Message, Clone, Debug)]
-#[rtype(result = "()")]
-pub enum ViewChanged {
-    /// A Subscription changed: adopt from it (its package and namespace name the Operator).
-    Subscription(ObjectKey),
-    /// An object labelled for these Operators changed, or the Operator itself.
-    Operators(Vec<String>),
-}
+pub use crate::routes::ViewChanged;
 
 /// The one timer of the view: changes arriving within it are gathered into one run. An install touches the view
 /// a dozen times in a second (each CSV phase, the Subscription's states, the Deployment); one run per burst keeps
@@ -175,7 +167,10 @@ impl Reconciler for OperatorViewActor {
 /// of Operators (a changed or deleted Operator is looked at again) and the actor.
 pub fn start(shared: &Shared) {
     OperatorViewActor::create(|ctx| {
-        let _ = shared.registries.operator_view.set(ctx.address());
+        let _ = shared
+            .registries
+            .operator_view
+            .set(ctx.address().recipient());
         let s = shared.clone();
         let (operators, _task) = olm_runtime::watch::spawn_store(
             Api::<Operator>::all(shared.client.clone()),

@@ -64,6 +64,24 @@ impl Handler<Requeue> for CmActor {
     }
 }
 
+/// A question a test actor answers with its own key (and refuses for "refuse").
+struct WhoAreYou;
+
+impl Message for WhoAreYou {
+    type Result = Result<String, String>;
+}
+
+impl Handler<WhoAreYou> for CmActor {
+    type Result = Result<String, String>;
+    fn handle(&mut self, _msg: WhoAreYou, _ctx: &mut Self::Context) -> Self::Result {
+        if self.key.name == "refuse" {
+            Err("refused".into())
+        } else {
+            Ok(self.key.to_string())
+        }
+    }
+}
+
 impl ObjectActor for CmActor {
     type Object = ConfigMap;
     type Shared = Probe;
@@ -273,4 +291,42 @@ async fn the_registry_forwards_to_one_actor_and_broadcasts_by_filter() {
         *probe.forwarded.lock().expect("lock"),
         vec!["b/x".to_string()]
     );
+}
+
+#[actix_rt::test]
+async fn an_ask_routed_by_the_registry_is_answered_by_the_actor_of_its_key() {
+    let probe = Probe::default();
+    let (reg, _journal, _metrics) = registry(&probe);
+    for (ns, name) in [("a", "x"), ("a", "refuse")] {
+        reg.send(Watched(watcher::Event::Apply(cm_in(ns, name))))
+            .await
+            .expect("send");
+    }
+    let answer = reg
+        .send(Ask(ObjectKey::new("a", "x"), WhoAreYou))
+        .await
+        .expect("registry alive");
+    assert_eq!(answer.expect("routed").expect("answered"), "a/x");
+    let refused = reg
+        .send(Ask(ObjectKey::new("a", "refuse"), WhoAreYou))
+        .await
+        .expect("registry alive");
+    assert_eq!(refused.expect("routed"), Err("refused".to_string()));
+    let nobody = reg
+        .send(Ask(ObjectKey::new("a", "nobody"), WhoAreYou))
+        .await
+        .expect("registry alive");
+    assert!(
+        matches!(nobody, Err(AskError::NoActor(ref k)) if k == &ObjectKey::new("a", "nobody")),
+        "{nobody:?}"
+    );
+    // A deleted object's actor is not asked.
+    reg.send(Watched(watcher::Event::Delete(cm_in("a", "x"))))
+        .await
+        .expect("send");
+    let gone = reg
+        .send(Ask(ObjectKey::new("a", "x"), WhoAreYou))
+        .await
+        .expect("registry alive");
+    assert!(matches!(gone, Err(AskError::NoActor(_))), "{gone:?}");
 }

@@ -1,9 +1,8 @@
 //! The I/O of webhooks and API services, run inside the `Install` effect: [`prepare`] before the
 //! deployments are written (Service, Secret issued or reused, secret Role/RoleBinding, auth-delegator and
 //! auth-reader bindings, cert volumes and `olmcahash` on the deployments), [`register`] after them (webhook
-//! configurations, CRD conversion, APIServices, configurations of descriptions the CSV dropped deleted), and
-//! [`cleanup`] when the CSV is gone (cluster-scoped objects by owner labels; conversion CRDs back to `None`
-//! unless a CSV replaces the deleted one).
+//! configurations, CRD conversion, APIServices, configurations of descriptions the CSV dropped deleted). What a gone CSV leaves
+//! (cluster-scoped objects by owner labels; conversion CRDs back to `None`) is the janitor's (`crate::janitor`).
 //!
 //! A rotation never leaves a pod serving with a CA the API server does not trust ([`with_certs`],
 //! `bundle.rs`): the CA bundles trust the new CA beside the previous one before the new pair is written to
@@ -581,84 +580,6 @@ async fn set_conversion(
     Err(Error::Served(format!(
         "Error updating CRD {crd_name} with Conversion info: conflicting writers"
     )))
-}
-
-/// The CSV is gone: delete its cluster-scoped and kube-system objects (by owner labels), and, unless a CSV
-/// replacing it exists, set its conversion CRDs back to strategy `None` (OLM's deletion handler).
-pub async fn cleanup(
-    shared: Shared,
-    namespace: String,
-    name: String,
-    csv: Option<std::sync::Arc<ClusterServiceVersion>>,
-) {
-    let client = shared.client.clone();
-    let params = ListParams::default().labels(&strategy::owner_selector(&name, &namespace));
-    let results = [
-        Api::<ValidatingWebhookConfiguration>::all(client.clone())
-            .delete_collection(&DeleteParams::background(), &params)
-            .await
-            .map(|_| ()),
-        Api::<MutatingWebhookConfiguration>::all(client.clone())
-            .delete_collection(&DeleteParams::background(), &params)
-            .await
-            .map(|_| ()),
-        Api::<APIService>::all(client.clone())
-            .delete_collection(&DeleteParams::background(), &params)
-            .await
-            .map(|_| ()),
-        Api::<RoleBinding>::namespaced(client.clone(), KUBE_SYSTEM)
-            .delete_collection(&DeleteParams::background(), &params)
-            .await
-            .map(|_| ()),
-    ];
-    for result in results {
-        if let Err(error) = result {
-            tracing::warn!(csv = %name, namespace = %namespace, error = &error as &dyn std::error::Error, "cannot delete what a deleted CSV served");
-        }
-    }
-    let Some(csv) = csv else {
-        return;
-    };
-    let replaced = shared.stores.csvs.get().is_some_and(|s| {
-        s.state().iter().any(|c| {
-            c.metadata.namespace.as_deref() == Some(namespace.as_str())
-                && c.spec.replaces.as_deref() == Some(name.as_str())
-        })
-    });
-    if replaced {
-        return;
-    }
-    let api: Api<CustomResourceDefinition> = Api::all(client);
-    for desc in webhooks::of(&csv)
-        .iter()
-        .filter(|d| d.type_ == WebhookAdmissionType::ConversionWebhook)
-    {
-        for crd_name in desc.conversion_crds.iter().flatten() {
-            let Ok(Some(mut crd)) = api.get_opt(crd_name).await else {
-                continue;
-            };
-            let ours = crd
-                .spec
-                .conversion
-                .as_ref()
-                .and_then(|c| c.webhook.as_ref())
-                .and_then(|w| w.client_config.as_ref())
-                .and_then(|c| c.service.as_ref())
-                .is_some_and(|s| s.namespace == namespace && s.name == desc.service_name());
-            if !ours {
-                continue;
-            }
-            crd.spec.conversion = Some(
-                k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion {
-                    strategy: "None".into(),
-                    webhook: None,
-                },
-            );
-            if let Err(error) = api.replace(crd_name, &PostParams::default(), &crd).await {
-                tracing::warn!(crd = %crd_name, error = &error as &dyn std::error::Error, "cannot reset the conversion of a deleted CSV's CRD");
-            }
-        }
-    }
 }
 
 /// `status.certsLastUpdated` and `status.certsRotateAt` to write after an install.

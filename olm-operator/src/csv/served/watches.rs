@@ -15,17 +15,10 @@ use kube::{Api, Resource};
 use messages::crd::annotations;
 use messages::key::ObjectKey;
 use olm_runtime::watch::spawn_store;
-use std::sync::OnceLock;
 
-/// Filled by [`start`].
-#[derive(Default)]
-pub struct ServedStores {
-    pub services: OnceLock<Store<Service>>,
-    pub validating: OnceLock<Store<ValidatingWebhookConfiguration>>,
-    pub mutating: OnceLock<Store<MutatingWebhookConfiguration>>,
-}
+pub use crate::stores::ServedStores;
 
-const OWNED_BY_CSV: &str = "olm.owner.kind=ClusterServiceVersion";
+use crate::stores::OWNED_BY_CSV;
 
 pub fn start(shared: &Shared) {
     let stores = &shared.stores.csv.served;

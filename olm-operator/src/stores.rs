@@ -1,10 +1,15 @@
 //! The caches CSV actors read besides the CSV and OperatorGroup stores: the objects CSVs install
 //! (Deployments, ServiceAccounts, Roles, ClusterRoles; filtered to CSV-owned ones where labels allow), the
 //! CRDs and APIServices they require, the server version and discovery (read once at start), and the CSV
-//! metrics. Filled by `watches::start`.
+//! metrics. Filled by `csv::watches::start` (and `csv::served::watches::start`). A leaf of the module graph:
+//! types only, so `shared.rs` holds them without importing an actor module.
 
 use crate::metrics::CsvMetrics;
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{ClusterRole, Role};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -13,6 +18,9 @@ use kube::runtime::reflector::Store;
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
 use std::sync::atomic::AtomicBool;
+
+/// Label selector of the objects installed for a CSV (the owned-object watches, the janitor's sweep).
+pub const OWNED_BY_CSV: &str = "olm.owner.kind=ClusterServiceVersion";
 
 #[derive(Default)]
 pub struct CsvStores {
@@ -27,7 +35,7 @@ pub struct CsvStores {
     /// OperatorConditions (one per CSV, named like it): the `Upgradeable` gate of the CSVs replacing it.
     pub operator_conditions: OnceLock<Store<messages::crd::operator_condition::OperatorCondition>>,
     /// Services and webhook configurations of served webhooks and API services.
-    pub served: super::served::watches::ServedStores,
+    pub served: ServedStores,
     pub cluster_info: OnceLock<ClusterInfo>,
     pub metrics: OnceLock<CsvMetrics>,
     /// True once every store above (and the CSV and OperatorGroup stores) finished its first list: no
@@ -42,4 +50,12 @@ pub struct ClusterInfo {
     pub server_version: Option<String>,
     /// `group/version/kind` of every discovered resource; `None` when discovery failed.
     pub kinds: Option<BTreeSet<(String, String, String)>>,
+}
+
+/// Services and webhook configurations carrying a CSV's owner labels. Filled by `csv::served::watches::start`.
+#[derive(Default)]
+pub struct ServedStores {
+    pub services: OnceLock<Store<Service>>,
+    pub validating: OnceLock<Store<ValidatingWebhookConfiguration>>,
+    pub mutating: OnceLock<Store<MutatingWebhookConfiguration>>,
 }

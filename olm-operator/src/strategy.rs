@@ -5,7 +5,7 @@
 //! with OLM's owner labels. Namespaced objects get a non-blocking owner reference to the CSV (so the
 //! garbage collector removes them with it); cluster-scoped ones cannot, and are found by owner labels.
 
-use super::hash;
+use crate::hash;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{EnvVar, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{
@@ -384,7 +384,7 @@ fn render_deployment(
         }
     }
     if let Some(config) = config {
-        super::overrides::apply_to_spec(&mut spec, config);
+        crate::overrides::apply_to_spec(&mut spec, config);
     }
     spec.revision_history_limit = Some(1);
     // The hash lives in a label on the Deployment only, as OLM keeps it: in the pod template it would roll out a
@@ -394,7 +394,7 @@ fn render_deployment(
     extra.insert(annotations::DEPLOYMENT_SPEC_HASH.into(), spec_hash);
     let mut metadata = meta(entry.name.clone(), extra, true);
     if let Some(config) = config {
-        super::overrides::apply_to_metadata(&mut metadata, config);
+        crate::overrides::apply_to_metadata(&mut metadata, config);
     }
     Deployment {
         metadata,

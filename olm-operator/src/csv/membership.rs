@@ -2,10 +2,10 @@
 //! exactly one group, install modes that support its targets (`csv::group_fit`), then the provided-API
 //! intersection with every other group of the cluster. Pure.
 
-use super::intersection::{self, ApiVerdict};
-use super::provided_apis;
-use crate::csv::facts::GroupFit;
-use crate::csv::group_fit;
+use super::facts::GroupFit;
+use super::group_fit;
+use crate::operator_group::intersection::{self, ApiVerdict};
+use crate::operator_group::provided_apis;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::OperatorGroup;
 

@@ -1,0 +1,211 @@
+//! The janitor's writes: delete what a gone CSV left in the cluster (by its owner labels), reset the
+//! conversion of the CRDs its conversion webhooks served, and the start-up sweep of orphaned cluster RBAC.
+//! Each returns the first error (after trying every write) so the loop retries with its backoff.
+
+use super::decide::{self, SweepView};
+use crate::csv::served::objects::KUBE_SYSTEM;
+use crate::csv::served::webhooks;
+use crate::csv::strategy;
+use crate::error::Error;
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleBinding};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceConversion, CustomResourceDefinition,
+};
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+use kube::api::{DeleteParams, ListParams, PostParams};
+use kube::{Api, Client, Resource};
+use messages::crd::csv::{ClusterServiceVersion, WebhookAdmissionType};
+use messages::key::ObjectKey;
+use serde::de::DeserializeOwned;
+use std::fmt::Debug;
+
+use crate::stores::OWNED_BY_CSV;
+
+/// Delete every object of kind `K` labelled as the CSV's (`api` cluster-scoped or namespaced).
+async fn delete_labelled<K>(api: Api<K>, kind: &'static str, selector: &str) -> Result<(), Error>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+    K::DynamicType: Default,
+{
+    api.delete_collection(
+        &DeleteParams::background(),
+        &ListParams::default().labels(selector),
+    )
+    .await
+    .map(|_| ())
+    .map_err(|source| Error::Apply {
+        verb: "delete",
+        kind,
+        name: selector.to_string(),
+        source,
+    })
+}
+
+/// Delete what the gone CSV served and its cluster RBAC (its namespaced objects go with it through owner
+/// references); with `reset_conversions`, its conversion CRDs go back to `strategy: None`.
+pub async fn clean(
+    client: &Client,
+    key: &ObjectKey,
+    csv: Option<&ClusterServiceVersion>,
+    reset_conversions: bool,
+) -> Result<(), Error> {
+    let namespace = key.namespace_or_empty();
+    let selector = strategy::owner_selector(&key.name, namespace);
+    let results = [
+        delete_labelled(
+            Api::<ValidatingWebhookConfiguration>::all(client.clone()),
+            "ValidatingWebhookConfiguration",
+            &selector,
+        )
+        .await,
+        delete_labelled(
+            Api::<MutatingWebhookConfiguration>::all(client.clone()),
+            "MutatingWebhookConfiguration",
+            &selector,
+        )
+        .await,
+        delete_labelled(
+            Api::<APIService>::all(client.clone()),
+            "APIService",
+            &selector,
+        )
+        .await,
+        delete_labelled(
+            Api::<RoleBinding>::namespaced(client.clone(), KUBE_SYSTEM),
+            "RoleBinding",
+            &selector,
+        )
+        .await,
+        delete_labelled(
+            Api::<ClusterRoleBinding>::all(client.clone()),
+            "ClusterRoleBinding",
+            &selector,
+        )
+        .await,
+        delete_labelled(
+            Api::<ClusterRole>::all(client.clone()),
+            "ClusterRole",
+            &selector,
+        )
+        .await,
+    ];
+    let mut first = results.into_iter().find_map(Result::err);
+    if let (true, Some(csv)) = (reset_conversions, csv)
+        && let Err(e) = reset_conversion_crds(client, namespace, csv).await
+    {
+        first.get_or_insert(e);
+    }
+    first.map_or(Ok(()), Err)
+}
+
+/// Put the conversion of each CRD the CSV's conversion webhooks served back to `None`, if it still points at
+/// the CSV's service.
+async fn reset_conversion_crds(
+    client: &Client,
+    namespace: &str,
+    csv: &ClusterServiceVersion,
+) -> Result<(), Error> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let mut first = None;
+    for desc in webhooks::of(csv)
+        .iter()
+        .filter(|d| d.type_ == WebhookAdmissionType::ConversionWebhook)
+    {
+        for crd_name in desc.conversion_crds.iter().flatten() {
+            let apply_error = |source| Error::Apply {
+                verb: "reset the conversion of",
+                kind: "CustomResourceDefinition",
+                name: crd_name.clone(),
+                source,
+            };
+            let mut crd = match api.get_opt(crd_name).await {
+                Ok(Some(crd)) => crd,
+                Ok(None) => continue,
+                Err(source) => {
+                    first.get_or_insert(apply_error(source));
+                    continue;
+                }
+            };
+            if !served_by(&crd, namespace, &desc.service_name()) {
+                continue;
+            }
+            crd.spec.conversion = Some(CustomResourceConversion {
+                strategy: "None".into(),
+                webhook: None,
+            });
+            if let Err(source) = api.replace(crd_name, &PostParams::default(), &crd).await {
+                first.get_or_insert(apply_error(source));
+            }
+        }
+    }
+    first.map_or(Ok(()), Err)
+}
+
+/// The CRD's conversion webhook is the service `namespace/service`.
+pub fn served_by(crd: &CustomResourceDefinition, namespace: &str, service: &str) -> bool {
+    crd.spec
+        .conversion
+        .as_ref()
+        .and_then(|c| c.webhook.as_ref())
+        .and_then(|w| w.client_config.as_ref())
+        .and_then(|c| c.service.as_ref())
+        .is_some_and(|s| s.namespace == namespace && s.name == service)
+}
+
+/// Delete the labelled ClusterRoleBindings and ClusterRoles whose owner CSV is known gone; the count deleted.
+pub async fn sweep(client: &Client, view: &SweepView<'_>) -> Result<usize, Error> {
+    let bindings = sweep_kind(
+        Api::<ClusterRoleBinding>::all(client.clone()),
+        "ClusterRoleBinding",
+        view,
+    )
+    .await?;
+    let roles = sweep_kind(Api::<ClusterRole>::all(client.clone()), "ClusterRole", view).await?;
+    Ok(bindings + roles)
+}
+
+async fn sweep_kind<K>(
+    api: Api<K>,
+    kind: &'static str,
+    view: &SweepView<'_>,
+) -> Result<usize, Error>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+    K::DynamicType: Default,
+{
+    let list = api
+        .list(&ListParams::default().labels(OWNED_BY_CSV))
+        .await
+        .map_err(|source| Error::Apply {
+            verb: "list",
+            kind,
+            name: OWNED_BY_CSV.to_string(),
+            source,
+        })?;
+    let mut deleted = 0;
+    for item in list
+        .items
+        .iter()
+        .filter(|o| decide::orphaned(o.meta(), view))
+    {
+        let Some(name) = item.meta().name.as_deref() else {
+            continue;
+        };
+        match api.delete(name, &DeleteParams::background()).await {
+            Ok(_) => deleted += 1,
+            Err(kube::Error::Api(status)) if status.is_not_found() => {}
+            Err(source) => {
+                return Err(Error::Apply {
+                    verb: "delete",
+                    kind,
+                    name: name.to_string(),
+                    source,
+                });
+            }
+        }
+    }
+    Ok(deleted)
+}

@@ -1,0 +1,88 @@
+//! The janitor's pure decisions: whether a gone CSV's cluster-scoped objects are deleted now, and which
+//! labelled cluster RBAC the start-up sweep deletes.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::jiff::Timestamp;
+use messages::crd::annotations;
+use messages::key::ObjectKey;
+
+/// What to do with a gone CSV's cluster-scoped objects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Delete them (labelled by the CSV's name and namespace); `reset_conversions`: also put the conversion of
+    /// the CRDs its conversion webhooks served back to `None` (not when a CSV replaces it: the new one serves).
+    Clean { reset_conversions: bool },
+    /// Leave them: the store holds a CSV under that key again.
+    Skip(Skipped),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Skipped {
+    /// The same CSV (same uid): it was not gone after all (e.g. it vanished from one relist only).
+    Back,
+    /// Another CSV of the same name (another uid, or none known): the labelled objects are the new CSV's.
+    Recreated,
+    /// A copy (`olm.copiedFrom`): it owns nothing in the cluster (OLM's deletion handler skips copies too).
+    Copy,
+}
+
+/// `stored_uid`: the uid of the CSV the store holds under the gone CSV's key now (`None`: none there;
+/// `Some(None)`: one without a uid). `replaced`: a CSV of the namespace names it in `spec.replaces`.
+/// `known`: the actor had observed the CSV (its webhooks are known); `copied`: it was a copy.
+pub fn verdict(
+    gone_uid: Option<&str>,
+    stored_uid: Option<Option<&str>>,
+    replaced: bool,
+    known: bool,
+    copied: bool,
+) -> Verdict {
+    if copied {
+        return Verdict::Skip(Skipped::Copy);
+    }
+    match stored_uid {
+        Some(stored) if stored.is_some() && stored == gone_uid => Verdict::Skip(Skipped::Back),
+        Some(_) => Verdict::Skip(Skipped::Recreated),
+        None => Verdict::Clean {
+            reset_conversions: known && !replaced,
+        },
+    }
+}
+
+/// What the sweep knows of the cluster, from the stores.
+pub struct SweepView<'a> {
+    /// Objects created after this may belong to a namespace the store has not seen yet: left alone.
+    pub settled: Timestamp,
+    pub namespace_exists: &'a dyn Fn(&str) -> bool,
+    /// The namespace is in the operator's scope (its CSV store is complete for it).
+    pub watched: &'a dyn Fn(&str) -> bool,
+    pub csv_exists: &'a dyn Fn(&ObjectKey) -> bool,
+}
+
+/// Cluster-scoped RBAC cannot be owned by a namespaced CSV, so a CSV deleted while no operator ran (e.g. with
+/// its namespace) leaves its ClusterRoles/ClusterRoleBindings behind: an object labelled with an owner CSV is
+/// orphaned when that namespace is gone, or when the namespace is watched and the CSV is not in the store.
+pub fn orphaned(meta: &ObjectMeta, view: &SweepView<'_>) -> bool {
+    if meta
+        .creation_timestamp
+        .as_ref()
+        .is_none_or(|t| t.0 > view.settled)
+    {
+        return false;
+    }
+    let labels = meta.labels.as_ref();
+    let get = |k: &str| labels.and_then(|l| l.get(k)).cloned();
+    if get(annotations::OWNER_KIND).as_deref() != Some("ClusterServiceVersion") {
+        return false;
+    }
+    let (Some(name), Some(namespace)) =
+        (get(annotations::OWNER), get(annotations::OWNER_NAMESPACE))
+    else {
+        return false;
+    };
+    let namespace_gone = !(view.namespace_exists)(&namespace);
+    let csv_gone = !(view.csv_exists)(&ObjectKey::new(namespace.clone(), name));
+    namespace_gone || ((view.watched)(&namespace) && csv_gone)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,256 @@
+//! The cluster janitor: one actor per operator, on the reconcile contract, the one writer of the
+//! cluster-scoped objects CSVs leave behind. A stopping CSV actor sends it what it knew of its CSV
+//! ([`JanitorMsg::CsvGone`]: key, uid, last object); `watches::mark_ready` sends [`JanitorMsg::StoresSynced`]
+//! once every store listed, which makes the start-up sweep of cluster RBAC orphaned while no operator ran
+//! due. A run decides each pending job from the stores (`decide.rs`, pure), applies it (`apply.rs`) and keeps
+//! what failed for the loop's retry with backoff; no write happens in a spawned task.
+//!
+//! ```text
+//! CsvActor (ObjectEvent::Deleted) ─CsvGone { key, uid, csv }─▶ JanitorActor ─deletes by owner labels─▶ API server
+//! mark_ready (every store listed) ─StoresSynced─▶ JanitorActor ─sweep (list + delete orphaned RBAC)─▶ API server
+//! ```
+
+pub mod apply;
+pub mod decide;
+
+use crate::routes::{CsvGone, JanitorMsg};
+use crate::shared::Shared;
+use actix::prelude::*;
+use decide::{SweepView, Verdict};
+use kube::runtime::reflector::ObjectRef;
+use messages::key::ObjectKey;
+use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Reconciler};
+use olm_runtime::registry::SharedJournal;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The start-up sweep's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sweep {
+    /// The stores have not all listed yet.
+    Waiting,
+    Due,
+    Done,
+}
+
+pub struct JanitorActor {
+    shared: Shared,
+    control: Loop,
+    /// Gone CSVs whose objects are not deleted yet (a newer message for the same key replaces the older).
+    pending: BTreeMap<ObjectKey, CsvGone>,
+    sweep: Sweep,
+}
+
+impl JanitorActor {
+    pub fn new(shared: Shared) -> Self {
+        Self {
+            shared,
+            control: Loop::new(
+                "Janitor",
+                ObjectKey::cluster("olm-operator"),
+                crate::error::policy(),
+            ),
+            pending: BTreeMap::new(),
+            sweep: Sweep::Waiting,
+        }
+    }
+
+    /// Record runs in this journal (tests; the debug endpoint reads the kinds' journals).
+    pub fn with_journal(mut self, journal: SharedJournal) -> Self {
+        self.control.attach(journal);
+        self
+    }
+}
+
+/// Start the janitor; returns where to send its messages.
+pub fn spawn(shared: &Shared) -> Recipient<JanitorMsg> {
+    JanitorActor::new(shared.clone()).start().recipient()
+}
+
+impl Actor for JanitorActor {
+    type Context = Context<Self>;
+}
+
+impl Handler<JanitorMsg> for JanitorActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: JanitorMsg, ctx: &mut Self::Context) {
+        let cause = match msg {
+            JanitorMsg::CsvGone(gone) => {
+                self.pending.insert(gone.key.clone(), gone);
+                "csv gone"
+            }
+            JanitorMsg::StoresSynced => {
+                if self.sweep == Sweep::Waiting {
+                    self.sweep = Sweep::Due;
+                }
+                "stores synced"
+            }
+        };
+        reconcile::trigger(self, ctx, Cause::Message(cause));
+    }
+}
+
+/// One gone CSV to clean in this run.
+struct Job {
+    gone: CsvGone,
+    reset_conversions: bool,
+}
+
+impl JanitorActor {
+    /// Decide every pending job from the stores as they are now; skipped ones are dropped.
+    fn jobs(&mut self) -> Vec<Job> {
+        let csvs = self.shared.stores.csvs.get();
+        let mut jobs = Vec::new();
+        let mut skipped = Vec::new();
+        for (key, gone) in &self.pending {
+            let stored = csvs
+                .and_then(|s| s.get(&ObjectRef::new(&key.name).within(key.namespace_or_empty())));
+            let replaced = csvs.is_some_and(|s| {
+                s.state().iter().any(|c| {
+                    c.metadata.namespace.as_deref() == key.namespace.as_deref()
+                        && c.spec.replaces.as_deref() == Some(key.name.as_str())
+                })
+            });
+            let verdict = decide::verdict(
+                gone.uid.as_deref(),
+                stored.as_ref().map(|c| c.metadata.uid.as_deref()),
+                replaced,
+                gone.csv.is_some(),
+                gone.csv.as_ref().is_some_and(|c| c.is_copied()),
+            );
+            match verdict {
+                Verdict::Clean { reset_conversions } => jobs.push(Job {
+                    gone: gone.clone(),
+                    reset_conversions,
+                }),
+                Verdict::Skip(why) => {
+                    tracing::debug!(csv = %key, ?why, "nothing of the gone CSV to delete");
+                    skipped.push(key.clone());
+                }
+            }
+        }
+        for key in skipped {
+            self.pending.remove(&key);
+        }
+        jobs
+    }
+
+    /// What the sweep reads of the stores, copied out for the run (`None` while a store is missing).
+    fn sweep_input(&self) -> Option<SweepInput> {
+        let stores = &self.shared.stores;
+        let namespaces = stores.namespaces.get()?;
+        let csvs = stores.csvs.get()?;
+        Some(SweepInput {
+            namespaces: namespaces
+                .state()
+                .iter()
+                .filter_map(|n| n.metadata.name.clone())
+                .collect(),
+            csvs: csvs
+                .state()
+                .iter()
+                .filter_map(|c| ObjectKey::of(c.as_ref()))
+                .collect(),
+            scope: stores.scope.get().cloned(),
+        })
+    }
+}
+
+struct SweepInput {
+    namespaces: BTreeSet<String>,
+    csvs: BTreeSet<ObjectKey>,
+    scope: Option<olm_runtime::wiring::Scope>,
+}
+
+impl SweepInput {
+    async fn run(self, client: &kube::Client) -> Result<usize, crate::error::Error> {
+        let namespace_exists = |ns: &str| self.namespaces.contains(ns);
+        let watched = |ns: &str| self.scope.as_ref().is_some_and(|s| s.contains(Some(ns)));
+        let csv_exists = |k: &ObjectKey| self.csvs.contains(k);
+        // Objects younger than this may belong to a namespace our store has not seen yet.
+        let view = SweepView {
+            settled: k8s_openapi::jiff::Timestamp::now()
+                - k8s_openapi::jiff::SignedDuration::from_mins(2),
+            namespace_exists: &namespace_exists,
+            watched: &watched,
+            csv_exists: &csv_exists,
+        };
+        apply::sweep(client, &view).await
+    }
+}
+
+impl Reconciler for JanitorActor {
+    fn control(&mut self) -> &mut Loop {
+        &mut self.control
+    }
+
+    fn run(&mut self, _ctx: &mut Context<Self>) -> ResponseActFuture<Self, Outcome> {
+        let jobs = self.jobs();
+        let sweep = match self.sweep {
+            Sweep::Due => self.sweep_input(),
+            Sweep::Waiting | Sweep::Done => None,
+        };
+        if jobs.is_empty() && sweep.is_none() {
+            return Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)));
+        }
+        let client = self.shared.client.clone();
+        let fut = async move {
+            let mut results = Vec::with_capacity(jobs.len());
+            for job in jobs {
+                let result = apply::clean(
+                    &client,
+                    &job.gone.key,
+                    job.gone.csv.as_deref(),
+                    job.reset_conversions,
+                )
+                .await;
+                results.push((job.gone.key, result));
+            }
+            let swept = match sweep {
+                Some(input) => Some(input.run(&client).await),
+                None => None,
+            };
+            (results, swept)
+        };
+        Box::pin(
+            fut.into_actor(self)
+                .map(|(results, swept), act: &mut Self, _ctx| {
+                    let mut first = None;
+                    for (key, result) in results {
+                        match result {
+                            Ok(()) => {
+                                act.pending.remove(&key);
+                            }
+                            Err(e) => {
+                                tracing::warn!(csv = %key, error = %e.chain(), "cannot delete what a deleted CSV left in the cluster; retrying");
+                                first.get_or_insert(e);
+                            }
+                        }
+                    }
+                    match swept {
+                        Some(Ok(deleted)) => {
+                            act.sweep = Sweep::Done;
+                            if deleted > 0 {
+                                tracing::info!(
+                                    deleted,
+                                    "deleted cluster RBAC left by CSVs deleted while no operator ran"
+                                );
+                            }
+                        }
+                        Some(Err(e)) => {
+                            tracing::warn!(error = %e.chain(), "the sweep of orphaned cluster RBAC failed; retrying");
+                            first.get_or_insert(e);
+                        }
+                        None => {}
+                    }
+                    match first {
+                        Some(e) => Outcome::failed(crate::error::class(e.kind()), &e),
+                        None => Outcome::Done(Next::Idle),
+                    }
+                }),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests;

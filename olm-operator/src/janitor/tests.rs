@@ -1,0 +1,177 @@
+//! The janitor without a cluster: catalog-operator's fake API server (scripted status codes, scripted lists),
+//! paused tokio time, stores filled by hand, and the loop's journal read back.
+
+use super::*;
+use crate::fake_api::FakeApi;
+use crate::shared::{Registries, Stores};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::runtime::reflector::store;
+use kube::runtime::watcher;
+use messages::crd::csv::ClusterServiceVersion;
+use messages::msg::{Journal, JournalEvent};
+use olm_runtime::metrics::Metrics;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const BINDINGS: &str = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings";
+const ROLES: &str = "/apis/rbac.authorization.k8s.io/v1/clusterroles";
+
+fn csv(uid: &str) -> ClusterServiceVersion {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+        "metadata": {"name": "a.v1", "namespace": "ns", "uid": uid},
+        "spec": {"install": {"strategy": "deployment", "spec": {"deployments": []}}}
+    }))
+    .expect("csv")
+}
+
+/// Shared state whose CSV store holds `csvs` and whose Namespace store holds `namespaces`.
+fn shared(client: kube::Client, csvs: Vec<ClusterServiceVersion>, namespaces: &[&str]) -> Shared {
+    let stores = Stores::empty();
+    let (reader, mut writer) = store::<ClusterServiceVersion>();
+    for c in csvs {
+        writer.apply_watcher_event(&watcher::Event::Apply(c));
+    }
+    let _ = stores.csvs.set(reader);
+    let (reader, mut writer) = store::<Namespace>();
+    for name in namespaces {
+        let mut ns = Namespace::default();
+        ns.metadata.name = Some((*name).to_string());
+        writer.apply_watcher_event(&watcher::Event::Apply(ns));
+    }
+    let _ = stores.namespaces.set(reader);
+    Shared {
+        client,
+        metrics: Metrics::new().expect("metrics"),
+        stores: Arc::new(stores),
+        registries: Arc::new(Registries::default()),
+        protected_copy_namespaces: Arc::default(),
+    }
+}
+
+fn start(shared: Shared) -> (Addr<JanitorActor>, SharedJournal) {
+    let journal: SharedJournal = Arc::new(Mutex::new(Journal::with_capacity(100)));
+    let actor = JanitorActor::new(shared)
+        .with_journal(journal.clone())
+        .start();
+    (actor, journal)
+}
+
+fn gone(uid: &str) -> JanitorMsg {
+    let csv = Arc::new(csv(uid));
+    JanitorMsg::CsvGone(CsvGone {
+        key: ObjectKey::new("ns", "a.v1"),
+        uid: Some(uid.to_string()),
+        csv: Some(csv),
+    })
+}
+
+/// The requests of one method: their paths.
+fn requests(api: &FakeApi, method: &str) -> Vec<String> {
+    api.seen()
+        .iter()
+        .filter(|s| s.method == method)
+        .map(|s| s.path.clone())
+        .collect()
+}
+
+fn outcomes(journal: &SharedJournal) -> Vec<(Option<String>, Option<u64>)> {
+    journal
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .entries()
+        .filter_map(|e| match &e.event {
+            JournalEvent::Reconciled { error, requeue_ms } => Some((error.clone(), *requeue_ms)),
+            _ => None,
+        })
+        .collect()
+}
+
+async fn settle(ms: u64) {
+    for _ in 0..ms / 10 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// What a gone CSV leaves, deleted by its owner labels: webhooks, API services, kube-system RoleBindings,
+/// ClusterRoleBindings, ClusterRoles.
+const CLEANED: [&str; 6] = [
+    "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+    "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+    "/apis/apiregistration.k8s.io/v1/apiservices",
+    "/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/rolebindings",
+    BINDINGS,
+    ROLES,
+];
+
+#[actix_rt::test]
+async fn a_gone_csvs_objects_are_deleted_and_a_failed_delete_is_retried_with_backoff() {
+    tokio::time::pause();
+    let api = FakeApi::new(vec![500]);
+    let (janitor, journal) = start(shared(api.client(), vec![], &["ns"]));
+    janitor.do_send(gone("u1"));
+    settle(20).await;
+    assert_eq!(requests(&api, "DELETE"), CLEANED, "every kind tried once");
+    let out = outcomes(&journal);
+    assert!(
+        out.first()
+            .is_some_and(|(e, _)| e.as_deref().is_some_and(|e| e.starts_with("transient"))),
+        "the 500 fails the run as transient: {out:?}"
+    );
+    // The transient policy retries after 1 s, jittered into [0.5, 1] s.
+    settle(1_100).await;
+    assert_eq!(requests(&api, "DELETE"), [CLEANED, CLEANED].concat());
+    assert_eq!(
+        outcomes(&journal).last(),
+        Some(&(None, None)),
+        "done, no timer"
+    );
+    settle(10_000).await;
+    assert_eq!(requests(&api, "DELETE").len(), 12, "nothing more once done");
+}
+
+#[actix_rt::test]
+async fn a_recreated_csvs_objects_are_left_to_it() {
+    tokio::time::pause();
+    let api = FakeApi::new(vec![]);
+    let (janitor, journal) = start(shared(api.client(), vec![csv("u2")], &["ns"]));
+    janitor.do_send(gone("u1"));
+    settle(100).await;
+    assert!(api.seen().is_empty(), "no request: {:?}", api.seen());
+    assert_eq!(outcomes(&journal), vec![(None, None)]);
+}
+
+fn rbac(name: &str, owner_namespace: &str, created: &str) -> serde_json::Value {
+    serde_json::json!({
+        "metadata": {"name": name, "creationTimestamp": created, "labels": {
+            "olm.owner": "a.v1", "olm.owner.namespace": owner_namespace,
+            "olm.owner.kind": "ClusterServiceVersion"}},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name}
+    })
+}
+
+#[actix_rt::test]
+async fn the_sweep_runs_once_when_the_stores_listed_and_deletes_only_known_orphans() {
+    tokio::time::pause();
+    let young = k8s_openapi::jiff::Timestamp::now().to_string();
+    let api = FakeApi::new(vec![])
+        .with_list(
+            BINDINGS,
+            vec![
+                rbac("orphan", "gone", "2020-01-01T00:00:00Z"),
+                rbac("young", "gone", &young),
+                rbac("alive", "ns", "2020-01-01T00:00:00Z"),
+            ],
+        )
+        .with_list(ROLES, vec![]);
+    let (janitor, journal) = start(shared(api.client(), vec![csv("u1")], &["ns"]));
+    janitor.do_send(JanitorMsg::StoresSynced);
+    settle(100).await;
+    assert_eq!(requests(&api, "GET"), [BINDINGS, ROLES]);
+    assert_eq!(requests(&api, "DELETE"), [format!("{BINDINGS}/orphan")]);
+    // Done once: a second StoresSynced (a restarted watch) does not sweep again.
+    janitor.do_send(JanitorMsg::StoresSynced);
+    settle(100).await;
+    assert_eq!(api.seen().len(), 3);
+    assert_eq!(outcomes(&journal), vec![(None, None), (None, None)]);
+}
