@@ -10,6 +10,7 @@
 pub mod copy_warning;
 pub mod effects;
 pub mod intersection;
+pub mod lifted;
 pub mod machine;
 pub mod membership;
 pub mod metrics;
