@@ -82,8 +82,7 @@ mod tests {
     const OPERATOR: &str = "probe.ns";
 
     fn csv() -> ClusterServiceVersion {
-        let mut csv = ClusterServiceVersion::default();
-        csv.metadata.name = Some("probe.v1".into());
+        let mut csv = ClusterServiceVersion::new("probe.v1", Default::default());
         csv.metadata.namespace = Some("ns".into());
         csv.metadata.uid = Some("csv-uid".into());
         csv
