@@ -14,6 +14,7 @@ pub mod chain;
 pub mod durations;
 pub mod effects;
 pub mod facts;
+pub mod gone;
 pub mod group_fit;
 pub mod hash;
 pub mod health;
@@ -285,6 +286,9 @@ impl CsvActor {
             c.metadata.namespace.as_deref() == Some(namespace.as_str())
                 && c.spec.replaces.as_deref() == Some(self.key.name.as_str())
         });
+        if !gone::may_own_cluster_objects(self.own.latest().map(|c| c.as_ref())) {
+            return;
+        }
         tokio::spawn(served::install::cleanup(
             self.shared.clone(),
             self.key.namespace_or_empty().to_string(),
