@@ -358,7 +358,13 @@ async fn apply(
     let name = step.resource.name.as_str();
     match api.create(&PostParams::default(), &dynamic).await {
         Ok(_) if kind == "CustomResourceDefinition" => Ok(StepStatus::WaitingForApi),
-        Ok(_) => Ok(StepStatus::Created),
+        Ok(created) => {
+            // The CSV's uid, for the owner references of the steps after it, without reading it back.
+            if let ("ClusterServiceVersion", Some(uid)) = (kind.as_str(), created.metadata.uid) {
+                csv_uids.insert(name.to_string(), uid);
+            }
+            Ok(StepStatus::Created)
+        }
         // `AlreadyExists`, not any 409: a create answered `409 Conflict` wrote nothing, and calling its step
         // Present failed the plan on its next steps (found by the chaos runs' API fault proxy).
         Err(kube::Error::Api(s)) if s.is_already_exists() => {

@@ -98,7 +98,15 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
                                 .get()
                                 .map(kube::runtime::reflector::Store::state)
                                 .unwrap_or_default();
-                            install(&applier.client, &namespace, &key.name, r, &known).await
+                            install(
+                                &applier.client,
+                                &namespace,
+                                &key.name,
+                                r,
+                                &known,
+                                rbac_in_place,
+                            )
+                            .await
                         },
                     )
                     .await
@@ -238,8 +246,13 @@ async fn install(
     csv_name: &str,
     r: &Rendered,
     known: &[Arc<Deployment>],
+    rbac_in_place: bool,
 ) -> Result<(), Error> {
-    ensure_rbac(client, r).await?;
+    // RBAC already granting what the CSV asks for (the InstallPlan created it, or `EnsureRbac` did) is not
+    // written again: that was a create, a read and a replace per object on every install (issue 19).
+    if !rbac_in_place {
+        ensure_rbac(client, r).await?;
+    }
     let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
     for d in &r.deployments {
         upsert(api.clone(), d, "Deployment").await?;

@@ -10,6 +10,7 @@
 pub mod copy_warning;
 pub mod effects;
 pub mod intersection;
+pub mod lifted;
 pub mod machine;
 pub mod metrics;
 pub mod notify;

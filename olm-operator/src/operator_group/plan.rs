@@ -240,6 +240,11 @@ pub fn plan(
         &members,
         done_api_roles,
     );
+    let lifted = stores
+        .csv
+        .cluster_roles
+        .get()
+        .map(|s| super::lifted::owners(s.state().iter().map(|r| &r.metadata)));
     let tenant_rbac = tenant_rbac(
         &current,
         &group_ns,
@@ -248,6 +253,7 @@ pub fn plan(
         &all_csvs,
         &copy_to,
         done_api_roles,
+        lifted.as_ref(),
     );
 
     // The service account reference too: members failed for good may install now (DetectedClusterChange).
@@ -365,6 +371,7 @@ fn tenant_rbac(
     all: &[Arc<ClusterServiceVersion>],
     copy_to: &BTreeSet<String>,
     done: &BTreeSet<String>,
+    lifted: Option<&BTreeSet<(String, String)>>,
 ) -> Vec<TenantRbac> {
     use crate::rbac::tenant;
     let mut out = Vec::new();
@@ -403,7 +410,7 @@ fn tenant_rbac(
             continue;
         }
         let unlift = unlift_key(&uid);
-        if !done.contains(&unlift) {
+        if !done.contains(&unlift) && super::lifted::must_unlift(lifted, &name, group_ns) {
             out.push(TenantRbac {
                 done: unlift,
                 unlift: Some((name.clone(), group_ns.to_string())),

@@ -14,6 +14,7 @@
 //! Subscription, Deployment or Operator changes, not on every event of the fifteen kinds OLM watches.
 
 pub mod adopt;
+pub mod bindings;
 pub mod components;
 pub mod memo;
 pub mod sync;

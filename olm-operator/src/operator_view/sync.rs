@@ -3,6 +3,7 @@
 //! then create the Operator or refresh its `status.components`.
 
 use super::adopt;
+use super::bindings;
 use super::components::{self, Component};
 use super::memo::Memo;
 use crate::shared::Shared;
@@ -224,40 +225,41 @@ pub async fn adopt_owned(shared: &Shared, operator: &str, memo: &mut Memo) -> ku
             )
             .await?;
         }
-        let unlabelled = ListParams::default().labels(&format!("!{key}"));
-        let bindings = Api::<RoleBinding>::all(client.clone())
-            .list_metadata(&unlabelled)
+        // One list per binding kind adopts and gathers at once (`bindings.rs`).
+        let all = ListParams::default();
+        let listed = Api::<RoleBinding>::all(client.clone())
+            .list_metadata(&all)
             .await?;
-        for b in bindings
-            .items
-            .iter()
-            .filter(|b| adopt::owned_by(&b.metadata, csv))
-        {
-            let ns = b.metadata.namespace.clone().unwrap_or_default();
+        let role_bindings =
+            bindings::split(listed.items.iter().map(|b| &b.metadata), operator, csv);
+        for b in &role_bindings.to_label {
+            let ns = b.namespace.as_deref().unwrap_or_default();
             set_label(
-                &Api::<RoleBinding>::namespaced(client.clone(), &ns),
-                &b.name_any(),
+                &Api::<RoleBinding>::namespaced(client.clone(), ns),
+                &b.name,
                 &key,
                 Some(""),
             )
             .await?;
         }
-        let cluster_bindings = Api::<ClusterRoleBinding>::all(client.clone())
-            .list_metadata(&unlabelled)
+        let listed = Api::<ClusterRoleBinding>::all(client.clone())
+            .list_metadata(&all)
             .await?;
-        for b in cluster_bindings
-            .items
-            .iter()
-            .filter(|b| adopt::owned_by(&b.metadata, csv))
-        {
+        let cluster_bindings =
+            bindings::split(listed.items.iter().map(|b| &b.metadata), operator, csv);
+        for b in &cluster_bindings.to_label {
             set_label(
                 &Api::<ClusterRoleBinding>::all(client.clone()),
-                &b.name_any(),
+                &b.name,
                 &key,
                 Some(""),
             )
             .await?;
         }
+        memo.set_bindings(
+            operator,
+            bindings::components(&role_bindings.labelled, &cluster_bindings.labelled),
+        );
         let owned_crds = adopt::owned_crds(csv);
         for crd in from_store(s.crds.get(), |c: &CustomResourceDefinition| {
             owned_crds.contains(&c.name_any()) && !adopt::is_labelled(&c.metadata, operator)

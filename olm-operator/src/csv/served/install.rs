@@ -322,14 +322,17 @@ pub async fn register(
             }
         }
     }
+    let served = &shared.stores.csv.served;
     remove_dropped::<ValidatingWebhookConfiguration>(
         client,
+        served.validating.get(),
         csv,
         WebhookAdmissionType::ValidatingAdmissionWebhook,
     )
     .await?;
     remove_dropped::<MutatingWebhookConfiguration>(
         client,
+        served.mutating.get(),
         csv,
         WebhookAdmissionType::MutatingAdmissionWebhook,
     )
@@ -474,9 +477,11 @@ where
 }
 
 /// Delete this CSV's configurations of `type_` whose description it no longer lists (OLM's
-/// `cleanUpRemovedWebhooks`).
+/// `cleanUpRemovedWebhooks`), found in olm-operator's store of CSV-owned configurations (listed from the API
+/// only when that store is missing).
 async fn remove_dropped<K>(
     client: &Client,
+    store: Option<&kube::runtime::reflector::Store<K>>,
     csv: &ClusterServiceVersion,
     type_: WebhookAdmissionType,
 ) -> Result<(), Error>
@@ -498,22 +503,27 @@ where
         .map(|d| d.generate_name.as_str())
         .collect();
     let api: Api<K> = Api::all(client.clone());
-    let listed = api
-        .list_metadata(&ListParams::default().labels(&strategy::owner_selector(name, namespace)))
-        .await
-        .map_err(apply_err("list", "webhook configuration", name.to_string()))?;
-    for live in listed.items {
-        let description = live
-            .metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(webhooks::DESCRIPTION_LABEL))
-            .cloned()
-            .unwrap_or_default();
-        if kept.contains(&description.as_str()) {
-            continue;
+    let gone = match store {
+        Some(store) => {
+            let live = store.state();
+            super::dropped::dropped(live.iter().map(|o| o.meta()), name, namespace, &kept)
         }
-        let live_name = live.metadata.name.unwrap_or_default();
+        None => {
+            let listed = api
+                .list_metadata(
+                    &ListParams::default().labels(&strategy::owner_selector(name, namespace)),
+                )
+                .await
+                .map_err(apply_err("list", "webhook configuration", name.to_string()))?;
+            super::dropped::dropped(
+                listed.items.iter().map(|o| &o.metadata),
+                name,
+                namespace,
+                &kept,
+            )
+        }
+    };
+    for live_name in gone {
         match api.delete(&live_name, &DeleteParams::background()).await {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.is_not_found() => {}

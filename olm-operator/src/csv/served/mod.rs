@@ -19,6 +19,7 @@ pub mod api_services;
 pub mod bundle;
 pub mod certs;
 pub mod check;
+pub mod dropped;
 pub mod install;
 pub mod live;
 pub mod objects;
