@@ -236,13 +236,14 @@ impl Bench {
 }
 
 /// Wait until the cluster holds at least `want` CSVs, counted cheaply: a list of one item whose
-/// `remainingItemCount` tells the rest (no selector, so the apiserver gives the count).
+/// `remainingItemCount` tells the rest (no selector, so the apiserver gives the count; a metadata-only list
+/// leaves that count out, hence a full list of one).
 async fn csvs_at_least(client: &kube::Client, want: usize) -> anyhow::Result<()> {
     let all: Api<ClusterServiceVersion> = Api::all(client.clone());
     eventually(Duration::from_secs(3600), "every copy in place", || {
         let all = all.clone();
         async move {
-            let page = all.list_metadata(&ListParams::default().limit(1)).await?;
+            let page = all.list(&ListParams::default().limit(1)).await?;
             let count = page.items.len()
                 + page
                     .metadata
