@@ -363,6 +363,10 @@ fn copy_writes(
 
 /// The operators' RBAC for the group's targets (spec §2.7, §3.5): copies of each member's Roles and
 /// RoleBindings in every namespace holding its copied CSV, or lifted cluster-wide for all namespaces.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the plan's inputs, each read once from the stores by the caller"
+)]
 fn tenant_rbac(
     group: &OperatorGroup,
     group_ns: &str,
