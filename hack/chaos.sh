@@ -16,7 +16,7 @@ plane=(OLM_RS_CLUSTER_DIR="$HOME/.cache/olm-rs/cluster-chaos" OLM_RS_ETCD_PORT=3
 stop_plane() { env "${plane[@]}" hack/control-plane.sh down >/dev/null 2>&1 || true; }
 trap stop_plane EXIT
 echo "== chaos: $seeds seeds; log $log" >&2
-cargo build --locked -p olm-operator -p catalog-operator -p node-sim >&2
+cargo build --locked -p olm-operator -p catalog-operator -p node-sim -p registry >&2
 status=0
 OLM_RS_CHAOS_SEEDS="$seeds" cargo test --locked -p olm-tests --test chaos many_seeds -- --ignored --nocapture \
   2>&1 | tee "$log" || status=$?
