@@ -17,7 +17,7 @@ mod catalog_fixture;
 use catalog_fixture::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
-use kube::api::ListParams;
+use kube::api::{ListParams, Patch, PatchParams};
 use messages::crd::annotations;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::subscription::SubscriptionState;
@@ -73,6 +73,8 @@ const REGISTRY_DOWN_MS: std::ops::Range<u64> = 2_000..10_000;
 const REGISTRY_SLOW_RATE: f64 = 0.5;
 const REGISTRY_SLOW_DELAY_MS: std::ops::Range<u64> = 200..2_000;
 const REGISTRY_SLOW_FOR_MS: std::ops::Range<u64> = 3_000..12_000;
+/// The Manual plan is approved at a seeded moment in this window (the fault-free run: at its start).
+const APPROVE_WINDOW_MS: std::ops::Range<u64> = 1_000..20_000;
 
 #[derive(Debug, Default)]
 struct Row {
@@ -231,7 +233,7 @@ impl GrpcCatalog {
 
 /// The workload: an OperatorGroup, a ConfigMap catalog with the four-CSV `replaces` chain, and an Automatic
 /// Subscription starting at its first CSV; a gRPC catalog ([`GrpcCatalog`]) with a two-CSV package and an
-/// Automatic Subscription to its head.
+/// Manual Subscription to its head, approved mid-run ([`approve_side`]).
 async fn workload(ctx: &TestContext, grpc: &GrpcCatalog) -> anyhow::Result<()> {
     let op = |v: &str| {
         Op::new("chain", v)
@@ -258,10 +260,41 @@ async fn workload(ctx: &TestContext, grpc: &GrpcCatalog) -> anyhow::Result<()> {
         "side",
         "side",
         "grpc",
-        json!({"installPlanApproval": "Automatic"}),
+        json!({"installPlanApproval": "Manual"}),
     )
     .await?;
     Ok(())
+}
+
+/// Approve the side Subscription's Manual plan once it exists (a user approving mid-run, under the faults):
+/// `spec.approved` set on the plan for [`SIDE_HEAD`], with the test's own client (not through the fault proxy).
+async fn approve_side(ctx: &TestContext) -> anyhow::Result<()> {
+    eventually(
+        CONVERGE,
+        "the side Subscription's plan approved",
+        || async {
+            for p in plans(ctx).list(&ListParams::default()).await?.items {
+                if p.spec.cluster_service_version_names != [SIDE_HEAD]
+                    || !p.spec.approval.is_manual()
+                {
+                    continue;
+                }
+                if !p.spec.approved {
+                    let name = p.metadata.name.clone().unwrap_or_default();
+                    plans(ctx)
+                        .patch(
+                            &name,
+                            &PatchParams::default(),
+                            &Patch::Merge(json!({"spec": {"approved": true}})),
+                        )
+                        .await?;
+                }
+                return Ok(Some(()));
+            }
+            Ok(None)
+        },
+    )
+    .await
 }
 
 /// A run that did not converge: the namespace and the last lines of the fault-free operators' logs, to stderr.
@@ -321,6 +354,8 @@ struct FaultPlan {
     actors: String,
     api: ApiFaults,
     events: Vec<(Duration, Fault)>,
+    /// When the test approves the Manual plan.
+    approve_at: Duration,
 }
 
 fn fault_plan(seed: u64) -> anyhow::Result<FaultPlan> {
@@ -351,10 +386,12 @@ fn fault_plan(seed: u64) -> anyhow::Result<FaultPlan> {
         events.push((t + length, Fault::RegistryFast));
     }
     events.sort_by_key(|e| e.0);
+    let approve_at = Duration::from_millis(rng.random_range(APPROVE_WINDOW_MS));
     Ok(FaultPlan {
         actors: chaos_text(seed),
         api: ApiFaults::parse(&api_text(seed))?,
         events,
+        approve_at,
     })
 }
 
@@ -406,38 +443,50 @@ async fn one_run(cluster: &'static Cluster, seed: Option<u64>) -> anyhow::Result
             .map(|p| ChaosConfig::parse(&p.actors))
             .transpose()?;
         let t0 = Instant::now();
-        for (at, fault) in plan.iter().flat_map(|p| p.events.iter()) {
-            // The moment of a fault (not a wait for state).
-            tokio::time::sleep_until((t0 + *at).into()).await;
-            match *fault {
-                Fault::Kill(which) => {
-                    let op = match which {
-                        Which::Catalog => &mut cat,
-                        Which::Olm => &mut olm,
-                    };
-                    if let Some(config) = &config {
-                        unreplayed += tally(op, config, &mut faults).await?;
+        let approve_at = plan.as_ref().map_or(Duration::ZERO, |p| p.approve_at);
+        let approving = async {
+            // The moment the user approves (not a wait for state).
+            tokio::time::sleep_until((t0 + approve_at).into()).await;
+            approve_side(ctx).await
+        };
+        let faulting = async {
+            for (at, fault) in plan.iter().flat_map(|p| p.events.iter()) {
+                // The moment of a fault (not a wait for state).
+                tokio::time::sleep_until((t0 + *at).into()).await;
+                match *fault {
+                    Fault::Kill(which) => {
+                        let op = match which {
+                            Which::Catalog => &mut cat,
+                            Which::Olm => &mut olm,
+                        };
+                        if let Some(config) = &config {
+                            unreplayed += tally(op, config, &mut faults).await?;
+                        }
+                        op.kill();
+                        *op = start_one(ctx, which, &env).await?;
                     }
-                    op.kill();
-                    *op = start_one(ctx, which, &env).await?;
+                    Fault::RestartApiserver | Fault::RestartEtcd => {
+                        let command = match fault {
+                            Fault::RestartApiserver => "restart-apiserver",
+                            _ => "restart-etcd",
+                        };
+                        let cluster = ctx.cluster;
+                        tokio::task::spawn_blocking(move || cluster.plane(command)).await??;
+                    }
+                    Fault::RegistryDown => grpc.down(),
+                    Fault::RegistryUp => grpc.up()?,
+                    Fault::RegistrySlow(delay) => grpc.forwarder.set_delay(delay),
+                    Fault::RegistryFast => grpc.forwarder.set_delay(Duration::ZERO),
                 }
-                Fault::RestartApiserver | Fault::RestartEtcd => {
-                    let command = match fault {
-                        Fault::RestartApiserver => "restart-apiserver",
-                        _ => "restart-etcd",
-                    };
-                    let cluster = ctx.cluster;
-                    tokio::task::spawn_blocking(move || cluster.plane(command)).await??;
+                if let Some(name) = fault.counted() {
+                    *faults.entry(name.to_string()).or_insert(0) += 1;
                 }
-                Fault::RegistryDown => grpc.down(),
-                Fault::RegistryUp => grpc.up()?,
-                Fault::RegistrySlow(delay) => grpc.forwarder.set_delay(delay),
-                Fault::RegistryFast => grpc.forwarder.set_delay(Duration::ZERO),
             }
-            if let Some(name) = fault.counted() {
-                *faults.entry(name.to_string()).or_insert(0) += 1;
-            }
-        }
+            anyhow::Ok(())
+        };
+        let (approved, faulted) = tokio::join!(approving, faulting);
+        faulted?;
+        approved?;
         let left = UNDER_FAULTS.saturating_sub(t0.elapsed());
         let under = eventually(left, "the chain at its head under faults", || at_head(ctx))
             .await
@@ -607,6 +656,7 @@ async fn a_subscription_whose_status_writes_were_all_lost_adopts_its_plans_after
         let grpc = GrpcCatalog::start(ns).await?;
         workload(&ctx, &grpc).await?;
         let ctx = &ctx;
+        approve_side(ctx).await?;
         eventually(
             CONVERGE,
             "the head CSV Succeeded, the Subscription's status never written",

@@ -6,6 +6,7 @@
 
 pub mod actor;
 pub mod adopt;
+pub mod confirm;
 pub mod ensure;
 pub mod fail_forward;
 pub mod input;

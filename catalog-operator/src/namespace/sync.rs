@@ -40,13 +40,15 @@ pub enum SyncError {
     CreatePlan(#[source] kube::Error),
     #[error("resolution task failed")]
     Task(#[source] tokio::task::JoinError),
+    #[error("cannot read a referenced InstallPlan")]
+    ReadPlan(#[source] kube::Error),
 }
 
 impl SyncError {
     /// The API error behind this one, if any (for the requeue policy in `crate::error`).
     pub fn api_error(&self) -> Option<&kube::Error> {
         match self {
-            SyncError::CreatePlan(source) => Some(source),
+            SyncError::CreatePlan(source) | SyncError::ReadPlan(source) => Some(source),
             SyncError::Task(_) => None,
         }
     }
@@ -238,6 +240,14 @@ async fn sync(
     if subs.is_empty() {
         return Ok(synced);
     }
+    // A referenced plan the store does not show yet is not taken for deleted (`super::confirm`).
+    let mut plans = plans;
+    let api: Api<InstallPlan> = Api::namespaced(shared.client.clone(), ns);
+    plans.extend(
+        super::confirm::read_unseen(&api, &subs, &plans)
+            .await
+            .map_err(SyncError::ReadPlan)?,
+    );
     let now = now();
     let csvs = in_ns(shared.csvs(), ns);
     let csv_names: BTreeSet<String> = csvs
