@@ -1,11 +1,14 @@
 //! Chaos runs on the private control plane (`Cluster::chaos`): a workload (a Subscription walking a four-CSV
-//! `replaces` chain, Automatic approval, ConfigMap catalog) runs under faults of every layer: inside the actors
-//! (`OLM_RS_CHAOS`, every kind of `olm_runtime::chaos`), at the API (both operators talk to the apiserver through
-//! the fault proxy `olm_tests::api_proxy`: 5xx, 429, 409, latency, dropped connections, cut watches, 410 on
-//! resume) and of the processes (each operator SIGKILLed at a seeded moment and started again). Then the faults
-//! stop (both operators restarted without chaos, straight to the apiserver) and the namespace must reach,
-//! within a deadline, the same end state as a fault-free run of the same workload, object for object
-//! (`olm_tests::converge`), with the end-state invariants held. Every journaled fault must replay from the seed.
+//! `replaces` chain, Automatic approval, ConfigMap catalog; and a Manual Subscription to the `skipRange` head of a
+//! package served over gRPC by the `registry` binary, approved mid-run) runs under faults of every layer: inside
+//! the actors (`OLM_RS_CHAOS`, every kind of `olm_runtime::chaos`), at the API (both operators talk to the
+//! apiserver through the fault proxy `olm_tests::api_proxy`: 5xx, 429, 409, latency, dropped connections, cut
+//! watches, 410 on resume) and of the processes and parts at seeded moments ([`Fault`]: each operator SIGKILLed
+//! and started again, the kube-apiserver and etcd restarted, the registry killed and started again later, the
+//! registry slowed). Then the faults stop (both operators restarted without chaos, straight to the apiserver)
+//! and the namespace must reach, within a deadline, the same end state as a fault-free run of the same workload,
+//! object for object (`olm_tests::converge`), with the end-state invariants held. Every journaled fault must
+//! replay from the seed.
 //! Prints the table: seed, faults by kind, converged, time to converge.
 //!
 //! Default suite: a fault-free baseline and 2 seeds, and the regression of a lost-status restart.
@@ -609,6 +612,14 @@ async fn a_short_chaos_run_converges_to_the_fault_free_end_state() -> anyhow::Re
 #[tokio::test]
 #[ignore = "bench: the long chaos run (OLM_RS_CHAOS_SEEDS, default 100), minutes per 10 seeds"]
 async fn many_seeds_converge() -> anyhow::Result<()> {
+    // `OLM_RS_CHAOS_SEED=77` (or `77,78`): replay those seeds only.
+    if let Ok(list) = std::env::var("OLM_RS_CHAOS_SEED") {
+        let list: Vec<u64> = list
+            .split(',')
+            .map(|s| s.trim().parse())
+            .collect::<Result<_, _>>()?;
+        return seeds(list).await;
+    }
     let n: u64 = std::env::var("OLM_RS_CHAOS_SEEDS")
         .ok()
         .and_then(|v| v.parse().ok())
