@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # hack/chaos.sh [SEEDS]: the long chaos run (issue 15) on the chaos tests' private control plane, then stops that
-# plane. SEEDS (default 100) runs of the four-CSV chain workload, each under OLM_RS_CHAOS=seed=S,all=0.04,
-# max_delay_ms=400, then without faults until the namespace equals a fault-free run's (tests/tests/chaos.rs). The
+# plane. SEEDS (default 100) runs of the workload (four-CSV chain + a Manual gRPC-catalog Subscription), each
+# under OLM_RS_CHAOS=seed=S,all=0.04,max_delay_ms=400, the API fault proxy, operator SIGKILLs, apiserver/etcd
+# restarts and a killed or slowed registry, then without faults until the namespace equals a fault-free run's
+# (tests/tests/chaos.rs). The
 # table (seed | faults by kind | at head under faults | converged | time to converge) and a summary are printed
 # and kept in $OLM_RS_CHAOS_LOG (default ${TMPDIR:-/tmp}/olm-rs-chaos.log). Exit status: the test's.
 # The private plane (ports 33791/36444, ~/.cache/olm-rs/cluster-chaos) never touches the shared one.
