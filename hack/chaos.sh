@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # hack/chaos.sh [SEEDS]: the long chaos run (issue 15) on the chaos tests' private control plane, then stops that
-# plane. SEEDS (default 100) runs of the four-CSV chain workload, each under OLM_RS_CHAOS=seed=S,all=0.04,
-# max_delay_ms=400, then without faults until the namespace equals a fault-free run's (tests/tests/chaos.rs). The
+# plane. SEEDS (default 100) runs of the workload (four-CSV chain + a Manual gRPC-catalog Subscription), each
+# under OLM_RS_CHAOS=seed=S,all=0.04,max_delay_ms=400, the API fault proxy, operator SIGKILLs, apiserver/etcd
+# restarts and a killed or slowed registry, then without faults until the namespace equals a fault-free run's
+# (tests/tests/chaos.rs). The
 # table (seed | faults by kind | at head under faults | converged | time to converge) and a summary are printed
 # and kept in $OLM_RS_CHAOS_LOG (default ${TMPDIR:-/tmp}/olm-rs-chaos.log). Exit status: the test's.
 # The private plane (ports 33791/36444, ~/.cache/olm-rs/cluster-chaos) never touches the shared one.
@@ -16,7 +18,7 @@ plane=(OLM_RS_CLUSTER_DIR="$HOME/.cache/olm-rs/cluster-chaos" OLM_RS_ETCD_PORT=3
 stop_plane() { env "${plane[@]}" hack/control-plane.sh down >/dev/null 2>&1 || true; }
 trap stop_plane EXIT
 echo "== chaos: $seeds seeds; log $log" >&2
-cargo build --locked -p olm-operator -p catalog-operator -p node-sim >&2
+cargo build --locked -p olm-operator -p catalog-operator -p node-sim -p registry >&2
 status=0
 OLM_RS_CHAOS_SEEDS="$seeds" cargo test --locked -p olm-tests --test chaos many_seeds -- --ignored --nocapture \
   2>&1 | tee "$log" || status=$?

@@ -6,6 +6,8 @@
 #   hack/control-plane.sh status  say what runs
 #   hack/control-plane.sh build   only install packages and build/cache the binaries
 #   hack/control-plane.sh env     print `export KUBECONFIG=...`
+#   hack/control-plane.sh restart-apiserver   SIGKILL kube-apiserver and start it again (chaos runs; never on the
+#   hack/control-plane.sh restart-etcd        shared plane); restart-etcd likewise etcd, keeping its data
 #
 # `up` also starts a real OCI registry on 127.0.0.1:25000 (Debian's docker-registry, hack/lib/registry.sh) for
 # bundle and catalog images; `down` stops it.
@@ -74,6 +76,46 @@ wait_ready() { # url, what, seconds
   done
 }
 
+start_etcd() {
+  setsid "$ETCD_BIN" --data-dir "$STATE/etcd-data" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-cluster "default=http://127.0.0.1:$ETCD_PEER_PORT" \
+    --unsafe-no-fsync >>"$STATE/etcd.log" 2>&1 < /dev/null & echo $! > "$STATE/etcd.pid"
+}
+
+start_apiserver() {
+  local agg_flags; mapfile -t agg_flags < <(aggregation_flags "$STATE/certs")
+  # OLM_RS_AUDIT=1: an audit log of every request (Metadata level: verb, resource, user agent), e.g. for the scale
+  # bench's request counts per operator. Off by default (it costs disk and CPU).
+  local audit_flags=()
+  if [ "${OLM_RS_AUDIT:-}" = 1 ]; then
+    printf '%s\n' 'apiVersion: audit.k8s.io/v1' 'kind: Policy' 'omitStages: [RequestReceived]' 'rules:' '  - level: Metadata' \
+      > "$STATE/audit-policy.yaml"
+    audit_flags=(--audit-policy-file "$STATE/audit-policy.yaml" --audit-log-path "$STATE/audit.log" --audit-log-maxbackup 1
+      --audit-log-maxsize 2000)
+  fi
+  setsid "$APISERVER_BIN" --etcd-servers "http://127.0.0.1:$ETCD_PORT" --secure-port "$API_PORT" --bind-address 127.0.0.1 \
+    --advertise-address 127.0.0.1 --cert-dir "$STATE/certs" --token-auth-file "$STATE/tokens.csv" --authorization-mode RBAC \
+    --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$STATE/certs/sa.pub" \
+    --service-account-signing-key-file "$STATE/certs/sa.key" --service-cluster-ip-range 10.0.0.0/24 \
+    --allow-privileged=true "${agg_flags[@]}" "${audit_flags[@]}" >>"$STATE/kube-apiserver.log" 2>&1 < /dev/null & echo $! > "$STATE/kube-apiserver.pid"
+}
+
+# restart-apiserver / restart-etcd: a process fault for the chaos runs. SIGKILL (no clean shutdown), start it
+# again with the same flags and data, wait until it answers. Refuses when the plane is not up.
+restart() { # etcd | kube-apiserver
+  resolve_binaries
+  alive etcd && alive kube-apiserver || { log "not running: nothing to restart"; exit 1; }
+  local pid; pid=$(cat "$STATE/$1.pid")
+  kill -9 "$pid" 2>/dev/null || true
+  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  case "$1" in
+    etcd) start_etcd; wait_ready "http://127.0.0.1:$ETCD_PORT/health" etcd 30 ;;
+    kube-apiserver) start_apiserver; wait_ready "https://127.0.0.1:$API_PORT/readyz" kube-apiserver 90 ;;
+  esac
+  log "$1 restarted (pid $(cat "$STATE/$1.pid"))"
+}
+
 up() {
   command -v curl >/dev/null || apt_install curl
   command -v kubectl >/dev/null || apt_install kubernetes-client
@@ -91,26 +133,10 @@ up() {
   fi
   echo "$TOKEN,olm-rs-admin,olm-rs-admin,system:masters" > "$STATE/tokens.csv"
   aggregation_certs "$STATE/certs"
-  local agg_flags; mapfile -t agg_flags < <(aggregation_flags "$STATE/certs")
-  # OLM_RS_AUDIT=1: an audit log of every request (Metadata level: verb, resource, user agent), e.g. for the scale
-  # bench's request counts per operator. Off by default (it costs disk and CPU).
-  local audit_flags=()
-  if [ "${OLM_RS_AUDIT:-}" = 1 ]; then
-    printf '%s\n' 'apiVersion: audit.k8s.io/v1' 'kind: Policy' 'omitStages: [RequestReceived]' 'rules:' '  - level: Metadata' \
-      > "$STATE/audit-policy.yaml"
-    audit_flags=(--audit-policy-file "$STATE/audit-policy.yaml" --audit-log-path "$STATE/audit.log" --audit-log-maxbackup 1
-      --audit-log-maxsize 2000)
-  fi
-  setsid "$ETCD_BIN" --data-dir "$STATE/etcd-data" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
-    --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
-    --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-cluster "default=http://127.0.0.1:$ETCD_PEER_PORT" \
-    --unsafe-no-fsync >"$STATE/etcd.log" 2>&1 < /dev/null & echo $! > "$STATE/etcd.pid"
+  : >"$STATE/etcd.log"; : >"$STATE/kube-apiserver.log"
+  start_etcd
   wait_ready "http://127.0.0.1:$ETCD_PORT/health" etcd 30
-  setsid "$APISERVER_BIN" --etcd-servers "http://127.0.0.1:$ETCD_PORT" --secure-port "$API_PORT" --bind-address 127.0.0.1 \
-    --advertise-address 127.0.0.1 --cert-dir "$STATE/certs" --token-auth-file "$STATE/tokens.csv" --authorization-mode RBAC \
-    --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$STATE/certs/sa.pub" \
-    --service-account-signing-key-file "$STATE/certs/sa.key" --service-cluster-ip-range 10.0.0.0/24 \
-    --allow-privileged=true "${agg_flags[@]}" "${audit_flags[@]}" >"$STATE/kube-apiserver.log" 2>&1 < /dev/null & echo $! > "$STATE/kube-apiserver.pid"
+  start_apiserver
   wait_ready "https://127.0.0.1:$API_PORT/readyz" kube-apiserver 90
   cat > "$STATE/kubeconfig" <<KC
 apiVersion: v1
@@ -178,5 +204,7 @@ case "${1:-up}" in
   status) for p in etcd kube-apiserver kube-controller-manager node-sim; do if alive $p; then echo "$p running (pid $(cat "$STATE/$p.pid"))"; else echo "$p stopped"; fi; done
           if registry_alive; then echo "registry running at $REGISTRY_ADDR"; else echo "registry stopped"; fi ;;
   env) echo "export KUBECONFIG=$STATE/kubeconfig" ;;
-  *) echo "usage: $0 up|down|status|build|env" >&2; exit 2 ;;
+  restart-apiserver) restart kube-apiserver ;;
+  restart-etcd) restart etcd ;;
+  *) echo "usage: $0 up|down|status|build|env|restart-apiserver|restart-etcd" >&2; exit 2 ;;
 esac

@@ -105,13 +105,15 @@ pub enum SyncError {
     CreatePlan(#[source] kube::Error),
     #[error("resolution task failed")]
     Task(#[source] tokio::task::JoinError),
+    #[error("cannot read a referenced InstallPlan")]
+    ReadPlan(#[source] kube::Error),
 }
 
 impl SyncError {
     /// The API error behind this one, if any (for the requeue policy in `crate::error`).
     pub fn api_error(&self) -> Option<&kube::Error> {
         match self {
-            SyncError::CreatePlan(source) => Some(source),
+            SyncError::CreatePlan(source) | SyncError::ReadPlan(source) => Some(source),
             SyncError::Task(_) => None,
         }
     }

@@ -16,6 +16,8 @@ use std::sync::OnceLock;
 pub struct Cluster {
     pub kubeconfig: PathBuf,
     pub repo_root: PathBuf,
+    /// The variables naming this plane for `hack/control-plane.sh` (empty: the shared plane).
+    plane_env: Vec<(String, String)>,
 }
 
 static SHARED: OnceLock<Result<Cluster, String>> = OnceLock::new();
@@ -101,6 +103,7 @@ impl Cluster {
         let cluster = Cluster {
             kubeconfig,
             repo_root,
+            plane_env: env.to_vec(),
         };
         // Callers are usually inside a test's runtime, which must not be blocked on: use a thread of our own.
         let cluster = std::thread::scope(|scope| {
@@ -116,6 +119,28 @@ impl Cluster {
                 .map_err(|_| anyhow::anyhow!("CRD installation panicked"))?
         })?;
         Ok(cluster)
+    }
+
+    /// `hack/control-plane.sh <command>` on this plane (e.g. `restart-apiserver`, a chaos fault). Refused on the
+    /// shared plane, which other tests use at the same time. Blocks: call it from a blocking task.
+    pub fn plane(&self, command: &str) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            !self.plane_env.is_empty(),
+            "hack/control-plane.sh {command}: only on a private plane"
+        );
+        let out = Command::new("bash")
+            .arg(self.repo_root.join("hack/control-plane.sh"))
+            .arg(command)
+            .envs(self.plane_env.iter().map(|(k, v)| (k, v)))
+            .output()
+            .with_context(|| format!("run hack/control-plane.sh {command}"))?;
+        if !out.status.success() {
+            bail!(
+                "hack/control-plane.sh {command} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(())
     }
 
     pub async fn client(&self) -> anyhow::Result<Client> {

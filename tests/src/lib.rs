@@ -24,6 +24,7 @@ mod namespace;
 mod observe;
 mod operators;
 mod otlp;
+pub mod slow_tcp;
 mod wait;
 
 pub use binaries::bin_path;

@@ -1,11 +1,14 @@
 //! Chaos runs on the private control plane (`Cluster::chaos`): a workload (a Subscription walking a four-CSV
-//! `replaces` chain, Automatic approval, ConfigMap catalog) runs under faults of every layer: inside the actors
-//! (`OLM_RS_CHAOS`, every kind of `olm_runtime::chaos`), at the API (both operators talk to the apiserver through
-//! the fault proxy `olm_tests::api_proxy`: 5xx, 429, 409, latency, dropped connections, cut watches, 410 on
-//! resume) and of the processes (each operator SIGKILLed at a seeded moment and started again). Then the faults
-//! stop (both operators restarted without chaos, straight to the apiserver) and the namespace must reach,
-//! within a deadline, the same end state as a fault-free run of the same workload, object for object
-//! (`olm_tests::converge`), with the end-state invariants held. Every journaled fault must replay from the seed.
+//! `replaces` chain, Automatic approval, ConfigMap catalog; and a Manual Subscription to the `skipRange` head of a
+//! package served over gRPC by the `registry` binary, approved mid-run) runs under faults of every layer: inside
+//! the actors (`OLM_RS_CHAOS`, every kind of `olm_runtime::chaos`), at the API (both operators talk to the
+//! apiserver through the fault proxy `olm_tests::api_proxy`: 5xx, 429, 409, latency, dropped connections, cut
+//! watches, 410 on resume) and of the processes and parts at seeded moments ([`Fault`]: each operator SIGKILLed
+//! and started again, the kube-apiserver and etcd restarted, the registry killed and started again later, the
+//! registry slowed). Then the faults stop (both operators restarted without chaos, straight to the apiserver)
+//! and the namespace must reach, within a deadline, the same end state as a fault-free run of the same workload,
+//! object for object (`olm_tests::converge`), with the end-state invariants held. Every journaled fault must
+//! replay from the seed.
 //! Prints the table: seed, faults by kind, converged, time to converge.
 //!
 //! Default suite: a fault-free baseline and 2 seeds, and the regression of a lost-status restart.
@@ -17,7 +20,7 @@ mod catalog_fixture;
 use catalog_fixture::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
-use kube::api::ListParams;
+use kube::api::{ListParams, Patch, PatchParams};
 use messages::crd::annotations;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::subscription::SubscriptionState;
@@ -26,6 +29,7 @@ use olm_runtime::chaos::{ChaosConfig, replay};
 use olm_tests::api_faults::ApiFaults;
 use olm_tests::api_proxy::ApiProxy;
 use olm_tests::converge::{Raw, Snapshot, diff, invariants, snapshot};
+use olm_tests::slow_tcp::SlowTcp;
 use olm_tests::{
     Cluster, OperatorProcess, TestContext, dump_namespace, eventually, with_namespace,
 };
@@ -41,6 +45,12 @@ const UNDER_FAULTS: Duration = Duration::from_secs(45);
 const CONVERGE: Duration = Duration::from_secs(120);
 const VERSIONS: [&str; 4] = ["1.0.0", "1.1.0", "1.2.0", "1.3.0"];
 const HEAD: &str = "chain.v1.3.0";
+/// The second package, served over gRPC by the `registry` binary (through `olm_tests::slow_tcp`): its head
+/// replaces and skips (`skipRange`) the first, and the Subscription names no starting CSV, so it installs the head
+/// in one plan. (One plan, not two: InstallPlan garbage collection keeps 5 per namespace, the chain makes 4, and
+/// which plan a sixth would delete depends on timing, so the end state would not be comparable.)
+const SIDE_VERSIONS: [&str; 2] = ["1.0.0", "1.1.0"];
+const SIDE_HEAD: &str = "side.v1.1.0";
 
 /// Every fault kind inside the actors on, at rates that make a few dozen faults per run.
 fn chaos_text(seed: u64) -> String {
@@ -57,6 +67,17 @@ fn api_text(seed: u64) -> String {
 /// Each operator is SIGKILLed (and started again) with this probability per run, at a moment in this window.
 const KILL_RATE: f64 = 0.6;
 const KILL_WINDOW_MS: std::ops::Range<u64> = 1_000..20_000;
+/// The private plane's kube-apiserver, and its etcd, are SIGKILLed and started again with this probability.
+const RESTART_RATE: f64 = 0.3;
+/// The gRPC catalog's registry is killed, and started again this long after, with this probability.
+const REGISTRY_DOWN_RATE: f64 = 0.5;
+const REGISTRY_DOWN_MS: std::ops::Range<u64> = 2_000..10_000;
+/// The gRPC catalog answers slowly (each chunk the registry sends held this long) for a while.
+const REGISTRY_SLOW_RATE: f64 = 0.5;
+const REGISTRY_SLOW_DELAY_MS: std::ops::Range<u64> = 200..2_000;
+const REGISTRY_SLOW_FOR_MS: std::ops::Range<u64> = 3_000..12_000;
+/// The Manual plan is approved at a seeded moment in this window (the fault-free run: at its start).
+const APPROVE_WINDOW_MS: std::ops::Range<u64> = 1_000..20_000;
 
 #[derive(Debug, Default)]
 struct Row {
@@ -115,41 +136,108 @@ async fn start_operators(
     Ok((cat, olm))
 }
 
-/// The end state of the workload: the head alone, Succeeded, owning the Deployment; the Subscription at it.
+/// The end state of the workload: each package's head alone, Succeeded, owning its Deployment; each
+/// Subscription at it.
 async fn at_head(ctx: &TestContext) -> anyhow::Result<Option<()>> {
-    let sub = subs(ctx).get("chain").await?;
-    let status = sub.status.unwrap_or_default();
     let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-    let phases: Vec<(String, CsvPhase)> = csvs
+    let mut phases: Vec<(String, CsvPhase)> = csvs
         .list(&ListParams::default())
         .await?
         .items
         .iter()
         .map(|c| (c.metadata.name.clone().unwrap_or_default(), c.phase()))
         .collect();
+    phases.sort_by(|a, b| a.0.cmp(&b.0));
+    let want = [
+        (HEAD.to_string(), CsvPhase::Succeeded),
+        (SIDE_HEAD.to_string(), CsvPhase::Succeeded),
+    ];
     let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-    let owner = deployments
-        .get_opt("chain-operator")
-        .await?
-        .and_then(|d| d.metadata.labels)
-        .and_then(|l| l.get(annotations::OWNER).cloned());
-    if status.state == SubscriptionState::AtLatestKnown
-        && status.installed_csv == HEAD
-        && phases == [(HEAD.to_string(), CsvPhase::Succeeded)]
-        && owner.as_deref() == Some(HEAD)
-    {
+    let mut off = Vec::new();
+    for (sub, head, deployment) in [
+        ("chain", HEAD, "chain-operator"),
+        ("side", SIDE_HEAD, "side-operator"),
+    ] {
+        let status = subs(ctx).get(sub).await?.status.unwrap_or_default();
+        let owner = deployments
+            .get_opt(deployment)
+            .await?
+            .and_then(|d| d.metadata.labels)
+            .and_then(|l| l.get(annotations::OWNER).cloned());
+        if status.state != SubscriptionState::AtLatestKnown
+            || status.installed_csv != head
+            || owner.as_deref() != Some(head)
+        {
+            off.push(format!(
+                "subscription {sub} {:?} at {:?}, deployment owned by {owner:?}",
+                status.state, status.installed_csv
+            ));
+        }
+    }
+    if off.is_empty() && phases == want {
         return Ok(Some(()));
     }
-    Err(anyhow::anyhow!(
-        "subscription {:?} at {:?}; CSVs {phases:?}; deployment owned by {owner:?}",
-        status.state,
-        status.installed_csv
-    ))
+    Err(anyhow::anyhow!("{}; CSVs {phases:?}", off.join("; ")))
+}
+
+/// The gRPC catalog of the workload: the `registry` binary serving the second package from a file, behind a
+/// forwarder that can slow it (`olm_tests::slow_tcp`); the CatalogSource names the forwarder, so the registry
+/// can be killed and started again on another port.
+struct GrpcCatalog {
+    file: std::path::PathBuf,
+    registry: Option<RegistryProcess>,
+    forwarder: SlowTcp,
+}
+
+impl GrpcCatalog {
+    async fn start(ns: &str) -> anyhow::Result<Self> {
+        let op = |v: &str| {
+            Op::new("side", v)
+                .min_ready_seconds(1)
+                .versioned_deployment()
+        };
+        let catalog = Catalog::with(vec![
+            op(SIDE_VERSIONS[0]),
+            op(SIDE_VERSIONS[1])
+                .replaces(&format!("side.v{}", SIDE_VERSIONS[0]))
+                .skip_range(&format!("<{}", SIDE_VERSIONS[1])),
+        ]);
+        let dir = std::env::temp_dir().join(format!("olm-rs-chaos-{ns}"));
+        let file = catalog.write_file(&dir, "side")?;
+        let registry = RegistryProcess::start(&[file.as_path()], free_port()?)?;
+        let forwarder = SlowTcp::start(([127, 0, 0, 1], registry.port).into()).await?;
+        Ok(Self {
+            file,
+            registry: Some(registry),
+            forwarder,
+        })
+    }
+
+    fn address(&self) -> String {
+        self.forwarder.addr.to_string()
+    }
+
+    /// The registry goes away (SIGKILL on drop): new connections fail, open ones close.
+    fn down(&mut self) {
+        self.registry = None;
+    }
+
+    /// A new registry process (on a new port) behind the same address.
+    fn up(&mut self) -> anyhow::Result<()> {
+        if self.registry.is_none() {
+            let registry = RegistryProcess::start(&[self.file.as_path()], free_port()?)?;
+            self.forwarder
+                .set_upstream(([127, 0, 0, 1], registry.port).into());
+            self.registry = Some(registry);
+        }
+        Ok(())
+    }
 }
 
 /// The workload: an OperatorGroup, a ConfigMap catalog with the four-CSV `replaces` chain, and an Automatic
-/// Subscription starting at its first CSV.
-async fn workload(ctx: &TestContext) -> anyhow::Result<()> {
+/// Subscription starting at its first CSV; a gRPC catalog ([`GrpcCatalog`]) with a two-CSV package and an
+/// Manual Subscription to its head, approved mid-run ([`approve_side`]).
+async fn workload(ctx: &TestContext, grpc: &GrpcCatalog) -> anyhow::Result<()> {
     let op = |v: &str| {
         Op::new("chain", v)
             .min_ready_seconds(1)
@@ -161,6 +249,7 @@ async fn workload(ctx: &TestContext) -> anyhow::Result<()> {
     }
     operator_group(ctx).await?;
     configmap_catalog(ctx, "cat", &Catalog::with(ops), 0).await?;
+    address_catalog(ctx, "grpc", &grpc.address()).await?;
     subscription(
         ctx,
         "chain",
@@ -169,7 +258,46 @@ async fn workload(ctx: &TestContext) -> anyhow::Result<()> {
         json!({"startingCSV": "chain.v1.0.0", "installPlanApproval": "Automatic"}),
     )
     .await?;
+    subscription(
+        ctx,
+        "side",
+        "side",
+        "grpc",
+        json!({"installPlanApproval": "Manual"}),
+    )
+    .await?;
     Ok(())
+}
+
+/// Approve the side Subscription's Manual plan once it exists (a user approving mid-run, under the faults):
+/// `spec.approved` set on the plan for [`SIDE_HEAD`], with the test's own client (not through the fault proxy).
+async fn approve_side(ctx: &TestContext) -> anyhow::Result<()> {
+    eventually(
+        CONVERGE,
+        "the side Subscription's plan approved",
+        || async {
+            for p in plans(ctx).list(&ListParams::default()).await?.items {
+                if p.spec.cluster_service_version_names != [SIDE_HEAD]
+                    || !p.spec.approval.is_manual()
+                {
+                    continue;
+                }
+                if !p.spec.approved {
+                    let name = p.metadata.name.clone().unwrap_or_default();
+                    plans(ctx)
+                        .patch(
+                            &name,
+                            &PatchParams::default(),
+                            &Patch::Merge(json!({"spec": {"approved": true}})),
+                        )
+                        .await?;
+                }
+                return Ok(Some(()));
+            }
+            Ok(None)
+        },
+    )
+    .await
 }
 
 /// A run that did not converge: the namespace and the last lines of the fault-free operators' logs, to stderr.
@@ -192,31 +320,81 @@ async fn journal_of(op: &OperatorProcess) -> anyhow::Result<Journal> {
     Ok(Journal::from_msgpack(&body)?)
 }
 
+/// A fault of a process or part, at a seeded moment.
+#[derive(Clone, Copy, Debug)]
+enum Fault {
+    /// SIGKILL one operator and start it again at once under the same faults.
+    Kill(Which),
+    /// SIGKILL the private plane's kube-apiserver (or etcd) and start it again (`hack/control-plane.sh`).
+    RestartApiserver,
+    RestartEtcd,
+    /// The gRPC catalog's registry is killed; `RegistryUp` starts a new one.
+    RegistryDown,
+    RegistryUp,
+    /// The gRPC catalog answers slowly from now (each chunk held this long); `RegistryFast` ends it.
+    RegistrySlow(Duration),
+    RegistryFast,
+}
+
+impl Fault {
+    /// The name counted in the table (none for the end of a fault).
+    fn counted(self) -> Option<&'static str> {
+        match self {
+            Fault::Kill(Which::Catalog) => Some("kill-catalog"),
+            Fault::Kill(Which::Olm) => Some("kill-olm"),
+            Fault::RestartApiserver => Some("apiserver-restart"),
+            Fault::RestartEtcd => Some("etcd-restart"),
+            Fault::RegistryDown => Some("registry-down"),
+            Fault::RegistrySlow(_) => Some("registry-slow"),
+            Fault::RegistryUp | Fault::RegistryFast => None,
+        }
+    }
+}
+
 /// The faults of one seed: inside the actors (`OLM_RS_CHAOS`), at the API (the fault proxy between both
-/// operators and the apiserver), and SIGKILLs of the operators at seeded moments (each restarted at once under
-/// the same faults).
+/// operators and the apiserver), and of processes and parts at seeded moments ([`Fault`]).
 struct FaultPlan {
     actors: String,
     api: ApiFaults,
-    kills: Vec<(Duration, Which)>,
+    events: Vec<(Duration, Fault)>,
+    /// When the test approves the Manual plan.
+    approve_at: Duration,
 }
 
 fn fault_plan(seed: u64) -> anyhow::Result<FaultPlan> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let mut kills = Vec::new();
+    let mut events = Vec::new();
+    let at = |rng: &mut rand::rngs::StdRng| Duration::from_millis(rng.random_range(KILL_WINDOW_MS));
     for which in [Which::Catalog, Which::Olm] {
         if rng.random_bool(KILL_RATE) {
-            kills.push((
-                Duration::from_millis(rng.random_range(KILL_WINDOW_MS)),
-                which,
-            ));
+            events.push((at(&mut rng), Fault::Kill(which)));
         }
     }
-    kills.sort_by_key(|k| k.0);
+    for restart in [Fault::RestartApiserver, Fault::RestartEtcd] {
+        if rng.random_bool(RESTART_RATE) {
+            events.push((at(&mut rng), restart));
+        }
+    }
+    if rng.random_bool(REGISTRY_DOWN_RATE) {
+        let t = at(&mut rng);
+        let down = Duration::from_millis(rng.random_range(REGISTRY_DOWN_MS));
+        events.push((t, Fault::RegistryDown));
+        events.push((t + down, Fault::RegistryUp));
+    }
+    if rng.random_bool(REGISTRY_SLOW_RATE) {
+        let t = at(&mut rng);
+        let delay = Duration::from_millis(rng.random_range(REGISTRY_SLOW_DELAY_MS));
+        let length = Duration::from_millis(rng.random_range(REGISTRY_SLOW_FOR_MS));
+        events.push((t, Fault::RegistrySlow(delay)));
+        events.push((t + length, Fault::RegistryFast));
+    }
+    events.sort_by_key(|e| e.0);
+    let approve_at = Duration::from_millis(rng.random_range(APPROVE_WINDOW_MS));
     Ok(FaultPlan {
         actors: chaos_text(seed),
         api: ApiFaults::parse(&api_text(seed))?,
-        kills,
+        events,
+        approve_at,
     })
 }
 
@@ -257,8 +435,9 @@ async fn one_run(cluster: &'static Cluster, seed: Option<u64>) -> anyhow::Result
             env.push(("OLM_RS_CHAOS", p.actors.as_str()));
             env.push(("KUBECONFIG", k.as_str()));
         }
+        let mut grpc = GrpcCatalog::start(&ctx.namespace).await?;
         let (mut cat, mut olm) = start_operators(&ctx, &env).await?;
-        workload(&ctx).await?;
+        workload(&ctx, &grpc).await?;
         let ctx = &ctx;
         let mut faults = BTreeMap::new();
         let mut unreplayed = 0;
@@ -267,24 +446,50 @@ async fn one_run(cluster: &'static Cluster, seed: Option<u64>) -> anyhow::Result
             .map(|p| ChaosConfig::parse(&p.actors))
             .transpose()?;
         let t0 = Instant::now();
-        for (at, which) in plan.iter().flat_map(|p| p.kills.iter()) {
-            // The moment of a fault (not a wait for state): SIGKILL, then start it again under the faults.
-            tokio::time::sleep_until((t0 + *at).into()).await;
-            let op = match which {
-                Which::Catalog => &mut cat,
-                Which::Olm => &mut olm,
-            };
-            if let Some(config) = &config {
-                unreplayed += tally(op, config, &mut faults).await?;
+        let approve_at = plan.as_ref().map_or(Duration::ZERO, |p| p.approve_at);
+        let approving = async {
+            // The moment the user approves (not a wait for state).
+            tokio::time::sleep_until((t0 + approve_at).into()).await;
+            approve_side(ctx).await
+        };
+        let faulting = async {
+            for (at, fault) in plan.iter().flat_map(|p| p.events.iter()) {
+                // The moment of a fault (not a wait for state).
+                tokio::time::sleep_until((t0 + *at).into()).await;
+                match *fault {
+                    Fault::Kill(which) => {
+                        let op = match which {
+                            Which::Catalog => &mut cat,
+                            Which::Olm => &mut olm,
+                        };
+                        if let Some(config) = &config {
+                            unreplayed += tally(op, config, &mut faults).await?;
+                        }
+                        op.kill();
+                        *op = start_one(ctx, which, &env).await?;
+                    }
+                    Fault::RestartApiserver | Fault::RestartEtcd => {
+                        let command = match fault {
+                            Fault::RestartApiserver => "restart-apiserver",
+                            _ => "restart-etcd",
+                        };
+                        let cluster = ctx.cluster;
+                        tokio::task::spawn_blocking(move || cluster.plane(command)).await??;
+                    }
+                    Fault::RegistryDown => grpc.down(),
+                    Fault::RegistryUp => grpc.up()?,
+                    Fault::RegistrySlow(delay) => grpc.forwarder.set_delay(delay),
+                    Fault::RegistryFast => grpc.forwarder.set_delay(Duration::ZERO),
+                }
+                if let Some(name) = fault.counted() {
+                    *faults.entry(name.to_string()).or_insert(0) += 1;
+                }
             }
-            op.kill();
-            *op = start_one(ctx, *which, &env).await?;
-            let name = match which {
-                Which::Catalog => "kill-catalog",
-                Which::Olm => "kill-olm",
-            };
-            *faults.entry(name.to_string()).or_insert(0) += 1;
-        }
+            anyhow::Ok(())
+        };
+        let (approved, faulted) = tokio::join!(approving, faulting);
+        faulted?;
+        approved?;
         let left = UNDER_FAULTS.saturating_sub(t0.elapsed());
         let under = eventually(left, "the chain at its head under faults", || at_head(ctx))
             .await
@@ -299,7 +504,10 @@ async fn one_run(cluster: &'static Cluster, seed: Option<u64>) -> anyhow::Result
                 *faults.entry(format!("api-{kind}")).or_insert(0) += n;
             }
         }
-        // The faults stop: both operators restart without chaos, straight to the apiserver.
+        // The faults stop: both operators restart without chaos, straight to the apiserver; the registry serves
+        // at full speed.
+        grpc.forwarder.set_delay(Duration::ZERO);
+        grpc.up()?;
         cat.kill();
         olm.kill();
         drop(proxy);
@@ -404,6 +612,14 @@ async fn a_short_chaos_run_converges_to_the_fault_free_end_state() -> anyhow::Re
 #[tokio::test]
 #[ignore = "bench: the long chaos run (OLM_RS_CHAOS_SEEDS, default 100), minutes per 10 seeds"]
 async fn many_seeds_converge() -> anyhow::Result<()> {
+    // `OLM_RS_CHAOS_SEED=77` (or `77,78`): replay those seeds only.
+    if let Ok(list) = std::env::var("OLM_RS_CHAOS_SEED") {
+        let list: Vec<u64> = list
+            .split(',')
+            .map(|s| s.trim().parse())
+            .collect::<Result<_, _>>()?;
+        return seeds(list).await;
+    }
     let n: u64 = std::env::var("OLM_RS_CHAOS_SEEDS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -448,8 +664,10 @@ async fn a_subscription_whose_status_writes_were_all_lost_adopts_its_plans_after
         let olm =
             OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", ns])
                 .await?;
-        workload(&ctx).await?;
+        let grpc = GrpcCatalog::start(ns).await?;
+        workload(&ctx, &grpc).await?;
         let ctx = &ctx;
+        approve_side(ctx).await?;
         eventually(
             CONVERGE,
             "the head CSV Succeeded, the Subscription's status never written",

@@ -6,9 +6,12 @@
 
 pub mod actor;
 pub mod adopt;
+pub mod confirm;
+pub mod ensure;
 pub mod fail_forward;
 pub mod input;
 pub mod known;
+pub mod plan_name;
 pub mod relevance;
 pub mod reuse;
 pub use crate::status;

@@ -24,20 +24,6 @@ pub fn reusable<'a>(
     plans
         .into_iter()
         .filter(|p| {
-            let names: BTreeSet<&str> = p
-                .spec
-                .cluster_service_version_names
-                .iter()
-                .map(String::as_str)
-                .collect();
-            let owned_by: BTreeSet<&str> = p
-                .metadata
-                .owner_references
-                .iter()
-                .flatten()
-                .filter(|o| o.kind == "Subscription")
-                .map(|o| o.name.as_str())
-                .collect();
             let usable = match p.status.as_ref().map(|s| &s.phase) {
                 Some(InstallPlanPhase::RequiresApproval | InstallPlanPhase::Installing) => true,
                 Some(InstallPlanPhase::Complete) => {
@@ -45,13 +31,32 @@ pub fn reusable<'a>(
                 }
                 _ => false,
             };
-            !wanted.is_empty()
-                && names == wanted
-                && owners.iter().all(|o| owned_by.contains(o))
-                && p.spec.approval.is_manual() == manual
-                && usable
+            usable && same_work(p, &wanted, owners, manual)
         })
         .max_by_key(|p| p.spec.generation.unwrap_or(0))
+}
+
+/// Whether plan `p` installs exactly the CSVs `wanted` (not none), is owned by each of `owners` (Subscription
+/// names) and has `manual` approval: the same step, whatever its status.
+fn same_work(p: &InstallPlan, wanted: &BTreeSet<&str>, owners: &[&str], manual: bool) -> bool {
+    let names: BTreeSet<&str> = p
+        .spec
+        .cluster_service_version_names
+        .iter()
+        .map(String::as_str)
+        .collect();
+    let owned_by: BTreeSet<&str> = p
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .filter(|o| o.kind == "Subscription")
+        .map(|o| o.name.as_str())
+        .collect();
+    !wanted.is_empty()
+        && names == *wanted
+        && owners.iter().all(|o| owned_by.contains(o))
+        && p.spec.approval.is_manual() == manual
 }
 
 /// A plan for `csvs` serving `owners` with `manual` approval that was created but never got its status (its
@@ -69,26 +74,7 @@ pub fn unfinished<'a>(
     plans
         .into_iter()
         .filter(|p| p.status.is_none() && p.metadata.deletion_timestamp.is_none())
-        .filter(|p| {
-            let names: BTreeSet<&str> = p
-                .spec
-                .cluster_service_version_names
-                .iter()
-                .map(String::as_str)
-                .collect();
-            let owned_by: BTreeSet<&str> = p
-                .metadata
-                .owner_references
-                .iter()
-                .flatten()
-                .filter(|o| o.kind == "Subscription")
-                .map(|o| o.name.as_str())
-                .collect();
-            !wanted.is_empty()
-                && names == wanted
-                && owners.iter().all(|o| owned_by.contains(o))
-                && p.spec.approval.is_manual() == manual
-        })
+        .filter(|p| same_work(p, &wanted, owners, manual))
         .max_by_key(|p| p.spec.generation.unwrap_or(0))
 }
 

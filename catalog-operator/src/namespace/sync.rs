@@ -7,6 +7,7 @@
 //! not. Bundles pulled in as new dependencies go into the Automatic plan unless only Manual Subscriptions
 //! changed.
 
+use super::ensure::Found;
 use super::input;
 use super::status::{self, CatalogHealth, Decided, Facts, PlanFacts, PlanRef};
 use crate::error::error_text;
@@ -220,6 +221,14 @@ async fn sync(
     if subs.is_empty() {
         return Ok(synced);
     }
+    // A referenced plan the store does not show yet is not taken for deleted (`super::confirm`).
+    let mut plans = plans;
+    let api: Api<InstallPlan> = Api::namespaced(shared.client.clone(), ns);
+    plans.extend(
+        super::confirm::read_unseen(&api, &subs, &plans)
+            .await
+            .map_err(SyncError::ReadPlan)?,
+    );
     let now = now();
     let csvs = in_ns(shared.csvs(), ns);
     let csv_names: BTreeSet<String> = csvs
@@ -685,20 +694,26 @@ async fn create_plan(
         status: None,
     };
     let api: Api<InstallPlan> = Api::namespaced(shared.client.clone(), ns);
-    // A plan for this step whose status was never written is finished, not duplicated (`super::reuse`).
-    let unfinished = super::reuse::unfinished(
+    // A plan for this step whose status was never written is finished, not duplicated (`super::reuse`); one
+    // the store does not show yet is found by its name (`super::ensure`).
+    let found = match super::reuse::unfinished(
         plans.iter().map(|p| p.as_ref()),
         &wanted,
         &owner_names,
         manual,
-    );
-    let fresh = unfinished.is_none();
-    let mut created = match unfinished {
-        Some(p) => p.clone(),
-        None => api
-            .create(&PostParams::default(), &ip)
+    ) {
+        Some(p) => Found::Unfinished(p.clone()),
+        None => super::ensure::create(&api, ip, &owner_names, existing_csvs)
             .await
             .map_err(PlanError::Api)?,
+    };
+    let (fresh, mut created) = match found {
+        Found::Created(p) => (true, p),
+        Found::Unfinished(p) => (false, p),
+        Found::Reused(p) => {
+            tracing::info!(namespace = %ns, plan = ?p.metadata.name, csvs = ?wanted, "InstallPlan for this step was created before: reused");
+            return Ok(p);
+        }
     };
     created.status = Some(InstallPlanStatus {
         phase: if manual {
