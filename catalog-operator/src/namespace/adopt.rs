@@ -45,6 +45,26 @@ pub fn lost_plan<'a>(
     })
 }
 
+/// Chaos defect 12: a Subscription whose current and installed CSVs are both gone while a CSV its own Complete
+/// plan made lives on, with no `replaces` chain left between them (the CSVs in between are gone too, e.g.
+/// v1.0.0 → v1.1.0 → v1.2.0 with only v1.2.0 left after its decisions were lost). The Subscription follows to
+/// that CSV as if the decisions had reached it; else it waited `UpgradePending` on a CSV that never comes back.
+/// `exists` tells whether a CSV is in the namespace. Pure.
+pub fn surviving_csv(
+    sub: &Subscription,
+    plans: &[Arc<InstallPlan>],
+    package_of: impl Fn(&str) -> Option<String>,
+    exists: impl Fn(&str) -> bool,
+) -> Option<String> {
+    let st = sub.status.as_ref()?;
+    if st.current_csv.is_empty() || exists(&st.current_csv) || exists(&st.installed_csv) {
+        return None;
+    }
+    lost_plan(sub, plans, package_of)
+        .map(|(_, csv)| csv)
+        .filter(|csv| exists(csv))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,5 +158,33 @@ mod tests {
             "plans {:?}",
             plans.iter().map(|p| &p.metadata.name).collect::<Vec<_>>()
         );
+    }
+
+    fn sub_at(current: &str, installed: &str) -> Subscription {
+        let mut s = sub("u1");
+        s.status = Some(messages::crd::subscription::SubscriptionStatus {
+            current_csv: current.into(),
+            installed_csv: installed.into(),
+            ..Default::default()
+        });
+        s
+    }
+
+    #[rstest]
+    #[case::current_and_installed_gone_and_its_plan_s_csv_lives(("chain.v1", "chain.v1"), &["chain.v3"], Some("chain.v3"))]
+    #[case::the_installed_csv_lives(("chain.v2", "chain.v1"), &["chain.v1", "chain.v3"], None)]
+    #[case::the_current_csv_lives(("chain.v3", "chain.v1"), &["chain.v3"], None)]
+    #[case::its_plan_s_csv_is_gone_too(("chain.v1", "chain.v1"), &[], None)]
+    #[case::no_current_csv(("", ""), &["chain.v3"], None)]
+    fn follows_to_the_csv_its_own_plan_made(
+        #[case] (current, installed): (&str, &str),
+        #[case] existing: &[&str],
+        #[case] want: Option<&str>,
+    ) {
+        let plans = vec![plan("ip3", ("chain", "u1"), 3, Complete, &["chain.v3"])];
+        let got = surviving_csv(&sub_at(current, installed), &plans, package_of, |c| {
+            existing.contains(&c)
+        });
+        assert_eq!(got.as_deref(), want);
     }
 }

@@ -205,7 +205,10 @@ fn facts(
         installed_csv_exists: !st.installed_csv.is_empty() && csv_names.contains(&st.installed_csv),
         successor: (!current.is_empty() && !csv_names.contains(&current))
             .then(|| status::successor(&current, replaced_by))
-            .flatten(),
+            .flatten()
+            .or_else(|| {
+                super::adopt::surviving_csv(sub, plans, package_of, |c| csv_names.contains(c))
+            }),
         fail_forward,
     }
 }
