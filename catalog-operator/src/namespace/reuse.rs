@@ -78,6 +78,28 @@ pub fn unfinished<'a>(
         .max_by_key(|p| p.spec.generation.unwrap_or(0))
 }
 
+/// The CSVs of `csvs` that a Complete plan of the same work made but `existing_csvs` (the CSV store) does not
+/// show. [`reusable`] passes over such a plan (its CSV may have been deleted since), so resolution reads these
+/// from the API before planning the step again: a store lagging behind cut watches made a second Complete plan
+/// for one CSV, one generation higher (chaos defect 11, seed 58).
+pub fn unconfirmed_csvs<'a>(
+    plans: impl IntoIterator<Item = &'a InstallPlan>,
+    csvs: &[String],
+    owners: &[&str],
+    manual: bool,
+    existing_csvs: &BTreeSet<String>,
+) -> BTreeSet<String> {
+    let wanted: BTreeSet<&str> = csvs.iter().map(String::as_str).collect();
+    plans
+        .into_iter()
+        .filter(|p| p.status.as_ref().map(|s| &s.phase) == Some(&InstallPlanPhase::Complete))
+        .filter(|p| same_work(p, &wanted, owners, manual))
+        .flat_map(|_| wanted.iter().copied())
+        .filter(|c| !existing_csvs.contains(*c))
+        .map(str::to_string)
+        .collect()
+}
+
 /// [`reusable`] over the store's plans and the ones this actor created.
 pub fn reusable_in<'a>(
     stored: &'a [Arc<InstallPlan>],
@@ -196,5 +218,23 @@ mod tests {
         );
         assert_eq!(got.and_then(|p| p.spec.generation), Some(5));
         assert!(reusable([&older], &names(&["a.v2"]), &["sub"], false, &none).is_none());
+    }
+
+    #[rstest]
+    #[case::a_complete_plan_whose_csv_the_store_lacks(Some("Complete"), &[], &["a.v1"])]
+    #[case::a_complete_plan_whose_csv_the_store_shows(Some("Complete"), &["a.v1"], &[])]
+    #[case::a_plan_being_carried_out(Some("Installing"), &[], &[])]
+    #[case::a_failed_plan(Some("Failed"), &[], &[])]
+    #[case::a_plan_without_status(None, &[], &[])]
+    fn csvs_to_read_before_planning_again(
+        #[case] phase: Option<&str>,
+        #[case] stored: &[&str],
+        #[case] want: &[&str],
+    ) {
+        let p = plan(&["a.v1"], &["sub"], false, phase, 1);
+        let existing: BTreeSet<String> = stored.iter().map(|c| c.to_string()).collect();
+        let got = unconfirmed_csvs([&p], &["a.v1".to_string()], &["sub"], false, &existing);
+        let want: BTreeSet<String> = want.iter().map(|c| c.to_string()).collect();
+        assert_eq!(got, want);
     }
 }

@@ -17,6 +17,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference,
 use k8s_openapi::jiff::Timestamp;
 use kube::Api;
 use kube::api::{DeleteParams, PostParams};
+use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::{
     InstallPlan, InstallPlanPhase, InstallPlanSpec, InstallPlanStatus, Step, order_steps,
 };
@@ -614,6 +615,29 @@ async fn create_plan(
         .iter()
         .filter_map(|s| s.metadata.name.as_deref())
         .collect();
+    // A Complete plan for this step whose CSV the store does not show: read the CSV before planning again.
+    let unseen = super::reuse::unconfirmed_csvs(
+        plans.iter().map(|p| p.as_ref()).chain(created.iter()),
+        &wanted,
+        &owner_names,
+        manual,
+        existing_csvs,
+    );
+    let mut confirmed = existing_csvs.clone();
+    if !unseen.is_empty() {
+        let api: Api<ClusterServiceVersion> = Api::namespaced(shared.client.clone(), ns);
+        for name in unseen {
+            if api
+                .get_metadata_opt(&name)
+                .await
+                .map_err(PlanError::Api)?
+                .is_some()
+            {
+                confirmed.insert(name);
+            }
+        }
+    }
+    let existing_csvs = &confirmed;
     if let Some(existing) =
         super::reuse::reusable_in(plans, created, &wanted, &owner_names, manual, existing_csvs)
     {
