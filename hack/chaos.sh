@@ -1,23 +1,35 @@
 #!/usr/bin/env bash
 # hack/chaos.sh [SEEDS]: the long chaos run (issue 15) on the chaos tests' private control plane, then stops that
-# plane. SEEDS (default 100) runs of the workload (four-CSV chain + a Manual gRPC-catalog Subscription), each
+# plane. SEEDS (default 100) runs of the workload (four-CSV chain + a Manual gRPC-catalog Subscription; a
+# dependency across catalogs in a second namespace; a global operator's copies, its group narrowed mid-run; a
+# namespace created and deleted mid-run), each
 # under OLM_RS_CHAOS=seed=S,all=0.04,max_delay_ms=400, the API fault proxy, operator SIGKILLs, apiserver/etcd
 # restarts and a killed or slowed registry, then without faults until the namespace equals a fault-free run's
 # (tests/tests/chaos.rs). The
 # table (seed | faults by kind | at head under faults | converged | time to converge) and a summary are printed
 # and kept in $OLM_RS_CHAOS_LOG (default ${TMPDIR:-/tmp}/olm-rs-chaos.log). Exit status: the test's.
 # The private plane (ports 33791/36444, ~/.cache/olm-rs/cluster-chaos) never touches the shared one.
+# OLM_RS_CHAOS_PLANE=2 selects a second private plane (etcd 33793/33803, apiserver 36446, controller manager 36260,
+# registry 25003, ~/.cache/olm-rs/cluster-chaos2 and registry-chaos2; tests/src/chaos_plane.rs), e.g. for a long run
+# beside CI's short run on the first; the test gets the same variable, and the plane stopped after is that one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/olm-rs/target}"
 seeds="${1:-100}"
 log="${OLM_RS_CHAOS_LOG:-${TMPDIR:-/tmp}/olm-rs-chaos.log}"
-plane=(OLM_RS_CLUSTER_DIR="$HOME/.cache/olm-rs/cluster-chaos" OLM_RS_ETCD_PORT=33791 OLM_RS_ETCD_PEER_PORT=33801
-       OLM_RS_API_PORT=36444 OLM_RS_KCM_PORT=36258 OLM_RS_REGISTRY_PORT=25001
-       OLM_RS_REGISTRY_DIR="$HOME/.cache/olm-rs/registry-chaos")
+export OLM_RS_CHAOS_PLANE="${OLM_RS_CHAOS_PLANE:-1}"
+case "$OLM_RS_CHAOS_PLANE" in
+  1) plane=(OLM_RS_CLUSTER_DIR="$HOME/.cache/olm-rs/cluster-chaos" OLM_RS_ETCD_PORT=33791 OLM_RS_ETCD_PEER_PORT=33801
+            OLM_RS_API_PORT=36444 OLM_RS_KCM_PORT=36258 OLM_RS_REGISTRY_PORT=25001
+            OLM_RS_REGISTRY_DIR="$HOME/.cache/olm-rs/registry-chaos") ;;
+  2) plane=(OLM_RS_CLUSTER_DIR="$HOME/.cache/olm-rs/cluster-chaos2" OLM_RS_ETCD_PORT=33793 OLM_RS_ETCD_PEER_PORT=33803
+            OLM_RS_API_PORT=36446 OLM_RS_KCM_PORT=36260 OLM_RS_REGISTRY_PORT=25003
+            OLM_RS_REGISTRY_DIR="$HOME/.cache/olm-rs/registry-chaos2") ;;
+  *) echo "OLM_RS_CHAOS_PLANE=$OLM_RS_CHAOS_PLANE: only 1 or 2" >&2; exit 2 ;;
+esac
 stop_plane() { env "${plane[@]}" hack/control-plane.sh down >/dev/null 2>&1 || true; }
 trap stop_plane EXIT
-echo "== chaos: $seeds seeds; log $log" >&2
+echo "== chaos: $seeds seeds on chaos plane $OLM_RS_CHAOS_PLANE; log $log" >&2
 cargo build --locked -p olm-operator -p catalog-operator -p node-sim -p registry >&2
 status=0
 OLM_RS_CHAOS_SEEDS="$seeds" cargo test --locked -p olm-tests --test chaos many_seeds -- --ignored --nocapture \

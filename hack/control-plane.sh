@@ -155,9 +155,13 @@ contexts:
   context: {cluster: olm-rs, user: olm-rs-admin}
 current-context: olm-rs
 KC
+  # OLM_RS_KCM_FLAGS: extra flags, e.g. for the scale bench a higher client rate than the default 20 requests/s
+  # (with thousands of new namespaces the token controller's backlog otherwise holds every new pod for minutes).
+  local kcm_flags=()
+  read -r -a kcm_flags <<< "${OLM_RS_KCM_FLAGS:-}"
   setsid "$KCM_BIN" --kubeconfig "$STATE/kubeconfig" --leader-elect=false --service-account-private-key-file "$STATE/certs/sa.key" \
     --root-ca-file "$STATE/certs/apiserver.crt" --bind-address 127.0.0.1 --secure-port "$KCM_PORT" --port 0 \
-    --controllers '*' --use-service-account-credentials=false >"$STATE/kube-controller-manager.log" 2>&1 < /dev/null &
+    --controllers '*' --use-service-account-credentials=false "${kcm_flags[@]}" >"$STATE/kube-controller-manager.log" 2>&1 < /dev/null &
   echo $! > "$STATE/kube-controller-manager.pid"
   # The controller manager is up when it has created the default service account of `default`.
   local deadline=$(( $(date +%s) + 60 ))

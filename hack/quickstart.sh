@@ -8,6 +8,9 @@
 #
 #   hack/quickstart.sh        bring everything up, install, print the result (everything keeps running)
 #   hack/quickstart.sh down   stop the operators, the catalog server and the control plane
+#
+# OLM_RS_BIN_DIR=<dir> runs the binaries found there (olm-operator, catalog-operator, olm-oci, node-sim) instead of
+# building debug ones (e.g. release binaries, or instrumented ones for profiling).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
@@ -15,7 +18,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/olm-rs/target}"
 STATE="${OLM_RS_CLUSTER_DIR:-${OLM_RS_CACHE:-$HOME/.cache/olm-rs}/cluster}"
 RUN="$STATE/quickstart"
 NS="${QUICKSTART_NAMESPACE:-etcd-demo}"
-BIN="$CARGO_TARGET_DIR/debug"
+BIN="${OLM_RS_BIN_DIR:-$CARGO_TARGET_DIR/debug}"
 log() { echo "== quickstart: $*" >&2; }
 
 stop_ours() {
@@ -27,11 +30,16 @@ stop_ours() {
 
 if [ "${1:-up}" = "down" ]; then stop_ours; hack/control-plane.sh down; exit 0; fi
 
-log "building the binaries (cached in $CARGO_TARGET_DIR)"
-hack/control-plane.sh build >/dev/null &
-k8s=$!
-cargo build --workspace --bins
-wait "$k8s"
+if [ -n "${OLM_RS_BIN_DIR:-}" ]; then
+  log "using the binaries in $OLM_RS_BIN_DIR"
+  hack/control-plane.sh build >/dev/null
+else
+  log "building the binaries (cached in $CARGO_TARGET_DIR)"
+  hack/control-plane.sh build >/dev/null &
+  k8s=$!
+  cargo build --workspace --bins
+  wait "$k8s"
+fi
 KUBECONFIG=$(OLM_RS_NODE_SIM="$BIN/node-sim" hack/control-plane.sh up | tail -1)
 export KUBECONFIG
 log "control plane up; KUBECONFIG=$KUBECONFIG"

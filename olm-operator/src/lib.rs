@@ -12,6 +12,7 @@
 //! `operator_group`, `operator_condition`, `operator_view` → `shared` → `routes`, `stores` → `metrics`.
 
 pub mod cli;
+pub mod component_labels;
 pub mod copied_csv;
 pub mod csv;
 pub mod error;

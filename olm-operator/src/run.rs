@@ -60,7 +60,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             .registries
             .janitor
             .set(crate::janitor::spawn(&shared));
-        let (csvs, csv_store) = wiring.start::<CsvActor>(shared.clone());
+        // Copied CSVs are kept cut down (`copied_csv::projection`): their content is their parent's.
+        let (csvs, csv_store) = wiring
+            .start_projected::<CsvActor, _>(shared.clone(), crate::copied_csv::projection::project);
         let _ = shared.stores.csvs.set(csv_store);
         let _ = shared
             .registries

@@ -281,7 +281,10 @@ pub fn render_with(
         controller: Some(false),
         block_owner_deletion: Some(false),
     };
-    let labels = owner_labels(name, namespace);
+    let mut labels = owner_labels(name, namespace);
+    labels.extend(crate::component_labels::inherited(
+        csv.metadata.labels.as_ref(),
+    ));
     let meta = |object_name: String, extra: BTreeMap<String, String>, owned: bool| ObjectMeta {
         name: Some(object_name),
         namespace: owned.then(|| namespace.to_string()),

@@ -23,6 +23,7 @@ pub mod args;
 pub mod chaos;
 pub mod client;
 pub mod endpoints;
+pub mod heap_trim;
 pub mod impersonate;
 pub mod leader;
 pub mod lenient;

@@ -26,6 +26,23 @@ where
     A: ObjectActor,
     A::Object: DeserializeOwned + kube::Resource<DynamicType = ()>,
 {
+    spawn_watch_projected(client, config, registry, scope, |_: &mut A::Object| {})
+}
+
+/// [`spawn_watch`] keeping only what `project` leaves of each object, in the store and in what the registry and
+/// its actors get (e.g. olm-operator's copied CSVs without the content their parent has).
+pub fn spawn_watch_projected<A, P>(
+    client: Client,
+    config: watcher::Config,
+    registry: Addr<Registry<A>>,
+    scope: crate::wiring::Scope,
+    project: P,
+) -> (Store<A::Object>, tokio::task::JoinHandle<()>)
+where
+    A: ObjectActor,
+    A::Object: DeserializeOwned + kube::Resource<DynamicType = ()>,
+    P: Fn(&mut A::Object) + Send + 'static,
+{
     let (store, writer) = reflector::store();
     let api: Api<Lenient<A::Object>> = Api::all(client);
     let handle = tokio::spawn(async move {
@@ -36,7 +53,8 @@ where
                 skipped.do_send(Undecodable { meta, error });
             },
         );
-        let stream = reflector::reflector(writer, decoded);
+        let projected = decoded.map_ok(move |event| event.modify(&project));
+        let stream = reflector::reflector(writer, projected);
         futures::pin_mut!(stream);
         while let Some(event) = stream.next().await {
             match event {

@@ -12,7 +12,7 @@ use crate::endpoints::{self, EndpointState};
 use crate::leader::{ElectionConfig, Elector, LeaderError, LostLeadership, Role};
 use crate::metrics::Metrics;
 use crate::registry::{ObjectActor, Registry, SharedJournal};
-use crate::watch::spawn_watch;
+use crate::watch::spawn_watch_projected;
 use actix::{Actor, Addr};
 use kube::Client;
 use kube::runtime::reflector::Store;
@@ -38,7 +38,10 @@ pub fn block_on_system<F: Future>(fut: F) -> std::io::Result<F::Output> {
     let mut runtime = Some(runtime);
     let system =
         actix::System::with_tokio_rt(move || runtime.take().unwrap_or_else(unreachable_runtime));
-    Ok(system.block_on(fut))
+    Ok(system.block_on(async {
+        crate::heap_trim::spawn();
+        fut.await
+    }))
 }
 
 fn unreachable_runtime() -> tokio::runtime::Runtime {
@@ -111,6 +114,21 @@ impl Wiring {
         A: ObjectActor,
         A::Object: DeserializeOwned + kube::Resource<DynamicType = ()>,
     {
+        self.start_projected::<A, _>(shared, |_: &mut A::Object| {})
+    }
+
+    /// [`Self::start`] with each watched object cut down by `project` before the store, the registry and the
+    /// actors see it (`crate::watch::spawn_watch_projected`).
+    pub fn start_projected<A, P>(
+        &mut self,
+        shared: A::Shared,
+        project: P,
+    ) -> (Addr<Registry<A>>, Store<A::Object>)
+    where
+        A: ObjectActor,
+        A::Object: DeserializeOwned + kube::Resource<DynamicType = ()>,
+        P: Fn(&mut A::Object) + Send + 'static,
+    {
         let journal: SharedJournal = Arc::new(Mutex::new(Journal::with_capacity(JOURNAL_CAPACITY)));
         let registry = Registry::<A>::new(shared, self.metrics.clone(), journal.clone())
             .with_resync(self.resync);
@@ -129,11 +147,12 @@ impl Wiring {
             }
             _ => watcher::Config::default(),
         };
-        let (store, _task) = spawn_watch(
+        let (store, _task) = spawn_watch_projected(
             self.client.clone(),
             config,
             addr.clone(),
             self.scope.clone(),
+            project,
         );
         (addr, store)
     }

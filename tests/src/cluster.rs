@@ -23,19 +23,6 @@ pub struct Cluster {
 static SHARED: OnceLock<Result<Cluster, String>> = OnceLock::new();
 static CHAOS: OnceLock<Result<Cluster, String>> = OnceLock::new();
 
-/// The private control plane of the chaos tests (faults would make the shared one noisy): its own state folder,
-/// etcd, apiserver, controller-manager and registry ports. `hack/control-plane.sh down` with these same
-/// variables stops it (without them it would stop the shared plane's registry).
-pub const CHAOS_PLANE_ENV: [(&str, &str); 7] = [
-    ("OLM_RS_CLUSTER_DIR", "cluster-chaos"),
-    ("OLM_RS_ETCD_PORT", "33791"),
-    ("OLM_RS_ETCD_PEER_PORT", "33801"),
-    ("OLM_RS_API_PORT", "36444"),
-    ("OLM_RS_KCM_PORT", "36258"),
-    ("OLM_RS_REGISTRY_PORT", "25001"),
-    ("OLM_RS_REGISTRY_DIR", "registry-chaos"),
-];
-
 impl Cluster {
     /// Start or attach to the control plane once per process.
     pub fn shared() -> anyhow::Result<&'static Cluster> {
@@ -45,14 +32,18 @@ impl Cluster {
             .map_err(|e| anyhow::anyhow!("control plane: {e}"))
     }
 
-    /// Start or attach to the chaos tests' private control plane ([`CHAOS_PLANE_ENV`]) once per process.
+    /// Start or attach to the chaos tests' private control plane once per process: the one
+    /// `OLM_RS_CHAOS_PLANE` names (`crate::chaos_plane`; unset: the first), never the shared one.
     pub fn chaos() -> anyhow::Result<&'static Cluster> {
         CHAOS
             .get_or_init(|| {
                 let cache = std::env::var("HOME")
                     .map(|h| PathBuf::from(h).join(".cache/olm-rs"))
                     .map_err(|e| format!("HOME: {e}"))?;
-                let env: Vec<(String, String)> = CHAOS_PLANE_ENV
+                let selector = std::env::var("OLM_RS_CHAOS_PLANE").ok();
+                let plane = crate::chaos_plane::chaos_plane_env(selector.as_deref())
+                    .map_err(|e| format!("{e:#}"))?;
+                let env: Vec<(String, String)> = plane
                     .iter()
                     .map(|(k, v)| {
                         let v = if k.ends_with("_DIR") {

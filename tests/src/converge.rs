@@ -4,9 +4,10 @@
 //! claimed by two CSVs). The comparison is pure and table-tested; [`snapshot`] reads the cluster.
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kube::api::{Api, ListParams};
 use kube::{Client, Resource};
+use messages::crd::annotations::{OWNER, OWNER_KIND, OWNER_NAMESPACE};
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::InstallPlan;
 use messages::crd::subscription::Subscription;
@@ -116,10 +117,22 @@ pub async fn snapshot(client: &Client, ns: &str) -> anyhow::Result<(Snapshot, Ra
     for csv in csvs.list(&lp).await?.items {
         let v = json(&csv);
         let phase = text(&v, "/status/phase");
+        // A copy (`olm.copiedFrom`: an all-namespaces or multi-namespace operator's CSV in a target namespace)
+        // says whose copy it is, so a missing, extra or stale copy is a difference.
+        let copied_from = csv
+            .meta()
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("olm.copiedFrom"))
+            .map(|from| format!(" copiedFrom={from:?}"))
+            .unwrap_or_default();
         snap.insert(
             "CSV",
             &name_of(&csv),
-            format!("phase={phase} reason={}", text(&v, "/status/reason")),
+            format!(
+                "phase={phase} reason={}{copied_from}",
+                text(&v, "/status/reason")
+            ),
         );
         raw.csvs.push((name_of(&csv), phase));
     }
@@ -151,7 +164,7 @@ pub async fn snapshot(client: &Client, ns: &str) -> anyhow::Result<(Snapshot, Ra
                     .collect()
             })
             .unwrap_or_default();
-        let owners: Vec<String> = plan
+        let mut owners: Vec<String> = plan
             .meta()
             .owner_references
             .iter()
@@ -159,6 +172,9 @@ pub async fn snapshot(client: &Client, ns: &str) -> anyhow::Result<(Snapshot, Ra
             .filter(|o| o.kind == "Subscription")
             .map(|o| o.name.clone())
             .collect();
+        // A plan for a Subscription and the one generated for its dependency has both as owners, in the order
+        // they were added.
+        owners.sort();
         let sub = owners.join("+");
         per_sub.entry(sub.clone()).or_default().push(format!(
             "{csvs:?} approval={} approved={} phase={}",
@@ -231,6 +247,104 @@ pub async fn snapshot(client: &Client, ns: &str) -> anyhow::Result<(Snapshot, Ra
         snap.insert("RBAC", &what, lines.join("; "));
     }
     Ok((normalise_namespace(snap, ns), raw))
+}
+
+/// The end state of several namespaces of one run, each under a role (`ns`, `ns2`...): every fact's key is
+/// prefixed `<role>:` and every namespace name of the run, in keys and values, reads `<role>` (a generated
+/// Subscription's name holds its catalog's namespace; a copy names its parent's namespace).
+pub async fn snapshot_of(
+    client: &Client,
+    namespaces: &[(&str, &str)],
+) -> anyhow::Result<(Snapshot, Raw)> {
+    let mut all = Snapshot::default();
+    let mut raw = Raw::default();
+    for (role, ns) in namespaces {
+        let (snap, r) = snapshot(client, ns).await?;
+        for (k, v) in snap.facts {
+            all.facts.insert(format!("{role}:{k}"), v);
+        }
+        let mut cluster: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (kind, owner, what) in cluster_rbac(client, ns).await? {
+            cluster
+                .entry(format!("{role}:cluster:{kind} of {owner}"))
+                .or_default()
+                .push(what);
+        }
+        for (key, mut lines) in cluster {
+            lines.sort();
+            all.facts.insert(key, lines.join("; "));
+        }
+        let named = |name: String| format!("{role}:{name}");
+        raw.csvs
+            .extend(r.csvs.into_iter().map(|(n, p)| (named(n), p)));
+        raw.plans
+            .extend(r.plans.into_iter().map(|(n, c)| (named(n), c)));
+        raw.deployments
+            .extend(r.deployments.into_iter().map(|(n, o)| (named(n), o)));
+    }
+    Ok((normalise_names(all, namespaces), raw))
+}
+
+/// Replace each namespace name by `<role>` in keys and values, the longest name first (a run's second
+/// namespace is named after its first).
+pub fn normalise_names(snap: Snapshot, namespaces: &[(&str, &str)]) -> Snapshot {
+    let mut by_length: Vec<&(&str, &str)> = namespaces.iter().collect();
+    by_length.sort_by_key(|(_, ns)| std::cmp::Reverse(ns.len()));
+    let replace = |text: String| {
+        by_length
+            .iter()
+            .fold(text, |t, (role, ns)| t.replace(ns, &format!("<{role}>")))
+    };
+    Snapshot {
+        facts: snap
+            .facts
+            .into_iter()
+            .map(|(k, v)| (replace(k), replace(v)))
+            .collect(),
+    }
+}
+
+/// The cluster-scoped RBAC (ClusterRoles, ClusterRoleBindings) labelled as owned by CSVs of namespace `ns`
+/// (`olm.owner.namespace`, not an OperatorGroup's): `(kind, owner CSV, rules or subjects)`. What a CSV's
+/// `clusterPermissions` (or a role lifted for an all-namespaces group) made; once its CSV or namespace is gone
+/// the janitor deletes it.
+pub async fn cluster_rbac(
+    client: &Client,
+    ns: &str,
+) -> anyhow::Result<Vec<(String, String, String)>> {
+    let lp = ListParams::default().labels(&format!(
+        "{OWNER_NAMESPACE}={ns},{OWNER_KIND}!=OperatorGroup"
+    ));
+    let owner = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+        meta.labels
+            .as_ref()
+            .and_then(|l| l.get(OWNER).cloned())
+            .unwrap_or_default()
+    };
+    let mut found = Vec::new();
+    for role in Api::<ClusterRole>::all(client.clone())
+        .list(&lp)
+        .await?
+        .items
+    {
+        found.push((
+            "ClusterRoles".to_string(),
+            owner(role.meta()),
+            json(&role.rules).to_string(),
+        ));
+    }
+    for binding in Api::<ClusterRoleBinding>::all(client.clone())
+        .list(&lp)
+        .await?
+        .items
+    {
+        found.push((
+            "ClusterRoleBindings".to_string(),
+            owner(binding.meta()),
+            json(&binding.subjects).to_string(),
+        ));
+    }
+    Ok(found)
 }
 
 /// Each run has its own namespace: its name inside a fact (a RoleBinding's subject...) reads `<ns>`.

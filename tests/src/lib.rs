@@ -16,6 +16,7 @@
 pub mod api_faults;
 pub mod api_proxy;
 mod binaries;
+pub mod chaos_plane;
 mod cluster;
 pub mod converge;
 mod dump;
@@ -28,7 +29,8 @@ pub mod slow_tcp;
 mod wait;
 
 pub use binaries::bin_path;
-pub use cluster::{CHAOS_PLANE_ENV, Cluster};
+pub use chaos_plane::{CHAOS_PLANE_ENV, CHAOS_PLANE2_ENV};
+pub use cluster::Cluster;
 pub use dump::dump_namespace;
 pub use full_cluster::FullCluster;
 pub use namespace::{TestContext, with_namespace};

@@ -1,6 +1,10 @@
-//! Chaos runs on the private control plane (`Cluster::chaos`): a workload (a Subscription walking a four-CSV
-//! `replaces` chain, Automatic approval, ConfigMap catalog; and a Manual Subscription to the `skipRange` head of a
-//! package served over gRPC by the `registry` binary, approved mid-run) runs under faults of every layer: inside
+//! Chaos runs on a private control plane (`Cluster::chaos`; `OLM_RS_CHAOS_PLANE=2` selects a second one): a
+//! workload in four namespaces (first: a Subscription walking a four-CSV `replaces` chain, Automatic approval,
+//! ConfigMap catalog, and a Manual Subscription to the `skipRange` head of a package served over gRPC by the
+//! `registry` binary, approved mid-run; second: a Subscription whose CSV requires an API owned by a package of the
+//! other catalog; third: a global operator under an AllNamespaces group, copied into the others, the group
+//! narrowed to the first namespace mid-run; fourth: created and deleted mid-run with a Subscription whose CSV has
+//! `clusterPermissions`, leaving no trace) runs under faults of every layer: inside
 //! the actors (`OLM_RS_CHAOS`, every kind of `olm_runtime::chaos`), at the API (both operators talk to the
 //! apiserver through the fault proxy `olm_tests::api_proxy`: 5xx, 429, 409, latency, dropped connections, cut
 //! watches, 410 on resume) and of the processes and parts at seeded moments ([`Fault`]: each operator SIGKILLed
@@ -11,7 +15,7 @@
 //! replay from the seed.
 //! Prints the table: seed, faults by kind, converged, time to converge.
 //!
-//! Default suite: a fault-free baseline and 2 seeds, and the regression of a lost-status restart.
+//! Default suite: a fault-free baseline and seeds 1, 2, 5, and the regression of a lost-status restart.
 //! `OLM_RS_CHAOS_SEEDS=N cargo test -p olm-tests --test chaos -- --ignored --nocapture` runs N seeds (the long
 //! run; `hack/chaos.sh N`).
 
@@ -19,16 +23,20 @@ mod catalog_fixture;
 
 use catalog_fixture::*;
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
-use kube::api::{ListParams, Patch, PatchParams};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use messages::crd::annotations;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
+use messages::crd::operator_group::OperatorGroup;
+use messages::crd::subscription::Subscription;
 use messages::crd::subscription::SubscriptionState;
 use messages::msg::{Journal, JournalEvent};
 use olm_runtime::chaos::{ChaosConfig, replay};
 use olm_tests::api_faults::ApiFaults;
 use olm_tests::api_proxy::ApiProxy;
-use olm_tests::converge::{Raw, Snapshot, diff, invariants, snapshot};
+use olm_tests::converge::{Raw, Snapshot, cluster_rbac, diff, invariants, snapshot_of};
 use olm_tests::slow_tcp::SlowTcp;
 use olm_tests::{
     Cluster, OperatorProcess, TestContext, dump_namespace, eventually, with_namespace,
@@ -51,6 +59,27 @@ const HEAD: &str = "chain.v1.3.0";
 /// which plan a sixth would delete depends on timing, so the end state would not be comparable.)
 const SIDE_VERSIONS: [&str; 2] = ["1.0.0", "1.1.0"];
 const SIDE_HEAD: &str = "side.v1.1.0";
+/// The second namespace's operator (in the ConfigMap catalog) requires an API (a CRD) owned by `dep`, served by
+/// the gRPC catalog: the resolver installs both in one plan and generates the Subscription to `dep`.
+const APP_HEAD: &str = "app.v1.0.0";
+const DEP_HEAD: &str = "dep.v1.0.0";
+/// The global operator (ConfigMap catalog), installed in its own namespace under an AllNamespaces group and
+/// copied into the two others.
+const GLOBAL_HEAD: &str = "global.v1.0.0";
+/// The operator of the namespace created and deleted mid-run (ConfigMap catalog; `clusterPermissions`).
+const TEMP_HEAD: &str = "temp.v1.0.0";
+/// Seeds narrow the global group at a moment in this window; the temp namespace is created at a moment in the
+/// first window and deleted this long after.
+const NARROW_WINDOW_MS: std::ops::Range<u64> = 1_000..20_000;
+const TEMP_CREATE_MS: std::ops::Range<u64> = 1_000..10_000;
+const TEMP_LIFE_MS: std::ops::Range<u64> = 2_000..15_000;
+
+/// The API `app` requires and `dep` owns: a CRD of its own per run (`gizmos.<ns suffix>.chaos.olm-rs.io`), so
+/// runs do not share a cluster-scoped object.
+fn gizmo(ns: &str) -> Crd {
+    let suffix = &ns[ns.len().saturating_sub(6)..];
+    Crd::new("gizmos", &format!("{suffix}.chaos.olm-rs.io"), "Gizmo")
+}
 
 /// Every fault kind inside the actors on, at rates that make a few dozen faults per run.
 fn chaos_text(seed: u64) -> String {
@@ -98,19 +127,45 @@ enum Which {
     Olm,
 }
 
-/// Start one operator watching the test's namespace, with extra environment (`OLM_RS_CHAOS`, `KUBECONFIG`).
+/// How much of the workload a test runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Scope {
+    /// The first namespace's part alone (the chain and the Manual gRPC Subscription).
+    Primary,
+    /// All of it: also the second namespace (a dependency across catalogs), the global operator's namespace
+    /// (an AllNamespaces group, narrowed mid-run to the first namespace: its CSV's copies follow) and a
+    /// namespace created and deleted mid-run (with a Subscription whose CSV has cluster permissions).
+    Full,
+}
+
+/// The namespaces of a run, by role: `ns` (the test's own: both catalogs, it is the operators' global catalog
+/// namespace), `ns2` (`<ns>-b`), `nsg` (`<ns>-g`) and `nsd` (`<ns>-d`, created and deleted mid-run: last).
+fn namespaces(ns: &str, scope: Scope) -> Vec<(&'static str, String)> {
+    let mut all = vec![("ns", ns.to_string())];
+    if scope == Scope::Full {
+        all.push(("ns2", format!("{ns}-b")));
+        all.push(("nsg", format!("{ns}-g")));
+        all.push(("nsd", format!("{ns}-d")));
+    }
+    all
+}
+
+/// Start one operator watching the run's namespaces, with extra environment (`OLM_RS_CHAOS`, `KUBECONFIG`).
 async fn start_one(
     ctx: &TestContext,
+    scope: Scope,
     which: Which,
     env: &[(&str, &str)],
 ) -> anyhow::Result<OperatorProcess> {
     let ns = ctx.namespace.as_str();
+    let watched: Vec<String> = namespaces(ns, scope).into_iter().map(|(_, n)| n).collect();
+    let watched = watched.join(",");
     match which {
         Which::Catalog => {
             OperatorProcess::start_with_env(
                 ctx.cluster,
                 "catalog-operator",
-                &["--watched-namespaces", ns, "--namespace", ns],
+                &["--watched-namespaces", &watched, "--namespace", ns],
                 env,
             )
             .await
@@ -119,7 +174,7 @@ async fn start_one(
             OperatorProcess::start_with_env(
                 ctx.cluster,
                 "olm-operator",
-                &["--watched-namespaces", ns],
+                &["--watched-namespaces", &watched],
                 env,
             )
             .await
@@ -129,55 +184,138 @@ async fn start_one(
 
 async fn start_operators(
     ctx: &TestContext,
+    scope: Scope,
     env: &[(&str, &str)],
 ) -> anyhow::Result<(OperatorProcess, OperatorProcess)> {
-    let cat = start_one(ctx, Which::Catalog, env).await?;
-    let olm = start_one(ctx, Which::Olm, env).await?;
+    let cat = start_one(ctx, scope, Which::Catalog, env).await?;
+    let olm = start_one(ctx, scope, Which::Olm, env).await?;
     Ok((cat, olm))
 }
 
+/// What one namespace holds at the end: its CSVs (name, and the namespace a copy is copied from), all
+/// Succeeded; its Subscriptions (name, head CSV, the Deployment that head owns).
+struct Want {
+    ns: String,
+    csvs: Vec<(String, Option<String>)>,
+    subs: Vec<(String, String, String)>,
+}
+
 /// The end state of the workload: each package's head alone, Succeeded, owning its Deployment; each
-/// Subscription at it.
-async fn at_head(ctx: &TestContext) -> anyhow::Result<Option<()>> {
-    let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-    let mut phases: Vec<(String, CsvPhase)> = csvs
-        .list(&ListParams::default())
-        .await?
-        .items
-        .iter()
-        .map(|c| (c.metadata.name.clone().unwrap_or_default(), c.phase()))
-        .collect();
-    phases.sort_by(|a, b| a.0.cmp(&b.0));
-    let want = [
-        (HEAD.to_string(), CsvPhase::Succeeded),
-        (SIDE_HEAD.to_string(), CsvPhase::Succeeded),
-    ];
-    let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+/// Subscription at it; with [`Scope::Full`] the dependency installed beside the CSV that requires it (under the
+/// Subscription the resolver generated), the global operator in its namespace and its copies in the others.
+fn end_state(ns: &str, scope: Scope) -> Vec<Want> {
+    let s = |v: &str| v.to_string();
+    let sub = |name: &str, head: &str, deployment: &str| (s(name), s(head), s(deployment));
+    let mut first = Want {
+        ns: s(ns),
+        csvs: vec![(s(HEAD), None), (s(SIDE_HEAD), None)],
+        subs: vec![
+            sub("chain", HEAD, "chain-operator"),
+            sub("side", SIDE_HEAD, "side-operator"),
+        ],
+    };
+    if scope == Scope::Primary {
+        return vec![first];
+    }
+    // The global group ends narrowed to the first namespace: its copy there, none in the second.
+    let nsg = format!("{ns}-g");
+    first.csvs.push((s(GLOBAL_HEAD), Some(nsg.clone())));
+    let second = Want {
+        ns: format!("{ns}-b"),
+        csvs: vec![(s(APP_HEAD), None), (s(DEP_HEAD), None)],
+        subs: vec![
+            sub("app", APP_HEAD, "app-operator"),
+            sub(&format!("dep-stable-grpc-{ns}"), DEP_HEAD, "dep-operator"),
+        ],
+    };
+    let global = Want {
+        ns: nsg,
+        csvs: vec![(s(GLOBAL_HEAD), None)],
+        subs: vec![sub("global", GLOBAL_HEAD, "global-operator")],
+    };
+    vec![first, second, global]
+}
+
+/// Whether the run's namespaces hold [`end_state`]; the error says what is off.
+async fn at_head(ctx: &TestContext, scope: Scope) -> anyhow::Result<Option<()>> {
     let mut off = Vec::new();
-    for (sub, head, deployment) in [
-        ("chain", HEAD, "chain-operator"),
-        ("side", SIDE_HEAD, "side-operator"),
-    ] {
-        let status = subs(ctx).get(sub).await?.status.unwrap_or_default();
-        let owner = deployments
-            .get_opt(deployment)
+    for want in end_state(&ctx.namespace, scope) {
+        let ns = want.ns.as_str();
+        let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), ns);
+        let mut got: Vec<(String, Option<String>, CsvPhase)> = csvs
+            .list(&ListParams::default())
             .await?
-            .and_then(|d| d.metadata.labels)
-            .and_then(|l| l.get(annotations::OWNER).cloned());
-        if status.state != SubscriptionState::AtLatestKnown
-            || status.installed_csv != head
-            || owner.as_deref() != Some(head)
-        {
-            off.push(format!(
-                "subscription {sub} {:?} at {:?}, deployment owned by {owner:?}",
-                status.state, status.installed_csv
-            ));
+            .items
+            .iter()
+            .map(|c| {
+                let from = c
+                    .metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get("olm.copiedFrom").cloned());
+                (c.metadata.name.clone().unwrap_or_default(), from, c.phase())
+            })
+            .collect();
+        got.sort();
+        let mut expected: Vec<(String, Option<String>, CsvPhase)> = want
+            .csvs
+            .iter()
+            .map(|(n, from)| (n.clone(), from.clone(), CsvPhase::Succeeded))
+            .collect();
+        expected.sort();
+        if got != expected {
+            off.push(format!("{ns}: CSVs {got:?}"));
+        }
+        let subs: Api<Subscription> = Api::namespaced(ctx.client.clone(), ns);
+        let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), ns);
+        for (sub, head, deployment) in &want.subs {
+            let status = subs
+                .get_opt(sub)
+                .await?
+                .and_then(|s| s.status)
+                .unwrap_or_default();
+            let owner = deployments
+                .get_opt(deployment)
+                .await?
+                .and_then(|d| d.metadata.labels)
+                .and_then(|l| l.get(annotations::OWNER).cloned());
+            if status.state != SubscriptionState::AtLatestKnown
+                || &status.installed_csv != head
+                || owner.as_deref() != Some(head.as_str())
+            {
+                off.push(format!(
+                    "{ns}: subscription {sub} {:?} at {:?}, deployment owned by {owner:?}",
+                    status.state, status.installed_csv
+                ));
+            }
         }
     }
-    if off.is_empty() && phases == want {
+    if scope == Scope::Full {
+        off.extend(no_trace(ctx).await?);
+    }
+    if off.is_empty() {
         return Ok(Some(()));
     }
-    Err(anyhow::anyhow!("{}; CSVs {phases:?}", off.join("; ")))
+    Err(anyhow::anyhow!("{}", off.join("; ")))
+}
+
+/// What is left that should not be: the namespace created and deleted mid-run, and cluster-scoped RBAC of any
+/// run namespace's CSVs (none has `clusterPermissions` but the deleted namespace's; the global operator's roles
+/// lifted for its AllNamespaces group must go once the group is narrowed).
+async fn no_trace(ctx: &TestContext) -> anyhow::Result<Vec<String>> {
+    let mut off = Vec::new();
+    let nsd = format!("{}-d", ctx.namespace);
+    let api: Api<Namespace> = Api::all(ctx.client.clone());
+    if let Some(n) = api.get_opt(&nsd).await? {
+        let phase = n.status.and_then(|s| s.phase).unwrap_or_default();
+        off.push(format!("namespace {nsd} still there ({phase})"));
+    }
+    for (_, ns) in namespaces(&ctx.namespace, Scope::Full) {
+        for (kind, owner, _) in cluster_rbac(&ctx.client, &ns).await? {
+            off.push(format!("{kind} of {ns}/{owner} left"));
+        }
+    }
+    Ok(off)
 }
 
 /// The gRPC catalog of the workload: the `registry` binary serving the second package from a file, behind a
@@ -190,18 +328,26 @@ struct GrpcCatalog {
 }
 
 impl GrpcCatalog {
-    async fn start(ns: &str) -> anyhow::Result<Self> {
+    async fn start(ns: &str, scope: Scope) -> anyhow::Result<Self> {
         let op = |v: &str| {
             Op::new("side", v)
                 .min_ready_seconds(1)
                 .versioned_deployment()
         };
-        let catalog = Catalog::with(vec![
+        let mut ops = vec![
             op(SIDE_VERSIONS[0]),
             op(SIDE_VERSIONS[1])
                 .replaces(&format!("side.v{}", SIDE_VERSIONS[0]))
                 .skip_range(&format!("<{}", SIDE_VERSIONS[1])),
-        ]);
+        ];
+        if scope == Scope::Full {
+            ops.push(
+                Op::new("dep", "1.0.0")
+                    .min_ready_seconds(1)
+                    .owns(&gizmo(ns)),
+            );
+        }
+        let catalog = Catalog::with(ops);
         let dir = std::env::temp_dir().join(format!("olm-rs-chaos-{ns}"));
         let file = catalog.write_file(&dir, "side")?;
         let registry = RegistryProcess::start(&[file.as_path()], free_port()?)?;
@@ -236,8 +382,12 @@ impl GrpcCatalog {
 
 /// The workload: an OperatorGroup, a ConfigMap catalog with the four-CSV `replaces` chain, and an Automatic
 /// Subscription starting at its first CSV; a gRPC catalog ([`GrpcCatalog`]) with a two-CSV package and an
-/// Manual Subscription to its head, approved mid-run ([`approve_side`]).
-async fn workload(ctx: &TestContext, grpc: &GrpcCatalog) -> anyhow::Result<()> {
+/// Manual Subscription to its head, approved mid-run ([`approve_side`]). With [`Scope::Full`], in the second
+/// namespace (its own OperatorGroup) an Automatic Subscription to `app` of the ConfigMap catalog, which requires
+/// the API of `dep` in the gRPC catalog (a dependency across catalogs); in the global namespace an
+/// AllNamespaces OperatorGroup and an Automatic Subscription to `global`. Each namespace makes at most 5
+/// InstallPlans (garbage collection keeps 5: a sixth would make the end state depend on timing).
+async fn workload(ctx: &TestContext, grpc: &GrpcCatalog, scope: Scope) -> anyhow::Result<()> {
     let op = |v: &str| {
         Op::new("chain", v)
             .min_ready_seconds(1)
@@ -246,6 +396,19 @@ async fn workload(ctx: &TestContext, grpc: &GrpcCatalog) -> anyhow::Result<()> {
     let mut ops = vec![op(VERSIONS[0])];
     for pair in VERSIONS.windows(2) {
         ops.push(op(pair[1]).replaces(&format!("chain.v{}", pair[0])));
+    }
+    if scope == Scope::Full {
+        ops.push(
+            Op::new("app", "1.0.0")
+                .min_ready_seconds(1)
+                .requires(&gizmo(&ctx.namespace)),
+        );
+        ops.push(Op::new("global", "1.0.0").min_ready_seconds(1));
+        ops.push(
+            Op::new("temp", "1.0.0")
+                .min_ready_seconds(1)
+                .cluster_permissions(),
+        );
     }
     operator_group(ctx).await?;
     configmap_catalog(ctx, "cat", &Catalog::with(ops), 0).await?;
@@ -266,7 +429,193 @@ async fn workload(ctx: &TestContext, grpc: &GrpcCatalog) -> anyhow::Result<()> {
         json!({"installPlanApproval": "Manual"}),
     )
     .await?;
+    if scope == Scope::Full {
+        let catalogs = ctx.namespace.as_str();
+        let in_ns = |ns: String| in_namespace(ctx, ns);
+        let second = in_ns(format!("{catalogs}-b"));
+        operator_group(&second).await?;
+        subscription(
+            &second,
+            "app",
+            "app",
+            "cat",
+            json!({"sourceNamespace": catalogs, "installPlanApproval": "Automatic"}),
+        )
+        .await?;
+        let global = in_ns(format!("{catalogs}-g"));
+        create::<OperatorGroup>(
+            &global,
+            json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+                   "metadata": {"name": "global"}, "spec": {}}),
+        )
+        .await?;
+        subscription(
+            &global,
+            "global",
+            "global",
+            "cat",
+            json!({"sourceNamespace": catalogs, "installPlanApproval": "Automatic"}),
+        )
+        .await?;
+    }
     Ok(())
+}
+
+fn in_namespace(ctx: &TestContext, ns: String) -> TestContext {
+    TestContext {
+        client: ctx.client.clone(),
+        namespace: ns,
+        cluster: ctx.cluster,
+    }
+}
+
+/// Narrow the global OperatorGroup from all namespaces to the first (the same in every run; seeds: at a seeded
+/// moment; the baseline: once the global CSV is copied into the second namespace).
+async fn narrow_global(ctx: &TestContext) -> anyhow::Result<()> {
+    let groups: Api<OperatorGroup> =
+        Api::namespaced(ctx.client.clone(), &format!("{}-g", ctx.namespace));
+    groups
+        .patch(
+            "global",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"targetNamespaces": [ctx.namespace]}})),
+        )
+        .await?;
+    Ok(())
+}
+
+/// A user's write made mid-run, while etcd or the apiserver may be restarting (the test's own client does not
+/// go through the fault proxy, but a restart breaks it too): retried until it is done, within [`CONVERGE`].
+/// The write must be idempotent ([`exists_is_done`]).
+async fn until_done<F, Fut>(what: &str, mut write: F) -> anyhow::Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
+    eventually(CONVERGE, what, || {
+        let done = write();
+        async move { done.await.map(Some) }
+    })
+    .await
+}
+
+/// A create retried after a lost answer may find its object made: that is done.
+fn exists_is_done<T>(result: anyhow::Result<T>) -> anyhow::Result<()> {
+    match result {
+        Ok(_) => Ok(()),
+        Err(e)
+            if e.downcast_ref::<kube::Error>().is_some_and(
+                |k| matches!(k, kube::Error::Api(s) if s.reason == "AlreadyExists"),
+            ) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The namespace created mid-run: an OperatorGroup and an Automatic Subscription to `temp` (whose CSV has
+/// `clusterPermissions`), from the first namespace's ConfigMap catalog.
+async fn create_temp(ctx: &TestContext) -> anyhow::Result<()> {
+    let nsd = format!("{}-d", ctx.namespace);
+    let api: Api<Namespace> = Api::all(ctx.client.clone());
+    let mut ns = Namespace::default();
+    ns.metadata.name = Some(nsd.clone());
+    ns.metadata.labels = Some([("olm-rs.io/test".to_string(), "true".to_string())].into());
+    exists_is_done(
+        api.create(&PostParams::default(), &ns)
+            .await
+            .map_err(anyhow::Error::from),
+    )?;
+    let temp = in_namespace(ctx, nsd);
+    exists_is_done(operator_group(&temp).await)?;
+    exists_is_done(
+        subscription(
+            &temp,
+            "temp",
+            "temp",
+            "cat",
+            json!({"sourceNamespace": ctx.namespace, "installPlanApproval": "Automatic"}),
+        )
+        .await,
+    )
+}
+
+async fn delete_temp(ctx: &TestContext) -> anyhow::Result<()> {
+    let api: Api<Namespace> = Api::all(ctx.client.clone());
+    match api
+        .delete(&format!("{}-d", ctx.namespace), &DeleteParams::background())
+        .await
+    {
+        Ok(_) => Ok(()),
+        // Deleted by an earlier try whose answer was lost.
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The baseline's moments (states, not times): the global CSV copied into the second namespace before the
+/// group narrows; the temp CSV Succeeded with its cluster RBAC made before its namespace is deleted.
+async fn copied_into_second(ctx: &TestContext) -> anyhow::Result<Option<()>> {
+    let csvs: Api<ClusterServiceVersion> =
+        Api::namespaced(ctx.client.clone(), &format!("{}-b", ctx.namespace));
+    Ok(csvs
+        .get_opt(GLOBAL_HEAD)
+        .await?
+        .filter(|c| c.phase() == CsvPhase::Succeeded)
+        .map(|_| ()))
+}
+
+async fn temp_installed(ctx: &TestContext) -> anyhow::Result<Option<()>> {
+    let nsd = format!("{}-d", ctx.namespace);
+    let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &nsd);
+    let succeeded = csvs
+        .get_opt(TEMP_HEAD)
+        .await?
+        .is_some_and(|c| c.phase() == CsvPhase::Succeeded);
+    let cluster = cluster_rbac(&ctx.client, &nsd).await?;
+    let made = ["ClusterRoles", "ClusterRoleBindings"].iter().all(|kind| {
+        cluster
+            .iter()
+            .any(|(k, owner, _)| k == kind && owner == TEMP_HEAD)
+    });
+    Ok((succeeded && made).then_some(()))
+}
+
+/// Create the run's other namespaces ([`namespaces`]; the first is `with_namespace`'s, the last is created
+/// mid-run).
+async fn create_namespaces(ctx: &TestContext, scope: Scope) -> anyhow::Result<()> {
+    let api: Api<Namespace> = Api::all(ctx.client.clone());
+    let all = namespaces(&ctx.namespace, scope);
+    for (_, name) in all
+        .iter()
+        .skip(1)
+        .filter(|(role, _)| *role != "nsd")
+        .cloned()
+    {
+        let mut ns = Namespace::default();
+        ns.metadata.name = Some(name);
+        ns.metadata.labels = Some([("olm-rs.io/test".to_string(), "true".to_string())].into());
+        api.create(&PostParams::default(), &ns).await?;
+    }
+    Ok(())
+}
+
+/// Delete the run's other namespaces and its CRD (best effort: the run's result is already known).
+async fn delete_namespaces(ctx: &TestContext, scope: Scope) {
+    if std::env::var_os("OLM_TEST_NO_CLEANUP").is_some() {
+        return;
+    }
+    let api: Api<Namespace> = Api::all(ctx.client.clone());
+    for (_, name) in namespaces(&ctx.namespace, scope).into_iter().skip(1) {
+        let _ = api.delete(&name, &DeleteParams::background()).await;
+    }
+    if scope == Scope::Full {
+        let crds: Api<CustomResourceDefinition> = Api::all(ctx.client.clone());
+        let _ = crds
+            .delete(&gizmo(&ctx.namespace).name(), &DeleteParams::background())
+            .await;
+    }
 }
 
 /// Approve the side Subscription's Manual plan once it exists (a user approving mid-run, under the faults):
@@ -301,9 +650,11 @@ async fn approve_side(ctx: &TestContext) -> anyhow::Result<()> {
 }
 
 /// A run that did not converge: the namespace and the last lines of the fault-free operators' logs, to stderr.
-async fn explain(ctx: &TestContext, why: &str, ops: &[&OperatorProcess]) {
+async fn explain(ctx: &TestContext, scope: Scope, why: &str, ops: &[&OperatorProcess]) {
     eprintln!("namespace {} did not converge: {why}", ctx.namespace);
-    dump_namespace(&ctx.client, &ctx.namespace).await;
+    for (_, ns) in namespaces(&ctx.namespace, scope) {
+        dump_namespace(&ctx.client, &ns).await;
+    }
     for op in ops {
         let logs = op.logs();
         let tail: Vec<&str> = logs.lines().rev().take(60).collect();
@@ -359,6 +710,10 @@ struct FaultPlan {
     events: Vec<(Duration, Fault)>,
     /// When the test approves the Manual plan.
     approve_at: Duration,
+    /// When the global group is narrowed; when the temp namespace is created and when deleted.
+    narrow_at: Duration,
+    temp_at: Duration,
+    temp_until: Duration,
 }
 
 fn fault_plan(seed: u64) -> anyhow::Result<FaultPlan> {
@@ -390,11 +745,18 @@ fn fault_plan(seed: u64) -> anyhow::Result<FaultPlan> {
     }
     events.sort_by_key(|e| e.0);
     let approve_at = Duration::from_millis(rng.random_range(APPROVE_WINDOW_MS));
+    // Drawn after the others, so a seed's earlier draws are those of the smaller workload.
+    let narrow_at = Duration::from_millis(rng.random_range(NARROW_WINDOW_MS));
+    let temp_at = Duration::from_millis(rng.random_range(TEMP_CREATE_MS));
+    let temp_until = temp_at + Duration::from_millis(rng.random_range(TEMP_LIFE_MS));
     Ok(FaultPlan {
         actors: chaos_text(seed),
         api: ApiFaults::parse(&api_text(seed))?,
         events,
         approve_at,
+        narrow_at,
+        temp_at,
+        temp_until,
     })
 }
 
@@ -419,7 +781,27 @@ async fn one_run(cluster: &'static Cluster, seed: Option<u64>) -> anyhow::Result
         ..Row::default()
     }));
     let out = row.clone();
+    let scope = Scope::Full;
     with_namespace(cluster, "chaos", |ctx| async move {
+        create_namespaces(&ctx, scope).await?;
+        let result = run_workload(&ctx, scope, seed, out).await;
+        delete_namespaces(&ctx, scope).await;
+        result
+    })
+    .await?;
+    let row = std::mem::take(&mut *row.lock().unwrap_or_else(PoisonError::into_inner));
+    Ok(row)
+}
+
+/// One run in the namespaces created for it: the workload under the seed's faults (none: the fault-free
+/// baseline), then without faults until [`at_head`]; the row (faults, times, snapshot) into `out`.
+async fn run_workload(
+    ctx: &TestContext,
+    scope: Scope,
+    seed: Option<u64>,
+    out: Arc<Mutex<Row>>,
+) -> anyhow::Result<()> {
+    {
         let plan = seed.map(fault_plan).transpose()?;
         let proxy = match &plan {
             Some(p) => Some(ApiProxy::start(ctx.client.clone(), p.api.clone()).await?),
@@ -435,10 +817,9 @@ async fn one_run(cluster: &'static Cluster, seed: Option<u64>) -> anyhow::Result
             env.push(("OLM_RS_CHAOS", p.actors.as_str()));
             env.push(("KUBECONFIG", k.as_str()));
         }
-        let mut grpc = GrpcCatalog::start(&ctx.namespace).await?;
-        let (mut cat, mut olm) = start_operators(&ctx, &env).await?;
-        workload(&ctx, &grpc).await?;
-        let ctx = &ctx;
+        let mut grpc = GrpcCatalog::start(&ctx.namespace, scope).await?;
+        let (mut cat, mut olm) = start_operators(ctx, scope, &env).await?;
+        workload(ctx, &grpc, scope).await?;
         let mut faults = BTreeMap::new();
         let mut unreplayed = 0;
         let config = plan
@@ -466,7 +847,7 @@ async fn one_run(cluster: &'static Cluster, seed: Option<u64>) -> anyhow::Result
                             unreplayed += tally(op, config, &mut faults).await?;
                         }
                         op.kill();
-                        *op = start_one(ctx, which, &env).await?;
+                        *op = start_one(ctx, scope, which, &env).await?;
                     }
                     Fault::RestartApiserver | Fault::RestartEtcd => {
                         let command = match fault {
@@ -487,13 +868,58 @@ async fn one_run(cluster: &'static Cluster, seed: Option<u64>) -> anyhow::Result
             }
             anyhow::Ok(())
         };
-        let (approved, faulted) = tokio::join!(approving, faulting);
+        // The mid-run changes of the workload: at the seed's moments, or (the baseline) once the state they
+        // change is reached.
+        let narrowing = async {
+            if scope == Scope::Primary {
+                return anyhow::Ok(());
+            }
+            match &plan {
+                Some(p) => tokio::time::sleep_until((t0 + p.narrow_at).into()).await,
+                None => {
+                    eventually(
+                        CONVERGE,
+                        "the global CSV copied into the second namespace",
+                        || copied_into_second(ctx),
+                    )
+                    .await?
+                }
+            }
+            until_done("the global group narrowed", || narrow_global(ctx)).await
+        };
+        let temp = async {
+            if scope == Scope::Primary {
+                return anyhow::Ok(());
+            }
+            if let Some(p) = &plan {
+                tokio::time::sleep_until((t0 + p.temp_at).into()).await;
+            }
+            until_done("the temp namespace created", || create_temp(ctx)).await?;
+            match &plan {
+                Some(p) => tokio::time::sleep_until((t0 + p.temp_until).into()).await,
+                None => {
+                    eventually(
+                        CONVERGE,
+                        "the temp CSV installed with its cluster RBAC",
+                        || temp_installed(ctx),
+                    )
+                    .await?
+                }
+            }
+            until_done("the temp namespace deleted", || delete_temp(ctx)).await
+        };
+        let (approved, faulted, narrowed, temped) =
+            tokio::join!(approving, faulting, narrowing, temp);
         faulted?;
         approved?;
+        narrowed?;
+        temped?;
         let left = UNDER_FAULTS.saturating_sub(t0.elapsed());
-        let under = eventually(left, "the chain at its head under faults", || at_head(ctx))
-            .await
-            .is_ok();
+        let under = eventually(left, "the workload at its end state under faults", || {
+            at_head(ctx, scope)
+        })
+        .await
+        .is_ok();
         if let Some(config) = &config {
             for op in [&cat, &olm] {
                 unreplayed += tally(op, config, &mut faults).await?;
@@ -514,17 +940,21 @@ async fn one_run(cluster: &'static Cluster, seed: Option<u64>) -> anyhow::Result
         if let Some(k) = &kubeconfig {
             let _ = std::fs::remove_file(k);
         }
-        let (cat, olm) = start_operators(ctx, &[]).await?;
+        let (cat, olm) = start_operators(ctx, scope, &[]).await?;
         let t0 = Instant::now();
-        let converged = eventually(CONVERGE, "the chain at its head after the faults", || {
-            at_head(ctx)
-        })
+        let converged = eventually(
+            CONVERGE,
+            "the workload at its end state after the faults",
+            || at_head(ctx, scope),
+        )
         .await;
         let after_faults = t0.elapsed();
         if let Err(e) = &converged {
-            explain(ctx, &e.to_string(), &[&cat, &olm]).await;
+            explain(ctx, scope, &e.to_string(), &[&cat, &olm]).await;
         }
-        let (snap, raw): (Snapshot, Raw) = snapshot(&ctx.client, &ctx.namespace).await?;
+        let spaces = namespaces(&ctx.namespace, scope);
+        let roles: Vec<(&str, &str)> = spaces.iter().map(|(r, n)| (*r, n.as_str())).collect();
+        let (snap, raw): (Snapshot, Raw) = snapshot_of(&ctx.client, &roles).await?;
         let mut row = out.lock().unwrap_or_else(PoisonError::into_inner);
         row.faults = faults;
         row.converged_under_faults = under;
@@ -534,10 +964,7 @@ async fn one_run(cluster: &'static Cluster, seed: Option<u64>) -> anyhow::Result
         row.snapshot = snap;
         row.unreplayed = unreplayed;
         Ok(())
-    })
-    .await?;
-    let row = std::mem::take(&mut *row.lock().unwrap_or_else(PoisonError::into_inner));
-    Ok(row)
+    }
 }
 
 fn row_line(r: &Row) -> String {
@@ -606,7 +1033,8 @@ async fn seeds(list: Vec<u64>) -> anyhow::Result<()> {
 /// a plan left without status beside its duplicate; a create answered `409 Conflict` taken for "exists").
 #[tokio::test]
 async fn a_short_chaos_run_converges_to_the_fault_free_end_state() -> anyhow::Result<()> {
-    seeds(vec![1, 2]).await
+    // Seed 5: the namespace deleted mid-run left its CSV's ClusterRole/ClusterRoleBinding behind (defect 13).
+    seeds(vec![1, 2, 5]).await
 }
 
 #[tokio::test]
@@ -664,8 +1092,8 @@ async fn a_subscription_whose_status_writes_were_all_lost_adopts_its_plans_after
         let olm =
             OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", ns])
                 .await?;
-        let grpc = GrpcCatalog::start(ns).await?;
-        workload(&ctx, &grpc).await?;
+        let grpc = GrpcCatalog::start(ns, Scope::Primary).await?;
+        workload(&ctx, &grpc, Scope::Primary).await?;
         let ctx = &ctx;
         approve_side(ctx).await?;
         eventually(
@@ -677,11 +1105,11 @@ async fn a_subscription_whose_status_writes_were_all_lost_adopts_its_plans_after
         cat.kill();
         let cat = OperatorProcess::start(ctx.cluster, "catalog-operator", &cat_args).await?;
         let converged = eventually(CONVERGE, "the chain at its head after the restart", || {
-            at_head(ctx)
+            at_head(ctx, Scope::Primary)
         })
         .await;
         if let Err(e) = &converged {
-            explain(ctx, &e.to_string(), &[&cat, &olm]).await;
+            explain(ctx, Scope::Primary, &e.to_string(), &[&cat, &olm]).await;
         }
         converged
     })

@@ -5,6 +5,8 @@
 //! export OLM_RS_CLUSTER_DIR=~/.cache/olm-rs/cluster-scale OLM_RS_ETCD_PORT=33792 OLM_RS_ETCD_PEER_PORT=33802 \
 //!   OLM_RS_API_PORT=36445 OLM_RS_KCM_PORT=36259 OLM_RS_REGISTRY_PORT=25002 \
 //!   OLM_RS_REGISTRY_DIR=~/.cache/olm-rs/registry-scale OLM_RS_AUDIT=1
+//! # thousands of new namespaces: kube-controller-manager's default 20 requests/s would hold new pods for minutes
+//! export OLM_RS_KCM_FLAGS="--kube-api-qps=300 --kube-api-burst=600 --concurrent-serviceaccount-token-syncs=10"
 //! hack/control-plane.sh up
 //! OLM_RS_BIN_DIR=$CARGO_TARGET_DIR/release cargo test -p olm-tests --test scale_bench -- --ignored --nocapture
 //! hack/control-plane.sh down

@@ -24,8 +24,11 @@ async fn a_missing_package_fails_resolution_with_an_explanation_and_recovers_whe
         )
         .await?;
         subscription(&ctx, "nope", "nope", "cat", json!({})).await?;
-        let sub = await_sub(&ctx, "nope", "ResolutionFailed", |s| {
-            sub_condition(s, "ResolutionFailed").is_some()
+        // Before the catalog has loaded, the condition can say the catalog is not visible yet; wait for the
+        // resolver's verdict on the package itself.
+        let sub = await_sub(&ctx, "nope", "ResolutionFailed on the package", |s| {
+            sub_condition(s, "ResolutionFailed")
+                .is_some_and(|(_, _, message)| message.contains("in package nope"))
         })
         .await?;
         let (status, reason, message) =

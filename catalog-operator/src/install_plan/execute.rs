@@ -4,7 +4,7 @@
 //! reference to the CSV they belong to.
 
 use super::machine::Executed;
-use super::{crd_owners, crd_safety, owner_refs};
+use super::{crd_owners, crd_safety, operator_label, owner_refs};
 use crate::error::error_text;
 use crate::steps::GENERATED_BY;
 use k8s_openapi::api::core::v1::ServiceAccount;
@@ -139,6 +139,7 @@ pub async fn execute(cx: &Context<'_>, mut steps: Vec<Step>) -> (Vec<Step>, Exec
     }
     let mut waiting = false;
     let mut csv_uids: HashMap<String, String> = HashMap::new();
+    let operators = operator_label::by_csv(&steps, cx.namespace);
     for i in 0..steps.len() {
         let step = steps[i].clone();
         let span = super::step_span::span(cx.namespace, cx.plan_name, &step);
@@ -148,7 +149,8 @@ pub async fn execute(cx: &Context<'_>, mut steps: Vec<Step>) -> (Vec<Step>, Exec
             }
             (_, StepStatus::Unknown | StepStatus::NotPresent) => {
                 let (r, warnings) = olm_runtime::api_metrics::count_warnings(
-                    apply(cx, &step, &mut csv_uids).instrument(span.clone()),
+                    apply(cx, &step, &mut csv_uids, operators.get(&step.resolving))
+                        .instrument(span.clone()),
                 )
                 .await;
                 super::step_span::warned(cx, &step, warnings);
@@ -268,6 +270,7 @@ async fn apply(
     cx: &Context<'_>,
     step: &Step,
     csv_uids: &mut HashMap<String, String>,
+    operator: Option<&String>,
 ) -> Result<StepStatus, StepError> {
     let kind = step.resource.kind.as_str();
     if !SUPPORTED.contains(&kind) {
@@ -297,6 +300,10 @@ async fn apply(
     });
     let (ar, namespaced) = cx.kinds.resolve(cx.client, &group, &version, &kind).await?;
     merge_map(&mut obj, "labels", &[("olm.managed", "true")]);
+    if let Some(key) = operator {
+        // The Operator label from the start, not patched on by the Operator view later (`operator_label`).
+        merge_map(&mut obj, "labels", &[(key.as_str(), "")]);
+    }
     if namespaced {
         obj["metadata"]["namespace"] = Value::String(cx.namespace.to_string());
     }

@@ -8,6 +8,7 @@ pub mod crd_owners;
 pub mod crd_safety;
 pub mod execute;
 pub mod machine;
+pub mod operator_label;
 pub mod owner_refs;
 pub mod scoped;
 pub mod step_kinds;

@@ -623,7 +623,7 @@ async fn create_plan(
         manual,
         existing_csvs,
     );
-    let mut confirmed = existing_csvs.clone();
+    let mut confirmed = std::borrow::Cow::Borrowed(existing_csvs);
     if !unseen.is_empty() {
         let api: Api<ClusterServiceVersion> = Api::namespaced(shared.client.clone(), ns);
         for name in unseen {
@@ -633,11 +633,11 @@ async fn create_plan(
                 .map_err(PlanError::Api)?
                 .is_some()
             {
-                confirmed.insert(name);
+                confirmed.to_mut().insert(name);
             }
         }
     }
-    let existing_csvs = &confirmed;
+    let existing_csvs: &BTreeSet<String> = &confirmed;
     if let Some(existing) =
         super::reuse::reusable_in(plans, created, &wanted, &owner_names, manual, existing_csvs)
     {
@@ -707,6 +707,7 @@ async fn create_plan(
             generate_name: Some("install-".to_string()),
             namespace: Some(ns.to_string()),
             owner_references: Some(owners.iter().map(|s| subscription_owner(s)).collect()),
+            labels: Some(crate::install_plan::operator_label::of_plan(owners, ns)),
             annotations: Some(trace),
             ..Default::default()
         },

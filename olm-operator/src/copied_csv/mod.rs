@@ -57,13 +57,33 @@ pub struct Drift {
 
 /// Compare an existing copy with the wanted one. Extra annotations or labels on the copy (e.g. added by
 /// someone else) are tolerated; missing or different ones are drift.
+/// An existing copy may be a projection (`projection`): its spec is then compared by hash, its long annotation
+/// values by theirs.
 pub fn drift(existing: &ClusterServiceVersion, wanted: &ClusterServiceVersion) -> Drift {
+    let projected = projection::is_projected(existing);
     let contains = |have: &Option<BTreeMap<String, String>>,
                     want: &Option<BTreeMap<String, String>>| {
         let have = have.clone().unwrap_or_default();
-        want.iter().flatten().all(|(k, v)| have.get(k) == Some(v))
+        want.iter().flatten().all(|(k, v)| {
+            let v = if projected {
+                projection::value(v)
+            } else {
+                v.clone()
+            };
+            have.get(k) == Some(&v)
+        })
     };
-    let object = existing.spec != wanted.spec
+    let spec_differs = if projected {
+        existing
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(projection::SPEC_HASH))
+            != Some(&projection::spec_hash(&wanted.spec))
+    } else {
+        existing.spec != wanted.spec
+    };
+    let object = spec_differs
         || !contains(&existing.metadata.annotations, &wanted.metadata.annotations)
         || !contains(&existing.metadata.labels, &wanted.metadata.labels)
         || existing
@@ -134,3 +154,4 @@ pub fn is_copyable(csv: &ClusterServiceVersion) -> bool {
 mod tests;
 
 pub mod orphan;
+pub mod projection;

@@ -288,6 +288,11 @@ fn pending(o: &Observed) -> Decision {
             Next::Idle,
         );
     }
+    if !o.requirements.met
+        && let Some(left) = super::rbac_grace::left(o.since_transition)
+    {
+        return stay(Next::After(left));
+    }
     let effects = vec![Effect::EnsureRbac];
     if !o.requirements.met {
         return with(

@@ -9,6 +9,7 @@
 //! CsvActor ──Requeue on phase change──▶ CsvActors it replaces / replacing it
 //! ```
 
+pub mod account_view;
 pub mod adopt;
 pub mod chain;
 pub mod durations;
@@ -20,6 +21,7 @@ pub mod machine;
 pub mod membership;
 pub mod observe;
 mod orphan;
+pub mod rbac_grace;
 pub mod requirements;
 pub mod scoped;
 pub mod served;

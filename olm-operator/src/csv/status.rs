@@ -5,7 +5,7 @@
 
 use super::machine::{Step, Transition};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use messages::crd::csv::{ClusterServiceVersionStatus, RequirementStatus};
+use messages::crd::csv::{ClusterServiceVersionStatus, CsvPhase, CsvReason, RequirementStatus};
 
 /// A status to write, and the phase change to announce with an Event (if any).
 #[derive(Clone, Debug, PartialEq)]
@@ -25,7 +25,8 @@ pub fn next_status(
     let mut announce = None;
     if let Step::To(t) = step {
         let unchanged =
-            status.phase == t.phase && status.reason == t.reason && status.message == t.message;
+            (status.phase == t.phase && status.reason == t.reason && status.message == t.message)
+                || settling_wait(&status, t, now);
         if !unchanged {
             if status.phase == t.phase && status.reason != t.reason {
                 // `set_phase` moves lastTransitionTime on phase changes only; a new reason counts too here.
@@ -41,6 +42,29 @@ pub fn next_status(
     }
     let changed = announce.is_some() || (requirements_changed && !requirements.is_empty());
     changed.then_some(StatusUpdate { status, announce })
+}
+
+/// How long a fresh `Installing`/`InstallWaiting` keeps its first message: a Deployment just created moves from
+/// "spec update to be observed" to "0 of 1 updated replicas" within a second, one status write each where the
+/// phase and reason say nothing new (issue 19: requests per install). A wait that lasts longer shows its
+/// current message at the next run after this.
+pub const WAIT_MESSAGE_SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Whether `t` only rewords a wait that began less than [`WAIT_MESSAGE_SETTLE`] ago (not written).
+fn settling_wait(
+    status: &ClusterServiceVersionStatus,
+    t: &super::machine::Transition,
+    now: &Time,
+) -> bool {
+    let waiting = t.phase == CsvPhase::Installing && t.reason == CsvReason::InstallWaiting;
+    let since = status
+        .last_transition_time
+        .as_ref()
+        .and_then(|at| std::time::Duration::try_from(now.0.duration_since(at.0)).ok());
+    waiting
+        && status.phase == t.phase
+        && status.reason == t.reason
+        && since.is_some_and(|s| s < WAIT_MESSAGE_SETTLE)
 }
 
 #[cfg(test)]
@@ -80,6 +104,71 @@ mod tests {
             uuid: String::new(),
             dependents: Vec::new(),
         }
+    }
+
+    #[rstest]
+    #[case::a_fresh_wait_keeps_its_first_message(
+        CsvPhase::Installing,
+        CsvReason::InstallWaiting,
+        101,
+        false
+    )]
+    #[case::a_lasting_wait_shows_its_new_message(
+        CsvPhase::Installing,
+        CsvReason::InstallWaiting,
+        103,
+        true
+    )]
+    #[case::a_new_message_elsewhere_is_written(
+        CsvPhase::Pending,
+        CsvReason::RequirementsNotMet,
+        101,
+        true
+    )]
+    fn a_wait_is_reworded_only_once_it_lasts(
+        #[case] phase: CsvPhase,
+        #[case] reason: CsvReason,
+        #[case] now: i64,
+        #[case] written: bool,
+    ) {
+        let old = status(
+            phase.clone(),
+            reason.clone(),
+            "waiting: spec update to be observed",
+            100,
+        );
+        let update = next_status(
+            Some(&old),
+            &to(
+                phase,
+                reason,
+                "waiting: 0 of 1 updated replicas are available",
+            ),
+            &[],
+            &at(now),
+        );
+        assert_eq!(update.is_some(), written);
+    }
+
+    #[test]
+    fn a_new_reason_is_written_at_once() {
+        let old = status(
+            CsvPhase::Installing,
+            CsvReason::InstallSucceeded,
+            "waiting for install components",
+            100,
+        );
+        let update = next_status(
+            Some(&old),
+            &to(
+                CsvPhase::Installing,
+                CsvReason::InstallWaiting,
+                "waiting for deployment",
+            ),
+            &[],
+            &at(100),
+        );
+        assert!(update.is_some_and(|u| u.status.reason == CsvReason::InstallWaiting));
     }
 
     #[rstest]

@@ -59,9 +59,10 @@ pub async fn start(shared: &Shared) -> Result<(), prometheus::Error> {
     );
     let _ = stores.cluster_roles.set(cluster_roles);
     let s = shared.clone();
-    let (accounts, _) = spawn_store(
+    let (accounts, _) = olm_runtime::watch::spawn_store_projected(
         Api::<ServiceAccount>::all(client.clone()),
         watcher::Config::default(),
+        super::account_view::project,
         move |a: &ServiceAccount| {
             requeue_owner(&s, a);
             nudge_groups_naming(&s, a);

@@ -156,7 +156,8 @@ pub fn served_by(crd: &CustomResourceDefinition, namespace: &str, service: &str)
 }
 
 /// Delete the labelled ClusterRoleBindings and ClusterRoles whose owner CSV is known gone; the count deleted.
-pub async fn sweep(client: &Client, view: &SweepView<'_>) -> Result<usize, Error> {
+/// Delete the orphaned cluster RBAC; returns (deleted, orphans too young to judge yet).
+pub async fn sweep(client: &Client, view: &SweepView<'_>) -> Result<(usize, usize), Error> {
     let bindings = sweep_kind(
         Api::<ClusterRoleBinding>::all(client.clone()),
         "ClusterRoleBinding",
@@ -164,14 +165,14 @@ pub async fn sweep(client: &Client, view: &SweepView<'_>) -> Result<usize, Error
     )
     .await?;
     let roles = sweep_kind(Api::<ClusterRole>::all(client.clone()), "ClusterRole", view).await?;
-    Ok(bindings + roles)
+    Ok((bindings.0 + roles.0, bindings.1 + roles.1))
 }
 
 async fn sweep_kind<K>(
     api: Api<K>,
     kind: &'static str,
     view: &SweepView<'_>,
-) -> Result<usize, Error>
+) -> Result<(usize, usize), Error>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
     K::DynamicType: Default,
@@ -186,6 +187,11 @@ where
             source,
         })?;
     let mut deleted = 0;
+    let not_yet = list
+        .items
+        .iter()
+        .filter(|o| decide::orphan(o.meta(), view) == decide::Orphan::NotYet)
+        .count();
     for item in list
         .items
         .iter()
@@ -207,5 +213,5 @@ where
             }
         }
     }
-    Ok(deleted)
+    Ok((deleted, not_yet))
 }

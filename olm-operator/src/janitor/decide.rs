@@ -50,8 +50,12 @@ pub fn verdict(
 
 /// What the sweep knows of the cluster, from the stores.
 pub struct SweepView<'a> {
-    /// Objects created after this may belong to a namespace the store has not seen yet: left alone.
+    /// Objects created after this may belong to a CSV the store has not seen yet: left alone for now.
     pub settled: Timestamp,
+    /// Objects created after this may belong to a namespace the store has not seen yet: left alone for now.
+    /// Shorter than `settled`: a namespace the store misses that long after an object labelled with it was
+    /// created is gone (its objects cannot come back), while a CSV store may lag behind an InstallPlan's writes.
+    pub settled_namespace: Timestamp,
     pub namespace_exists: &'a dyn Fn(&str) -> bool,
     /// The namespace is in the operator's scope (its CSV store is complete for it).
     pub watched: &'a dyn Fn(&str) -> bool,
@@ -62,26 +66,45 @@ pub struct SweepView<'a> {
 /// its namespace) leaves its ClusterRoles/ClusterRoleBindings behind: an object labelled with an owner CSV is
 /// orphaned when that namespace is gone, or when the namespace is watched and the CSV is not in the store.
 pub fn orphaned(meta: &ObjectMeta, view: &SweepView<'_>) -> bool {
-    if meta
-        .creation_timestamp
-        .as_ref()
-        .is_none_or(|t| t.0 > view.settled)
-    {
-        return false;
-    }
+    orphan(meta, view) == Orphan::Yes
+}
+
+/// Whether a labelled object is orphaned: now, or once it is old enough to judge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Orphan {
+    No,
+    Yes,
+    /// It would be, but it is younger than the settle margin: the sweep looks again later (else an object
+    /// orphaned shortly before the operator started, e.g. with its namespace deleted, would stay forever).
+    NotYet,
+}
+
+pub fn orphan(meta: &ObjectMeta, view: &SweepView<'_>) -> Orphan {
+    let Some(created) = meta.creation_timestamp.as_ref() else {
+        return Orphan::No;
+    };
     let labels = meta.labels.as_ref();
     let get = |k: &str| labels.and_then(|l| l.get(k)).cloned();
     if get(annotations::OWNER_KIND).as_deref() != Some("ClusterServiceVersion") {
-        return false;
+        return Orphan::No;
     }
     let (Some(name), Some(namespace)) =
         (get(annotations::OWNER), get(annotations::OWNER_NAMESPACE))
     else {
-        return false;
+        return Orphan::No;
     };
     let namespace_gone = !(view.namespace_exists)(&namespace);
     let csv_gone = !(view.csv_exists)(&ObjectKey::new(namespace.clone(), name));
-    namespace_gone || ((view.watched)(&namespace) && csv_gone)
+    let settled = if namespace_gone {
+        view.settled_namespace
+    } else {
+        view.settled
+    };
+    match namespace_gone || ((view.watched)(&namespace) && csv_gone) {
+        false => Orphan::No,
+        true if created.0 > settled => Orphan::NotYet,
+        true => Orphan::Yes,
+    }
 }
 
 #[cfg(test)]

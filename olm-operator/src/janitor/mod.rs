@@ -23,6 +23,9 @@ use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Reconciler};
 use olm_runtime::registry::SharedJournal;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// How soon the sweep looks again at orphans that were too young to judge.
+const RESWEEP: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The start-up sweep's state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Sweep {
@@ -163,7 +166,7 @@ struct SweepInput {
 }
 
 impl SweepInput {
-    async fn run(self, client: &kube::Client) -> Result<usize, crate::error::Error> {
+    async fn run(self, client: &kube::Client) -> Result<(usize, usize), crate::error::Error> {
         let namespace_exists = |ns: &str| self.namespaces.contains(ns);
         let watched = |ns: &str| self.scope.as_ref().is_some_and(|s| s.contains(Some(ns)));
         let csv_exists = |k: &ObjectKey| self.csvs.contains(k);
@@ -171,6 +174,8 @@ impl SweepInput {
         let view = SweepView {
             settled: k8s_openapi::jiff::Timestamp::now()
                 - k8s_openapi::jiff::SignedDuration::from_mins(2),
+            settled_namespace: k8s_openapi::jiff::Timestamp::now()
+                - k8s_openapi::jiff::SignedDuration::from_secs(30),
             namespace_exists: &namespace_exists,
             watched: &watched,
             csv_exists: &csv_exists,
@@ -216,6 +221,7 @@ impl Reconciler for JanitorActor {
             fut.into_actor(self)
                 .map(|(results, swept), act: &mut Self, _ctx| {
                     let mut first = None;
+                    let mut again = false;
                     for (key, result) in results {
                         match result {
                             Ok(()) => {
@@ -228,8 +234,12 @@ impl Reconciler for JanitorActor {
                         }
                     }
                     match swept {
-                        Some(Ok(deleted)) => {
-                            act.sweep = Sweep::Done;
+                        Some(Ok((deleted, not_yet))) => {
+                            // Orphans too young to judge: sweep again later (chaos defect 13).
+                            again = not_yet > 0;
+                            if !again {
+                                act.sweep = Sweep::Done;
+                            }
                             if deleted > 0 {
                                 tracing::info!(
                                     deleted,
@@ -245,6 +255,7 @@ impl Reconciler for JanitorActor {
                     }
                     match first {
                         Some(e) => Outcome::failed(crate::error::class(e.kind()), &e),
+                        None if again => Outcome::Done(Next::After(RESWEEP)),
                         None => Outcome::Done(Next::Idle),
                     }
                 }),

@@ -159,7 +159,7 @@ async fn the_sweep_runs_once_when_the_stores_listed_and_deletes_only_known_orpha
             BINDINGS,
             vec![
                 rbac("orphan", "gone", "2020-01-01T00:00:00Z"),
-                rbac("young", "gone", &young),
+                rbac("young", "ns", &young),
                 rbac("alive", "ns", "2020-01-01T00:00:00Z"),
             ],
         )
@@ -174,4 +174,30 @@ async fn the_sweep_runs_once_when_the_stores_listed_and_deletes_only_known_orpha
     settle(100).await;
     assert_eq!(api.seen().len(), 3);
     assert_eq!(outcomes(&journal), vec![(None, None), (None, None)]);
+}
+
+/// Regression (chaos defect 13): RBAC of a namespace deleted shortly before the operator started was too young
+/// for the one start-up sweep and stayed forever. Now the sweep looks again until no orphan is too young.
+#[actix_rt::test]
+async fn a_sweep_that_met_a_young_orphan_looks_again() {
+    tokio::time::pause();
+    let young = k8s_openapi::jiff::Timestamp::now().to_string();
+    let api = FakeApi::new(vec![])
+        .with_list(BINDINGS, vec![rbac("young", "gone", &young)])
+        .with_list(ROLES, vec![]);
+    let (janitor, journal) = start(shared(api.client(), vec![csv("u1")], &["ns"]));
+    janitor.do_send(JanitorMsg::StoresSynced);
+    settle(100).await;
+    assert_eq!(requests(&api, "GET"), [BINDINGS, ROLES]);
+    assert!(
+        requests(&api, "DELETE").is_empty(),
+        "too young to judge yet"
+    );
+    assert_eq!(
+        outcomes(&journal),
+        vec![(None, Some(RESWEEP.as_millis() as u64))],
+        "the sweep is due again"
+    );
+    settle(RESWEEP.as_millis() as u64 + 100).await;
+    assert_eq!(requests(&api, "GET"), [BINDINGS, ROLES, BINDINGS, ROLES]);
 }

@@ -14,7 +14,6 @@ use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_condition::{
     OperatorCondition, OperatorConditionSpec, OperatorConditionStatus, UPGRADEABLE,
 };
-use std::collections::BTreeMap;
 
 /// OLM's message prefix when the gate holds a CSV back.
 pub fn not_upgradeable_message(why: &str) -> String {
@@ -85,14 +84,19 @@ pub fn desired_spec(csv: &ClusterServiceVersion) -> OperatorConditionSpec {
     }
 }
 
-fn meta(name: &str, namespace: &str, owner: &OwnerReference) -> ObjectMeta {
+/// Labelled `olm.managed`, and with the CSV's Operator labels from the start (`crate::component_labels`).
+fn meta(
+    name: &str,
+    namespace: &str,
+    owner: &OwnerReference,
+    csv: &ClusterServiceVersion,
+) -> ObjectMeta {
+    let mut labels = crate::component_labels::inherited(csv.metadata.labels.as_ref());
+    labels.insert(annotations::MANAGED.to_string(), "true".to_string());
     ObjectMeta {
         name: Some(name.to_string()),
         namespace: Some(namespace.to_string()),
-        labels: Some(BTreeMap::from([(
-            annotations::MANAGED.to_string(),
-            "true".to_string(),
-        )])),
+        labels: Some(labels),
         owner_references: Some(vec![owner.clone()]),
         ..Default::default()
     }
@@ -106,7 +110,7 @@ pub fn desired(csv: &ClusterServiceVersion) -> Option<OperatorCondition> {
         csv.metadata.namespace.as_deref()?,
     );
     Some(OperatorCondition {
-        metadata: meta(name, namespace, &owner),
+        metadata: meta(name, namespace, &owner, csv),
         spec: desired_spec(csv),
         status: None,
     })
@@ -134,7 +138,7 @@ pub fn access(
         csv.metadata.namespace.as_deref()?,
     );
     let role = Role {
-        metadata: meta(name, namespace, &owner),
+        metadata: meta(name, namespace, &owner, csv),
         rules: Some(vec![PolicyRule {
             api_groups: Some(vec!["operators.coreos.com".into()]),
             resources: Some(vec!["operatorconditions".into()]),
@@ -144,7 +148,7 @@ pub fn access(
         }]),
     };
     let binding = RoleBinding {
-        metadata: meta(name, namespace, &owner),
+        metadata: meta(name, namespace, &owner, csv),
         role_ref: RoleRef {
             api_group: "rbac.authorization.k8s.io".into(),
             kind: "Role".into(),

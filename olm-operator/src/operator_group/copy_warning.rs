@@ -40,9 +40,12 @@ pub fn unwarn_key(uid: &str) -> String {
 }
 
 /// For each copyable member: warn while copies are withheld from it (`withheld`), clear otherwise; skipping
-/// what `done` says was already done.
+/// what `done` says was already done. Only an all-namespaces group (`all_namespaces`) withholds copies, so the
+/// members of another group are cleared only when this actor warned them (the group narrowed since): a
+/// delete-collection per install of a namespaced operator found nothing to delete (issue 19).
 pub fn wanted(
     withheld: bool,
+    all_namespaces: bool,
     members: &[&Arc<ClusterServiceVersion>],
     done: &BTreeSet<String>,
 ) -> Vec<CopyWarning> {
@@ -51,6 +54,9 @@ pub fn wanted(
         .filter(|c| crate::copied_csv::is_copyable(c))
         .filter_map(|c| {
             let uid = c.metadata.uid.as_deref()?;
+            if !withheld && !all_namespaces && !done.contains(&warn_key(uid)) {
+                return None;
+            }
             let csv = Arc::clone(c);
             let warning = if withheld {
                 CopyWarning::Ensure {
@@ -154,18 +160,21 @@ mod tests {
     }
 
     #[rstest]
-    #[case::withheld_copies_warn_each_member(true, &[], &["warn/uid-a", "warn/uid-b"])]
-    #[case::copies_back_clear_each_member(false, &[], &["unwarn/uid-a", "unwarn/uid-b"])]
-    #[case::a_done_warning_is_not_repeated(true, &["warn/uid-a"], &["warn/uid-b"])]
-    #[case::a_done_clear_is_not_repeated(false, &["unwarn/uid-a", "unwarn/uid-b"], &[])]
+    #[case::withheld_copies_warn_each_member(true, true, &[], &["warn/uid-a", "warn/uid-b"])]
+    #[case::copies_back_clear_each_member(false, true, &[], &["unwarn/uid-a", "unwarn/uid-b"])]
+    #[case::a_done_warning_is_not_repeated(true, true, &["warn/uid-a"], &["warn/uid-b"])]
+    #[case::a_done_clear_is_not_repeated(false, true, &["unwarn/uid-a", "unwarn/uid-b"], &[])]
+    #[case::a_namespaced_group_clears_nothing_it_never_warned(false, false, &[], &[])]
+    #[case::a_narrowed_group_clears_what_it_warned(false, false, &["warn/uid-a"], &["unwarn/uid-a"])]
     fn each_member_is_warned_or_cleared_once(
         #[case] withheld: bool,
+        #[case] all_namespaces: bool,
         #[case] done: &[&str],
         #[case] expected: &[&str],
     ) {
         let (a, b, copy) = (member("a", false), member("b", false), member("c", true));
         let done: BTreeSet<String> = done.iter().map(|s| s.to_string()).collect();
-        let got = wanted(withheld, &[&a, &b, &copy], &done);
+        let got = wanted(withheld, all_namespaces, &[&a, &b, &copy], &done);
         assert_eq!(kinds(&got), expected);
     }
 

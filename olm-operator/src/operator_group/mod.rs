@@ -13,6 +13,7 @@ pub mod intersection;
 pub mod lifted;
 pub mod machine;
 pub mod metrics;
+pub mod new_members;
 pub mod notify;
 pub mod olm_config;
 pub mod plan;

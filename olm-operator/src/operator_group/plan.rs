@@ -183,6 +183,7 @@ pub fn plan(
         .collect();
     let annotate: Vec<(ObjectKey, BTreeMap<String, String>)> = members
         .iter()
+        .filter(|c| super::new_members::group_annotates(c))
         .filter_map(|c| {
             Some((
                 ObjectKey::of(c.as_ref())?,
@@ -237,6 +238,7 @@ pub fn plan(
     let copies = copy_writes(&current, &key, &members, &all_csvs, &copy_to, created);
     let copy_warnings = super::copy_warning::wanted(
         targets.is_all() && !copies_enabled,
+        targets.is_all(),
         &members,
         done_api_roles,
     );

@@ -110,10 +110,17 @@ pub async fn adopt_subscription(
         .filter(|plan| memo.plan_changed(&sub_key, plan))
     {
         let plans = Api::<InstallPlan>::namespaced(client.clone(), namespace);
-        set_label(&plans, &current, &key, Some("")).await?;
         let labelled = plans
             .list_metadata(&ListParams::default().labels(&key))
             .await?;
+        // catalog-operator labels a plan when it creates it (issue 19): only an unlabelled one is patched.
+        if !labelled
+            .items
+            .iter()
+            .any(|p| p.metadata.name.as_deref() == Some(current.as_str()))
+        {
+            set_label(&plans, &current, &key, Some("")).await?;
+        }
         for older in labelled
             .items
             .iter()

@@ -85,3 +85,21 @@ fn the_run_namespace_is_normalised() {
         "another namespace is still a difference"
     );
 }
+
+#[rstest]
+#[case::every_namespace_of_the_run_reads_its_role(
+    snap(&[("ns2:Subscription", "dep-stable-grpc-chaos-abc", "installed=dep.v1"), ("ns:CSV", "g.v1", "copiedFrom=\"chaos-abc-g\"")]),
+    snap(&[("ns2:Subscription", "dep-stable-grpc-<ns>", "installed=dep.v1"), ("ns:CSV", "g.v1", "copiedFrom=\"<nsg>\"")]),
+)]
+#[case::other_namespaces_stay(
+    snap(&[("ns:RBAC", "x", "kube-system chaos-abc-b")]),
+    snap(&[("ns:RBAC", "x", "kube-system <ns2>")]),
+)]
+fn the_run_namespaces_are_normalised_longest_first(#[case] got: Snapshot, #[case] want: Snapshot) {
+    let roles = [
+        ("ns", "chaos-abc"),
+        ("ns2", "chaos-abc-b"),
+        ("nsg", "chaos-abc-g"),
+    ];
+    assert_eq!(normalise_names(got, &roles), want);
+}

@@ -80,6 +80,9 @@ pub struct Op {
     /// Put the version in the operator container's environment, so each version's Deployment differs (as real
     /// operators' images do).
     pub versioned_deployment: bool,
+    /// Give the operator's service account `clusterPermissions` (read namespaces): a ClusterRole and a
+    /// ClusterRoleBinding labelled as the CSV's.
+    pub cluster_permissions: bool,
 }
 
 impl Op {
@@ -121,6 +124,10 @@ impl Op {
         self.versioned_deployment = true;
         self
     }
+    pub fn cluster_permissions(mut self) -> Self {
+        self.cluster_permissions = true;
+        self
+    }
 
     pub fn csv(&self) -> Value {
         let name = self.name();
@@ -147,6 +154,10 @@ impl Op {
         if self.versioned_deployment {
             spec["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["containers"]
                 [0]["env"] = json!([{"name": "OPERATOR_VERSION", "value": self.version}]);
+        }
+        if self.cluster_permissions {
+            spec["install"]["spec"]["clusterPermissions"] = json!([{"serviceAccountName": deploy,
+                "rules": [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"]}]}]);
         }
         if let Some(s) = self.min_ready_seconds {
             spec["install"]["spec"]["deployments"][0]["spec"]["minReadySeconds"] = json!(s);

@@ -78,7 +78,9 @@ fn meta(age_s: Option<i64>, owner: Option<(&str, &str)>, kind: &str) -> ObjectMe
 #[case::its_csv_is_gone_from_a_watched_namespace(meta(Some(600), Some(("watched", "gone.v1")), "ClusterServiceVersion"), true)]
 #[case::its_csv_is_there(meta(Some(600), Some(("watched", "a.v1")), "ClusterServiceVersion"), false)]
 #[case::an_unwatched_namespace_says_nothing_of_its_csvs(meta(Some(600), Some(("other", "gone.v1")), "ClusterServiceVersion"), false)]
-#[case::too_young_to_judge(meta(Some(30), Some(("gone", "a.v1")), "ClusterServiceVersion"), false)]
+#[case::too_young_to_judge(meta(Some(10), Some(("gone", "a.v1")), "ClusterServiceVersion"), false)]
+#[case::a_gone_namespace_is_judged_sooner_than_a_gone_csv(meta(Some(60), Some(("gone", "a.v1")), "ClusterServiceVersion"), true)]
+#[case::a_young_rbac_of_a_gone_csv_waits(meta(Some(60), Some(("watched", "gone.v1")), "ClusterServiceVersion"), false)]
 #[case::no_creation_time(meta(None, Some(("gone", "a.v1")), "ClusterServiceVersion"), false)]
 #[case::no_owner_labels(meta(Some(600), None, "ClusterServiceVersion"), false)]
 #[case::owned_by_another_kind(meta(Some(600), Some(("gone", "a.v1")), "OperatorGroup"), false)]
@@ -93,9 +95,32 @@ fn the_sweep_deletes_rbac_whose_owner_is_known_gone(
     };
     let view = SweepView {
         settled: Timestamp::from_second(NOW - 120).expect("time"),
+        settled_namespace: Timestamp::from_second(NOW - 30).expect("time"),
         namespace_exists: &namespace_exists,
         watched: &watched,
         csv_exists: &csv_exists,
     };
     assert_eq!(orphaned(&meta, &view), expected);
+}
+
+/// Regression (chaos defect 13): an orphan too young to judge is `NotYet`, so the sweep is repeated rather
+/// than done for good; one that is not an orphan at any age is `No`.
+#[rstest]
+#[case::young_rbac_of_a_gone_namespace(meta(Some(10), Some(("gone", "a.v1")), "ClusterServiceVersion"), Orphan::NotYet)]
+#[case::young_rbac_of_a_gone_csv(meta(Some(60), Some(("watched", "gone.v1")), "ClusterServiceVersion"), Orphan::NotYet)]
+#[case::old_rbac_of_a_gone_namespace(meta(Some(600), Some(("gone", "a.v1")), "ClusterServiceVersion"), Orphan::Yes)]
+#[case::young_rbac_of_a_live_csv(meta(Some(10), Some(("watched", "a.v1")), "ClusterServiceVersion"), Orphan::No)]
+#[case::no_creation_time(meta(None, Some(("gone", "a.v1")), "ClusterServiceVersion"), Orphan::No)]
+fn a_young_orphan_is_looked_at_again(#[case] meta: ObjectMeta, #[case] expected: Orphan) {
+    let namespace_exists = |ns: &str| ns == "watched";
+    let watched = |ns: &str| ns == "watched";
+    let csv_exists = |k: &ObjectKey| k == &ObjectKey::new("watched", "a.v1");
+    let view = SweepView {
+        settled: Timestamp::from_second(NOW - 120).expect("time"),
+        settled_namespace: Timestamp::from_second(NOW - 30).expect("time"),
+        namespace_exists: &namespace_exists,
+        watched: &watched,
+        csv_exists: &csv_exists,
+    };
+    assert_eq!(orphan(&meta, &view), expected);
 }
