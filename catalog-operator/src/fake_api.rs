@@ -3,7 +3,8 @@
 //! codes (a 200 echoes the request body with a new resourceVersion, answers a DELETE with a success `Status`
 //! and a GET of a listed path with its list; any other code answers a `Status`). With [`FakeApi::keeping`] it
 //! keeps what it is sent by path instead of echoing (POST creates, answering `409 AlreadyExists` for a name it
-//! holds; GET reads; PUT replaces, `/status` only the status; DELETE removes).
+//! holds; GET reads; PUT replaces, `/status` only the status, `409 Conflict` for a stale resourceVersion; PATCH
+//! merges (RFC 7386), `/status` only into the status; DELETE removes).
 
 use kube::client::Body;
 use serde_json::{Value, json};
@@ -215,11 +216,31 @@ fn keep(
             None => (404, status(404)),
         },
         "PUT" => match objects.get_mut(&object_path) {
+            // Optimistic concurrency, as the apiserver: a stale resourceVersion is a conflict.
+            Some(o)
+                if body["metadata"]["resourceVersion"]
+                    .as_str()
+                    .is_some_and(|rv| Some(rv) != o["metadata"]["resourceVersion"].as_str()) =>
+            {
+                (409, status(409))
+            }
             Some(o) => {
                 if status_only {
                     o["status"] = body["status"].take();
                 } else {
                     *o = body;
+                }
+                o["metadata"]["resourceVersion"] = json!(format!("rv-{n}"));
+                (200, o.clone())
+            }
+            None => (404, status(404)),
+        },
+        "PATCH" => match objects.get_mut(&object_path) {
+            Some(o) => {
+                if status_only {
+                    merge(&mut o["status"], &body["status"]);
+                } else {
+                    merge(o, &body);
                 }
                 o["metadata"]["resourceVersion"] = json!(format!("rv-{n}"));
                 (200, o.clone())

@@ -1,4 +1,5 @@
-//! The OperatorGroup as catalog-operator reads it: its metadata and `spec.upgradeStrategy`, nothing else.
+//! The OperatorGroup as catalog-operator reads it: its metadata, `spec.upgradeStrategy`, and the scoped-install
+//! account (`spec.serviceAccountName`, `status.serviceAccountRef`), nothing else.
 //!
 //! Resolution needs the group's annotations (global catalogs, unpack timeout) and whether it asks for
 //! fail-forward upgrades (OLM `IsFailForwardEnabled`). The rest of the spec is never decoded, so a group whose
@@ -8,6 +9,7 @@
 //! operator-framework/api releases that introduced it, or anything else (read as `Default`, as OLM's
 //! `UpgradeStrategy()` does for unknown values). Pure.
 
+use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use messages::crd::operator_group::{OperatorGroup, UpgradeStrategyName};
 use serde::{Deserialize, Serialize};
@@ -20,6 +22,19 @@ pub struct GroupView {
     pub metadata: ObjectMeta,
     #[serde(default, deserialize_with = "null_as_default")]
     pub spec: GroupViewSpec,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub status: GroupViewStatus,
+}
+
+/// `status` with only the account olm-operator synced (a value that does not decode reads as none).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GroupViewStatus {
+    #[serde(
+        default,
+        rename = "serviceAccountRef",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub service_account_ref: Option<ObjectReference>,
 }
 
 /// `spec` with `upgradeStrategy` kept as written.
@@ -31,11 +46,20 @@ pub struct GroupViewSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub upgrade_strategy: Option<serde_json::Value>,
+    /// The account scoped installs act as (read by the InstallPlan executor from the store, as OLM's
+    /// `UserDefinedServiceAccountQuerier` reads its lister; a GET per plan before).
+    #[serde(
+        default,
+        rename = "serviceAccountName",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub service_account_name: Option<String>,
 }
 
-fn null_as_default<'de, D>(deserializer: D) -> Result<GroupViewSpec, D::Error>
+fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where
     D: serde::Deserializer<'de>,
+    T: Default + serde::de::DeserializeOwned,
 {
     let value = Option::<serde_json::Value>::deserialize(deserializer)?;
     Ok(value
@@ -56,6 +80,16 @@ impl GroupView {
                 UpgradeStrategyName::TechPreviewUnsafeFailForward
             }
             _ => UpgradeStrategyName::Default,
+        }
+    }
+
+    /// The scoped-install account facts of this group.
+    pub fn account(&self) -> olm_runtime::scoped_install::GroupAccount {
+        olm_runtime::scoped_install::GroupAccount {
+            namespace: self.metadata.namespace.clone().unwrap_or_default(),
+            group: self.metadata.name.clone().unwrap_or_default(),
+            named: self.spec.service_account_name.clone(),
+            synced: self.status.service_account_ref.clone(),
         }
     }
 
@@ -116,6 +150,31 @@ mod tests {
         .expect("a group decodes whatever its spec");
         assert_eq!(group.fail_forward(), fail_forward);
         assert_eq!(group.metadata.name.as_deref(), Some("og"));
+    }
+
+    #[rstest]
+    #[case::no_account(json!({"spec": {}}), None, false)]
+    #[case::named_not_synced(json!({"spec": {"serviceAccountName": "sa"}}), Some("sa"), false)]
+    #[case::named_and_synced(json!({"spec": {"serviceAccountName": "sa"},
+        "status": {"serviceAccountRef": {"kind": "ServiceAccount", "name": "sa", "namespace": "ns"}}}), Some("sa"), true)]
+    #[case::a_status_that_does_not_decode_reads_as_not_synced(json!({"spec": {"serviceAccountName": "sa"},
+        "status": {"serviceAccountRef": "sa"}}), Some("sa"), false)]
+    #[case::a_name_that_does_not_decode_drops_the_spec_but_not_the_group(json!({"spec": {"serviceAccountName": 5}}), None, false)]
+    fn the_account_is_read_from_the_view(
+        #[case] fields: serde_json::Value,
+        #[case] named: Option<&str>,
+        #[case] synced: bool,
+    ) {
+        let mut group = json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+            "metadata": {"name": "og", "namespace": "ns"}});
+        if let (Some(g), Some(f)) = (group.as_object_mut(), fields.as_object()) {
+            g.extend(f.clone());
+        }
+        let group: GroupView = serde_json::from_value(group).expect("a group decodes");
+        let account = group.account();
+        assert_eq!(account.named.as_deref(), named);
+        assert_eq!(account.synced.is_some(), synced);
+        assert_eq!((account.namespace.as_str(), account.group.as_str()), ("ns", "og"));
     }
 
     #[test]

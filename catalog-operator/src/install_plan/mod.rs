@@ -14,6 +14,7 @@ pub mod scoped;
 pub mod step_kinds;
 pub mod step_span;
 
+use crate::group_view::GroupView;
 use crate::error::{self, Error};
 use crate::routes::Cause as ResolveCause;
 use crate::shared::Shared;
@@ -80,12 +81,11 @@ impl ObjectActor for InstallPlanActor {
 
 /// The namespace's OperatorGroup check (OLM queries the group's service account before executing): the one
 /// group's name, or OLM's message.
-fn group_check(shared: &Shared, ns: &str) -> Result<String, String> {
-    let groups: Vec<String> = shared
+fn group_check(shared: &Shared, ns: &str) -> Result<Arc<GroupView>, String> {
+    let groups: Vec<Arc<GroupView>> = shared
         .operator_groups()
-        .iter()
+        .into_iter()
         .filter(|g| g.metadata.namespace.as_deref() == Some(ns))
-        .map(|g| g.metadata.name.clone().unwrap_or_default())
         .collect();
     match groups.as_slice() {
         [one] => Ok(one.clone()),

@@ -9,9 +9,11 @@
 //! We act as the account by impersonation (`olm_runtime::impersonate`), where OLM reads the account's token
 //! Secret or asks the TokenRequest API: see the README ("Scoped installs") for why.
 
+use crate::group_view::GroupView;
 use kube::api::{ApiResource, DynamicObject};
 use kube::{Api, Client};
 use messages::crd::operator_group::OperatorGroup;
+use std::sync::Arc;
 
 pub use olm_runtime::scoped_install::{GroupAccount, Identity, client_for, identity};
 
@@ -40,15 +42,56 @@ pub async fn read_group(
     })
 }
 
-/// Who applies a plan's steps in `namespace`, given the group check's answer (the one group's name, or OLM's
-/// message): the identity for `status.attenuatedServiceAccountRef` and the client, or the message to wait with.
+/// Who applies a plan's steps in `namespace`, given the group check's answer (the one group as the store shows
+/// it, or OLM's message): the identity for `status.attenuatedServiceAccountRef` and the client, or the message
+/// to wait with. The account comes from the store; only a group that names an account the store does not show
+/// synced yet is read from the API (the store may lag olm-operator's status write).
 pub async fn resolve(
     operator: &Client,
     namespace: &str,
-    group: Result<String, String>,
+    group: Result<Arc<GroupView>, String>,
 ) -> Result<(Identity, Client), String> {
-    let g = read_group(operator, namespace, &group?).await?;
+    let g = match fresh_read(group?.account()) {
+        Ok(known) => known,
+        Err(name) => read_group(operator, namespace, &name).await?,
+    };
     let who = identity(&g)?;
     let client = client_for(operator, &who)?;
     Ok((who, client))
+}
+
+/// The store's account facts when they settle who applies the steps, else the group's name to read.
+fn fresh_read(g: GroupAccount) -> Result<GroupAccount, String> {
+    if g.named.is_some() && g.synced.is_none() {
+        Err(g.group)
+    } else {
+        Ok(g)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::ObjectReference;
+    use rstest::rstest;
+
+    fn account(named: Option<&str>, synced: bool) -> GroupAccount {
+        GroupAccount {
+            namespace: "ns".into(),
+            group: "og".into(),
+            named: named.map(str::to_string),
+            synced: synced.then(|| ObjectReference {
+                name: named.map(str::to_string),
+                ..Default::default()
+            }),
+        }
+    }
+
+    #[rstest]
+    #[case::no_account_named_uses_the_store(account(None, false), true)]
+    #[case::a_synced_account_uses_the_store(account(Some("sa"), true), true)]
+    #[case::a_named_account_not_synced_in_the_store_is_read(account(Some("sa"), false), false)]
+    fn the_api_is_read_only_when_the_store_may_lag(#[case] g: GroupAccount, #[case] from_store: bool) {
+        assert_eq!(fresh_read(g).is_ok(), from_store);
+    }
 }

@@ -12,6 +12,7 @@ pub mod fail_forward;
 pub mod input;
 pub mod known;
 pub mod plan_name;
+pub mod plan_status;
 pub mod relevance;
 pub mod reuse;
 pub use crate::status;

@@ -9,10 +9,10 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// The plan to reuse for `csvs` (the plan's CSV names) serving `owners` (Subscription names) with `manual`
-/// approval: one owned by each of them, for exactly those CSVs, with the same approval, whose status shows it
-/// is being or was carried out (a plan with no status yet may never get one: its creator died between its
-/// two writes), and, when Complete, whose CSVs all exist (a Complete plan whose CSV is gone would install
-/// nothing again). The newest such plan by generation.
+/// approval: one owned by each of them that installs those CSVs ([`covers`]: perhaps with dependencies beside
+/// them), with the same approval, whose status shows it is being or was carried out (a plan with no status yet
+/// may never get one: its creator died between its two writes), and, when Complete, whose wanted CSVs all
+/// exist (a Complete plan whose CSV is gone would install nothing again). The newest such plan by generation.
 pub fn reusable<'a>(
     plans: impl IntoIterator<Item = &'a InstallPlan>,
     csvs: &[String],
@@ -31,20 +31,30 @@ pub fn reusable<'a>(
                 }
                 _ => false,
             };
-            usable && same_work(p, &wanted, owners, manual)
+            usable && covers(p, &wanted, owners, manual)
         })
         .max_by_key(|p| p.spec.generation.unwrap_or(0))
 }
 
-/// Whether plan `p` installs exactly the CSVs `wanted` (not none), is owned by each of `owners` (Subscription
-/// names) and has `manual` approval: the same step, whatever its status.
-fn same_work(p: &InstallPlan, wanted: &BTreeSet<&str>, owners: &[&str], manual: bool) -> bool {
+/// Whether plan `p` installs the CSVs `wanted` (not none), perhaps beside others, is owned by each of `owners`
+/// and has `manual` approval. The others are dependencies it brought in: once its dependency's CSV or
+/// Subscription exists, resolution plans the Subscription's step without it, and that plan must not be written
+/// again beside the first (chaos defect 15: a Complete plan for `dep` + `app` and a second Complete plan for
+/// `app` alone, after `app`'s Subscription lost its decision while the first plan was carried out).
+fn covers(p: &InstallPlan, wanted: &BTreeSet<&str>, owners: &[&str], manual: bool) -> bool {
     let names: BTreeSet<&str> = p
         .spec
         .cluster_service_version_names
         .iter()
         .map(String::as_str)
         .collect();
+    !wanted.is_empty()
+        && wanted.is_subset(&names)
+        && owned_by_all(p, owners)
+        && p.spec.approval.is_manual() == manual
+}
+
+fn owned_by_all(p: &InstallPlan, owners: &[&str]) -> bool {
     let owned_by: BTreeSet<&str> = p
         .metadata
         .owner_references
@@ -53,9 +63,22 @@ fn same_work(p: &InstallPlan, wanted: &BTreeSet<&str>, owners: &[&str], manual: 
         .filter(|o| o.kind == "Subscription")
         .map(|o| o.name.as_str())
         .collect();
+    owners.iter().all(|o| owned_by.contains(o))
+}
+
+/// Whether plan `p` installs exactly the CSVs `wanted` (not none), is owned by each of `owners` (Subscription
+/// names) and has `manual` approval: the same step, whatever its status. (Exact, unlike [`covers`]: a plan
+/// without status is given the status of this run's steps.)
+fn same_work(p: &InstallPlan, wanted: &BTreeSet<&str>, owners: &[&str], manual: bool) -> bool {
+    let names: BTreeSet<&str> = p
+        .spec
+        .cluster_service_version_names
+        .iter()
+        .map(String::as_str)
+        .collect();
     !wanted.is_empty()
         && names == *wanted
-        && owners.iter().all(|o| owned_by.contains(o))
+        && owned_by_all(p, owners)
         && p.spec.approval.is_manual() == manual
 }
 
@@ -93,7 +116,7 @@ pub fn unconfirmed_csvs<'a>(
     plans
         .into_iter()
         .filter(|p| p.status.as_ref().map(|s| &s.phase) == Some(&InstallPlanPhase::Complete))
-        .filter(|p| same_work(p, &wanted, owners, manual))
+        .filter(|p| covers(p, &wanted, owners, manual))
         .flat_map(|_| wanted.iter().copied())
         .filter(|c| !existing_csvs.contains(*c))
         .map(str::to_string)
@@ -162,6 +185,9 @@ mod tests {
     #[case::another_csv_is_not(plan(&["a.v1"], &["sub"], false, Some("Installing"), 3), &[], None)]
     #[case::another_subscriptions_plan_is_not(plan(&["a.v2"], &["other"], false, Some("Installing"), 3), &[], None)]
     #[case::another_approval_is_not(plan(&["a.v2"], &["sub"], true, Some("RequiresApproval"), 3), &[], None)]
+    #[case::a_complete_plan_that_also_installed_a_dependency_is_reused(plan(&["dep.v1", "a.v2"], &["sub"], false, Some("Complete"), 3), &["a.v2", "dep.v1"], Some(3))]
+    #[case::an_installing_plan_that_also_installs_a_dependency_is_reused(plan(&["dep.v1", "a.v2"], &["sub"], false, Some("Installing"), 3), &[], Some(3))]
+    #[case::a_plan_with_a_dependency_but_another_csv_is_not(plan(&["dep.v1", "a.v1"], &["sub"], false, Some("Complete"), 3), &["a.v1", "dep.v1"], None)]
     fn a_plan_is_reused_only_when_it_does_the_same_work(
         #[case] existing: InstallPlan,
         #[case] existing_csvs: &[&str],
@@ -184,6 +210,7 @@ mod tests {
     #[case::another_csv_is_not(plan(&["a.v1"], &["sub"], false, None, 3), None)]
     #[case::another_subscriptions_plan_is_not(plan(&["a.v2"], &["other"], false, None, 3), None)]
     #[case::another_approval_is_not(plan(&["a.v2"], &["sub"], true, None, 3), None)]
+    #[case::one_with_a_dependency_beside_is_not(plan(&["dep.v1", "a.v2"], &["sub"], false, None, 3), None)]
     fn a_plan_left_without_status_is_finished_not_duplicated(
         #[case] existing: InstallPlan,
         #[case] want_generation: Option<i64>,
@@ -217,7 +244,10 @@ mod tests {
             &none,
         );
         assert_eq!(got.and_then(|p| p.spec.generation), Some(5));
-        assert!(reusable([&older], &names(&["a.v2"]), &["sub"], false, &none).is_none());
+        // The step for `a.v2` alone (its dependency `b.v1` provided since) is done by the shared plan too.
+        let alone = reusable([&older], &names(&["a.v2"]), &["sub"], false, &none);
+        assert_eq!(alone.and_then(|p| p.spec.generation), Some(2));
+        assert!(reusable([&older], &names(&["a.v3"]), &["sub"], false, &none).is_none());
     }
 
     #[rstest]

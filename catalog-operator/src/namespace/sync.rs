@@ -16,7 +16,7 @@ use crate::steps;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use k8s_openapi::jiff::Timestamp;
 use kube::Api;
-use kube::api::{DeleteParams, PostParams};
+use kube::api::DeleteParams;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::{
     InstallPlan, InstallPlanPhase, InstallPlanSpec, InstallPlanStatus, Step, order_steps,
@@ -735,15 +735,14 @@ async fn create_plan(
             .await
             .map_err(PlanError::Api)?,
     };
-    let (fresh, mut created) = match found {
-        Found::Created(p) => (true, p),
-        Found::Unfinished(p) => (false, p),
+    let created = match found {
+        Found::Created(p) | Found::Unfinished(p) => p,
         Found::Reused(p) => {
             tracing::info!(namespace = %ns, plan = ?p.metadata.name, csvs = ?wanted, "InstallPlan for this step was created before: reused");
             return Ok(p);
         }
     };
-    created.status = Some(InstallPlanStatus {
+    let status = InstallPlanStatus {
         phase: if manual {
             InstallPlanPhase::RequiresApproval
         } else {
@@ -753,21 +752,13 @@ async fn create_plan(
         plan,
         bundle_lookups: lookups,
         ..Default::default()
-    });
-    let name = created.metadata.name.clone().unwrap_or_default();
-    let written = match api
-        .replace_status(&name, &PostParams::default(), &created)
-        .await
-    {
-        Ok(w) => w,
-        Err(e) => {
-            // Not left behind without status when it can be helped (a later run finishes it otherwise).
-            if fresh {
-                let _ = api.delete(&name, &DeleteParams::background()).await;
-            }
-            return Err(PlanError::Api(e));
-        }
     };
+    let name = created.metadata.name.clone().unwrap_or_default();
+    // A failed write leaves the plan for the next run to finish (`super::plan_status`: deleting it lost a
+    // user's approval, chaos defect 14).
+    let written = super::plan_status::write(&api, &name, &status)
+        .await
+        .map_err(PlanError::Api)?;
     tracing::info!(namespace = %ns, plan = %name, approval = approval.as_str(), generation, csvs = ?written.spec.cluster_service_version_names, "InstallPlan created");
     Ok(written)
 }

@@ -53,6 +53,41 @@ pub fn split<'a>(
     out
 }
 
+/// The bindings of one kind as listed once per view run and shared by every Operator the run adopts for (was
+/// one list per Operator and CSV phase: with 1,000 operators installed, a run covering hundreds of them listed
+/// the cluster's thousands of bindings hundreds of times, and the view fell minutes behind; issue 19's
+/// 50-CatalogSource row). A label the run puts on a binding is recorded here, so a later CSV of the same Operator
+/// in the same run sees it as the API would.
+#[derive(Debug, Default)]
+pub struct Listed {
+    metas: Option<Vec<ObjectMeta>>,
+}
+
+impl Listed {
+    /// The listing, made by `list` the first time it is asked for in this run.
+    pub async fn get<F, Fut, E>(&mut self, list: F) -> Result<&[ObjectMeta], E>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<Vec<ObjectMeta>, E>>,
+    {
+        if self.metas.is_none() {
+            self.metas = Some(list().await?);
+        }
+        Ok(self.metas.as_deref().unwrap_or_default())
+    }
+
+    /// Record that `binding` now carries `label`.
+    pub fn labelled(&mut self, binding: &Named, label: &str) {
+        for m in self.metas.iter_mut().flatten() {
+            if m.name.as_deref() == Some(binding.name.as_str()) && m.namespace == binding.namespace {
+                m.labels
+                    .get_or_insert_with(Default::default)
+                    .insert(label.to_owned(), String::new());
+            }
+        }
+    }
+}
+
 /// The Operator's components among its labelled bindings.
 pub fn components(role_bindings: &[Named], cluster_bindings: &[Named]) -> Vec<Component> {
     let of = |kind: &str, list: &[Named]| -> Vec<Component> {
@@ -179,6 +214,30 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[tokio::test]
+    async fn a_run_lists_once_and_sees_its_own_labels() {
+        let mut listed = Listed::default();
+        let mut lists = 0;
+        for _ in 0..3 {
+            listed
+                .get(|| {
+                    lists += 1;
+                    async { Ok::<_, ()>(vec![binding("a", B::Owned), binding("b", B::Foreign)]) }
+                })
+                .await
+                .expect("listed");
+        }
+        assert_eq!(lists, 1, "one list per run, whatever the number of Operators");
+        let first = split(listed.get(|| async { Err(()) }).await.expect("kept"), OPERATOR, &csv());
+        assert_eq!(names(&first.to_label), ["a"]);
+        for n in &first.to_label {
+            listed.labelled(n, &operator_component_label(OPERATOR));
+        }
+        let again = split(listed.get(|| async { Err(()) }).await.expect("kept"), OPERATOR, &csv());
+        assert!(again.to_label.is_empty(), "labelled in this run: not labelled twice");
+        assert_eq!(names(&again.labelled), ["a"]);
     }
 
     #[test]

@@ -124,9 +124,10 @@ impl Reconciler for OperatorViewActor {
                     }
                 }
             }
+            let mut lists = sync::RunLists::default();
             for name in names {
                 let existing = operators.get(&ObjectRef::new(&name));
-                let result = match sync::adopt_owned(&shared, &name, &mut memo).await {
+                let result = match sync::adopt_owned(&shared, &name, &mut memo, &mut lists).await {
                     Ok(()) => sync::refresh(&shared, &name, existing.as_deref(), &mut memo).await,
                     Err(e) => Err(e),
                 };

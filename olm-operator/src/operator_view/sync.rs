@@ -1,5 +1,6 @@
 //! The I/O of the Operator view: label what belongs to an Operator (reading the stores olm-operator keeps
-//! anyway, plus one list each for RoleBindings, ClusterRoleBindings and InstallPlans, which it does not watch),
+//! anyway, plus lists of RoleBindings and ClusterRoleBindings, once per kind and view run, and of InstallPlans by
+//! label, which it does not watch),
 //! then create the Operator or refresh its `status.components`.
 
 use super::adopt;
@@ -142,8 +143,20 @@ where
         .unwrap_or_default()
 }
 
+/// The RBAC bindings one view run lists, once per kind, for every Operator it adopts for.
+#[derive(Debug, Default)]
+pub struct RunLists {
+    pub role_bindings: bindings::Listed,
+    pub cluster_role_bindings: bindings::Listed,
+}
+
 /// Label what the Operator's labelled CSVs own (objects in the stores, RBAC bindings listed, owned CRDs).
-pub async fn adopt_owned(shared: &Shared, operator: &str, memo: &mut Memo) -> kube::Result<()> {
+pub async fn adopt_owned(
+    shared: &Shared,
+    operator: &str,
+    memo: &mut Memo,
+    run: &mut RunLists,
+) -> kube::Result<()> {
     let key = operator_component_label(operator);
     let client = &shared.client;
     let csvs = from_store(shared.stores.csvs.get(), |c| {
@@ -232,13 +245,22 @@ pub async fn adopt_owned(shared: &Shared, operator: &str, memo: &mut Memo) -> ku
             )
             .await?;
         }
-        // One list per binding kind adopts and gathers at once (`bindings.rs`).
-        let all = ListParams::default();
-        let listed = Api::<RoleBinding>::all(client.clone())
-            .list_metadata(&all)
+        // One list per binding kind and run adopts and gathers at once (`bindings.rs`).
+        let listed = run
+            .role_bindings
+            .get(|| async {
+                Ok::<_, kube::Error>(
+                    Api::<RoleBinding>::all(client.clone())
+                        .list_metadata(&ListParams::default())
+                        .await?
+                        .items
+                        .into_iter()
+                        .map(|b| b.metadata)
+                        .collect(),
+                )
+            })
             .await?;
-        let role_bindings =
-            bindings::split(listed.items.iter().map(|b| &b.metadata), operator, csv);
+        let role_bindings = bindings::split(listed, operator, csv);
         for b in &role_bindings.to_label {
             let ns = b.namespace.as_deref().unwrap_or_default();
             set_label(
@@ -248,12 +270,23 @@ pub async fn adopt_owned(shared: &Shared, operator: &str, memo: &mut Memo) -> ku
                 Some(""),
             )
             .await?;
+            run.role_bindings.labelled(b, &key);
         }
-        let listed = Api::<ClusterRoleBinding>::all(client.clone())
-            .list_metadata(&all)
+        let listed = run
+            .cluster_role_bindings
+            .get(|| async {
+                Ok::<_, kube::Error>(
+                    Api::<ClusterRoleBinding>::all(client.clone())
+                        .list_metadata(&ListParams::default())
+                        .await?
+                        .items
+                        .into_iter()
+                        .map(|b| b.metadata)
+                        .collect(),
+                )
+            })
             .await?;
-        let cluster_bindings =
-            bindings::split(listed.items.iter().map(|b| &b.metadata), operator, csv);
+        let cluster_bindings = bindings::split(listed, operator, csv);
         for b in &cluster_bindings.to_label {
             set_label(
                 &Api::<ClusterRoleBinding>::all(client.clone()),
@@ -262,6 +295,7 @@ pub async fn adopt_owned(shared: &Shared, operator: &str, memo: &mut Memo) -> ku
                 Some(""),
             )
             .await?;
+            run.cluster_role_bindings.labelled(b, &key);
         }
         memo.set_bindings(
             operator,
