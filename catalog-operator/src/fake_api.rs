@@ -17,6 +17,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 pub struct Seen {
     pub method: String,
     pub path: String,
+    /// The query string as sent (e.g. a label selector), percent-encoded.
+    pub query: String,
     pub body: Value,
 }
 
@@ -98,6 +100,7 @@ impl FakeApi {
             async move {
                 let method = req.method().to_string();
                 let path = req.uri().path().trim_end_matches('/').to_string();
+                let query = req.uri().query().unwrap_or_default().to_string();
                 let bytes = http_body_util::BodyExt::collect(req.into_body())
                     .await
                     .map(|c| c.to_bytes())
@@ -114,6 +117,7 @@ impl FakeApi {
                     seen.push(Seen {
                         method: method.clone(),
                         path: path.clone(),
+                        query,
                         body: body.clone(),
                     });
                     seen.len()

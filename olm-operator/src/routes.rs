@@ -78,6 +78,9 @@ pub enum JanitorMsg {
     CsvGone(CsvGone),
     /// Every store CSV decisions read listed once: sweep the cluster RBAC of CSVs deleted while no operator ran.
     StoresSynced,
+    /// An OperatorGroup actor stopped because its group is gone: delete the group's ClusterRoles (labelled
+    /// `olm.owner.kind=OperatorGroup` with its name and namespace).
+    GroupGone(ObjectKey),
 }
 
 impl Message for JanitorMsg {

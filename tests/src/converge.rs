@@ -304,6 +304,30 @@ pub fn normalise_names(snap: Snapshot, namespaces: &[(&str, &str)]) -> Snapshot 
     }
 }
 
+/// The ClusterRoles of namespace `ns`'s OperatorGroups (`olm.owner.kind=OperatorGroup`, the provided-API
+/// roles `<group>-admin`/`-edit`/`-view`): `(owner group, role name)`. Once the group or its namespace is gone,
+/// olm-operator's janitor deletes them.
+pub async fn group_roles(client: &Client, ns: &str) -> anyhow::Result<Vec<(String, String)>> {
+    let lp = ListParams::default().labels(&format!(
+        "{OWNER_NAMESPACE}={ns},{OWNER_KIND}=OperatorGroup"
+    ));
+    Ok(Api::<ClusterRole>::all(client.clone())
+        .list_metadata(&lp)
+        .await?
+        .items
+        .into_iter()
+        .map(|r| {
+            let owner = r
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(OWNER).cloned())
+                .unwrap_or_default();
+            (owner, r.metadata.name.unwrap_or_default())
+        })
+        .collect())
+}
+
 /// The cluster-scoped RBAC (ClusterRoles, ClusterRoleBindings) labelled as owned by CSVs of namespace `ns`
 /// (`olm.owner.namespace`, not an OperatorGroup's): `(kind, owner CSV, rules or subjects)`. What a CSV's
 /// `clusterPermissions` (or a role lifted for an all-namespaces group) made; once its CSV or namespace is gone

@@ -36,7 +36,9 @@ use messages::msg::{Journal, JournalEvent};
 use olm_runtime::chaos::{ChaosConfig, replay};
 use olm_tests::api_faults::ApiFaults;
 use olm_tests::api_proxy::ApiProxy;
-use olm_tests::converge::{Raw, Snapshot, cluster_rbac, diff, invariants, snapshot_of};
+use olm_tests::converge::{
+    Raw, Snapshot, cluster_rbac, diff, group_roles, invariants, snapshot_of,
+};
 use olm_tests::slow_tcp::SlowTcp;
 use olm_tests::{
     Cluster, OperatorProcess, TestContext, dump_namespace, eventually, with_namespace,
@@ -299,9 +301,10 @@ async fn at_head(ctx: &TestContext, scope: Scope) -> anyhow::Result<Option<()>> 
     Err(anyhow::anyhow!("{}", off.join("; ")))
 }
 
-/// What is left that should not be: the namespace created and deleted mid-run, and cluster-scoped RBAC of any
+/// What is left that should not be: the namespace created and deleted mid-run, cluster-scoped RBAC of any
 /// run namespace's CSVs (none has `clusterPermissions` but the deleted namespace's; the global operator's roles
-/// lifted for its AllNamespaces group must go once the group is narrowed).
+/// lifted for its AllNamespaces group must go once the group is narrowed), and the provided-API ClusterRoles of
+/// the deleted namespace's OperatorGroup.
 async fn no_trace(ctx: &TestContext) -> anyhow::Result<Vec<String>> {
     let mut off = Vec::new();
     let nsd = format!("{}-d", ctx.namespace);
@@ -314,6 +317,10 @@ async fn no_trace(ctx: &TestContext) -> anyhow::Result<Vec<String>> {
         for (kind, owner, _) in cluster_rbac(&ctx.client, &ns).await? {
             off.push(format!("{kind} of {ns}/{owner} left"));
         }
+    }
+    // The deleted namespace's OperatorGroup is gone with it, so its provided-API ClusterRoles must go too.
+    for (group, role) in group_roles(&ctx.client, &nsd).await? {
+        off.push(format!("ClusterRole {role} of OperatorGroup {nsd}/{group} left"));
     }
     Ok(off)
 }

@@ -1,5 +1,6 @@
 //! The janitor's writes: delete what a gone CSV left in the cluster (by its owner labels), reset the
-//! conversion of the CRDs its conversion webhooks served, and the start-up sweep of orphaned cluster RBAC.
+//! conversion of the CRDs its conversion webhooks served, delete a gone OperatorGroup's ClusterRoles, and the
+//! start-up sweep of orphaned cluster RBAC.
 //! Each returns the first error (after trying every write) so the loop retries with its backoff.
 
 use super::decide::{self, SweepView};
@@ -22,9 +23,26 @@ use messages::key::ObjectKey;
 use serde::de::DeserializeOwned;
 use std::fmt::Debug;
 
-use crate::stores::OWNED_BY_CSV;
 
-/// Delete every object of kind `K` labelled as the CSV's (`api` cluster-scoped or namespaced).
+/// Label selector of the ClusterRoles an OperatorGroup makes for its provided APIs.
+const OWNED_BY_GROUP: &str = "olm.owner.kind=OperatorGroup";
+
+/// What the sweep lists: cluster RBAC owned by a CSV or by an OperatorGroup (`decide::orphan` tells them apart).
+const SWEPT: &str = "olm.owner.kind in (ClusterServiceVersion,OperatorGroup)";
+
+/// Delete a gone OperatorGroup's ClusterRoles (its owner labels).
+pub async fn clean_group(client: &Client, key: &ObjectKey) -> Result<(), Error> {
+    let selector = format!(
+        "{}={},{}={},{OWNED_BY_GROUP}",
+        messages::crd::annotations::OWNER,
+        key.name,
+        messages::crd::annotations::OWNER_NAMESPACE,
+        key.namespace_or_empty(),
+    );
+    delete_labelled(Api::<ClusterRole>::all(client.clone()), "ClusterRole", &selector).await
+}
+
+/// Delete every object of kind `K` that `selector` selects (`api` cluster-scoped or namespaced).
 async fn delete_labelled<K>(api: Api<K>, kind: &'static str, selector: &str) -> Result<(), Error>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
@@ -178,12 +196,12 @@ where
     K::DynamicType: Default,
 {
     let list = api
-        .list(&ListParams::default().labels(OWNED_BY_CSV))
+        .list(&ListParams::default().labels(SWEPT))
         .await
         .map_err(|source| Error::Apply {
             verb: "list",
             kind,
-            name: OWNED_BY_CSV.to_string(),
+            name: SWEPT.to_string(),
             source,
         })?;
     let mut deleted = 0;

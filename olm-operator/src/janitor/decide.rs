@@ -1,5 +1,5 @@
 //! The janitor's pure decisions: whether a gone CSV's cluster-scoped objects are deleted now, and which
-//! labelled cluster RBAC the start-up sweep deletes.
+//! labelled cluster RBAC (of CSVs and of OperatorGroups) the start-up sweep deletes.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
@@ -60,11 +60,14 @@ pub struct SweepView<'a> {
     /// The namespace is in the operator's scope (its CSV store is complete for it).
     pub watched: &'a dyn Fn(&str) -> bool,
     pub csv_exists: &'a dyn Fn(&ObjectKey) -> bool,
+    /// The OperatorGroup store holds this group (true while that store is unknown).
+    pub group_exists: &'a dyn Fn(&ObjectKey) -> bool,
 }
 
-/// Cluster-scoped RBAC cannot be owned by a namespaced CSV, so a CSV deleted while no operator ran (e.g. with
-/// its namespace) leaves its ClusterRoles/ClusterRoleBindings behind: an object labelled with an owner CSV is
-/// orphaned when that namespace is gone, or when the namespace is watched and the CSV is not in the store.
+/// Cluster-scoped RBAC cannot be owned by a namespaced CSV or OperatorGroup, so one deleted while no operator ran
+/// (e.g. with its namespace) leaves its ClusterRoles/ClusterRoleBindings behind: an object labelled with an
+/// owner CSV or OperatorGroup (the group's provided-API ClusterRoles) is orphaned when that namespace is gone, or
+/// when the namespace is watched and the owner is not in its store.
 pub fn orphaned(meta: &ObjectMeta, view: &SweepView<'_>) -> bool {
     orphan(meta, view) == Orphan::Yes
 }
@@ -85,22 +88,24 @@ pub fn orphan(meta: &ObjectMeta, view: &SweepView<'_>) -> Orphan {
     };
     let labels = meta.labels.as_ref();
     let get = |k: &str| labels.and_then(|l| l.get(k)).cloned();
-    if get(annotations::OWNER_KIND).as_deref() != Some("ClusterServiceVersion") {
-        return Orphan::No;
-    }
+    let owner_exists: &dyn Fn(&ObjectKey) -> bool = match get(annotations::OWNER_KIND).as_deref() {
+        Some("ClusterServiceVersion") => view.csv_exists,
+        Some("OperatorGroup") => view.group_exists,
+        _ => return Orphan::No,
+    };
     let (Some(name), Some(namespace)) =
         (get(annotations::OWNER), get(annotations::OWNER_NAMESPACE))
     else {
         return Orphan::No;
     };
     let namespace_gone = !(view.namespace_exists)(&namespace);
-    let csv_gone = !(view.csv_exists)(&ObjectKey::new(namespace.clone(), name));
+    let owner_gone = !owner_exists(&ObjectKey::new(namespace.clone(), name));
     let settled = if namespace_gone {
         view.settled_namespace
     } else {
         view.settled
     };
-    match namespace_gone || ((view.watched)(&namespace) && csv_gone) {
+    match namespace_gone || ((view.watched)(&namespace) && owner_gone) {
         false => Orphan::No,
         true if created.0 > settled => Orphan::NotYet,
         true => Orphan::Yes,

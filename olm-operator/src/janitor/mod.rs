@@ -7,6 +7,7 @@
 //!
 //! ```text
 //! CsvActor (ObjectEvent::Deleted) ─CsvGone { key, uid, csv }─▶ JanitorActor ─deletes by owner labels─▶ API server
+//! OperatorGroupActor (ObjectEvent::Deleted) ─GroupGone(key)─▶ JanitorActor ─deletes the group's ClusterRoles─▶ API server
 //! mark_ready (every store listed) ─StoresSynced─▶ JanitorActor ─sweep (list + delete orphaned RBAC)─▶ API server
 //! ```
 
@@ -40,6 +41,8 @@ pub struct JanitorActor {
     control: Loop,
     /// Gone CSVs whose objects are not deleted yet (a newer message for the same key replaces the older).
     pending: BTreeMap<ObjectKey, CsvGone>,
+    /// Gone OperatorGroups whose ClusterRoles are not deleted yet.
+    pending_groups: BTreeSet<ObjectKey>,
     sweep: Sweep,
 }
 
@@ -53,6 +56,7 @@ impl JanitorActor {
                 crate::error::policy(),
             ),
             pending: BTreeMap::new(),
+            pending_groups: BTreeSet::new(),
             sweep: Sweep::Waiting,
         }
     }
@@ -81,6 +85,10 @@ impl Handler<JanitorMsg> for JanitorActor {
             JanitorMsg::CsvGone(gone) => {
                 self.pending.insert(gone.key.clone(), gone);
                 "csv gone"
+            }
+            JanitorMsg::GroupGone(key) => {
+                self.pending_groups.insert(key);
+                "group gone"
             }
             JanitorMsg::StoresSynced => {
                 if self.sweep == Sweep::Waiting {
@@ -138,6 +146,23 @@ impl JanitorActor {
         jobs
     }
 
+    /// The gone groups to clean in this run: a group the store holds under its key again (made again with the
+    /// same name) owns the labelled roles now, and is dropped.
+    fn group_jobs(&mut self) -> Vec<ObjectKey> {
+        let groups = self.shared.stores.operator_groups.get();
+        self.pending_groups.retain(|key| {
+            let back = groups.is_some_and(|s| {
+                s.get(&ObjectRef::new(&key.name).within(key.namespace_or_empty()))
+                    .is_some()
+            });
+            if back {
+                tracing::debug!(og = %key, "the gone group is back: its roles are its own");
+            }
+            !back
+        });
+        self.pending_groups.iter().cloned().collect()
+    }
+
     /// What the sweep reads of the stores, copied out for the run (`None` while a store is missing).
     fn sweep_input(&self) -> Option<SweepInput> {
         let stores = &self.shared.stores;
@@ -154,6 +179,12 @@ impl JanitorActor {
                 .iter()
                 .filter_map(|c| ObjectKey::of(c.as_ref()))
                 .collect(),
+            groups: stores.operator_groups.get().map(|s| {
+                s.state()
+                    .iter()
+                    .filter_map(|g| ObjectKey::of(g.as_ref()))
+                    .collect()
+            }),
             scope: stores.scope.get().cloned(),
         })
     }
@@ -162,6 +193,8 @@ impl JanitorActor {
 struct SweepInput {
     namespaces: BTreeSet<String>,
     csvs: BTreeSet<ObjectKey>,
+    /// `None` while the group store is not there: every group counts as present.
+    groups: Option<BTreeSet<ObjectKey>>,
     scope: Option<olm_runtime::wiring::Scope>,
 }
 
@@ -170,6 +203,7 @@ impl SweepInput {
         let namespace_exists = |ns: &str| self.namespaces.contains(ns);
         let watched = |ns: &str| self.scope.as_ref().is_some_and(|s| s.contains(Some(ns)));
         let csv_exists = |k: &ObjectKey| self.csvs.contains(k);
+        let group_exists = |k: &ObjectKey| self.groups.as_ref().is_none_or(|g| g.contains(k));
         // Objects younger than this may belong to a namespace our store has not seen yet.
         let view = SweepView {
             settled: k8s_openapi::jiff::Timestamp::now()
@@ -179,6 +213,7 @@ impl SweepInput {
             namespace_exists: &namespace_exists,
             watched: &watched,
             csv_exists: &csv_exists,
+            group_exists: &group_exists,
         };
         apply::sweep(client, &view).await
     }
@@ -191,11 +226,12 @@ impl Reconciler for JanitorActor {
 
     fn run(&mut self, _ctx: &mut Context<Self>) -> ResponseActFuture<Self, Outcome> {
         let jobs = self.jobs();
+        let group_jobs = self.group_jobs();
         let sweep = match self.sweep {
             Sweep::Due => self.sweep_input(),
             Sweep::Waiting | Sweep::Done => None,
         };
-        if jobs.is_empty() && sweep.is_none() {
+        if jobs.is_empty() && group_jobs.is_empty() && sweep.is_none() {
             return Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)));
         }
         let client = self.shared.client.clone();
@@ -211,15 +247,20 @@ impl Reconciler for JanitorActor {
                 .await;
                 results.push((job.gone.key, result));
             }
+            let mut group_results = Vec::with_capacity(group_jobs.len());
+            for key in group_jobs {
+                let result = apply::clean_group(&client, &key).await;
+                group_results.push((key, result));
+            }
             let swept = match sweep {
                 Some(input) => Some(input.run(&client).await),
                 None => None,
             };
-            (results, swept)
+            (results, group_results, swept)
         };
         Box::pin(
             fut.into_actor(self)
-                .map(|(results, swept), act: &mut Self, _ctx| {
+                .map(|(results, group_results, swept), act: &mut Self, _ctx| {
                     let mut first = None;
                     let mut again = false;
                     for (key, result) in results {
@@ -229,6 +270,17 @@ impl Reconciler for JanitorActor {
                             }
                             Err(e) => {
                                 tracing::warn!(csv = %key, error = %e.chain(), "cannot delete what a deleted CSV left in the cluster; retrying");
+                                first.get_or_insert(e);
+                            }
+                        }
+                    }
+                    for (key, result) in group_results {
+                        match result {
+                            Ok(()) => {
+                                act.pending_groups.remove(&key);
+                            }
+                            Err(e) => {
+                                tracing::warn!(og = %key, error = %e.chain(), "cannot delete a deleted OperatorGroup's cluster roles; retrying");
                                 first.get_or_insert(e);
                             }
                         }

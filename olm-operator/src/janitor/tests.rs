@@ -201,3 +201,66 @@ async fn a_sweep_that_met_a_young_orphan_looks_again() {
     settle(RESWEEP.as_millis() as u64 + 100).await;
     assert_eq!(requests(&api, "GET"), [BINDINGS, ROLES, BINDINGS, ROLES]);
 }
+
+fn group_role(name: &str, group: &str, owner_namespace: &str) -> serde_json::Value {
+    serde_json::json!({
+        "metadata": {"name": name, "creationTimestamp": "2020-01-01T00:00:00Z", "labels": {
+            "olm.owner": group, "olm.owner.namespace": owner_namespace,
+            "olm.owner.kind": "OperatorGroup"}},
+        "rules": []
+    })
+}
+
+/// A deleted OperatorGroup's ClusterRoles are the janitor's to delete, with retries: the group actor deleted
+/// them itself once, and a failed delete was logged and lost (the roles of a namespace deleted under API
+/// faults stayed for good).
+#[actix_rt::test]
+async fn a_gone_groups_cluster_roles_are_deleted_and_a_failed_delete_is_retried() {
+    tokio::time::pause();
+    let api = FakeApi::new(vec![500]);
+    let (janitor, journal) = start(shared(api.client(), vec![], &["ns"]));
+    janitor.do_send(JanitorMsg::GroupGone(ObjectKey::new("ns", "og")));
+    settle(20).await;
+    assert_eq!(requests(&api, "DELETE"), [ROLES]);
+    settle(1_100).await;
+    assert_eq!(requests(&api, "DELETE"), [ROLES, ROLES], "retried after the 500");
+    assert_eq!(outcomes(&journal).last(), Some(&(None, None)), "done");
+    let selectors: Vec<String> = api
+        .seen()
+        .iter()
+        .filter(|s| s.method == "DELETE")
+        .map(|s| s.query.clone())
+        .collect();
+    assert!(
+        selectors.iter().all(|q| q.contains("olm.owner%3Dog")
+            && q.contains("olm.owner.namespace%3Dns")
+            && q.contains("olm.owner.kind%3DOperatorGroup")),
+        "by the group's owner labels: {selectors:?}"
+    );
+}
+
+/// The start-up sweep also deletes the ClusterRoles of OperatorGroups gone while no operator ran (with their
+/// namespace, or alone from a watched namespace), and leaves a live group's alone.
+#[actix_rt::test]
+async fn the_sweep_deletes_the_roles_of_gone_groups() {
+    tokio::time::pause();
+    let api = FakeApi::new(vec![])
+        .with_list(BINDINGS, vec![])
+        .with_list(
+            ROLES,
+            vec![
+                group_role("og-gone-ns-admin", "og", "gone"),
+                group_role("og-live-admin", "og", "ns"),
+            ],
+        );
+    let shared = shared(api.client(), vec![], &["ns"]);
+    let (reader, mut writer) = store::<messages::crd::operator_group::OperatorGroup>();
+    let mut og = messages::crd::operator_group::OperatorGroup::new("og", Default::default());
+    og.metadata.namespace = Some("ns".into());
+    writer.apply_watcher_event(&watcher::Event::Apply(og));
+    let _ = shared.stores.operator_groups.set(reader);
+    let (janitor, _journal) = start(shared);
+    janitor.do_send(JanitorMsg::StoresSynced);
+    settle(100).await;
+    assert_eq!(requests(&api, "DELETE"), [format!("{ROLES}/og-gone-ns-admin")]);
+}

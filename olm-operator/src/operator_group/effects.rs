@@ -61,12 +61,6 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
-    #[error("deleting the cluster roles of {key}")]
-    DeleteClusterRoles {
-        key: ObjectKey,
-        #[source]
-        source: kube::Error,
-    },
     #[error("labelling service account {key} as managed")]
     LabelAccount {
         key: ObjectKey,
@@ -248,29 +242,6 @@ pub async fn apply_cluster_roles(client: &Client, roles: Vec<ClusterRole>) -> Re
                 source,
             })?;
     }
-    Ok(())
-}
-
-/// Delete the ClusterRoles carrying the group's owner labels (group deletion).
-pub async fn delete_group_cluster_roles(client: &Client, key: &ObjectKey) -> Result<()> {
-    let api: Api<ClusterRole> = Api::all(client.clone());
-    let selector = format!(
-        "{}={},{}={},{}=OperatorGroup",
-        annotations::OWNER,
-        key.name,
-        annotations::OWNER_NAMESPACE,
-        key.namespace_or_empty(),
-        annotations::OWNER_KIND
-    );
-    api.delete_collection(
-        &DeleteParams::default(),
-        &ListParams::default().labels(&selector),
-    )
-    .await
-    .map_err(|source| Error::DeleteClusterRoles {
-        key: key.clone(),
-        source,
-    })?;
     Ok(())
 }
 

@@ -199,8 +199,10 @@ pub async fn group_deleted(
     uid: Option<&str>,
     apis: &super::provided_apis::ApiSet,
 ) {
-    if let Err(e) = effects::delete_group_cluster_roles(&shared.client, key).await {
-        tracing::warn!(og = %key, error = &e as &dyn std::error::Error, "deleting the group's cluster roles failed");
+    // Its ClusterRoles: the janitor's, which retries (a failed delete here was logged and lost: the roles of a
+    // namespace deleted under API faults stayed for good).
+    if let Some(janitor) = shared.registries.janitor.get() {
+        janitor.do_send(crate::routes::JanitorMsg::GroupGone(key.clone()));
     }
     if let (Some(uid), Some(store)) = (uid, shared.stores.namespaces.get()) {
         let namespaces: Vec<(String, std::collections::BTreeMap<String, String>)> = store

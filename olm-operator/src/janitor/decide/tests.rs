@@ -83,7 +83,12 @@ fn meta(age_s: Option<i64>, owner: Option<(&str, &str)>, kind: &str) -> ObjectMe
 #[case::a_young_rbac_of_a_gone_csv_waits(meta(Some(60), Some(("watched", "gone.v1")), "ClusterServiceVersion"), false)]
 #[case::no_creation_time(meta(None, Some(("gone", "a.v1")), "ClusterServiceVersion"), false)]
 #[case::no_owner_labels(meta(Some(600), None, "ClusterServiceVersion"), false)]
-#[case::owned_by_another_kind(meta(Some(600), Some(("gone", "a.v1")), "OperatorGroup"), false)]
+#[case::owned_by_another_kind(meta(Some(600), Some(("gone", "a.v1")), "Subscription"), false)]
+#[case::a_group_role_of_a_gone_namespace(meta(Some(600), Some(("gone", "og")), "OperatorGroup"), true)]
+#[case::a_group_role_of_a_gone_group(meta(Some(600), Some(("watched", "gone-og")), "OperatorGroup"), true)]
+#[case::a_group_role_of_a_live_group(meta(Some(600), Some(("watched", "og")), "OperatorGroup"), false)]
+#[case::a_young_group_role_of_a_gone_group_waits(meta(Some(60), Some(("watched", "gone-og")), "OperatorGroup"), false)]
+#[case::a_csvs_name_is_not_a_group(meta(Some(600), Some(("watched", "a.v1")), "OperatorGroup"), true)]
 fn the_sweep_deletes_rbac_whose_owner_is_known_gone(
     #[case] meta: ObjectMeta,
     #[case] expected: bool,
@@ -93,12 +98,14 @@ fn the_sweep_deletes_rbac_whose_owner_is_known_gone(
     let csv_exists = |k: &ObjectKey| {
         k == &ObjectKey::new("watched", "a.v1") || k.namespace_or_empty() == "other"
     };
+    let group_exists = |k: &ObjectKey| k == &ObjectKey::new("watched", "og");
     let view = SweepView {
         settled: Timestamp::from_second(NOW - 120).expect("time"),
         settled_namespace: Timestamp::from_second(NOW - 30).expect("time"),
         namespace_exists: &namespace_exists,
         watched: &watched,
         csv_exists: &csv_exists,
+        group_exists: &group_exists,
     };
     assert_eq!(orphaned(&meta, &view), expected);
 }
@@ -115,12 +122,14 @@ fn a_young_orphan_is_looked_at_again(#[case] meta: ObjectMeta, #[case] expected:
     let namespace_exists = |ns: &str| ns == "watched";
     let watched = |ns: &str| ns == "watched";
     let csv_exists = |k: &ObjectKey| k == &ObjectKey::new("watched", "a.v1");
+    let group_exists = |_: &ObjectKey| true;
     let view = SweepView {
         settled: Timestamp::from_second(NOW - 120).expect("time"),
         settled_namespace: Timestamp::from_second(NOW - 30).expect("time"),
         namespace_exists: &namespace_exists,
         watched: &watched,
         csv_exists: &csv_exists,
+        group_exists: &group_exists,
     };
     assert_eq!(orphan(&meta, &view), expected);
 }
