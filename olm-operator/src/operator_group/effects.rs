@@ -8,7 +8,7 @@ use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::Client;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use messages::crd::annotations;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::{OperatorGroup, OperatorGroupStatus};
