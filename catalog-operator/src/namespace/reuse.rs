@@ -42,16 +42,18 @@ pub fn reusable<'a>(
 /// again beside the first (chaos defect 15: a Complete plan for `dep` + `app` and a second Complete plan for
 /// `app` alone, after `app`'s Subscription lost its decision while the first plan was carried out).
 fn covers(p: &InstallPlan, wanted: &BTreeSet<&str>, owners: &[&str], manual: bool) -> bool {
-    let names: BTreeSet<&str> = p
-        .spec
+    !wanted.is_empty()
+        && wanted.is_subset(&csv_names(p))
+        && owned_by_all(p, owners)
+        && p.spec.approval.is_manual() == manual
+}
+
+fn csv_names(p: &InstallPlan) -> BTreeSet<&str> {
+    p.spec
         .cluster_service_version_names
         .iter()
         .map(String::as_str)
-        .collect();
-    !wanted.is_empty()
-        && wanted.is_subset(&names)
-        && owned_by_all(p, owners)
-        && p.spec.approval.is_manual() == manual
+        .collect()
 }
 
 fn owned_by_all(p: &InstallPlan, owners: &[&str]) -> bool {
@@ -70,14 +72,8 @@ fn owned_by_all(p: &InstallPlan, owners: &[&str]) -> bool {
 /// names) and has `manual` approval: the same step, whatever its status. (Exact, unlike [`covers`]: a plan
 /// without status is given the status of this run's steps.)
 fn same_work(p: &InstallPlan, wanted: &BTreeSet<&str>, owners: &[&str], manual: bool) -> bool {
-    let names: BTreeSet<&str> = p
-        .spec
-        .cluster_service_version_names
-        .iter()
-        .map(String::as_str)
-        .collect();
     !wanted.is_empty()
-        && names == *wanted
+        && csv_names(p) == *wanted
         && owned_by_all(p, owners)
         && p.spec.approval.is_manual() == manual
 }

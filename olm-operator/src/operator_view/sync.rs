@@ -143,6 +143,20 @@ where
         .unwrap_or_default()
 }
 
+/// The metadata of every object of kind `K` in the cluster (one list).
+async fn metadata_of_all<K>(client: &kube::Client) -> kube::Result<Vec<ObjectMeta>>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+{
+    Ok(Api::<K>::all(client.clone())
+        .list_metadata(&ListParams::default())
+        .await?
+        .items
+        .into_iter()
+        .map(|o| o.metadata)
+        .collect())
+}
+
 /// The RBAC bindings one view run lists, once per kind, for every Operator it adopts for.
 #[derive(Debug, Default)]
 pub struct RunLists {
@@ -248,17 +262,7 @@ pub async fn adopt_owned(
         // One list per binding kind and run adopts and gathers at once (`bindings.rs`).
         let listed = run
             .role_bindings
-            .get(|| async {
-                Ok::<_, kube::Error>(
-                    Api::<RoleBinding>::all(client.clone())
-                        .list_metadata(&ListParams::default())
-                        .await?
-                        .items
-                        .into_iter()
-                        .map(|b| b.metadata)
-                        .collect(),
-                )
-            })
+            .get(|| metadata_of_all::<RoleBinding>(client))
             .await?;
         let role_bindings = bindings::split(listed, operator, csv);
         for b in &role_bindings.to_label {
@@ -274,17 +278,7 @@ pub async fn adopt_owned(
         }
         let listed = run
             .cluster_role_bindings
-            .get(|| async {
-                Ok::<_, kube::Error>(
-                    Api::<ClusterRoleBinding>::all(client.clone())
-                        .list_metadata(&ListParams::default())
-                        .await?
-                        .items
-                        .into_iter()
-                        .map(|b| b.metadata)
-                        .collect(),
-                )
-            })
+            .get(|| metadata_of_all::<ClusterRoleBinding>(client))
             .await?;
         let cluster_bindings = bindings::split(listed, operator, csv);
         for b in &cluster_bindings.to_label {
