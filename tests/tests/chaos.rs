@@ -37,7 +37,7 @@ use olm_runtime::chaos::{ChaosConfig, replay};
 use olm_tests::api_faults::ApiFaults;
 use olm_tests::api_proxy::ApiProxy;
 use olm_tests::converge::{
-    Raw, Snapshot, cluster_rbac, diff, group_roles, invariants, snapshot_of,
+    Raw, Snapshot, cluster_rbac, diff, group_roles, invariants, set_apart, snapshot_of,
 };
 use olm_tests::slow_tcp::SlowTcp;
 use olm_tests::{
@@ -120,6 +120,8 @@ struct Row {
     snapshot: Snapshot,
     broken: Vec<String>,
     unreplayed: usize,
+    /// Objects listed in the deleted namespace after it was gone (`converge::set_apart`).
+    set_apart: Vec<String>,
 }
 
 /// One of the two operators.
@@ -625,6 +627,28 @@ async fn delete_namespaces(ctx: &TestContext, scope: Scope) {
     }
 }
 
+/// The run's end state as compared with the fault-free run's: the snapshot of its namespaces, without what the
+/// control plane left of the namespace deleted mid-run once that namespace is gone (`converge::set_apart`;
+/// returned as the third value, printed in the row's note).
+async fn compared_state(
+    ctx: &TestContext,
+    scope: Scope,
+    roles: &[(&str, &str)],
+) -> anyhow::Result<(Snapshot, Raw, Vec<String>)> {
+    let (snap, raw) = snapshot_of(&ctx.client, roles).await?;
+    let nsd = format!("{}-d", ctx.namespace);
+    let gone = scope == Scope::Full
+        && Api::<Namespace>::all(ctx.client.clone())
+            .get_opt(&nsd)
+            .await?
+            .is_none();
+    Ok(if gone {
+        set_apart(snap, raw, "nsd")
+    } else {
+        (snap, raw, Vec::new())
+    })
+}
+
 /// Approve the side Subscription's Manual plan once it exists (a user approving mid-run, under the faults):
 /// `spec.approved` set on the plan for [`SIDE_HEAD`], with the test's own client (not through the fault proxy).
 async fn approve_side(ctx: &TestContext) -> anyhow::Result<()> {
@@ -976,8 +1000,8 @@ async fn run_workload(
                 CONVERGE.saturating_sub(t0.elapsed()),
                 "the end state equal to the fault-free run's",
                 || async {
-                    let (snap, raw) = snapshot_of(&ctx.client, &roles).await?;
-                    Ok(diff(want, &snap).is_empty().then_some((snap, raw)))
+                    let (snap, raw, apart) = compared_state(ctx, scope, &roles).await?;
+                    Ok(diff(want, &snap).is_empty().then_some((snap, raw, apart)))
                 },
             )
             .await
@@ -985,21 +1009,14 @@ async fn run_workload(
             _ => None,
         };
         let after_faults = t0.elapsed();
-        let (snap, raw): (Snapshot, Raw) = match settled {
+        let (snap, raw, apart) = match settled {
             Some(found) => found,
-            None => snapshot_of(&ctx.client, &roles).await?,
+            None => compared_state(ctx, scope, &roles).await?,
         };
-        // Seen twice (seeds 7 and 66, each with an apiserver and an etcd restart): objects listed in the
-        // namespace deleted mid-run although the namespace itself is gone. Said plainly when it happens.
-        let nsd = format!("{}-d", ctx.namespace);
-        let left: Vec<&String> = snap.facts.keys().filter(|k| k.starts_with("nsd:")).collect();
-        if !left.is_empty()
-            && Api::<Namespace>::all(ctx.client.clone())
-                .get_opt(&nsd)
-                .await?
-                .is_none()
-        {
-            eprintln!("note: namespace {nsd} does not exist, yet these of its objects are listed: {left:?}");
+        if !apart.is_empty() {
+            eprintln!(
+                "note: seed {seed:?}: the namespace deleted mid-run is gone, yet these of its objects are still listed (left by the control plane, set apart): {apart:?}"
+            );
         }
         let mut row = out.lock().unwrap_or_else(PoisonError::into_inner);
         row.faults = faults;
@@ -1008,6 +1025,7 @@ async fn run_workload(
         row.after_faults = after_faults;
         row.broken = invariants(&raw);
         row.snapshot = snap;
+        row.set_apart = apart;
         row.unreplayed = unreplayed;
         Ok(())
     }
@@ -1067,6 +1085,14 @@ async fn seeds(list: Vec<u64>) -> anyhow::Result<()> {
     }
     rows.insert(0, baseline);
     print_table(&rows);
+    let left: Vec<String> = rows
+        .iter()
+        .filter(|r| !r.set_apart.is_empty())
+        .map(|r| format!("{:?}: {}", r.seed, r.set_apart.join(", ")))
+        .collect();
+    if !left.is_empty() {
+        println!("objects left by the control plane in the deleted namespace (set apart): {left:?}");
+    }
     let made: u64 = rows.iter().flat_map(|r| r.faults.values()).sum();
     anyhow::ensure!(made > 0, "chaos made no fault at all");
     anyhow::ensure!(failures.is_empty(), "{}", failures.join("\n"));

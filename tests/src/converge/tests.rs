@@ -103,3 +103,24 @@ fn the_run_namespaces_are_normalised_longest_first(#[case] got: Snapshot, #[case
     ];
     assert_eq!(normalise_names(got, &roles), want);
 }
+
+#[test]
+fn a_gone_namespaces_objects_are_set_apart_but_not_its_cluster_rbac() {
+    let mut facts = BTreeMap::new();
+    for k in ["ns:CSV/a", "nsd:CSV/temp", "nsd:Subscription/temp", "nsd:cluster:ClusterRoles of temp"] {
+        facts.insert(k.to_string(), "x".to_string());
+    }
+    let raw = Raw {
+        csvs: vec![(s("ns:a"), s("Succeeded")), (s("nsd:temp"), s("Failed"))],
+        plans: vec![(s("nsd:temp"), vec![s("temp.v1")])],
+        deployments: vec![],
+    };
+    let (kept, raw, apart) = set_apart(Snapshot { facts }, raw, "nsd");
+    assert_eq!(
+        kept.facts.keys().collect::<Vec<_>>(),
+        ["ns:CSV/a", "nsd:cluster:ClusterRoles of temp"]
+    );
+    assert_eq!(apart, ["nsd:CSV/temp", "nsd:Subscription/temp"]);
+    assert_eq!(raw.csvs, [(s("ns:a"), s("Succeeded"))]);
+    assert!(raw.plans.is_empty());
+}

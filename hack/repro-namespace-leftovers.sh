@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Kubernetes 1.20 control-plane check (not an olm-rs test): a namespace deleted right before kube-apiserver is
+# SIGKILLed and restarted (hack/control-plane.sh restart-apiserver) can vanish while objects in it are still
+# listed. Usage, with the default plane up: hack/repro-namespace-leftovers.sh [TRIES] [SECONDS-BEFORE-RESTART]
+# Does a namespace deleted right before an apiserver SIGKILL+restart lose its content (objects outliving it)?
+set -u
+cd /work/main
+export KUBECONFIG=$HOME/.cache/olm-rs/cluster/kubeconfig
+for i in $(seq 1 ${1:-5}); do
+  ns=repro-$RANDOM
+  kubectl create ns $ns >/dev/null
+  for j in $(seq 1 20); do kubectl -n $ns create configmap c$j --from-literal=a=b >/dev/null; kubectl -n $ns create role r$j --verb=get --resource=pods >/dev/null; done
+  kubectl delete ns $ns --wait=false >/dev/null
+  sleep ${2:-0.5}
+  hack/control-plane.sh restart-apiserver >/dev/null 2>&1
+  for t in $(seq 1 60); do kubectl get ns $ns >/dev/null 2>&1 || break; sleep 1; done
+  left=$(kubectl -n $ns get configmaps,roles --no-headers 2>/dev/null | wc -l)
+  echo "$ns: namespace gone after ${t}s; objects still listed: $left"
+done
