@@ -174,7 +174,10 @@ mod tests {
         let account = group.account();
         assert_eq!(account.named.as_deref(), named);
         assert_eq!(account.synced.is_some(), synced);
-        assert_eq!((account.namespace.as_str(), account.group.as_str()), ("ns", "og"));
+        assert_eq!(
+            (account.namespace.as_str(), account.group.as_str()),
+            ("ns", "og")
+        );
     }
 
     #[test]

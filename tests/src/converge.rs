@@ -409,7 +409,11 @@ pub fn set_apart(snap: Snapshot, raw: Raw, role: &str) -> (Snapshot, Raw, Vec<St
     let raw = Raw {
         csvs: raw.csvs.into_iter().filter(|(k, _)| !gone(k)).collect(),
         plans: raw.plans.into_iter().filter(|(k, _)| !gone(k)).collect(),
-        deployments: raw.deployments.into_iter().filter(|(k, _)| !gone(k)).collect(),
+        deployments: raw
+            .deployments
+            .into_iter()
+            .filter(|(k, _)| !gone(k))
+            .collect(),
     };
     (Snapshot { facts }, raw, apart.into_keys().collect())
 }

@@ -322,7 +322,9 @@ async fn no_trace(ctx: &TestContext) -> anyhow::Result<Vec<String>> {
     }
     // The deleted namespace's OperatorGroup is gone with it, so its provided-API ClusterRoles must go too.
     for (group, role) in group_roles(&ctx.client, &nsd).await? {
-        off.push(format!("ClusterRole {role} of OperatorGroup {nsd}/{group} left"));
+        off.push(format!(
+            "ClusterRole {role} of OperatorGroup {nsd}/{group} left"
+        ));
     }
     Ok(off)
 }
@@ -1091,7 +1093,9 @@ async fn seeds(list: Vec<u64>) -> anyhow::Result<()> {
         .map(|r| format!("{:?}: {}", r.seed, r.set_apart.join(", ")))
         .collect();
     if !left.is_empty() {
-        println!("objects left by the control plane in the deleted namespace (set apart): {left:?}");
+        println!(
+            "objects left by the control plane in the deleted namespace (set apart): {left:?}"
+        );
     }
     let made: u64 = rows.iter().flat_map(|r| r.faults.values()).sum();
     anyhow::ensure!(made > 0, "chaos made no fault at all");

@@ -14,8 +14,8 @@ pub mod scoped;
 pub mod step_kinds;
 pub mod step_span;
 
-use crate::group_view::GroupView;
 use crate::error::{self, Error};
+use crate::group_view::GroupView;
 use crate::routes::Cause as ResolveCause;
 use crate::shared::Shared;
 use actix::prelude::*;

@@ -91,7 +91,10 @@ mod tests {
     #[case::no_account_named_uses_the_store(account(None, false), true)]
     #[case::a_synced_account_uses_the_store(account(Some("sa"), true), true)]
     #[case::a_named_account_not_synced_in_the_store_is_read(account(Some("sa"), false), false)]
-    fn the_api_is_read_only_when_the_store_may_lag(#[case] g: GroupAccount, #[case] from_store: bool) {
+    fn the_api_is_read_only_when_the_store_may_lag(
+        #[case] g: GroupAccount,
+        #[case] from_store: bool,
+    ) {
         assert_eq!(fresh_read(g).is_ok(), from_store);
     }
 }

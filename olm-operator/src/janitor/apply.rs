@@ -23,7 +23,6 @@ use messages::key::ObjectKey;
 use serde::de::DeserializeOwned;
 use std::fmt::Debug;
 
-
 /// Label selector of the ClusterRoles an OperatorGroup makes for its provided APIs.
 const OWNED_BY_GROUP: &str = "olm.owner.kind=OperatorGroup";
 
@@ -39,7 +38,12 @@ pub async fn clean_group(client: &Client, key: &ObjectKey) -> Result<(), Error> 
         messages::crd::annotations::OWNER_NAMESPACE,
         key.namespace_or_empty(),
     );
-    delete_labelled(Api::<ClusterRole>::all(client.clone()), "ClusterRole", &selector).await
+    delete_labelled(
+        Api::<ClusterRole>::all(client.clone()),
+        "ClusterRole",
+        &selector,
+    )
+    .await
 }
 
 /// Delete every object of kind `K` that `selector` selects (`api` cluster-scoped or namespaced).

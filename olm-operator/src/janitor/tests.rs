@@ -223,7 +223,11 @@ async fn a_gone_groups_cluster_roles_are_deleted_and_a_failed_delete_is_retried(
     settle(20).await;
     assert_eq!(requests(&api, "DELETE"), [ROLES]);
     settle(1_100).await;
-    assert_eq!(requests(&api, "DELETE"), [ROLES, ROLES], "retried after the 500");
+    assert_eq!(
+        requests(&api, "DELETE"),
+        [ROLES, ROLES],
+        "retried after the 500"
+    );
     assert_eq!(outcomes(&journal).last(), Some(&(None, None)), "done");
     let selectors: Vec<String> = api
         .seen()
@@ -244,15 +248,13 @@ async fn a_gone_groups_cluster_roles_are_deleted_and_a_failed_delete_is_retried(
 #[actix_rt::test]
 async fn the_sweep_deletes_the_roles_of_gone_groups() {
     tokio::time::pause();
-    let api = FakeApi::new(vec![])
-        .with_list(BINDINGS, vec![])
-        .with_list(
-            ROLES,
-            vec![
-                group_role("og-gone-ns-admin", "og", "gone"),
-                group_role("og-live-admin", "og", "ns"),
-            ],
-        );
+    let api = FakeApi::new(vec![]).with_list(BINDINGS, vec![]).with_list(
+        ROLES,
+        vec![
+            group_role("og-gone-ns-admin", "og", "gone"),
+            group_role("og-live-admin", "og", "ns"),
+        ],
+    );
     let shared = shared(api.client(), vec![], &["ns"]);
     let (reader, mut writer) = store::<messages::crd::operator_group::OperatorGroup>();
     let mut og = messages::crd::operator_group::OperatorGroup::new("og", Default::default());
@@ -262,5 +264,8 @@ async fn the_sweep_deletes_the_roles_of_gone_groups() {
     let (janitor, _journal) = start(shared);
     janitor.do_send(JanitorMsg::StoresSynced);
     settle(100).await;
-    assert_eq!(requests(&api, "DELETE"), [format!("{ROLES}/og-gone-ns-admin")]);
+    assert_eq!(
+        requests(&api, "DELETE"),
+        [format!("{ROLES}/og-gone-ns-admin")]
+    );
 }

@@ -79,7 +79,8 @@ impl Listed {
     /// Record that `binding` now carries `label`.
     pub fn labelled(&mut self, binding: &Named, label: &str) {
         for m in self.metas.iter_mut().flatten() {
-            if m.name.as_deref() == Some(binding.name.as_str()) && m.namespace == binding.namespace {
+            if m.name.as_deref() == Some(binding.name.as_str()) && m.namespace == binding.namespace
+            {
                 m.labels
                     .get_or_insert_with(Default::default)
                     .insert(label.to_owned(), String::new());
@@ -229,14 +230,28 @@ mod tests {
                 .await
                 .expect("listed");
         }
-        assert_eq!(lists, 1, "one list per run, whatever the number of Operators");
-        let first = split(listed.get(|| async { Err(()) }).await.expect("kept"), OPERATOR, &csv());
+        assert_eq!(
+            lists, 1,
+            "one list per run, whatever the number of Operators"
+        );
+        let first = split(
+            listed.get(|| async { Err(()) }).await.expect("kept"),
+            OPERATOR,
+            &csv(),
+        );
         assert_eq!(names(&first.to_label), ["a"]);
         for n in &first.to_label {
             listed.labelled(n, &operator_component_label(OPERATOR));
         }
-        let again = split(listed.get(|| async { Err(()) }).await.expect("kept"), OPERATOR, &csv());
-        assert!(again.to_label.is_empty(), "labelled in this run: not labelled twice");
+        let again = split(
+            listed.get(|| async { Err(()) }).await.expect("kept"),
+            OPERATOR,
+            &csv(),
+        );
+        assert!(
+            again.to_label.is_empty(),
+            "labelled in this run: not labelled twice"
+        );
         assert_eq!(names(&again.labelled), ["a"]);
     }
 

@@ -107,7 +107,12 @@ fn the_run_namespaces_are_normalised_longest_first(#[case] got: Snapshot, #[case
 #[test]
 fn a_gone_namespaces_objects_are_set_apart_but_not_its_cluster_rbac() {
     let mut facts = BTreeMap::new();
-    for k in ["ns:CSV/a", "nsd:CSV/temp", "nsd:Subscription/temp", "nsd:cluster:ClusterRoles of temp"] {
+    for k in [
+        "ns:CSV/a",
+        "nsd:CSV/temp",
+        "nsd:Subscription/temp",
+        "nsd:cluster:ClusterRoles of temp",
+    ] {
         facts.insert(k.to_string(), "x".to_string());
     }
     let raw = Raw {
