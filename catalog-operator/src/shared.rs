@@ -161,3 +161,29 @@ impl Shared {
             .unwrap_or_default()
     }
 }
+
+#[cfg(test)]
+impl Shared {
+    /// A `Shared` on `client` with empty stores and registries, global namespace `olm` (actor tests without a
+    /// cluster).
+    pub fn for_tests(client: Client) -> Self {
+        let metrics = Metrics::new().expect("metrics");
+        let catalog_metrics = CatalogMetrics::register(&metrics.registry).expect("catalog metrics");
+        Shared {
+            client,
+            metrics,
+            catalog_metrics,
+            stores: Arc::new(Stores::default()),
+            registries: Arc::new(Registries::default()),
+            catalogs: Arc::new(Catalogs::default()),
+            config: Arc::new(Config {
+                global_namespace: "olm".into(),
+                install_plan_retry_timeout: Duration::from_secs(60),
+                probe_interval: Duration::from_secs(10),
+            }),
+            kinds: Default::default(),
+            bundles: Arc::default(),
+            catalog_images: Arc::default(),
+        }
+    }
+}

@@ -3,35 +3,15 @@
 //! registry and namespace resolution send it, and its journal read back.
 
 use super::*;
-use crate::catalogs::Catalogs;
 use crate::fake_api::FakeApi;
-use crate::metrics::CatalogMetrics;
-use crate::shared::{Config, Registries, Stores};
+use crate::shared::Stores;
 use messages::crd::subscription::{SubscriptionState, SubscriptionStatus};
 use messages::msg::{Journal, JournalEvent};
-use olm_runtime::metrics::Metrics;
 use std::sync::Mutex;
 use std::time::Duration;
 
 fn shared(client: kube::Client) -> Shared {
-    let metrics = Metrics::new().expect("metrics");
-    let catalog_metrics = CatalogMetrics::register(&metrics.registry).expect("catalog metrics");
-    Shared {
-        client,
-        metrics,
-        catalog_metrics,
-        stores: Arc::new(Stores::default()),
-        registries: Arc::new(Registries::default()),
-        catalogs: Arc::new(Catalogs::default()),
-        config: Arc::new(Config {
-            global_namespace: "olm".into(),
-            install_plan_retry_timeout: Duration::from_secs(60),
-            probe_interval: Duration::from_secs(10),
-        }),
-        kinds: Default::default(),
-        bundles: Arc::default(),
-        catalog_images: Arc::default(),
-    }
+    Shared::for_tests(client)
 }
 
 fn subscription() -> Arc<Subscription> {
