@@ -95,7 +95,7 @@ build() {
   for b in olm-operator catalog-operator package-server; do
     fresh "$b" "$bin/$b" "$cas" || python3 hack/images/mkoci.py --name "localhost/olm-rs/$b:$TAG" --out "$OUT/$b.oci.tar" \
       --file "$bin/$b:/usr/local/bin/$b" --with-libs "/usr/local/bin/$b" --file "$cas:$cas" \
-      --entrypoint "/usr/local/bin/$b" --cmd run --port 8080 "${common[@]}"
+      --entrypoint "/usr/local/bin/$b" --owned "/usr/local/bin/$b" --cmd run --port 8080 "${common[@]}"
   done
   fresh registry "$bin/registry" "$REPO/deploy/samples/catalog" \
     || python3 hack/images/mkoci.py --name "localhost/olm-rs/registry:$TAG" --out "$OUT/registry.oci.tar" \

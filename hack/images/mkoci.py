@@ -47,7 +47,8 @@ def add_dirs(entries, path):
         entries.setdefault(d, ("dir", None, 0o755))
 
 
-def build_layer(entries):
+def build_layer(entries, owned=(), owner=(0, 0)):
+    """`owned`: image paths (no leading slash) given to `owner` (uid, gid), read-only (0555)."""
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for name in sorted(entries):
@@ -57,6 +58,11 @@ def build_layer(entries):
             info.uid = info.gid = 0
             info.uname = info.gname = ""
             info.mode = mode
+            if name in owned:
+                # The process owns its binary so that the kernel lets it reclaim the binary's code pages
+                # (runtime/src/code_pages.rs, madvise MADV_PAGEOUT); nobody may write it.
+                info.uid, info.gid = owner
+                info.mode = 0o555
             if kind == "dir":
                 info.type = tarfile.DIRTYPE
                 tar.addfile(info)
@@ -93,6 +99,8 @@ def main():
     ap.add_argument("--cmd", action="append", default=[])
     ap.add_argument("--env", action="append", default=[])
     ap.add_argument("--user", default="")
+    ap.add_argument("--owned", action="append", default=[],
+                    help="IMAGE_PATH of a file to give to --user (uid:gid), mode 0555")
     ap.add_argument("--port", action="append", default=[])
     args = ap.parse_args()
 
@@ -127,7 +135,11 @@ def main():
         add_dirs(entries, d.strip("/") + "/x")
         entries[d.strip("/")] = ("dir", None, 0o1777 if d.strip("/") == "tmp" else 0o755)
 
-    diff, layer = build_layer(entries)
+    owner = (0, 0)
+    if args.owned:
+        uid, _, gid = args.user.partition(":")
+        owner = (int(uid), int(gid or uid))
+    diff, layer = build_layer(entries, {o.strip("/") for o in args.owned}, owner)
     config = {
         "architecture": "amd64",
         "os": "linux",

@@ -22,6 +22,7 @@ pub mod api_metrics;
 pub mod args;
 pub mod chaos;
 pub mod client;
+pub mod code_pages;
 pub mod endpoints;
 pub mod heap_trim;
 pub mod impersonate;

@@ -40,6 +40,7 @@ pub fn block_on_system<F: Future>(fut: F) -> std::io::Result<F::Output> {
         actix::System::with_tokio_rt(move || runtime.take().unwrap_or_else(unreachable_runtime));
     Ok(system.block_on(async {
         crate::heap_trim::spawn();
+        crate::code_pages::spawn();
         fut.await
     }))
 }

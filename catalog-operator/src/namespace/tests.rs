@@ -33,7 +33,11 @@ async fn a_burst_of_global_catalog_changes_fans_out_once_then_waits_for_the_spac
         router.do_send(catalog_changed("olm"));
     }
     advance(100).await;
-    assert_eq!(state(&router).await, (0, vec![]), "the settle window is still open");
+    assert_eq!(
+        state(&router).await,
+        (0, vec![]),
+        "the settle window is still open"
+    );
     advance(200).await;
     assert_eq!(state(&router).await, (1, vec!["olm".to_string()]));
     // Changes right after it wait for the spacing (250 ms with no subscribed namespace), gathered into one.

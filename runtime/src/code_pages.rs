@@ -1,0 +1,185 @@
+//! Giving back the code pages start-up touched (issue 19). Most of an idle operator's RSS is its own binary's
+//! code: the kernel maps 64 KiB around every page a process faults in (fault-around), so start-up (argument
+//! parsing, CRD set-up, the first list of every watched kind, TLS set-up) leaves nearly the whole 11-12 MB code
+//! segment resident, though the idle loop runs a small part of it. Reordering the code did not help (profile-guided
+//! layout moved 182 KB; README, "Scale").
+//!
+//! Once, [`AFTER_START`] after start, each operator asks the kernel to reclaim the pages of its own binary's
+//! read-only mappings (`madvise(MADV_PAGEOUT)`, Linux 5.4+). Clean file pages are dropped from the page cache
+//! when no other process maps them, so the memory is free, not just uncounted; what runs afterwards faults back
+//! only the pages it uses. Costs: code that runs again is read again from the file (a page at a time, once).
+//!
+//! Limits, by the kernel's rules: the pages of a file are reclaimed only by a process that owns the file or may
+//! write it (`can_do_file_pageout`), so the container images give the operator binaries to the user they run as
+//! (`hack/images/mkoci.py --owner`); elsewhere the call does nothing and says so at debug level. Pages another
+//! process maps too are left alone. `OLM_RS_CODE_PAGE_OUT_SECS=0` turns it off.
+
+use std::time::Duration;
+
+/// When the code pages are given back: after start-up's bursts (first lists, CRD set-up, leader election).
+pub const AFTER_START: Duration = Duration::from_secs(60);
+
+/// One mapping of the binary: start address and length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mapping {
+    pub start: usize,
+    pub len: usize,
+}
+
+/// The read-only mappings of `exe` in a `/proc/<pid>/maps` text (code, read-only data, unwind tables); writable
+/// ones (`.data`, relocated data) are left out. Lines that do not parse are skipped.
+pub fn read_only_mappings(maps: &str, exe: &str) -> Vec<Mapping> {
+    maps.lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let range = fields.next()?;
+            let perms = fields.next()?;
+            // offset, device, inode, then the path (which may not contain spaces for an executable we start).
+            let path = fields.nth(3)?;
+            if path != exe || !perms.starts_with('r') || perms.as_bytes().get(1) != Some(&b'-') {
+                return None;
+            }
+            let (from, to) = range.split_once('-')?;
+            let start = usize::from_str_radix(from, 16).ok()?;
+            let end = usize::from_str_radix(to, 16).ok()?;
+            (end > start).then_some(Mapping {
+                start,
+                len: end - start,
+            })
+        })
+        .collect()
+}
+
+/// What one page-out did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PagedOut {
+    /// Mappings advised.
+    pub mappings: usize,
+    /// Bytes of those mappings (what was advised, not what the kernel reclaimed).
+    pub bytes: usize,
+}
+
+/// Advise the kernel to reclaim the pages of this process's own binary.
+pub fn page_out() -> std::io::Result<PagedOut> {
+    let exe = std::fs::read_link("/proc/self/exe")?;
+    let maps = std::fs::read_to_string("/proc/self/maps")?;
+    let mut done = PagedOut::default();
+    for m in read_only_mappings(&maps, &exe.to_string_lossy()) {
+        advise_pageout(m)?;
+        done.mappings += 1;
+        done.bytes += m.len;
+    }
+    Ok(done)
+}
+
+#[cfg(target_os = "linux")]
+fn advise_pageout(m: Mapping) -> std::io::Result<()> {
+    #[expect(
+        unsafe_code,
+        reason = "madvise is FFI (Cargo.toml [workspace.lints]: the second and last unsafe call, beside malloc_trim)"
+    )]
+    // SAFETY: MADV_PAGEOUT changes no memory contents: it only lets the kernel reclaim clean pages of a range
+    // this process maps (read from /proc/self/maps); a later access faults them back in from the file.
+    let rc = unsafe { libc::madvise(m.start as *mut libc::c_void, m.len, libc::MADV_PAGEOUT) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_pageout(_m: Mapping) -> std::io::Result<()> {
+    Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
+}
+
+/// The delay `OLM_RS_CODE_PAGE_OUT_SECS` asks for (`0`: never), else [`AFTER_START`].
+pub fn delay_from(value: Option<&str>) -> Option<Duration> {
+    match value.map(str::trim) {
+        None | Some("") => Some(AFTER_START),
+        Some(v) => match v.parse::<u64>() {
+            Ok(0) => None,
+            Ok(secs) => Some(Duration::from_secs(secs)),
+            Err(_) => Some(AFTER_START),
+        },
+    }
+}
+
+/// Page the binary's code out once, after the delay `OLM_RS_CODE_PAGE_OUT_SECS` gives (spawned on the current
+/// tokio runtime).
+pub fn spawn() {
+    let Some(delay) = delay_from(std::env::var("OLM_RS_CODE_PAGE_OUT_SECS").ok().as_deref()) else {
+        return;
+    };
+    tokio::spawn(async move {
+        tokio::time::sleep(delay).await;
+        match tokio::task::spawn_blocking(page_out).await {
+            Ok(Ok(done)) => {
+                tracing::debug!(
+                    mappings = done.mappings,
+                    bytes = done.bytes,
+                    "code pages given back"
+                )
+            }
+            Ok(Err(error)) => tracing::debug!(%error, "code pages not given back"),
+            Err(error) => tracing::debug!(%error, "code page-out task failed"),
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    const MAPS: &str = "\
+55d0c0000000-55d0c0200000 r--p 00000000 fd:01 123 /usr/local/bin/olm-operator
+55d0c0200000-55d0c0e00000 r-xp 00200000 fd:01 123 /usr/local/bin/olm-operator
+55d0c0e00000-55d0c1000000 r--p 00e00000 fd:01 123 /usr/local/bin/olm-operator
+55d0c1000000-55d0c1010000 rw-p 01000000 fd:01 123 /usr/local/bin/olm-operator
+55d0c2000000-55d0c2100000 rw-p 00000000 00:00 0 [heap]
+7f0000000000-7f0000200000 r-xp 00000000 fd:01 77 /usr/lib/x86_64-linux-gnu/libc.so.6
+7f0000300000-7f0000301000 r-xp 00000000 fd:01 88 /usr/local/bin/olm-operator-old (deleted)
+garbage line
+zz-yy r-xp 00000000 fd:01 123 /usr/local/bin/olm-operator
+";
+
+    #[test]
+    fn only_the_binarys_read_only_mappings_are_taken() {
+        assert_eq!(
+            read_only_mappings(MAPS, "/usr/local/bin/olm-operator"),
+            vec![
+                Mapping {
+                    start: 0x55d0c0000000,
+                    len: 0x200000
+                },
+                Mapping {
+                    start: 0x55d0c0200000,
+                    len: 0xc00000
+                },
+                Mapping {
+                    start: 0x55d0c0e00000,
+                    len: 0x200000
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn another_path_takes_nothing() {
+        assert!(read_only_mappings(MAPS, "/usr/local/bin/catalog-operator").is_empty());
+    }
+
+    #[rstest]
+    #[case::unset(None, Some(AFTER_START))]
+    #[case::empty(Some(""), Some(AFTER_START))]
+    #[case::zero_turns_it_off(Some("0"), None)]
+    #[case::seconds(Some("5"), Some(Duration::from_secs(5)))]
+    #[case::not_a_number_keeps_the_default(Some("soon"), Some(AFTER_START))]
+    fn the_delay_comes_from_the_environment(
+        #[case] value: Option<&str>,
+        #[case] want: Option<Duration>,
+    ) {
+        assert_eq!(delay_from(value), want);
+    }
+}
