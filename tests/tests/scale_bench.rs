@@ -211,6 +211,10 @@ impl Bench {
         let _ = self.audit.take()?;
         tokio::time::sleep(self.idle).await;
         let idle = self.audit.take()?;
+        // RSS again at the end of the idle window: after the operators gave back their start-up code pages
+        // (`olm_runtime::code_pages`, 60 s after start), which the first row's settled RSS may predate.
+        let idle_rss = rss_and_cpu(self.olm.pid()).map(|r| r.0).unwrap_or_default()
+            + rss_and_cpu(self.cat.pid()).map(|r| r.0).unwrap_or_default();
         let idle_rate = (total(&idle, OLM) + total(&idle, CAT)) as f64 / self.idle.as_secs_f64();
         let (install, install_counts) = self.probe_install().await?;
         let copies = match copies {
@@ -225,7 +229,7 @@ impl Bench {
         self.rows += 1;
         eprintln!(
             "SCALE | {step} | RSS olm {:.1} MiB, catalog {:.1} MiB, both {:.1} MiB (anonymous {:.1} MiB) | CPU during step olm {d_olm:.1} s, catalog {d_cat:.1} s | \
-             requests during step: olm [{}] catalog [{}] | idle {idle_rate:.3} req/s over {:?} (olm [{}] catalog [{}]) | \
+             requests during step: olm [{}] catalog [{}] | idle {idle_rate:.3} req/s over {:?} (olm [{}] catalog [{}]), RSS both after it {:.1} MiB | \
              new Subscription -> Succeeded {:.2} s costing {} requests (olm [{}] catalog [{}]) | new namespace's copies {copies}",
             olm_rss as f64 / 1024.0,
             cat_rss as f64 / 1024.0,
@@ -236,6 +240,7 @@ impl Bench {
             self.idle,
             by_resource(&idle, OLM),
             by_resource(&idle, CAT),
+            idle_rss as f64 / 1024.0,
             install.as_secs_f64(),
             total(&install_counts, OLM) + total(&install_counts, CAT),
             by_resource(&install_counts, OLM),
