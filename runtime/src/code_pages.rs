@@ -4,23 +4,29 @@
 //! segment resident, though the idle loop runs a small part of it. Reordering the code did not help (profile-guided
 //! layout moved 182 KB; README, "Scale").
 //!
-//! Once, [`AFTER_START`] after start, each operator asks the kernel to reclaim the pages of its own binary's
+//! [`AFTER_START`] after start, and every [`AGAIN_EVERY`] after that, each operator asks the kernel to reclaim the pages of its own binary's
 //! read-only mappings (`madvise(MADV_PAGEOUT)`, Linux 5.4+), and to read them back a page at a time
 //! (`MADV_RANDOM`: without it, each page faulted back brings 128 KiB of read-around, which fault-around then
 //! maps, and five minutes of idle watch renewals had 11 of the 23 MiB back). Clean file pages are dropped from the
 //! page cache when no other process maps them, so the memory is free, not just uncounted; what runs afterwards
-//! faults back only the pages it uses. Costs: code that runs again is read again from the file, a page at a
-//! time, once.
+//! faults back only the pages it uses. The binary's pages that no process maps (read ahead at exec, never run)
+//! are dropped from the page cache too (`POSIX_FADV_DONTNEED`), or fault-around would map them again. Costs: code that runs again is read again from the file, a page at a
+//! time, after each page-out.
 //!
 //! Limits, by the kernel's rules: the pages of a file are reclaimed only by a process that owns the file or may
 //! write it (`can_do_file_pageout`), so the container images give the operator binaries to the user they run as
-//! (`hack/images/mkoci.py --owner`); elsewhere the call does nothing and says so at debug level. Pages another
+//! (`hack/images/mkoci.py --owned`); elsewhere the kernel skips those pages and says so at debug level. Pages another
 //! process maps too are left alone. `OLM_RS_CODE_PAGE_OUT_SECS=0` turns it off.
 
 use std::time::Duration;
 
-/// When the code pages are given back: after start-up's bursts (first lists, CRD set-up, leader election).
+/// When the code pages are first given back: after start-up's bursts (first lists, CRD set-up, leader election).
 pub const AFTER_START: Duration = Duration::from_secs(60);
+
+/// And again every so often: a burst of work (installs, a big catalog) faults most of the code back in, and an
+/// operator is idle most of its life. Rare enough that re-reading the code that is in use costs nothing to speak
+/// of (a few MB every ten minutes).
+pub const AGAIN_EVERY: Duration = Duration::from_secs(600);
 
 /// One mapping of the binary: start address and length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,7 +80,32 @@ pub fn page_out() -> std::io::Result<PagedOut> {
         done.mappings += 1;
         done.bytes += m.len;
     }
+    drop_unmapped_cache(&std::fs::File::open(&exe)?)?;
     Ok(done)
+}
+
+/// Drop the binary's pages that no process maps from the page cache (`POSIX_FADV_DONTNEED`): the page-out
+/// reclaims only pages this process mapped, and the rest (read ahead at exec, never run) would otherwise be
+/// mapped again by fault-around beside every page faulted back. Pages any process maps are kept.
+#[cfg(target_os = "linux")]
+fn drop_unmapped_cache(file: &std::fs::File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    #[expect(
+        unsafe_code,
+        reason = "posix_fadvise is FFI (Cargo.toml [workspace.lints]); this module's second call"
+    )]
+    // SAFETY: the descriptor is open for the whole call (borrowed from `file`); the advice changes no file data.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::from_raw_os_error(rc))
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn drop_unmapped_cache(_file: &std::fs::File) -> std::io::Result<()> {
+    Ok(())
 }
 
 /// The two pieces of advice given.
@@ -125,24 +156,32 @@ pub fn delay_from(value: Option<&str>) -> Option<Duration> {
     }
 }
 
-/// Page the binary's code out once, after the delay `OLM_RS_CODE_PAGE_OUT_SECS` gives (spawned on the current
-/// tokio runtime).
+/// Page the binary's code out after the delay `OLM_RS_CODE_PAGE_OUT_SECS` gives, then every [`AGAIN_EVERY`]
+/// (spawned on the current tokio runtime). A failure (an old kernel, say) ends it: it would fail the same way
+/// again.
 pub fn spawn() {
     let Some(delay) = delay_from(std::env::var("OLM_RS_CODE_PAGE_OUT_SECS").ok().as_deref()) else {
         return;
     };
     tokio::spawn(async move {
         tokio::time::sleep(delay).await;
-        match tokio::task::spawn_blocking(page_out).await {
-            Ok(Ok(done)) => {
-                tracing::debug!(
+        loop {
+            match tokio::task::spawn_blocking(page_out).await {
+                Ok(Ok(done)) => tracing::debug!(
                     mappings = done.mappings,
                     bytes = done.bytes,
                     "code pages given back"
-                )
+                ),
+                Ok(Err(error)) => {
+                    tracing::debug!(%error, "code pages not given back");
+                    return;
+                }
+                Err(error) => {
+                    tracing::debug!(%error, "code page-out task failed");
+                    return;
+                }
             }
-            Ok(Err(error)) => tracing::debug!(%error, "code pages not given back"),
-            Err(error) => tracing::debug!(%error, "code page-out task failed"),
+            tokio::time::sleep(AGAIN_EVERY).await;
         }
     });
 }
