@@ -29,8 +29,31 @@ fn binary_resident_kib() -> u64 {
     total
 }
 
+fn touch_read_only_mappings(exe: &str) {
+    use std::io::{Read, Seek, SeekFrom};
+    let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
+    let mut mem = std::fs::File::open("/proc/self/mem").expect("/proc/self/mem");
+    let mut page = vec![0u8; 4096];
+    for m in code_pages::read_only_mappings(&maps, exe) {
+        for at in (m.start..m.start + m.len).step_by(4096) {
+            mem.seek(SeekFrom::Start(at as u64)).expect("seek");
+            mem.read_exact(&mut page)
+                .expect("read a page of our own mapping");
+        }
+    }
+}
+
 #[test]
 fn the_binarys_pages_are_given_back() {
+    // The build has just written this binary: its pages may still be dirty in the page cache, and the kernel
+    // reclaims only clean ones (a deployed binary's pages are clean). Write them back first.
+    let exe = std::fs::read_link("/proc/self/exe").expect("/proc/self/exe");
+    std::fs::File::open(&exe)
+        .and_then(|f| f.sync_all())
+        .expect("fsync of the test binary");
+    // Make every page of the binary's read-only mappings resident (reading /proc/self/mem faults them in), so
+    // "before" is the whole of them, not whatever the test harness happened to run.
+    touch_read_only_mappings(&exe.to_string_lossy());
     let before = binary_resident_kib();
     let done = code_pages::page_out().expect("madvise(MADV_PAGEOUT) on our own mappings");
     let after = binary_resident_kib();
