@@ -1,27 +1,32 @@
 //! Giving back the code pages start-up touched (issue 19). Most of an idle operator's RSS is its own binary's
 //! code: the kernel maps 64 KiB around every page a process faults in (fault-around), so start-up (argument
 //! parsing, CRD set-up, the first list of every watched kind, TLS set-up) leaves nearly the whole 11-12 MB code
-//! segment resident, though the idle loop runs a small part of it. Reordering the code did not help (profile-guided
-//! layout moved 182 KB; README, "Scale").
+//! segment resident, though the idle loop runs a small part of it. Reordering the code did not help
+//! (profile-guided layout moved 182 KB; README, "Scale").
 //!
-//! [`AFTER_START`] after start, and every [`AGAIN_EVERY`] after that, each operator asks the kernel to reclaim the pages of its own binary's
-//! read-only mappings (`madvise(MADV_PAGEOUT)`, Linux 5.4+), and to read them back a page at a time
-//! (`MADV_RANDOM`: without it, each page faulted back brings 128 KiB of read-around, which fault-around then
-//! maps, and five minutes of idle watch renewals had 11 of the 23 MiB back). Clean file pages are dropped from the
-//! page cache when no other process maps them, so the memory is free, not just uncounted; what runs afterwards
-//! faults back only the pages it uses. The binary's pages that no process maps (read ahead at exec, never run)
-//! are dropped from the page cache too (`POSIX_FADV_DONTNEED`), or fault-around would map them again. Costs: code that runs again is read again from the file, a page at a
-//! time, after each page-out.
+//! [`AFTER_START`] after start, and every [`AGAIN_EVERY`] after that, each operator:
+//! - asks the kernel to read its binary's read-only mappings back a page at a time (`MADV_RANDOM`: without it,
+//!   each page faulted back brings 128 KiB of read-around, which fault-around then maps);
+//! - asks it to reclaim their resident pages (`MADV_PAGEOUT`, Linux 5.4+): they are unmapped, and what runs
+//!   afterwards faults back only the pages it uses;
+//! - a second later, drops the binary's pages that no process maps from the page cache (`POSIX_FADV_DONTNEED`,
+//!   [`drop_unmapped_cache`]), so the memory is free, not only unmapped, and fault-around has nothing to map
+//!   beside a page faulted back.
 //!
-//! Limits, by the kernel's rules: the pages of a file are reclaimed only by a process that owns the file or may
-//! write it (`can_do_file_pageout`), so the container images give the operator binaries to the user they run as
-//! (`hack/images/mkoci.py --owned`); elsewhere the kernel skips those pages and says so at debug level. Pages another
-//! process maps too are left alone. `OLM_RS_CODE_PAGE_OUT_SECS=0` turns it off.
+//! Costs: code that runs again is read again from the file, a page at a time, after each page-out.
+//!
+//! Limits, by the kernel's rules: a file's pages are reclaimed only by a process that owns the file or may write
+//! it (`can_do_file_pageout`), so the container images give the operator binaries to the user they run as
+//! (`hack/images/mkoci.py --owned`); elsewhere the kernel skips those pages. Pages another process maps are left
+//! alone. `OLM_RS_CODE_PAGE_OUT_SECS=0` turns it off.
 
 use std::time::Duration;
 
 /// When the code pages are first given back: after start-up's bursts (first lists, CRD set-up, leader election).
 pub const AFTER_START: Duration = Duration::from_secs(60);
+
+/// How long after the page-out the unmapped pages are dropped from the page cache ([`drop_unmapped_cache`]).
+pub const CACHE_DROP_AFTER: Duration = Duration::from_secs(1);
 
 /// And again every so often: a burst of work (installs, a big catalog) faults most of the code back in, and an
 /// operator is idle most of its life. Rare enough that re-reading the code that is in use costs nothing to speak
@@ -80,15 +85,21 @@ pub fn page_out() -> std::io::Result<PagedOut> {
         done.mappings += 1;
         done.bytes += m.len;
     }
-    drop_unmapped_cache(&std::fs::File::open(&exe)?)?;
     Ok(done)
 }
 
-/// Drop the binary's pages that no process maps from the page cache (`POSIX_FADV_DONTNEED`): the page-out
-/// reclaims only pages this process mapped, and the rest (read ahead at exec, never run) would otherwise be
-/// mapped again by fault-around beside every page faulted back. Pages any process maps are kept.
+/// Drop the binary's pages that no process maps from the page cache (`POSIX_FADV_DONTNEED`). The page-out
+/// unmaps this process's pages, but leaves many of them in the page cache (measured with `fincore`: 11 of 15 MB
+/// stayed when this ran right after it, in the same process; a second later, nothing but the pages mapped
+/// again), and the pages read ahead at exec and never run stay too. Fault-around would map them again beside
+/// every page faulted back. Pages any process maps are kept.
+pub fn drop_unmapped_cache() -> std::io::Result<()> {
+    let exe = std::fs::read_link("/proc/self/exe")?;
+    fadvise_dontneed(&std::fs::File::open(exe)?)
+}
+
 #[cfg(target_os = "linux")]
-fn drop_unmapped_cache(file: &std::fs::File) -> std::io::Result<()> {
+fn fadvise_dontneed(file: &std::fs::File) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
     #[expect(
         unsafe_code,
@@ -104,7 +115,7 @@ fn drop_unmapped_cache(file: &std::fs::File) -> std::io::Result<()> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn drop_unmapped_cache(_file: &std::fs::File) -> std::io::Result<()> {
+fn fadvise_dontneed(_file: &std::fs::File) -> std::io::Result<()> {
     Ok(())
 }
 
@@ -166,18 +177,20 @@ pub fn spawn() {
     tokio::spawn(async move {
         tokio::time::sleep(delay).await;
         loop {
-            match tokio::task::spawn_blocking(page_out).await {
-                Ok(Ok(done)) => tracing::debug!(
+            let paged_out = async {
+                let done = tokio::task::spawn_blocking(page_out).await??;
+                tokio::time::sleep(CACHE_DROP_AFTER).await;
+                tokio::task::spawn_blocking(drop_unmapped_cache).await??;
+                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(done)
+            };
+            match paged_out.await {
+                Ok(done) => tracing::debug!(
                     mappings = done.mappings,
                     bytes = done.bytes,
                     "code pages given back"
                 ),
-                Ok(Err(error)) => {
-                    tracing::debug!(%error, "code pages not given back");
-                    return;
-                }
                 Err(error) => {
-                    tracing::debug!(%error, "code page-out task failed");
+                    tracing::debug!(%error, "code pages not given back");
                     return;
                 }
             }
