@@ -48,7 +48,7 @@ pub fn spawn_keeper(client: Client, name: String, ca_pem: String) -> tokio::task
     tokio::spawn(async move {
         let api: Api<APIService> = Api::all(client.clone());
         let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
-        let mut events = watcher(api, config)
+        let mut events = watcher(api, olm_runtime::watch::renewed_rarely(config))
             .default_backoff()
             .applied_objects()
             .boxed();

@@ -14,6 +14,21 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
 use serde::de::DeserializeOwned;
 
+/// How long one watch call lasts before the server ends it and the watcher starts the next (`timeoutSeconds`).
+/// kube-rs's default is 290 s: with the 22 watches of both operators that is 0.076 requests per second on an
+/// idle cluster, over issue 19's target of 0.05. client-go's informers (OLM v0) draw 5-10 minutes; 600 s makes
+/// 0.037/s. The cost: a connection that dies silently (no FIN, no RST) is noticed after 605 s instead of 295 s;
+/// a restarted or unreachable apiserver ends the stream at once, as before.
+pub const WATCH_TIMEOUT_SECS: u32 = 600;
+
+/// `config` with [`WATCH_TIMEOUT_SECS`] unless it sets its own timeout.
+pub fn renewed_rarely(config: watcher::Config) -> watcher::Config {
+    match config.timeout {
+        Some(_) => config,
+        None => config.timeout(WATCH_TIMEOUT_SECS),
+    }
+}
+
 /// Start watching every `A::Object` the client sees and routing to `registry`; returns the reflector's store
 /// and the task handle.
 pub fn spawn_watch<A>(
@@ -48,7 +63,7 @@ where
     let handle = tokio::spawn(async move {
         let skipped = registry.clone();
         let decoded = decode(
-            watcher(api, config).default_backoff(),
+            watcher(api, renewed_rarely(config)).default_backoff(),
             move |meta, error| {
                 skipped.do_send(Undecodable { meta, error });
             },
@@ -174,9 +189,12 @@ where
     let (store, writer) = reflector::store();
     let api: Api<Lenient<K>> = Api::all(api.into_client());
     let handle = tokio::spawn(async move {
-        let decoded = decode(watcher(api, config).default_backoff(), |meta, error| {
-            tracing::warn!(kind = %K::kind(&()), namespace = ?meta.namespace, name = ?meta.name, %error, "skipping an object that does not decode");
-        });
+        let decoded = decode(
+            watcher(api, renewed_rarely(config)).default_backoff(),
+            |meta, error| {
+                tracing::warn!(kind = %K::kind(&()), namespace = ?meta.namespace, name = ?meta.name, %error, "skipping an object that does not decode");
+            },
+        );
         let projected = decoded.map_ok(move |event| event.modify(&project));
         let stream = reflector::reflector(writer, projected).touched_objects();
         futures::pin_mut!(stream);
@@ -190,4 +208,18 @@ where
         }
     });
     (store, handle)
+}
+
+#[cfg(test)]
+mod tests {
+    use kube::runtime::watcher::Config;
+
+    #[test]
+    fn watches_last_ten_minutes_unless_told_otherwise() {
+        assert_eq!(super::renewed_rarely(Config::default()).timeout, Some(600));
+        assert_eq!(
+            super::renewed_rarely(Config::default().timeout(30)).timeout,
+            Some(30)
+        );
+    }
 }
