@@ -438,7 +438,7 @@ oci_registry() { # up|down HOST_IP
     OLM_RS_REGISTRY_DIR="$OCI_DIR"
     # shellcheck source=hack/lib/registry.sh
     . "$REPO/hack/lib/registry.sh"
-    REGISTRY_ADDR="$2:$OCI_PORT"; REGISTRY_METRICS_ADDR="127.0.0.1:$((OCI_PORT + 10000))"
+    REGISTRY_ADDR="$2:$OCI_PORT"; REGISTRY_METRICS_ADDR="127.0.0.1:$((OCI_PORT - 10000))"
     "registry_$1" )
 }
 

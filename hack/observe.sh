@@ -51,8 +51,9 @@ install() {
 prometheus_config() {
   mkdir -p "$STATE/targets"
   # The quick start's operators listen on fixed ports; a target that is down is just shown down. The OCI registry
-  # (hack/lib/registry.sh) serves its metrics on its port + 10000.
-  local registry_metrics="127.0.0.1:$(( ${OLM_RS_REGISTRY_PORT:-25000} + 10000 ))"
+  # (hack/lib/registry.sh) serves its metrics on its port - 10000 (below the ephemeral port range 32768-60999, where a
+  # loopback connection's source port once took the metrics port and killed the registry).
+  local registry_metrics="127.0.0.1:$(( ${OLM_RS_REGISTRY_PORT:-25000} - 10000 ))"
   cat > "$STATE/targets/quickstart.json" <<JSON
 [{"targets": ["127.0.0.1:18080"], "labels": {"job": "olm-operator", "source": "quickstart"}},
  {"targets": ["127.0.0.1:18081"], "labels": {"job": "catalog-operator", "source": "quickstart"}},

@@ -8,7 +8,7 @@ REGISTRY_DIR="${OLM_RS_REGISTRY_DIR:-$CACHE/registry}"
 REGISTRY_PORT="${OLM_RS_REGISTRY_PORT:-25000}"
 REGISTRY_ADDR="127.0.0.1:$REGISTRY_PORT"
 # Its Prometheus metrics (`registry_http_*`, `registry_storage_*`) on the debug listener, scraped by hack/observe.sh.
-REGISTRY_METRICS_ADDR="127.0.0.1:$((REGISTRY_PORT + 10000))"
+REGISTRY_METRICS_ADDR="127.0.0.1:$((REGISTRY_PORT - 10000))"
 
 registry_alive() { [ -f "$REGISTRY_DIR/registry.pid" ] && kill -0 "$(cat "$REGISTRY_DIR/registry.pid")" 2>/dev/null; }
 

@@ -16,7 +16,7 @@ pub fn trim() -> bool {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[expect(
         unsafe_code,
-        reason = "malloc_trim is FFI; the workspace's only unsafe call (Cargo.toml [workspace.lints])"
+        reason = "malloc_trim is FFI (Cargo.toml [workspace.lints]; the other unsafe calls are in code_pages.rs)"
     )]
     {
         // SAFETY: malloc_trim only walks glibc's own arenas under their locks; it takes no pointers of ours.
