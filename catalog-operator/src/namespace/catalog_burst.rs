@@ -39,30 +39,28 @@ pub enum Step {
 /// The router's memory of global catalog fan-outs.
 #[derive(Debug, Default, Clone)]
 pub struct Burst {
-    last: Option<Instant>,
+    /// The earliest the next fan-out may run (the last one plus its spacing).
+    next: Option<Instant>,
     scheduled: bool,
 }
 
 impl Burst {
-    /// A global catalog changed at `now`, with `namespaces` subscribed namespaces.
-    pub fn change(&mut self, now: Instant, namespaces: usize) -> Step {
+    /// A global catalog changed at `now`.
+    pub fn change(&mut self, now: Instant) -> Step {
         if self.scheduled {
             return Step::Gathered;
         }
         self.scheduled = true;
-        let wait = match self.last {
-            None => SETTLE,
-            Some(last) => (last + spacing(namespaces))
-                .saturating_duration_since(now)
-                .max(SETTLE),
-        };
-        Step::FanOutIn(wait)
+        let wait = self
+            .next
+            .map_or(Duration::ZERO, |next| next.saturating_duration_since(now));
+        Step::FanOutIn(wait.max(SETTLE))
     }
 
-    /// The scheduled fan-out ran at `now`.
-    pub fn fanned_out(&mut self, now: Instant) {
+    /// The scheduled fan-out ran at `now`, to `namespaces` subscribed namespaces.
+    pub fn fanned_out(&mut self, now: Instant, namespaces: usize) {
         self.scheduled = false;
-        self.last = Some(now);
+        self.next = Some(now + spacing(namespaces));
     }
 }
 
@@ -99,26 +97,26 @@ mod tests {
         let t0 = Instant::now();
         let mut burst = Burst::default();
         if let Some(last) = last {
-            assert!(matches!(burst.change(t0, 1_000), Step::FanOutIn(_)));
-            burst.fanned_out(t0 + ms(last));
+            assert!(matches!(burst.change(t0), Step::FanOutIn(_)));
+            burst.fanned_out(t0 + ms(last), 1_000);
         }
-        assert_eq!(burst.change(t0 + ms(at), 1_000), Step::FanOutIn(want));
+        assert_eq!(burst.change(t0 + ms(at)), Step::FanOutIn(want));
     }
 
     #[test]
     fn changes_while_a_fan_out_is_scheduled_are_gathered_into_it() {
         let t0 = Instant::now();
         let mut burst = Burst::default();
-        assert_eq!(burst.change(t0, 1_000), Step::FanOutIn(SETTLE));
+        assert_eq!(burst.change(t0), Step::FanOutIn(SETTLE));
         for i in 1..50 {
-            assert_eq!(burst.change(t0 + ms(i), 1_000), Step::Gathered);
+            assert_eq!(burst.change(t0 + ms(i)), Step::Gathered);
         }
-        burst.fanned_out(t0 + SETTLE);
+        burst.fanned_out(t0 + SETTLE, 1_000);
         // The next change after the fan-out waits for the spacing since it.
         assert_eq!(
-            burst.change(t0 + SETTLE + ms(100), 1_000),
+            burst.change(t0 + SETTLE + ms(100)),
             Step::FanOutIn(ms(4_900))
         );
-        assert_eq!(burst.change(t0 + SETTLE + ms(200), 1_000), Step::Gathered);
+        assert_eq!(burst.change(t0 + SETTLE + ms(200)), Step::Gathered);
     }
 }

@@ -47,24 +47,12 @@ impl NamespaceResolver {
         }
     }
 
-    /// The namespaces that hold a Subscription.
-    fn subscribed(&self) -> BTreeSet<String> {
-        self.shared
-            .subscriptions()
-            .iter()
-            .filter_map(|s| s.metadata.namespace.clone())
-            .collect()
-    }
-
-    /// Send `cause` to each of `targets` worth resolving (`subscribed`: the namespaces holding a Subscription).
-    fn dispatch(&mut self, targets: BTreeSet<String>, subscribed: &BTreeSet<String>, cause: Cause) {
-        for ns in targets {
-            let running = self.actors.get(&ns).is_some_and(Addr::connected);
-            if !relevance::worth_resolving(cause, running, subscribed.contains(&ns)) {
-                continue;
-            }
+    /// Send `cause` to namespace `ns` if it is worth resolving there.
+    fn send(&mut self, ns: String, has_subscription: bool, cause: Cause) {
+        let running = self.actors.get(&ns).is_some_and(Addr::connected);
+        if relevance::worth_resolving(cause, running, has_subscription) {
             self.actor(&ns).do_send(Resolve {
-                namespace: ns.clone(),
+                namespace: ns,
                 cause,
             });
         }
@@ -72,13 +60,26 @@ impl NamespaceResolver {
 
     /// The gathered changes of global catalogs reach the global namespace and every subscribed one.
     fn fan_out(&mut self) {
-        self.burst.fanned_out(std::time::Instant::now());
+        let subscribed: BTreeSet<String> = self
+            .shared
+            .subscriptions()
+            .iter()
+            .filter_map(|s| s.metadata.namespace.clone())
+            .collect();
+        self.burst
+            .fanned_out(std::time::Instant::now(), subscribed.len());
         self.fan_outs += 1;
-        let subscribed = self.subscribed();
-        let mut targets = subscribed.clone();
-        targets.insert(self.shared.config.global_namespace.clone());
-        tracing::debug!(namespaces = targets.len(), "global catalog change fans out");
-        self.dispatch(targets, &subscribed, Cause::CatalogChanged);
+        tracing::debug!(
+            namespaces = subscribed.len(),
+            "global catalog change fans out"
+        );
+        let global = self.shared.config.global_namespace.clone();
+        if !subscribed.contains(&global) {
+            self.send(global, false, Cause::CatalogChanged);
+        }
+        for ns in subscribed {
+            self.send(ns, true, Cause::CatalogChanged);
+        }
     }
 
     fn actor(&mut self, ns: &str) -> &Addr<NamespaceActor> {
@@ -106,20 +107,15 @@ impl Handler<Resolve> for NamespaceResolver {
         if msg.cause == Cause::CatalogChanged
             && msg.namespace == self.shared.config.global_namespace
         {
-            let namespaces = self.subscribed().len();
             if let catalog_burst::Step::FanOutIn(wait) =
-                self.burst.change(std::time::Instant::now(), namespaces)
+                self.burst.change(std::time::Instant::now())
             {
                 ctx.run_later(wait, |act, _ctx| act.fan_out());
             }
             return;
         }
-        let subscribed = if self.shared.has_subscription(&msg.namespace) {
-            BTreeSet::from([msg.namespace.clone()])
-        } else {
-            BTreeSet::new()
-        };
-        self.dispatch(BTreeSet::from([msg.namespace]), &subscribed, msg.cause);
+        let has_subscription = self.shared.has_subscription(&msg.namespace);
+        self.send(msg.namespace, has_subscription, msg.cause);
     }
 }
 
