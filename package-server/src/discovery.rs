@@ -1,14 +1,27 @@
-//! What an aggregated API server must answer for discovery: `/apis` (the one group), the group, the
+//! The unaggregated discovery answers: `/apis` (the one group), the group, and the
 //! `packages.operators.coreos.com/v1` APIResourceList (kubectl's RESTMapper reads it to find
-//! `packagemanifests`), and an OpenAPI v2 document (the aggregator merges it; `kubectl explain` reads it).
+//! `packagemanifests`); and what the resource is, which aggregated discovery (`aggregated_discovery.rs`)
+//! describes the same way.
 
 use crate::types::{GROUP, KIND, RESOURCE, SINGULAR, VERSION};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     APIGroup, APIGroupList, APIResource, APIResourceList, GroupVersionForDiscovery,
 };
 
-/// The static OpenAPI v2 document of the group.
-pub const OPENAPI_V2: &str = include_str!("openapi-v2.json");
+/// What can be done with `packagemanifests`: read-only.
+pub const VERBS: [&str; 3] = ["get", "list", "watch"];
+/// OLM's packageserver declares no short names and no categories for `packagemanifests`.
+pub const SHORT_NAMES: [&str; 0] = [];
+pub const CATEGORIES: [&str; 0] = [];
+
+pub(crate) fn strings(values: &[&str]) -> Vec<String> {
+    values.iter().map(|v| (*v).to_string()).collect()
+}
+
+/// `values` as an optional list, absent when empty (as the API server leaves it out).
+fn optional(values: &[&str]) -> Option<Vec<String>> {
+    (!values.is_empty()).then(|| strings(values))
+}
 
 fn group() -> APIGroup {
     let version = GroupVersionForDiscovery {
@@ -41,7 +54,9 @@ pub fn api_resource_list() -> APIResourceList {
             singular_name: SINGULAR.into(),
             namespaced: true,
             kind: KIND.into(),
-            verbs: vec!["get".into(), "list".into(), "watch".into()],
+            verbs: strings(&VERBS),
+            short_names: optional(&SHORT_NAMES),
+            categories: optional(&CATEGORIES),
             ..Default::default()
         }],
     }
@@ -67,17 +82,6 @@ mod tests {
         assert_eq!(
             groups["groups"][0]["preferredVersion"]["groupVersion"],
             "packages.operators.coreos.com/v1"
-        );
-    }
-
-    #[test]
-    fn the_openapi_document_is_json_naming_the_kind() {
-        let doc: serde_json::Value = serde_json::from_str(OPENAPI_V2).expect("valid JSON");
-        assert_eq!(doc["swagger"], "2.0");
-        let defs = doc["definitions"].as_object().expect("definitions");
-        assert!(
-            defs.values()
-                .any(|d| d["x-kubernetes-group-version-kind"][0]["kind"] == "PackageManifest")
         );
     }
 }

@@ -8,19 +8,27 @@
 //! kubectl ─▶ kube-apiserver (aggregator, front-proxy cert + X-Remote-*) ─TLS─▶ server ─auth─SAR─┘
 //! ```
 
+pub mod accept;
+pub mod aggregated_discovery;
 pub mod apiservice;
 pub mod auth;
 pub mod authorize;
 pub mod catalogs;
 pub mod cli;
+pub mod conditional;
 pub mod csv_desc;
 pub mod der;
 pub mod discovery;
 pub mod image_catalog;
 pub mod load;
 pub mod manifest;
+pub mod openapi_paths;
+pub mod openapi_service;
+pub mod openapi_v2;
+pub mod openapi_v3;
 pub mod routes;
 pub mod run;
+pub mod schema;
 pub mod select;
 pub mod server;
 pub mod store;

@@ -17,6 +17,12 @@ pub enum Route {
     ResourceList,
     /// `/openapi/v2`
     OpenApiV2,
+    /// `/openapi/v3`: the index of the OpenAPI v3 documents.
+    OpenApiV3Index,
+    /// `/openapi/v3/<path>`, e.g. `apis/packages.operators.coreos.com/v1`.
+    OpenApiV3 {
+        path: String,
+    },
     /// A list, or a watch (`?watch=1` or the legacy `/watch/` prefix); `name` from a get-with-watch.
     List {
         namespace: Option<String>,
@@ -61,7 +67,13 @@ pub fn route(path: &str, query: &BTreeMap<String, String>) -> Route {
     match path {
         "/apis" => return Route::ApiGroupList,
         "/openapi/v2" => return Route::OpenApiV2,
+        "/openapi/v3" => return Route::OpenApiV3Index,
         _ => {}
+    }
+    if let Some(rest) = path.strip_prefix("/openapi/v3/") {
+        return Route::OpenApiV3 {
+            path: rest.to_string(),
+        };
     }
     let Some(rest) = path.strip_prefix("/apis/") else {
         return Route::NotFound;
@@ -196,6 +208,10 @@ mod tests {
     #[case::group("/apis/packages.operators.coreos.com", "", Route::ApiGroup)]
     #[case::resources("/apis/packages.operators.coreos.com/v1", "", Route::ResourceList)]
     #[case::openapi("/openapi/v2", "", Route::OpenApiV2)]
+    #[case::openapi_v3_index("/openapi/v3", "", Route::OpenApiV3Index)]
+    #[case::openapi_v3_index_slash("/openapi/v3/", "", Route::OpenApiV3Index)]
+    #[case::openapi_v3_document("/openapi/v3/apis/packages.operators.coreos.com/v1", "hash=AB", Route::OpenApiV3 { path: "apis/packages.operators.coreos.com/v1".into() })]
+    #[case::openapi_v3_other("/openapi/v3/apis/apps/v1", "", Route::OpenApiV3 { path: "apis/apps/v1".into() })]
     #[case::list_all("/apis/packages.operators.coreos.com/v1/packagemanifests", "", Route::List { namespace: None, watch: false, name: None })]
     #[case::list_ns("/apis/packages.operators.coreos.com/v1/namespaces/team/packagemanifests", "limit=500", Route::List { namespace: Some("team".into()), watch: false, name: None })]
     #[case::watch_ns("/apis/packages.operators.coreos.com/v1/namespaces/team/packagemanifests", "watch=true", Route::List { namespace: Some("team".into()), watch: true, name: None })]

@@ -81,11 +81,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                     .collect::<Vec<_>>(),
             ),
         });
-        let server = Arc::new(Server {
-            store,
-            auth,
-            authorizer: Authorizer::new(client.clone()),
-        });
+        let server = Arc::new(
+            Server::new(store, auth, Authorizer::new(client.clone()))
+                .context("serialize the OpenAPI and discovery documents")?,
+        );
         let https = server::serve(
             SocketAddr::new(bind_address, secure_port),
             tls_config,

@@ -1,10 +1,14 @@
 //! The HTTPS server the aggregator proxies to: TLS with the managed serving certificate, request-header
-//! authentication, a SubjectAccessReview per request, then discovery, list, get and watch of PackageManifests
-//! (JSON, or a Table for `kubectl get`), with label and field selectors.
+//! authentication, a SubjectAccessReview per request, then discovery (aggregated or not, by Accept), the
+//! OpenAPI v2 and v3 documents, and list, get and watch of PackageManifests (JSON, or a Table for
+//! `kubectl get`), with label and field selectors.
 
+use crate::aggregated_discovery::{self, AggregatedDiscovery, Answer};
 use crate::auth::{RequestHeaderConfig, UserInfo};
 use crate::authorize::{Attributes, Authorizer, forbidden_message};
+use crate::conditional::{Conditions, Reply};
 use crate::discovery;
+use crate::openapi_service::OpenApiService;
 use crate::routes::{self, Format, Route};
 use crate::select::{FieldSelector, LabelSelector};
 use crate::store::{PackageStore, Start, StoreEvent, catalog_ns};
@@ -13,6 +17,7 @@ use crate::types::{API_VERSION, GROUP, LIST_KIND, PackageManifest, PackageManife
 use futures::StreamExt;
 use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
 use hyper::body::{Bytes, Frame, Incoming};
+use hyper::header::{HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, Status, StatusDetails};
@@ -21,7 +26,7 @@ use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
@@ -31,9 +36,11 @@ type Body = BoxBody<Bytes, Infallible>;
 pub const DEFAULT_WATCH_TIMEOUT: Duration = Duration::from_secs(1800);
 
 pub struct Server {
-    pub store: Arc<PackageStore>,
-    pub auth: RequestHeaderConfig,
-    pub authorizer: Authorizer,
+    store: Arc<PackageStore>,
+    auth: RequestHeaderConfig,
+    authorizer: Authorizer,
+    openapi: OpenApiService,
+    discovery: AggregatedDiscovery,
 }
 
 fn full(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Response<Body> {
@@ -43,6 +50,22 @@ fn full(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Respon
         hyper::header::CONTENT_TYPE,
         hyper::header::HeaderValue::from_static(content_type),
     );
+    r
+}
+
+fn from_reply(reply: Reply) -> Response<Body> {
+    let Reply {
+        status,
+        headers,
+        body,
+    } = reply;
+    let mut r = Response::new(Full::new(body).boxed());
+    *r.status_mut() = status;
+    for (name, value) in headers {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            r.headers_mut().insert(name, value);
+        }
+    }
     r
 }
 
@@ -111,6 +134,21 @@ fn now_secs() -> i64 {
 }
 
 impl Server {
+    /// The server, with its documents (OpenAPI, aggregated discovery) serialized once.
+    pub fn new(
+        store: Arc<PackageStore>,
+        auth: RequestHeaderConfig,
+        authorizer: Authorizer,
+    ) -> Result<Server, serde_json::Error> {
+        Ok(Server {
+            store,
+            auth,
+            authorizer,
+            openapi: OpenApiService::build(SystemTime::now())?,
+            discovery: AggregatedDiscovery::build()?,
+        })
+    }
+
     pub async fn handle(
         self: Arc<Self>,
         peer: Option<Option<String>>,
@@ -187,33 +225,49 @@ impl Server {
                 );
             }
         }
-        let accept = req
-            .headers()
-            .get(hyper::header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
-        self.dispatch(route, &query, accept.as_deref(), &user)
+        self.dispatch(route, &query, req.headers(), &user)
     }
 
     fn dispatch(
         &self,
         route: Route,
         query: &BTreeMap<String, String>,
-        accept: Option<&str>,
+        headers: &HeaderMap,
         _user: &UserInfo,
     ) -> Response<Body> {
+        let accept = headers
+            .get(hyper::header::ACCEPT)
+            .and_then(|v| v.to_str().ok());
+        let conditions = Conditions::from_headers(headers);
         let format = routes::format(accept);
         let include = IncludeObject::parse(query.get("includeObject").map(String::as_str));
         match route {
             Route::Health => full(StatusCode::OK, "text/plain", b"ok".to_vec()),
-            Route::ApiGroupList => json(&discovery::api_group_list()),
+            Route::ApiGroupList => match aggregated_discovery::negotiate(accept) {
+                Answer::Aggregated => {
+                    from_reply(self.discovery.reply(conditions.if_none_match.as_deref()))
+                }
+                Answer::Unaggregated => json(&discovery::api_group_list()),
+            },
             Route::ApiGroup => json(&discovery::api_group()),
             Route::ResourceList => json(&discovery::api_resource_list()),
-            Route::OpenApiV2 => full(
-                StatusCode::OK,
-                "application/json",
-                discovery::OPENAPI_V2.as_bytes().to_vec(),
-            ),
+            Route::OpenApiV2 => from_reply(self.openapi.v2(accept, &conditions)),
+            Route::OpenApiV3Index => from_reply(self.openapi.v3_index(&conditions)),
+            Route::OpenApiV3 { path } => match self.openapi.v3_document(
+                &path,
+                query.get("hash").map(String::as_str),
+                accept,
+                &conditions,
+                SystemTime::now(),
+            ) {
+                Some(reply) => from_reply(reply),
+                None => status(
+                    StatusCode::NOT_FOUND,
+                    "NotFound",
+                    "the server could not find the requested resource",
+                    None,
+                ),
+            },
             Route::NotFound => status(
                 StatusCode::NOT_FOUND,
                 "NotFound",

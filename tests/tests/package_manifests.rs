@@ -3,17 +3,19 @@
 //! and in a second one, with OLM's labels, status fields and table columns; label and field selectors; a
 //! user without rights is refused; a deleted catalog takes its packages with it; a catalog that is down shows
 //! nothing and breaks nothing else; a `configmap` catalog is served; a package with no readable channel is
-//! left out; a new catalog head reaches `kubectl get packagemanifests -w`.
+//! left out; a new catalog head reaches `kubectl get packagemanifests -w`; a current kubectl explains the kind
+//! from the OpenAPI v3 document, finds it through discovery and prints it wide.
 
 mod catalog_fixture;
 mod package_server_support;
 
 use catalog_fixture::*;
-use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
+use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use kube::Api;
 use kube::api::{DeleteParams, PostParams};
 use messages::crd::catalog_source::CatalogSource;
-use olm_tests::{Cluster, await_object, eventually, with_namespace};
+use olm_tests::{Cluster, eventually, with_namespace};
 use package_server::types::PackageManifest;
 use package_server_support::*;
 use registry::client::{ClientOptions, RegistryClient};
@@ -50,29 +52,28 @@ async fn delete_namespace(client: &kube::Client, name: &str) {
     let _ = api.delete(name, &DeleteParams::background()).await;
 }
 
-/// A token of a fresh ServiceAccount that has no rights at all (its token Secret, made by the token controller).
+/// A token of a fresh ServiceAccount that has no rights at all (a TokenRequest: the API server mints no token
+/// Secrets any more).
 async fn token_without_rights(ctx: &olm_tests::TestContext) -> anyhow::Result<String> {
     let sas: Api<ServiceAccount> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
     let mut sa = ServiceAccount::default();
     sa.metadata.name = Some("nobody".into());
     sas.create(&PostParams::default(), &sa).await?;
-    let sa = await_object(&sas, "nobody", DEADLINE, "a token secret", |s| {
-        s.and_then(|s| s.secrets.as_ref())
-            .is_some_and(|s| !s.is_empty())
-    })
-    .await?;
-    let secret_name = sa
-        .secrets
-        .and_then(|s| s.into_iter().next())
-        .and_then(|r| r.name)
-        .ok_or_else(|| anyhow::anyhow!("no token secret"))?;
-    let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-    let secret = secrets.get(&secret_name).await?;
-    let token = secret
-        .data
-        .and_then(|d| d.get("token").cloned())
-        .ok_or_else(|| anyhow::anyhow!("token secret without a token"))?;
-    Ok(String::from_utf8(token.0)?)
+    let request = TokenRequest {
+        spec: TokenRequestSpec {
+            expiration_seconds: Some(600),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let minted = sas
+        .create_token_request("nobody", &PostParams::default(), &request)
+        .await?;
+    minted
+        .status
+        .map(|s| s.token)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| anyhow::anyhow!("a TokenRequest without a token"))
 }
 
 #[tokio::test]
@@ -492,6 +493,147 @@ async fn an_image_catalog_is_listed_from_its_image() -> anyhow::Result<()> {
             eprintln!("package-server logs:\n{}", server.process.logs());
         }
         listed
+    })
+    .await
+}
+
+/// The minor version of the kubectl on PATH (the plane's, `hack/control-plane.sh env`).
+fn kubectl_minor(cluster: &Cluster) -> anyhow::Result<u32> {
+    let (ok, out, err) = kubectl(cluster, &["version", "--client", "-o", "json"])?;
+    anyhow::ensure!(ok, "kubectl version: {err}");
+    let v: serde_json::Value = serde_json::from_str(&out)?;
+    v["clientVersion"]["minor"]
+        .as_str()
+        .and_then(|m| m.trim_end_matches('+').parse().ok())
+        .ok_or_else(|| anyhow::anyhow!("no client minor version in {out}"))
+}
+
+/// The hex SHA-512 of `body`, in upper case as kube-openapi writes hashes.
+fn sha512_hex(body: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha512::digest(body)
+        .iter()
+        .map(|b| format!("{b:02X}"))
+        .collect()
+}
+
+/// A current kubectl against the aggregated API: `explain` reads the server's OpenAPI v3 document through the
+/// aggregator (a field's schema, and the whole tree with `--recursive`), `api-resources` reads discovery, `get
+/// -o wide` prints the server's Table. Underneath: the aggregator's `/openapi/v3` names the group-version with
+/// the hash of the document it then serves, the server's own; straight to the server, `/apis` with the
+/// aggregator's Accept is an `apidiscovery.k8s.io/v2` list (revalidated by ETag), and a stale hash is
+/// redirected to the current one.
+#[tokio::test]
+async fn a_current_kubectl_explains_discovers_and_lists_packagemanifests() -> anyhow::Result<()> {
+    let cluster = Cluster::shared()?;
+    let minor = kubectl_minor(cluster)?;
+    anyhow::ensure!(
+        minor >= 30,
+        "kubectl 1.{minor} on PATH: this test needs a current one (eval \"$(hack/control-plane.sh env)\")"
+    );
+    let _apiservice = exclusive().await;
+    with_namespace(cluster, "pkgctl", |ctx| async move {
+        let fbc = community_fbc();
+        anyhow::ensure!(fbc.is_dir(), "the community FBC is missing at {}", fbc.display());
+        let registry = RegistryProcess::start(&[fbc.as_path()], free_port()?)?;
+        let address = format!("127.0.0.1:{}", registry.port);
+        create::<CatalogSource>(&ctx, serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+            "metadata": {"name": "community"},
+            "spec": {"sourceType": "grpc", "address": address, "displayName": "Community Operators", "publisher": "Red Hat"}}))
+        .await?;
+        let server = start(cluster, &ctx.client, &ctx.namespace).await?;
+        let ns = ctx.namespace.as_str();
+        eventually(DEADLINE, "the 33 packages listed", || async {
+            Ok((names(cluster, ns, &[])?.len() == 33).then_some(()))
+        })
+        .await?;
+
+        // kubectl explain: the schema of one field, from the OpenAPI v3 document.
+        let explained = eventually(DEADLINE, "kubectl explain packagemanifests.status.channels", || async {
+            let (ok, out, _) = kubectl(cluster, &["explain", "packagemanifests.status.channels"])?;
+            Ok((ok && out.contains("FIELD: channels")).then_some(out))
+        })
+        .await?;
+        for want in [
+            "GROUP:      packages.operators.coreos.com",
+            "KIND:       PackageManifest",
+            "VERSION:    v1",
+            "FIELD: channels <[]PackageChannel>",
+            "Channels are the declared channels for the package",
+            "currentCSV\t<string> -required-",
+            "currentCSVDesc\t<CSVDescription>",
+            "entries\t<[]ChannelEntry>",
+            "name\t<string> -required-",
+        ] {
+            assert!(explained.contains(want), "{want:?} not in:\n{explained}");
+        }
+        let (ok, tree, err) = kubectl(cluster, &["explain", "packagemanifests", "--recursive"])?;
+        anyhow::ensure!(ok, "kubectl explain --recursive: {err}");
+        for want in ["catalogSourceDisplayName", "currentCSVDesc", "installModes", "base64data", "creationTimestamp"] {
+            assert!(tree.contains(want), "{want:?} not in the recursive explain:\n{tree}");
+        }
+
+        // kubectl api-resources: the resource as OLM's packageserver declares it.
+        let (ok, out, err) = kubectl(cluster, &["api-resources", "--api-group=packages.operators.coreos.com", "-o", "wide"])?;
+        anyhow::ensure!(ok, "kubectl api-resources: {err}");
+        let rows: Vec<Vec<&str>> = out.lines().map(|l| l.split_whitespace().collect()).collect();
+        assert_eq!(rows.len(), 2, "{out}");
+        assert_eq!(rows[0], ["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND", "VERBS", "CATEGORIES"]);
+        assert_eq!(
+            rows[1],
+            ["packagemanifests", "packages.operators.coreos.com/v1", "true", "PackageManifest", "get,list,watch"]
+        );
+
+        // kubectl get -o wide: the server's Table, every package.
+        let (ok, table, err) = kubectl(cluster, &["get", "packagemanifests", "-n", ns, "-o", "wide"])?;
+        anyhow::ensure!(ok, "kubectl get -o wide: {err}");
+        let header: Vec<&str> = table.lines().next().unwrap_or("").split_whitespace().collect();
+        assert_eq!(header, ["NAME", "CATALOG", "AGE"]);
+        assert_eq!(table.lines().skip(1).filter(|l| l.contains("Community Operators")).count(), 33, "{table}");
+
+        // The aggregator's OpenAPI v3 index names our document by its hash, and serves that document.
+        let (ok, index, err) = kubectl(cluster, &["get", "--raw", "/openapi/v3"])?;
+        anyhow::ensure!(ok, "GET /openapi/v3: {err}");
+        let index: serde_json::Value = serde_json::from_str(&index)?;
+        let url = index["paths"]["apis/packages.operators.coreos.com/v1"]["serverRelativeURL"]
+            .as_str()
+            .ok_or_else(|| anyhow::anyhow!("the group-version is not in the index: {index}"))?
+            .to_string();
+        let hash = url.split_once("?hash=").map(|(_, h)| h.to_string()).unwrap_or_default();
+        let out = std::process::Command::new("kubectl")
+            .args(["get", "--raw", &url])
+            .env("KUBECONFIG", &cluster.kubeconfig)
+            .output()?;
+        anyhow::ensure!(out.status.success(), "GET {url}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(sha512_hex(&out.stdout), hash, "the hash is the document's");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+        assert_eq!(doc["openapi"], "3.0.0");
+
+        // Straight to the server, as the aggregator asks: aggregated discovery, revalidated by its ETag.
+        let accept = "Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+        let fresh = as_aggregator(cluster, &server, "/apis", &[accept])?;
+        assert_eq!(fresh.status, 200);
+        assert_eq!(fresh.header("content-type"), Some("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"));
+        let list: serde_json::Value = serde_json::from_slice(&fresh.body)?;
+        assert_eq!(list["kind"], "APIGroupDiscoveryList");
+        assert_eq!(list["items"][0]["versions"][0]["resources"][0]["resource"], "packagemanifests");
+        let etag = fresh.header("etag").unwrap_or_default().to_string();
+        let cached = as_aggregator(cluster, &server, "/apis", &[accept, &format!("If-None-Match: {etag}")])?;
+        assert_eq!(cached.status, 304);
+        let legacy = as_aggregator(cluster, &server, "/apis", &["Accept: application/json"])?;
+        let groups: serde_json::Value = serde_json::from_slice(&legacy.body)?;
+        assert_eq!(groups["kind"], "APIGroupList", "without the profile, the unaggregated answer");
+
+        // That document is the server's own (not one the aggregator converted from v2), immutable under its
+        // hash; a stale hash is redirected to the current one.
+        let current = as_aggregator(cluster, &server, &url, &[])?;
+        assert_eq!(current.status, 200);
+        assert_eq!(current.header("cache-control"), Some("public, immutable"));
+        assert!(current.body == out.stdout, "the aggregator serves the server's document as is");
+        let stale = as_aggregator(cluster, &server, "/openapi/v3/apis/packages.operators.coreos.com/v1?hash=0BAD", &[])?;
+        assert_eq!(stale.status, 301);
+        assert_eq!(stale.header("location"), Some(url.as_str()));
+        anyhow::Ok(())
     })
     .await
 }

@@ -229,6 +229,85 @@ pub fn direct_status(server: &PackageServer, path: &str, extra: &[&str]) -> anyh
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// An answer of the server to a request made straight to it.
+pub struct Direct {
+    pub status: u16,
+    /// Header names in lower case, in the order received.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Direct {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A GET straight to the server as the aggregator makes one: with the plane's front-proxy client certificate
+/// (`certs/` beside the kubeconfig) and the aggregator's user in `X-Remote-User`/`X-Remote-Group`, plus
+/// `headers` (`Name: value`). Redirects are not followed.
+pub fn as_aggregator(
+    cluster: &Cluster,
+    server: &PackageServer,
+    path: &str,
+    headers: &[&str],
+) -> anyhow::Result<Direct> {
+    let certs = cluster
+        .kubeconfig
+        .parent()
+        .context("kubeconfig without a folder")?
+        .join("certs");
+    let mut args = vec![
+        "-sk".to_string(),
+        "-i".into(),
+        "--cert".into(),
+        certs.join("front-proxy-client.crt").display().to_string(),
+        "--key".into(),
+        certs.join("front-proxy-client.key").display().to_string(),
+        "-H".into(),
+        "X-Remote-User: system:kube-aggregator".into(),
+        "-H".into(),
+        "X-Remote-Group: system:masters".into(),
+    ];
+    for h in headers {
+        args.extend(["-H".to_string(), (*h).to_string()]);
+    }
+    args.push(format!("{}{path}", server.direct_url));
+    let out = std::process::Command::new("curl")
+        .args(&args)
+        .output()
+        .context("run curl")?;
+    anyhow::ensure!(
+        out.status.success(),
+        "curl {path}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let split = out
+        .stdout
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .context("no end of headers")?;
+    let head = String::from_utf8_lossy(&out.stdout[..split]).into_owned();
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|c| c.parse().ok())
+        .context("no status line")?;
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    Ok(Direct {
+        status,
+        headers,
+        body: out.stdout[split + 4..].to_vec(),
+    })
+}
+
 /// `kubectl` with extra arguments, returning (success, stdout, stderr).
 pub fn kubectl(cluster: &Cluster, args: &[&str]) -> anyhow::Result<(bool, String, String)> {
     let out = std::process::Command::new("kubectl")
