@@ -2,11 +2,11 @@
 //! for Established), update what exists (CSVs, Subscriptions and Secrets are left as they are), check CRD
 //! upgrades (§4.6), label everything `olm.managed=true`, and give namespaced bundle objects an owner
 //! reference to the CSV they belong to. A step whose API the cluster does not serve fails with OLM's not-found
-//! message ([`not_served`]); CRD steps go through the apiextensions version their manifest names ([`crd_version`]).
+//! message ([`not_served`]); each step goes through the API OLM would use ([`step_kinds::applied_gvk`]).
 
 use super::crd_version::{self, CrdApi, CrdStep};
 use super::machine::Executed;
-use super::{crd_owners, crd_safety, not_served, operator_label, owner_refs};
+use super::{crd_owners, crd_safety, not_served, operator_label, owner_refs, step_kinds};
 use crate::error::error_text;
 use crate::steps::GENERATED_BY;
 use k8s_openapi::api::core::v1::ServiceAccount;
@@ -324,23 +324,7 @@ async fn apply(
             step.resource.name
         ))
     })?;
-    let (group, version, kind) = match kind {
-        "BundleSecret" => (String::new(), "v1".to_string(), "Secret".to_string()),
-        // As OLM's `builder.create`: the manifest's apiVersion picks the CRD client, not the step's version.
-        "CustomResourceDefinition" => (
-            "apiextensions.k8s.io".to_string(),
-            crd_version::of_manifest(&obj)
-                .map_err(fail)?
-                .version()
-                .to_string(),
-            kind.to_string(),
-        ),
-        k => (
-            step.resource.group.clone(),
-            step.resource.version.clone(),
-            k.to_string(),
-        ),
-    };
+    let (group, version, kind) = step_kinds::applied_gvk(step, &obj).map_err(fail)?;
     obj["kind"] = Value::String(kind.clone());
     obj["apiVersion"] = Value::String(if group.is_empty() {
         version.clone()
