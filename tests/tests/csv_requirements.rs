@@ -118,7 +118,11 @@ async fn a_missing_owned_crd_holds_the_csv_pending_and_a_second_owner_conflicts(
 
 /// `v1.37.2` (or `v1.37.2-alpha.0+abc`) → (1, 37, 2), as OLM reads the server's gitVersion.
 fn server_version(git_version: &str) -> anyhow::Result<(u64, u64, u64)> {
-    let core = git_version.trim_start_matches('v').split(['-', '+']).next().unwrap_or_default();
+    let core = git_version
+        .trim_start_matches('v')
+        .split(['-', '+'])
+        .next()
+        .unwrap_or_default();
     let parts: Vec<u64> = core.split('.').map(str::parse).collect::<Result<_, _>>()?;
     match parts.as_slice() {
         [major, minor, patch] => Ok((*major, *minor, *patch)),
@@ -131,7 +135,11 @@ fn min_kube_entry(csv: &ClusterServiceVersion) -> Option<(RequirementStatusReaso
     csv.status.as_ref().and_then(|s| {
         s.requirement_status
             .iter()
-            .find(|r| r.kind == "ClusterServiceVersion" && r.group == "operators.coreos.com" && r.version == "v1alpha1")
+            .find(|r| {
+                r.kind == "ClusterServiceVersion"
+                    && r.group == "operators.coreos.com"
+                    && r.version == "v1alpha1"
+            })
             .map(|r| (r.status.clone(), r.message.clone()))
     })
 }

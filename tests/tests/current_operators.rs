@@ -145,20 +145,40 @@ async fn ca_of(ctx: &TestContext, deployment: &str) -> anyhow::Result<Vec<u8>> {
         .get("olmCAKey")
         .map(|b| b.0.clone())
         .unwrap_or_default();
-    anyhow::ensure!(!ca.is_empty(), "{deployment}-service-cert holds no olmCAKey");
+    anyhow::ensure!(
+        !ca.is_empty(),
+        "{deployment}-service-cert holds no olmCAKey"
+    );
     Ok(ca)
 }
 
 /// Subscribe to the case's package and follow it to Succeeded; returns the CSV and the time from its creation
 /// to Succeeded.
-async fn install(ctx: &TestContext, case: &Case) -> anyhow::Result<(ClusterServiceVersion, Duration)> {
-    subscription(ctx, case.package, case.package, "community", json!({"channel": case.channel})).await?;
+async fn install(
+    ctx: &TestContext,
+    case: &Case,
+) -> anyhow::Result<(ClusterServiceVersion, Duration)> {
+    subscription(
+        ctx,
+        case.package,
+        case.package,
+        "community",
+        json!({"channel": case.channel}),
+    )
+    .await?;
     let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-    await_object(&csvs, case.csv, Duration::from_secs(180), "created", |c| c.is_some()).await?;
-    let created = Instant::now();
-    let csv = await_object(&csvs, case.csv, Duration::from_secs(180), "Succeeded", |c| {
-        c.is_some_and(|c| c.phase() == CsvPhase::Succeeded)
+    await_object(&csvs, case.csv, Duration::from_secs(180), "created", |c| {
+        c.is_some()
     })
+    .await?;
+    let created = Instant::now();
+    let csv = await_object(
+        &csvs,
+        case.csv,
+        Duration::from_secs(180),
+        "Succeeded",
+        |c| c.is_some_and(|c| c.phase() == CsvPhase::Succeeded),
+    )
     .await?;
     let took = created.elapsed();
     eprintln!("{}: CSV creation → Succeeded in {took:?}", case.csv);
@@ -167,7 +187,11 @@ async fn install(ctx: &TestContext, case: &Case) -> anyhow::Result<(ClusterServi
     })
     .await?;
     let status = sub.status.unwrap_or_default();
-    assert_eq!(status.installed_csv, case.csv, "the head of channel {}", case.channel);
+    assert_eq!(
+        status.installed_csv, case.csv,
+        "the head of channel {}",
+        case.channel
+    );
     let plan = status.install_plan.map(|p| p.name).unwrap_or_default();
     await_object(&plans(ctx), &plan, DEADLINE, "Complete", |ip| {
         ip.is_some_and(|ip| ip.phase() == InstallPlanPhase::Complete)
@@ -207,7 +231,11 @@ async fn assert_admission_webhooks(ctx: &TestContext, case: &Case) -> anyhow::Re
         .collect();
     assert_eq!(bundles.len(), case.validating + case.mutating);
     for bundle in bundles {
-        assert_eq!(bundle.as_ref(), Some(&ca), "a webhook without olm-operator's CA");
+        assert_eq!(
+            bundle.as_ref(),
+            Some(&ca),
+            "a webhook without olm-operator's CA"
+        );
     }
     Ok(())
 }
@@ -228,7 +256,10 @@ async fn assert_conversion_webhooks(ctx: &TestContext, case: &Case) -> anyhow::R
         let service = config.service.unwrap_or_default();
         assert_eq!(
             (service.name.as_str(), service.namespace.as_str()),
-            (format!("{}-service", case.deployment).as_str(), ctx.namespace.as_str()),
+            (
+                format!("{}-service", case.deployment).as_str(),
+                ctx.namespace.as_str()
+            ),
             "{name}"
         );
     }
@@ -250,8 +281,11 @@ async fn run_case(case: &'static Case, stub: Option<Catalog>) -> anyhow::Result<
         )
         .await?;
         if case.all_namespaces {
-            create::<messages::crd::operator_group::OperatorGroup>(&ctx, json!({"apiVersion": "operators.coreos.com/v1",
-                "kind": "OperatorGroup", "metadata": {"name": "global"}, "spec": {}}))
+            create::<messages::crd::operator_group::OperatorGroup>(
+                &ctx,
+                json!({"apiVersion": "operators.coreos.com/v1",
+                "kind": "OperatorGroup", "metadata": {"name": "global"}, "spec": {}}),
+            )
             .await?;
         } else {
             operator_group(&ctx).await?;
@@ -269,7 +303,9 @@ async fn run_case(case: &'static Case, stub: Option<Catalog>) -> anyhow::Result<
         .await;
         // CRDs are cluster-scoped: leave the plane as it was.
         let crds: Api<CustomResourceDefinition> = Api::all(ctx.client.clone());
-        let stub_crds = stub.iter().flat_map(|s| s.ops.iter().filter_map(|o| o.owns.as_ref().map(Crd::name)));
+        let stub_crds = stub
+            .iter()
+            .flat_map(|s| s.ops.iter().filter_map(|o| o.owns.as_ref().map(Crd::name)));
         for name in case.crds.iter().map(|s| s.to_string()).chain(stub_crds) {
             let _ = crds.delete(&name, &DeleteParams::default()).await;
         }

@@ -25,16 +25,26 @@ fn installed_condition(ip: &InstallPlan) -> Option<(String, String, String)> {
         s.conditions
             .iter()
             .find(|c| c.type_.as_str() == "Installed")
-            .map(|c| (c.status.clone(), c.reason.as_str().to_string(), c.message.clone()))
+            .map(|c| {
+                (
+                    c.status.clone(),
+                    c.reason.as_str().to_string(),
+                    c.message.clone(),
+                )
+            })
     })
 }
 
 fn message(ip: &InstallPlan) -> String {
-    ip.status.as_ref().map(|s| s.message.clone()).unwrap_or_default()
+    ip.status
+        .as_ref()
+        .map(|s| s.message.clone())
+        .unwrap_or_default()
 }
 
 #[tokio::test]
-async fn a_step_of_an_api_nobody_serves_retries_then_fails_with_olms_message() -> anyhow::Result<()> {
+async fn a_step_of_an_api_nobody_serves_retries_then_fails_with_olms_message() -> anyhow::Result<()>
+{
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "notserved", |ctx| async move {
         let _op = catalog_operator(&ctx, &["--install-plan-retry-timeout", "5s"]).await?;
