@@ -1,6 +1,7 @@
 //! What holds a CSV back or lets it go, on the real control plane (spec §2.3-§2.6): a missing owned CRD keeps
 //! it Pending and a second owner conflicts; a CSV failed for good tries again when its group changes; the
-//! Subscription's config reaches the Deployment; an OperatorCondition not upgradeable holds the upgrade.
+//! Subscription's config reaches the Deployment; an OperatorCondition not upgradeable holds the upgrade; a
+//! `minKubeVersion` above the API server's version holds the CSV Pending with OLM's words, one below lets it install.
 
 mod csv_support;
 
@@ -111,6 +112,83 @@ async fn a_missing_owned_crd_holds_the_csv_pending_and_a_second_owner_conflicts(
             .delete(&format!("widgets.{group}"), &DeleteParams::default())
             .await;
         result
+    })
+    .await
+}
+
+/// `v1.37.2` (or `v1.37.2-alpha.0+abc`) → (1, 37, 2), as OLM reads the server's gitVersion.
+fn server_version(git_version: &str) -> anyhow::Result<(u64, u64, u64)> {
+    let core = git_version
+        .trim_start_matches('v')
+        .split(['-', '+'])
+        .next()
+        .unwrap_or_default();
+    let parts: Vec<u64> = core.split('.').map(str::parse).collect::<Result<_, _>>()?;
+    match parts.as_slice() {
+        [major, minor, patch] => Ok((*major, *minor, *patch)),
+        _ => anyhow::bail!("server gitVersion {git_version} is not major.minor.patch"),
+    }
+}
+
+/// The CSV's own requirement entry (OLM `minKubeVersionStatus`): (status, message).
+fn min_kube_entry(csv: &ClusterServiceVersion) -> Option<(RequirementStatusReason, String)> {
+    csv.status.as_ref().and_then(|s| {
+        s.requirement_status
+            .iter()
+            .find(|r| {
+                r.kind == "ClusterServiceVersion"
+                    && r.group == "operators.coreos.com"
+                    && r.version == "v1alpha1"
+            })
+            .map(|r| (r.status.clone(), r.message.clone()))
+    })
+}
+
+#[tokio::test]
+async fn a_min_kube_version_above_the_server_holds_the_csv_pending_and_one_below_installs()
+-> anyhow::Result<()> {
+    with_operator("csv-minkube", |ctx, _port| async move {
+        let info = ctx.client.apiserver_version().await?;
+        let (major, minor, patch) = server_version(&info.git_version)?;
+        let server = format!("{major}.{minor}.{patch}");
+        // One minor above the server (today's operators ask for 1.25-1.28; this one asks for the next release),
+        // and the 1.25.0 that self-node-remediation and rsct-operator declare.
+        let above = format!("{major}.{}.0", minor + 1);
+        let below = "1.25.0";
+        create_group(&ctx).await?;
+        let mut future = csv("future.v1.0.0", "1.0.0", None, "future", "example.com/future:1");
+        future["spec"]["minKubeVersion"] = json!(above);
+        create_csv(&ctx, future).await?;
+        let mut current = csv("current.v1.0.0", "1.0.0", None, "current", "example.com/current:1");
+        current["spec"]["minKubeVersion"] = json!(below);
+        create_csv(&ctx, current).await?;
+
+        let pending = await_phase(&ctx, "future.v1.0.0", CsvPhase::Pending, CsvReason::RequirementsNotMet).await?;
+        assert_eq!(
+            pending.status.as_ref().map(|s| s.message.as_str()),
+            Some("one or more requirements couldn't be found")
+        );
+        assert_eq!(
+            min_kube_entry(&pending),
+            Some((
+                RequirementStatusReason::PresentNotSatisfied,
+                format!("CSV version requirement not met: minKubeVersion ({above}) > server version ({server})")
+            ))
+        );
+        let installed = await_phase(&ctx, "current.v1.0.0", CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
+        assert_eq!(
+            min_kube_entry(&installed),
+            Some((
+                RequirementStatusReason::Present,
+                format!("CSV minKubeVersion ({below}) less than server version ({server})")
+            ))
+        );
+        // Still held: nothing of the future CSV was installed.
+        let future_deployment = Api::<Deployment>::namespaced(ctx.client.clone(), &ctx.namespace)
+            .get_opt("future")
+            .await?;
+        assert!(future_deployment.is_none(), "a CSV whose minKubeVersion is not met installs nothing");
+        Ok(())
     })
     .await
 }

@@ -1,10 +1,12 @@
 //! Executing an InstallPlan's steps in order (OLM `ExecutePlan`, spec §4.4): create each object (CRDs wait
 //! for Established), update what exists (CSVs, Subscriptions and Secrets are left as they are), check CRD
 //! upgrades (§4.6), label everything `olm.managed=true`, and give namespaced bundle objects an owner
-//! reference to the CSV they belong to.
+//! reference to the CSV they belong to. A step whose API the cluster does not serve fails with OLM's not-found
+//! message ([`not_served`]); each step goes through the API OLM would use ([`step_kinds::applied_gvk`]).
 
+use super::crd_version::{self, CrdApi, CrdStep};
 use super::machine::Executed;
-use super::{crd_owners, crd_safety, operator_label, owner_refs};
+use super::{crd_owners, crd_safety, not_served, operator_label, owner_refs, step_kinds};
 use crate::error::error_text;
 use crate::steps::GENERATED_BY;
 use k8s_openapi::api::core::v1::ServiceAccount;
@@ -188,12 +190,32 @@ pub async fn execute(cx: &Context<'_>, mut steps: Vec<Step>) -> (Vec<Step>, Exec
     )
 }
 
-/// The CRD upgrade checks of every CRD step not applied yet whose CRD exists already.
+/// The CRD steps not applied yet: each one's apiextensions version must be served and readable
+/// ([`crd_version`]; a v1beta1 CRD on Kubernetes ≥1.22 is refused here, so the plan creates nothing, where OLM
+/// creates the CSV first and then fails on the CRD), then the upgrade checks of those whose CRD exists already.
 async fn preflight(cx: &Context<'_>, steps: &[Step]) -> Result<(), StepError> {
-    let pending = steps.iter().filter(|s| {
-        s.resource.kind == "CustomResourceDefinition"
-            && matches!(s.status, StepStatus::Unknown | StepStatus::NotPresent)
-    });
+    let pending: Vec<&Step> = steps
+        .iter()
+        .filter(|s| {
+            s.resource.kind == "CustomResourceDefinition"
+                && matches!(s.status, StepStatus::Unknown | StepStatus::NotPresent)
+        })
+        .collect();
+    let mut v1beta1_served = None;
+    for step in &pending {
+        let served = match (crd_version::is_v1beta1(step), v1beta1_served) {
+            (false, _) => false,
+            (true, Some(known)) => known,
+            (true, None) => {
+                let known = serves_v1beta1_crds(cx).await?;
+                v1beta1_served = Some(known);
+                known
+            }
+        };
+        if let CrdStep::Refuse(message) = crd_version::decide(step, served) {
+            return Err(fail(message));
+        }
+    }
     for step in pending {
         let api = crd_api(cx).await?;
         let Some(existing) = api.get_opt(&step.resource.name).await? else {
@@ -209,6 +231,24 @@ async fn preflight(cx: &Context<'_>, steps: &[Step]) -> Result<(), StepError> {
         check_crd_upgrade(cx, &step.resource.name, &old, &new).await?;
     }
     Ok(())
+}
+
+/// Whether discovery lists `apiextensions.k8s.io/v1beta1` CustomResourceDefinitions (Kubernetes < 1.22).
+async fn serves_v1beta1_crds(cx: &Context<'_>) -> Result<bool, StepError> {
+    match cx
+        .kinds
+        .resolve(
+            cx.client,
+            "apiextensions.k8s.io",
+            CrdApi::V1Beta1.version(),
+            "CustomResourceDefinition",
+        )
+        .await
+    {
+        Ok(_) => Ok(true),
+        Err(e) if not_served::is_not_served(&e) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The CustomResourceDefinitions API (apiextensions.k8s.io/v1), resolved through the kinds cache.
@@ -284,21 +324,21 @@ async fn apply(
             step.resource.name
         ))
     })?;
-    let (group, version, kind) = match kind {
-        "BundleSecret" => (String::new(), "v1".to_string(), "Secret".to_string()),
-        k => (
-            step.resource.group.clone(),
-            step.resource.version.clone(),
-            k.to_string(),
-        ),
-    };
+    let (group, version, kind) = step_kinds::applied_gvk(step, &obj).map_err(fail)?;
     obj["kind"] = Value::String(kind.clone());
     obj["apiVersion"] = Value::String(if group.is_empty() {
         version.clone()
     } else {
         format!("{group}/{version}")
     });
-    let (ar, namespaced) = cx.kinds.resolve(cx.client, &group, &version, &kind).await?;
+    let (ar, namespaced) = match cx.kinds.resolve(cx.client, &group, &version, &kind).await {
+        Ok(hit) => hit,
+        // OLM `not_found.go`: a kind discovery does not serve fails the pass with its not-found message.
+        Err(e) if not_served::is_not_served(&e) => {
+            return Err(fail(not_served::message(step, &group, &version)));
+        }
+        Err(e) => return Err(e.into()),
+    };
     merge_map(&mut obj, "labels", &[("olm.managed", "true")]);
     if let Some(key) = operator {
         // The Operator label from the start, not patched on by the Operator view later (`operator_label`).

@@ -6,8 +6,10 @@
 
 pub mod crd_owners;
 pub mod crd_safety;
+pub mod crd_version;
 pub mod execute;
 pub mod machine;
+pub mod not_served;
 pub mod operator_label;
 pub mod owner_refs;
 pub mod scoped;
