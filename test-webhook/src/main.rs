@@ -1,9 +1,14 @@
-//! TEST ONLY: the webhook server of the full-cluster proof (issue 14). It serves HTTPS on `:9443` with the
-//! pair OLM mounts at `/tmp/k8s-webhook-server/serving-certs/tls.{crt,key}` (read again for every
+//! TEST ONLY: the webhook server of the full-cluster proofs. It serves HTTPS on `:$WEBHOOK_PORT` (default 9443)
+//! with the pair OLM mounts at `/tmp/k8s-webhook-server/serving-certs/tls.{crt,key}` (read again for every
 //! connection, so a rotated certificate is used without a restart; a pair that does not read whole, as while
-//! the kubelet swaps the Secret's files, leaves the last good one in use):
-//! - `POST /validate`: an AdmissionReview; objects whose `spec.deny` is true are denied with a message;
-//! - `POST /convert`: a ConversionReview between `v1` (`spec.color`) and `v2` (`spec.colour`) of one CRD;
+//! the kubelet swaps the Secret's files, leaves the last good one in use). It answers on any path, by what the
+//! request carries, so it can stand in for a real operator whose image cannot be pulled offline (the paths are
+//! that operator's CSV's `webhookPath`s):
+//! - a ConversionReview: every object gets the desired `apiVersion`; `spec.color` (v1) ⇄ `spec.colour` (v2);
+//! - an AdmissionReview on a path that starts with `/mutate`: allowed, with a JSON patch that adds the annotation
+//!   `olm-rs.io/mutated-by: test-webhook` (the proof that the API server called the mutating webhook);
+//! - any other AdmissionReview: objects whose `spec.deny` is true or whose label `olm-rs.io/deny` is `"true"`
+//!   are denied with a message (a label, because a real CRD's schema prunes an unknown `spec.deny`);
 //! - `GET /healthz`: 200, for the readiness probe.
 //!
 //! On SIGTERM it keeps serving for `SHUTDOWN_DELAY_SECONDS` (default 5), as operator authors do with a
@@ -39,13 +44,31 @@ fn tls_config(dir: &str) -> anyhow::Result<Arc<rustls::ServerConfig>> {
 /// AdmissionReview → response: deny when `spec.deny` is true.
 fn validate(review: &Value) -> Value {
     let request = &review["request"];
-    let deny = request["object"]["spec"]["deny"].as_bool() == Some(true);
+    let object = &request["object"];
+    let by_spec = object["spec"]["deny"].as_bool() == Some(true);
+    let by_label = object["metadata"]["labels"]["olm-rs.io/deny"].as_str() == Some("true");
+    let deny = by_spec || by_label;
     let mut response = json!({"uid": request["uid"], "allowed": !deny});
     if deny {
-        response["status"] =
-            json!({"code": 403, "message": "denied by the test webhook: spec.deny is true"});
+        let why = if by_spec { "spec.deny is true" } else { "label olm-rs.io/deny is \"true\"" };
+        response["status"] = json!({"code": 403, "message": format!("denied by the test webhook: {why}")});
     }
     json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response})
+}
+
+/// AdmissionReview → response: allowed, patched with the annotation `olm-rs.io/mutated-by: test-webhook`.
+fn mutate(review: &Value) -> Value {
+    use base64::Engine;
+    let request = &review["request"];
+    let has_annotations = request["object"]["metadata"]["annotations"].is_object();
+    let patch = if has_annotations {
+        json!([{"op": "add", "path": "/metadata/annotations/olm-rs.io~1mutated-by", "value": "test-webhook"}])
+    } else {
+        json!([{"op": "add", "path": "/metadata/annotations", "value": {"olm-rs.io/mutated-by": "test-webhook"}}])
+    };
+    let patch = base64::engine::general_purpose::STANDARD.encode(patch.to_string());
+    json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+           "response": {"uid": request["uid"], "allowed": true, "patchType": "JSONPatch", "patch": patch}})
 }
 
 /// ConversionReview → response: `spec.color` (v1) ⇄ `spec.colour` (v2).
@@ -84,12 +107,13 @@ async fn handle(req: Request<Incoming>) -> anyhow::Result<Response<Full<Bytes>>>
     }
     let body = req.into_body().collect().await?.to_bytes();
     let review: Value = serde_json::from_slice(&body)?;
-    let answer = match path.as_str() {
-        "/validate" => validate(&review),
-        "/convert" => convert(&review),
+    let answer = match (review["kind"].as_str(), path.starts_with("/mutate")) {
+        (Some("ConversionReview"), _) => convert(&review),
+        (Some("AdmissionReview"), true) => mutate(&review),
+        (Some("AdmissionReview"), false) => validate(&review),
         _ => {
-            let mut r = Response::new(Full::new(Bytes::from_static(b"not found")));
-            *r.status_mut() = StatusCode::NOT_FOUND;
+            let mut r = Response::new(Full::new(Bytes::from_static(b"neither an AdmissionReview nor a ConversionReview")));
+            *r.status_mut() = StatusCode::BAD_REQUEST;
             return Ok(r);
         }
     };
@@ -146,8 +170,12 @@ async fn main() -> anyhow::Result<()> {
         .ok()
         .and_then(|s| s.trim().parse::<u64>().ok())
         .unwrap_or(5);
-    let listener = tokio::net::TcpListener::bind("0.0.0.0:9443").await?;
-    eprintln!("test-webhook listening on :9443 with the pair in {dir}");
+    let port = std::env::var("WEBHOOK_PORT")
+        .ok()
+        .and_then(|s| s.trim().parse::<u16>().ok())
+        .unwrap_or(9443);
+    let listener = tokio::net::TcpListener::bind(("0.0.0.0", port)).await?;
+    eprintln!("test-webhook listening on :{port} with the pair in {dir}");
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let mut connections = tokio::task::JoinSet::new();
@@ -204,6 +232,26 @@ mod tests {
         assert_eq!(validate(&review(true))["response"]["allowed"], json!(false));
         assert_eq!(validate(&review(false))["response"]["allowed"], json!(true));
         assert_eq!(validate(&review(false))["response"]["uid"], json!("u1"));
+        let labelled = json!({"request": {"uid": "u2", "object": {"metadata": {"labels": {"olm-rs.io/deny": "true"}}}}});
+        assert_eq!(validate(&labelled)["response"]["allowed"], json!(false));
+    }
+
+    #[test]
+    fn a_mutation_adds_the_annotation_with_or_without_annotations() {
+        use base64::Engine;
+        for (object, op_path) in [
+            (json!({"metadata": {}}), "/metadata/annotations"),
+            (json!({"metadata": {"annotations": {"a": "b"}}}), "/metadata/annotations/olm-rs.io~1mutated-by"),
+        ] {
+            let answer = mutate(&json!({"request": {"uid": "u", "object": object}}));
+            assert_eq!(answer["response"]["allowed"], json!(true));
+            let patch = answer["response"]["patch"].as_str().unwrap_or_default();
+            let patch: Value = serde_json::from_slice(
+                &base64::engine::general_purpose::STANDARD.decode(patch).unwrap_or_default(),
+            )
+            .unwrap_or_default();
+            assert_eq!(patch[0]["path"], json!(op_path));
+        }
     }
 
     #[test]

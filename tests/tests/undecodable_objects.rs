@@ -1,5 +1,6 @@
 //! A watch never stalls on one bad object (issue 12): a CSV whose stored JSON does not decode as our type (the
-//! API server accepts `replicas: 9999999999` in its Deployment spec, an `i32` for us) sits beside a good CSV
+//! API server accepts `maxSurge: 9999999999` in its Deployment spec, an int-or-string field with no range, while
+//! k8s-openapi's `IntOrString` holds an `i32`) sits beside a good CSV
 //! when olm-operator starts. Before, the initial list failed as a whole and the watcher retried it for ever: no
 //! CSV of the cluster reconciled. Now the bad one is skipped and reported (a warning naming it, the
 //! `olm_rs_undecodable_objects_total{kind}` counter) and the good one installs.
@@ -27,7 +28,8 @@ async fn a_csv_that_does_not_decode_is_skipped_and_the_others_reconcile() -> any
             "spec": {"displayName": "bad", "version": "1.0.0",
                 "installModes": [{"type": "OwnNamespace", "supported": true}],
                 "install": {"strategy": "deployment", "spec": {"deployments": [{"name": "bad", "spec": {
-                    "replicas": 9_999_999_999_u64, "selector": {"matchLabels": {"app": "bad"}},
+                    "selector": {"matchLabels": {"app": "bad"}},
+                    "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 9_999_999_999_u64}},
                     "template": {"metadata": {"labels": {"app": "bad"}},
                                  "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]}}}}]}}}
         }))?;
