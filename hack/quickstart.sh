@@ -44,9 +44,11 @@ KUBECONFIG=$(OLM_RS_NODE_SIM="$BIN/node-sim" hack/control-plane.sh up | tail -1)
 export KUBECONFIG
 log "control plane up; KUBECONFIG=$KUBECONFIG"
 
-log "installing the CRDs (kubectl create/replace: the CSV CRD is too large for client-side apply)"
-for f in deploy/crds/*.yaml; do kubectl create -f "$f" >/dev/null 2>&1 || kubectl replace -f "$f" >/dev/null; done
-kubectl wait --for=condition=Established -f deploy/crds/ --timeout=60s >/dev/null
+# OLM_RS_CRDS=<dir> installs the CRDs of that folder instead of ours (OLM's own: `hack/olm-crds.sh` prints theirs).
+CRDS="${OLM_RS_CRDS:-deploy/crds}"
+log "installing the CRDs of $CRDS (kubectl create/replace: the CSV CRD is too large for client-side apply)"
+for f in "$CRDS"/*.yaml; do kubectl create -f "$f" >/dev/null 2>&1 || kubectl replace -f "$f" >/dev/null; done
+kubectl wait --for=condition=Established -f "$CRDS" --timeout=60s >/dev/null
 
 mkdir -p "$RUN"; stop_ours
 start() { # name, then the command
