@@ -15,16 +15,14 @@
 # With OLM_RS_NODE_SIM=<path of the node-sim binary>, `up` also runs our node simulator (dev/test support that
 # plays the kubelet, see node-sim/), so Deployments become Available; `down` stops it too.
 #
-# Binaries: taken from $KUBEBUILDER_ASSETS (a folder with etcd, kube-apiserver[, kube-controller-manager])
-# when set; otherwise etcd from Debian's etcd-server and the Kubernetes binaries built once from Debian's
-# `kubernetes` source package (1.20.2) into $OLM_RS_CACHE (default ~/.cache/olm-rs), outside the repo.
-# The two known defects of that tree under Go >= 1.16/1.18 are patched before building (see
-# ../shared/docs/local-control-plane.md): reflect2 1.0.1 crash, and empty strings rejected by CRD validation.
+# Binaries: built from their Go modules at the versions pinned in hack/versions.env (hack/lib/gomod.sh), once,
+# into $OLM_RS_CACHE (default ~/.cache/olm-rs), outside the repo; OLM_RS_K8S_VERSION builds and runs another
+# release (hack/compat.sh). With $KUBEBUILDER_ASSETS set (a folder with etcd and kube-apiserver, as envtest lays
+# out), every binary comes from there; a kube-controller-manager or kubectl it lacks is built from the modules at
+# the version its kube-apiserver reports, so the plane never mixes versions.
 set -euo pipefail
 
 CACHE="${OLM_RS_CACHE:-$HOME/.cache/olm-rs}"
-K8S_VERSION="1.20.2"
-BIN_CACHE="$CACHE/k8s-$K8S_VERSION/bin"
 STATE="${OLM_RS_CLUSTER_DIR:-$CACHE/cluster}"
 ETCD_PORT="${OLM_RS_ETCD_PORT:-23790}"
 ETCD_PEER_PORT="${OLM_RS_ETCD_PEER_PORT:-23800}"
@@ -33,8 +31,9 @@ KCM_PORT="${OLM_RS_KCM_PORT:-26257}"
 TOKEN="${OLM_RS_ADMIN_TOKEN:-olm-rs-admin-token}"
 
 log() { echo "control-plane: $*" >&2; }
-# shellcheck source=hack/lib/k8s-source.sh
-. "$(dirname "$0")/lib/k8s-source.sh"
+# shellcheck source=hack/lib/gomod.sh
+. "$(dirname "$0")/lib/gomod.sh"
+K8S_VERSION="${OLM_RS_K8S_VERSION:-$KUBERNETES_VERSION}"
 
 # shellcheck source=hack/lib/apt.sh
 . "$(dirname "$0")/lib/apt.sh"
@@ -43,34 +42,42 @@ log() { echo "control-plane: $*" >&2; }
 # shellcheck source=hack/lib/registry.sh
 . "$(dirname "$0")/lib/registry.sh"
 
-# Resolve binaries into ETCD_BIN / APISERVER_BIN / KCM_BIN.
+# Resolve binaries into ETCD_BIN / APISERVER_BIN / KCM_BIN / KUBECTL_BIN (and put kubectl first on PATH).
 resolve_binaries() {
+  local bin
   if [ -n "${KUBEBUILDER_ASSETS:-}" ]; then
     ETCD_BIN="$KUBEBUILDER_ASSETS/etcd"
     APISERVER_BIN="$KUBEBUILDER_ASSETS/kube-apiserver"
-    KCM_BIN="$KUBEBUILDER_ASSETS/kube-controller-manager"
     [ -x "$ETCD_BIN" ] && [ -x "$APISERVER_BIN" ] || { log "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS lacks etcd or kube-apiserver"; exit 1; }
-    if [ ! -x "$KCM_BIN" ]; then
-      log "KUBEBUILDER_ASSETS has no kube-controller-manager; building ours for it"
-      build_kubernetes; KCM_BIN="$BIN_CACHE/kube-controller-manager"
+    local v; v=$(k8s_binary_version "$APISERVER_BIN")
+    [ -n "$v" ] || { log "$APISERVER_BIN --version names no Kubernetes release"; exit 1; }
+    bin=$(k8s_bin_dir "$v")
+    local missing=() c
+    for c in kube-controller-manager kubectl; do [ -x "$KUBEBUILDER_ASSETS/$c" ] || missing+=("$c"); done
+    if [ ${#missing[@]} -gt 0 ]; then
+      log "KUBEBUILDER_ASSETS lacks ${missing[*]}: building them at its kube-apiserver's version $v"
+      k8s_build "$v" "${missing[@]}"
     fi
-    return
+    KCM_BIN="$KUBEBUILDER_ASSETS/kube-controller-manager"; [ -x "$KCM_BIN" ] || KCM_BIN="$bin/kube-controller-manager"
+    KUBECTL_BIN="$KUBEBUILDER_ASSETS/kubectl"; [ -x "$KUBECTL_BIN" ] || KUBECTL_BIN="$bin/kubectl"
+  else
+    command -v openssl >/dev/null || apt_install openssl
+    etcd_build "$ETCD_VERSION" & local etcd_job=$!
+    k8s_build "$K8S_VERSION"
+    wait "$etcd_job" || { log "etcd build failed"; exit 1; }
+    ETCD_BIN="$(etcd_bin_dir "$ETCD_VERSION")/etcd"
+    bin=$(k8s_bin_dir "$K8S_VERSION")
+    APISERVER_BIN="$bin/kube-apiserver"; KCM_BIN="$bin/kube-controller-manager"; KUBECTL_BIN="$bin/kubectl"
   fi
-  command -v openssl >/dev/null || apt_install openssl
-  apt_install etcd-server
-  ETCD_BIN=/usr/bin/etcd
-  build_kubernetes
-  APISERVER_BIN="$BIN_CACHE/kube-apiserver"
-  KCM_BIN="$BIN_CACHE/kube-controller-manager"
+  PATH="$(dirname "$KUBECTL_BIN"):$PATH"; export PATH
 }
-
-build_kubernetes() { k8s_build_binaries kube-apiserver kube-controller-manager; }
 
 alive() { [ -f "$STATE/$1.pid" ] && kill -0 "$(cat "$STATE/$1.pid")" 2>/dev/null; }
 
 wait_ready() { # url, what, seconds
   local deadline=$(( $(date +%s) + $3 ))
   until curl -ksf -H "Authorization: Bearer $TOKEN" "$1" >/dev/null 2>&1; do
+    alive "$2" || { log "$2 exited; its log ($STATE/$2.log) ends:"; tail -5 "$STATE/$2.log" >&2 || true; exit 1; }
     if [ "$(date +%s)" -ge "$deadline" ]; then log "$2 not ready after $3 s; logs in $STATE"; tail -20 "$STATE/$2.log" >&2 || true; exit 1; fi
     sleep 0.3
   done
@@ -95,7 +102,7 @@ start_apiserver() {
       --audit-log-maxsize 2000)
   fi
   setsid "$APISERVER_BIN" --etcd-servers "http://127.0.0.1:$ETCD_PORT" --secure-port "$API_PORT" --bind-address 127.0.0.1 \
-    --advertise-address 127.0.0.1 --cert-dir "$STATE/certs" --token-auth-file "$STATE/tokens.csv" --authorization-mode RBAC \
+    --advertise-address 127.0.0.1 --endpoint-reconciler-type none --cert-dir "$STATE/certs" --token-auth-file "$STATE/tokens.csv" --authorization-mode RBAC \
     --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$STATE/certs/sa.pub" \
     --service-account-signing-key-file "$STATE/certs/sa.key" --service-cluster-ip-range 10.0.0.0/24 \
     --allow-privileged=true "${agg_flags[@]}" "${audit_flags[@]}" >>"$STATE/kube-apiserver.log" 2>&1 < /dev/null & echo $! > "$STATE/kube-apiserver.pid"
@@ -118,7 +125,6 @@ restart() { # etcd | kube-apiserver
 
 up() {
   command -v curl >/dev/null || apt_install curl
-  command -v kubectl >/dev/null || apt_install kubernetes-client
   resolve_binaries
   mkdir -p "$STATE"
   if alive etcd && alive kube-apiserver && alive kube-controller-manager; then
@@ -160,7 +166,7 @@ KC
   local kcm_flags=()
   read -r -a kcm_flags <<< "${OLM_RS_KCM_FLAGS:-}"
   setsid "$KCM_BIN" --kubeconfig "$STATE/kubeconfig" --leader-elect=false --service-account-private-key-file "$STATE/certs/sa.key" \
-    --root-ca-file "$STATE/certs/apiserver.crt" --bind-address 127.0.0.1 --secure-port "$KCM_PORT" --port 0 \
+    --root-ca-file "$STATE/certs/apiserver.crt" --bind-address 127.0.0.1 --secure-port "$KCM_PORT" \
     --controllers '*' --use-service-account-credentials=false "${kcm_flags[@]}" >"$STATE/kube-controller-manager.log" 2>&1 < /dev/null &
   echo $! > "$STATE/kube-controller-manager.pid"
   # The controller manager is up when it has created the default service account of `default`.
@@ -204,10 +210,10 @@ down_quiet() {
 case "${1:-up}" in
   up) up ;;
   down) down_quiet; registry_down; log "down" ;;
-  build) resolve_binaries; echo "$BIN_CACHE" ;;
+  build) resolve_binaries; dirname "$KUBECTL_BIN" ;;
   status) for p in etcd kube-apiserver kube-controller-manager node-sim; do if alive $p; then echo "$p running (pid $(cat "$STATE/$p.pid"))"; else echo "$p stopped"; fi; done
           if registry_alive; then echo "registry running at $REGISTRY_ADDR"; else echo "registry stopped"; fi ;;
-  env) echo "export KUBECONFIG=$STATE/kubeconfig" ;;
+  env) resolve_binaries >/dev/null; echo "export KUBECONFIG=$STATE/kubeconfig"; echo "export PATH=$(dirname "$KUBECTL_BIN"):\$PATH" ;;
   restart-apiserver) restart kube-apiserver ;;
   restart-etcd) restart etcd ;;
   *) echo "usage: $0 up|down|status|build|env|restart-apiserver|restart-etcd" >&2; exit 2 ;;

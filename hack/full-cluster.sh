@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# olm-rs FULL local cluster: a real single-node Kubernetes 1.20.2 where olm-rs runs in-cluster as real pods.
-# etcd + kube-apiserver + kube-controller-manager + kube-scheduler + containerd + runc + bridge CNI + a kubelet,
-# all from Debian (packages, and the `kubernetes` source package built once), then our images imported and
+# olm-rs FULL local cluster: a real single-node Kubernetes (the release pinned in hack/versions.env) where olm-rs
+# runs in-cluster as real pods. etcd + kube-apiserver + kube-controller-manager + kube-scheduler + a kubelet built
+# from their Go modules (hack/lib/gomod.sh), containerd + runc + bridge CNI from Debian, then our images imported and
 # deploy/ applied (through a generated overlay, see below). Needs root and overlayfs. The light mode
 # (hack/control-plane.sh, node simulator) stays the default for fast tests; this one runs beside it on its own
 # ports and state folder and never touches it.
@@ -38,8 +38,6 @@ cd "$(dirname "$0")/.."
 REPO=$PWD
 
 CACHE="${OLM_RS_CACHE:-$HOME/.cache/olm-rs}"
-K8S_VERSION="1.20.2"
-BIN_CACHE="$CACHE/k8s-$K8S_VERSION/bin"
 STATE="${OLM_RS_FULL_DIR:-$CACHE/full-cluster}"
 export OLM_RS_IMAGE_PROFILE="${OLM_RS_IMAGE_PROFILE:-release}"   # debug: images of the debug build (hack/test.sh)
 IMAGES="${OLM_RS_IMAGES:-$CACHE/images/$OLM_RS_IMAGE_PROFILE}"
@@ -77,8 +75,12 @@ OUR_CGROUPS='/(kubepods|kubepods\.slice|k8s\.io|kubelet|kubelet\.slice|podruntim
 our_mounts_re() { echo "^($STATE|/run/containerd|/var/run/containerd|/run/netns|/var/run/netns|/var/lib/kubelet)(/|\$)"; }
 
 log() { echo "full-cluster: $*" >&2; }
-# shellcheck source=hack/lib/k8s-source.sh
-. "$(dirname "$0")/lib/k8s-source.sh"
+# shellcheck source=hack/lib/gomod.sh
+. "$(dirname "$0")/lib/gomod.sh"
+K8S_VERSION="${OLM_RS_K8S_VERSION:-$KUBERNETES_VERSION}"
+BIN_CACHE=$(k8s_bin_dir "$K8S_VERSION")
+ETCD_BIN="$(etcd_bin_dir "$ETCD_VERSION")/etcd"
+PATH="$BIN_CACHE:$PATH"; export PATH   # our kubectl first
 
 # shellcheck source=hack/lib/apt.sh
 . "$(dirname "$0")/lib/apt.sh"
@@ -203,10 +205,9 @@ restore_host() {
 
 build() {
   [ -z "$(unsupported)" ] || { log "cannot run here: $(unsupported)"; exit 1; }
-  command -v kubectl >/dev/null || apt_install kubernetes-client
-  apt_install curl openssl etcd-server runc containerd containernetworking-plugins iptables \
-    busybox-static gcc libc6-dev iproute2
-  k8s_build_binaries kube-apiserver kube-controller-manager kube-scheduler kubelet
+  apt_install curl openssl runc containerd containernetworking-plugins iptables busybox-static gcc libc6-dev iproute2
+  etcd_build "$ETCD_VERSION"
+  k8s_build "$K8S_VERSION"
   command -v docker-registry >/dev/null || apt_install docker-registry
   # olm-oci (builds and pushes the default catalog's images): a debug build is quick and enough.
   cargo build --locked -p oci --bin olm-oci >&2
@@ -384,7 +385,7 @@ up() {
   echo "$TOKEN,olm-rs-admin,olm-rs-admin,system:masters" > "$STATE/tokens.csv"
   aggregation_certs "$STATE/certs"
   local agg_flags; mapfile -t agg_flags < <(aggregation_flags "$STATE/certs")
-  start_proc etcd etcd --data-dir "$STATE/etcd-data" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
+  start_proc etcd "$ETCD_BIN" --data-dir "$STATE/etcd-data" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
     --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-cluster "default=http://127.0.0.1:$ETCD_PEER_PORT" \
     --unsafe-no-fsync
@@ -418,15 +419,17 @@ current-context: olm-rs-full
 KC
   start_proc kube-controller-manager "$BIN_CACHE/kube-controller-manager" --kubeconfig "$STATE/kubeconfig" --leader-elect=false \
     --service-account-private-key-file "$STATE/certs/sa.key" --root-ca-file "$STATE/certs/apiserver.crt" \
-    --bind-address 127.0.0.1 --secure-port "$KCM_PORT" --port 0 --controllers '*' --use-service-account-credentials=false
+    --bind-address 127.0.0.1 --secure-port "$KCM_PORT" --controllers '*' --use-service-account-credentials=false
   start_proc kube-scheduler "$BIN_CACHE/kube-scheduler" --kubeconfig "$STATE/kubeconfig" --leader-elect=false \
-    --bind-address 127.0.0.1 --secure-port "$SCHED_PORT" --port 0
+    --bind-address 127.0.0.1 --secure-port "$SCHED_PORT"
   log "control plane up ($(awk -v t0="$t0" -v t="$(date +%s.%N)" 'BEGIN{printf "%.1f", t-t0}') s)"
 
   # The kubelet.
+  # The sandbox (pause) image is containerd's setting (containerd_config). --fail-cgroupv1=false: kubelets from
+  # 1.35 on refuse cgroup v1 hosts unless told otherwise, and this machine kind mounts cgroup v1.
   start_proc kubelet "$BIN_CACHE/kubelet" --kubeconfig "$STATE/kubeconfig" \
-    --container-runtime=remote --container-runtime-endpoint="unix://$STATE/containerd.sock" \
-    --cgroup-driver=cgroupfs --fail-swap-on=false --pod-infra-container-image=localhost/olm-rs/pause:dev \
+    --container-runtime-endpoint="unix://$STATE/containerd.sock" \
+    --cgroup-driver=cgroupfs --fail-swap-on=false --fail-cgroupv1=false \
     --root-dir "$STATE/kubelet" --cert-dir "$STATE/kubelet/pki" --volume-plugin-dir "$STATE/kubelet/volume-plugins" \
     --register-node --hostname-override="$NODE" --node-ip="$ip" --address="$ip" --port "$KUBELET_PORT" \
     --read-only-port=0 --healthz-bind-address=127.0.0.1 --healthz-port "$KUBELET_HEALTHZ_PORT" \
@@ -484,8 +487,6 @@ deploy_olm() {
   kc apply --server-side --force-conflicts -f "${OLM_RS_CRDS:-$REPO/deploy/crds}" >/dev/null
   kc wait --for=condition=Established crd --all --timeout=60s >/dev/null
   kc apply --server-side --force-conflicts -k "$dir" >/dev/null
-  # The PackageManifest APIService client-side: a server-side apply of an APIService makes kube-apiserver 1.20 panic.
-  kc apply -k "$REPO/deploy/apiservice" >/dev/null
   if ! kc -n olm rollout status deployment/olm-operator deployment/catalog-operator --timeout=180s >&2; then
     log "operators not Ready"; kc -n olm get pods -o wide >&2 || true; exit 1
   fi

@@ -9,13 +9,20 @@
 #   hack/quickstart.sh        bring everything up, install, print the result (everything keeps running)
 #   hack/quickstart.sh down   stop the operators, the catalog server and the control plane
 #
+# The quick start has a control plane of its own (state in ~/.cache/olm-rs/quickstart, ports 24290/24300 for etcd,
+# 26943 for kube-apiserver, 26757 for the controller manager, 25500 for the OCI registry), apart from the one the
+# tests use (hack/test.sh): its operators never manage a test's objects, and both can run at once.
+#
 # OLM_RS_BIN_DIR=<dir> runs the binaries found there (olm-operator, catalog-operator, olm-oci, node-sim) instead of
 # building debug ones (e.g. release binaries, or instrumented ones for profiling).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/olm-rs/target}"
-STATE="${OLM_RS_CLUSTER_DIR:-${OLM_RS_CACHE:-$HOME/.cache/olm-rs}/cluster}"
+export OLM_RS_CLUSTER_DIR="${OLM_RS_QUICKSTART_DIR:-${OLM_RS_CACHE:-$HOME/.cache/olm-rs}/quickstart}"
+export OLM_RS_ETCD_PORT=24290 OLM_RS_ETCD_PEER_PORT=24300 OLM_RS_API_PORT=26943 OLM_RS_KCM_PORT=26757
+export OLM_RS_REGISTRY_PORT=25500 OLM_RS_REGISTRY_DIR="$OLM_RS_CLUSTER_DIR/registry"
+STATE="$OLM_RS_CLUSTER_DIR"
 RUN="$STATE/quickstart"
 NS="${QUICKSTART_NAMESPACE:-etcd-demo}"
 BIN="${OLM_RS_BIN_DIR:-$CARGO_TARGET_DIR/debug}"
@@ -40,14 +47,14 @@ else
   cargo build --workspace --bins
   wait "$k8s"
 fi
-KUBECONFIG=$(OLM_RS_NODE_SIM="$BIN/node-sim" hack/control-plane.sh up | tail -1)
-export KUBECONFIG
+OLM_RS_NODE_SIM="$BIN/node-sim" hack/control-plane.sh up >/dev/null
+eval "$(hack/control-plane.sh env)"   # KUBECONFIG, and our kubectl first on PATH
 log "control plane up; KUBECONFIG=$KUBECONFIG"
 
 # OLM_RS_CRDS=<dir> installs the CRDs of that folder instead of ours (OLM's own: `hack/olm-crds.sh` prints theirs).
 CRDS="${OLM_RS_CRDS:-deploy/crds}"
-log "installing the CRDs of $CRDS (kubectl create/replace: the CSV CRD is too large for client-side apply)"
-for f in "$CRDS"/*.yaml; do kubectl create -f "$f" >/dev/null 2>&1 || kubectl replace -f "$f" >/dev/null; done
+log "installing the CRDs of $CRDS (server-side apply: the CSV CRD is too large for client-side apply's annotation)"
+kubectl apply --server-side --force-conflicts -f "$CRDS" >/dev/null
 kubectl wait --for=condition=Established -f "$CRDS" --timeout=60s >/dev/null
 
 mkdir -p "$RUN"; stop_ours
@@ -94,15 +101,16 @@ spec: {name: etcd, channel: singlenamespace-alpha, source: sample-catalog, sourc
 YAML
 log "subscribed to etcd (channel singlenamespace-alpha); waiting for the CSV at the channel head to succeed"
 start_t=$(date +%s)
-# Poll the phase (the CSV does not exist yet when we start, which `kubectl wait` treats as an error, and
-# `--for=jsonpath` needs kubectl 1.23+ while Debian's kubernetes-client is 1.20).
+# The CSV does not exist yet when we start: wait for it to appear, then for its phase.
 deadline=$(( start_t + ${QUICKSTART_TIMEOUT:-300} ))
-until [ "$(kubectl get csv -n "$NS" etcdoperator.v0.9.4 -o jsonpath='{.status.phase}' 2>/dev/null)" = Succeeded ]; do
-  if [ "$(date +%s)" -ge "$deadline" ]; then
-    log "etcdoperator.v0.9.4 did not reach Succeeded in time"; kubectl get sub,ip,csv,deploy -n "$NS" -o wide || true; exit 1
-  fi
+until kubectl get csv -n "$NS" etcdoperator.v0.9.4 >/dev/null 2>&1; do
+  [ "$(date +%s)" -lt "$deadline" ] || { log "no CSV etcdoperator.v0.9.4 in time"; kubectl get sub,ip -n "$NS" -o wide || true; exit 1; }
   sleep 0.5
 done
+if ! kubectl wait -n "$NS" csv/etcdoperator.v0.9.4 --for=jsonpath='{.status.phase}'=Succeeded \
+    --timeout="$(( deadline - $(date +%s) ))s" >/dev/null; then
+  log "etcdoperator.v0.9.4 did not reach Succeeded in time"; kubectl get sub,ip,csv,deploy -n "$NS" -o wide || true; exit 1
+fi
 log "installed the channel head (etcdoperator.v0.9.4) in $(( $(date +%s) - start_t )) s"
 kubectl get catsrc,sub,ip,csv,deploy -n "$NS"
 log "everything keeps running; stop it with: hack/quickstart.sh down"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Kubernetes 1.20 control-plane check (not an olm-rs test): a namespace deleted right before kube-apiserver is
+# Kubernetes control-plane check (not an olm-rs test): a namespace deleted right before kube-apiserver is
 # SIGKILLed and restarted (hack/control-plane.sh restart-apiserver) can vanish while objects in it are still
 # listed. Usage, with the default plane up: hack/repro-namespace-leftovers.sh [TRIES] [SECONDS-BEFORE-RESTART]
 # Each try: a namespace with 20 ConfigMaps and 20 Roles, deleted, then the restart; prints how many are still listed.

@@ -5,8 +5,9 @@
 # allows (root, overlayfs), also the full-cluster test: olm-rs deployed from deploy/ as real pods on a kubelet
 # (hack/full-cluster.sh, images of the debug build); elsewhere it is skipped and this log says why.
 #
-# Build outputs are cached outside the clone ($CARGO_TARGET_DIR, default ~/.cache/olm-rs/target); the Kubernetes
-# binaries are built once into ~/.cache/olm-rs (or taken from $KUBEBUILDER_ASSETS).
+# Build outputs are cached outside the clone ($CARGO_TARGET_DIR, default ~/.cache/olm-rs/target); Kubernetes and
+# etcd are built once from their Go modules into ~/.cache/olm-rs (hack/versions.env; or taken from
+# $KUBEBUILDER_ASSETS). The tests' control plane is not the quick start's (hack/quickstart.sh has its own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/olm-rs/target}"
@@ -16,7 +17,7 @@ log() { echo "== test: $*" >&2; }
 command -v cargo >/dev/null || { echo "cargo (rustup) is required" >&2; exit 1; }
 if ! command -v python3 >/dev/null; then apt-get update -qq && apt-get install -y -qq python3 python3-venv; fi
 
-# The Kubernetes binaries build (one time, ~14 min) runs beside the Rust build.
+# The Kubernetes and etcd build from Go modules (one time) runs beside the Rust build.
 log "preparing control-plane binaries in the background"
 hack/control-plane.sh build > "${TMPDIR:-/tmp}/olm-rs-k8s-build.log" 2>&1 &
 k8s_build=$!
@@ -49,6 +50,9 @@ if ! wait "$k8s_build"; then
   echo "control-plane binaries failed to build; log:" >&2; tail -50 "${TMPDIR:-/tmp}/olm-rs-k8s-build.log" >&2; exit 1
 fi
 # (Read the status whole: with pipefail, `status | grep -q` fails when grep exits before status has written all.)
+# Our kubectl first on PATH (tests run it).
+k8s_bin=$(hack/control-plane.sh build 2>/dev/null | tail -1); export PATH="$k8s_bin:$PATH"
+log "Kubernetes $(kubectl version --client -o json | sed -nE 's/.*"gitVersion": "([^"]+)".*/\1/p' | head -1) from $k8s_bin"
 cluster_status=$(hack/control-plane.sh status || true)
 case "$cluster_status" in *'kube-apiserver running'*) ;; *) started_cluster=1 ;; esac
 OLM_RS_NODE_SIM="$CARGO_TARGET_DIR/debug/node-sim" hack/control-plane.sh up >/dev/null

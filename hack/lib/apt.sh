@@ -1,6 +1,5 @@
 # Debian packages for the cluster scripts (sourced by hack/control-plane.sh and hack/full-cluster.sh; needs CACHE
-# and log): install what is missing (apt-get update at most every 12 hours), and a deb-src entry for the
-# kubernetes source package.
+# and log): install what is missing (apt-get update at most every 12 hours).
 
 apt_install() {
   local missing=()
@@ -11,18 +10,4 @@ apt_install() {
     apt-get update -qq >&2; mkdir -p "$CACHE"; touch "$CACHE/.apt-updated"
   fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
-}
-
-ensure_deb_src() {
-  if ! grep -rqs 'deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/ ; then
-    log "adding a deb-src entry for bookworm main"
-    cat > /etc/apt/sources.list.d/olm-rs-deb-src.sources <<'SRC'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-  fi
-  apt-get update -qq >&2; mkdir -p "$CACHE"; touch "$CACHE/.apt-updated"
 }

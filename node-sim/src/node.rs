@@ -16,9 +16,11 @@ fn now_rfc3339() -> String {
         .to_string()
 }
 
-fn node_status(now: &str) -> serde_json::Value {
+/// The node's status; `kubelet_version` (the control plane's own `gitVersion`, so the node matches the cluster's
+/// release as a kubelet of that release would) also sets `nodeInfo`, which heartbeats leave as it is.
+fn node_status(now: &str, kubelet_version: Option<&str>) -> serde_json::Value {
     let cond = |t: &str, s: &str, reason: &str| json!({"type": t, "status": s, "reason": reason, "message": "olm-rs node simulator", "lastHeartbeatTime": now, "lastTransitionTime": now});
-    json!({"status": {
+    let mut status = json!({"status": {
         "capacity": {"cpu": "32", "memory": "128Gi", "pods": "500", "ephemeral-storage": "500Gi"},
         "allocatable": {"cpu": "32", "memory": "128Gi", "pods": "500", "ephemeral-storage": "500Gi"},
         "conditions": [
@@ -28,10 +30,13 @@ fn node_status(now: &str) -> serde_json::Value {
             cond("PIDPressure", "False", "KubeletHasSufficientPID"),
         ],
         "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}],
-        "nodeInfo": {"kubeletVersion": "v1.20.2-olm-rs-sim", "kubeProxyVersion": "v1.20.2-olm-rs-sim", "operatingSystem": "linux",
-            "architecture": "amd64", "containerRuntimeVersion": "sim://0", "osImage": "olm-rs node simulator", "kernelVersion": "",
-            "machineID": "", "systemUUID": "", "bootID": ""}
-    }})
+    }});
+    if let Some(version) = kubelet_version {
+        status["status"]["nodeInfo"] = json!({"kubeletVersion": format!("{version}-olm-rs-sim"), "kubeProxyVersion": "",
+            "operatingSystem": "linux", "architecture": "amd64", "containerRuntimeVersion": "sim://0",
+            "osImage": "olm-rs node simulator", "kernelVersion": "", "machineID": "", "systemUUID": "", "bootID": ""});
+    }
+    status
 }
 
 pub async fn register(client: &Client, name: &str) -> Result<(), SimError> {
@@ -41,6 +46,14 @@ pub async fn register(client: &Client, name: &str) -> Result<(), SimError> {
         "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "olm-rs.io/simulated": "true"}},
     }))
     .map_err(|e| SimError::Api { what: format!("node manifest: {e}"), source: kube::Error::SerdeError(e) })?;
+    let version = client
+        .apiserver_version()
+        .await
+        .map_err(|source| SimError::Api {
+            what: "read the control plane's version".to_string(),
+            source,
+        })?
+        .git_version;
     match nodes.create(&PostParams::default(), &node).await {
         Ok(_) => {}
         Err(kube::Error::Api(status)) if status.code == 409 => {}
@@ -55,7 +68,7 @@ pub async fn register(client: &Client, name: &str) -> Result<(), SimError> {
         .patch_status(
             name,
             &PatchParams::default(),
-            &Patch::Merge(node_status(&now_rfc3339())),
+            &Patch::Merge(node_status(&now_rfc3339(), Some(&version))),
         )
         .await
         .map_err(|source| SimError::Api {
@@ -102,7 +115,7 @@ pub async fn heartbeat(client: Client, name: String, seconds: u64) {
                 .patch_status(
                     &name,
                     &PatchParams::default(),
-                    &Patch::Merge(node_status(&now_rfc3339())),
+                    &Patch::Merge(node_status(&now_rfc3339(), None)),
                 )
                 .await
         {

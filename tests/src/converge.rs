@@ -395,7 +395,7 @@ fn csv_owner(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) 
 
 /// Set apart what the control plane left of a namespace that no longer exists: namespaced objects still listed
 /// under namespace role `role` (keys `<role>:...`, in the snapshot and the raw lists) once the namespace itself is
-/// gone. Kubernetes 1.20 leaves such objects when kube-apiserver is killed and restarted while a namespace is being
+/// gone. Kubernetes (seen on 1.20) can leave such objects when kube-apiserver is killed and restarted while a namespace is being
 /// deleted (reproduced with kubectl alone, README "Chaos testing", session 9); the apiserver refuses creates in a
 /// namespace that does not exist, so no operator can have written them after the deletion. Cluster-scoped objects
 /// labelled with the namespace (`<role>:cluster:...`) stay: deleting those is the operators' job. Returns the

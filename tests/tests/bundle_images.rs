@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// Three community packages whose every CSV is valid under OLM's published CRD schema (odoo-operator and etcd, used
-/// before, lack `resources[].name`, which OLM's schema requires) and needs nothing above our 1.20 control plane.
+/// before, lack `resources[].name`, which OLM's schema requires) and declares no minKubeVersion above the control plane.
 /// None is installed by another test: their CRDs are cluster-wide, and two tests running at once must not apply
 /// different versions of one CRD.
 const PACKAGES: &[(&str, &str)] = &[

@@ -1,5 +1,5 @@
 //! The local control plane itself: our CRDs installed, kubectl habits (short names, category, printer columns),
-//! empty strings accepted in custom resources (the patched 1.20 apiserver), and the node simulator making a real
+//! empty strings accepted in custom resources (kubernetes#99804 must not come back), and the node simulator making a real
 //! Deployment Available through the real deployment controller.
 
 use k8s_openapi::api::apps::v1::Deployment;

@@ -1,5 +1,5 @@
 //! End to end with real packages: the `registry` binary serves a bundle-directory package from
-//! `../shared/catalogs` over gRPC and both operators run. apicurito (no webhooks, no minKubeVersion above our 1.20
+//! `../shared/catalogs` over gRPC and both operators run. apicurito (no webhooks, no minKubeVersion above the
 //! control plane, every CSV valid under OLM's published CRD schema) ends with its channel head Succeeded and its
 //! Deployment Available. odoo-operator's v0.0.2 lacks `resources[].name`, which OLM's schema requires: its plan
 //! fails with the API server's reason, as it would on a cluster running OLM v0. The shared catalogs are the tests'
