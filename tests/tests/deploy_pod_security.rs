@@ -116,7 +116,9 @@ fn container_violations(c: &Container, pod: &PodSecurityContext) -> Vec<String> 
         out.push(format!("container {name}: privileged"));
     }
     if allow_privilege_escalation != Some(false) {
-        out.push(format!("container {name}: allowPrivilegeEscalation != false"));
+        out.push(format!(
+            "container {name}: allowPrivilegeEscalation != false"
+        ));
     }
     let Capabilities { add, drop } = capabilities.unwrap_or_default();
     if !drop.iter().flatten().any(|d| d == "ALL") {
@@ -211,9 +213,11 @@ fn pod_specs() -> Vec<(String, PodSpec)> {
                 .ok()?
                 .spec
                 .and_then(|s| s.template.spec),
-            "Pod" => serde_json::from_value::<k8s_openapi::api::core::v1::Pod>(v.clone())
-                .ok()?
-                .spec,
+            "Pod" => {
+                serde_json::from_value::<k8s_openapi::api::core::v1::Pod>(v.clone())
+                    .ok()?
+                    .spec
+            }
             _ => return None,
         };
         Some((format!("{kind}/{name}"), spec))
@@ -222,7 +226,8 @@ fn pod_specs() -> Vec<(String, PodSpec)> {
         .iter()
         .filter_map(|(path, doc)| {
             let (name, spec) = typed(doc)?;
-            let spec = spec.unwrap_or_else(|| panic!("{name} in {} has no pod spec", path.display()));
+            let spec =
+                spec.unwrap_or_else(|| panic!("{name} in {} has no pod spec", path.display()));
             Some((name, spec))
         })
         .collect()
@@ -239,7 +244,10 @@ fn every_pod_deploy_creates_passes_the_restricted_profile_and_pins_no_user() {
         "Deployment/package-server",
         "Deployment/olm-rs-catalog",
     ] {
-        assert!(names.contains(&expected), "{expected} not found in deploy/: {names:?}");
+        assert!(
+            names.contains(&expected),
+            "{expected} not found in deploy/: {names:?}"
+        );
     }
     let problems: Vec<String> = specs
         .iter()
@@ -258,9 +266,16 @@ fn every_namespace_deploy_creates_carries_olms_pod_security_labels() {
         ["enforce", "audit", "warn"]
             .into_iter()
             .flat_map(|mode| {
-                let level = if mode == "enforce" { level } else { "restricted" };
+                let level = if mode == "enforce" {
+                    level
+                } else {
+                    "restricted"
+                };
                 [
-                    (format!("pod-security.kubernetes.io/{mode}"), level.to_owned()),
+                    (
+                        format!("pod-security.kubernetes.io/{mode}"),
+                        level.to_owned(),
+                    ),
                     (
                         format!("pod-security.kubernetes.io/{mode}-version"),
                         "latest".to_owned(),
@@ -313,15 +328,21 @@ fn with(patch: impl FnOnce(&mut Value)) -> PodSpec {
     serde_json::from_value(v).unwrap_or_default()
 }
 
+fn remove(v: &mut Value, pointer: &str, key: &str) {
+    if let Some(map) = v.pointer_mut(pointer).and_then(Value::as_object_mut) {
+        map.remove(key);
+    }
+}
+
 #[rstest]
 #[case::a_compliant_pod(compliant(), &[])]
 #[case::a_pinned_user(with(|v| v["securityContext"]["runAsUser"] = 65532.into()), &["pod: runAsUser pinned"])]
 #[case::a_pinned_group(with(|v| v["securityContext"]["runAsGroup"] = 65532.into()), &["pod: runAsGroup pinned"])]
 #[case::a_container_pinned_user(with(|v| v["containers"][0]["securityContext"]["runAsUser"] = 1000.into()), &["container op: runAsUser pinned"])]
 #[case::root_allowed(with(|v| v["securityContext"]["runAsNonRoot"] = false.into()), &["container op: runAsNonRoot != true"])]
-#[case::no_seccomp(with(|v| v["securityContext"].as_object_mut().map(|m| m.remove("seccompProfile")).unwrap_or_default()), &["container op: seccompProfile not RuntimeDefault or Localhost"])]
+#[case::no_seccomp(with(|v| remove(v, "/securityContext", "seccompProfile")), &["container op: seccompProfile not RuntimeDefault or Localhost"])]
 #[case::unconfined_seccomp(with(|v| v["containers"][0]["securityContext"]["seccompProfile"] = serde_json::json!({"type": "Unconfined"})), &["container op: seccompProfile not RuntimeDefault or Localhost"])]
-#[case::escalation_unset(with(|v| v["containers"][0]["securityContext"].as_object_mut().map(|m| m.remove("allowPrivilegeEscalation")).unwrap_or_default()), &["container op: allowPrivilegeEscalation != false"])]
+#[case::escalation_unset(with(|v| remove(v, "/containers/0/securityContext", "allowPrivilegeEscalation")), &["container op: allowPrivilegeEscalation != false"])]
 #[case::capabilities_kept(with(|v| v["containers"][0]["securityContext"]["capabilities"] = serde_json::json!({"drop": ["NET_RAW"]})), &["container op: capabilities.drop lacks ALL"])]
 #[case::a_capability_added(with(|v| v["containers"][0]["securityContext"]["capabilities"]["add"] = serde_json::json!(["SYS_ADMIN"])), &["container op: capabilities.add SYS_ADMIN"])]
 #[case::net_bind_service_may_be_added(with(|v| v["containers"][0]["securityContext"]["capabilities"]["add"] = serde_json::json!(["NET_BIND_SERVICE"])), &[])]
