@@ -4,7 +4,7 @@
 # the Go module proxy and copied to $OLM_RS_CACHE/olm-api-<version>/crds (default ~/.cache/olm-rs), outside the
 # clone. Only the CRD YAML files are copied; nothing of OLM enters the repository.
 #
-#   OLM_RS_CRDS=$(hack/olm-crds.sh) cargo test -p olm-tests --test csv_lifecycle -- --include-ignored
+#   OLM_RS_CRDS=$(hack/olm-crds.sh) cargo test -p olm-tests --test csv_lifecycle
 #   OLM_RS_CRDS=$(hack/olm-crds.sh) hack/quickstart.sh
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
