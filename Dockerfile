@@ -23,7 +23,9 @@ CMD ["serve", "/catalog"]
 # olm-operator, catalog-operator or package-server (distroless cc: glibc + libgcc_s, which is all the binaries link).
 FROM gcr.io/distroless/cc-debian12:nonroot
 ARG BINARY
-COPY --from=build /out-binary /usr/local/bin/operator
+# Owned by the image user and writable by group 0, so the kernel lets the operator page out its own code under
+# that user or any UID run with group 0 (docs/pod-security.md); the pods mount the root filesystem read-only.
+COPY --from=build --chown=65532:0 --chmod=0575 /out-binary /usr/local/bin/operator
 USER 65532:65532
 EXPOSE 8080
 ENTRYPOINT ["/usr/local/bin/operator"]

@@ -8,7 +8,8 @@
 #
 #   hack/full-cluster.sh up       start (or reuse) the cluster and deploy olm-rs; prints the kubeconfig path last
 #                                 (OLM_RS_CERT_VALIDITY_SECONDS=N: olm-operator issues N-second certificates; `up`
-#                                 on a running cluster applies deploy/ again, so `up` without it restores OLM's)
+#                                 on a running cluster applies deploy/ again, so `up` without it restores OLM's;
+#                                 OLM_RS_CRDS=<dir>: that folder's CRDs instead of deploy/crds, e.g. OLM's own)
 #   hack/full-cluster.sh down     delete the pods, stop what `up` started, restore every host setting it changed
 #   hack/full-cluster.sh status   say what runs
 #   hack/full-cluster.sh build    only install packages, build the kubelet/scheduler and the images
@@ -322,6 +323,17 @@ patches:
       kind: Service
       metadata: {name: olm-rs-catalog, namespace: olm}
 KUST
+  if [ -n "${OLM_RS_CRDS:-}" ]; then
+    # Another folder's CRDs (OLM's own: hack/olm-crds.sh), applied by deploy_olm: leave deploy/'s out.
+    cat >> "$dir/kustomization.yaml" <<KUST
+  - target: {kind: CustomResourceDefinition}
+    patch: |-
+      \$patch: delete
+      apiVersion: apiextensions.k8s.io/v1
+      kind: CustomResourceDefinition
+      metadata: {name: any}
+KUST
+  fi
   if [ -n "${OLM_RS_CERT_VALIDITY_SECONDS:-}" ]; then
     # Short-lived webhook/API-service certificates, to watch a rotation (tests/tests/full_cluster_rotation.rs).
     cat >> "$dir/kustomization.yaml" <<KUST
@@ -470,8 +482,9 @@ deploy_olm() {
   push_default_catalog "$ip"
   wait_for 60 "default service account" kc get serviceaccount default -n default
   local dir; dir=$(overlay "$ip")
-  # The CRDs first: the OperatorGroup and CatalogSource of deploy/ need them served.
-  kc apply --server-side --force-conflicts -f "$REPO/deploy/crds" >/dev/null
+  # The CRDs first: the OperatorGroup and CatalogSource of deploy/ need them served. OLM_RS_CRDS=<dir>: that
+  # folder's instead of ours (OLM's own: hack/olm-crds.sh).
+  kc apply --server-side --force-conflicts -f "${OLM_RS_CRDS:-$REPO/deploy/crds}" >/dev/null
   kc wait --for=condition=Established crd --all --timeout=60s >/dev/null
   kc apply --server-side --force-conflicts -k "$dir" >/dev/null
   if ! kc -n olm rollout status deployment/olm-operator deployment/catalog-operator --timeout=180s >&2; then

@@ -19,7 +19,8 @@
 #   localhost/olm-rs/test-operator     TEST ONLY: a tiny operator (static busybox httpd) for the full-cluster tests
 #   localhost/olm-rs/test-webhook      TEST ONLY: admission + conversion webhook server (crate test-webhook), issue 14
 #   localhost/olm-rs/pause             the pod sandbox of the local full cluster (hack/images/pause.c, static)
-# Every image runs as 65532:65532 and needs nothing writable but what its pod mounts.
+# Every image runs as 65532:65532 by default, also runs under any other UID (docs/pod-security.md), and needs
+# nothing writable but what its pod mounts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD

@@ -21,8 +21,9 @@ export KUBECONFIG
 printf 'control-plane up (cached binaries, fresh etcd): %.1f s\n' "$(echo "$t1 - $t0" | bc)"
 t0=$(date +%s.%N); hack/control-plane.sh up >/dev/null; t1=$(date +%s.%N)
 printf 'control-plane up (already running, reused): %.2f s\n' "$(echo "$t1 - $t0" | bc)"
-for f in deploy/crds/*.yaml; do kubectl create -f "$f" >/dev/null 2>&1 || kubectl replace -f "$f" >/dev/null; done
-kubectl wait --for=condition=Established -f deploy/crds/ --timeout=60s >/dev/null
+CRDS="${OLM_RS_CRDS:-deploy/crds}" # OLM_RS_CRDS=<dir>: another folder of CRDs (OLM's: hack/olm-crds.sh)
+for f in "$CRDS"/*.yaml; do kubectl create -f "$f" >/dev/null 2>&1 || kubectl replace -f "$f" >/dev/null; done
+kubectl wait --for=condition=Established -f "$CRDS" --timeout=60s >/dev/null
 port=19380
 for b in olm-operator catalog-operator; do
   port=$((port + 1))

@@ -51,9 +51,11 @@ OLM_RS_NODE_SIM="$BIN/node-sim" hack/control-plane.sh up >/dev/null
 eval "$(hack/control-plane.sh env)"   # KUBECONFIG, and our kubectl first on PATH
 log "control plane up; KUBECONFIG=$KUBECONFIG"
 
-log "installing the CRDs (server-side apply: the CSV CRD is too large for client-side apply's annotation)"
-kubectl apply --server-side --force-conflicts -f deploy/crds/ >/dev/null
-kubectl wait --for=condition=Established -f deploy/crds/ --timeout=60s >/dev/null
+# OLM_RS_CRDS=<dir> installs the CRDs of that folder instead of ours (OLM's own: `hack/olm-crds.sh` prints theirs).
+CRDS="${OLM_RS_CRDS:-deploy/crds}"
+log "installing the CRDs of $CRDS (server-side apply: the CSV CRD is too large for client-side apply's annotation)"
+kubectl apply --server-side --force-conflicts -f "$CRDS" >/dev/null
+kubectl wait --for=condition=Established -f "$CRDS" --timeout=60s >/dev/null
 
 mkdir -p "$RUN"; stop_ours
 start() { # name, then the command

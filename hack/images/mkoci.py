@@ -48,7 +48,7 @@ def add_dirs(entries, path):
 
 
 def build_layer(entries, owned=(), owner=(0, 0)):
-    """`owned`: image paths (no leading slash) given to `owner` (uid, gid), read-only (0555)."""
+    """`owned`: image paths (no leading slash) given to `owner` (uid, gid), mode 0575 (see below)."""
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for name in sorted(entries):
@@ -59,10 +59,13 @@ def build_layer(entries, owned=(), owner=(0, 0)):
             info.uname = info.gname = ""
             info.mode = mode
             if name in owned:
-                # The process owns its binary so that the kernel lets it reclaim the binary's code pages
-                # (runtime/src/code_pages.rs, madvise MADV_PAGEOUT); nobody may write it.
+                # The kernel lets a process reclaim its binary's code pages (runtime/src/code_pages.rs, madvise
+                # MADV_PAGEOUT) when it owns the file or may write it. The image's user owns it; group 0 may write
+                # it, for a pod run under another UID, which gets group 0 (OpenShift's restricted SCC, or
+                # Kubernetes with runAsUser and no runAsGroup). Pods mount the root filesystem read-only, so no
+                # write can happen (docs/pod-security.md).
                 info.uid, info.gid = owner
-                info.mode = 0o555
+                info.mode = 0o575
             if kind == "dir":
                 info.type = tarfile.DIRTYPE
                 tar.addfile(info)
@@ -100,7 +103,7 @@ def main():
     ap.add_argument("--env", action="append", default=[])
     ap.add_argument("--user", default="")
     ap.add_argument("--owned", action="append", default=[],
-                    help="IMAGE_PATH of a file to give to --user (uid:gid), mode 0555")
+                    help="IMAGE_PATH of a file owned by --user's uid and group 0, mode 0575")
     ap.add_argument("--port", action="append", default=[])
     args = ap.parse_args()
 
@@ -137,8 +140,8 @@ def main():
 
     owner = (0, 0)
     if args.owned:
-        uid, _, gid = args.user.partition(":")
-        owner = (int(uid), int(gid or uid))
+        uid = args.user.partition(":")[0]
+        owner = (int(uid), 0)
     diff, layer = build_layer(entries, {o.strip("/") for o in args.owned}, owner)
     config = {
         "architecture": "amd64",

@@ -1,5 +1,5 @@
-//! The generated CRD schemas are structural (apiextensions v1) and use nothing a Kubernetes 1.20
-//! apiserver rejects or silently drops (no `$ref`, no CEL, types on every node).
+//! The generated CRD schemas are structural (apiextensions v1) and use nothing the apiserver rejects (no
+//! `$ref`, types on every node, CEL rules well formed: a `rule` and OLM's `message` on each).
 
 use serde_json::Value;
 
@@ -9,15 +9,25 @@ fn check(node: &Value, path: &str, inside_junction: bool, problems: &mut Vec<Str
         problems.push(format!("{path}: schema node is not an object"));
         return;
     };
-    for forbidden in [
-        "$ref",
-        "$schema",
-        "definitions",
-        "$defs",
-        "x-kubernetes-validations",
-    ] {
+    for forbidden in ["$ref", "$schema", "definitions", "$defs"] {
         if map.contains_key(forbidden) {
             problems.push(format!("{path}: has {forbidden}"));
+        }
+    }
+    if let Some(rules) = map.get("x-kubernetes-validations") {
+        let well_formed = |r: &Value| {
+            let text = |k: &str| {
+                r.get(k)
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| !t.is_empty())
+            };
+            text("rule") && text("message")
+        };
+        match rules.as_array() {
+            Some(rules) if !rules.is_empty() && rules.iter().all(well_formed) => {}
+            _ => problems.push(format!(
+                "{path}: x-kubernetes-validations without rule and message"
+            )),
         }
     }
     let preserve = map.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
@@ -86,7 +96,7 @@ fn check(node: &Value, path: &str, inside_junction: bool, problems: &mut Vec<Str
 }
 
 #[test]
-fn every_generated_crd_schema_is_structural_and_fits_a_1_20_apiserver() {
+fn every_generated_crd_schema_is_structural() {
     let crds = messages::crd::all_crds().expect("CRDs");
     let mut problems = Vec::new();
     for crd in &crds {
@@ -120,6 +130,21 @@ fn every_generated_crd_schema_is_structural_and_fits_a_1_20_apiserver() {
         problems.is_empty(),
         "non-structural schema nodes:\n{}",
         problems.join("\n")
+    );
+}
+
+#[test]
+fn the_checker_rejects_a_cel_rule_without_message() {
+    let mut problems = Vec::new();
+    check(
+        &serde_json::json!({"type": "string", "x-kubernetes-validations": [{"rule": "self != ''"}]}),
+        "root",
+        false,
+        &mut problems,
+    );
+    assert_eq!(
+        problems,
+        ["root: x-kubernetes-validations without rule and message"]
     );
 }
 

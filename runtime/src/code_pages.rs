@@ -16,8 +16,9 @@
 //! Costs: code that runs again is read again from the file, a page at a time, after each page-out.
 //!
 //! Limits, by the kernel's rules: a file's pages are reclaimed only by a process that owns the file or may write
-//! it (`can_do_file_pageout`), so the container images give the operator binaries to the user they run as
-//! (`hack/images/mkoci.py --owned`); elsewhere the kernel skips those pages. Pages another process maps are left
+//! it (`can_do_file_pageout`), so the container images give the operator binaries to the image's user and let
+//! group 0 write them (`hack/images/mkoci.py --owned`: an arbitrary UID runs with group 0; the root filesystem
+//! is mounted read-only, so nothing writes them; docs/pod-security.md); elsewhere the kernel skips those pages. Pages another process maps are left
 //! alone. `OLM_RS_CODE_PAGE_OUT_SECS=0` turns it off.
 
 use std::time::Duration;

@@ -1,5 +1,6 @@
 //! The shared control plane of a test run: `hack/control-plane.sh up` (idempotent: reuses a running one) with the
-//! node simulator, then our CRDs from `deploy/crds` created or replaced. Each test builds its own kube `Client`
+//! node simulator, then our CRDs from `deploy/crds` created or replaced (or, with `OLM_RS_CRDS=<dir>`, the CRDs
+//! in that folder, e.g. OLM's own published ones from `hack/olm-crds.sh`). Each test builds its own kube `Client`
 //! (a client is bound to the tokio runtime that created it, and every `#[tokio::test]` has its own runtime).
 
 use crate::binaries::bin_path;
@@ -141,12 +142,21 @@ impl Cluster {
         Ok(Client::try_from(config)?)
     }
 
-    /// Create each CRD of `deploy/crds`, or replace it when it exists and differs (CRDs are too large for
+    /// The folder of the CRDs the suite runs on: `OLM_RS_CRDS` when set (OLM's published CRDs: `hack/olm-crds.sh`
+    /// prints their folder), else our generated `deploy/crds`.
+    pub fn crds_dir(&self) -> PathBuf {
+        match std::env::var_os("OLM_RS_CRDS") {
+            Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+            _ => self.repo_root.join("deploy/crds"),
+        }
+    }
+
+    /// Create each CRD of [`Self::crds_dir`], or replace it when it exists and differs (CRDs are too large for
     /// client-side apply's last-applied annotation), then wait until all are Established.
     async fn install_crds(&self) -> anyhow::Result<()> {
         let client = self.client().await?;
         let api: Api<CustomResourceDefinition> = Api::all(client);
-        let dir = self.repo_root.join("deploy/crds");
+        let dir = self.crds_dir();
         let mut names = Vec::new();
         let mut files: Vec<_> = std::fs::read_dir(&dir)
             .with_context(|| format!("read {}", dir.display()))?

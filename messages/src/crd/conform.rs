@@ -158,6 +158,22 @@ const CONDITION_LISTS: &[(&str, &str)] = &[
 /// A Kubernetes resource quantity (`resource.Quantity`'s pattern in every published schema).
 pub const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
 
+/// `(kind, version, path, key)`: markers our shared Rust types put in a version whose OLM schema lacks them.
+const NOT_IN_VERSION: &[(&str, &str, &str, &str)] = &[
+    (
+        "OperatorGroup",
+        "v1alpha2",
+        ".spec.targetNamespaces",
+        "x-kubernetes-list-type",
+    ),
+    (
+        "OperatorGroup",
+        "v1alpha2",
+        ".status.namespaces",
+        "x-kubernetes-list-type",
+    ),
+];
+
 /// Brings the schema of every version of `crd` (as JSON) in line with OLM's published CRD of `kind`.
 pub fn conform(kind: &str, crd: &mut Value) {
     let Some(versions) = crd
@@ -167,10 +183,49 @@ pub fn conform(kind: &str, crd: &mut Value) {
         return;
     };
     for version in versions {
+        let name = version
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
         let Some(root) = version.pointer_mut("/schema/openAPIV3Schema") else {
             continue;
         };
         conform_schema(kind, root);
+        for (k, v, path, key) in NOT_IN_VERSION {
+            if *k == kind && *v == name {
+                unset(root, path, key);
+            }
+        }
+        // OLM never defaults a field it requires: a default would let an object that lacks the field pass.
+        drop_defaults_of_required(root);
+        super::kube_markers::mark(root);
+        super::cel::add_rules(kind, root);
+    }
+}
+
+/// Removes the `default` of every property its object lists as `required`, everywhere below `node`.
+fn drop_defaults_of_required(node: &mut Value) {
+    match node {
+        Value::Object(map) => {
+            let required: Vec<String> = map
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f.as_str().map(str::to_owned))
+                .collect();
+            if let Some(props) = map.get_mut("properties").and_then(Value::as_object_mut) {
+                for field in &required {
+                    if let Some(prop) = props.get_mut(field).and_then(Value::as_object_mut) {
+                        prop.remove("default");
+                    }
+                }
+            }
+            map.values_mut().for_each(drop_defaults_of_required);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_defaults_of_required),
+        _ => {}
     }
 }
 
@@ -281,8 +336,15 @@ fn condition_markers(root: &mut Value, list: &str) {
 fn loosen_local_object_references(key: &str, node: &mut Value) {
     match node {
         Value::Object(map) => {
-            if is_local_reference(key, map) {
-                drop_required(map, "name");
+            // Kubernetes' `+default=""` on a reference's name, as in OLM's schema.
+            if is_local_reference(key, map)
+                && drop_required(map, "name")
+                && let Some(name) = map
+                    .get_mut("properties")
+                    .and_then(|p| p.get_mut("name"))
+                    .and_then(Value::as_object_mut)
+            {
+                name.insert("default".to_owned(), json!(""));
             }
             for (k, v) in map.iter_mut() {
                 // A list's items are named after the list.
@@ -305,21 +367,24 @@ fn is_local_reference(key: &str, map: &Map<String, Value>) -> bool {
     props.contains_key("name") && (bare || props.contains_key("optional"))
 }
 
-fn drop_required(map: &mut Map<String, Value>, field: &str) {
-    let emptied = match map.get_mut("required").and_then(Value::as_array_mut) {
+/// Drops `field` from the required list of `map`; true when it was there.
+fn drop_required(map: &mut Map<String, Value>, field: &str) -> bool {
+    let (dropped, emptied) = match map.get_mut("required").and_then(Value::as_array_mut) {
         Some(required) => {
+            let before = required.len();
             required.retain(|f| f != field);
-            required.is_empty()
+            (required.len() < before, required.is_empty())
         }
-        None => false,
+        None => (false, false),
     };
     if emptied {
         map.remove("required");
     }
+    dropped
 }
 
 /// The schema node at a dotted path, if the schema has it.
-fn node<'a>(root: &'a mut Value, path: &str) -> Option<&'a mut Value> {
+pub(super) fn node<'a>(root: &'a mut Value, path: &str) -> Option<&'a mut Value> {
     let mut cur = root;
     for part in path.split('.').filter(|p| !p.is_empty()) {
         let (name, items) = match part.strip_suffix("[]") {
@@ -335,7 +400,7 @@ fn node<'a>(root: &'a mut Value, path: &str) -> Option<&'a mut Value> {
 }
 
 /// Sets `key: value` at `path` where the schema has that node (a version may lack it).
-fn set(root: &mut Value, path: &str, key: &str, value: Value) {
+pub(super) fn set(root: &mut Value, path: &str, key: &str, value: Value) {
     if let Some(map) = node(root, path).and_then(Value::as_object_mut) {
         map.insert(key.to_owned(), value);
     }
@@ -368,6 +433,35 @@ mod tests {
     ) {
         loosen_local_object_references(key, &mut schema);
         assert_eq!(schema.get("required").cloned(), required);
+    }
+
+    #[rstest]
+    #[case::a_loosened_reference_name_defaults_to_empty("secretRef", json!({"properties": {"name": {}}, "required": ["name"]}), Some(json!("")))]
+    #[case::an_optional_name_gets_no_default("clusterTrustBundle", json!({"properties": {"name": {}, "optional": {}}}), None)]
+    fn a_name_that_loses_required_gets_kubernetes_empty_default(
+        #[case] key: &str,
+        #[case] mut schema: Value,
+        #[case] default: Option<Value>,
+    ) {
+        loosen_local_object_references(key, &mut schema);
+        assert_eq!(schema.pointer("/properties/name/default").cloned(), default);
+    }
+
+    #[test]
+    fn a_required_field_loses_its_default_and_an_optional_one_keeps_it() {
+        let mut schema = json!({"properties": {"spec": {
+            "required": ["name"],
+            "properties": {"name": {"type": "string", "default": ""}, "channel": {"type": "string", "default": ""},
+                           "install": {"properties": {"strategy": {"default": ""}}, "required": ["strategy"]}}}}});
+        drop_defaults_of_required(&mut schema);
+        let spec = &schema["properties"]["spec"]["properties"];
+        assert!(spec["name"].get("default").is_none());
+        assert_eq!(spec["channel"]["default"], "");
+        assert!(
+            spec["install"]["properties"]["strategy"]
+                .get("default")
+                .is_none()
+        );
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //!
 //! A few schema details kube-derive cannot express are patched here, each mirroring upstream
 //! OLM's CRDs: OperatorGroup's `spec` and `upgradeStrategy` defaults and its required
-//! `status.lastUpdated`; plus `spec: {}` defaults for kinds whose spec may be omitted.
+//! `status.lastUpdated`; plus `spec: {}` defaults for kinds whose spec may be omitted. The rest of OLM's
+//! validation (required lists, Kubernetes markers, CEL rules) is applied by [`super::conform`].
 
 use std::path::Path;
 
@@ -82,7 +83,6 @@ pub fn all_crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
                     "enum",
                     json!(["legacy", "restricted"]),
                 ),
-                (SECURITY_CONTEXT_CONFIG, "default", json!("legacy")),
                 (
                     "/status/properties/conditions",
                     "x-kubernetes-list-type",
@@ -96,7 +96,7 @@ pub fn all_crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
             ],
         )?,
         patch(
-            strip_descriptions(csv::ClusterServiceVersion::crd(), DEPLOYMENT_SPEC_SCHEMA)?,
+            csv::ClusterServiceVersion::crd(),
             &[
                 // WebhookDescription's kubebuilder markers.
                 (WEBHOOK_CONTAINER_PORT, "default", json!(443)),
@@ -118,11 +118,11 @@ pub fn all_crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
             olm_config::OLMConfig::crd(),
             &[
                 ("/spec", "default", json!({})),
-                // Upstream's kubebuilder pattern for a Go duration of ms/s/m/h units.
+                // Upstream's kubebuilder pattern: a Go duration in hours, minutes and seconds only.
                 (
                     "/spec/properties/features/properties/packageServerSyncInterval",
                     "pattern",
-                    json!(r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"),
+                    json!(r"^([0-9]+(\.[0-9]+)?(s|m|h))+$"),
                 ),
             ],
         )?,
@@ -169,12 +169,20 @@ pub fn all_crds() -> Result<Vec<CustomResourceDefinition>, CrdError> {
     let mut crds = crds
         .into_iter()
         .map(conform_to_olm)
+        .map(|crd| match crd {
+            // After conforming: quantities are recognised by their descriptions.
+            Ok(crd) if crd.spec.names.kind == "ClusterServiceVersion" => {
+                strip_descriptions(crd, DEPLOYMENT_SPEC_SCHEMA)
+            }
+            other => other,
+        })
         .collect::<Result<Vec<_>, _>>()?;
     crds.sort_by(|a, b| a.spec.names.plural.cmp(&b.spec.names.plural));
     Ok(crds)
 }
 
-/// Applies OLM's published validation facts ([`super::conform`]) to every version of `crd`.
+/// Applies OLM's published validation facts ([`super::conform`]), the markers of embedded Kubernetes types
+/// ([`super::kube_markers`]) and OLM's CEL rules ([`super::cel`]) to every version of `crd`.
 fn conform_to_olm(crd: CustomResourceDefinition) -> Result<CustomResourceDefinition, CrdError> {
     let kind = crd.spec.names.kind.clone();
     let convert = |source| CrdError::Convert {

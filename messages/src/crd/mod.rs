@@ -3,10 +3,12 @@
 
 pub mod annotations;
 pub mod catalog_source;
+pub mod cel;
 mod conform;
 pub mod csv;
 mod generate;
 pub mod install_plan;
+mod kube_markers;
 pub mod olm_config;
 pub mod operator;
 pub mod operator_condition;

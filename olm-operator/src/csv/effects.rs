@@ -297,8 +297,8 @@ fn shown<K: Resource>(obj: &K) -> String {
     }
 }
 
-/// Create, or fully replace (keeping the live resourceVersion) when it exists. Create/replace rather than
-/// server-side apply: on 1.20 SSA rejects fields the server does not know (crate-stack §5).
+/// Create, or fully replace (keeping the live resourceVersion) when it exists, as OLM's install strategy creates
+/// and updates its objects: the rendered object is ours whole, so a field the bundle dropped goes too.
 pub(crate) async fn upsert<K>(api: Api<K>, obj: &K, kind: &'static str) -> Result<(), Error>
 where
     K: Resource + Clone + Serialize + DeserializeOwned + Debug,
