@@ -4,7 +4,8 @@
 //! the kubelet swaps the Secret's files, leaves the last good one in use). It answers on any path, by what the
 //! request carries, so it can stand in for a real operator whose image cannot be pulled offline (the paths are
 //! that operator's CSV's `webhookPath`s):
-//! - a ConversionReview: every object gets the desired `apiVersion`; `spec.color` (v1) ⇄ `spec.colour` (v2);
+//! - a ConversionReview: every object gets the desired `apiVersion` and the annotation
+//!   `olm-rs.io/converted-by: test-webhook`; `spec.color` (v1) ⇄ `spec.colour` (v2);
 //! - an AdmissionReview on a path that starts with `/mutate`: allowed, with a JSON patch that adds the annotation
 //!   `olm-rs.io/mutated-by: test-webhook` (the proof that the API server called the mutating webhook);
 //! - any other AdmissionReview: objects whose `spec.deny` is true or whose label `olm-rs.io/deny` is `"true"`
@@ -83,6 +84,11 @@ fn convert(review: &Value) -> Value {
         .into_iter()
         .map(|mut o| {
             o["apiVersion"] = json!(desired);
+            // A conversion may change labels and annotations: mark the object, the proof that it went through here.
+            if !o["metadata"]["annotations"].is_object() {
+                o["metadata"]["annotations"] = json!({});
+            }
+            o["metadata"]["annotations"]["olm-rs.io/converted-by"] = json!("test-webhook");
             if let Some(spec) = o.get_mut("spec").and_then(Value::as_object_mut) {
                 let (from, to) = if to_v2 {
                     ("color", "colour")
@@ -261,6 +267,10 @@ mod tests {
                    "objects": [{"apiVersion": "x/v1", "kind": "Widget", "spec": spec}]}})
         };
         let up = convert(&review("x/v2", json!({"color": "red"})));
+        assert_eq!(
+            up["response"]["convertedObjects"][0]["metadata"]["annotations"]["olm-rs.io/converted-by"],
+            json!("test-webhook")
+        );
         assert_eq!(
             up["response"]["convertedObjects"][0]["spec"],
             json!({"colour": "red"})

@@ -1,0 +1,259 @@
+//! A current operator's webhooks, called by the real API server (full cluster: kubelet, containerd, runc; Kubernetes
+//! of `hack/versions.env`). cluster-aas-operator 0.1.5 from `../shared/catalogs/community-operators-prod-bundles`
+//! declares a ConversionWebhook for two CRDs, a MutatingAdmissionWebhook and two ValidatingAdmissionWebhooks
+//! (docs/webhook-operators.md; its `minKubeVersion` 1.24 is the newest of the shared bundles that convert). Its
+//! own images cannot be pulled offline, so its Deployment runs the repo's `test-webhook` image on the CSV's
+//! `targetPort`, which answers on the CSV's own webhook paths; everything else is the bundle's: the CRDs, the
+//! webhook definitions, the permissions, the install modes. Its CRDs ship one version, and the API server converts
+//! nothing between a version and itself, so `clustertemplateinstances` gets a second served version (`v1alpha2`,
+//! the same schema) to read through.
+//!
+//! The API server calls each webhook through what olm-operator made (Service, serving certificate, `caBundle`s,
+//! the CRD's conversion): a create labelled `olm-rs.io/deny` is denied by the validating webhook, an allowed create
+//! comes back annotated by the mutating one, and a read at `v1alpha2` is converted by the conversion webhook
+//! (annotated too). Prints the time from CSV creation to `Succeeded`.
+
+use k8s_openapi::api::apps::v1::DeploymentSpec;
+use k8s_openapi::api::core::v1::{
+    Capabilities, Container, ContainerPort, EnvVar, HTTPGetAction, Namespace, PodSecurityContext, Probe,
+    SeccompProfile, SecurityContext,
+};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, PostParams};
+use kube::core::GroupVersionKind;
+use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
+use messages::crd::operator_group::{OperatorGroup, OperatorGroupSpec};
+use olm_tests::{FullCluster, await_object, dump_namespace, eventually};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const BUNDLE: &str = "community-operators-prod-bundles/operators/cluster-aas-operator/0.1.5/manifests";
+const CSV_FILE: &str = "cluster-aas-operator.clusterserviceversion.yaml";
+const GROUP: &str = "clustertemplate.openshift.io";
+const CONVERTED_CRD: &str = "clustertemplateinstances.clustertemplate.openshift.io";
+const WEBHOOK_IMAGE: &str = "localhost/olm-rs/test-webhook:dev";
+const DEADLINE: Duration = Duration::from_secs(180);
+
+fn shared_catalogs() -> anyhow::Result<PathBuf> {
+    let dir = match std::env::var_os("OLM_RS_SHARED") {
+        Some(shared) => PathBuf::from(shared).join("catalogs"),
+        None => PathBuf::from(
+            std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+        )
+        .join("../../shared/catalogs"),
+    };
+    anyhow::ensure!(
+        dir.is_dir(),
+        "the shared catalogs ({}) are this test's input and are missing",
+        dir.display()
+    );
+    Ok(dir)
+}
+
+fn read_yaml<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
+    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    serde_saphyr::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+/// The bundle's CRDs, `clustertemplateinstances` with a second served version of the same schema.
+fn bundle_crds(dir: &Path) -> anyhow::Result<Vec<CustomResourceDefinition>> {
+    let mut crds = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if !name.starts_with("clustertemplate.openshift.io_") {
+            continue;
+        }
+        let mut crd: CustomResourceDefinition = read_yaml(&path)?;
+        if crd.metadata.name.as_deref() == Some(CONVERTED_CRD) {
+            let mut second = crd.spec.versions.first().cloned().ok_or_else(|| anyhow::anyhow!("{name}: no version"))?;
+            second.name = "v1alpha2".into();
+            second.storage = false;
+            crd.spec.versions.push(second);
+        }
+        crds.push(crd);
+    }
+    anyhow::ensure!(crds.len() == 5, "expected the bundle's 5 CRDs, read {}", crds.len());
+    Ok(crds)
+}
+
+/// The operator's Deployment, served by test-webhook on the webhooks' target port (its own images are not
+/// pullable offline; the sidecar kube-rbac-proxy is left out for the same reason).
+fn webhook_pod(spec: &mut DeploymentSpec, port: i32) {
+    let restricted = SecurityContext {
+        allow_privilege_escalation: Some(false),
+        read_only_root_filesystem: Some(true),
+        capabilities: Some(Capabilities { drop: Some(vec!["ALL".into()]), ..Capabilities::default() }),
+        ..SecurityContext::default()
+    };
+    let container = Container {
+        name: "manager".into(),
+        image: Some(WEBHOOK_IMAGE.into()),
+        image_pull_policy: Some("IfNotPresent".into()),
+        env: Some(vec![EnvVar { name: "WEBHOOK_PORT".into(), value: Some(port.to_string()), ..EnvVar::default() }]),
+        ports: Some(vec![ContainerPort { container_port: port, ..ContainerPort::default() }]),
+        readiness_probe: Some(Probe {
+            http_get: Some(HTTPGetAction {
+                path: Some("/healthz".into()),
+                port: IntOrString::Int(port),
+                scheme: Some("HTTPS".into()),
+                ..HTTPGetAction::default()
+            }),
+            period_seconds: Some(1),
+            ..Probe::default()
+        }),
+        security_context: Some(restricted),
+        ..Container::default()
+    };
+    if let Some(pod) = spec.template.spec.as_mut() {
+        pod.containers = vec![container];
+        pod.security_context = Some(PodSecurityContext {
+            run_as_non_root: Some(true),
+            seccomp_profile: Some(SeccompProfile { type_: "RuntimeDefault".into(), ..SeccompProfile::default() }),
+            ..PodSecurityContext::default()
+        });
+    }
+}
+
+fn instance(ns: &str, name: &str, labels: BTreeMap<String, String>) -> anyhow::Result<DynamicObject> {
+    let mut object = DynamicObject::new(name, &instances_resource("v1alpha1")).within(ns);
+    object.metadata.labels = Some(labels);
+    object.data = serde_json::from_str(r#"{"spec": {"clusterTemplateRef": "none"}}"#)?;
+    Ok(object)
+}
+
+fn instances_resource(version: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(GROUP, version, "ClusterTemplateInstance"),
+        "clustertemplateinstances",
+    )
+}
+
+fn annotation(object: &DynamicObject, key: &str) -> Option<String> {
+    object.metadata.annotations.as_ref().and_then(|a| a.get(key).cloned())
+}
+
+#[tokio::test]
+async fn a_current_operators_webhooks_are_called_by_the_api_server() -> anyhow::Result<()> {
+    let manifests = shared_catalogs()?.join(BUNDLE);
+    let cluster = FullCluster::shared()?;
+    let client = cluster.client().await?;
+    let ns = format!("full-current-{}", std::process::id());
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let namespace = Namespace {
+        metadata: ObjectMeta { name: Some(ns.clone()), ..ObjectMeta::default() },
+        ..Namespace::default()
+    };
+    namespaces.create(&PostParams::default(), &namespace).await?;
+    let crds = bundle_crds(&manifests)?;
+    let crd_api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let result = proof(&client, &ns, &manifests, &crds).await;
+    if let Err(error) = &result {
+        eprintln!("current-operator proof failed: {error:#}");
+        dump_namespace(&client, &ns).await;
+    }
+    if std::env::var_os("OLM_TEST_NO_CLEANUP").is_none() {
+        for crd in &crds {
+            let _ = crd_api.delete(crd.metadata.name.as_deref().unwrap_or_default(), &DeleteParams::default()).await;
+        }
+        let _ = namespaces.delete(&ns, &DeleteParams::background()).await;
+    }
+    result
+}
+
+async fn proof(
+    client: &kube::Client,
+    ns: &str,
+    manifests: &Path,
+    crds: &[CustomResourceDefinition],
+) -> anyhow::Result<()> {
+    let pp = PostParams::default();
+    let crd_api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in crds {
+        crd_api.create(&pp, crd).await?;
+    }
+    // Conversion webhooks are for operators installed in AllNamespaces mode only (the CSV supports only that).
+    let group = OperatorGroup::new("global", OperatorGroupSpec::default());
+    Api::<OperatorGroup>::namespaced(client.clone(), ns).create(&pp, &group).await?;
+
+    let mut csv: ClusterServiceVersion = read_yaml(&manifests.join(CSV_FILE))?;
+    let hooks = csv.spec.webhook_definitions.clone().unwrap_or_default();
+    anyhow::ensure!(hooks.len() == 4, "the bundle declares 4 webhooks, read {}", hooks.len());
+    let port = hooks.first().and_then(|h| h.target_port.clone()).map_or(9443, |p| match p {
+        IntOrString::Int(port) => port,
+        IntOrString::String(_) => 9443,
+    });
+    if let Some(install) = csv.spec.install.spec.as_mut() {
+        for deployment in &mut install.deployments {
+            webhook_pod(&mut deployment.spec, port);
+        }
+    }
+    let name = csv.metadata.name.clone().unwrap_or_default();
+    csv.metadata.namespace = Some(ns.to_string());
+    let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
+    let start = Instant::now();
+    csvs.create(&pp, &csv).await?;
+    await_object(&csvs, &name, DEADLINE, "Succeeded", |c: Option<&ClusterServiceVersion>| {
+        c.is_some_and(|c| c.phase() == CsvPhase::Succeeded)
+    })
+    .await?;
+    eprintln!("full cluster: {name} (1 conversion, 1 mutating, 2 validating webhooks): CSV creation -> Succeeded in {:?}", start.elapsed());
+
+    // Validating: the API server calls it on create (the first calls may race the endpoints becoming ready).
+    let v1alpha1: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &instances_resource("v1alpha1"));
+    let denied = instance(ns, "denied", BTreeMap::from([("olm-rs.io/deny".to_string(), "true".to_string())]))?;
+    let refusal = eventually(Duration::from_secs(60), "the validating webhook to deny", || {
+        let (api, denied) = (v1alpha1.clone(), denied.clone());
+        async move {
+            match api.create(&PostParams::default(), &denied).await {
+                Err(kube::Error::Api(e)) if e.message.contains("denied by the test webhook") => Ok(Some(e.message)),
+                Err(kube::Error::Api(e)) => {
+                    eprintln!("not yet the webhook's answer: {}", e.message);
+                    Ok(None)
+                }
+                Err(e) => Err(e.into()),
+                Ok(_) => anyhow::bail!("an instance labelled olm-rs.io/deny=true was admitted"),
+            }
+        }
+    })
+    .await?;
+    eprintln!("denied by the validating webhook: {refusal}");
+
+    // Mutating: the allowed create comes back with the webhook's annotation.
+    let created = v1alpha1.create(&pp, &instance(ns, "allowed", BTreeMap::new())?).await?;
+    assert_eq!(
+        annotation(&created, "olm-rs.io/mutated-by").as_deref(),
+        Some("test-webhook"),
+        "the mutating webhook's patch: {:?}",
+        created.metadata.annotations
+    );
+
+    // Conversion: olm-operator pointed the CRD at the operator's Service; a read at v1alpha2 goes through it.
+    let crd = crd_api.get(CONVERTED_CRD).await?;
+    let conversion = crd.spec.conversion.as_ref();
+    assert_eq!(conversion.map(|c| c.strategy.as_str()), Some("Webhook"));
+    let ca = conversion
+        .and_then(|c| c.webhook.as_ref())
+        .and_then(|w| w.client_config.as_ref())
+        .and_then(|c| c.ca_bundle.as_ref())
+        .map_or(0, |b| b.0.len());
+    assert!(ca > 0, "the conversion webhook's caBundle is set");
+    let v1alpha2: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &instances_resource("v1alpha2"));
+    let read = v1alpha2.get("allowed").await?;
+    assert_eq!(
+        read.types.as_ref().map(|t| t.api_version.as_str()),
+        Some("clustertemplate.openshift.io/v1alpha2")
+    );
+    assert_eq!(
+        annotation(&read, "olm-rs.io/converted-by").as_deref(),
+        Some("test-webhook"),
+        "converted by the webhook: {:?}",
+        read.metadata.annotations
+    );
+    let _ = v1alpha1.delete("allowed", &DeleteParams::default()).await;
+    csvs.delete(&name, &DeleteParams::default()).await?;
+    Ok(())
+}
