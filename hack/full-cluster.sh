@@ -274,6 +274,13 @@ start_proc() { # name, command...
   ( close_inherited_fds; exec setsid "$@" ) > "$STATE/$name.log" 2>&1 < /dev/null & echo $! > "$STATE/$name.pid"
 }
 
+import_images() {
+  local img
+  for img in olm-operator catalog-operator package-server registry test-operator test-webhook pause; do
+    ctr -a "$STATE/containerd.sock" -n k8s.io images import "$IMAGES/$img.oci.tar" >/dev/null
+  done
+}
+
 overlay() { # the kustomization applying deploy/ to this cluster
   local ip=$1 dir="$STATE/deploy"
   mkdir -p "$dir"
@@ -356,7 +363,8 @@ up() {
   local all=1 p
   for p in "${PROCS[@]}"; do alive "$p" || all=0; done
   if [ "$all" = 1 ]; then
-    log "already running (reusing); applying deploy/ again"
+    log "already running (reusing); importing the images and applying deploy/ again"
+    import_images   # a rebuilt image replaces its tag; pods started from now on run it
     deploy_olm "$(cat "$STATE/host-ip")" ""
     echo "$STATE/kubeconfig"; return
   fi
@@ -371,10 +379,7 @@ up() {
   cni_config
   start_proc containerd containerd --config "$STATE/containerd.toml"
   wait_for 30 containerd ctr -a "$STATE/containerd.sock" version
-  local img
-  for img in olm-operator catalog-operator package-server registry test-operator test-webhook pause; do
-    ctr -a "$STATE/containerd.sock" -n k8s.io images import "$IMAGES/$img.oci.tar" >/dev/null
-  done
+  import_images
   log "containerd up, images imported ($(awk -v t0="$t0" -v t="$(date +%s.%N)" 'BEGIN{printf "%.1f", t-t0}') s)"
 
   # Control plane.

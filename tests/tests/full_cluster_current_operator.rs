@@ -143,6 +143,17 @@ async fn a_current_operators_webhooks_are_called_by_the_api_server() -> anyhow::
     let client = cluster.client().await?;
     let ns = format!("full-current-{}", std::process::id());
     let namespaces: Api<Namespace> = Api::all(client.clone());
+    // The operator is global: while an earlier run's namespace terminates, its CSV is still copied into every
+    // namespace, this one's too. Wait until none is left.
+    eventually(DEADLINE, "earlier runs' namespaces gone", || {
+        let namespaces = namespaces.clone();
+        async move {
+            let left = namespaces.list(&kube::api::ListParams::default()).await?;
+            let earlier = left.items.iter().any(|n| n.metadata.name.as_deref().is_some_and(|n| n.starts_with("full-current-")));
+            Ok((!earlier).then_some(()))
+        }
+    })
+    .await?;
     let namespace = Namespace {
         metadata: ObjectMeta { name: Some(ns.clone()), ..ObjectMeta::default() },
         ..Namespace::default()
@@ -173,6 +184,14 @@ async fn proof(
     let pp = PostParams::default();
     let crd_api: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in crds {
+        // A run before this one may have left its CRDs terminating: wait until they are gone.
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        let _ = crd_api.delete(&name, &DeleteParams::default()).await;
+        eventually(DEADLINE, &format!("{name} gone"), || {
+            let (api, name) = (crd_api.clone(), name.clone());
+            async move { Ok(api.get_opt(&name).await?.is_none().then_some(())) }
+        })
+        .await?;
         crd_api.create(&pp, crd).await?;
     }
     // Conversion webhooks are for operators installed in AllNamespaces mode only (the CSV supports only that).
@@ -224,33 +243,35 @@ async fn proof(
 
     // Mutating: the allowed create comes back with the webhook's annotation.
     let created = v1alpha1.create(&pp, &instance(ns, "allowed", BTreeMap::new())?).await?;
-    assert_eq!(
-        annotation(&created, "olm-rs.io/mutated-by").as_deref(),
-        Some("test-webhook"),
-        "the mutating webhook's patch: {:?}",
+    anyhow::ensure!(
+        annotation(&created, "olm-rs.io/mutated-by").as_deref() == Some("test-webhook"),
+        "the mutating webhook's patch is missing: {:?}",
         created.metadata.annotations
     );
 
     // Conversion: olm-operator pointed the CRD at the operator's Service; a read at v1alpha2 goes through it.
     let crd = crd_api.get(CONVERTED_CRD).await?;
     let conversion = crd.spec.conversion.as_ref();
-    assert_eq!(conversion.map(|c| c.strategy.as_str()), Some("Webhook"));
+    anyhow::ensure!(
+        conversion.map(|c| c.strategy.as_str()) == Some("Webhook"),
+        "{CONVERTED_CRD}: conversion {conversion:?}"
+    );
     let ca = conversion
         .and_then(|c| c.webhook.as_ref())
         .and_then(|w| w.client_config.as_ref())
         .and_then(|c| c.ca_bundle.as_ref())
         .map_or(0, |b| b.0.len());
-    assert!(ca > 0, "the conversion webhook's caBundle is set");
+    anyhow::ensure!(ca > 0, "{CONVERTED_CRD}: the conversion webhook has no caBundle");
     let v1alpha2: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &instances_resource("v1alpha2"));
     let read = v1alpha2.get("allowed").await?;
-    assert_eq!(
-        read.types.as_ref().map(|t| t.api_version.as_str()),
-        Some("clustertemplate.openshift.io/v1alpha2")
+    anyhow::ensure!(
+        read.types.as_ref().map(|t| t.api_version.as_str()) == Some("clustertemplate.openshift.io/v1alpha2"),
+        "read at v1alpha2: {:?}",
+        read.types
     );
-    assert_eq!(
-        annotation(&read, "olm-rs.io/converted-by").as_deref(),
-        Some("test-webhook"),
-        "converted by the webhook: {:?}",
+    anyhow::ensure!(
+        annotation(&read, "olm-rs.io/converted-by").as_deref() == Some("test-webhook"),
+        "not converted by the webhook: {:?}",
         read.metadata.annotations
     );
     let _ = v1alpha1.delete("allowed", &DeleteParams::default()).await;
