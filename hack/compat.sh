@@ -21,7 +21,7 @@ versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=("$KUBERNETES_OLDEST_VERSION" "$KUBERNETES_VERSION")
 
 cargo build --workspace --all-targets --locked >&2
-targets=(--lib)
+targets=()
 for f in tests/tests/*.rs; do
   n=$(basename "$f" .rs)
   case "$n" in full_cluster*|observe_tools) ;; *) targets+=(--test "$n") ;; esac
@@ -40,7 +40,7 @@ for v in "${versions[@]}"; do
   server=$(kubectl version -o json | sed -nE '/serverVersion/,$ s/.*"gitVersion": "([^"]+)".*/\1/p' | head -1)
   log "Kubernetes $v (server $server): running the cluster suite; log in $dir/suite.log"
   t1=$(date +%s); status=0
-  cargo test -p olm-tests --locked --no-fail-fast "${targets[@]}" -- --test-threads=2 > "$dir/suite.log" 2>&1 || status=$?
+  cargo test --workspace --locked --no-fail-fast "${targets[@]}" -- --test-threads=2 > "$dir/suite.log" 2>&1 || status=$?
   wall=$(( $(date +%s) - t1 ))
   hack/control-plane.sh down >/dev/null 2>&1 || true
   unset KUBECONFIG

@@ -210,7 +210,7 @@ build() {
   k8s_build "$K8S_VERSION"
   command -v docker-registry >/dev/null || apt_install docker-registry
   # olm-oci (builds and pushes the default catalog's images): a debug build is quick and enough.
-  cargo build --locked -p oci --bin olm-oci >&2
+  cargo build --locked --workspace --bins >&2   # the workspace's feature set, as hack/test.sh builds it
   OLM_RS_IMAGES="$IMAGES" hack/images.sh build >&2   # keeps archives newer than their inputs
 }
 

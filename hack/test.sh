@@ -88,11 +88,19 @@ observe_check() {
 }
 
 log "running all tests"
-# Cluster tests (crate olm-tests) each start operators against the one control plane: fewer at once on 2 cores.
+# Every cargo command here selects the whole workspace (`--workspace`, narrowed by target): cargo unifies the
+# features of dependencies over the packages selected, so a `-p` selection would rebuild about 60 crates with
+# another feature set. Unit, table and corpus tests first (4 at a time), then the cluster tests (crate olm-tests,
+# each test starts operators against the one control plane: 2 at a time on 2 cores).
 status=0
-cargo test --workspace --exclude olm-tests --locked --no-fail-fast -- --test-threads="${OLM_RS_TEST_THREADS:-4}" || status=$?
+unit_targets=(--lib --bins)
+for n in $(for f in */tests/*.rs; do case "$f" in tests/tests/*) ;; *) basename "$f" .rs ;; esac; done | sort -u); do
+  unit_targets+=(--test "$n")
+done
+cargo test --workspace --locked --no-fail-fast "${unit_targets[@]}" -- --test-threads="${OLM_RS_TEST_THREADS:-4}" || status=$?
+cargo test --workspace --locked --no-fail-fast --doc || status=$?
 # Every cluster test target but observe_tools (run on its own first), and the full-cluster ones only where they run.
-cluster_targets=(--lib)
+cluster_targets=()
 for f in tests/tests/*.rs; do
   n=$(basename "$f" .rs)
   case "$n" in
@@ -102,8 +110,8 @@ for f in tests/tests/*.rs; do
   esac
 done
 observe_check
-cargo test -p olm-tests --locked --no-fail-fast --test observe_tools || status=$?
-cargo test -p olm-tests --locked --no-fail-fast "${cluster_targets[@]}" -- --test-threads="${OLM_RS_CLUSTER_TEST_THREADS:-2}" || status=$?
+cargo test --workspace --locked --no-fail-fast --test observe_tools || status=$?
+cargo test --workspace --locked --no-fail-fast "${cluster_targets[@]}" -- --test-threads="${OLM_RS_CLUSTER_TEST_THREADS:-2}" || status=$?
 if [ "$started_full" = 1 ] && [ -z "${OLM_RS_KEEP_CLUSTER:-}" ]; then
   log "stopping the full cluster and restoring the host"
   hack/full-cluster.sh down || status=$?
@@ -111,5 +119,5 @@ fi
 
 # The corpus counts (printed by passing tests, which cargo captures): show them in the log.
 log "corpus counts"
-cargo test -p messages --test corpus_roundtrip --locked -- --nocapture 2>&1 | grep -E '^corpus|^test result' || true
+cargo test --workspace --test corpus_roundtrip --locked -- --nocapture 2>&1 | grep -E '^corpus|^test result' || true
 exit "$status"
