@@ -104,13 +104,13 @@ start_t=$(date +%s)
 # The CSV does not exist yet when we start: wait for it to appear, then for its phase.
 deadline=$(( start_t + ${QUICKSTART_TIMEOUT:-300} ))
 until kubectl get csv -n "$NS" etcdoperator.v0.9.4 >/dev/null 2>&1; do
-  [ "$(date +%s)" -lt "$deadline" ] || { log "no CSV etcdoperator.v0.9.4 in time"; kubectl get sub,ip -n "$NS" -o wide || true; exit 1; }
+  [ "$(date +%s)" -lt "$deadline" ] || { log "no CSV etcdoperator.v0.9.4 in time"; kubectl get sub,installplan -n "$NS" -o wide || true; exit 1; }
   sleep 0.5
 done
 if ! kubectl wait -n "$NS" csv/etcdoperator.v0.9.4 --for=jsonpath='{.status.phase}'=Succeeded \
     --timeout="$(( deadline - $(date +%s) ))s" >/dev/null; then
-  log "etcdoperator.v0.9.4 did not reach Succeeded in time"; kubectl get sub,ip,csv,deploy -n "$NS" -o wide || true; exit 1
+  log "etcdoperator.v0.9.4 did not reach Succeeded in time"; kubectl get sub,installplan,csv,deploy -n "$NS" -o wide || true; exit 1
 fi
 log "installed the channel head (etcdoperator.v0.9.4) in $(( $(date +%s) - start_t )) s"
-kubectl get catsrc,sub,ip,csv,deploy -n "$NS"
+kubectl get catsrc,sub,installplan,csv,deploy -n "$NS"
 log "everything keeps running; stop it with: hack/quickstart.sh down"
