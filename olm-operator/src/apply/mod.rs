@@ -58,32 +58,58 @@ where
             });
         }
     };
-    let meta = applied.meta();
-    let Some(taken) =
-        managed_fields::take_over(meta.managed_fields.as_deref().unwrap_or_default(), MANAGER)
-    else {
-        return Ok(());
-    };
-    let patch = MetadataPatch {
-        metadata: ObjectMeta {
-            managed_fields: Some(taken.entries),
-            resource_version: meta.resource_version.clone(),
-            ..ObjectMeta::default()
-        },
-    };
-    let params = PatchParams {
-        field_manager: Some(MANAGER.into()),
-        ..PatchParams::default()
-    };
-    api.patch(&name, &params, &Patch::Merge(&patch))
-        .await
-        .map_err(failed("take over the fields of"))?;
-    if taken.reapply {
-        api.patch(&name, &request::apply_params(), &Patch::Apply(&body))
+    if take_over(api, &name, applied).await? {
+        // Without the caller's resourceVersion: the first apply held to it, and the object's status may have
+        // moved since (a Deployment's, by its controller).
+        let mut body = body;
+        body.meta_mut().resource_version = None;
+        api.patch(&name, &params, &Patch::Apply(&body))
             .await
             .map_err(failed("apply"))?;
     }
     Ok(())
+}
+
+/// Write the managed fields of `live` with the `Update` entries taken over (`managed_fields.rs`), at its
+/// resourceVersion; on a conflict (a status write in between) read it again and retry, twice. Whether an apply
+/// must follow.
+async fn take_over<K>(api: &Api<K>, name: &str, mut live: K) -> Result<bool, Failed>
+where
+    K: Resource + Clone + Serialize + DeserializeOwned + Debug,
+{
+    let params = PatchParams {
+        field_manager: Some(MANAGER.into()),
+        ..PatchParams::default()
+    };
+    let mut retries = 2;
+    loop {
+        let meta = live.meta();
+        let Some(taken) =
+            managed_fields::take_over(meta.managed_fields.as_deref().unwrap_or_default(), MANAGER)
+        else {
+            return Ok(false);
+        };
+        let patch = MetadataPatch {
+            metadata: ObjectMeta {
+                managed_fields: Some(taken.entries),
+                resource_version: meta.resource_version.clone(),
+                ..ObjectMeta::default()
+            },
+        };
+        match api.patch(name, &params, &Patch::Merge(&patch)).await {
+            Ok(_) => return Ok(taken.reapply),
+            Err(kube::Error::Api(s)) if s.is_conflict() && retries > 0 => {
+                retries -= 1;
+                live = api.get(name).await.map_err(failed("read"))?;
+            }
+            Err(source) => {
+                return Err(Failed {
+                    verb: "take over the fields of",
+                    source,
+                });
+            }
+        }
+    }
 }
 
 /// Create `obj`, or fully replace the live object (at its current resourceVersion) when it exists.
