@@ -3,7 +3,8 @@
 //! exists or not; fields other managers set (a user's label, an autoscaler's replicas) stay theirs. Fields an
 //! earlier create/update of ours or of OLM v0 owns are taken over after the apply (`managed_fields.rs`), so
 //! what the CSV no longer renders goes. An object server-side apply refuses for duplicate list keys is written
-//! by [`create_or_replace`], which also serves the kinds that are not applied.
+//! by [`create_or_replace`] instead. Kinds olm-operator shares with others are not written here (create/update
+//! or merge patches at their call sites, each saying why).
 
 mod managed_fields;
 mod request;
