@@ -11,6 +11,7 @@
 //! registries' addresses into `shared` as recipients of message types (`routes`); `janitor` → `csv` →
 //! `operator_group`, `operator_condition`, `operator_view` → `shared` → `routes`, `stores` → `metrics`.
 
+pub mod apply;
 pub mod cli;
 pub mod component_labels;
 pub mod copied_csv;

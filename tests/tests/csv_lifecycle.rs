@@ -1,6 +1,8 @@
 //! The ClusterServiceVersion lifecycle on the real control plane (spec §2, scenarios 9-13 of §8), observed
 //! through the API as a user would: a CSV installs to Succeeded with a real Deployment (made ready by the node
-//! simulator), drift is repaired, deleting a CSV garbage-collects what it installed, and bad CSVs reach Failed
+//! simulator), drift is repaired, the Deployment is server-side applied (another manager's label survives a
+//! reinstall, an earlier create/update's fields are taken over, a repeated env var falls back to create/update),
+//! deleting a CSV garbage-collects what it installed, and bad CSVs reach Failed
 //! with OLM's reason while a good CSV beside them succeeds. Requirements are in csv_requirements.rs, replaces
 //! chains in csv_chains.rs.
 
@@ -10,7 +12,7 @@ use csv_support::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{ClusterRole, Role, RoleBinding};
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use messages::crd::csv::{CsvPhase, CsvReason, RequirementStatusReason};
 use olm_tests::{await_object, eventually};
 use serde_json::json;
@@ -162,6 +164,159 @@ async fn a_deployment_changed_or_deleted_behind_our_back_is_repaired() -> anyhow
         let done = await_phase(&ctx, "op.v1.0.0", CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
         let history: Vec<String> = done.status.unwrap_or_default().conditions.iter().map(|c| c.reason.to_string()).collect();
         assert!(history.iter().any(|r| r == "ComponentUnhealthy" || r == "NeedsReinstall"), "the repair shows in the history: {history:?}");
+        Ok(())
+    })
+    .await
+}
+
+/// The Deployment's managers of the main resource, as (manager, operation).
+fn managers(d: &Deployment) -> Vec<(String, String)> {
+    d.metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .filter(|m| m.subresource.as_deref().unwrap_or_default().is_empty())
+        .map(|m| {
+            (
+                m.manager.clone().unwrap_or_default(),
+                m.operation.clone().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+fn env_names(d: Option<&Deployment>) -> Vec<String> {
+    d.and_then(|d| d.spec.as_ref())
+        .and_then(|s| s.template.spec.as_ref())
+        .and_then(|p| p.containers.first())
+        .and_then(|c| c.env.as_ref())
+        .map(|env| env.iter().map(|e| e.name.clone()).collect())
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_label_another_manager_put_on_the_deployment_survives_a_reinstall() -> anyhow::Result<()>
+{
+    with_operator("csv-ssa-others", |ctx, _port| async move {
+        create_group(&ctx).await?;
+        create_csv(
+            &ctx,
+            csv("op.v1.0.0", "1.0.0", None, "op", "example.com/op:1"),
+        )
+        .await?;
+        await_phase(
+            &ctx,
+            "op.v1.0.0",
+            CsvPhase::Succeeded,
+            CsvReason::InstallSucceeded,
+        )
+        .await?;
+        let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+        let installed = deployments.get("op").await?;
+        assert_eq!(
+            managers(&installed),
+            vec![("olm-operator".to_string(), "Apply".to_string())],
+            "written by server-side apply only"
+        );
+        let hash = |d: Option<&Deployment>| {
+            d.and_then(|d| d.metadata.labels.as_ref())
+                .and_then(|l| l.get("olm.deployment-spec-hash").cloned())
+        };
+        let ours = hash(Some(&installed)).expect("a spec hash");
+        // A user labels the Deployment, and changes the spec hash: drift, which reinstalls.
+        let user = PatchParams {
+            field_manager: Some("a-user".into()),
+            ..PatchParams::default()
+        };
+        let labelled = json!({"metadata": {"labels": {"team": "blue"}}});
+        deployments
+            .patch("op", &user, &Patch::Merge(&labelled))
+            .await?;
+        let drifted =
+            json!({"metadata": {"labels": {"olm.deployment-spec-hash": "00000000000000ff"}}});
+        deployments
+            .patch("op", &user, &Patch::Merge(&drifted))
+            .await?;
+        let restored = await_object(
+            &deployments,
+            "op",
+            DEADLINE,
+            "spec hash restored",
+            move |d| hash(d).as_deref() == Some(ours.as_str()),
+        )
+        .await?;
+        let labels = restored.metadata.labels.clone().unwrap_or_default();
+        assert_eq!(
+            labels.get("team").map(String::as_str),
+            Some("blue"),
+            "the user's label stays: {labels:?}"
+        );
+        await_phase(
+            &ctx,
+            "op.v1.0.0",
+            CsvPhase::Succeeded,
+            CsvReason::InstallSucceeded,
+        )
+        .await?;
+        Ok(())
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_deployment_written_by_create_and_update_loses_what_the_csv_does_not_render()
+-> anyhow::Result<()> {
+    with_operator("csv-ssa-legacy", |ctx, _port| async move {
+        create_group(&ctx).await?;
+        // As an olm-rs that wrote with create/update (user agent `olm-rs/…`) left it: an env var the CSV lacks.
+        let mut legacy: Deployment = serde_json::from_value(json!({
+            "metadata": {"name": "op", "labels": {"app": "op"}},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "op"}},
+                "template": {"metadata": {"labels": {"app": "op"}},
+                    "spec": {"serviceAccountName": "op-sa", "containers": [{"name": "operator", "image": "example.com/op:1",
+                        "env": [{"name": "STALE", "value": "1"}]}]}}}
+        }))?;
+        legacy.metadata.namespace = Some(ctx.namespace.clone());
+        let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+        let post = PostParams { field_manager: Some("olm-rs".into()), ..PostParams::default() };
+        deployments.create(&post, &legacy).await?;
+        create_csv(&ctx, csv("op.v1.0.0", "1.0.0", None, "op", "example.com/op:1")).await?;
+        await_phase(&ctx, "op.v1.0.0", CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
+        let installed = await_object(&deployments, "op", DEADLINE, "STALE gone", |d| d.is_some() && !env_names(d).contains(&"STALE".to_string())).await?;
+        assert!(env_names(Some(&installed)).contains(&"OPERATOR_CONDITION_NAME".to_string()));
+        let legacy_spec = installed.metadata.managed_fields.iter().flatten().any(|m| {
+            m.manager.as_deref() == Some("olm-rs") && m.fields_v1.as_ref().is_some_and(|f| f.0.get("f:spec").is_some())
+        });
+        assert!(!legacy_spec, "the create's fields were taken over: {:?}", managers(&installed));
+        Ok(())
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_deployment_naming_one_env_var_twice_installs_as_olm_v0_does() -> anyhow::Result<()> {
+    with_operator("csv-ssa-dup", |ctx, _port| async move {
+        create_group(&ctx).await?;
+        // Server-side apply refuses duplicate keys in a keyed list; create and update accept them.
+        let mut twice = csv("op.v1.0.0", "1.0.0", None, "op", "example.com/op:1");
+        twice["spec"]["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["containers"]
+            [0]["env"] = json!([{"name": "MODE", "value": "a"}, {"name": "MODE", "value": "b"}]);
+        create_csv(&ctx, twice).await?;
+        await_phase(
+            &ctx,
+            "op.v1.0.0",
+            CsvPhase::Succeeded,
+            CsvReason::InstallSucceeded,
+        )
+        .await?;
+        let deployment = Api::<Deployment>::namespaced(ctx.client.clone(), &ctx.namespace)
+            .get("op")
+            .await?;
+        let modes = env_names(Some(&deployment))
+            .into_iter()
+            .filter(|n| n == "MODE")
+            .count();
+        assert_eq!(modes, 2, "both entries written");
         Ok(())
     })
     .await

@@ -276,6 +276,13 @@ async fn the_subscription_config_is_projected_onto_the_deployment() -> anyhow::R
         // A config change is a drift: the deployment follows it.
         subs.patch("op", &PatchParams::default(), &Patch::Merge(json!({"spec": {"config": {"env": [{"name": "LOG_LEVEL", "value": "info"}]}}}))).await?;
         await_object(&deployments, "op", DEADLINE, "LOG_LEVEL=info", move |d: Option<&Deployment>| env_of(d, "LOG_LEVEL").as_deref() == Some("info")).await?;
+        // What the config no longer says goes from the Deployment (an applied field we stop applying is removed).
+        subs.patch("op", &PatchParams::default(), &Patch::Merge(json!({"spec": {"config": {"nodeSelector": null, "env": [{"name": "LOG_LEVEL", "value": "info"}, {"name": "EXTRA", "value": "1"}]}}}))).await?;
+        await_object(&deployments, "op", DEADLINE, "EXTRA set", move |d: Option<&Deployment>| env_of(d, "EXTRA").as_deref() == Some("1")).await?;
+        subs.patch("op", &PatchParams::default(), &Patch::Merge(json!({"spec": {"config": {"env": [{"name": "LOG_LEVEL", "value": "info"}]}}}))).await?;
+        let trimmed = await_object(&deployments, "op", DEADLINE, "EXTRA gone", move |d: Option<&Deployment>| d.is_some() && env_of(d, "EXTRA").is_none()).await?;
+        let selector = trimmed.spec.as_ref().and_then(|s| s.template.spec.as_ref()).and_then(|p| p.node_selector.clone()).unwrap_or_default();
+        assert!(!selector.contains_key("disk"), "the nodeSelector the config dropped is gone: {selector:?}");
         await_phase(&ctx, "op.v1.0.0", CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
         Ok(())
     })

@@ -344,6 +344,28 @@ const OLM_OPERATOR: &[(&str, &str, Scope, Answer)] = &[
         Yes,
     ),
     ("update", "leases.coordination.k8s.io", Own, Yes),
+    // Server-side apply (olm-operator/src/apply) is `patch`: the rendered Deployments, RBAC, Services, webhook
+    // configurations and APIServices.
+    ("patch", "deployments.apps", AllNamespaces, Yes),
+    (
+        "patch",
+        "clusterrolebindings.rbac.authorization.k8s.io",
+        AllNamespaces,
+        Yes,
+    ),
+    ("patch", "services", AllNamespaces, Yes),
+    (
+        "patch",
+        "mutatingwebhookconfigurations.admissionregistration.k8s.io",
+        AllNamespaces,
+        Yes,
+    ),
+    (
+        "patch",
+        "apiservices.apiregistration.k8s.io",
+        AllNamespaces,
+        Yes,
+    ),
     // Scoped installs (csv/scoped.rs): acting as an OperatorGroup's service account, never as a user or group.
     ("impersonate", "serviceaccounts", AllNamespaces, Yes),
     ("impersonate", "users", AllNamespaces, No),
@@ -424,6 +446,21 @@ const OLM_OPERATOR: &[(&str, &str, Scope, Answer)] = &[
     ),
     ("list", "secrets", AllNamespaces, No),
     ("list", "secrets", Own, No),
+    // Certificate Secrets are created or replaced at the version read, never applied.
+    ("patch", "secrets", AllNamespaces, No),
+    // Applied, never replaced.
+    (
+        "update",
+        "validatingwebhookconfigurations.admissionregistration.k8s.io",
+        AllNamespaces,
+        No,
+    ),
+    (
+        "update",
+        "apiservices.apiregistration.k8s.io",
+        AllNamespaces,
+        No,
+    ),
     ("watch", "secrets", AllNamespaces, No),
     ("delete", "secrets", AllNamespaces, No),
     ("delete", "services", AllNamespaces, No),

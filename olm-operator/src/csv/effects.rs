@@ -1,7 +1,8 @@
 //! The I/O of one reconcile, run inside the actor's `AtomicResponse` so reconciles of one CSV never
-//! interleave: annotate, ensure RBAC, install (create or fully update the strategy's objects, delete
-//! CSV-owned deployments no longer in it), delete the CSV, then write the status subresource and emit an
-//! Event for a phase change. Install errors become a Failed status here (classified in `error.rs`).
+//! interleave: annotate, ensure RBAC, install (server-side apply the strategy's RBAC and Deployments, see
+//! `crate::apply`; delete CSV-owned deployments no longer in it), delete the CSV, then write the status
+//! subresource and emit an Event for a phase change. Install errors become a Failed status here (classified in
+//! `error.rs`).
 
 use super::machine::{self, Decision, Effect, Step};
 use super::status;
@@ -12,7 +13,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::runtime::events::Recorder;
 use kube::{Api, Client, Resource};
 use messages::crd::csv::{ClusterServiceVersion, RequirementStatus};
@@ -226,16 +227,16 @@ async fn ensure_rbac(client: &Client, r: &Rendered) -> Result<(), Error> {
         ensure_account(namespaced(client, sa), sa).await?;
     }
     for role in &r.roles {
-        upsert(namespaced(client, role), role, "Role").await?;
+        apply_object(namespaced(client, role), role, "Role").await?;
     }
     for binding in &r.role_bindings {
-        upsert(namespaced(client, binding), binding, "RoleBinding").await?;
+        apply_object(namespaced(client, binding), binding, "RoleBinding").await?;
     }
     for role in &r.cluster_roles {
-        upsert(Api::all(client.clone()), role, "ClusterRole").await?;
+        apply_object(Api::all(client.clone()), role, "ClusterRole").await?;
     }
     for binding in &r.cluster_role_bindings {
-        upsert(Api::all(client.clone()), binding, "ClusterRoleBinding").await?;
+        apply_object(Api::all(client.clone()), binding, "ClusterRoleBinding").await?;
     }
     Ok(())
 }
@@ -255,7 +256,7 @@ async fn install(
     }
     let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
     for d in &r.deployments {
-        upsert(api.clone(), d, "Deployment").await?;
+        apply_object(api.clone(), d, "Deployment").await?;
     }
     // CSV-owned deployments the strategy no longer lists are deleted (found in the Deployment store).
     let wanted: Vec<&str> = r
@@ -297,39 +298,26 @@ fn shown<K: Resource>(obj: &K) -> String {
     }
 }
 
-/// Create, or fully replace (keeping the live resourceVersion) when it exists, as OLM's install strategy creates
-/// and updates its objects: the rendered object is ours whole, so a field the bundle dropped goes too.
-pub(crate) async fn upsert<K>(api: Api<K>, obj: &K, kind: &'static str) -> Result<(), Error>
+/// Server-side apply (`crate::apply`), as a CSV effect's error.
+pub(crate) async fn apply_object<K>(api: Api<K>, obj: &K, kind: &'static str) -> Result<(), Error>
 where
     K: Resource + Clone + Serialize + DeserializeOwned + Debug,
 {
-    let name = obj.meta().name.clone().unwrap_or_default();
-    let err = |verb: &'static str| {
-        move |source| Error::Apply {
-            verb,
+    crate::apply::apply(&api, obj)
+        .await
+        .map_err(|f| Error::Apply {
+            verb: f.verb,
             kind,
             name: shown(obj),
-            source,
-        }
-    };
-    match api.create(&PostParams::default(), obj).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.is_already_exists() => {
-            let live = api.get(&name).await.map_err(err("read"))?;
-            let mut desired = obj.clone();
-            desired.meta_mut().resource_version = live.meta().resource_version.clone();
-            api.replace(&name, &PostParams::default(), &desired)
-                .await
-                .map(|_| ())
-                .map_err(err("update"))
-        }
-        Err(source) => Err(err("create")(source)),
-    }
+            source: f.source,
+        })
 }
 
 /// Create the service account, or add this CSV to the owners of an existing one (a newer CSV of the same
 /// operator shares its predecessor's account; OLM's catalog operator adopts it likewise). Nothing else of an
-/// existing account is touched: its token secrets are its own.
+/// existing account is touched: its token secrets are its own. Not applied: an apply of our owner reference
+/// alone would drop the predecessor's reference we applied before, and the account is shared with the
+/// InstallPlan that created it and with users (docs/applying-objects.md).
 async fn ensure_account(api: Api<ServiceAccount>, sa: &ServiceAccount) -> Result<(), Error> {
     let err = |verb: &'static str| {
         move |source| Error::Apply {
@@ -339,7 +327,7 @@ async fn ensure_account(api: Api<ServiceAccount>, sa: &ServiceAccount) -> Result
             source,
         }
     };
-    match api.create(&PostParams::default(), sa).await {
+    match api.create(&crate::apply::post_params(), sa).await {
         Ok(_) => return Ok(()),
         Err(kube::Error::Api(s)) if s.is_already_exists() => {}
         Err(source) => return Err(err("create")(source)),
@@ -357,7 +345,11 @@ async fn ensure_account(api: Api<ServiceAccount>, sa: &ServiceAccount) -> Result
     }
     owners.extend(missing);
     let patch = serde_json::json!({ "metadata": { "ownerReferences": owners, "resourceVersion": live.metadata.resource_version } });
-    api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+    let params = PatchParams {
+        field_manager: Some(crate::apply::MANAGER.into()),
+        ..PatchParams::default()
+    };
+    api.patch(&name, &params, &Patch::Merge(&patch))
         .await
         .map(|_| ())
         .map_err(err("adopt"))

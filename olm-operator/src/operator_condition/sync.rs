@@ -1,6 +1,7 @@
-//! The I/O of OperatorConditions: ensure a CSV's OperatorCondition and its Role/RoleBinding exist (created when
-//! absent; an existing one keeps its conditions, its spec lists are refreshed), and copy `spec.conditions` into
-//! the status.
+//! The I/O of OperatorConditions: ensure a CSV's OperatorCondition and its Role/RoleBinding exist (the Role and
+//! RoleBinding server-side applied; the condition created when absent, an existing one keeping its conditions
+//! and getting its spec lists refreshed by a merge patch of those two lists alone), and copy `spec.conditions`
+//! into the status.
 
 use super::{access, desired, status_update};
 use kube::api::{Patch, PatchParams, PostParams};
@@ -21,9 +22,15 @@ pub async fn ensure(
     // The access first: a CSV is ensured again only while its OperatorCondition is missing or stale, so a
     // failed write of the Role or RoleBinding after the condition was created was never retried (the chaos
     // runs' API fault proxy: a CSV left with no RoleBinding for its OperatorCondition).
+    // Applied (`crate::apply`): a Role or RoleBinding changed since is repaired, as OLM's update on a difference.
     if let Some((role, binding)) = access(csv, &want.spec) {
-        create_if_absent(&Api::namespaced(client.clone(), namespace), &role).await?;
-        create_if_absent(&Api::namespaced(client.clone(), namespace), &binding).await?;
+        let applied = |f: crate::apply::Failed| f.source;
+        crate::apply::apply(&Api::namespaced(client.clone(), namespace), &role)
+            .await
+            .map_err(applied)?;
+        crate::apply::apply(&Api::namespaced(client.clone(), namespace), &binding)
+            .await
+            .map_err(applied)?;
     }
     let api: Api<OperatorCondition> = Api::namespaced(client.clone(), namespace);
     match existing {

@@ -3,6 +3,7 @@
 
 use super::machine::LabelChange;
 use super::provided_apis::{self, ApiSet};
+use crate::apply;
 use crate::copied_csv;
 use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::Namespace;
@@ -16,8 +17,6 @@ use messages::key::ObjectKey;
 use messages::msg::ApiChange;
 use std::collections::BTreeMap;
 
-/// Field manager of every write.
-pub const MANAGER: &str = "olm-operator";
 /// How many writes of one fan-out run at once.
 const FAN_OUT: usize = 16;
 
@@ -223,29 +222,24 @@ pub fn edit_for(change: ApiChange, apis: ApiSet) -> impl Fn(&ApiSet) -> ApiSet {
     move |current| super::intersection::apply(current, change, &apis)
 }
 
-/// Server-side apply of generated ClusterRoles.
+/// Server-side apply of generated ClusterRoles (`crate::apply`).
 pub async fn apply_cluster_roles(client: &Client, roles: Vec<ClusterRole>) -> Result<()> {
     let api: Api<ClusterRole> = Api::all(client.clone());
-    let params = PatchParams::apply(MANAGER).force();
-    for mut role in roles {
-        let name = role.metadata.name.clone().unwrap_or_default();
-        role.metadata.managed_fields = None;
-        let mut body = serde_json::to_value(&role).unwrap_or_default();
-        if let Some(obj) = body.as_object_mut() {
-            obj.insert("apiVersion".into(), "rbac.authorization.k8s.io/v1".into());
-            obj.insert("kind".into(), "ClusterRole".into());
-        }
-        api.patch(&name, &params, &Patch::Apply(&body))
+    for role in roles {
+        apply::apply(&api, &role)
             .await
-            .map_err(|source| Error::ClusterRole {
-                name: name.clone(),
-                source,
+            .map_err(|f| Error::ClusterRole {
+                name: role.metadata.name.clone().unwrap_or_default(),
+                source: f.source,
             })?;
     }
     Ok(())
 }
 
-/// One write of the copy fan-out.
+/// One write of the copy fan-out. Copies are created and replaced, not applied (OLM's `syncCopyCSV`): the write
+/// is decided on the copy read (its spec and status hashes), a live `olm.targetNamespaces` must go whoever set
+/// it while other annotations and labels stay, the status takes a second write to the subresource anyway, and a
+/// 409 or 404 means a newer event rewrites the copy.
 #[derive(Debug, Clone)]
 pub enum CopyWrite {
     /// Create the copy, then set its status.
@@ -363,19 +357,15 @@ async fn replace_status(
 /// only when absent (OLM: bindings are only created; lifted RBAC is create-only).
 pub async fn apply_tenant_rbac(client: &Client, rbac: &super::plan::TenantRbac) -> Result<()> {
     use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
-    let params = PatchParams::apply(MANAGER).force();
     for role in &rbac.roles {
         let ns = role.metadata.namespace.clone().unwrap_or_default();
-        let name = role.metadata.name.clone().unwrap_or_default();
         let api: Api<Role> = Api::namespaced(client.clone(), &ns);
-        let mut body = serde_json::to_value(role).unwrap_or_default();
-        if let Some(obj) = body.as_object_mut() {
-            obj.insert("apiVersion".into(), "rbac.authorization.k8s.io/v1".into());
-            obj.insert("kind".into(), "Role".into());
-        }
-        api.patch(&name, &params, &Patch::Apply(&body))
+        apply::apply(&api, role)
             .await
-            .map_err(|source| Error::ClusterRole { name, source })?;
+            .map_err(|f| Error::ClusterRole {
+                name: role.metadata.name.clone().unwrap_or_default(),
+                source: f.source,
+            })?;
     }
     for binding in &rbac.bindings {
         let api: Api<RoleBinding> = Api::namespaced(

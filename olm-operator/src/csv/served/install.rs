@@ -3,6 +3,9 @@
 //! auth-reader bindings, cert volumes and `olmcahash` on the deployments), [`register`] after them (webhook
 //! configurations, CRD conversion, APIServices, configurations of descriptions the CSV dropped deleted). What a gone CSV leaves
 //! (cluster-scoped objects by owner labels; conversion CRDs back to `None`) is the janitor's (`crate::janitor`).
+//! Services, the Secrets' RBAC, webhook configurations and APIServices are server-side applied
+//! (`crate::apply`); a Secret is created or replaced at the version inspected, a CRD's conversion replaced on
+//! the CRD read (docs/applying-objects.md).
 //!
 //! A rotation never leaves a pod serving with a CA the API server does not trust ([`with_certs`],
 //! `bundle.rs`): the CA bundles trust the new CA beside the previous one before the new pair is written to
@@ -15,19 +18,20 @@ use super::certs::{self, CA_KEY, Lifetime, Verdict};
 use super::objects::{self, KUBE_SYSTEM, Owner};
 use super::plan;
 use super::webhooks;
-use crate::csv::effects::upsert;
+use crate::apply::post_params;
+use crate::csv::effects::apply_object;
 use crate::csv::strategy::{self, Rendered};
 use crate::error::Error;
 use crate::shared::Shared;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
-use k8s_openapi::api::core::v1::{Secret, Service};
+use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::api::rbac::v1::RoleBinding;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
-use kube::api::{DeleteParams, ListParams, PostParams};
+use kube::api::{DeleteParams, ListParams};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Api, Client, Resource};
 use messages::crd::csv::{ClusterServiceVersion, WebhookAdmissionType};
@@ -97,7 +101,13 @@ pub async fn prepare(
         else {
             continue;
         };
-        ensure_service(client, &objects::service(&owner, serving, deployment)).await?;
+        let service = objects::service(&owner, serving, deployment);
+        apply_object(
+            Api::namespaced(client.clone(), &namespace),
+            &service,
+            "Service",
+        )
+        .await?;
         let secrets: Api<Secret> = Api::namespaced(client.clone(), &namespace);
         let live = secrets.get_opt(&serving.secret).await.map_err(apply_err(
             "read",
@@ -130,7 +140,12 @@ pub async fn prepare(
                 }
                 let issued = certs::issue(&hosts, now, lifetime)
                     .map_err(|e| Error::Served(e.to_string()))?;
-                out.secrets.push(objects::secret(&owner, serving, &issued));
+                let mut secret = objects::secret(&owner, serving, &issued);
+                // Replaced only at the version inspected: a pair written since is not overwritten unseen.
+                secret.metadata.resource_version = live
+                    .as_ref()
+                    .and_then(|l| l.metadata.resource_version.clone());
+                out.secrets.push(secret);
                 out.issued = true;
                 out.rotating |= live.is_some();
                 (issued.ca_pem.clone(), lifetime.rotate_at(issued.not_after))
@@ -139,20 +154,20 @@ pub async fn prepare(
         out.rotate_at = Some(out.rotate_at.map_or(rotate_at, |r| r.min(rotate_at)));
         let account = objects::service_account(deployment);
         let (role, binding) = objects::secret_access(&owner, serving, &account);
-        upsert(Api::namespaced(client.clone(), &namespace), &role, "Role").await?;
-        upsert(
+        apply_object(Api::namespaced(client.clone(), &namespace), &role, "Role").await?;
+        apply_object(
             Api::namespaced(client.clone(), &namespace),
             &binding,
             "RoleBinding",
         )
         .await?;
-        upsert(
+        apply_object(
             Api::all(client.clone()),
             &objects::auth_delegator(&owner, serving, &account),
             "ClusterRoleBinding",
         )
         .await?;
-        upsert(
+        apply_object(
             Api::<RoleBinding>::namespaced(client.clone(), KUBE_SYSTEM),
             &objects::auth_reader(&owner, serving, &account),
             "RoleBinding",
@@ -182,39 +197,34 @@ async fn adopt(api: &Api<Secret>, live: &Secret, owner: &Owner) -> Result<(), Er
         .get_or_insert_with(Vec::new)
         .push(owner.reference.clone());
     let name = live.metadata.name.clone().unwrap_or_default();
-    api.replace(&name, &PostParams::default(), &adopted)
+    api.replace(&name, &post_params(), &adopted)
         .await
         .map(|_| ())
         .map_err(apply_err("adopt", "Secret", name))
 }
 
-/// Create the Service, or replace it keeping the cluster IPs the API server allocated.
-async fn ensure_service(client: &Client, service: &Service) -> Result<(), Error> {
-    let namespace = service.metadata.namespace.clone().unwrap_or_default();
-    let name = service.metadata.name.clone().unwrap_or_default();
-    let api: Api<Service> = Api::namespaced(client.clone(), &namespace);
-    let shown = format!("{namespace}/{name}");
-    match api.create(&PostParams::default(), service).await {
-        Ok(_) => return Ok(()),
-        Err(kube::Error::Api(s)) if s.is_already_exists() => {}
-        Err(source) => return Err(apply_err("create", "Service", shown)(source)),
+/// Write an issued pair: created when no Secret was found, else replaced at the resourceVersion inspected
+/// (`metadata.resourceVersion` of `secret`), so a pair written in between is never overwritten unseen (the
+/// conflict retries the install, which inspects again). Not server-side applied: what is written depends on
+/// what was read, and olm-operator holds no `patch` on Secrets.
+async fn write_secret(api: &Api<Secret>, secret: &Secret) -> Result<(), Error> {
+    let name = secret.metadata.name.clone().unwrap_or_default();
+    let shown = format!(
+        "{}/{name}",
+        secret.metadata.namespace.as_deref().unwrap_or_default()
+    );
+    match secret.metadata.resource_version {
+        None => api
+            .create(&post_params(), secret)
+            .await
+            .map(|_| ())
+            .map_err(apply_err("create", "Secret", shown)),
+        Some(_) => api
+            .replace(&name, &post_params(), secret)
+            .await
+            .map(|_| ())
+            .map_err(apply_err("update", "Secret", shown)),
     }
-    let live = api
-        .get(&name)
-        .await
-        .map_err(apply_err("read", "Service", shown.clone()))?;
-    let mut desired = service.clone();
-    desired.metadata.resource_version = live.metadata.resource_version.clone();
-    if let (Some(want), Some(have)) = (desired.spec.as_mut(), live.spec.as_ref()) {
-        want.cluster_ip = have.cluster_ip.clone();
-        want.cluster_ips = have.cluster_ips.clone();
-        want.ip_families = have.ip_families.clone();
-        want.ip_family_policy = have.ip_family_policy.clone();
-    }
-    api.replace(&name, &PostParams::default(), &desired)
-        .await
-        .map(|_| ())
-        .map_err(apply_err("update", "Service", shown))
 }
 
 /// The namespace selector of the CSV's OperatorGroup (OLM: exactly one group, else an error).
@@ -355,9 +365,11 @@ pub async fn register(
             None => {
                 let annotations = subscription_annotations(shared, csv);
                 let want = api_services::build(name, namespace, desc, &ca, annotations);
-                apis.create(&PostParams::default(), &want)
-                    .await
-                    .map_err(apply_err("create", "APIService", api_name.clone()))?;
+                apis.create(&post_params(), &want).await.map_err(apply_err(
+                    "create",
+                    "APIService",
+                    api_name.clone(),
+                ))?;
             }
             Some(live) => {
                 if !api_services::adoptable(
@@ -368,6 +380,8 @@ pub async fn register(
                         "pre-existing APIService {api_name} is not adoptable"
                     )));
                 }
+                // The annotations stay as they are (the Subscription's went on at creation), and the
+                // adoption holds only for the version read: the apply fails with a conflict if it moved.
                 let mut want = api_services::build(
                     name,
                     namespace,
@@ -376,9 +390,7 @@ pub async fn register(
                     live.metadata.annotations.clone(),
                 );
                 want.metadata.resource_version = live.metadata.resource_version.clone();
-                apis.replace(&api_name, &PostParams::default(), &want)
-                    .await
-                    .map_err(apply_err("update", "APIService", api_name.clone()))?;
+                apply_object(apis.clone(), &want, "APIService").await?;
             }
         }
     }
@@ -440,8 +452,9 @@ fn subscription_annotations(
         .and_then(|c| c.annotations.clone())
 }
 
-/// Create the configuration of a description, or replace every one found by its labels (OLM's
-/// create-or-update over a label selector; names come from `generateName`). `want` builds it from the live
+/// Create the configuration of a description, or apply every one found by its labels (OLM's create-or-update
+/// over a label selector). Created with a POST: its name comes from `generateName`, which an apply cannot
+/// use; the create's fields are taken over by the first apply (`crate::apply`). `want` builds it from the live
 /// one (whose CA bundle a rotation keeps trusting).
 async fn put_configuration<K>(
     api: Api<K>,
@@ -458,7 +471,7 @@ where
         .await
         .map_err(apply_err("list", kind, shown.clone()))?;
     if found.items.is_empty() {
-        api.create(&PostParams::default(), &want(None))
+        api.create(&post_params(), &want(None))
             .await
             .map_err(apply_err("create", kind, shown))?;
         return Ok(());
@@ -468,10 +481,7 @@ where
         let mut desired = want(Some(&live));
         desired.meta_mut().name = Some(name.clone());
         desired.meta_mut().generate_name = live.meta().generate_name.clone();
-        desired.meta_mut().resource_version = live.meta().resource_version.clone();
-        api.replace(&name, &PostParams::default(), &desired)
-            .await
-            .map_err(apply_err("update", kind, name))?;
+        apply_object(api.clone(), &desired, kind).await?;
     }
     Ok(())
 }
@@ -577,7 +587,7 @@ async fn set_conversion(
             return Ok(());
         }
         crd.spec.conversion = Some(conversion);
-        match api.replace(crd_name, &PostParams::default(), &crd).await {
+        match api.replace(crd_name, &post_params(), &crd).await {
             Ok(_) => return Ok(()),
             Err(kube::Error::Api(s)) if s.code == 409 => continue,
             Err(source) => {
@@ -617,8 +627,9 @@ pub async fn with_certs(
         register(client, shared, csv, &prepared.cas, keep).await?;
     }
     let namespace = csv.metadata.namespace.as_deref().unwrap_or_default();
+    let secrets = Api::namespaced(client.clone(), namespace);
     for secret in &prepared.secrets {
-        upsert(Api::namespaced(client.clone(), namespace), secret, "Secret").await?;
+        write_secret(&secrets, secret).await?;
     }
     deploy(&prepared.rendered).await?;
     register(client, shared, csv, &prepared.cas, keep).await?;
