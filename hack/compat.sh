@@ -53,16 +53,23 @@ for v in "${versions[@]}"; do
 done
 
 doc=docs/kubernetes-versions.md
-table=$(printf '%s\n' "| release | server /version | suite | passed | failed | ignored | suite time | build (cached: 0 s) | failing tests |" \
-  "|---|---|---|---|---|---|---|---|---|" "${rows[@]}")
-python3 - "$doc" "$table" "$(date -u +%Y-%m-%d)" <<'PY'
+# Rows of the releases measured now replace theirs; rows of releases not run this time stay.
+python3 - "$doc" "$(date -u +%Y-%m-%d)" "${rows[@]}" <<'PY'
 import re, sys
-path, table, day = sys.argv[1], sys.argv[2], sys.argv[3]
+path, day, new_rows = sys.argv[1], sys.argv[2], sys.argv[3:]
 text = open(path).read()
 begin, end = "<!-- compat-table:begin -->", "<!-- compat-table:end -->"
-block = f"{begin}\nMeasured {day} by `hack/compat.sh` (debug build, light cluster, 2 cores):\n\n{table}\n{end}"
-text = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: block, text, flags=re.S)
+old = re.search(re.escape(begin) + "(.*?)" + re.escape(end), text, flags=re.S).group(1)
+release = lambda row: row.split("|")[1].strip()
+rows = {release(r): r for r in old.splitlines() if re.match(r"^\| \d", r)}
+rows.update({release(r): r for r in new_rows})
+ordered = sorted(rows.values(), key=lambda r: [int(x) for x in release(r).split(".")])
+head = ("| release | server /version | suite | passed | failed | ignored | suite time | build (cached: 0 s) | failing tests |\n"
+        "|---|---|---|---|---|---|---|---|---|")
+block = (f"{begin}\nMeasured by `hack/compat.sh` (debug build, light cluster, 2 cores; last run {day}):\n\n"
+         + head + "\n" + "\n".join(ordered) + f"\n{end}")
+text = text.replace(begin + old + end, block)
 open(path, "w").write(text)
 PY
 log "table written to $doc"
-printf '%s\n' "$table"
+sed -n '/compat-table:begin/,/compat-table:end/p' "$doc"
