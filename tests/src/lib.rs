@@ -25,6 +25,7 @@ mod namespace;
 mod observe;
 mod operators;
 mod otlp;
+mod shared_catalogs;
 pub mod slow_tcp;
 mod wait;
 
@@ -37,4 +38,5 @@ pub use namespace::{TestContext, with_namespace};
 pub use observe::{Observe, ScrapeTarget, browser_dom, browser_screenshot, output_dir};
 pub use operators::OperatorProcess;
 pub use otlp::{OtlpReceiver, ReceivedSpan};
+pub use shared_catalogs::{shared_catalogs, shared_operators};
 pub use wait::{DEFAULT_DEADLINE, await_object, eventually};

@@ -22,7 +22,7 @@ use kube::api::{DeleteParams, ListParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::install_plan::InstallPlanPhase;
 use messages::crd::subscription::SubscriptionState;
-use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, with_namespace};
+use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, shared_operators, with_namespace};
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -110,25 +110,6 @@ const CLUSTER_AAS: Case = Case {
     ],
     all_namespaces: true,
 };
-
-fn shared_operators() -> anyhow::Result<PathBuf> {
-    let dir = std::env::var_os("OLM_RS_SHARED")
-        .map(|d| PathBuf::from(d).join("catalogs"))
-        .unwrap_or_else(|| {
-            PathBuf::from(
-                std::env::var("CARGO_MANIFEST_DIR")
-                    .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
-            )
-            .join("../../shared/catalogs")
-        })
-        .join("community-operators-prod-bundles/operators");
-    anyhow::ensure!(
-        dir.is_dir(),
-        "the shared catalogs (../shared/catalogs beside the clone, or $OLM_RS_SHARED/catalogs) are this test's input and are missing: {}",
-        dir.display()
-    );
-    Ok(dir)
-}
 
 fn owner_selector(csv: &str, ns: &str) -> String {
     format!("olm.owner={csv},olm.owner.namespace={ns},olm.owner.kind=ClusterServiceVersion")

@@ -25,7 +25,7 @@ use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, PostParams};
 use kube::core::GroupVersionKind;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::operator_group::{OperatorGroup, OperatorGroupSpec};
-use olm_tests::{FullCluster, await_object, dump_namespace, eventually};
+use olm_tests::{FullCluster, await_object, dump_namespace, eventually, shared_catalogs};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -36,22 +36,6 @@ const GROUP: &str = "clustertemplate.openshift.io";
 const CONVERTED_CRD: &str = "clustertemplateinstances.clustertemplate.openshift.io";
 const WEBHOOK_IMAGE: &str = "localhost/olm-rs/test-webhook:dev";
 const DEADLINE: Duration = Duration::from_secs(180);
-
-fn shared_catalogs() -> anyhow::Result<PathBuf> {
-    let dir = match std::env::var_os("OLM_RS_SHARED") {
-        Some(shared) => PathBuf::from(shared).join("catalogs"),
-        None => PathBuf::from(
-            std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
-        )
-        .join("../../shared/catalogs"),
-    };
-    anyhow::ensure!(
-        dir.is_dir(),
-        "the shared catalogs ({}) are this test's input and are missing",
-        dir.display()
-    );
-    Ok(dir)
-}
 
 fn read_yaml<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
     let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;

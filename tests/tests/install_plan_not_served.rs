@@ -13,7 +13,7 @@ use kube::Api;
 use kube::api::PostParams;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::{InstallPlan, InstallPlanPhase};
-use olm_tests::{Cluster, await_object, with_namespace};
+use olm_tests::{Cluster, await_object, shared_operators, with_namespace};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -90,25 +90,6 @@ async fn a_step_of_an_api_nobody_serves_retries_then_fails_with_olms_message() -
         Ok(())
     })
     .await
-}
-
-fn shared_operators() -> anyhow::Result<PathBuf> {
-    let dir = std::env::var_os("OLM_RS_SHARED")
-        .map(|d| PathBuf::from(d).join("catalogs"))
-        .unwrap_or_else(|| {
-            PathBuf::from(
-                std::env::var("CARGO_MANIFEST_DIR")
-                    .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
-            )
-            .join("../../shared/catalogs")
-        })
-        .join("community-operators-prod-bundles/operators");
-    anyhow::ensure!(
-        dir.is_dir(),
-        "the shared catalogs (../shared/catalogs beside the clone, or $OLM_RS_SHARED/catalogs) are this test's input and are missing: {}",
-        dir.display()
-    );
-    Ok(dir)
 }
 
 #[tokio::test]

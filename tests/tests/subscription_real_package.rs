@@ -12,32 +12,15 @@ use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::SubscriptionState;
-use olm_tests::{Cluster, OperatorProcess, await_object, with_namespace};
+use olm_tests::{Cluster, OperatorProcess, await_object, shared_catalogs, with_namespace};
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-fn shared_catalogs() -> Option<PathBuf> {
-    let dir = std::env::var_os("OLM_RS_SHARED")
-        .map(|d| PathBuf::from(d).join("catalogs"))
-        .unwrap_or_else(|| {
-            PathBuf::from(
-                std::env::var("CARGO_MANIFEST_DIR")
-                    .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
-            )
-            .join("../../shared/catalogs")
-        });
-    dir.is_dir().then_some(dir)
-}
-
 #[tokio::test]
 async fn a_real_bundle_package_installs_to_succeeded_with_its_deployment_available()
 -> anyhow::Result<()> {
-    let Some(catalogs) = shared_catalogs() else {
-        anyhow::bail!(
-            "the shared catalogs (../shared/catalogs beside the clone, or $OLM_RS_SHARED/catalogs) are this test's input and are missing"
-        );
-    };
+    let catalogs = shared_catalogs()?;
     let package = catalogs.join("community-operators-prod-bundles/operators/apicurito");
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "realpkg", |ctx| async move {
@@ -108,11 +91,7 @@ async fn a_real_bundle_package_installs_to_succeeded_with_its_deployment_availab
 #[tokio::test]
 async fn a_csv_olms_schema_rejects_fails_its_plan_with_the_apiservers_reason() -> anyhow::Result<()>
 {
-    let Some(catalogs) = shared_catalogs() else {
-        anyhow::bail!(
-            "the shared catalogs (../shared/catalogs beside the clone, or $OLM_RS_SHARED/catalogs) are this test's input and are missing"
-        );
-    };
+    let catalogs = shared_catalogs()?;
     let package = catalogs.join("community-operators-prod-bundles/operators/odoo-operator");
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "schema-reject", |ctx| async move {
