@@ -24,7 +24,6 @@ use messages::crd::install_plan::InstallPlanPhase;
 use messages::crd::subscription::SubscriptionState;
 use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, shared_operators, with_namespace};
 use serde_json::json;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// One real operator and what installing it must produce.

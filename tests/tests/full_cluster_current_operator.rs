@@ -27,7 +27,7 @@ use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::operator_group::{OperatorGroup, OperatorGroupSpec};
 use olm_tests::{FullCluster, await_object, dump_namespace, eventually, shared_catalogs};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 const BUNDLE: &str = "community-operators-prod-bundles/operators/cluster-aas-operator/0.1.5/manifests";

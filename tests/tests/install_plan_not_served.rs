@@ -15,7 +15,6 @@ use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::{InstallPlan, InstallPlanPhase};
 use olm_tests::{Cluster, await_object, shared_operators, with_namespace};
 use serde_json::json;
-use std::path::PathBuf;
 
 const DEPRECATION_GUIDE: &str = "This API may have been deprecated and removed, see \
      https://kubernetes.io/docs/reference/using-api/deprecation-guide/ for more information.";

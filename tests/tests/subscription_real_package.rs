@@ -14,7 +14,6 @@ use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::SubscriptionState;
 use olm_tests::{Cluster, OperatorProcess, await_object, shared_catalogs, with_namespace};
 use serde_json::json;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 #[tokio::test]
