@@ -294,29 +294,24 @@ async fn a_deployment_written_by_create_and_update_loses_what_the_csv_does_not_r
 }
 
 #[tokio::test]
-async fn a_deployment_naming_one_env_var_twice_installs_as_olm_v0_does() -> anyhow::Result<()> {
-    with_operator("csv-ssa-dup", |ctx, _port| async move {
+async fn a_csv_naming_one_env_var_twice_is_refused_as_olms_crd_refuses_it() -> anyhow::Result<()> {
+    with_operator("csv-dup-env", |ctx, _port| async move {
         create_group(&ctx).await?;
-        // Server-side apply refuses duplicate keys in a keyed list; create and update accept them.
+        // The CSV CRD keys a container's `env` by name, as OLM's published CRD does (and as Kubernetes keys it for
+        // server-side apply): a CSV naming one variable twice is refused at create. A Deployment with duplicate
+        // keys that still reaches olm-operator (a CSV stored before its CRD carried the keys) is written with
+        // create/replace instead of an apply (`olm-operator/src/apply/request.rs`, table-tested).
         let mut twice = csv("op.v1.0.0", "1.0.0", None, "op", "example.com/op:1");
         twice["spec"]["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["containers"]
             [0]["env"] = json!([{"name": "MODE", "value": "a"}, {"name": "MODE", "value": "b"}]);
-        create_csv(&ctx, twice).await?;
-        await_phase(
-            &ctx,
-            "op.v1.0.0",
-            CsvPhase::Succeeded,
-            CsvReason::InstallSucceeded,
-        )
-        .await?;
-        let deployment = Api::<Deployment>::namespaced(ctx.client.clone(), &ctx.namespace)
-            .get("op")
-            .await?;
-        let modes = env_names(Some(&deployment))
-            .into_iter()
-            .filter(|n| n == "MODE")
-            .count();
-        assert_eq!(modes, 2, "both entries written");
+        let Err(refused) = create_csv(&ctx, twice).await else {
+            anyhow::bail!("a CSV naming MODE twice was created");
+        };
+        let message = format!("{refused:#}");
+        anyhow::ensure!(
+            message.contains(r#"env[1]: Duplicate value: {"name":"MODE"}"#),
+            "refused, but not for the duplicate: {message}"
+        );
         Ok(())
     })
     .await
