@@ -51,8 +51,13 @@ fn validate(review: &Value) -> Value {
     let deny = by_spec || by_label;
     let mut response = json!({"uid": request["uid"], "allowed": !deny});
     if deny {
-        let why = if by_spec { "spec.deny is true" } else { "label olm-rs.io/deny is \"true\"" };
-        response["status"] = json!({"code": 403, "message": format!("denied by the test webhook: {why}")});
+        let why = if by_spec {
+            "spec.deny is true"
+        } else {
+            "label olm-rs.io/deny is \"true\""
+        };
+        response["status"] =
+            json!({"code": 403, "message": format!("denied by the test webhook: {why}")});
     }
     json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response})
 }
@@ -118,7 +123,9 @@ async fn handle(req: Request<Incoming>) -> anyhow::Result<Response<Full<Bytes>>>
         (Some("AdmissionReview"), true) => mutate(&review),
         (Some("AdmissionReview"), false) => validate(&review),
         _ => {
-            let mut r = Response::new(Full::new(Bytes::from_static(b"neither an AdmissionReview nor a ConversionReview")));
+            let mut r = Response::new(Full::new(Bytes::from_static(
+                b"neither an AdmissionReview nor a ConversionReview",
+            )));
             *r.status_mut() = StatusCode::BAD_REQUEST;
             return Ok(r);
         }
@@ -247,13 +254,18 @@ mod tests {
         use base64::Engine;
         for (object, op_path) in [
             (json!({"metadata": {}}), "/metadata/annotations"),
-            (json!({"metadata": {"annotations": {"a": "b"}}}), "/metadata/annotations/olm-rs.io~1mutated-by"),
+            (
+                json!({"metadata": {"annotations": {"a": "b"}}}),
+                "/metadata/annotations/olm-rs.io~1mutated-by",
+            ),
         ] {
             let answer = mutate(&json!({"request": {"uid": "u", "object": object}}));
             assert_eq!(answer["response"]["allowed"], json!(true));
             let patch = answer["response"]["patch"].as_str().unwrap_or_default();
             let patch: Value = serde_json::from_slice(
-                &base64::engine::general_purpose::STANDARD.decode(patch).unwrap_or_default(),
+                &base64::engine::general_purpose::STANDARD
+                    .decode(patch)
+                    .unwrap_or_default(),
             )
             .unwrap_or_default();
             assert_eq!(patch[0]["path"], json!(op_path));

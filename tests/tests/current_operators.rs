@@ -22,7 +22,9 @@ use kube::api::{DeleteParams, ListParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::install_plan::InstallPlanPhase;
 use messages::crd::subscription::SubscriptionState;
-use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, shared_operators, with_namespace};
+use olm_tests::{
+    Cluster, OperatorProcess, TestContext, await_object, shared_operators, with_namespace,
+};
 use serde_json::json;
 use std::time::{Duration, Instant};
 

@@ -175,21 +175,37 @@ async fn pod_security_is_enforced(client: &Client) -> anyhow::Result<()> {
     let namespace = Api::<Namespace>::all(client.clone()).get(OLM_NS).await?;
     let labels = namespace.metadata.labels.unwrap_or_default();
     assert_eq!(
-        labels.get("pod-security.kubernetes.io/enforce").map(String::as_str),
+        labels
+            .get("pod-security.kubernetes.io/enforce")
+            .map(String::as_str),
         Some("restricted"),
         "{OLM_NS}: PSA enforce label ({labels:?})"
     );
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), OLM_NS);
     for deployment in deployments.list(&ListParams::default()).await? {
         let name = deployment.metadata.name.clone().unwrap_or_default();
-        let want = deployment.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
-        await_object(&deployments, &name, DEADLINE, "every replica admitted and ready", |d| {
-            d.and_then(|d| d.status.as_ref()).is_some_and(|s| s.ready_replicas == Some(want))
-        })
+        let want = deployment
+            .spec
+            .as_ref()
+            .and_then(|s| s.replicas)
+            .unwrap_or(1);
+        await_object(
+            &deployments,
+            &name,
+            DEADLINE,
+            "every replica admitted and ready",
+            |d| {
+                d.and_then(|d| d.status.as_ref())
+                    .is_some_and(|s| s.ready_replicas == Some(want))
+            },
+        )
         .await?;
     }
     let unrestricted = Pod {
-        metadata: kube::api::ObjectMeta { name: Some("psa-probe".into()), ..Default::default() },
+        metadata: kube::api::ObjectMeta {
+            name: Some("psa-probe".into()),
+            ..Default::default()
+        },
         spec: Some(k8s_openapi::api::core::v1::PodSpec {
             containers: vec![k8s_openapi::api::core::v1::Container {
                 name: "c".into(),
@@ -200,10 +216,20 @@ async fn pod_security_is_enforced(client: &Client) -> anyhow::Result<()> {
         }),
         ..Default::default()
     };
-    let dry_run = PostParams { dry_run: true, ..PostParams::default() };
-    match Api::<Pod>::namespaced(client.clone(), OLM_NS).create(&dry_run, &unrestricted).await {
-        Err(kube::Error::Api(e)) if e.message.contains("violates PodSecurity \"restricted") => Ok(()),
-        Err(e) => anyhow::bail!("an unrestricted pod in {OLM_NS}: refused, but not by Pod Security: {e}"),
+    let dry_run = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    match Api::<Pod>::namespaced(client.clone(), OLM_NS)
+        .create(&dry_run, &unrestricted)
+        .await
+    {
+        Err(kube::Error::Api(e)) if e.message.contains("violates PodSecurity \"restricted") => {
+            Ok(())
+        }
+        Err(e) => {
+            anyhow::bail!("an unrestricted pod in {OLM_NS}: refused, but not by Pod Security: {e}")
+        }
         Ok(_) => anyhow::bail!("an unrestricted pod was admitted in {OLM_NS}"),
     }
 }
@@ -289,10 +315,17 @@ async fn operators_are_ready_and_hardened(client: &Client) -> anyhow::Result<()>
         }
         // Held by one of these pods: right after a rollout (`up` on a running cluster applies a changed deploy/)
         // the old leader has released it and a new one takes it within a lease duration.
-        let holder = eventually(DEADLINE, &format!("{operator}: Lease held by a current pod"), || async {
-            let holder = lease_holder(client, operator).await?;
-            Ok(holder.filter(|h| pods.iter().any(|p| p.metadata.name.as_deref() == Some(h.as_str()))))
-        })
+        let holder = eventually(
+            DEADLINE,
+            &format!("{operator}: Lease held by a current pod"),
+            || async {
+                let holder = lease_holder(client, operator).await?;
+                Ok(holder.filter(|h| {
+                    pods.iter()
+                        .any(|p| p.metadata.name.as_deref() == Some(h.as_str()))
+                }))
+            },
+        )
         .await?;
         assert!(
             pods.iter()

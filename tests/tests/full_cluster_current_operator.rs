@@ -15,8 +15,8 @@
 
 use k8s_openapi::api::apps::v1::DeploymentSpec;
 use k8s_openapi::api::core::v1::{
-    Capabilities, Container, ContainerPort, EnvVar, HTTPGetAction, Namespace, PodSecurityContext, Probe,
-    SeccompProfile, SecurityContext,
+    Capabilities, Container, ContainerPort, EnvVar, HTTPGetAction, Namespace, PodSecurityContext,
+    Probe, SeccompProfile, SecurityContext,
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -30,7 +30,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-const BUNDLE: &str = "community-operators-prod-bundles/operators/cluster-aas-operator/0.1.5/manifests";
+const BUNDLE: &str =
+    "community-operators-prod-bundles/operators/cluster-aas-operator/0.1.5/manifests";
 const CSV_FILE: &str = "cluster-aas-operator.clusterserviceversion.yaml";
 const GROUP: &str = "clustertemplate.openshift.io";
 const CONVERTED_CRD: &str = "clustertemplateinstances.clustertemplate.openshift.io";
@@ -38,7 +39,8 @@ const WEBHOOK_IMAGE: &str = "localhost/olm-rs/test-webhook:dev";
 const DEADLINE: Duration = Duration::from_secs(180);
 
 fn read_yaml<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
-    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     serde_saphyr::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
@@ -47,20 +49,32 @@ fn bundle_crds(dir: &Path) -> anyhow::Result<Vec<CustomResourceDefinition>> {
     let mut crds = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
         if !name.starts_with("clustertemplate.openshift.io_") {
             continue;
         }
         let mut crd: CustomResourceDefinition = read_yaml(&path)?;
         if crd.metadata.name.as_deref() == Some(CONVERTED_CRD) {
-            let mut second = crd.spec.versions.first().cloned().ok_or_else(|| anyhow::anyhow!("{name}: no version"))?;
+            let mut second = crd
+                .spec
+                .versions
+                .first()
+                .cloned()
+                .ok_or_else(|| anyhow::anyhow!("{name}: no version"))?;
             second.name = "v1alpha2".into();
             second.storage = false;
             crd.spec.versions.push(second);
         }
         crds.push(crd);
     }
-    anyhow::ensure!(crds.len() == 5, "expected the bundle's 5 CRDs, read {}", crds.len());
+    anyhow::ensure!(
+        crds.len() == 5,
+        "expected the bundle's 5 CRDs, read {}",
+        crds.len()
+    );
     Ok(crds)
 }
 
@@ -70,15 +84,25 @@ fn webhook_pod(spec: &mut DeploymentSpec, port: i32) {
     let restricted = SecurityContext {
         allow_privilege_escalation: Some(false),
         read_only_root_filesystem: Some(true),
-        capabilities: Some(Capabilities { drop: Some(vec!["ALL".into()]), ..Capabilities::default() }),
+        capabilities: Some(Capabilities {
+            drop: Some(vec!["ALL".into()]),
+            ..Capabilities::default()
+        }),
         ..SecurityContext::default()
     };
     let container = Container {
         name: "manager".into(),
         image: Some(WEBHOOK_IMAGE.into()),
         image_pull_policy: Some("IfNotPresent".into()),
-        env: Some(vec![EnvVar { name: "WEBHOOK_PORT".into(), value: Some(port.to_string()), ..EnvVar::default() }]),
-        ports: Some(vec![ContainerPort { container_port: port, ..ContainerPort::default() }]),
+        env: Some(vec![EnvVar {
+            name: "WEBHOOK_PORT".into(),
+            value: Some(port.to_string()),
+            ..EnvVar::default()
+        }]),
+        ports: Some(vec![ContainerPort {
+            container_port: port,
+            ..ContainerPort::default()
+        }]),
         readiness_probe: Some(Probe {
             http_get: Some(HTTPGetAction {
                 path: Some("/healthz".into()),
@@ -96,13 +120,20 @@ fn webhook_pod(spec: &mut DeploymentSpec, port: i32) {
         pod.containers = vec![container];
         pod.security_context = Some(PodSecurityContext {
             run_as_non_root: Some(true),
-            seccomp_profile: Some(SeccompProfile { type_: "RuntimeDefault".into(), ..SeccompProfile::default() }),
+            seccomp_profile: Some(SeccompProfile {
+                type_: "RuntimeDefault".into(),
+                ..SeccompProfile::default()
+            }),
             ..PodSecurityContext::default()
         });
     }
 }
 
-fn instance(ns: &str, name: &str, labels: BTreeMap<String, String>) -> anyhow::Result<DynamicObject> {
+fn instance(
+    ns: &str,
+    name: &str,
+    labels: BTreeMap<String, String>,
+) -> anyhow::Result<DynamicObject> {
     let mut object = DynamicObject::new(name, &instances_resource("v1alpha1")).within(ns);
     object.metadata.labels = Some(labels);
     object.data = serde_json::from_str(r#"{"spec": {"clusterTemplateRef": "none"}}"#)?;
@@ -117,7 +148,11 @@ fn instances_resource(version: &str) -> ApiResource {
 }
 
 fn annotation(object: &DynamicObject, key: &str) -> Option<String> {
-    object.metadata.annotations.as_ref().and_then(|a| a.get(key).cloned())
+    object
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(key).cloned())
 }
 
 #[tokio::test]
@@ -133,16 +168,26 @@ async fn a_current_operators_webhooks_are_called_by_the_api_server() -> anyhow::
         let namespaces = namespaces.clone();
         async move {
             let left = namespaces.list(&kube::api::ListParams::default()).await?;
-            let earlier = left.items.iter().any(|n| n.metadata.name.as_deref().is_some_and(|n| n.starts_with("full-current-")));
+            let earlier = left.items.iter().any(|n| {
+                n.metadata
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with("full-current-"))
+            });
             Ok((!earlier).then_some(()))
         }
     })
     .await?;
     let namespace = Namespace {
-        metadata: ObjectMeta { name: Some(ns.clone()), ..ObjectMeta::default() },
+        metadata: ObjectMeta {
+            name: Some(ns.clone()),
+            ..ObjectMeta::default()
+        },
         ..Namespace::default()
     };
-    namespaces.create(&PostParams::default(), &namespace).await?;
+    namespaces
+        .create(&PostParams::default(), &namespace)
+        .await?;
     let crds = bundle_crds(&manifests)?;
     let crd_api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let result = proof(&client, &ns, &manifests, &crds).await;
@@ -152,7 +197,12 @@ async fn a_current_operators_webhooks_are_called_by_the_api_server() -> anyhow::
     }
     if std::env::var_os("OLM_TEST_NO_CLEANUP").is_none() {
         for crd in &crds {
-            let _ = crd_api.delete(crd.metadata.name.as_deref().unwrap_or_default(), &DeleteParams::default()).await;
+            let _ = crd_api
+                .delete(
+                    crd.metadata.name.as_deref().unwrap_or_default(),
+                    &DeleteParams::default(),
+                )
+                .await;
         }
         let _ = namespaces.delete(&ns, &DeleteParams::background()).await;
     }
@@ -180,15 +230,24 @@ async fn proof(
     }
     // Conversion webhooks are for operators installed in AllNamespaces mode only (the CSV supports only that).
     let group = OperatorGroup::new("global", OperatorGroupSpec::default());
-    Api::<OperatorGroup>::namespaced(client.clone(), ns).create(&pp, &group).await?;
+    Api::<OperatorGroup>::namespaced(client.clone(), ns)
+        .create(&pp, &group)
+        .await?;
 
     let mut csv: ClusterServiceVersion = read_yaml(&manifests.join(CSV_FILE))?;
     let hooks = csv.spec.webhook_definitions.clone().unwrap_or_default();
-    anyhow::ensure!(hooks.len() == 4, "the bundle declares 4 webhooks, read {}", hooks.len());
-    let port = hooks.first().and_then(|h| h.target_port.clone()).map_or(9443, |p| match p {
-        IntOrString::Int(port) => port,
-        IntOrString::String(_) => 9443,
-    });
+    anyhow::ensure!(
+        hooks.len() == 4,
+        "the bundle declares 4 webhooks, read {}",
+        hooks.len()
+    );
+    let port = hooks
+        .first()
+        .and_then(|h| h.target_port.clone())
+        .map_or(9443, |p| match p {
+            IntOrString::Int(port) => port,
+            IntOrString::String(_) => 9443,
+        });
     if let Some(install) = csv.spec.install.spec.as_mut() {
         for deployment in &mut install.deployments {
             webhook_pod(&mut deployment.spec, port);
@@ -199,34 +258,56 @@ async fn proof(
     let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
     let start = Instant::now();
     csvs.create(&pp, &csv).await?;
-    await_object(&csvs, &name, DEADLINE, "Succeeded", |c: Option<&ClusterServiceVersion>| {
-        c.is_some_and(|c| c.phase() == CsvPhase::Succeeded)
-    })
+    await_object(
+        &csvs,
+        &name,
+        DEADLINE,
+        "Succeeded",
+        |c: Option<&ClusterServiceVersion>| c.is_some_and(|c| c.phase() == CsvPhase::Succeeded),
+    )
     .await?;
-    eprintln!("full cluster: {name} (1 conversion, 1 mutating, 2 validating webhooks): CSV creation -> Succeeded in {:?}", start.elapsed());
+    eprintln!(
+        "full cluster: {name} (1 conversion, 1 mutating, 2 validating webhooks): CSV creation -> Succeeded in {:?}",
+        start.elapsed()
+    );
 
     // Validating: the API server calls it on create (the first calls may race the endpoints becoming ready).
-    let v1alpha1: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &instances_resource("v1alpha1"));
-    let denied = instance(ns, "denied", BTreeMap::from([("olm-rs.io/deny".to_string(), "true".to_string())]))?;
-    let refusal = eventually(Duration::from_secs(60), "the validating webhook to deny", || {
-        let (api, denied) = (v1alpha1.clone(), denied.clone());
-        async move {
-            match api.create(&PostParams::default(), &denied).await {
-                Err(kube::Error::Api(e)) if e.message.contains("denied by the test webhook") => Ok(Some(e.message)),
-                Err(kube::Error::Api(e)) => {
-                    eprintln!("not yet the webhook's answer: {}", e.message);
-                    Ok(None)
+    let v1alpha1: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), ns, &instances_resource("v1alpha1"));
+    let denied = instance(
+        ns,
+        "denied",
+        BTreeMap::from([("olm-rs.io/deny".to_string(), "true".to_string())]),
+    )?;
+    let refusal = eventually(
+        Duration::from_secs(60),
+        "the validating webhook to deny",
+        || {
+            let (api, denied) = (v1alpha1.clone(), denied.clone());
+            async move {
+                match api.create(&PostParams::default(), &denied).await {
+                    Err(kube::Error::Api(e))
+                        if e.message.contains("denied by the test webhook") =>
+                    {
+                        Ok(Some(e.message))
+                    }
+                    Err(kube::Error::Api(e)) => {
+                        eprintln!("not yet the webhook's answer: {}", e.message);
+                        Ok(None)
+                    }
+                    Err(e) => Err(e.into()),
+                    Ok(_) => anyhow::bail!("an instance labelled olm-rs.io/deny=true was admitted"),
                 }
-                Err(e) => Err(e.into()),
-                Ok(_) => anyhow::bail!("an instance labelled olm-rs.io/deny=true was admitted"),
             }
-        }
-    })
+        },
+    )
     .await?;
     eprintln!("denied by the validating webhook: {refusal}");
 
     // Mutating: the allowed create comes back with the webhook's annotation.
-    let created = v1alpha1.create(&pp, &instance(ns, "allowed", BTreeMap::new())?).await?;
+    let created = v1alpha1
+        .create(&pp, &instance(ns, "allowed", BTreeMap::new())?)
+        .await?;
     anyhow::ensure!(
         annotation(&created, "olm-rs.io/mutated-by").as_deref() == Some("test-webhook"),
         "the mutating webhook's patch is missing: {:?}",
@@ -245,11 +326,16 @@ async fn proof(
         .and_then(|w| w.client_config.as_ref())
         .and_then(|c| c.ca_bundle.as_ref())
         .map_or(0, |b| b.0.len());
-    anyhow::ensure!(ca > 0, "{CONVERTED_CRD}: the conversion webhook has no caBundle");
-    let v1alpha2: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &instances_resource("v1alpha2"));
+    anyhow::ensure!(
+        ca > 0,
+        "{CONVERTED_CRD}: the conversion webhook has no caBundle"
+    );
+    let v1alpha2: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), ns, &instances_resource("v1alpha2"));
     let read = v1alpha2.get("allowed").await?;
     anyhow::ensure!(
-        read.types.as_ref().map(|t| t.api_version.as_str()) == Some("clustertemplate.openshift.io/v1alpha2"),
+        read.types.as_ref().map(|t| t.api_version.as_str())
+            == Some("clustertemplate.openshift.io/v1alpha2"),
         "read at v1alpha2: {:?}",
         read.types
     );

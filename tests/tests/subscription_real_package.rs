@@ -125,7 +125,9 @@ async fn a_csv_olms_schema_rejects_fails_its_plan_with_the_apiservers_reason() -
         // The API server's field path, with list indices from Kubernetes 1.3x on
         // (`spec.customresourcedefinitions.owned[0].resources[0].name: Required value`).
         assert!(
-            failed.contains("spec.customresourcedefinitions.owned[0].resources[0].name: Required value"),
+            failed.contains(
+                "spec.customresourcedefinitions.owned[0].resources[0].name: Required value"
+            ),
             "{failed}"
         );
         Ok(())
