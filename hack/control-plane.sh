@@ -127,11 +127,17 @@ up() {
   command -v curl >/dev/null || apt_install curl
   resolve_binaries
   mkdir -p "$STATE"
+  # The binaries this `up` resolved; a plane started from others (another release) is not reused.
+  local binaries="$APISERVER_BIN $KCM_BIN $ETCD_BIN"
   if alive etcd && alive kube-apiserver && alive kube-controller-manager; then
-    log "already running (reusing)"; ensure_node_sim; registry_up; echo "$STATE/kubeconfig"; return
+    if [ "$(cat "$STATE/binaries" 2>/dev/null)" = "$binaries" ]; then
+      log "already running (reusing)"; ensure_node_sim; registry_up; echo "$STATE/kubeconfig"; return
+    fi
+    log "running from other binaries ($(cat "$STATE/binaries" 2>/dev/null || echo unknown)): starting it again"
   fi
-  # Partially up: stop what we started, then start fresh.
+  # Partially up, or from other binaries: stop what we started, then start fresh.
   down_quiet
+  echo "$binaries" > "$STATE/binaries"
   rm -rf "$STATE/etcd-data"; mkdir -p "$STATE/certs"
   if [ ! -f "$STATE/certs/sa.key" ]; then
     openssl genrsa -out "$STATE/certs/sa.key" 2048 2>/dev/null
