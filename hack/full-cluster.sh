@@ -362,6 +362,12 @@ up() {
   mkdir -p "$STATE"
   local all=1 p
   for p in "${PROCS[@]}"; do alive "$p" || all=0; done
+  # A cluster started from other binaries (another release) is not reused.
+  if [ "$all" = 1 ] && [ "$(cat "$STATE/binaries" 2>/dev/null)" != "$BIN_CACHE $ETCD_BIN" ]; then
+    log "running from other binaries ($(cat "$STATE/binaries" 2>/dev/null || echo unknown)): taking it down first"
+    down
+    all=0
+  fi
   if [ "$all" = 1 ]; then
     log "already running (reusing); importing the images and applying deploy/ again"
     import_images   # a rebuilt image replaces its tag; pods started from now on run it
@@ -369,6 +375,7 @@ up() {
     echo "$STATE/kubeconfig"; return
   fi
   stop_procs
+  echo "$BIN_CACHE $ETCD_BIN" > "$STATE/binaries"
   record_host
   local ip; ip=$(host_ip); [ -n "$ip" ] || { log "no host IPv4 address"; exit 1; }
   echo "$ip" > "$STATE/host-ip"
