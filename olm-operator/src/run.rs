@@ -80,14 +80,25 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                 .start::<crate::operator_condition::actor::OperatorConditionActor>(shared.clone());
         let _ = shared.stores.csv.operator_conditions.set(condition_store);
         crate::operator_view::start(&shared);
-        crate::csv::watches::start(&shared).await?;
-        tracing::info!(namespace = %common.namespace, "olm-operator running");
-        match activation.run_until_stopped().await {
-            Stopped::Signal => {
-                tracing::info!("olm-operator stopping");
-                anyhow::Ok(())
-            }
-            Stopped::LostLeadership(lost) => Err(lost.into()),
+        // Discovery can wait seconds for an unavailable API group: a signal or a lost Lease ends it.
+        match activation
+            .while_active(crate::csv::watches::start(&shared))
+            .await
+        {
+            Ok(started) => started?,
+            Err(stopped) => return stopping(stopped),
         }
+        tracing::info!(namespace = %common.namespace, "olm-operator running");
+        stopping(activation.run_until_stopped().await)
     })?
+}
+
+fn stopping(stopped: Stopped) -> anyhow::Result<()> {
+    match stopped {
+        Stopped::Signal => {
+            tracing::info!("olm-operator stopping");
+            Ok(())
+        }
+        Stopped::LostLeadership(lost) => Err(lost.into()),
+    }
 }

@@ -17,6 +17,7 @@
 //! - [`actor_metrics`], [`api_metrics`]: controller-style reconcile/mailbox metrics and API latency by verb.
 //! - [`leader`]: leader election on a `coordination.k8s.io/v1` Lease (`--leader-elect`).
 
+pub mod activation;
 pub mod actor_metrics;
 pub mod api_metrics;
 pub mod args;

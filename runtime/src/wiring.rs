@@ -4,12 +4,11 @@
 //! leading), and waiting for SIGTERM/SIGINT or lost leadership.
 //!
 //! ```text
-//! connect → Wiring::new → serve endpoints → Activation::acquire (waits for the Lease) → start registries
-//!         → Activation::run_until_stopped (renews the Lease; SIGTERM releases it)
+//! connect → Wiring::new → serve endpoints → Activation::acquire (waits for the Lease, then renews it from a
+//!         task of its own) → start registries → Activation::run_until_stopped (SIGTERM releases the Lease)
 //! ```
 
 use crate::endpoints::{self, EndpointState};
-use crate::leader::{ElectionConfig, Elector, LeaderError, LostLeadership, Role};
 use crate::metrics::Metrics;
 use crate::registry::{ObjectActor, Registry, SharedJournal};
 use crate::watch::spawn_watch_projected;
@@ -24,7 +23,6 @@ use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
-use tokio::sync::watch;
 
 /// Entries kept per registry journal.
 const JOURNAL_CAPACITY: usize = 4096;
@@ -174,82 +172,7 @@ impl Wiring {
     }
 }
 
-/// When the operator is active: at once (no election), or while it holds the leader Lease.
-pub struct Activation {
-    elector: Option<Elector>,
-    single: watch::Sender<Role>,
-    signal: ShutdownSignal,
-}
-
-/// Why the operator stopped.
-#[derive(Debug)]
-pub enum Stopped {
-    /// SIGTERM or SIGINT (the Lease, if held, was released).
-    Signal,
-    /// The leader could not renew its Lease in time or saw another holder: exit non-zero so the pod restarts
-    /// as a candidate (client-go's controllers do the same); its actors must not keep writing.
-    LostLeadership(LostLeadership),
-}
-
-impl Activation {
-    /// From `--leader-elect*` (`None` when off). Listens for SIGTERM/SIGINT from here on (inside the runtime).
-    pub fn new(
-        client: &Client,
-        metrics: &Metrics,
-        election: Option<ElectionConfig>,
-    ) -> Result<Self, LeaderError> {
-        let (single, _) = watch::channel(Role::Single);
-        let elector = match election {
-            Some(config) => {
-                let name = config.lease_name.clone();
-                let elector = Elector::new(client.clone(), config)?;
-                metrics.follow_leadership(&name, elector.role());
-                Some(elector)
-            }
-            None => None,
-        };
-        Ok(Self {
-            elector,
-            single,
-            signal: ShutdownSignal::listen(),
-        })
-    }
-
-    pub fn role(&self) -> watch::Receiver<Role> {
-        match &self.elector {
-            Some(elector) => elector.role(),
-            None => self.single.subscribe(),
-        }
-    }
-
-    /// Wait until this replica may act: at once without election; else until it holds the Lease. `Ok(false)`
-    /// when a signal came first (the process should exit cleanly).
-    pub async fn acquire(&mut self) -> Result<bool, LeaderError> {
-        let Some(elector) = self.elector.as_mut() else {
-            return Ok(true);
-        };
-        tracing::info!(identity = %elector.identity(), "waiting for the leader Lease");
-        tokio::select! {
-            acquired = elector.acquire() => acquired.map(|()| true),
-            () = self.signal.recv() => Ok(false),
-        }
-    }
-
-    /// Keep the Lease renewed until a signal (then release it) or until leadership is lost.
-    pub async fn run_until_stopped(mut self) -> Stopped {
-        let Some(elector) = self.elector.as_mut() else {
-            self.signal.recv().await;
-            return Stopped::Signal;
-        };
-        tokio::select! {
-            lost = elector.hold() => Stopped::LostLeadership(lost),
-            () = self.signal.recv() => {
-                elector.release().await;
-                Stopped::Signal
-            }
-        }
-    }
-}
+pub use crate::activation::{Activation, Stopped};
 
 /// SIGTERM (Kubernetes stopping the pod) and SIGINT, listened for from creation on: a signal that arrives while
 /// the operator is still starting (between waiting for the Lease and serving) is kept, not lost.

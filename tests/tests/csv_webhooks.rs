@@ -608,9 +608,17 @@ async fn a_second_csv_owning_the_same_api_service_fails_with_olms_owner_conflict
             async move { Ok(apis.get_opt(&name).await?.is_none().then_some(())) }
         })
         .await?;
+        // With the first gone the second may install it; deleting the second removes it again, so no
+        // unavailable APIService outlives the test (it would slow every operator's discovery on the plane).
         csvs(&ctx)
             .delete("second.v1", &DeleteParams::default())
             .await?;
+        eventually(DEADLINE, "the second's APIService deleted", || {
+            let apis = apis.clone();
+            let name = api_name.clone();
+            async move { Ok(apis.get_opt(&name).await?.is_none().then_some(())) }
+        })
+        .await?;
         Ok(())
     })
     .await

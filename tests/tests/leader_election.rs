@@ -118,8 +118,10 @@ async fn of_two_replicas_only_the_lease_holder_acts_and_the_other_takes_over_whe
         assert_eq!(code, 200, "a standby is ready to take over");
         assert!(
             String::from_utf8_lossy(&body).contains("standby"),
-            "{}",
-            String::from_utf8_lossy(&body)
+            "replica-b answers {:?} while replica-a should lead; the Lease: {:?}; replica-a's log:\n{}",
+            String::from_utf8_lossy(&body),
+            leases.get_opt(LEASE).await?.and_then(|l| l.spec),
+            a.logs()
         );
         assert!(
             b.actor_counts().await?.is_empty(),

@@ -177,17 +177,35 @@ pub fn served_by(crd: &CustomResourceDefinition, namespace: &str, service: &str)
         .is_some_and(|s| s.namespace == namespace && s.name == service)
 }
 
-/// Delete the labelled ClusterRoleBindings and ClusterRoles whose owner CSV is known gone; the count deleted.
-/// Delete the orphaned cluster RBAC; returns (deleted, orphans too young to judge yet).
+/// Delete the orphaned cluster-scoped objects (RBAC, and the APIServices and webhook configurations of CSVs: an
+/// APIService left pointing at a deleted Service makes every client's discovery wait on it); returns (deleted,
+/// orphans too young to judge yet).
 pub async fn sweep(client: &Client, view: &SweepView<'_>) -> Result<(usize, usize), Error> {
-    let bindings = sweep_kind(
-        Api::<ClusterRoleBinding>::all(client.clone()),
-        "ClusterRoleBinding",
-        view,
-    )
-    .await?;
-    let roles = sweep_kind(Api::<ClusterRole>::all(client.clone()), "ClusterRole", view).await?;
-    Ok((bindings.0 + roles.0, bindings.1 + roles.1))
+    let counts = [
+        sweep_kind(
+            Api::<ClusterRoleBinding>::all(client.clone()),
+            "ClusterRoleBinding",
+            view,
+        )
+        .await?,
+        sweep_kind(Api::<ClusterRole>::all(client.clone()), "ClusterRole", view).await?,
+        sweep_kind(Api::<APIService>::all(client.clone()), "APIService", view).await?,
+        sweep_kind(
+            Api::<ValidatingWebhookConfiguration>::all(client.clone()),
+            "ValidatingWebhookConfiguration",
+            view,
+        )
+        .await?,
+        sweep_kind(
+            Api::<MutatingWebhookConfiguration>::all(client.clone()),
+            "MutatingWebhookConfiguration",
+            view,
+        )
+        .await?,
+    ];
+    Ok(counts
+        .iter()
+        .fold((0, 0), |(d, n), (kd, kn)| (d + kd, n + kn)))
 }
 
 async fn sweep_kind<K>(
@@ -208,6 +226,9 @@ where
             name: SWEPT.to_string(),
             source,
         })?;
+    for item in &list.items {
+        tracing::debug!(kind, name = ?item.meta().name, verdict = ?decide::orphan(item.meta(), view), "sweep");
+    }
     let mut deleted = 0;
     let not_yet = list
         .items
@@ -222,7 +243,13 @@ where
         let Some(name) = item.meta().name.as_deref() else {
             continue;
         };
-        match api.delete(name, &DeleteParams::background()).await {
+        // By name through `deletecollection`, which olm-operator holds on every swept kind (it may not
+        // `delete` APIServices one by one: rbac_least_privilege).
+        let by_name = ListParams::default().fields(&format!("metadata.name={name}"));
+        match api
+            .delete_collection(&DeleteParams::background(), &by_name)
+            .await
+        {
             Ok(_) => deleted += 1,
             Err(kube::Error::Api(status)) if status.is_not_found() => {}
             Err(source) => {

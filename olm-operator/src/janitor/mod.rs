@@ -1,14 +1,15 @@
 //! The cluster janitor: one actor per operator, on the reconcile contract, the one writer of the
 //! cluster-scoped objects CSVs leave behind. A stopping CSV actor sends it what it knew of its CSV
 //! ([`JanitorMsg::CsvGone`]: key, uid, last object); `watches::mark_ready` sends [`JanitorMsg::StoresSynced`]
-//! once every store listed, which makes the start-up sweep of cluster RBAC orphaned while no operator ran
+//! once every store listed, which makes the start-up sweep of cluster-scoped objects (RBAC, APIServices, webhook
+//! configurations) orphaned while no operator ran
 //! due. A run decides each pending job from the stores (`decide.rs`, pure), applies it (`apply.rs`) and keeps
 //! what failed for the loop's retry with backoff; no write happens in a spawned task.
 //!
 //! ```text
 //! CsvActor (ObjectEvent::Deleted) ─CsvGone { key, uid, csv }─▶ JanitorActor ─deletes by owner labels─▶ API server
 //! OperatorGroupActor (ObjectEvent::Deleted) ─GroupGone(key)─▶ JanitorActor ─deletes the group's ClusterRoles─▶ API server
-//! mark_ready (every store listed) ─StoresSynced─▶ JanitorActor ─sweep (list + delete orphaned RBAC)─▶ API server
+//! mark_ready (every store listed) ─StoresSynced─▶ JanitorActor ─sweep (list + delete orphans)─▶ API server
 //! ```
 
 pub mod apply;
@@ -169,9 +170,13 @@ impl JanitorActor {
         let namespaces = stores.namespaces.get()?;
         let csvs = stores.csvs.get()?;
         Some(SweepInput {
+            // A terminating namespace counts as gone: everything in it is being deleted, and an APIService
+            // pointing at its deleted Service would keep it terminating for good (the namespace controller
+            // cannot finish while discovery fails).
             namespaces: namespaces
                 .state()
                 .iter()
+                .filter(|n| n.metadata.deletion_timestamp.is_none())
                 .filter_map(|n| n.metadata.name.clone())
                 .collect(),
             csvs: csvs
@@ -295,7 +300,7 @@ impl Reconciler for JanitorActor {
                             if deleted > 0 {
                                 tracing::info!(
                                     deleted,
-                                    "deleted cluster RBAC left by CSVs deleted while no operator ran"
+                                    "deleted cluster objects left by CSVs deleted while no operator ran"
                                 );
                             }
                         }

@@ -15,6 +15,41 @@ use std::time::Duration;
 
 const BINDINGS: &str = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings";
 const ROLES: &str = "/apis/rbac.authorization.k8s.io/v1/clusterroles";
+const API_SERVICES: &str = "/apis/apiregistration.k8s.io/v1/apiservices";
+const VALIDATING: &str = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
+const MUTATING: &str = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations";
+/// What the start-up sweep lists, in order.
+const SWEPT: [&str; 5] = [BINDINGS, ROLES, API_SERVICES, VALIDATING, MUTATING];
+
+/// A fake API whose swept lists hold these bindings, roles and APIServices (no webhook configurations).
+fn sweep_api(
+    bindings: Vec<serde_json::Value>,
+    roles: Vec<serde_json::Value>,
+    api_services: Vec<serde_json::Value>,
+) -> FakeApi {
+    FakeApi::new(vec![])
+        .with_list(BINDINGS, bindings)
+        .with_list(ROLES, roles)
+        .with_list(API_SERVICES, api_services)
+        .with_list(VALIDATING, vec![])
+        .with_list(MUTATING, vec![])
+}
+
+/// The sweep's deletions: each a `deletecollection` of one object by name, as (collection, name).
+fn swept(api: &FakeApi) -> Vec<(String, String)> {
+    api.seen()
+        .iter()
+        .filter(|s| s.method == "DELETE")
+        .map(|s| {
+            let name = s
+                .query
+                .split('&')
+                .find_map(|q| q.strip_prefix("fieldSelector=metadata.name%3D"))
+                .unwrap_or("(no name selector)");
+            (s.path.clone(), name.to_string())
+        })
+        .collect()
+}
 
 fn csv(uid: &str) -> ClusterServiceVersion {
     serde_json::from_value(serde_json::json!({
@@ -154,25 +189,24 @@ fn rbac(name: &str, owner_namespace: &str, created: &str) -> serde_json::Value {
 async fn the_sweep_runs_once_when_the_stores_listed_and_deletes_only_known_orphans() {
     tokio::time::pause();
     let young = k8s_openapi::jiff::Timestamp::now().to_string();
-    let api = FakeApi::new(vec![])
-        .with_list(
-            BINDINGS,
-            vec![
-                rbac("orphan", "gone", "2020-01-01T00:00:00Z"),
-                rbac("young", "ns", &young),
-                rbac("alive", "ns", "2020-01-01T00:00:00Z"),
-            ],
-        )
-        .with_list(ROLES, vec![]);
+    let api = sweep_api(
+        vec![
+            rbac("orphan", "gone", "2020-01-01T00:00:00Z"),
+            rbac("young", "ns", &young),
+            rbac("alive", "ns", "2020-01-01T00:00:00Z"),
+        ],
+        vec![],
+        vec![],
+    );
     let (janitor, journal) = start(shared(api.client(), vec![csv("u1")], &["ns"]));
     janitor.do_send(JanitorMsg::StoresSynced);
     settle(100).await;
-    assert_eq!(requests(&api, "GET"), [BINDINGS, ROLES]);
-    assert_eq!(requests(&api, "DELETE"), [format!("{BINDINGS}/orphan")]);
+    assert_eq!(requests(&api, "GET"), SWEPT);
+    assert_eq!(swept(&api), [(BINDINGS.to_string(), "orphan".to_string())]);
     // Done once: a second StoresSynced (a restarted watch) does not sweep again.
     janitor.do_send(JanitorMsg::StoresSynced);
     settle(100).await;
-    assert_eq!(api.seen().len(), 3);
+    assert_eq!(api.seen().len(), SWEPT.len() + 1);
     assert_eq!(outcomes(&journal), vec![(None, None), (None, None)]);
 }
 
@@ -182,13 +216,11 @@ async fn the_sweep_runs_once_when_the_stores_listed_and_deletes_only_known_orpha
 async fn a_sweep_that_met_a_young_orphan_looks_again() {
     tokio::time::pause();
     let young = k8s_openapi::jiff::Timestamp::now().to_string();
-    let api = FakeApi::new(vec![])
-        .with_list(BINDINGS, vec![rbac("young", "gone", &young)])
-        .with_list(ROLES, vec![]);
+    let api = sweep_api(vec![rbac("young", "gone", &young)], vec![], vec![]);
     let (janitor, journal) = start(shared(api.client(), vec![csv("u1")], &["ns"]));
     janitor.do_send(JanitorMsg::StoresSynced);
     settle(100).await;
-    assert_eq!(requests(&api, "GET"), [BINDINGS, ROLES]);
+    assert_eq!(requests(&api, "GET"), SWEPT);
     assert!(
         requests(&api, "DELETE").is_empty(),
         "too young to judge yet"
@@ -199,7 +231,7 @@ async fn a_sweep_that_met_a_young_orphan_looks_again() {
         "the sweep is due again"
     );
     settle(RESWEEP.as_millis() as u64 + 100).await;
-    assert_eq!(requests(&api, "GET"), [BINDINGS, ROLES, BINDINGS, ROLES]);
+    assert_eq!(requests(&api, "GET"), [SWEPT, SWEPT].concat());
 }
 
 fn group_role(name: &str, group: &str, owner_namespace: &str) -> serde_json::Value {
@@ -248,12 +280,13 @@ async fn a_gone_groups_cluster_roles_are_deleted_and_a_failed_delete_is_retried(
 #[actix_rt::test]
 async fn the_sweep_deletes_the_roles_of_gone_groups() {
     tokio::time::pause();
-    let api = FakeApi::new(vec![]).with_list(BINDINGS, vec![]).with_list(
-        ROLES,
+    let api = sweep_api(
+        vec![],
         vec![
             group_role("og-gone-ns-admin", "og", "gone"),
             group_role("og-live-admin", "og", "ns"),
         ],
+        vec![],
     );
     let shared = shared(api.client(), vec![], &["ns"]);
     let (reader, mut writer) = store::<messages::crd::operator_group::OperatorGroup>();
@@ -265,7 +298,36 @@ async fn the_sweep_deletes_the_roles_of_gone_groups() {
     janitor.do_send(JanitorMsg::StoresSynced);
     settle(100).await;
     assert_eq!(
-        requests(&api, "DELETE"),
-        [format!("{ROLES}/og-gone-ns-admin")]
+        swept(&api),
+        [(ROLES.to_string(), "og-gone-ns-admin".to_string())]
+    );
+}
+
+/// An APIService left by a CSV of a namespace that is gone (or terminating: the APIService pointing at its
+/// deleted Service keeps it so) is swept, through `deletecollection` by name: olm-operator holds no `delete`.
+#[actix_rt::test]
+async fn the_sweep_deletes_an_orphaned_api_service() {
+    tokio::time::pause();
+    let mut orphan = rbac(
+        "v1alpha1.widgets.example.com",
+        "gone",
+        "2020-01-01T00:00:00Z",
+    );
+    let mut alive = rbac("v1alpha1.gadgets.example.com", "ns", "2020-01-01T00:00:00Z");
+    for o in [&mut orphan, &mut alive] {
+        if let Some(m) = o.as_object_mut() {
+            m.remove("roleRef");
+        }
+    }
+    let api = sweep_api(vec![], vec![], vec![orphan, alive]);
+    let (janitor, _journal) = start(shared(api.client(), vec![csv("u1")], &["ns"]));
+    janitor.do_send(JanitorMsg::StoresSynced);
+    settle(100).await;
+    assert_eq!(
+        swept(&api),
+        [(
+            API_SERVICES.to_string(),
+            "v1alpha1.widgets.example.com".to_string()
+        )]
     );
 }

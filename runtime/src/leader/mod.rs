@@ -5,12 +5,17 @@
 //! two candidates racing for a free Lease exactly one write wins and the other gets 409 Conflict). A candidate
 //! retries every `retry_period`; the leader renews on the same period and steps down (the process then exits
 //! non-zero and its pod restarts as a candidate) when it has not renewed for `renew_deadline`, which is
-//! shorter than `lease_duration`, so it stops before anyone may take over. On SIGTERM the leader releases the
+//! shorter than `lease_duration`, so it stops before anyone may take over. Every read-decide-write round is
+//! bounded in time (a leader's by what is left of its renew deadline, as client-go's renew context is): a
+//! request that hangs (an API server that accepts the connection and never answers) must not keep a leader
+//! leading past its deadline while a standby, seeing no renewal, takes over. On SIGTERM the leader releases the
 //! Lease (empty holder) so a standby takes over at once instead of after a full lease duration.
 //!
 //! The operators start their watches and actors only once [`Elector::acquire`] returns.
 
 mod decide;
+#[cfg(test)]
+mod hanging_api_tests;
 
 pub use decide::{Decision, Record, decide, must_step_down};
 
@@ -69,6 +74,12 @@ pub enum LeaderError {
         #[source]
         source: kube::Error,
     },
+    #[error("the API server did not answer for Lease {namespace}/{name} within {after:?}")]
+    Unanswered {
+        namespace: String,
+        name: String,
+        after: Duration,
+    },
     #[error("lease duration must exceed the renew deadline, which must exceed the retry period")]
     Timing,
 }
@@ -121,7 +132,7 @@ impl Elector {
     pub async fn acquire(&mut self) -> Result<(), LeaderError> {
         let mut last_holder: Option<String> = None;
         loop {
-            let attempt = match self.try_once().await {
+            let attempt = match self.try_within(self.config.renew_deadline).await {
                 Ok(attempt) => attempt,
                 Err(error) => {
                     tracing::warn!(
@@ -155,7 +166,8 @@ impl Elector {
         let mut renewed = Instant::now();
         loop {
             tokio::time::sleep(self.config.retry_period).await;
-            match self.try_once().await {
+            let left = self.config.renew_deadline.saturating_sub(renewed.elapsed());
+            match self.try_within(left).await {
                 Ok(Attempt::Holding) => renewed = Instant::now(),
                 Ok(Attempt::Following(holder)) => {
                     self.role.send_replace(Role::Candidate);
@@ -178,6 +190,17 @@ impl Elector {
 
     /// Give the Lease up (empty holder, 1 s duration) so a standby takes over without waiting it out.
     pub async fn release(&mut self) {
+        let budget = self.config.renew_deadline;
+        if tokio::time::timeout(budget, self.release_once())
+            .await
+            .is_err()
+        {
+            tracing::warn!(lease = %self.config.lease_name, after = ?budget, "the API server did not answer: the Lease is left to expire");
+        }
+        self.role.send_replace(Role::Candidate);
+    }
+
+    async fn release_once(&mut self) {
         let Ok(Some(mut lease)) = self.api.get_opt(&self.config.lease_name).await else {
             return;
         };
@@ -199,7 +222,18 @@ impl Elector {
                 "cannot release the leader Lease"
             ),
         }
-        self.role.send_replace(Role::Candidate);
+    }
+
+    /// One read-decide-write round, given up (an error) when it has not finished within `budget`.
+    async fn try_within(&mut self, budget: Duration) -> Result<Attempt, LeaderError> {
+        match tokio::time::timeout(budget, self.try_once()).await {
+            Ok(attempt) => attempt,
+            Err(_) => Err(LeaderError::Unanswered {
+                namespace: self.config.namespace.clone(),
+                name: self.config.lease_name.clone(),
+                after: budget,
+            }),
+        }
     }
 
     /// One read-decide-write round.
@@ -307,6 +341,8 @@ pub enum LostLeadership {
     RenewDeadline(Duration),
     #[error("lost leadership: the Lease is now held by {0}")]
     TakenBy(String),
+    #[error("lost leadership: the task renewing the Lease ended: {0}")]
+    KeeperEnded(String),
 }
 
 enum Attempt {
