@@ -35,7 +35,11 @@ stop_ours() {
   done
 }
 
-if [ "${1:-up}" = "down" ]; then stop_ours; hack/control-plane.sh down; exit 0; fi
+case "${1:-up}" in
+  up) ;;
+  down) stop_ours; hack/control-plane.sh down; exit 0 ;;
+  *) echo "usage: hack/quickstart.sh [up|down]" >&2; exit 2 ;;
+esac
 
 if [ -n "${OLM_RS_BIN_DIR:-}" ]; then
   log "using the binaries in $OLM_RS_BIN_DIR"
