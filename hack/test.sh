@@ -7,7 +7,8 @@
 #
 # Build outputs are cached outside the clone ($CARGO_TARGET_DIR, default ~/.cache/olm-rs/target); Kubernetes and
 # etcd are built once from their Go modules into ~/.cache/olm-rs (hack/versions.env; or taken from
-# $KUBEBUILDER_ASSETS). The tests' control plane is not the quick start's (hack/quickstart.sh has its own).
+# $KUBEBUILDER_ASSETS), and so are the test peers (hack/peers.sh: opm). The tests' control plane is not the quick
+# start's (hack/quickstart.sh has its own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/olm-rs/target}"
@@ -21,6 +22,10 @@ if ! command -v python3 >/dev/null; then apt-get update -qq && apt-get install -
 log "preparing control-plane binaries in the background"
 hack/control-plane.sh build > "${TMPDIR:-/tmp}/olm-rs-k8s-build.log" 2>&1 &
 k8s_build=$!
+# The ecosystem's tools the peer tests run (hack/peers.sh: opm), likewise once.
+log "preparing the test peers in the background"
+hack/peers.sh build > "${TMPDIR:-/tmp}/olm-rs-peers-build.log" 2>&1 &
+peers_build=$!
 
 # Prometheus, Phoenix and headless Chromium for the observe_tools test (hack/observe.sh; the first install takes
 # about 5 minutes, beside the build; later starts ~1 minute for Phoenix's migrations).
@@ -48,6 +53,9 @@ log "workspace built in $(( $(date +%s) - start )) s"
 
 if ! wait "$k8s_build"; then
   echo "control-plane binaries failed to build; log:" >&2; tail -50 "${TMPDIR:-/tmp}/olm-rs-k8s-build.log" >&2; exit 1
+fi
+if ! wait "$peers_build"; then
+  echo "test peers failed to build; log:" >&2; tail -50 "${TMPDIR:-/tmp}/olm-rs-peers-build.log" >&2; exit 1
 fi
 # (Read the status whole: with pipefail, `status | grep -q` fails when grep exits before status has written all.)
 # Our kubectl first on PATH (tests run it).

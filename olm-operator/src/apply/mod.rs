@@ -71,9 +71,13 @@ where
     Ok(())
 }
 
+/// How often [`take_over`] reads again after a conflict.
+const TAKE_OVER_RETRIES: u32 = 8;
+
 /// Write the managed fields of `live` with the `Update` entries taken over (`managed_fields.rs`), at its
-/// resourceVersion; on a conflict (a status write in between) read it again and retry, twice. Whether an apply
-/// must follow.
+/// resourceVersion; on a conflict (a status write in between) read it again and retry, up to
+/// [`TAKE_OVER_RETRIES`] times: a new Deployment's status moves several times in its first seconds, and a
+/// take-over that gives up is not tried again while the Deployment stays healthy. Whether an apply must follow.
 async fn take_over<K>(api: &Api<K>, name: &str, mut live: K) -> Result<bool, Failed>
 where
     K: Resource + Clone + Serialize + DeserializeOwned + Debug,
@@ -82,7 +86,7 @@ where
         field_manager: Some(MANAGER.into()),
         ..PatchParams::default()
     };
-    let mut retries = 2;
+    let mut retries = TAKE_OVER_RETRIES;
     loop {
         let meta = live.meta();
         let Some(taken) =
