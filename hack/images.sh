@@ -7,7 +7,7 @@
 #                           an archive is kept while its recorded inputs are unchanged; print sizes
 #   hack/images.sh sizes    print the sizes of the archives already built
 #
-# OLM_RS_IMAGE_PROFILE=release (default: what users deploy, and what the README's sizes are of) or debug (the
+# OLM_RS_IMAGE_PROFILE=release (default: what users deploy) or debug (the
 # binaries `cargo build` already made, debug info stripped; hack/test.sh uses it to spare CI a release build).
 # OLM_RS_IMAGES_NO_BUILD=1 skips the release `cargo build` and keeps the archives already built.
 #

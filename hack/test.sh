@@ -18,6 +18,11 @@ log() { echo "== test: $*" >&2; }
 command -v cargo >/dev/null || { echo "cargo (rustup) is required" >&2; exit 1; }
 if ! command -v python3 >/dev/null; then apt-get update -qq && apt-get install -y -qq python3 python3-venv; fi
 
+# The documentation first: a broken link or a command naming a missing script or test target fails the run here,
+# before the build (hack/check-docs.sh needs python3 and the files only).
+log "checking the documentation's links and commands"
+hack/check-docs.sh
+
 # The Kubernetes and etcd build from Go modules (one time) runs beside the Rust build.
 log "preparing control-plane binaries in the background"
 hack/control-plane.sh build > "${TMPDIR:-/tmp}/olm-rs-k8s-build.log" 2>&1 &
