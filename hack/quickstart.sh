@@ -2,9 +2,10 @@
 # The main job, on a fresh Debian machine: a real local control plane (etcd + kube-apiserver +
 # kube-controller-manager on loopback, plus our node simulator), a real OCI registry (docker-registry on loopback),
 # the sample catalog published there as bundle images plus a file-based catalog image that references them by
-# digest (built and pushed by `olm-oci`, no container engine), both operators, a CatalogSource naming the catalog
-# image (served in-process by catalog-operator, no registry pod), and a Subscription that installs a real operator
-# (etcd) end to end from those images.
+# digest (built and pushed by `olm-oci`, no container engine), both operators, package-server behind the API
+# server's aggregation layer (`kubectl get packagemanifests`), a CatalogSource naming the catalog image (served
+# in-process by catalog-operator, no registry pod), and a Subscription that installs a real operator (etcd) end to
+# end from those images.
 #
 #   hack/quickstart.sh        bring everything up, install, print the result (everything keeps running)
 #   hack/quickstart.sh down   stop the operators, the catalog server and the control plane
@@ -20,8 +21,12 @@ cd "$(dirname "$0")/.."
 REPO=$(pwd)
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/olm-rs/target}"
 export OLM_RS_CLUSTER_DIR="${OLM_RS_QUICKSTART_DIR:-${OLM_RS_CACHE:-$HOME/.cache/olm-rs}/quickstart}"
-export OLM_RS_ETCD_PORT=24290 OLM_RS_ETCD_PEER_PORT=24300 OLM_RS_API_PORT=26943 OLM_RS_KCM_PORT=26757
-export OLM_RS_REGISTRY_PORT=25500 OLM_RS_REGISTRY_DIR="$OLM_RS_CLUSTER_DIR/registry"
+# Ports: each can be moved with OLM_RS_QUICKSTART_<NAME>_PORT (tests/tests/quickstart.rs runs a second quick start).
+port() { local v="OLM_RS_QUICKSTART_$1_PORT"; echo "${!v:-$2}"; }
+export OLM_RS_ETCD_PORT=$(port ETCD 24290) OLM_RS_ETCD_PEER_PORT=$(port ETCD_PEER 24300)
+export OLM_RS_API_PORT=$(port API 26943) OLM_RS_KCM_PORT=$(port KCM 26757)
+export OLM_RS_REGISTRY_PORT=$(port REGISTRY 25500) OLM_RS_REGISTRY_DIR="$OLM_RS_CLUSTER_DIR/registry"
+OLM_PORT=$(port OLM 18080); CATALOG_PORT=$(port CATALOG 18081); PACKAGES_PORT=$(port PACKAGES 18443)
 STATE="$OLM_RS_CLUSTER_DIR"
 RUN="$STATE/quickstart"
 NS="${QUICKSTART_NAMESPACE:-etcd-demo}"
@@ -29,7 +34,7 @@ BIN="${OLM_RS_BIN_DIR:-$CARGO_TARGET_DIR/debug}"
 log() { echo "== quickstart: $*" >&2; }
 
 stop_ours() {
-  for p in olm-operator catalog-operator registry; do
+  for p in olm-operator catalog-operator package-server registry; do
     if [ -f "$RUN/$p.pid" ] && kill -0 "$(cat "$RUN/$p.pid")" 2>/dev/null; then kill "$(cat "$RUN/$p.pid")" || true; fi
     rm -f "$RUN/$p.pid"
   done
@@ -37,7 +42,13 @@ stop_ours() {
 
 case "${1:-up}" in
   up) ;;
-  down) stop_ours; hack/control-plane.sh down; exit 0 ;;
+  down)
+    stop_ours
+    # The APIService goes first: left behind without its server, it would stall discovery on this plane.
+    if [ -f "$STATE/kubeconfig" ] && eval "$(hack/control-plane.sh env 2>/dev/null)"; then
+      kubectl delete apiservice v1.packages.operators.coreos.com --ignore-not-found --wait=false >/dev/null 2>&1 || true
+    fi
+    hack/control-plane.sh down; exit 0 ;;
   *) echo "usage: hack/quickstart.sh [up|down]" >&2; exit 2 ;;
 esac
 
@@ -78,13 +89,47 @@ if hack/observe.sh status 2>/dev/null | grep -q 'phoenix running'; then
   eval "$(hack/observe.sh env)"; export OTEL_EXPORTER_OTLP_ENDPOINT
   log "tracing to Phoenix ($OLM_RS_PHOENIX_URL); metrics in Prometheus ($OLM_RS_PROMETHEUS_URL)"
 fi
-start olm-operator "$BIN/olm-operator" run --http-addr 127.0.0.1:18080 --namespace olm
-start catalog-operator "$BIN/catalog-operator" run --http-addr 127.0.0.1:18081 --namespace olm
-for port in 18080 18081; do
-  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
-  curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { log "operator on :$port did not start; logs in $RUN"; exit 1; }
+kubectl create namespace olm --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+start olm-operator "$BIN/olm-operator" run --http-addr "127.0.0.1:$OLM_PORT" --namespace olm
+start catalog-operator "$BIN/catalog-operator" run --http-addr "127.0.0.1:$CATALOG_PORT" --namespace olm
+for p in "$OLM_PORT" "$CATALOG_PORT"; do
+  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$p/healthz" >/dev/null && break; sleep 0.2; done
+  curl -sf "http://127.0.0.1:$p/healthz" >/dev/null || { log "operator on :$p did not start; logs in $RUN"; exit 1; }
 done
 log "operators running (logs in $RUN)"
+
+# package-server behind the API server's aggregation layer, so `kubectl get packagemanifests` works: the API server
+# reaches it through a Service whose Endpoints name this machine's address (Endpoints may not hold a loopback one).
+HOST_IP=$(ip -4 route get 192.0.2.1 2>/dev/null | sed -nE 's/.* src ([0-9.]+).*/\1/p')
+[ -n "$HOST_IP" ] || { log "no IPv4 address to serve package-server on (ip route get found none)"; exit 1; }
+start package-server "$BIN/package-server" run --global-namespace olm --bind-address "$HOST_IP" \
+  --secure-port "$PACKAGES_PORT" --service-name packageserver --service-namespace olm --tls-extra-names "$HOST_IP"
+kubectl apply -f - >/dev/null 2>&1 <<YAML
+apiVersion: v1
+kind: Service
+metadata: {name: packageserver, namespace: olm}
+spec: {ports: [{port: 443, targetPort: $PACKAGES_PORT}]}
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: packageserver, namespace: olm}
+subsets: [{addresses: [{ip: "$HOST_IP"}], ports: [{port: $PACKAGES_PORT}]}]
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1.packages.operators.coreos.com}
+spec:
+  group: packages.operators.coreos.com
+  version: v1
+  service: {name: packageserver, namespace: olm, port: 443}
+  insecureSkipTLSVerify: true
+  groupPriorityMinimum: 2000
+  versionPriority: 15
+YAML
+if ! kubectl wait apiservice/v1.packages.operators.coreos.com --for=condition=Available --timeout=60s >/dev/null; then
+  log "package-server's APIService did not become Available; log in $RUN/package-server.log"; exit 1
+fi
+log "package-server serving packages.operators.coreos.com on $HOST_IP:$PACKAGES_PORT"
 
 kubectl create namespace "$NS" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 kubectl apply -n "$NS" -f - >/dev/null <<YAML
@@ -117,4 +162,6 @@ if ! kubectl wait -n "$NS" csv/etcdoperator.v0.9.4 --for=jsonpath='{.status.phas
 fi
 log "installed the channel head (etcdoperator.v0.9.4) in $(( $(date +%s) - start_t )) s"
 kubectl get catsrc,sub,installplan,csv,deploy -n "$NS"
+log "the catalog's packages, as OLM users list them"
+kubectl get packagemanifests -n "$NS"
 log "everything keeps running; stop it with: hack/quickstart.sh down"
