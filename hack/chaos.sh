@@ -8,8 +8,8 @@
 # (tests/tests/chaos.rs). The
 # table (seed | faults by kind | at head under faults | converged | time to converge) and a summary are printed
 # and kept in $OLM_RS_CHAOS_LOG (default ${TMPDIR:-/tmp}/olm-rs-chaos.log). Exit status: the test's.
-# The private plane (ports 33791/36444, ~/.cache/olm-rs/cluster-chaos) never touches the shared one.
-# OLM_RS_CHAOS_PLANE=2 selects a second private plane (etcd 33793/33803, apiserver 36446, controller manager 36260,
+# The private plane (ports 23891/26644, ~/.cache/olm-rs/cluster-chaos) never touches the shared one.
+# OLM_RS_CHAOS_PLANE=2 selects a second private plane (etcd 23893/23903, apiserver 26646, controller manager 26360,
 # registry 25003, ~/.cache/olm-rs/cluster-chaos2 and registry-chaos2; tests/src/chaos_plane.rs), e.g. for a long run
 # beside CI's short run on the first; the test gets the same variable, and the plane stopped after is that one.
 set -euo pipefail
@@ -19,11 +19,11 @@ seeds="${1:-100}"
 log="${OLM_RS_CHAOS_LOG:-${TMPDIR:-/tmp}/olm-rs-chaos.log}"
 export OLM_RS_CHAOS_PLANE="${OLM_RS_CHAOS_PLANE:-1}"
 case "$OLM_RS_CHAOS_PLANE" in
-  1) plane=(OLM_RS_CLUSTER_DIR="$HOME/.cache/olm-rs/cluster-chaos" OLM_RS_ETCD_PORT=33791 OLM_RS_ETCD_PEER_PORT=33801
-            OLM_RS_API_PORT=36444 OLM_RS_KCM_PORT=36258 OLM_RS_REGISTRY_PORT=25001
+  1) plane=(OLM_RS_CLUSTER_DIR="$HOME/.cache/olm-rs/cluster-chaos" OLM_RS_ETCD_PORT=23891 OLM_RS_ETCD_PEER_PORT=23901
+            OLM_RS_API_PORT=26644 OLM_RS_KCM_PORT=26358 OLM_RS_REGISTRY_PORT=25001
             OLM_RS_REGISTRY_DIR="$HOME/.cache/olm-rs/registry-chaos") ;;
-  2) plane=(OLM_RS_CLUSTER_DIR="$HOME/.cache/olm-rs/cluster-chaos2" OLM_RS_ETCD_PORT=33793 OLM_RS_ETCD_PEER_PORT=33803
-            OLM_RS_API_PORT=36446 OLM_RS_KCM_PORT=36260 OLM_RS_REGISTRY_PORT=25003
+  2) plane=(OLM_RS_CLUSTER_DIR="$HOME/.cache/olm-rs/cluster-chaos2" OLM_RS_ETCD_PORT=23893 OLM_RS_ETCD_PEER_PORT=23903
+            OLM_RS_API_PORT=26646 OLM_RS_KCM_PORT=26360 OLM_RS_REGISTRY_PORT=25003
             OLM_RS_REGISTRY_DIR="$HOME/.cache/olm-rs/registry-chaos2") ;;
   *) echo "OLM_RS_CHAOS_PLANE=$OLM_RS_CHAOS_PLANE: only 1 or 2" >&2; exit 2 ;;
 esac

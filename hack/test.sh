@@ -44,8 +44,8 @@ started_cluster=0
 started_full=0
 # The chaos tests start a private plane of their own (tests/src/chaos_plane.rs, the first of hack/chaos.sh's);
 # stopped at the end when this run started it.
-chaos_plane=(OLM_RS_CLUSTER_DIR="$HOME/.cache/olm-rs/cluster-chaos" OLM_RS_ETCD_PORT=33791
-  OLM_RS_ETCD_PEER_PORT=33801 OLM_RS_API_PORT=36444 OLM_RS_KCM_PORT=36258 OLM_RS_REGISTRY_PORT=25001
+chaos_plane=(OLM_RS_CLUSTER_DIR="$HOME/.cache/olm-rs/cluster-chaos" OLM_RS_ETCD_PORT=23891
+  OLM_RS_ETCD_PEER_PORT=23901 OLM_RS_API_PORT=26644 OLM_RS_KCM_PORT=26358 OLM_RS_REGISTRY_PORT=25001
   OLM_RS_REGISTRY_DIR="$HOME/.cache/olm-rs/registry-chaos")
 started_chaos=1
 case "$(env "${chaos_plane[@]}" hack/control-plane.sh status || true)" in *'kube-apiserver running'*) started_chaos=0 ;; esac

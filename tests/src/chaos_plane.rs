@@ -3,26 +3,27 @@
 //! registry folders and ports), so a long run can go on beside CI's short run without sharing etcd, apiserver or
 //! cluster-scoped objects. `hack/control-plane.sh down` with the same variables stops that plane alone.
 
-/// The first private plane: `~/.cache/olm-rs/cluster-chaos`, etcd 33791/33801, apiserver 36444, controller
-/// manager 36258, registry 25001.
+/// Every port is below the kernel's ephemeral range (32768 and up), so no outgoing connection can hold one.
+/// The first private plane: `~/.cache/olm-rs/cluster-chaos`, etcd 23891/23901, apiserver 26644, controller
+/// manager 26358, registry 25001.
 pub const CHAOS_PLANE_ENV: [(&str, &str); 7] = [
     ("OLM_RS_CLUSTER_DIR", "cluster-chaos"),
-    ("OLM_RS_ETCD_PORT", "33791"),
-    ("OLM_RS_ETCD_PEER_PORT", "33801"),
-    ("OLM_RS_API_PORT", "36444"),
-    ("OLM_RS_KCM_PORT", "36258"),
+    ("OLM_RS_ETCD_PORT", "23891"),
+    ("OLM_RS_ETCD_PEER_PORT", "23901"),
+    ("OLM_RS_API_PORT", "26644"),
+    ("OLM_RS_KCM_PORT", "26358"),
     ("OLM_RS_REGISTRY_PORT", "25001"),
     ("OLM_RS_REGISTRY_DIR", "registry-chaos"),
 ];
 
-/// The second private plane (`OLM_RS_CHAOS_PLANE=2`): `~/.cache/olm-rs/cluster-chaos2`, etcd 33793/33803,
-/// apiserver 36446, controller manager 36260, registry 25003.
+/// The second private plane (`OLM_RS_CHAOS_PLANE=2`): `~/.cache/olm-rs/cluster-chaos2`, etcd 23893/23903,
+/// apiserver 26646, controller manager 26360, registry 25003.
 pub const CHAOS_PLANE2_ENV: [(&str, &str); 7] = [
     ("OLM_RS_CLUSTER_DIR", "cluster-chaos2"),
-    ("OLM_RS_ETCD_PORT", "33793"),
-    ("OLM_RS_ETCD_PEER_PORT", "33803"),
-    ("OLM_RS_API_PORT", "36446"),
-    ("OLM_RS_KCM_PORT", "36260"),
+    ("OLM_RS_ETCD_PORT", "23893"),
+    ("OLM_RS_ETCD_PEER_PORT", "23903"),
+    ("OLM_RS_API_PORT", "26646"),
+    ("OLM_RS_KCM_PORT", "26360"),
     ("OLM_RS_REGISTRY_PORT", "25003"),
     ("OLM_RS_REGISTRY_DIR", "registry-chaos2"),
 ];
@@ -45,10 +46,10 @@ mod tests {
     use rstest::rstest;
 
     #[rstest]
-    #[case::unset_is_the_first_plane(None, Some("36444"))]
-    #[case::empty_is_the_first_plane(Some(""), Some("36444"))]
-    #[case::one_is_the_first_plane(Some("1"), Some("36444"))]
-    #[case::two_is_the_second_plane(Some("2"), Some("36446"))]
+    #[case::unset_is_the_first_plane(None, Some("26644"))]
+    #[case::empty_is_the_first_plane(Some(""), Some("26644"))]
+    #[case::one_is_the_first_plane(Some("1"), Some("26644"))]
+    #[case::two_is_the_second_plane(Some("2"), Some("26646"))]
     #[case::anything_else_is_refused(Some("3"), None)]
     #[case::a_word_is_refused(Some("second"), None)]
     fn the_plane_follows_the_selector(
