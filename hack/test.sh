@@ -27,7 +27,7 @@ hack/check-docs.sh
 log "preparing control-plane binaries in the background"
 hack/control-plane.sh build > "${TMPDIR:-/tmp}/olm-rs-k8s-build.log" 2>&1 &
 k8s_build=$!
-# The ecosystem's tools the peer tests run (hack/peers.sh: opm), likewise once.
+# The ecosystem's tools the peer tests run (hack/peers.sh: opm, kubectl-operator), likewise once.
 log "preparing the test peers in the background"
 hack/peers.sh build > "${TMPDIR:-/tmp}/olm-rs-peers-build.log" 2>&1 &
 peers_build=$!
