@@ -7,7 +7,7 @@
 #
 # Build outputs are cached outside the clone ($CARGO_TARGET_DIR, default ~/.cache/olm-rs/target); Kubernetes and
 # etcd are built once from their Go modules into ~/.cache/olm-rs (hack/versions.env; or taken from
-# $KUBEBUILDER_ASSETS), and so are the test peers (hack/peers.sh: opm). The tests' control plane is not the quick
+# $KUBEBUILDER_ASSETS), and so are the test peers (hack/peers.sh). The tests' control plane is not the quick
 # start's (hack/quickstart.sh has its own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
