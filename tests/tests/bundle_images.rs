@@ -14,7 +14,7 @@ use kube::api::{DeleteParams, ListParams};
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::SubscriptionState;
 use oci_support::*;
-use olm_tests::{OperatorProcess, await_object, eventually, with_namespace};
+use olm_tests::{await_object, eventually, with_namespace};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -77,12 +77,7 @@ async fn three_community_packages_install_from_bundle_images_and_a_reinstall_hit
         let port = free_port()?;
         let _serve = RegistryProcess::start(&[&fbc], port)?;
         let _cat = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
-        let _olm = OperatorProcess::start(
-            ctx.cluster,
-            "olm-operator",
-            &["--watched-namespaces", &ctx.namespace],
-        )
-        .await?;
+        let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
         address_catalog(&ctx, "community", &format!("127.0.0.1:{port}")).await?;
         let started = Instant::now();

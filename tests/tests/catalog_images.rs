@@ -13,7 +13,7 @@ use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
 use oci_support::*;
-use olm_tests::{OperatorProcess, await_object, eventually, with_namespace};
+use olm_tests::{await_object, eventually, with_namespace};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -72,7 +72,7 @@ async fn a_catalog_image_installs_and_a_repushed_tag_upgrades_across_replaces() 
         let first = push_catalog(&registry, old, &tag).await?;
 
         let _cat = catalog_operator(&ctx, &[]).await?;
-        let _olm = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ctx.namespace]).await?;
+        let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
         let started = Instant::now();
         create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
@@ -188,7 +188,7 @@ async fn a_failed_poll_keeps_serving_the_last_good_catalog() -> anyhow::Result<(
         let good = push_catalog(&registry, without(&published.fbc, "etcdoperator.v0.9.4")?, &tag).await?;
 
         let _cat = catalog_operator(&ctx, &[]).await?;
-        let _olm = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ctx.namespace]).await?;
+        let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
         create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
             "metadata": {"name": "community"},

@@ -11,7 +11,7 @@ use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
 use oci_support::*;
-use olm_tests::{OperatorProcess, await_object, with_namespace};
+use olm_tests::{await_object, with_namespace};
 use rusqlite::{Connection, params};
 use serde_json::json;
 use std::time::Duration;
@@ -108,12 +108,7 @@ async fn a_sqlite_index_image_is_served_and_installs() -> anyhow::Result<()> {
         let repo = format!("{}/etcd-bundle", ctx.namespace);
         let before = requests_for(&repo)?;
         let _cat = catalog_operator(&ctx, &[]).await?;
-        let _olm = OperatorProcess::start(
-            ctx.cluster,
-            "olm-operator",
-            &["--watched-namespaces", &ctx.namespace],
-        )
-        .await?;
+        let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
         create::<CatalogSource>(
             &ctx,

@@ -22,9 +22,7 @@ use kube::api::{DeleteParams, ListParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::install_plan::InstallPlanPhase;
 use messages::crd::subscription::SubscriptionState;
-use olm_tests::{
-    Cluster, OperatorProcess, TestContext, await_object, shared_operators, with_namespace,
-};
+use olm_tests::{Cluster, TestContext, await_object, shared_operators, with_namespace};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -256,12 +254,7 @@ async fn run_case(case: &'static Case, stub: Option<Catalog>) -> anyhow::Result<
         let port = free_port()?;
         let _registry = RegistryProcess::start(&[&package], port)?;
         let _cat = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
-        let _olm = OperatorProcess::start(
-            ctx.cluster,
-            "olm-operator",
-            &["--watched-namespaces", &ctx.namespace],
-        )
-        .await?;
+        let _olm = olm_operator(&ctx).await?;
         if case.all_namespaces {
             create::<messages::crd::operator_group::OperatorGroup>(
                 &ctx,

@@ -119,12 +119,7 @@ async fn install_then_fail(ctx: &TestContext) -> anyhow::Result<()> {
 
 async fn operators(ctx: &TestContext) -> anyhow::Result<(OperatorProcess, OperatorProcess)> {
     let catalog = catalog_operator(ctx, &[]).await?;
-    let olm = OperatorProcess::start(
-        ctx.cluster,
-        "olm-operator",
-        &["--watched-namespaces", &ctx.namespace],
-    )
-    .await?;
+    let olm = olm_operator(ctx).await?;
     Ok((catalog, olm))
 }
 
@@ -234,12 +229,7 @@ async fn with_fail_forward_a_failed_install_plan_does_not_hold_the_subscription(
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "failfwdip", |ctx| async move {
         let _cat = catalog_operator(&ctx, &["--install-plan-retry-timeout", "2s"]).await?;
-        let _olm = OperatorProcess::start(
-            ctx.cluster,
-            "olm-operator",
-            &["--watched-namespaces", &ctx.namespace],
-        )
-        .await?;
+        let _olm = olm_operator(&ctx).await?;
         group(&ctx, UpgradeStrategyName::TechPreviewUnsafeFailForward).await?;
         let suffix = &ctx.namespace[ctx.namespace.len() - 6..];
         let mut kept = Crd::new("gizmos", &format!("{suffix}.crd.olm-rs.io"), "Gizmo");

@@ -13,7 +13,7 @@ use catalog_operator::bundle_image::{Poll, Unpacker};
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use oci_support::*;
-use olm_tests::{OperatorProcess, await_object, with_namespace};
+use olm_tests::{await_object, with_namespace};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -129,7 +129,7 @@ async fn bundle_unpack_catalog_image_load_and_installs_from_images() -> anyhow::
         let files = oci::build::files_from_dir(&fbc_dir, "configs")?;
         oci::publish::push_catalog_files(&registry, files, &fbc_image).await?;
         let op = catalog_operator(&ctx, &[]).await?;
-        let olm = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ctx.namespace]).await?;
+        let olm = olm_operator(&ctx).await?;
         let idle = rss_kib(op.http_port);
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         let started = Instant::now();

@@ -13,7 +13,7 @@ use kube::api::DeleteParams;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::operator::Operator;
 use messages::crd::subscription::SubscriptionState;
-use olm_tests::{Cluster, OperatorProcess, await_object, with_namespace};
+use olm_tests::{Cluster, await_object, with_namespace};
 use serde_json::json;
 use std::collections::BTreeSet;
 
@@ -47,12 +47,7 @@ async fn a_subscribed_package_gets_an_operator_listing_its_components_and_deleti
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "opview", |ctx| async move {
         let _cat = catalog_operator(&ctx, &[]).await?;
-        let _olm = OperatorProcess::start(
-            ctx.cluster,
-            "olm-operator",
-            &["--watched-namespaces", &ctx.namespace],
-        )
-        .await?;
+        let _olm = olm_operator(&ctx).await?;
         let crd = Crd::new(
             "gadgets",
             &format!(

@@ -10,8 +10,7 @@ use kube::Api;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::SubscriptionState;
 use olm_tests::{
-    Cluster, OperatorProcess, await_object, bin_path, eventually, peer_bin_dir, shared_catalogs,
-    with_namespace,
+    Cluster, await_object, bin_path, eventually, peer_bin_dir, shared_catalogs, with_namespace,
 };
 use serde_json::json;
 use std::path::Path;
@@ -89,12 +88,7 @@ async fn olm_rs_installs_and_upgrades_from_opm_serving_the_fbc_olm_rs_rendered()
         .await?;
 
         let _cat = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
-        let _olm = OperatorProcess::start(
-            ctx.cluster,
-            "olm-operator",
-            &["--watched-namespaces", &ctx.namespace],
-        )
-        .await?;
+        let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
         address_catalog(&ctx, "opm", &address).await?;
         subscription(

@@ -13,7 +13,7 @@ use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
 use oci_support::*;
-use olm_tests::{OperatorProcess, await_object, eventually, with_namespace};
+use olm_tests::{await_object, eventually, with_namespace};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -134,12 +134,7 @@ async fn a_catalog_image_behind_registry_auth_is_pulled_with_the_catalogs_pull_s
         .await?;
 
         let _cat = catalog_operator(&ctx, &[]).await?;
-        let _olm = OperatorProcess::start(
-            ctx.cluster,
-            "olm-operator",
-            &["--watched-namespaces", &ctx.namespace],
-        )
-        .await?;
+        let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
         create::<CatalogSource>(
             &ctx,

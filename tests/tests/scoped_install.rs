@@ -101,12 +101,7 @@ async fn scoped_group(ctx: &TestContext) -> anyhow::Result<()> {
 /// Both operators, the scoped group, a catalog with one operator `scoped` (its CSV asks for a ServiceAccount,
 /// a Role and a RoleBinding, and owns a CRD) and a Subscription to it; returns the operators and the CRD.
 async fn install(ctx: &TestContext) -> anyhow::Result<(OperatorProcess, OperatorProcess, Crd)> {
-    let olm = OperatorProcess::start(
-        ctx.cluster,
-        "olm-operator",
-        &["--watched-namespaces", &ctx.namespace],
-    )
-    .await?;
+    let olm = olm_operator(ctx).await?;
     // A short retry window: a forbidden step must outlive it (OLM never fails a plan on a forbidden error).
     let cat = catalog_operator(ctx, &["--install-plan-retry-timeout", "1s"]).await?;
     scoped_group(ctx).await?;

@@ -18,7 +18,7 @@ use messages::crd::catalog_source::{
 };
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::subscription::{SubscriptionState, SubscriptionStatus};
-use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, with_namespace};
+use olm_tests::{Cluster, TestContext, await_object, with_namespace};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -122,12 +122,7 @@ async fn catalog_deprecations_show_on_the_subscription_and_go_with_the_catalog_n
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "deprecations", |ctx| async move {
         let _cat = catalog_operator(&ctx, &[]).await?;
-        let _olm = OperatorProcess::start(
-            ctx.cluster,
-            "olm-operator",
-            &["--watched-namespaces", &ctx.namespace],
-        )
-        .await?;
+        let _olm = olm_operator(&ctx).await?;
         let dir = std::env::temp_dir().join(format!("olm-rs-{}", ctx.namespace));
         let package = (json!({"schema": "olm.package"}), PACKAGE);
         let channel = (json!({"schema": "olm.channel", "name": "stable"}), CHANNEL);

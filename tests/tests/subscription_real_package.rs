@@ -12,7 +12,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::SubscriptionState;
-use olm_tests::{Cluster, OperatorProcess, await_object, shared_catalogs, with_namespace};
+use olm_tests::{Cluster, await_object, shared_catalogs, with_namespace};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -26,12 +26,7 @@ async fn a_real_bundle_package_installs_to_succeeded_with_its_deployment_availab
         let port = free_port()?;
         let _registry = RegistryProcess::start(&[&package], port)?;
         let _cat = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
-        let _olm = OperatorProcess::start(
-            ctx.cluster,
-            "olm-operator",
-            &["--watched-namespaces", &ctx.namespace],
-        )
-        .await?;
+        let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
         address_catalog(&ctx, "community", &format!("127.0.0.1:{port}")).await?;
         let started = Instant::now();

@@ -11,7 +11,7 @@ use catalog_fixture::*;
 use kube::Api;
 use kube::api::{ApiResource, DynamicObject, PostParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
-use olm_tests::{Cluster, OperatorProcess, await_object, eventually, with_namespace};
+use olm_tests::{Cluster, await_object, eventually, with_namespace};
 use serde_json::json;
 
 #[tokio::test]
@@ -41,12 +41,7 @@ async fn a_csv_that_does_not_decode_is_skipped_and_the_others_reconcile() -> any
         );
         create::<ClusterServiceVersion>(&ctx, Op::new("good", "1.0.0").csv()).await?;
 
-        let olm = OperatorProcess::start(
-            ctx.cluster,
-            "olm-operator",
-            &["--watched-namespaces", &ctx.namespace],
-        )
-        .await?;
+        let olm = olm_operator(&ctx).await?;
         await_object(&csvs, "good.v1.0.0", DEADLINE, "Succeeded beside a bad CSV", |c| {
             c.is_some_and(|c| c.phase() == CsvPhase::Succeeded)
         })

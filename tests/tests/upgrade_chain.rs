@@ -19,7 +19,7 @@ use kube::api::ListParams;
 use messages::crd::annotations;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::subscription::SubscriptionState;
-use olm_tests::{Cluster, OperatorProcess, eventually, with_namespace};
+use olm_tests::{Cluster, eventually, with_namespace};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -44,12 +44,7 @@ async fn one_run(cluster: &'static Cluster) -> anyhow::Result<Duration> {
     let out = took.clone();
     with_namespace(cluster, "chain", |ctx| async move {
         let _cat = catalog_operator(&ctx, &[]).await?;
-        let _olm = OperatorProcess::start(
-            ctx.cluster,
-            "olm-operator",
-            &["--watched-namespaces", &ctx.namespace],
-        )
-        .await?;
+        let _olm = olm_operator(&ctx).await?;
         // Each Deployment stays unavailable a few seconds after its pod is ready, as a real operator's does
         // while it starts: the next CSVs of the chain arrive while one is still Installing.
         // Each version's Deployment differs (its container's environment names the version).
@@ -129,12 +124,7 @@ async fn one_direct_run(cluster: &'static Cluster) -> anyhow::Result<Duration> {
     let took = std::sync::Arc::new(std::sync::Mutex::new(Duration::ZERO));
     let out = took.clone();
     with_namespace(cluster, "chaindirect", |ctx| async move {
-        let _olm = OperatorProcess::start(
-            ctx.cluster,
-            "olm-operator",
-            &["--watched-namespaces", &ctx.namespace],
-        )
-        .await?;
+        let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
         let op = |i: usize| {
             let mut op = Op::new("chain", VERSIONS[i])

@@ -302,6 +302,16 @@ pub async fn catalog_operator(
     OperatorProcess::start(ctx.cluster, "catalog-operator", &args).await
 }
 
+/// Start the olm-operator watching the test namespace.
+pub async fn olm_operator(ctx: &TestContext) -> anyhow::Result<OperatorProcess> {
+    OperatorProcess::start(
+        ctx.cluster,
+        "olm-operator",
+        &["--watched-namespaces", ctx.namespace.as_str()],
+    )
+    .await
+}
+
 pub fn subs(ctx: &TestContext) -> Api<Subscription> {
     Api::namespaced(ctx.client.clone(), &ctx.namespace)
 }
