@@ -29,6 +29,7 @@ mod peers;
 mod shared_catalogs;
 pub mod slow_tcp;
 mod wait;
+mod webhook_denial;
 
 pub use binaries::bin_path;
 pub use chaos_plane::{CHAOS_PLANE_ENV, CHAOS_PLANE2_ENV};
@@ -42,3 +43,4 @@ pub use otlp::{OtlpReceiver, ReceivedSpan};
 pub use peers::peer_bin_dir;
 pub use shared_catalogs::{shared_catalogs, shared_operators};
 pub use wait::{DEFAULT_DEADLINE, await_object, eventually};
+pub use webhook_denial::await_webhook_denial;

@@ -37,6 +37,7 @@ use olm_tests::{FullCluster, await_object, dump_namespace, eventually};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
+mod full_cluster_pod_security;
 mod full_upgrade_support;
 mod oci_support;
 
@@ -54,7 +55,7 @@ async fn olm_rs_runs_in_cluster_as_real_pods_and_survives_losing_its_leaders() -
     let cluster = FullCluster::shared()?;
     let client = cluster.client().await?;
     operators_are_ready_and_hardened(&client).await?;
-    pod_security_is_enforced(&client).await?;
+    full_cluster_pod_security::pod_security_is_enforced(&client).await?;
     default_catalog_is_served(&client).await?;
     package_manifests_are_served(cluster).await?;
     in_namespace(&client, "full-install", |ns| {
@@ -166,72 +167,6 @@ fn status_field<'a>(status: &'a str, field: &str) -> Option<&'a str> {
         .lines()
         .find_map(|l| l.strip_prefix(field))
         .map(|v| v.trim_start_matches(':').trim())
-}
-
-/// Pod Security Admission enforces `restricted` on olm-rs's namespace (deploy/namespace.yaml, as OLM labels its
-/// own), every olm-rs pod there was admitted (each Deployment has its replicas), and a pod that is not restricted
-/// is refused there by the API server.
-async fn pod_security_is_enforced(client: &Client) -> anyhow::Result<()> {
-    let namespace = Api::<Namespace>::all(client.clone()).get(OLM_NS).await?;
-    let labels = namespace.metadata.labels.unwrap_or_default();
-    assert_eq!(
-        labels
-            .get("pod-security.kubernetes.io/enforce")
-            .map(String::as_str),
-        Some("restricted"),
-        "{OLM_NS}: PSA enforce label ({labels:?})"
-    );
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), OLM_NS);
-    for deployment in deployments.list(&ListParams::default()).await? {
-        let name = deployment.metadata.name.clone().unwrap_or_default();
-        let want = deployment
-            .spec
-            .as_ref()
-            .and_then(|s| s.replicas)
-            .unwrap_or(1);
-        await_object(
-            &deployments,
-            &name,
-            DEADLINE,
-            "every replica admitted and ready",
-            |d| {
-                d.and_then(|d| d.status.as_ref())
-                    .is_some_and(|s| s.ready_replicas == Some(want))
-            },
-        )
-        .await?;
-    }
-    let unrestricted = Pod {
-        metadata: kube::api::ObjectMeta {
-            name: Some("psa-probe".into()),
-            ..Default::default()
-        },
-        spec: Some(k8s_openapi::api::core::v1::PodSpec {
-            containers: vec![k8s_openapi::api::core::v1::Container {
-                name: "c".into(),
-                image: Some("localhost/olm-rs/pause:dev".into()),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
-    let dry_run = PostParams {
-        dry_run: true,
-        ..PostParams::default()
-    };
-    match Api::<Pod>::namespaced(client.clone(), OLM_NS)
-        .create(&dry_run, &unrestricted)
-        .await
-    {
-        Err(kube::Error::Api(e)) if e.message.contains("violates PodSecurity \"restricted") => {
-            Ok(())
-        }
-        Err(e) => {
-            anyhow::bail!("an unrestricted pod in {OLM_NS}: refused, but not by Pod Security: {e}")
-        }
-        Ok(_) => anyhow::bail!("an unrestricted pod was admitted in {OLM_NS}"),
-    }
 }
 
 async fn operators_are_ready_and_hardened(client: &Client) -> anyhow::Result<()> {

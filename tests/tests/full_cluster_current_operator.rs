@@ -25,7 +25,9 @@ use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, PostParams};
 use kube::core::GroupVersionKind;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::operator_group::{OperatorGroup, OperatorGroupSpec};
-use olm_tests::{FullCluster, await_object, dump_namespace, eventually, shared_catalogs};
+use olm_tests::{
+    FullCluster, await_object, await_webhook_denial, dump_namespace, eventually, shared_catalogs,
+};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -279,27 +281,10 @@ async fn proof(
         "denied",
         BTreeMap::from([("olm-rs.io/deny".to_string(), "true".to_string())]),
     )?;
-    let refusal = eventually(
-        Duration::from_secs(60),
-        "the validating webhook to deny",
-        || {
-            let (api, denied) = (v1alpha1.clone(), denied.clone());
-            async move {
-                match api.create(&PostParams::default(), &denied).await {
-                    Err(kube::Error::Api(e))
-                        if e.message.contains("denied by the test webhook") =>
-                    {
-                        Ok(Some(e.message))
-                    }
-                    Err(kube::Error::Api(e)) => {
-                        eprintln!("not yet the webhook's answer: {}", e.message);
-                        Ok(None)
-                    }
-                    Err(e) => Err(e.into()),
-                    Ok(_) => anyhow::bail!("an instance labelled olm-rs.io/deny=true was admitted"),
-                }
-            }
-        },
+    let refusal = await_webhook_denial(
+        &v1alpha1,
+        &denied,
+        "an instance labelled olm-rs.io/deny=true",
     )
     .await?;
     eprintln!("denied by the validating webhook: {refusal}");

@@ -13,7 +13,7 @@ use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, PostP
 use kube::core::GroupVersionKind;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::operator_group::OperatorGroup;
-use olm_tests::{FullCluster, await_object, dump_namespace, eventually};
+use olm_tests::{FullCluster, await_object, await_webhook_denial, dump_namespace, eventually};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -133,23 +133,7 @@ async fn proof(client: &kube::Client, ns: &str, crd_name: &str) -> anyhow::Resul
         "apiVersion": format!("{GROUP}/v1"), "kind": "Widget", "metadata": {"name": "denied"}, "spec": {"deny": true, "color": "red"}
     }))?;
     // The first calls may race the webhook's endpoints becoming ready: retry until the webhook answers.
-    let refusal = eventually(Duration::from_secs(60), "the webhook to deny", || {
-        let (v1, denied) = (v1.clone(), denied.clone());
-        async move {
-            match v1.create(&PostParams::default(), &denied).await {
-                Err(kube::Error::Api(e)) if e.message.contains("denied by the test webhook") => {
-                    Ok(Some(e.message))
-                }
-                Err(kube::Error::Api(e)) => {
-                    eprintln!("not yet the webhook's answer: {}", e.message);
-                    Ok(None)
-                }
-                Err(e) => Err(e.into()),
-                Ok(_) => anyhow::bail!("a widget with spec.deny=true was admitted"),
-            }
-        }
-    })
-    .await?;
+    let refusal = await_webhook_denial(&v1, &denied, "a widget with spec.deny=true").await?;
     eprintln!("denied as expected: {refusal}");
     let allowed: DynamicObject = serde_json::from_value(json!({
         "apiVersion": format!("{GROUP}/v1"), "kind": "Widget", "metadata": {"name": "allowed"}, "spec": {"color": "red"}
