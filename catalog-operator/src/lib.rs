@@ -11,6 +11,7 @@
 //! ```
 //! A W3C trace context written on each InstallPlan and CSV carries one trace from resolution into olm-operator.
 
+pub mod bundle_content;
 pub mod bundle_image;
 pub mod catalog_image;
 pub mod catalog_source;

@@ -2,6 +2,7 @@
 //! `spec.replaces` rewritten, properties annotated), every other bundle object (Secrets become
 //! `BundleSecret`), then the RBAC of its install strategy ([`crate::rbac`]). Pure.
 
+use crate::bundle_content::{self, Source};
 use messages::crd::install_plan::{Step, StepResource, StepStatus};
 use messages::crd::subscription::{Approval, Subscription, SubscriptionSpec};
 use registry::api;
@@ -22,8 +23,8 @@ pub enum StepError {
     NoCsv { bundle: String },
     #[error("bundle {bundle}: the CSV manifest lacks apiVersion or kind")]
     CsvTypeMissing { bundle: String },
-    #[error("bundle {bundle}: an object is not JSON: {message}")]
-    BadObject { bundle: String, message: String },
+    #[error("{0}")]
+    Refused(crate::bundle_content::Refusal),
 }
 
 /// (group, version) of an `apiVersion`.
@@ -63,10 +64,10 @@ fn step(
     }
 }
 
-fn parse(bundle: &str, text: &str) -> Result<Value, StepError> {
-    serde_json::from_str(text).map_err(|e| StepError::BadObject {
-        bundle: bundle.to_string(),
-        message: e.to_string(),
+/// The position of the bundle's CSV among its objects (for naming its file).
+fn csv_index(b: &api::Bundle) -> Option<usize> {
+    b.object.iter().position(|o| {
+        serde_json::from_str::<Value>(o).is_ok_and(|v| v["kind"] == "ClusterServiceVersion")
     })
 }
 
@@ -74,6 +75,7 @@ fn parse(bundle: &str, text: &str) -> Result<Value, StepError> {
 pub fn csv_manifest(
     b: &api::Bundle,
     chosen: &BundleStep,
+    source: &Source,
     namespace: &str,
     trace: &BTreeMap<String, String>,
 ) -> Result<Value, StepError> {
@@ -89,7 +91,8 @@ pub fn csv_manifest(
             bundle: chosen.name.clone(),
         })?
     };
-    let mut csv = parse(&chosen.name, &text)?;
+    let mut csv = bundle_content::read(&chosen.name, source, csv_index(b), &text)
+        .map_err(StepError::Refused)?;
     if csv["apiVersion"].as_str().unwrap_or_default().is_empty()
         || csv["kind"].as_str().unwrap_or_default().is_empty()
     {
@@ -144,13 +147,15 @@ pub fn csv_manifest(
 pub fn bundle_steps(
     b: &api::Bundle,
     chosen: &BundleStep,
+    source: &Source,
     namespace: &str,
     trace: &BTreeMap<String, String>,
 ) -> Result<Vec<Step>, StepError> {
-    let csv = csv_manifest(b, chosen, namespace, trace)?;
+    let csv = csv_manifest(b, chosen, source, namespace, trace)?;
     let mut out = vec![step(&chosen.name, &chosen.catalog, &csv, None)];
-    for text in &b.object {
-        let obj = parse(&chosen.name, text)?;
+    for (i, text) in b.object.iter().enumerate() {
+        let obj = bundle_content::read(&chosen.name, source, Some(i), text)
+            .map_err(StepError::Refused)?;
         match obj["kind"].as_str() {
             Some("ClusterServiceVersion") | None => continue,
             Some("Secret") => out.push(step(
@@ -232,8 +237,14 @@ mod tests {
 
     #[test]
     fn a_bundle_yields_the_csv_then_its_objects_then_its_rbac() {
-        let steps =
-            bundle_steps(&bundle(), &chosen(Some("a.v1")), "ns", &BTreeMap::new()).expect("steps");
+        let steps = bundle_steps(
+            &bundle(),
+            &chosen(Some("a.v1")),
+            &Source::default(),
+            "ns",
+            &BTreeMap::new(),
+        )
+        .expect("steps");
         let kinds: Vec<&str> = steps.iter().map(|s| s.resource.kind.as_str()).collect();
         assert_eq!(
             kinds,
@@ -258,7 +269,14 @@ mod tests {
             "tracing.olm.operatorframework.io/traceparent".to_string(),
             "00-abc-def-01".to_string(),
         )]);
-        let csv = csv_manifest(&bundle(), &chosen(Some("a.v1")), "ns", &trace).expect("csv");
+        let csv = csv_manifest(
+            &bundle(),
+            &chosen(Some("a.v1")),
+            &Source::default(),
+            "ns",
+            &trace,
+        )
+        .expect("csv");
         assert_eq!(csv["metadata"]["namespace"], "ns");
         assert_eq!(csv["spec"]["replaces"], "a.v1");
         assert_eq!(
@@ -276,7 +294,14 @@ mod tests {
 
     #[test]
     fn a_fresh_install_replaces_nothing() {
-        let csv = csv_manifest(&bundle(), &chosen(None), "ns", &BTreeMap::new()).expect("csv");
+        let csv = csv_manifest(
+            &bundle(),
+            &chosen(None),
+            &Source::default(),
+            "ns",
+            &BTreeMap::new(),
+        )
+        .expect("csv");
         assert!(csv["spec"].get("replaces").is_none());
     }
 
@@ -285,7 +310,13 @@ mod tests {
         let mut b = bundle();
         b.csv_json = json!({"metadata": {"name": "a.v2"}}).to_string();
         assert_eq!(
-            csv_manifest(&b, &chosen(None), "ns", &BTreeMap::new()),
+            csv_manifest(
+                &b,
+                &chosen(None),
+                &Source::default(),
+                "ns",
+                &BTreeMap::new()
+            ),
             Err(StepError::CsvTypeMissing {
                 bundle: "a.v2".into()
             })
@@ -300,7 +331,13 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            csv_manifest(&b, &chosen(None), "ns", &BTreeMap::new()),
+            csv_manifest(
+                &b,
+                &chosen(None),
+                &Source::default(),
+                "ns",
+                &BTreeMap::new()
+            ),
             Err(StepError::NoCsv {
                 bundle: "a.v2".into()
             })

@@ -23,7 +23,32 @@ pub fn parse_yaml_documents(text: &str) -> Result<Vec<Value>, serde_saphyr::Erro
     options.budget = None;
     // Real bundles contain CRDs with repeated keys; Go's decoders keep the last one.
     options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::LastWins;
-    serde_saphyr::from_multiple_with_options::<Value>(text, options)
+    // Go's YAML (yaml.v2 under sigs.k8s.io/yaml) reads `0755` as octal, as YAML 1.1 did.
+    options.legacy_octal_numbers = true;
+    let mut values = serde_saphyr::from_multiple_with_options::<Value>(text, options)?;
+    values.iter_mut().for_each(integral_floats_as_integers);
+    Ok(values)
+}
+
+/// sigs.k8s.io/yaml writes a YAML float through Go's JSON encoder, which prints `1.0` and `1e3` as `1` and
+/// `1000`: so a Go integer field accepts them (`replicas: 1.0`). Floats with no fraction become integers here.
+fn integral_floats_as_integers(value: &mut Value) {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            if f.fract() == 0.0 && f.abs() < 9.0e15 {
+                #[expect(
+                    clippy::cast_possible_truncation,
+                    reason = "an integral value below 2^53 is exact as i64"
+                )]
+                let i = f as i64;
+                *value = Value::from(i);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_floats_as_integers),
+        Value::Object(map) => map.values_mut().for_each(integral_floats_as_integers),
+        _ => {}
+    }
 }
 
 /// Parses a JSON stream (one or more concatenated values).
@@ -189,6 +214,31 @@ mod tests {
             .map(|d| d.value["kind"].as_str().unwrap().to_owned());
         assert_eq!(got.as_deref(), kind);
         assert_eq!(first.note.is_some(), warned, "{:?}", first.note);
+    }
+
+    // Scalars read as Go's YAML reads them (yaml.v2, YAML 1.1), then written as Go's JSON writes them.
+    #[rstest]
+    #[case::yes_is_true("a: yes", serde_json::json!(true))]
+    #[case::off_is_false("a: off", serde_json::json!(false))]
+    #[case::leading_zero_is_octal("a: 0755", serde_json::json!(493))]
+    #[case::hex("a: 0x1F", serde_json::json!(31))]
+    #[case::underscores("a: 1_000", serde_json::json!(1000))]
+    #[case::integral_float("a: 1.0", serde_json::json!(1))]
+    #[case::exponent("a: 1e3", serde_json::json!(1000))]
+    #[case::fraction("a: 1.5", serde_json::json!(1.5))]
+    #[case::timestamp_stays_text("a: 2021-01-01T00:00:00Z", serde_json::json!("2021-01-01T00:00:00Z"))]
+    #[case::empty_is_null("a:", serde_json::Value::Null)]
+    #[case::tilde_is_null("a: ~", serde_json::Value::Null)]
+    #[case::quoted_yes_is_text("a: 'yes'", serde_json::json!("yes"))]
+    fn yaml_scalars_read_as_go_reads_them(#[case] text: &str, #[case] expected: Value) {
+        let docs = parse_yaml_documents(text).unwrap();
+        assert_eq!(docs[0]["a"], expected, "{text}");
+    }
+
+    #[test]
+    fn json_numbers_are_left_as_written() {
+        let docs = parse_documents("{\"a\": 1.0}").unwrap();
+        assert!(docs[0]["a"].is_f64());
     }
 
     #[rstest]

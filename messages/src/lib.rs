@@ -1,6 +1,7 @@
 //! operators.coreos.com API types and typed actor messages.
 
 pub mod crd;
+pub mod go_json;
 #[cfg(feature = "testing")]
 pub mod testing;
 

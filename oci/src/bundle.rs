@@ -18,6 +18,8 @@ pub struct UnpackedBundle {
     pub csv: Value,
     /// Every object of `/manifests` (the CSV included), in file order.
     pub objects: Vec<Value>,
+    /// The file each of `objects` was read from (`manifests/etcd.crd.yaml`), for messages that name it.
+    pub files: Vec<String>,
     /// Bytes of the manifests read (the cache's weight).
     pub bytes: u64,
 }
@@ -108,6 +110,7 @@ pub fn from_files(
         })
         .unwrap_or_default();
     let mut objects = Vec::new();
+    let mut origins = Vec::new();
     let mut bytes_read = 0u64;
     for (path, bytes) in files.range("manifests/".to_string()..) {
         if !path.starts_with("manifests/") {
@@ -143,6 +146,7 @@ pub fn from_files(
                 });
             }
             objects.push(doc);
+            origins.push(path.clone());
         }
     }
     let csvs: Vec<&Value> = objects.iter().filter(|o| catalog::csv::is_csv(o)).collect();
@@ -178,6 +182,7 @@ pub fn from_files(
         default_channel: ann(DEFAULT_CHANNEL_ANNOTATION),
         csv,
         objects,
+        files: origins,
         bytes: bytes_read,
     })
 }

@@ -46,16 +46,28 @@ pub fn needs_unpack(b: &api::Bundle) -> bool {
     !b.bundle_path.is_empty() && !b.object.iter().any(installable)
 }
 
-/// The bundle with its objects: `full` itself when the catalog carries them inline, else the unpacked image's
-/// (plus the plan's `status.bundleLookups` entry for it).
+/// A bundle with its objects, where they came from, and the plan's `status.bundleLookups` entry when it was
+/// unpacked from its image.
+#[derive(Debug)]
+pub struct Filled {
+    pub bundle: api::Bundle,
+    pub source: crate::bundle_content::Source,
+    pub lookup: Option<BundleLookup>,
+}
+
+/// The bundle with its objects: `full` itself when the catalog carries them inline, else the unpacked image's.
 pub async fn fill(
     shared: &Shared,
     ns: &str,
     chosen: &BundleStep,
     full: api::Bundle,
-) -> Result<(api::Bundle, Option<BundleLookup>), NotYet> {
+) -> Result<Filled, NotYet> {
     if !needs_unpack(&full) {
-        return Ok((full, None));
+        return Ok(Filled {
+            bundle: full,
+            source: Default::default(),
+            lookup: None,
+        });
     }
     let image = full.bundle_path.clone();
     let auth = auth::for_catalog(shared, &chosen.catalog, &image).await;
@@ -83,7 +95,15 @@ pub async fn fill(
             let mut filled = full.clone();
             filled.csv_json = unpacked.csv.to_string();
             filled.object = unpacked.object_strings();
-            Ok((filled, Some(lookup::completed(&full, chosen))))
+            Ok(Filled {
+                bundle: filled,
+                source: crate::bundle_content::Source {
+                    image: Some(image),
+                    digest: Some(unpacked.digest.clone()),
+                    files: unpacked.files.clone(),
+                },
+                lookup: Some(lookup::completed(&full, chosen)),
+            })
         }
         Poll::Pending => Err(NotYet::Pending { image }),
         Poll::Failed { error, retry_in } => Err(NotYet::Failed {

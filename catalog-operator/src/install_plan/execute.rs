@@ -400,9 +400,21 @@ async fn apply(
     } else {
         Api::all_with(client.clone(), &ar)
     };
-    let dynamic: DynamicObject = serde_json::from_value(obj.clone())
-        .map_err(|e| fail(format!("the InstallPlan contains invalid data: {e}")))?;
     let name = step.resource.name.as_str();
+    // Plans written before their objects were read with Go's rules (`crate::bundle_content`) still hold the
+    // bundle's own metadata: `createdAt:` with no value is an empty annotation, as OLM sends it.
+    let obj = messages::go_json::normalize_metadata(&obj).map_err(|e| {
+        fail(format!(
+            "the InstallPlan contains invalid data: bundle {}, {kind} {name}, field {e}",
+            step.resolving
+        ))
+    })?;
+    let dynamic: DynamicObject = serde_json::from_value(obj.clone()).map_err(|e| {
+        fail(format!(
+            "the InstallPlan contains invalid data: bundle {}, {kind} {name}: {e}",
+            step.resolving
+        ))
+    })?;
     match api.create(&PostParams::default(), &dynamic).await {
         Ok(_) if kind == "CustomResourceDefinition" => Ok(StepStatus::WaitingForApi),
         Ok(created) => {

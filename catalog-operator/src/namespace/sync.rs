@@ -668,15 +668,15 @@ async fn create_plan(
                     error_text(&e)
                 ))
             })?;
-        let (full, lookup) = match crate::bundle_image::fill(shared, ns, b, full).await {
+        let filled = match crate::bundle_image::fill(shared, ns, b, full).await {
             Ok(filled) => filled,
             Err(not_yet) => {
                 waiting.push((b.subscription.clone(), not_yet));
                 continue;
             }
         };
-        lookups.extend(lookup);
-        let s = steps::bundle_steps(&full, b, ns, &trace)
+        lookups.extend(filled.lookup);
+        let s = steps::bundle_steps(&filled.bundle, b, &filled.source, ns, &trace)
             .map_err(|e| PlanError::Bundle(e.to_string()))?;
         plan.extend(s);
         catalogs.insert(b.catalog.name.clone());
