@@ -143,4 +143,5 @@ fi
 # The corpus counts (printed by passing tests, which cargo captures): show them in the log.
 log "corpus counts"
 cargo test --workspace --test corpus_roundtrip --locked -- --nocapture 2>&1 | grep -E '^corpus|^test result' || true
+cargo test --workspace --test bundle_corpus --locked -- --nocapture 2>&1 | grep -E "^bundle corpus|^  refused|^test result" || true
 exit "$status"

@@ -361,7 +361,10 @@ pub fn before_resolution(old: &SubscriptionStatus, f: &Facts, now: &Time) -> Sub
 /// What resolution decided for one Subscription.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Decided {
+    /// Resolution failed: `ConstraintsNotSatisfiable` when the resolver found no installable set, else (a bundle
+    /// refused, a catalog that cannot serve it) `ErrorPreventedResolution`, as OLM tells them apart.
     Failed {
+        reason: R,
         message: String,
     },
     /// Nothing to install for it (up to date, or already on its way).
@@ -383,12 +386,12 @@ pub enum Decided {
 
 pub fn after_resolution(s: &mut SubscriptionStatus, d: &Decided, now: &Time) {
     match d {
-        Decided::Failed { message } => set(
+        Decided::Failed { reason, message } => set(
             s,
             condition(
                 T::ResolutionFailed,
                 true,
-                R::ConstraintsNotSatisfiable,
+                reason.clone(),
                 message.clone(),
                 now,
             ),

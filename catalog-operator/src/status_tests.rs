@@ -294,6 +294,7 @@ fn a_resolution_failure_is_explained_and_cleared_when_resolution_succeeds() {
     after_resolution(
         &mut s,
         &Decided::Failed {
+            reason: R::ConstraintsNotSatisfiable,
             message: "no operators found in package a".into(),
         },
         &now(),

@@ -171,31 +171,37 @@ impl Unpacker {
                 return Ok(hit);
             }
         }
-        let pulled = self.registry.pull(image, auth, &Limits::BUNDLE).await?;
-        let digest = pulled.digest.clone();
-        let bundle = tokio::task::spawn_blocking({
-            let image = image.to_string();
-            move || {
-                let files = oci::layers::unpack(
-                    &image,
-                    &pulled.layers,
-                    &oci::bundle::keep,
-                    &Limits::BUNDLE,
-                )?;
-                oci::bundle::from_files(&image, &pulled.digest, &files)
-            }
-        })
-        .await
-        .map_err(|e| PullError::BadLayer {
-            reference: image.to_string(),
-            layer: String::new(),
-            message: e.to_string(),
-        })??;
+        let bundle = pull_bundle(&self.registry, image, auth).await?;
+        let digest = bundle.digest.clone();
         let bytes = bundle.bytes;
         let bundle = Arc::new(bundle);
         self.cache.insert(&digest, bundle.clone(), bytes);
         Ok(bundle)
     }
+}
+
+/// Pulls bundle image `image` and reads it (digest-checked, unpacked in memory off the async threads): the
+/// unpacker's pull without its cache.
+pub async fn pull_bundle(
+    registry: &Registry,
+    image: &str,
+    auth: &Auth,
+) -> Result<UnpackedBundle, PullError> {
+    let pulled = registry.pull(image, auth, &Limits::BUNDLE).await?;
+    tokio::task::spawn_blocking({
+        let image = image.to_string();
+        move || {
+            let files =
+                oci::layers::unpack(&image, &pulled.layers, &oci::bundle::keep, &Limits::BUNDLE)?;
+            oci::bundle::from_files(&image, &pulled.digest, &files)
+        }
+    })
+    .await
+    .map_err(|e| PullError::BadLayer {
+        reference: image.to_string(),
+        layer: String::new(),
+        message: e.to_string(),
+    })?
 }
 
 #[cfg(test)]

@@ -128,21 +128,17 @@ pub fn from_files(
             },
         )?;
         for doc in docs.into_iter().filter(|d| !d.is_null()) {
+            // As OLM's unstructured decoding: a kind is required, an apiVersion is not (a real bundle's
+            // ClusterRole without one installs under OLM, which creates RBAC kinds with typed clients).
             let kind_ok = doc
                 .get("kind")
                 .and_then(Value::as_str)
                 .is_some_and(|k| !k.is_empty());
-            let api_ok = doc
-                .get("apiVersion")
-                .and_then(Value::as_str)
-                .is_some_and(|k| !k.is_empty());
-            if !doc.is_object() || !kind_ok || !api_ok {
+            if !doc.is_object() || !kind_ok {
                 return Err(PullError::InvalidManifest {
                     reference: reference.to_string(),
                     file: format!("/{path}"),
-                    message:
-                        "a document is not a Kubernetes object (apiVersion and kind are required)"
-                            .into(),
+                    message: "a document is not a Kubernetes object (a kind is required)".into(),
                 });
             }
             objects.push(doc);
@@ -215,6 +211,22 @@ mod tests {
         assert_eq!(b.channels, ["alpha", "stable"]);
         assert_eq!(b.csv["metadata"]["name"], "etcd.v1");
         assert_eq!(b.objects.len(), 2);
+        assert_eq!(b.files, ["manifests/crd.yaml", "manifests/etcd.csv.yaml"]);
+    }
+
+    /// cluster-aas-operator 0.1.0 (community-operators) ships `argo_cd_cluster_role.yaml` with a kind and no
+    /// apiVersion; OLM installs it.
+    #[test]
+    fn an_object_without_an_api_version_is_read() {
+        let role = "---\nkind: ClusterRole\nmetadata:\n  name: claas-argocd-cluster-role\nrules: []\n";
+        let f = files(&[
+            ("metadata/annotations.yaml", ANNOTATIONS),
+            ("manifests/etcd.csv.yaml", CSV),
+            ("manifests/argo_cd_cluster_role.yaml", role),
+        ]);
+        let b = from_files("img", "sha256:x", &f).expect("bundle");
+        assert_eq!(b.objects[0]["kind"], "ClusterRole");
+        assert_eq!(b.files[0], "manifests/argo_cd_cluster_role.yaml");
     }
 
     #[rstest]

@@ -92,18 +92,7 @@ pub async fn fill(
                     retry_in: unpacker::MAX_BACKOFF,
                 });
             }
-            let mut filled = full.clone();
-            filled.csv_json = unpacked.csv.to_string();
-            filled.object = unpacked.object_strings();
-            Ok(Filled {
-                bundle: filled,
-                source: crate::bundle_content::Source {
-                    image: Some(image),
-                    digest: Some(unpacked.digest.clone()),
-                    files: unpacked.files.clone(),
-                },
-                lookup: Some(lookup::completed(&full, chosen)),
-            })
+            Ok(filled(&full, chosen, &image, &unpacked))
         }
         Poll::Pending => Err(NotYet::Pending { image }),
         Poll::Failed { error, retry_in } => Err(NotYet::Failed {
@@ -111,6 +100,27 @@ pub async fn fill(
             message: error.to_string(),
             retry_in,
         }),
+    }
+}
+
+/// `full` with the objects of its unpacked image `image`.
+pub fn filled(
+    full: &api::Bundle,
+    chosen: &BundleStep,
+    image: &str,
+    unpacked: &oci::UnpackedBundle,
+) -> Filled {
+    let mut bundle = full.clone();
+    bundle.csv_json = unpacked.csv.to_string();
+    bundle.object = unpacked.object_strings();
+    Filled {
+        bundle,
+        source: crate::bundle_content::Source {
+            image: Some(image.to_string()),
+            digest: Some(unpacked.digest.clone()),
+            files: unpacked.files.clone(),
+        },
+        lookup: Some(lookup::completed(full, chosen)),
     }
 }
 

@@ -442,6 +442,7 @@ async fn resolve_and_plan(
         let name = sub.metadata.name.clone().unwrap_or_default();
         let d = match resolution.outcome(&name) {
             Some(Outcome::Failed { explanation }) => Decided::Failed {
+                reason: SubscriptionReason::ConstraintsNotSatisfiable,
                 message: explanation.message.clone(),
             },
             Some(Outcome::Install { csv }) | Some(Outcome::Upgrade { to: csv, .. })
@@ -537,6 +538,7 @@ async fn resolve_and_plan(
                         decided.insert(
                             (*m).clone(),
                             Decided::Failed {
+                                reason: SubscriptionReason::ErrorPreventedResolution,
                                 message: message.clone(),
                             },
                         );
