@@ -363,25 +363,15 @@ pub fn before_resolution(old: &SubscriptionStatus, f: &Facts, now: &Time) -> Sub
 pub enum Decided {
     /// Resolution failed: `ConstraintsNotSatisfiable` when the resolver found no installable set, else (a bundle
     /// refused, a catalog that cannot serve it) `ErrorPreventedResolution`, as OLM tells them apart.
-    Failed {
-        reason: R,
-        message: String,
-    },
+    Failed { reason: R, message: String },
     /// Nothing to install for it (up to date, or already on its way).
     Unchanged,
     /// A new plan installs `csv` for it.
-    Planned {
-        csv: String,
-        plan: PlanRef,
-    },
+    Planned { csv: String, plan: PlanRef },
     /// A bundle image of its plan is being pulled (OLM: `BundleUnpacking`, `UnpackingInProgress`).
-    Unpacking {
-        message: String,
-    },
+    Unpacking { message: String },
     /// A bundle image of its plan failed to unpack (OLM: `BundleUnpackFailed`); retried with backoff.
-    UnpackFailed {
-        message: String,
-    },
+    UnpackFailed { message: String },
 }
 
 pub fn after_resolution(s: &mut SubscriptionStatus, d: &Decided, now: &Time) {

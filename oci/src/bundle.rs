@@ -218,7 +218,8 @@ mod tests {
     /// apiVersion; OLM installs it.
     #[test]
     fn an_object_without_an_api_version_is_read() {
-        let role = "---\nkind: ClusterRole\nmetadata:\n  name: claas-argocd-cluster-role\nrules: []\n";
+        let role =
+            "---\nkind: ClusterRole\nmetadata:\n  name: claas-argocd-cluster-role\nrules: []\n";
         let f = files(&[
             ("metadata/annotations.yaml", ANNOTATIONS),
             ("manifests/etcd.csv.yaml", CSV),

@@ -4,6 +4,7 @@
 
 use crate::error::PullError;
 use crate::limits::Limits;
+use crate::platform::{self, Platform};
 use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
 use oci_client::errors::{OciDistributionError, OciErrorCode};
 use oci_client::manifest::{
@@ -56,7 +57,7 @@ impl std::fmt::Debug for Auth {
 }
 
 impl Auth {
-    fn oci(&self) -> RegistryAuth {
+    pub(crate) fn oci(&self) -> RegistryAuth {
         match self {
             Auth::Anonymous => RegistryAuth::Anonymous,
             Auth::Basic { username, password } => {
@@ -109,6 +110,8 @@ pub struct Registry {
     clients: Arc<Mutex<HashMap<String, Arc<Client>>>>,
     insecure: Arc<Vec<String>>,
     requests: Arc<AtomicU64>,
+    /// The platform an image index resolves to; `None`: this process's ([`Platform::current`]).
+    platform: Option<Arc<Platform>>,
 }
 
 impl Registry {
@@ -118,6 +121,19 @@ impl Registry {
             insecure: Arc::new(insecure.to_vec()),
             ..Default::default()
         }
+    }
+
+    /// The client with image indexes resolved to `platform` instead of this process's own.
+    pub fn with_platform(mut self, platform: Platform) -> Self {
+        self.platform = Some(Arc::new(platform));
+        self
+    }
+
+    fn platform(&self) -> Platform {
+        self.platform
+            .as_deref()
+            .cloned()
+            .unwrap_or_else(Platform::current)
     }
 
     /// HTTP requests this client has sent to registries (manifests and blobs; auth handshakes not counted).
@@ -141,7 +157,7 @@ impl Registry {
 
     /// The client for `r`'s registry with `auth`, built on first use. Building fails (instead of panicking,
     /// as `oci_client::Client::new`'s fallback does) when, e.g., the system has no CA certificates.
-    fn client_for(
+    pub(crate) fn client_for(
         &self,
         reference: &str,
         r: &Reference,
@@ -214,8 +230,13 @@ impl Registry {
         let media_type = value["mediaType"].as_str().unwrap_or(OCI_IMAGE_MEDIA_TYPE);
         match media_type {
             OCI_IMAGE_INDEX_MEDIA_TYPE | IMAGE_MANIFEST_LIST_MEDIA_TYPE => {
-                let chosen = choose_platform(&value).ok_or_else(|| PullError::NotFound {
-                    reference: format!("{reference} (no linux/amd64 manifest in its index)"),
+                let wanted = self.platform();
+                let chosen = platform::choose(&value, &wanted).map_err(|available| {
+                    PullError::NoMatchingPlatform {
+                        reference: reference.to_string(),
+                        wanted: wanted.to_string(),
+                        available,
+                    }
                 })?;
                 let pinned = Reference::with_digest(
                     r.registry().to_string(),
@@ -245,7 +266,7 @@ impl Registry {
         }
     }
 
-    /// Pulls `reference`: the manifest (an index picks linux/amd64), the config's labels, every layer.
+    /// Pulls `reference`: the manifest (an index resolves to the client's platform), the config's labels, every layer.
     pub async fn pull(
         &self,
         reference: &str,
@@ -428,20 +449,6 @@ fn parse_manifest(reference: &str, body: &[u8]) -> Result<OciImageManifest, Pull
     })
 }
 
-/// The linux/amd64 entry of an index (or its only entry).
-fn choose_platform(index: &Value) -> Option<String> {
-    let entries = index["manifests"].as_array()?;
-    let amd64 = entries
-        .iter()
-        .find(|m| m["platform"]["os"] == "linux" && m["platform"]["architecture"] == "amd64");
-    let chosen = amd64.or(if entries.len() == 1 {
-        entries.first()
-    } else {
-        None
-    })?;
-    chosen["digest"].as_str().map(str::to_string)
-}
-
 /// oci-client's error → ours.
 pub fn map_error(reference: &str, e: OciDistributionError) -> PullError {
     let reference = reference.to_string();
@@ -553,14 +560,6 @@ mod tests {
     #[case::remote("quay.io", false)]
     fn loopback_registries_are_plain_http(#[case] registry: &str, #[case] plain: bool) {
         assert_eq!(plain_http(registry, &[]), plain);
-    }
-
-    #[test]
-    fn an_index_picks_linux_amd64() {
-        let index = serde_json::json!({"manifests": [
-            {"digest": "sha256:arm", "platform": {"os": "linux", "architecture": "arm64"}},
-            {"digest": "sha256:amd", "platform": {"os": "linux", "architecture": "amd64"}}]});
-        assert_eq!(choose_platform(&index).as_deref(), Some("sha256:amd"));
     }
 
     #[test]

@@ -59,6 +59,15 @@ pub enum PullError {
     /// store (`/etc/ssl/certs/ca-certificates.crt` missing from the image) for an HTTPS registry.
     #[error("cannot set up a registry client for {reference}: {message}")]
     ClientSetup { reference: String, message: String },
+    #[error(
+        "image {reference} is an index with no manifest for {wanted} (it has: {})",
+        if available.is_empty() { "no platforms".to_string() } else { available.join(", ") }
+    )]
+    NoMatchingPlatform {
+        reference: String,
+        wanted: String,
+        available: Vec<String>,
+    },
 }
 
 impl PullError {
@@ -80,6 +89,7 @@ impl PullError {
             PullError::NotACatalog { .. } => "NotACatalog",
             PullError::Timeout { .. } => "DeadlineExceeded",
             PullError::ClientSetup { .. } => "RegistryClientError",
+            PullError::NoMatchingPlatform { .. } => "NoMatchingPlatform",
         }
     }
 

@@ -14,8 +14,10 @@ pub mod bundle;
 pub mod cache;
 pub mod client;
 pub mod error;
+pub mod index;
 pub mod layers;
 pub mod limits;
+pub mod platform;
 pub mod publish;
 
 pub use bundle::UnpackedBundle;

@@ -69,7 +69,9 @@ fn bundle_folders(root: &Path) -> anyhow::Result<Vec<Candidate>> {
     let mut out = Vec::new();
     for f in files {
         let is_annotations = f.file_name().is_some_and(|n| n == "annotations.yaml")
-            && f.parent().and_then(Path::file_name).is_some_and(|n| n == "metadata");
+            && f.parent()
+                .and_then(Path::file_name)
+                .is_some_and(|n| n == "metadata");
         let Some(dir) = f.parent().and_then(Path::parent) else {
             continue;
         };
@@ -219,17 +221,16 @@ async fn every_shared_bundle_plans_or_is_refused_as_olm_refuses_it() -> anyhow::
     );
     let registry = oci::Registry::default();
     let prefix = format!("{}/corpus-{}", registry_addr(), std::process::id());
-    let outcomes: Vec<(usize, anyhow::Result<Outcome>)> = futures::stream::iter(
-        candidates.iter().enumerate(),
-    )
-    .map(|(i, c)| {
-        let registry = &registry;
-        let prefix = &prefix;
-        async move { (i, try_one(registry, prefix, i, c).await) }
-    })
-    .buffer_unordered(8)
-    .collect()
-    .await;
+    let outcomes: Vec<(usize, anyhow::Result<Outcome>)> =
+        futures::stream::iter(candidates.iter().enumerate())
+            .map(|(i, c)| {
+                let registry = &registry;
+                let prefix = &prefix;
+                async move { (i, try_one(registry, prefix, i, c).await) }
+            })
+            .buffer_unordered(8)
+            .collect()
+            .await;
     std::fs::remove_dir_all(&work).ok();
 
     let mut planned = 0usize;

@@ -3,7 +3,8 @@
 //! served by an FBC that references them by digest and carries no inline objects, as real catalogs do.
 //! Three packages install to Succeeded; a second install of a bundle is served from the digest cache (the
 //! registry's access log shows no new request); and every kind of bad image ends in a clear
-//! `BundleUnpackFailed` condition with no InstallPlan and nothing applied.
+//! `BundleUnpackFailed` condition with no InstallPlan and nothing applied (an index without a manifest for the
+//! platform catalog-operator runs on among them).
 
 mod catalog_fixture;
 mod oci_support;
@@ -217,6 +218,30 @@ async fn push_bad_images(
         "p-mediatype".into(),
         oci::publish::pinned(&r, &d),
         "WrongMediaType",
+    ));
+
+    // An index with no manifest for the platform catalog-operator runs on.
+    let (layers, labels) = late_bundle();
+    let child = registry
+        .push(
+            &format!("{prefix}/otherplatform:child"),
+            &oci::Auth::Anonymous,
+            layers,
+            &labels,
+        )
+        .await?;
+    let r = format!("{prefix}/otherplatform:v1");
+    let d = registry
+        .push_index(
+            &r,
+            &oci::Auth::Anonymous,
+            &[(child, oci::platform::Platform::new("linux", "s390x", None))],
+        )
+        .await?;
+    out.push((
+        "p-platform".into(),
+        oci::publish::pinned(&r, &d),
+        "NoMatchingPlatform",
     ));
 
     let missing = format!("{prefix}/missing@sha256:{}", "0".repeat(64));
