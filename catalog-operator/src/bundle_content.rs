@@ -78,15 +78,17 @@ pub fn read(
     source: &Source,
     index: Option<usize>,
     text: &str,
-) -> Result<Value, Refusal> {
-    let refuse = |value: &Value, path: String, reason: String| Refusal {
-        bundle: bundle.to_string(),
-        image: source.image.clone(),
-        digest: source.digest.clone(),
-        file: source.file(index).map(str::to_string),
-        object: describe(value, index),
-        path,
-        reason,
+) -> Result<Value, Box<Refusal>> {
+    let refuse = |value: &Value, path: String, reason: String| {
+        Box::new(Refusal {
+            bundle: bundle.to_string(),
+            image: source.image.clone(),
+            digest: source.digest.clone(),
+            file: source.file(index).map(str::to_string),
+            object: describe(value, index),
+            path,
+            reason,
+        })
     };
     let value: Value = serde_json::from_str(text)
         .map_err(|e| refuse(&Value::Null, String::new(), format!("not JSON: {e}")))?;

@@ -24,7 +24,7 @@ pub enum StepError {
     #[error("bundle {bundle}: the CSV manifest lacks apiVersion or kind")]
     CsvTypeMissing { bundle: String },
     #[error("{0}")]
-    Refused(crate::bundle_content::Refusal),
+    Refused(Box<crate::bundle_content::Refusal>),
 }
 
 /// (group, version) of an `apiVersion`.
