@@ -305,18 +305,16 @@ mod tests {
         assert!(csv["spec"].get("replaces").is_none());
     }
 
+    fn fresh_csv(b: &api::Bundle) -> Result<Value, StepError> {
+        csv_manifest(b, &chosen(None), &Source::default(), "ns", &BTreeMap::new())
+    }
+
     #[test]
     fn a_csv_without_a_kind_is_a_fatal_error() {
         let mut b = bundle();
         b.csv_json = json!({"metadata": {"name": "a.v2"}}).to_string();
         assert_eq!(
-            csv_manifest(
-                &b,
-                &chosen(None),
-                &Source::default(),
-                "ns",
-                &BTreeMap::new()
-            ),
+            fresh_csv(&b),
             Err(StepError::CsvTypeMissing {
                 bundle: "a.v2".into()
             })
@@ -331,13 +329,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            csv_manifest(
-                &b,
-                &chosen(None),
-                &Source::default(),
-                "ns",
-                &BTreeMap::new()
-            ),
+            fresh_csv(&b),
             Err(StepError::NoCsv {
                 bundle: "a.v2".into()
             })

@@ -97,12 +97,8 @@ async fn null_fields_install_as_olm_installs_them_and_a_refusal_names_the_field(
         .await?;
         let mut docs = fbc_package("p-empty", &[("p-empty.v1.0.0", "1.0.0", None, &empty)]);
         docs.extend(fbc_package("p-bad", &[("p-bad.v1.0.0", "1.0.0", None, &bad)]));
-        let dir = std::env::temp_dir().join(format!("olm-rs-{}", ctx.namespace));
-        std::fs::create_dir_all(&dir)?;
-        let fbc = dir.join("catalog.json");
-        std::fs::write(&fbc, fbc_text(&docs))?;
-        let port = free_port()?;
-        let _serve = RegistryProcess::start(&[&fbc], port)?;
+        let serve = RegistryProcess::serve_fbc(&ctx, &fbc_text(&docs))?;
+        let port = serve.port;
         let _cat = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
         let _olm = olm_operator(&ctx).await?;
         create::<messages::crd::operator_group::OperatorGroup>(

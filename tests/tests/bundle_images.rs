@@ -304,12 +304,8 @@ async fn bad_bundle_images_end_in_clear_conditions_and_apply_nothing() -> anyhow
             let csv = format!("{package}.v1.0.0");
             docs.extend(fbc_package(package, &[(&csv, "1.0.0", None, image)]));
         }
-        let dir = std::env::temp_dir().join(format!("olm-rs-{}", ctx.namespace));
-        std::fs::create_dir_all(&dir)?;
-        let fbc = dir.join("catalog.json");
-        std::fs::write(&fbc, fbc_text(&docs))?;
-        let port = free_port()?;
-        let _serve = RegistryProcess::start(&[&fbc], port)?;
+        let serve = RegistryProcess::serve_fbc(&ctx, &fbc_text(&docs))?;
+        let port = serve.port;
         let _cat = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
         create::<messages::crd::operator_group::OperatorGroup>(&ctx, json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
             "metadata": {"name": "og", "annotations": {"operatorframework.io/bundle-unpack-timeout": "3s"}},

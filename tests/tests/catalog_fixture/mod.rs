@@ -421,6 +421,15 @@ impl RegistryProcess {
             .spawn()?;
         Ok(Self { port, child })
     }
+
+    /// `registry serve` of the FBC JSON stream `fbc`, written to a folder of the test's namespace, on a free port.
+    pub fn serve_fbc(ctx: &TestContext, fbc: &str) -> anyhow::Result<Self> {
+        let dir = std::env::temp_dir().join(format!("olm-rs-{}", ctx.namespace));
+        std::fs::create_dir_all(&dir)?;
+        let path = dir.join("catalog.json");
+        std::fs::write(&path, fbc)?;
+        Self::start(&[&path], free_port()?)
+    }
 }
 
 impl Drop for RegistryProcess {
