@@ -13,6 +13,7 @@
 
 pub mod bundle_content;
 pub mod bundle_image;
+pub mod bundle_ref;
 pub mod catalog_image;
 pub mod catalog_source;
 pub mod catalogs;

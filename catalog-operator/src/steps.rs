@@ -3,6 +3,7 @@
 //! `BundleSecret`), then the RBAC of its install strategy ([`crate::rbac`]). Pure.
 
 use crate::bundle_content::{self, Source};
+use crate::bundle_ref::{self, BundleObjectRef};
 use messages::crd::install_plan::{Step, StepResource, StepStatus};
 use messages::crd::subscription::{Approval, Subscription, SubscriptionSpec};
 use registry::api;
@@ -41,6 +42,17 @@ fn step(
     obj: &Value,
     kind_override: Option<&str>,
 ) -> Step {
+    referring(resolving, catalog, obj, kind_override, None)
+}
+
+/// A step for `obj`; its manifest is `reference`'s when given (an object of a bundle image), else `obj` itself.
+fn referring(
+    resolving: &str,
+    catalog: &resolver::CatalogKey,
+    obj: &Value,
+    kind_override: Option<&str>,
+    reference: Option<&BundleObjectRef>,
+) -> Step {
     let (group, version) = group_version(obj["apiVersion"].as_str().unwrap_or_default());
     let kind = kind_override
         .map(str::to_string)
@@ -57,7 +69,7 @@ fn step(
                 .as_str()
                 .unwrap_or_default()
                 .to_string(),
-            manifest: obj.to_string(),
+            manifest: reference.map_or_else(|| obj.to_string(), BundleObjectRef::to_manifest),
         },
         optional: false,
         status: StepStatus::Unknown,
@@ -100,47 +112,28 @@ pub fn csv_manifest(
             bundle: chosen.name.clone(),
         });
     }
-    let props = crate::properties::of_bundle(b);
-    let Some(obj) = csv.as_object_mut() else {
+    if !csv.is_object() {
         return Err(StepError::CsvTypeMissing {
             bundle: chosen.name.clone(),
         });
-    };
-    let meta = obj
-        .entry("metadata")
-        .or_insert_with(|| Value::Object(Default::default()));
-    if let Some(meta) = meta.as_object_mut() {
-        meta.insert("namespace".into(), Value::String(namespace.to_string()));
-        for k in [
-            "resourceVersion",
-            "uid",
-            "creationTimestamp",
-            "generation",
-            "managedFields",
-        ] {
-            meta.remove(k);
-        }
-        let ann = meta
-            .entry("annotations")
-            .or_insert_with(|| Value::Object(Default::default()));
-        if let Some(ann) = ann.as_object_mut() {
-            ann.insert(
-                PROPERTIES_ANNOTATION.into(),
-                Value::String(crate::properties::document(&props)),
-            );
-            for (k, v) in trace {
-                ann.insert(k.clone(), Value::String(v.clone()));
-            }
-        }
     }
-    obj.remove("status");
-    if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
-        match &chosen.replaces {
-            Some(r) => spec.insert("replaces".into(), Value::String(r.clone())),
-            None => spec.remove("replaces"),
-        };
-    }
+    bundle_ref::adjust_csv(
+        &mut csv,
+        namespace,
+        chosen.replaces.as_deref(),
+        &csv_annotations(b, trace),
+    );
     Ok(csv)
+}
+
+/// The annotations the plan adds to the CSV: its bundle's properties and the trace context.
+fn csv_annotations(b: &api::Bundle, trace: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    let mut out = trace.clone();
+    out.insert(
+        PROPERTIES_ANNOTATION.into(),
+        crate::properties::document(&crate::properties::of_bundle(b)),
+    );
+    out
 }
 
 /// Every step for one chosen bundle, CSV first.
@@ -152,20 +145,44 @@ pub fn bundle_steps(
     trace: &BTreeMap<String, String>,
 ) -> Result<Vec<Step>, StepError> {
     let csv = csv_manifest(b, chosen, source, namespace, trace)?;
-    let mut out = vec![step(&chosen.name, &chosen.catalog, &csv, None)];
+    // An image bundle's objects stay in the image: each step refers to its object ([`bundle_ref`]).
+    let image = source
+        .image
+        .as_deref()
+        .zip(source.digest.as_deref())
+        .map(|(image, digest)| bundle_ref::pinned_image(image, digest));
+    let reference = |i: usize, csv: bool| {
+        image.as_ref().map(|image| BundleObjectRef {
+            bundle_image: image.clone(),
+            file: source.files.get(i).cloned().unwrap_or_default(),
+            object: i,
+            replaces: if csv { chosen.replaces.clone() } else { None },
+            annotations: csv.then(|| csv_annotations(b, trace)),
+        })
+    };
+    let csv_ref = csv_index(b).and_then(|i| reference(i, true));
+    let mut out = vec![referring(
+        &chosen.name,
+        &chosen.catalog,
+        &csv,
+        None,
+        csv_ref.as_ref(),
+    )];
     for (i, text) in b.object.iter().enumerate() {
         let obj = bundle_content::read(&chosen.name, source, Some(i), text)
             .map_err(StepError::Refused)?;
-        match obj["kind"].as_str() {
+        let kind = match obj["kind"].as_str() {
             Some("ClusterServiceVersion") | None => continue,
-            Some("Secret") => out.push(step(
-                &chosen.name,
-                &chosen.catalog,
-                &obj,
-                Some("BundleSecret"),
-            )),
-            Some(_) => out.push(step(&chosen.name, &chosen.catalog, &obj, None)),
-        }
+            Some("Secret") => Some("BundleSecret"),
+            Some(_) => None,
+        };
+        out.push(referring(
+            &chosen.name,
+            &chosen.catalog,
+            &obj,
+            kind,
+            reference(i, false).as_ref(),
+        ));
     }
     for obj in crate::rbac::objects(&csv, namespace) {
         out.push(step(&chosen.name, &chosen.catalog, &obj, None));

@@ -163,6 +163,27 @@ impl Unpacker {
         Poll::Pending
     }
 
+    /// The unpacked bundle of `image` now: from the cache, else pulled (once more, bounded by `timeout`). For
+    /// readers that must have it (an InstallPlan reading the objects its steps refer to).
+    pub async fn get(
+        &self,
+        image: &str,
+        auth: &Auth,
+        timeout: Duration,
+    ) -> Result<Arc<UnpackedBundle>, PullError> {
+        if let Some(hit) = pinned_digest(image).and_then(|d| self.cache.get(d)) {
+            return Ok(hit);
+        }
+        tokio::time::timeout(timeout, self.pull(image, auth))
+            .await
+            .unwrap_or_else(|_| {
+                Err(PullError::Timeout {
+                    reference: image.to_string(),
+                    seconds: timeout.as_secs(),
+                })
+            })
+    }
+
     async fn pull(&self, image: &str, auth: &Auth) -> Result<Arc<UnpackedBundle>, PullError> {
         // A tag is resolved first (one HEAD): its content may already be cached under the digest.
         if pinned_digest(image).is_none() {

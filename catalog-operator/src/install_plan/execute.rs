@@ -63,6 +63,8 @@ pub struct Context<'a> {
     pub crd_owners: &'a crd_owners::Owners,
     /// OLM's `installplan_warnings_total`: API warnings drawn by applied objects.
     pub warnings: &'a prometheus::IntCounter,
+    /// Where the objects of image bundles are read from ([`super::bundle_objects`]).
+    pub shared: &'a crate::shared::Shared,
 }
 
 fn is_established(crd: &Value) -> bool {
@@ -129,7 +131,28 @@ fn fail(message: impl Into<String>) -> StepError {
 /// Unlike OLM, the CRD upgrade checks (§4.6) of every pending CRD step run before any step is applied, so a
 /// plan that fails them creates nothing: OLM creates the CSV (ordered first) and then fails on its CRD,
 /// leaving a new CSV beside the old one that the next resolution cannot get past.
-pub async fn execute(cx: &Context<'_>, mut steps: Vec<Step>) -> (Vec<Step>, Executed) {
+pub async fn execute(cx: &Context<'_>, stored: Vec<Step>) -> (Vec<Step>, Executed) {
+    let steps = match super::bundle_objects::materialize(cx.shared, cx.namespace, &stored).await {
+        Ok(steps) => steps,
+        Err(message) => {
+            return (
+                stored,
+                Executed::Error {
+                    message,
+                    forbidden: false,
+                },
+            );
+        }
+    };
+    let (executed, result) = execute_objects(cx, steps).await;
+    (
+        super::bundle_objects::keep_statuses(stored, &executed),
+        result,
+    )
+}
+
+/// [`execute`] on steps that carry their objects.
+async fn execute_objects(cx: &Context<'_>, mut steps: Vec<Step>) -> (Vec<Step>, Executed) {
     if let Err(e) = preflight(cx, &steps).await {
         return (
             steps,

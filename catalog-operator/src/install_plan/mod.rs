@@ -4,6 +4,7 @@
 //! (the step retry the machine asks for). A phase change the watch delivers tells namespace resolution, so the
 //! Subscriptions follow.
 
+pub mod bundle_objects;
 pub mod crd_owners;
 pub mod crd_safety;
 pub mod crd_version;
@@ -162,6 +163,7 @@ impl InstallPlanActor {
                 plan_csvs: &plan_csvs,
                 crd_owners: &owners,
                 warnings: &shared.catalog_metrics.installplan_warnings_total,
+                shared: &shared,
             };
             let (steps, result) = execute::execute(&cx, status.plan.clone()).await;
             (steps, who.account(), result)

@@ -1,0 +1,98 @@
+//! The objects an InstallPlan's steps refer to (`crate::bundle_ref`), read from their bundle images before the
+//! steps are applied: the plan keeps its references; execution works on a copy whose pending steps carry their
+//! objects, and only the steps' statuses go back into the plan.
+
+use crate::bundle_image::auth;
+use crate::bundle_ref::{self, BundleObjectRef};
+use crate::shared::Shared;
+use messages::crd::install_plan::{Step, StepStatus};
+use oci::UnpackedBundle;
+use resolver::CatalogKey;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long reading one bundle image again may take (a pull by digest when the cache no longer holds it).
+const PULL_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// `steps` with every pending step that refers to a bundle object carrying that object instead.
+pub async fn materialize(
+    shared: &Shared,
+    namespace: &str,
+    steps: &[Step],
+) -> Result<Vec<Step>, String> {
+    let mut out = steps.to_vec();
+    let mut bundles: HashMap<String, Arc<UnpackedBundle>> = HashMap::new();
+    for s in out.iter_mut() {
+        if !matches!(s.status, StepStatus::Unknown | StepStatus::NotPresent) {
+            continue;
+        }
+        let Some(r) = BundleObjectRef::parse(&s.resource.manifest) else {
+            continue;
+        };
+        let bundle = match bundles.get(&r.bundle_image) {
+            Some(b) => b.clone(),
+            None => {
+                let catalog =
+                    CatalogKey::new(&s.resource.source_name, &s.resource.source_namespace);
+                let auth = auth::for_catalog(shared, &catalog, &r.bundle_image).await;
+                let b = shared
+                    .bundles
+                    .get(&r.bundle_image, &auth, PULL_TIMEOUT)
+                    .await
+                    .map_err(|e| {
+                        format!("cannot read the objects of bundle {}: {e}", s.resolving)
+                    })?;
+                bundles.insert(r.bundle_image.clone(), b.clone());
+                b
+            }
+        };
+        let obj = bundle_ref::resolve(
+            &r,
+            &s.resolving,
+            &bundle.object_strings(),
+            &bundle.files,
+            &s.resource.kind,
+            &s.resource.name,
+            namespace,
+        )?;
+        s.resource.manifest = obj.to_string();
+    }
+    Ok(out)
+}
+
+/// The plan's own steps (references kept) with the statuses execution gave their copies.
+pub fn keep_statuses(mut stored: Vec<Step>, executed: &[Step]) -> Vec<Step> {
+    for (s, e) in stored.iter_mut().zip(executed) {
+        s.status = e.status.clone();
+    }
+    stored
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use messages::crd::install_plan::StepResource;
+
+    fn step(manifest: &str, status: StepStatus) -> Step {
+        Step {
+            resolving: "a.v1".into(),
+            resource: StepResource {
+                manifest: manifest.into(),
+                ..Default::default()
+            },
+            optional: false,
+            status,
+        }
+    }
+
+    #[test]
+    fn statuses_go_back_and_references_stay() {
+        let reference = r#"{"bundleImage":"r/b@sha256:1","file":"manifests/a.yaml","object":0}"#;
+        let stored = vec![step(reference, StepStatus::Unknown)];
+        let executed = vec![step(r#"{"kind":"ConfigMap"}"#, StepStatus::Created)];
+        let kept = keep_statuses(stored, &executed);
+        assert_eq!(kept[0].resource.manifest, reference);
+        assert_eq!(kept[0].status, StepStatus::Created);
+    }
+}
