@@ -2,7 +2,7 @@
 //! `validateV1CRDCompatibility`): an upgrade whose CRD schema rejects an existing custom resource fails its
 //! plan with OLM's "error validating existing CRs against new CRD's schema" message and creates nothing (the
 //! CRD stays as it was, no new CSV); once the resource is fixed and the failed plan deleted, the next plan
-//! upgrades.
+//! fails on a second resource only the new `pattern` refuses; once that is fixed too, the upgrade goes through.
 
 mod catalog_fixture;
 
@@ -26,7 +26,8 @@ async fn an_upgrade_whose_schema_rejects_an_existing_resource_fails_until_the_re
         let loose = Crd::new("dials", &format!("{suffix}.crval.olm-rs.io"), "Dial");
         let mut strict = loose.clone();
         strict.spec_schema = json!({"type": "object", "required": ["size"],
-                                    "properties": {"size": {"type": "integer", "minimum": 1}}});
+                                    "properties": {"size": {"type": "integer", "minimum": 1},
+                                                   "tier": {"type": "string", "pattern": "^[a-z]+$"}}});
         operator_group(&ctx).await?;
         configmap_catalog(&ctx, "cat", &Catalog::with(vec![Op::new("nu", "1.0.0").owns(&loose)]), 0).await?;
         subscription(&ctx, "nu", "nu", "cat", json!({})).await?;
@@ -54,6 +55,10 @@ async fn an_upgrade_whose_schema_rejects_an_existing_resource_fails_until_the_re
         let cr: DynamicObject = serde_json::from_value(json!({
             "apiVersion": ar.api_version, "kind": ar.kind, "metadata": {"name": "big"}, "spec": {"size": "three"}}))?;
         dials.create(&PostParams::default(), &cr).await?;
+        // And one only the new `pattern` refuses (a keyword the check once skipped).
+        let tiered: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": ar.api_version, "kind": ar.kind, "metadata": {"name": "tiered"}, "spec": {"size": 3, "tier": "GOLD"}}))?;
+        dials.create(&PostParams::default(), &tiered).await?;
 
         // Publish 2.0.0 with the strict schema.
         let upgraded = Catalog::with(vec![
@@ -90,8 +95,21 @@ async fn an_upgrade_whose_schema_rejects_an_existing_resource_fails_until_the_re
         let csvs: Api<messages::crd::csv::ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         assert!(csvs.get_opt("nu.v2.0.0").await?.is_none(), "a plan that fails its CRD checks creates nothing (OLM would have created the CSV)");
 
-        // Fix the resource, delete the failed plan: resolution plans the upgrade again and it goes through.
+        // Fix the resource, delete the failed plan: the next plan fails on the other resource's pattern.
         dials.patch("big", &PatchParams::default(), &Patch::Merge(json!({"spec": {"size": 3}}))).await?;
+        plans(&ctx).delete(&failed, &DeleteParams::default()).await?;
+        let sub = await_sub(&ctx, "nu", "the next plan failed on the pattern", |s| {
+            s.install_plan.as_ref().is_some_and(|p| p.name != failed)
+                && sub_condition(s, "InstallPlanFailed").is_some_and(|(_, _, m)| m.contains("should match"))
+        })
+        .await?;
+        let (_, _, message) = sub.status.as_ref().and_then(|s| sub_condition(s, "InstallPlanFailed")).unwrap_or_default();
+        assert!(message.contains(&format!("{}/tiered", ctx.namespace)), "{message}");
+        assert!(message.contains(".spec.tier: \"GOLD\" should match '^[a-z]+$'"), "{message}");
+        let failed = sub.status.and_then(|s| s.install_plan).map(|p| p.name).ok_or_else(|| anyhow::anyhow!("no plan ref"))?;
+
+        // Fix that one too: the upgrade goes through.
+        dials.patch("tiered", &PatchParams::default(), &Patch::Merge(json!({"spec": {"tier": "gold"}}))).await?;
         plans(&ctx).delete(&failed, &DeleteParams::default()).await?;
         await_sub(&ctx, "nu", "2.0.0 installed", |s| {
             s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "nu.v2.0.0"

@@ -1,7 +1,6 @@
 //! CRD upgrade safety (spec §4.6): never drop a stored version, and every existing custom resource of a
-//! version served before and after must validate against the new schema. Pure; the validator covers the
-//! structural-schema keywords that decide compatibility in practice (`type`, `required`, `properties`,
-//! `items`, `enum`, `minimum`/`maximum`, `minLength`/`maxLength`, `pattern` is not checked).
+//! version served before and after must validate against the new schema ([`super::crd_schema`], every value
+//! validation of a structural schema, as the API server applies it on the resource's next write). Pure.
 
 use serde_json::Value;
 
@@ -38,82 +37,10 @@ pub fn kept_versions<'a>(old: &Value, new: &'a Value) -> Vec<(String, &'a Value)
         .collect()
 }
 
-fn type_ok(t: &str, v: &Value) -> bool {
-    match t {
-        "object" => v.is_object(),
-        "array" => v.is_array(),
-        "string" => v.is_string(),
-        "integer" => v.is_i64() || v.is_u64(),
-        "number" => v.is_number(),
-        "boolean" => v.is_boolean(),
-        _ => true,
-    }
-}
-
-/// The first violation of `schema` by `value`, as `path: problem`.
+/// The first violation of `schema` by `value`, as `path: problem` ([`super::crd_schema`]: every value
+/// validation of a structural schema).
 pub fn validate(schema: &Value, value: &Value, path: &str) -> Option<String> {
-    if schema.is_null() || (value.is_null() && schema["nullable"].as_bool().unwrap_or(false)) {
-        return None;
-    }
-    if let Some(t) = schema["type"].as_str()
-        && !type_ok(t, value)
-    {
-        return Some(format!("{path}: expected {t}"));
-    }
-    if let Some(options) = schema["enum"].as_array()
-        && !options.contains(value)
-    {
-        return Some(format!("{path}: value not in enum"));
-    }
-    if let (Some(min), Some(n)) = (schema["minimum"].as_f64(), value.as_f64())
-        && n < min
-    {
-        return Some(format!("{path}: {n} is less than the minimum {min}"));
-    }
-    if let (Some(max), Some(n)) = (schema["maximum"].as_f64(), value.as_f64())
-        && n > max
-    {
-        return Some(format!("{path}: {n} is more than the maximum {max}"));
-    }
-    if let (Some(min), Some(s)) = (schema["minLength"].as_u64(), value.as_str())
-        && (s.chars().count() as u64) < min
-    {
-        return Some(format!("{path}: shorter than {min}"));
-    }
-    if let (Some(max), Some(s)) = (schema["maxLength"].as_u64(), value.as_str())
-        && (s.chars().count() as u64) > max
-    {
-        return Some(format!("{path}: longer than {max}"));
-    }
-    if let Some(obj) = value.as_object() {
-        for r in schema["required"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-        {
-            if !obj.contains_key(r) {
-                return Some(format!("{path}.{r}: Required value"));
-            }
-        }
-        if let Some(props) = schema["properties"].as_object() {
-            for (k, sub) in props {
-                if let Some(v) = obj.get(k)
-                    && let Some(e) = validate(sub, v, &format!("{path}.{k}"))
-                {
-                    return Some(e);
-                }
-            }
-        }
-    }
-    if let Some(items) = value.as_array() {
-        for (i, v) in items.iter().enumerate() {
-            if let Some(e) = validate(&schema["items"], v, &format!("{path}[{i}]")) {
-                return Some(e);
-            }
-        }
-    }
-    None
+    super::crd_schema::validate(schema, value, path)
 }
 
 /// OLM's error for an existing custom resource the new schema rejects.

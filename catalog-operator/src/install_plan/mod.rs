@@ -7,6 +7,7 @@
 pub mod bundle_objects;
 pub mod crd_owners;
 pub mod crd_safety;
+pub mod crd_schema;
 pub mod crd_version;
 pub mod execute;
 pub mod machine;
