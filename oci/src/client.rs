@@ -4,8 +4,11 @@
 
 use crate::error::PullError;
 use crate::limits::Limits;
+use crate::mirrors::{Candidate, RegistriesConf};
 use crate::platform::{self, Platform};
-use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
+use oci_client::client::{
+    Certificate, CertificateEncoding, ClientConfig, ClientProtocol, Config, ImageLayer,
+};
 use oci_client::errors::{OciDistributionError, OciErrorCode};
 use oci_client::manifest::{
     IMAGE_CONFIG_MEDIA_TYPE, IMAGE_DOCKER_CONFIG_MEDIA_TYPE, IMAGE_MANIFEST_LIST_MEDIA_TYPE,
@@ -21,7 +24,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-/// Credentials for one registry.
+/// Credentials for one registry, or for several by host (a pull may go to mirrors on other hosts).
 #[derive(Clone, Default, PartialEq, Eq)]
 pub enum Auth {
     #[default]
@@ -30,13 +33,33 @@ pub enum Auth {
         username: String,
         password: String,
     },
+    /// (username, password) by registry host (`quay.io`, `127.0.0.1:5000`; Docker Hub as `docker.io`).
+    Keyring(Arc<BTreeMap<String, (String, String)>>),
+}
+
+const DOCKER_HUB: &[&str] = &["docker.io", "index.docker.io", "registry-1.docker.io"];
+
+impl Auth {
+    /// The credentials for `host`: a keyring's entry for it (anonymous without one), anything else as it is.
+    pub fn for_registry(&self, host: &str) -> Auth {
+        let Auth::Keyring(keys) = self else {
+            return self.clone();
+        };
+        let hub = DOCKER_HUB.contains(&host);
+        keys.iter()
+            .find(|(k, _)| k.as_str() == host || (hub && DOCKER_HUB.contains(&k.as_str())))
+            .map_or(Auth::Anonymous, |(_, (u, p))| Auth::Basic {
+                username: u.clone(),
+                password: p.clone(),
+            })
+    }
 }
 
 /// The key of the `oci-client` client for `registry` with `auth`: the host and a SHA-256 of the credentials
 /// (never the password itself).
 fn client_key(registry: &str, auth: &Auth) -> String {
     match auth {
-        Auth::Anonymous => registry.to_string(),
+        Auth::Anonymous | Auth::Keyring(_) => registry.to_string(),
         Auth::Basic { username, password } => {
             let mut h = Sha256::new();
             h.update(username.as_bytes());
@@ -52,6 +75,7 @@ impl std::fmt::Debug for Auth {
         match self {
             Auth::Anonymous => write!(f, "Anonymous"),
             Auth::Basic { username, .. } => write!(f, "Basic({username}, ***)"),
+            Auth::Keyring(keys) => write!(f, "Keyring({:?})", keys.keys().collect::<Vec<_>>()),
         }
     }
 }
@@ -59,7 +83,7 @@ impl std::fmt::Debug for Auth {
 impl Auth {
     pub(crate) fn oci(&self) -> RegistryAuth {
         match self {
-            Auth::Anonymous => RegistryAuth::Anonymous,
+            Auth::Anonymous | Auth::Keyring(_) => RegistryAuth::Anonymous,
             Auth::Basic { username, password } => {
                 RegistryAuth::Basic(username.clone(), password.clone())
             }
@@ -112,6 +136,10 @@ pub struct Registry {
     requests: Arc<AtomicU64>,
     /// The platform an image index resolves to; `None`: this process's ([`Platform::current`]).
     platform: Option<Arc<Platform>>,
+    /// Mirrors to pull from first (`--registries-conf`).
+    mirrors: Option<Arc<RegistriesConf>>,
+    /// Extra certificate authorities trusted for HTTPS registries (PEM, one certificate each).
+    ca: Arc<Vec<Vec<u8>>>,
 }
 
 impl Registry {
@@ -127,6 +155,39 @@ impl Registry {
     pub fn with_platform(mut self, platform: Platform) -> Self {
         self.platform = Some(Arc::new(platform));
         self
+    }
+
+    /// The client with `conf`'s mirrors tried before each image's own registry.
+    pub fn with_mirrors(mut self, conf: RegistriesConf) -> Self {
+        self.mirrors = Some(Arc::new(conf));
+        self
+    }
+
+    /// The client trusting the certificate authorities of the PEM bundle `pem` too, besides the system's.
+    pub fn with_ca_bundle(mut self, pem: &str) -> Result<Self, String> {
+        let certs = pem_certificates(pem);
+        if certs.is_empty() {
+            return Err("the CA bundle holds no PEM certificate".into());
+        }
+        self.ca = Arc::new(certs);
+        Ok(self)
+    }
+
+    /// Where to pull `reference` from: the mirrors first, then its own registry (just that without mirrors).
+    fn candidates(&self, reference: &str) -> Result<Vec<Candidate>, PullError> {
+        match &self.mirrors {
+            None => Ok(vec![Candidate {
+                reference: reference.to_string(),
+                insecure: false,
+                mirror: false,
+            }]),
+            Some(conf) => conf
+                .candidates(reference)
+                .map_err(|message| PullError::Registry {
+                    reference: reference.to_string(),
+                    message,
+                }),
+        }
     }
 
     fn platform(&self) -> Platform {
@@ -163,15 +224,27 @@ impl Registry {
         r: &Reference,
         auth: &Auth,
     ) -> Result<Arc<Client>, PullError> {
+        self.client_with(reference, r, auth, false)
+    }
+
+    /// [`Registry::client_for`], over plain HTTP when `plain` (an `insecure` mirror).
+    fn client_with(
+        &self,
+        reference: &str,
+        r: &Reference,
+        auth: &Auth,
+        plain: bool,
+    ) -> Result<Arc<Client>, PullError> {
         let registry = r.resolve_registry().to_string();
+        let auth = &auth.for_registry(&registry);
         let mut clients = self.clients.lock().unwrap_or_else(PoisonError::into_inner);
-        let key = client_key(&registry, auth);
+        let key = format!("{}{}", client_key(&registry, auth), if plain { " http" } else { "" });
         if let Some(client) = clients.get(&key) {
             return Ok(client.clone());
         }
         // reqwest's rustls needs a process-wide provider; kube uses ring too. A second install is a no-op.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let protocol = if plain_http(&registry, &self.insecure) {
+        let protocol = if plain || plain_http(&registry, &self.insecure) {
             ClientProtocol::Http
         } else {
             ClientProtocol::Https
@@ -180,6 +253,14 @@ impl Registry {
             protocol,
             connect_timeout: Some(std::time::Duration::from_secs(10)),
             read_timeout: Some(std::time::Duration::from_secs(60)),
+            extra_root_certificates: self
+                .ca
+                .iter()
+                .map(|pem| Certificate {
+                    encoding: CertificateEncoding::Pem,
+                    data: pem.clone(),
+                })
+                .collect(),
             ..Default::default()
         })
         .map_err(|e| PullError::ClientSetup {
@@ -193,13 +274,36 @@ impl Registry {
 
     /// The digest a tag points at now (one HEAD request).
     pub async fn resolve(&self, reference: &str, auth: &Auth) -> Result<String, PullError> {
+        let mut last = None;
+        for c in self.candidates(reference)? {
+            match self.resolve_at(&c, auth).await {
+                Ok(digest) => return Ok(digest),
+                Err(e) => last = Some(self.fell_through(reference, &c, e)),
+            }
+        }
+        Err(last.unwrap_or_else(|| PullError::NotFound {
+            reference: reference.to_string(),
+        }))
+    }
+
+    async fn resolve_at(&self, c: &Candidate, auth: &Auth) -> Result<String, PullError> {
+        let reference = c.reference.as_str();
         let r = Self::reference(reference)?;
-        let client = self.client_for(reference, &r, auth)?;
+        let client = self.client_with(reference, &r, auth, c.insecure)?;
+        let auth = auth.for_registry(r.resolve_registry());
         self.count(1);
         client
             .fetch_manifest_digest(&r, &auth.oci())
             .await
             .map_err(|e| map_error(reference, e))
+    }
+
+    /// A candidate's failure, logged when a mirror failed (the next candidate is tried).
+    fn fell_through(&self, reference: &str, c: &Candidate, e: PullError) -> PullError {
+        if c.mirror {
+            tracing::info!(image = reference, mirror = %c.reference, error = %e, "mirror failed; trying the next place");
+        }
+        e
     }
 
     async fn manifest(
@@ -267,16 +371,34 @@ impl Registry {
     }
 
     /// Pulls `reference`: the manifest (an index resolves to the client's platform), the config's labels, every layer.
+    /// With mirrors, each place in turn until one serves it (digests checked against the reference whatever
+    /// answers); a content error (too large, wrong media type) ends the pull at once.
     pub async fn pull(
         &self,
         reference: &str,
         auth: &Auth,
         limits: &Limits,
     ) -> Result<Image, PullError> {
+        let candidates = self.candidates(reference)?;
+        let mut last = None;
+        for c in &candidates {
+            match self.pull_at(c, auth, limits).await {
+                Ok(image) => return Ok(image),
+                Err(e) if e.transient() => last = Some(self.fell_through(reference, c, e)),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| PullError::NotFound {
+            reference: reference.to_string(),
+        }))
+    }
+
+    async fn pull_at(&self, c: &Candidate, auth: &Auth, limits: &Limits) -> Result<Image, PullError> {
+        let reference = c.reference.as_str();
         let r = Self::reference(reference)?;
-        let client = self.client_for(reference, &r, auth)?;
+        let client = self.client_with(reference, &r, auth, c.insecure)?;
         let client = client.as_ref();
-        let auth = auth.oci();
+        let auth = auth.for_registry(r.resolve_registry()).oci();
         let (manifest, digest) = self.manifest(client, reference, &r, &auth, limits).await?;
         let config_type = manifest.config.media_type.as_str();
         if config_type != IMAGE_CONFIG_MEDIA_TYPE && config_type != IMAGE_DOCKER_CONFIG_MEDIA_TYPE {
@@ -447,6 +569,23 @@ fn parse_manifest(reference: &str, body: &[u8]) -> Result<OciImageManifest, Pull
         reference: reference.to_string(),
         message: format!("invalid image manifest: {e}"),
     })
+}
+
+/// The certificates of a PEM bundle, each as its own PEM block.
+fn pem_certificates(pem: &str) -> Vec<Vec<u8>> {
+    const BEGIN: &str = "-----BEGIN CERTIFICATE-----";
+    const END: &str = "-----END CERTIFICATE-----";
+    let mut out = Vec::new();
+    let mut rest = pem;
+    while let Some(start) = rest.find(BEGIN) {
+        let Some(len) = rest[start..].find(END) else {
+            break;
+        };
+        let end = start + len + END.len();
+        out.push(format!("{}\n", &rest[start..end]).into_bytes());
+        rest = &rest[end..];
+    }
+    out
 }
 
 /// oci-client's error → ours.

@@ -17,6 +17,7 @@ pub mod error;
 pub mod index;
 pub mod layers;
 pub mod limits;
+pub mod mirrors;
 pub mod platform;
 pub mod publish;
 
