@@ -62,7 +62,12 @@ impl FullCluster {
 
     /// `bash hack/SCRIPT ARGS...` (with `envs`) without the test's cargo variables; its stdout, or an error with
     /// its stderr.
-    pub fn hack(&self, script: &str, args: &[&str], envs: &[(&str, &str)]) -> anyhow::Result<String> {
+    pub fn hack(
+        &self,
+        script: &str,
+        args: &[&str],
+        envs: &[(&str, &str)],
+    ) -> anyhow::Result<String> {
         let out = script_command()
             .arg(self.repo_root.join("hack").join(script))
             .args(args)

@@ -37,7 +37,12 @@ const V2: &str = "0.0.2-test";
 const PACKAGE: &str = "release-probe";
 const DEADLINE: Duration = Duration::from_secs(240);
 const COMPONENTS: [&str; 3] = ["olm-operator", "catalog-operator", "package-server"];
-const IMAGES: [&str; 4] = ["olm-operator", "catalog-operator", "package-server", "registry"];
+const IMAGES: [&str; 4] = [
+    "olm-operator",
+    "catalog-operator",
+    "package-server",
+    "registry",
+];
 
 struct Release {
     cluster: &'static FullCluster,
@@ -56,7 +61,10 @@ impl Release {
         run(
             &self.dir(version).join(script),
             args,
-            &[("KUBECONFIG", Path::new(&self.kubeconfig)), ("KUBECTL", &kubectl)],
+            &[
+                ("KUBECONFIG", Path::new(&self.kubeconfig)),
+                ("KUBECTL", &kubectl),
+            ],
         )
     }
 }
@@ -78,12 +86,19 @@ async fn release_installs_upgrades_and_uninstalls_olm_rs() -> anyhow::Result<()>
 
     // 1. Bare: whatever an earlier run or `up` deployed goes.
     release.asset(V1, "uninstall.sh", &["--delete-crds"])?;
-    assert_eq!(leftovers(&release, true)?, Vec::<String>::new(), "a bare cluster");
+    assert_eq!(
+        leftovers(&release, true)?,
+        Vec::<String>::new(),
+        "a bare cluster"
+    );
 
     // 2. Install, and an operator from the default catalog.
     let started = Instant::now();
     release.asset(V1, "install.sh", &[V1])?;
-    eprintln!("install.sh {V1}: olm-rs ready {:.1} s after the start on a bare cluster", started.elapsed().as_secs_f64());
+    eprintln!(
+        "install.sh {V1}: olm-rs ready {:.1} s after the start on a bare cluster",
+        started.elapsed().as_secs_f64()
+    );
     assert_images(&client, V1).await?;
     let ns = format!("release-{}", std::process::id());
     let result = operator_survives_upgrade_and_uninstall(&release, &client, &ns).await;
@@ -113,18 +128,34 @@ async fn operator_survives_upgrade_and_uninstall(
     let restarts = restart_count(&pod);
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns);
     let operator_deployment = format!("{PACKAGE}-operator");
-    let generation = deployments.get(&operator_deployment).await?.metadata.generation;
+    let generation = deployments
+        .get(&operator_deployment)
+        .await?
+        .metadata
+        .generation;
 
     // 3. Upgrade olm-rs itself.
     release.asset(V2, "install.sh", &[V2])?;
     assert_images(client, V2).await?;
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
     let after = pods.get(&pod.name_any()).await?;
-    assert_eq!(after.uid().as_deref(), Some(uid.as_str()), "the operator's pod is the same pod");
-    assert_eq!(restart_count(&after), restarts, "the operator's pod did not restart");
+    assert_eq!(
+        after.uid().as_deref(),
+        Some(uid.as_str()),
+        "the operator's pod is the same pod"
+    );
+    assert_eq!(
+        restart_count(&after),
+        restarts,
+        "the operator's pod did not restart"
+    );
     assert!(pod_ready(&after), "the operator's pod is still Ready");
     assert_eq!(
-        deployments.get(&operator_deployment).await?.metadata.generation,
+        deployments
+            .get(&operator_deployment)
+            .await?
+            .metadata
+            .generation,
         generation,
         "the operator's Deployment was not rewritten"
     );
@@ -134,16 +165,30 @@ async fn operator_survives_upgrade_and_uninstall(
 
     // 4. Uninstall: olm-rs goes, the operator stays; the CRDs only when asked.
     release.asset(V2, "uninstall.sh", &[])?;
-    assert_eq!(leftovers(release, false)?, Vec::<String>::new(), "olm-rs objects left by uninstall.sh");
+    assert_eq!(
+        leftovers(release, false)?,
+        Vec::<String>::new(),
+        "olm-rs objects left by uninstall.sh"
+    );
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     assert!(
-        crds.get_opt("clusterserviceversions.operators.coreos.com").await?.is_some(),
+        crds.get_opt("clusterserviceversions.operators.coreos.com")
+            .await?
+            .is_some(),
         "CRDs kept without --delete-crds"
     );
     let still = pods.get(&pod.name_any()).await?;
-    assert_eq!(still.uid().as_deref(), Some(uid.as_str()), "uninstall.sh left the operator running");
+    assert_eq!(
+        still.uid().as_deref(),
+        Some(uid.as_str()),
+        "uninstall.sh left the operator running"
+    );
     release.asset(V2, "uninstall.sh", &["--delete-crds"])?;
-    assert_eq!(leftovers(release, true)?, Vec::<String>::new(), "after --delete-crds");
+    assert_eq!(
+        leftovers(release, true)?,
+        Vec::<String>::new(),
+        "after --delete-crds"
+    );
     Ok(())
 }
 
@@ -155,20 +200,35 @@ fn leftovers(release: &Release, crds: bool) -> anyhow::Result<Vec<String>> {
     let kc = Path::new(&release.kubeconfig);
     let get = |args: &[&str]| run(&kubectl, args, &[("KUBECONFIG", kc)]);
     let mut left = Vec::new();
-    let names = get(&["get", "namespaces,apiservices,clusterroles,clusterrolebindings,crds", "-o", "name"])?;
+    let names = get(&[
+        "get",
+        "namespaces,apiservices,clusterroles,clusterrolebindings,crds",
+        "-o",
+        "name",
+    ])?;
     for name in names.lines() {
         let olm = name == "namespace/olm"
             || name.ends_with("/v1.packages.operators.coreos.com")
             || name.contains("/olm-rs:")
-            || (crds && name.starts_with("customresourcedefinition") && name.ends_with(".operators.coreos.com"));
+            || (crds
+                && name.starts_with("customresourcedefinition")
+                && name.ends_with(".operators.coreos.com"));
         if olm {
             left.push(name.to_string());
         }
     }
     left.extend(
-        get(&["get", "roles", "-A", "-l", "olm-rs.io/catalog-operator-grant", "-o", "name"])?
-            .lines()
-            .map(String::from),
+        get(&[
+            "get",
+            "roles",
+            "-A",
+            "-l",
+            "olm-rs.io/catalog-operator-grant",
+            "-o",
+            "name",
+        ])?
+        .lines()
+        .map(String::from),
     );
     if !crds {
         // Kept: the CRDs, as asked.
@@ -188,17 +248,32 @@ async fn assert_images(client: &Client, version: &str) -> anyhow::Result<()> {
             .and_then(|s| s.containers.first())
             .and_then(|c| c.image.clone())
             .unwrap_or_default();
-        assert_eq!(image, format!("localhost/olm-rs/{name}:{version}"), "{name}'s image");
+        assert_eq!(
+            image,
+            format!("localhost/olm-rs/{name}:{version}"),
+            "{name}'s image"
+        );
         let status = d.status.unwrap_or_default();
-        assert_eq!(status.updated_replicas, status.replicas, "{name} rolled out");
-        assert!(status.available_replicas.unwrap_or(0) >= 1, "{name} available");
+        assert_eq!(
+            status.updated_replicas, status.replicas,
+            "{name} rolled out"
+        );
+        assert!(
+            status.available_replicas.unwrap_or(0) >= 1,
+            "{name} available"
+        );
     }
     Ok(())
 }
 
 /// hack/release.sh VERSION with debug images, the probe catalog as the default catalog, and checks of the assets
 /// and of the archives' OCI labels; the archives imported into the node's containerd.
-fn build_release(release: &Release, version: &str, catalog: &str, registry: &str) -> anyhow::Result<()> {
+fn build_release(
+    release: &Release,
+    version: &str,
+    catalog: &str,
+    registry: &str,
+) -> anyhow::Result<()> {
     let dir = release.dir(version);
     let dir_arg = dir.display().to_string();
     release.cluster.hack(
@@ -222,13 +297,26 @@ fn build_release(release: &Release, version: &str, catalog: &str, registry: &str
         let (_, config) = layout.blobs.first().context("config")?;
         let config: serde_json::Value = serde_json::from_slice(config)?;
         let labels = &config["config"]["Labels"];
-        assert_eq!(labels["org.opencontainers.image.version"], version, "{image} version label");
-        let rev = labels["org.opencontainers.image.revision"].as_str().unwrap_or_default();
-        assert!(rev.starts_with(revision.trim()), "{image} revision label {rev}");
-        assert!(labels["org.opencontainers.image.source"].is_string(), "{image} source label");
+        assert_eq!(
+            labels["org.opencontainers.image.version"], version,
+            "{image} version label"
+        );
+        let rev = labels["org.opencontainers.image.revision"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            rev.starts_with(revision.trim()),
+            "{image} revision label {rev}"
+        );
+        assert!(
+            labels["org.opencontainers.image.source"].is_string(),
+            "{image} source label"
+        );
         archives.push(archive.display().to_string());
     }
-    let args: Vec<&str> = std::iter::once("import").chain(archives.iter().map(String::as_str)).collect();
+    let args: Vec<&str> = std::iter::once("import")
+        .chain(archives.iter().map(String::as_str))
+        .collect();
     release.cluster.hack("full-cluster.sh", &args, &[])?;
     Ok(())
 }
@@ -277,7 +365,8 @@ async fn push_probe_catalog(registry_addr: &str) -> anyhow::Result<String> {
     )?;
     let registry = oci::Registry::new(&[registry_addr.to_string()]);
     let prefix = format!("{registry_addr}/release-probe");
-    let published = oci::publish::push_tree(&registry, &root, &[PACKAGE.to_string()], &prefix).await?;
+    let published =
+        oci::publish::push_tree(&registry, &root, &[PACKAGE.to_string()], &prefix).await?;
     let fbc = root.join("catalog.json");
     std::fs::write(&fbc, &published.fbc)?;
     let image = format!("{prefix}/catalog:v1");
@@ -302,10 +391,16 @@ fn restart_count(pod: &Pod) -> i32 {
 
 async fn await_csv_succeeded(client: &Client, ns: &str) -> anyhow::Result<()> {
     let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
-    await_object(&csvs, &format!("{PACKAGE}.v1.0.0"), DEADLINE, "Succeeded", |c| {
-        c.and_then(|c| c.status.as_ref())
-            .is_some_and(|s| s.phase == CsvPhase::Succeeded)
-    })
+    await_object(
+        &csvs,
+        &format!("{PACKAGE}.v1.0.0"),
+        DEADLINE,
+        "Succeeded",
+        |c| {
+            c.and_then(|c| c.status.as_ref())
+                .is_some_and(|s| s.phase == CsvPhase::Succeeded)
+        },
+    )
     .await?;
     Ok(())
 }
@@ -315,7 +410,10 @@ async fn await_csv_succeeded(client: &Client, ns: &str) -> anyhow::Result<()> {
 async fn subscribe_and_await_pod(client: &Client, ns: &str) -> anyhow::Result<Pod> {
     let pp = PostParams::default();
     Api::<Namespace>::all(client.clone())
-        .create(&pp, &serde_json::from_value(json!({"metadata": {"name": ns}}))?)
+        .create(
+            &pp,
+            &serde_json::from_value(json!({"metadata": {"name": ns}}))?,
+        )
         .await?;
     let dynamic = |kind: &str, version: &str, plural: &str| {
         let resource = kube::api::ApiResource {
@@ -328,8 +426,13 @@ async fn subscribe_and_await_pod(client: &Client, ns: &str) -> anyhow::Result<Po
         Api::<kube::api::DynamicObject>::namespaced_with(client.clone(), ns, &resource)
     };
     dynamic("OperatorGroup", "v1", "operatorgroups")
-        .create(&pp, &serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-            "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ns]}}))?)
+        .create(
+            &pp,
+            &serde_json::from_value(
+                json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+            "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ns]}}),
+            )?,
+        )
         .await?;
     dynamic("Subscription", "v1alpha1", "subscriptions")
         .create(&pp, &serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
@@ -363,12 +466,24 @@ async fn helm_install_upgrade_uninstall(
 ) -> anyhow::Result<()> {
     let helm = helm()?;
     let kc = Path::new(&release.kubeconfig);
-    let chart = release.cluster.repo_root.join("deploy/chart/olm-rs").display().to_string();
+    let chart = release
+        .cluster
+        .repo_root
+        .join("deploy/chart/olm-rs")
+        .display()
+        .to_string();
     let values = [
         format!("--set=defaultCatalog.image={catalog}"),
         format!("--set=insecureRegistries={registry}"),
     ];
-    let mut install = vec!["install", "olm-rs", chart.as_str(), "--wait", "--timeout=5m", "--set=image.tag=0.0.1-test"];
+    let mut install = vec![
+        "install",
+        "olm-rs",
+        chart.as_str(),
+        "--wait",
+        "--timeout=5m",
+        "--set=image.tag=0.0.1-test",
+    ];
     install.extend(values.iter().map(String::as_str));
     let started = Instant::now();
     run(&helm, &install, &[("KUBECONFIG", kc)])?;
@@ -376,25 +491,56 @@ async fn helm_install_upgrade_uninstall(
     assert_images(client, V1).await?;
 
     let upgrade = [
-        "upgrade", "olm-rs", chart.as_str(), "--wait", "--timeout=5m", "--reuse-values",
-        "--set=image.tag=0.0.2-test", "--set=logLevel=debug", "--set=olmOperator.replicas=1",
+        "upgrade",
+        "olm-rs",
+        chart.as_str(),
+        "--wait",
+        "--timeout=5m",
+        "--reuse-values",
+        "--set=image.tag=0.0.2-test",
+        "--set=logLevel=debug",
+        "--set=olmOperator.replicas=1",
     ];
     run(&helm, &upgrade, &[("KUBECONFIG", kc)])?;
     assert_images(client, V2).await?;
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), "olm");
-    await_object(&deployments, "olm-operator", DEADLINE, "one replica, RUST_LOG=debug", |d| {
-        d.and_then(|d| d.spec.as_ref()).is_some_and(|s| {
-            s.replicas == Some(1)
-                && s.template.spec.as_ref().and_then(|p| p.containers.first()).is_some_and(|c| {
-                    c.env.iter().flatten().any(|e| e.name == "RUST_LOG" && e.value.as_deref() == Some("debug"))
-                })
-        })
-    })
+    await_object(
+        &deployments,
+        "olm-operator",
+        DEADLINE,
+        "one replica, RUST_LOG=debug",
+        |d| {
+            d.and_then(|d| d.spec.as_ref()).is_some_and(|s| {
+                s.replicas == Some(1)
+                    && s.template
+                        .spec
+                        .as_ref()
+                        .and_then(|p| p.containers.first())
+                        .is_some_and(|c| {
+                            c.env.iter().flatten().any(|e| {
+                                e.name == "RUST_LOG" && e.value.as_deref() == Some("debug")
+                            })
+                        })
+            })
+        },
+    )
     .await?;
 
-    run(&helm, &["uninstall", "olm-rs", "--wait", "--timeout=5m"], &[("KUBECONFIG", kc)])?;
-    assert_eq!(leftovers(release, false)?, Vec::<String>::new(), "olm-rs objects left by helm uninstall");
+    run(
+        &helm,
+        &["uninstall", "olm-rs", "--wait", "--timeout=5m"],
+        &[("KUBECONFIG", kc)],
+    )?;
+    assert_eq!(
+        leftovers(release, false)?,
+        Vec::<String>::new(),
+        "olm-rs objects left by helm uninstall"
+    );
     release.asset(V2, "uninstall.sh", &["--delete-crds"])?;
-    assert_eq!(leftovers(release, true)?, Vec::<String>::new(), "bare again");
+    assert_eq!(
+        leftovers(release, true)?,
+        Vec::<String>::new(),
+        "bare again"
+    );
     Ok(())
 }

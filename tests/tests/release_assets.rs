@@ -52,16 +52,26 @@ fn release_overlay_is_deploy_without_crds_plus_budgets_and_policies() -> anyhow:
         .filter_map(Result::ok)
         .filter(|e| e.file_name().to_string_lossy().ends_with(".crd.yaml"))
         .count();
-    assert_eq!(crds.len(), files, "release/crds lists every deploy/crds file");
+    assert_eq!(
+        crds.len(),
+        files,
+        "release/crds lists every deploy/crds file"
+    );
 
     for (key, object) in &deploy {
         if key.starts_with("CustomResourceDefinition ") {
-            assert!(!release.contains_key(key), "{key} is in crds.yaml, not olm-rs.yaml");
+            assert!(
+                !release.contains_key(key),
+                "{key} is in crds.yaml, not olm-rs.yaml"
+            );
         } else {
             assert_eq!(release.get(key), Some(object), "{key} as deploy/ has it");
         }
     }
-    let added: Vec<&String> = release.keys().filter(|k| !deploy.contains_key(*k)).collect();
+    let added: Vec<&String> = release
+        .keys()
+        .filter(|k| !deploy.contains_key(*k))
+        .collect();
     let expected = [
         "NetworkPolicy olm/catalog-operator",
         "NetworkPolicy olm/default-deny-all-traffic",
@@ -72,7 +82,11 @@ fn release_overlay_is_deploy_without_crds_plus_budgets_and_policies() -> anyhow:
         "PodDisruptionBudget olm/olm-operator",
         "PodDisruptionBudget olm/package-server",
     ];
-    assert_eq!(added, expected.iter().collect::<Vec<_>>(), "what release/ adds");
+    assert_eq!(
+        added,
+        expected.iter().collect::<Vec<_>>(),
+        "what release/ adds"
+    );
     Ok(())
 }
 
@@ -84,16 +98,51 @@ fn helm_lint_passes_and_the_chart_renders_what_kustomize_renders() -> anyhow::Re
     let mut kustomized = kustomize("release", false)?;
     kustomized.extend(kustomize("release/crds", true)?);
     let rendered = helm_template(&[])?;
-    let only_kustomize: Vec<_> = kustomized.keys().filter(|k| !rendered.contains_key(*k)).collect();
-    let only_helm: Vec<_> = rendered.keys().filter(|k| !kustomized.contains_key(*k)).collect();
+    let only_kustomize: Vec<_> = kustomized
+        .keys()
+        .filter(|k| !rendered.contains_key(*k))
+        .collect();
+    let only_helm: Vec<_> = rendered
+        .keys()
+        .filter(|k| !kustomized.contains_key(*k))
+        .collect();
     assert!(
         only_kustomize.is_empty() && only_helm.is_empty(),
         "same kinds and names: only in kustomize {only_kustomize:?}, only in helm {only_helm:?}"
     );
     for (key, object) in &kustomized {
-        assert_eq!(rendered.get(key), Some(object), "{key}: helm template differs from kustomize");
+        let helm_object = rendered.get(key).context("checked above")?;
+        let difference = first_difference("", object, helm_object);
+        assert_eq!(
+            difference, None,
+            "{key}: helm template differs from kustomize"
+        );
     }
     Ok(())
+}
+
+/// The first place where `a` and `b` differ, as `path: a != b` (numbers compared as numbers: kustomize writes
+/// the CRDs' `0.0` as `0`).
+fn first_difference(path: &str, a: &Value, b: &Value) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => x
+            .keys()
+            .chain(y.keys().filter(|k| !x.contains_key(*k)))
+            .find_map(|k| {
+                first_difference(
+                    &format!("{path}/{k}"),
+                    x.get(k).unwrap_or(&Value::Null),
+                    y.get(k).unwrap_or(&Value::Null),
+                )
+            }),
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (x, y))| first_difference(&format!("{path}/{i}"), x, y)),
+        (Value::Number(x), Value::Number(y)) if x.as_f64() == y.as_f64() => None,
+        _ => (a != b).then(|| format!("{path}: {a} != {b}")),
+    }
 }
 
 fn container_env<'a>(deployment: &'a Value, name: &str) -> Option<&'a str> {
@@ -116,9 +165,15 @@ fn chart_values_change_what_they_say() -> anyhow::Result<()> {
         "--set=insecureRegistries=registry.example.com:5000",
         "--set=podDisruptionBudgets.enabled=false",
     ])?;
-    let olm = rendered.get("Deployment olm/olm-operator").context("olm-operator")?;
-    let catalog = rendered.get("Deployment olm/catalog-operator").context("catalog-operator")?;
-    let package = rendered.get("Deployment olm/package-server").context("package-server")?;
+    let olm = rendered
+        .get("Deployment olm/olm-operator")
+        .context("olm-operator")?;
+    let catalog = rendered
+        .get("Deployment olm/catalog-operator")
+        .context("catalog-operator")?;
+    let package = rendered
+        .get("Deployment olm/package-server")
+        .context("package-server")?;
     assert_eq!(olm["spec"]["replicas"], 3);
     assert_eq!(
         olm["spec"]["template"]["spec"]["containers"][0]["image"],
@@ -130,22 +185,47 @@ fn chart_values_change_what_they_say() -> anyhow::Result<()> {
         "1Gi"
     );
     for d in [catalog, package] {
-        assert_eq!(container_env(d, "OLM_INSECURE_REGISTRIES"), Some("registry.example.com:5000"));
+        assert_eq!(
+            container_env(d, "OLM_INSECURE_REGISTRIES"),
+            Some("registry.example.com:5000")
+        );
     }
-    assert_eq!(container_env(olm, "OLM_INSECURE_REGISTRIES"), None, "olm-operator pulls nothing");
-    let source = rendered.get("CatalogSource olm/olm-rs-catalog").context("default catalog")?;
+    assert_eq!(
+        container_env(olm, "OLM_INSECURE_REGISTRIES"),
+        None,
+        "olm-operator pulls nothing"
+    );
+    let source = rendered
+        .get("CatalogSource olm/olm-rs-catalog")
+        .context("default catalog")?;
     assert_eq!(source["spec"]["image"], "registry.example.com/catalog:1");
     assert!(source["spec"].get("address").is_none());
-    for gone in ["Deployment olm/olm-rs-catalog", "Service olm/olm-rs-catalog", "NetworkPolicy olm/olm-rs-catalog"] {
-        assert!(!rendered.contains_key(gone), "{gone} left out with an image catalog");
+    for gone in [
+        "Deployment olm/olm-rs-catalog",
+        "Service olm/olm-rs-catalog",
+        "NetworkPolicy olm/olm-rs-catalog",
+    ] {
+        assert!(
+            !rendered.contains_key(gone),
+            "{gone} left out with an image catalog"
+        );
     }
     assert!(kinds(&rendered, "PodDisruptionBudget").is_empty());
     assert_eq!(kinds(&rendered, "NetworkPolicy").len(), 4);
 
-    let none = helm_template(&["--set=defaultCatalog.enabled=false", "--set=networkPolicies.enabled=false"])?;
-    assert!(kinds(&none, "CatalogSource").is_empty(), "no default catalog");
+    let none = helm_template(&[
+        "--set=defaultCatalog.enabled=false",
+        "--set=networkPolicies.enabled=false",
+    ])?;
+    assert!(
+        kinds(&none, "CatalogSource").is_empty(),
+        "no default catalog"
+    );
     assert!(!none.contains_key("Deployment olm/olm-rs-catalog"));
-    assert!(none.contains_key("OperatorGroup olm/olm-operators"), "the olm namespace's group stays");
+    assert!(
+        none.contains_key("OperatorGroup olm/olm-operators"),
+        "the olm namespace's group stays"
+    );
     assert!(kinds(&none, "NetworkPolicy").is_empty());
     Ok(())
 }
@@ -177,7 +257,10 @@ fn image_archives_carry_oci_labels() -> anyhow::Result<()> {
     for (key, value) in [
         ("org.opencontainers.image.version", "1.2.3"),
         ("org.opencontainers.image.revision", "abc"),
-        ("org.opencontainers.image.source", "https://example.com/olm-rs"),
+        (
+            "org.opencontainers.image.source",
+            "https://example.com/olm-rs",
+        ),
     ] {
         assert_eq!(config["config"]["Labels"][key], value, "label {key}");
         assert_eq!(manifest["annotations"][key], value, "annotation {key}");

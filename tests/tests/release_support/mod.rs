@@ -1,5 +1,8 @@
 //! What the release tests share: the repo's paths, kubectl and helm (the test peer) run as commands, and
 //! rendered manifests keyed by kind, namespace and name.
+//! Each test crate uses part of it.
+
+#![allow(dead_code)]
 
 use anyhow::{Context, bail};
 use serde_json::Value;
@@ -36,12 +39,11 @@ pub fn run(program: &Path, args: &[&str], env: &[(&str, &Path)]) -> anyhow::Resu
 
 /// kubectl of the pinned release: `hack/control-plane.sh build` builds it if needed and prints its folder.
 pub fn kubectl() -> anyhow::Result<PathBuf> {
-    let out = run(
-        Path::new("bash"),
-        &["hack/control-plane.sh", "build"],
-        &[],
-    )?;
-    let dir = out.lines().last().context("control-plane.sh build printed nothing")?;
+    let out = run(Path::new("bash"), &["hack/control-plane.sh", "build"], &[])?;
+    let dir = out
+        .lines()
+        .last()
+        .context("control-plane.sh build printed nothing")?;
     Ok(PathBuf::from(dir.trim()).join("kubectl"))
 }
 
