@@ -193,8 +193,8 @@ async fn operator_survives_upgrade_and_uninstall(
 }
 
 /// Every olm-rs object still in the cluster: the `olm` namespace, the APIService, the release's cluster-wide
-/// objects (ClusterRoles and bindings named olm-rs:*), the self-grants and, with `crds`, the operators.coreos.com
-/// CRDs. Listed by kubectl, which tolerates kinds the API no longer serves.
+/// objects (ClusterRoles and bindings named olm-rs:*), the self-grants, the ClusterRoles olm-operator made for
+/// objects of the olm namespace and, with `crds`, the operators.coreos.com CRDs. Listed by kubectl, which tolerates kinds the API no longer serves.
 fn leftovers(release: &Release, crds: bool) -> anyhow::Result<Vec<String>> {
     let kubectl = kubectl()?;
     let kc = Path::new(&release.kubeconfig);
