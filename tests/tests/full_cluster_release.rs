@@ -194,7 +194,8 @@ async fn operator_survives_upgrade_and_uninstall(
 
 /// Every olm-rs object still in the cluster: the `olm` namespace, the APIService, the release's cluster-wide
 /// objects (ClusterRoles and bindings named olm-rs:*), the self-grants, the ClusterRoles olm-operator made for
-/// objects of the olm namespace and, with `crds`, the operators.coreos.com CRDs. Listed by kubectl, which tolerates kinds the API no longer serves.
+/// objects of the olm namespace and, with `crds`, the operators.coreos.com CRDs. Listed by kubectl, which
+/// tolerates kinds the API no longer serves.
 fn leftovers(release: &Release, crds: bool) -> anyhow::Result<Vec<String>> {
     let kubectl = kubectl()?;
     let kc = Path::new(&release.kubeconfig);
@@ -224,6 +225,19 @@ fn leftovers(release: &Release, crds: bool) -> anyhow::Result<Vec<String>> {
             "-A",
             "-l",
             "olm-rs.io/catalog-operator-grant",
+            "-o",
+            "name",
+        ])?
+        .lines()
+        .map(String::from),
+    );
+    // What olm-operator made for objects of the olm namespace (the olm-operators OperatorGroup's ClusterRoles).
+    left.extend(
+        get(&[
+            "get",
+            "clusterroles",
+            "-l",
+            "olm.owner.namespace=olm",
             "-o",
             "name",
         ])?
@@ -531,10 +545,15 @@ async fn helm_install_upgrade_uninstall(
         &["uninstall", "olm-rs", "--wait", "--timeout=5m"],
         &[("KUBECONFIG", kc)],
     )?;
-    assert_eq!(
-        leftovers(release, false)?,
-        Vec::<String>::new(),
-        "olm-rs objects left by helm uninstall"
+    // Helm deletes only what it rendered: the ClusterRoles olm-operator made for the olm-operators OperatorGroup
+    // stay (docs/operations.md says how to delete them), nothing else.
+    let left = leftovers(release, false)?;
+    eprintln!("left by helm uninstall: {left:?}");
+    let og_role =
+        |n: &String| n.starts_with("clusterrole.rbac.authorization.k8s.io/olm.og.olm-operators.");
+    assert!(
+        left.iter().all(og_role),
+        "olm-rs objects left by helm uninstall: {left:?}"
     );
     release.asset(V2, "uninstall.sh", &["--delete-crds"])?;
     assert_eq!(
