@@ -10,6 +10,8 @@
 #                                 (OLM_RS_CERT_VALIDITY_SECONDS=N: olm-operator issues N-second certificates; `up`
 #                                 on a running cluster applies deploy/ again, so `up` without it restores OLM's;
 #                                 OLM_RS_CRDS=<dir>: that folder's CRDs instead of deploy/crds, e.g. OLM's own)
+#                                 (OLM_RS_FULL_BARE=1: the cluster and its OCI registry only, olm-rs not deployed; on
+#                                 a running cluster, what is deployed stays: tests/tests/release_install.rs removes it)
 #   hack/full-cluster.sh down     delete the pods, stop what `up` started, restore every host setting it changed
 #   hack/full-cluster.sh status   say what runs
 #   hack/full-cluster.sh build    only install packages, build the kubelet/scheduler and the images
@@ -17,6 +19,7 @@
 #   hack/full-cluster.sh registry print this cluster's OCI registry (host:port; plain HTTP, pods reach it)
 #   hack/full-cluster.sh check    can this machine run it? (root, overlayfs, cgroups); exit 1 with the reason if not
 #   hack/full-cluster.sh measure  cold start of the last `up`, each olm pod's RSS (memory cgroup), image sizes
+#   hack/full-cluster.sh import ARCHIVE...   import OCI archives into the node's containerd (e.g. a release's images)
 #
 # Host settings: `up` records the host's state first (the sysctls the kubelet and the bridge plugin write,
 # iptables/ip6tables rules, network links, mounts, top-level cgroups, the few fixed paths the kubelet and
@@ -25,7 +28,9 @@
 #
 # Networking: pods use the bridge CNI (10.244.0.0/24 on kcbr0). There is no kube-proxy and no cluster DNS, so the
 # generated overlay points the operators' in-cluster config at the apiserver's host address
-# (KUBERNETES_SERVICE_HOST/PORT; the token and CA are the mounted service-account ones).
+# (KUBERNETES_SERVICE_HOST/PORT; the token and CA are the mounted service-account ones). One iptables DNAT rule
+# stands in for kube-proxy for the `kubernetes` Service alone (10.0.0.1:443 → the apiserver), so manifests without
+# that overlay (a release's olm-rs.yaml, the Helm chart) reach the API as in any cluster; other Services do not route.
 #
 # The default catalog is an image catalog, as real clusters have: `up` starts a second docker-registry (the first
 # is the light cluster's, on loopback) on the host's address, where pods reach it as they reach the apiserver,
@@ -274,6 +279,13 @@ start_proc() { # name, command...
   ( close_inherited_fds; exec setsid "$@" ) > "$STATE/$name.log" 2>&1 < /dev/null & echo $! > "$STATE/$name.pid"
 }
 
+# The `kubernetes` Service's address DNATed to the apiserver (kube-proxy's job, for this one Service); `down`
+# removes the rule with every other iptables change.
+service_dnat() { # HOST_IP
+  local rule=(PREROUTING -d 10.0.0.1/32 -p tcp --dport 443 -j DNAT --to-destination "$1:$API_PORT")
+  iptables -t nat -C "${rule[@]}" 2>/dev/null || iptables -t nat -A "${rule[@]}"
+}
+
 import_images() {
   local img
   for img in olm-operator catalog-operator package-server registry test-operator test-webhook pause; do
@@ -371,7 +383,9 @@ up() {
   if [ "$all" = 1 ]; then
     log "already running (reusing); importing the images and applying deploy/ again"
     import_images   # a rebuilt image replaces its tag; pods started from now on run it
-    deploy_olm "$(cat "$STATE/host-ip")" ""
+    service_dnat "$(cat "$STATE/host-ip")"
+    if [ -n "${OLM_RS_FULL_BARE:-}" ]; then oci_registry up "$(cat "$STATE/host-ip")"
+    else deploy_olm "$(cat "$STATE/host-ip")" ""; fi
     echo "$STATE/kubeconfig"; return
   fi
   stop_procs
@@ -447,10 +461,12 @@ KC
     --read-only-port=0 --healthz-bind-address=127.0.0.1 --healthz-port "$KUBELET_HEALTHZ_PORT" \
     --image-gc-high-threshold=100 --image-gc-low-threshold=99 --node-status-update-frequency=4s \
     --eviction-hard='memory.available<100Mi,nodefs.available<1Gi,imagefs.available<1Gi,nodefs.inodesFree<1%' 
+  service_dnat "$ip"
   wait_for 120 "node $NODE Ready" bash -c "KUBECONFIG='$STATE/kubeconfig' kubectl get node $NODE -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' | grep -qx True"
   log "node Ready ($(awk -v t0="$t0" -v t="$(date +%s.%N)" 'BEGIN{printf "%.1f", t-t0}') s)"
 
-  deploy_olm "$ip" "$t0"
+  if [ -n "${OLM_RS_FULL_BARE:-}" ]; then oci_registry up "$ip"; log "bare: olm-rs not deployed"
+  else deploy_olm "$ip" "$t0"; fi
   log "up: kube-apiserver https://$ip:$API_PORT; logs in $STATE"
   echo "$STATE/kubeconfig"
 }
@@ -597,5 +613,6 @@ case "${1:-up}" in
   env) echo "export KUBECONFIG=$STATE/kubeconfig" ;;
   registry) echo "$(cat "$STATE/host-ip"):$OCI_PORT" ;;
   measure) measure ;;
-  *) echo "usage: $0 up|down|status|build|env|registry|check|measure" >&2; exit 2 ;;
+  import) shift; for a in "$@"; do ctr -a "$STATE/containerd.sock" -n k8s.io images import "$a" >&2; done ;;
+  *) echo "usage: $0 up|down|status|build|env|registry|check|measure|import ARCHIVE..." >&2; exit 2 ;;
 esac

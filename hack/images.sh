@@ -11,7 +11,12 @@
 # binaries `cargo build` already made, debug info stripped; hack/test.sh uses it to spare CI a release build).
 # OLM_RS_IMAGES_NO_BUILD=1 skips the release `cargo build` and keeps the archives already built.
 #
-# Images (all tagged :dev; deploy/ refers to them, override with kustomize `images:`):
+# OLM_RS_IMAGE_TAG=TAG tags them (default dev; hack/release.sh sets the release VERSION). Every image carries the
+# OCI labels org.opencontainers.image.version (the tag), .revision (the git commit, "-dirty" when the tree has
+# changes) and .source (OLM_RS_IMAGE_SOURCE, else the git remote `origin`, else the clone as a file:// URL), in
+# its config and as manifest annotations.
+#
+# Images (tagged :dev unless OLM_RS_IMAGE_TAG says otherwise; deploy/ refers to :dev, override with kustomize `images:`):
 #   localhost/olm-rs/olm-operator      olm-operator (release build)
 #   localhost/olm-rs/catalog-operator  catalog-operator (release build)
 #   localhost/olm-rs/package-server    package-server, the PackageManifest API (release build)
@@ -30,6 +35,11 @@ OUT="${OLM_RS_IMAGES:-$CACHE/images/$PROFILE}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$CACHE/target}"
 TAG="${OLM_RS_IMAGE_TAG:-dev}"
 log() { echo "images: $*" >&2; }
+REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+[ -z "$(git status --porcelain 2>/dev/null)" ] || REVISION="$REVISION-dirty"
+SOURCE="${OLM_RS_IMAGE_SOURCE:-$(git remote get-url origin 2>/dev/null || echo "file://$REPO")}"
+LABELS=(--label "org.opencontainers.image.version=$TAG" --label "org.opencontainers.image.revision=$REVISION"
+  --label "org.opencontainers.image.source=$SOURCE")
 
 sizes() {
   for f in "$OUT"/*.oci.tar; do
@@ -49,13 +59,13 @@ PY
 }
 
 # fresh IMAGE INPUT...: the archive exists and was built from exactly these inputs (path, size and mtime of every
-# file, folders walked, plus mkoci.py), so archives from another target folder or an older build are never reused.
+# file, folders walked, plus mkoci.py) and labels (tag, revision, source), so archives from another target folder or an older build are never reused.
 # When not fresh, the archive is removed and the new inputs recorded: if its build then fails, the missing
 # archive makes the next run build it again.
 fresh() {
   local image=$1; shift
   local archive="$OUT/$image.oci.tar" stamp="$OUT/$image.inputs"
-  local now; now=$(find "$@" hack/images/mkoci.py -type f -printf '%p %s %T@\n' 2>/dev/null | sort)
+  local now; now=$(printf '%s\n' "${LABELS[@]}"; find "$@" hack/images/mkoci.py -type f -printf '%p %s %T@\n' 2>/dev/null | sort)
   if [ -f "$archive" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$now" ]; then return 0; fi
   rm -f "$archive"
   printf '%s\n' "$now" > "$stamp"
@@ -88,7 +98,7 @@ build() {
       done ;;
     *) log "OLM_RS_IMAGE_PROFILE must be release or debug"; exit 2 ;;
   esac
-  local common=(--user 65532:65532 --dir /tmp)
+  local common=(--user 65532:65532 --dir /tmp "${LABELS[@]}")
   # The operators speak HTTPS to registries (catalog and bundle images, package-server's image catalogs) and to
   # the API server: they carry the host's CA bundle where rustls-native-certs looks for it, as distroless images
   # do. Without it, no HTTPS registry can be reached (a RegistryClientError condition).
@@ -119,7 +129,7 @@ build() {
     local pause; pause=$(mktemp -d)
     gcc -Os -static -o "$pause/pause" hack/images/pause.c
     python3 hack/images/mkoci.py --name "localhost/olm-rs/pause:$TAG" --out "$OUT/pause.oci.tar" \
-      --file "$pause/pause:/pause" --entrypoint /pause --user 65535:65535
+      --file "$pause/pause:/pause" --entrypoint /pause --user 65535:65535 "${LABELS[@]}"
     rm -rf "$pause"
   fi
   log "archives in $OUT"

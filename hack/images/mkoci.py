@@ -5,7 +5,8 @@
              --file /path/on/host:/usr/local/bin/olm-operator --with-libs /usr/local/bin/olm-operator \
              --dir /tmp --entrypoint /usr/local/bin/olm-operator --user 65532:65532
 
-The layer is reproducible (sorted entries, mtime 0, owner 0:0). `--with-libs PATH` adds every shared library
+The layer is reproducible (sorted entries, mtime 0, owner 0:0). `--label KEY=VALUE` (repeated) sets an image label
+in the config and the same annotation on the manifest (hack/images.sh passes the org.opencontainers.image.* ones). `--with-libs PATH` adds every shared library
 `ldd` lists for the file placed at PATH (and the dynamic loader), at the same paths as on the host. The archive
 is an OCI image layout (`oci-layout`, `index.json`, `blobs/sha256/...`) whose index carries the
 `io.containerd.image.name` annotation, so `ctr -n k8s.io images import` tags it.
@@ -105,6 +106,8 @@ def main():
     ap.add_argument("--owned", action="append", default=[],
                     help="IMAGE_PATH of a file owned by --user's uid and group 0, mode 0575")
     ap.add_argument("--port", action="append", default=[])
+    ap.add_argument("--label", action="append", default=[],
+                    help="KEY=VALUE: an image label (config Labels) and manifest annotation, e.g. org.opencontainers.image.version")
     args = ap.parse_args()
 
     entries = {}
@@ -138,6 +141,7 @@ def main():
         add_dirs(entries, d.strip("/") + "/x")
         entries[d.strip("/")] = ("dir", None, 0o1777 if d.strip("/") == "tmp" else 0o755)
 
+    labels = dict(spec.split("=", 1) for spec in args.label)
     owner = (0, 0)
     if args.owned:
         uid = args.user.partition(":")[0]
@@ -153,6 +157,7 @@ def main():
             "User": args.user,
             "WorkingDir": "/",
             "ExposedPorts": {f"{p}/tcp": {} for p in args.port} or None,
+            "Labels": labels or None,
         },
         "rootfs": {"type": "layers", "diff_ids": [blob(diff)]},
         "history": [{"created_by": "olm-rs hack/images/mkoci.py"}],
@@ -165,6 +170,8 @@ def main():
         "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": blob(config_bytes), "size": len(config_bytes)},
         "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": blob(layer), "size": len(layer)}],
     }
+    if labels:
+        manifest["annotations"] = labels
     manifest_bytes = json.dumps(manifest, sort_keys=True).encode()
     index = {
         "schemaVersion": 2,

@@ -538,6 +538,43 @@ impl Registry {
     }
 }
 
+impl Registry {
+    /// Pushes an image as built elsewhere: its blobs (config and layers, by digest) and its manifest bytes
+    /// unchanged (so the image keeps its digest); returns that digest.
+    pub async fn push_manifest_and_blobs(
+        &self,
+        reference: &str,
+        auth: &Auth,
+        blobs: Vec<(String, Vec<u8>)>,
+        manifest: Vec<u8>,
+        manifest_media_type: &str,
+    ) -> Result<String, PullError> {
+        let r = Self::reference(reference)?;
+        let client = self.client_for(reference, &r, auth)?;
+        let client = client.as_ref();
+        client
+            .store_auth_if_needed(r.resolve_registry(), &auth.oci())
+            .await;
+        for (digest, data) in blobs {
+            client
+                .push_blob(&r, data, &digest)
+                .await
+                .map_err(|e| map_error(reference, e))?;
+        }
+        let media_type =
+            http::HeaderValue::from_str(manifest_media_type).map_err(|e| PullError::Registry {
+                reference: reference.to_string(),
+                message: format!("manifest media type {manifest_media_type}: {e}"),
+            })?;
+        let digest = sha256_digest(&manifest);
+        client
+            .push_manifest_raw(&r, manifest, media_type)
+            .await
+            .map_err(|e| map_error(reference, e))?;
+        Ok(digest)
+    }
+}
+
 fn assemble(
     layers: Vec<(String, Vec<u8>)>,
     config: Vec<u8>,

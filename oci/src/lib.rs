@@ -16,6 +16,7 @@ pub mod client;
 pub mod error;
 pub mod index;
 pub mod layers;
+pub mod layout;
 pub mod limits;
 pub mod mirrors;
 pub mod platform;

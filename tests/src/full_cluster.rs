@@ -16,6 +16,7 @@ pub struct FullCluster {
 }
 
 static SHARED: OnceLock<Result<FullCluster, String>> = OnceLock::new();
+static BARE: OnceLock<Result<FullCluster, String>> = OnceLock::new();
 
 /// `bash` without the variables cargo sets for this test's package (`CARGO_MANIFEST_DIR`, `CARGO_PKG_*`, ...):
 /// `up` builds the images with a nested `cargo build`, and build scripts that watch those variables (ring's
@@ -46,12 +47,44 @@ impl FullCluster {
     /// The running full cluster, or why this machine cannot run one.
     pub fn shared() -> anyhow::Result<&'static FullCluster> {
         SHARED
-            .get_or_init(|| Self::start().map_err(|e| format!("{e:#}")))
+            .get_or_init(|| Self::start(false).map_err(|e| format!("{e:#}")))
             .as_ref()
             .map_err(|e| anyhow::anyhow!("full cluster: {e}"))
     }
 
-    fn start() -> anyhow::Result<FullCluster> {
+    /// The running full cluster started without deploying olm-rs (`OLM_RS_FULL_BARE=1`; on a cluster already
+    /// running, whatever is deployed stays, for the caller to remove), or why this machine cannot run one.
+    pub fn bare() -> anyhow::Result<&'static FullCluster> {
+        BARE.get_or_init(|| Self::start(true).map_err(|e| format!("{e:#}")))
+            .as_ref()
+            .map_err(|e| anyhow::anyhow!("full cluster (bare): {e}"))
+    }
+
+    /// `bash hack/SCRIPT ARGS...` (with `envs`) without the test's cargo variables; its stdout, or an error with
+    /// its stderr.
+    pub fn hack(
+        &self,
+        script: &str,
+        args: &[&str],
+        envs: &[(&str, &str)],
+    ) -> anyhow::Result<String> {
+        let out = script_command()
+            .arg(self.repo_root.join("hack").join(script))
+            .args(args)
+            .envs(envs.iter().copied())
+            .output()
+            .with_context(|| format!("run hack/{script}"))?;
+        if !out.status.success() {
+            bail!(
+                "hack/{script} {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    fn start(bare: bool) -> anyhow::Result<FullCluster> {
         let repo_root = std::path::PathBuf::from(
             std::env::var("CARGO_MANIFEST_DIR")
                 .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
@@ -71,11 +104,14 @@ impl FullCluster {
                 String::from_utf8_lossy(&check.stdout).trim()
             );
         }
-        let out = script_command()
-            .arg(&script)
-            .arg("up")
-            .output()
-            .context("run hack/full-cluster.sh up")?;
+        let mut up = script_command();
+        up.arg(&script).arg("up");
+        if bare {
+            up.env("OLM_RS_FULL_BARE", "1");
+        } else {
+            up.env_remove("OLM_RS_FULL_BARE");
+        }
+        let out = up.output().context("run hack/full-cluster.sh up")?;
         if !out.status.success() {
             bail!(
                 "hack/full-cluster.sh up failed: {}",

@@ -169,10 +169,11 @@ fn documents(dir: &Path, out: &mut Vec<(PathBuf, Value)>) {
     entries.sort();
     for path in entries {
         if path.is_dir() {
-            // Our generated CRDs hold no pods; samples/ is third-party catalog content (operators' CSVs).
+            // Our generated CRDs hold no pods; samples/ is third-party catalog content (operators' CSVs); chart/
+            // holds Go templates, whose rendering equals deploy/'s (release_assets).
             if !matches!(
                 path.file_name().and_then(|n| n.to_str()),
-                Some("crds" | "samples")
+                Some("crds" | "samples" | "chart")
             ) {
                 documents(&path, out);
             }

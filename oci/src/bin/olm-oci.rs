@@ -7,6 +7,8 @@
 //! olm-oci push-tree ROOT --prefix P --catalog REF [--package NAME]...
 //!                                        every bundle of ROOT/<package>/ → P/<package>-bundle:v<version>, then an FBC
 //!                                        of them referencing the images by digest → catalog image REF
+//! olm-oci push-archive ARCHIVE REF      an OCI image layout tar (hack/images.sh) → REF, unchanged; prints REF@digest
+//!                                        (credentials: OLM_OCI_USERNAME and OLM_OCI_PASSWORD, else anonymous)
 //! olm-oci inspect REF                    pull REF and list its labels and files
 //! ```
 
@@ -50,6 +52,14 @@ enum Command {
         #[arg(long)]
         fbc_out: Option<PathBuf>,
     },
+    PushArchive {
+        archive: PathBuf,
+        reference: String,
+        #[arg(long, env = "OLM_OCI_USERNAME")]
+        username: Option<String>,
+        #[arg(long, env = "OLM_OCI_PASSWORD", hide_env_values = true)]
+        password: Option<String>,
+    },
     Inspect {
         reference: String,
     },
@@ -88,6 +98,19 @@ async fn main() -> Result<()> {
             )];
             let digest = publish::push_catalog_files(&registry, files, &catalog).await?;
             println!("{}", publish::pinned(&catalog, &digest));
+        }
+        Command::PushArchive {
+            archive,
+            reference,
+            username,
+            password,
+        } => {
+            let auth = match (username, password) {
+                (Some(username), Some(password)) => oci::Auth::Basic { username, password },
+                _ => oci::Auth::Anonymous,
+            };
+            let digest = oci::layout::push_layout(&registry, &archive, &reference, &auth).await?;
+            println!("{}", publish::pinned(&reference, &digest));
         }
         Command::Inspect { reference } => {
             let image = registry
