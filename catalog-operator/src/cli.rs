@@ -32,15 +32,13 @@ pub struct RunArgs {
     /// How often registry connections are probed (a Go duration).
     #[arg(long = "registry-probe-interval", env = "OLM_REGISTRY_PROBE_INTERVAL", default_value = "2s", value_parser = go_duration)]
     pub registry_probe_interval: std::time::Duration,
-    /// Registries (host:port, comma-separated) pulled from over plain HTTP besides loopback ones (bundle and
-    /// catalog images), as containerd's insecure registries; every other registry is spoken to over HTTPS.
-    #[arg(
-        long = "insecure-registries",
-        env = "OLM_INSECURE_REGISTRIES",
-        value_delimiter = ',',
-        default_value = ""
-    )]
-    pub insecure_registries: Vec<String>,
+    #[command(flatten)]
+    pub registry: oci::options::RegistryArgs,
+    /// A pull secret (NAMESPACE/NAME, type kubernetes.io/dockerconfigjson) used for every image pull after the
+    /// CatalogSource's own `spec.secrets` (as OLM v1's catalogd `--global-pull-secret`); catalog-operator needs
+    /// `get` on it.
+    #[arg(long = "global-pull-secret", env = "OLM_RS_GLOBAL_PULL_SECRET", value_parser = crate::bundle_image::auth::parse_secret_ref)]
+    pub global_pull_secret: Option<crate::bundle_image::auth::SecretRef>,
 }
 
 fn go_duration(s: &str) -> Result<std::time::Duration, String> {

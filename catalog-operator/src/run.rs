@@ -30,8 +30,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         common,
         install_plan_retry_timeout,
         registry_probe_interval,
-        insecure_registries,
+        registry,
+        global_pull_secret,
     } = args;
+    // Bad registry files stop the operator here, naming the file.
+    let images = registry.registry().map_err(anyhow::Error::msg)?;
     let _telemetry = olm_runtime::telemetry::init("catalog-operator", common.log_format)?;
     wiring::block_on_system(async move {
         let client = olm_runtime::client::connect(common.kubeconfig.as_deref()).await?;
@@ -42,6 +45,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             global_namespace: common.namespace.clone(),
             install_plan_retry_timeout,
             probe_interval: registry_probe_interval,
+            global_pull_secret,
         };
         // A bad OLM_RS_CHAOS stops the operator here, before any actor runs.
         olm_runtime::chaos::init_from_env()?;
@@ -58,10 +62,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             return anyhow::Ok(());
         }
 
-        let insecure: Vec<String> = insecure_registries
-            .into_iter()
-            .filter(|r| !r.is_empty())
-            .collect();
         let shared = Shared {
             client: client.clone(),
             metrics: metrics.clone(),
@@ -72,12 +72,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             config: Arc::new(config),
             kinds: Default::default(),
             bundles: Arc::new(crate::bundle_image::Unpacker::new(
-                oci::Registry::new(&insecure),
+                images.clone(),
                 crate::bundle_image::unpacker::CACHE_BYTES,
             )),
-            catalog_images: Arc::new(crate::catalog_image::CatalogImages::new(
-                oci::Registry::new(&insecure),
-            )),
+            catalog_images: Arc::new(crate::catalog_image::CatalogImages::new(images)),
         };
         let resolver = NamespaceResolver::new(shared.clone()).start();
         let _ = shared.registries.resolve.set(resolver.clone().recipient());

@@ -24,6 +24,9 @@ use std::sync::OnceLock;
 
 /// The env var naming catalog-operator's ServiceAccount.
 pub const SERVICE_ACCOUNT_ENV: &str = "OPERATOR_SERVICE_ACCOUNT";
+/// The env var naming package-server's ServiceAccount (in catalog-operator's namespace): pull-secret grants bind it
+/// too, so package-server pulls a private image catalog with the same credentials.
+pub const PACKAGE_SERVER_ACCOUNT_ENV: &str = "OLM_RS_PACKAGE_SERVER_SERVICE_ACCOUNT";
 /// The label on every grant (value: the grantee ServiceAccount's namespace).
 pub const GRANT_LABEL: &str = "olm-rs.io/catalog-operator-grant";
 const MANAGER: &str = "catalog-operator";
@@ -35,6 +38,8 @@ const MAX_NAME: usize = 253;
 pub struct Grantee {
     pub namespace: String,
     pub name: String,
+    /// package-server's ServiceAccount in the same namespace, also bound by pull-secret grants.
+    pub package_server: Option<String>,
 }
 
 static GRANTEE: OnceLock<Option<Grantee>> = OnceLock::new();
@@ -47,6 +52,10 @@ pub fn init_from_env(namespace: &str) {
         .map(|name| Grantee {
             namespace: namespace.to_string(),
             name: name.trim().to_string(),
+            package_server: std::env::var(PACKAGE_SERVER_ACCOUNT_ENV)
+                .ok()
+                .map(|n| n.trim().to_string())
+                .filter(|n| !n.is_empty()),
         });
     if let Some(g) = &grantee {
         tracing::info!(service_account = %g.name, namespace = %g.namespace, "narrow self-grants enabled (pull secrets, CRD-upgrade checks)");
@@ -154,7 +163,17 @@ pub fn pull_secret_grant(
             kind: "Role".into(),
             name,
         },
-        subjects: Some(subject(grantee)),
+        subjects: Some(
+            subject(grantee)
+                .into_iter()
+                .chain(grantee.package_server.iter().map(|name| Subject {
+                    kind: "ServiceAccount".into(),
+                    name: name.clone(),
+                    namespace: Some(grantee.namespace.clone()),
+                    ..Default::default()
+                }))
+                .collect(),
+        ),
     };
     Some((role, binding))
 }
@@ -318,7 +337,39 @@ mod tests {
         Grantee {
             namespace: "olm".into(),
             name: "catalog-operator".into(),
+            package_server: None,
         }
+    }
+
+    #[test]
+    fn a_pull_secret_grant_binds_package_server_too_when_named() {
+        let secrets = vec!["pull".to_string()];
+        let catalog = CatalogRef {
+            namespace: "team",
+            name: "private",
+            uid: "u1",
+            secrets: &secrets,
+        };
+        let grantee = Grantee {
+            package_server: Some("package-server".into()),
+            ..me()
+        };
+        let (_, binding) = pull_secret_grant(&grantee, &catalog).expect("a grant");
+        let subjects: Vec<(String, Option<String>)> = binding
+            .subjects
+            .unwrap_or_default()
+            .into_iter()
+            .map(|s| (s.name, s.namespace))
+            .collect();
+        assert_eq!(
+            subjects,
+            [
+                ("catalog-operator".to_string(), Some("olm".to_string())),
+                ("package-server".to_string(), Some("olm".to_string()))
+            ]
+        );
+        let (_, alone) = pull_secret_grant(&me(), &catalog).expect("a grant");
+        assert_eq!(alone.subjects.map(|s| s.len()), Some(1));
     }
 
     #[rstest]

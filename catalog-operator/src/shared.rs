@@ -45,6 +45,8 @@ pub struct Config {
     pub install_plan_retry_timeout: Duration,
     /// How often a registry connection is probed.
     pub probe_interval: Duration,
+    /// The pull secret every image pull may use after the CatalogSource's own (`--global-pull-secret`).
+    pub global_pull_secret: Option<crate::bundle_image::auth::SecretRef>,
 }
 
 /// Read-only caches filled by the watches.
@@ -180,6 +182,7 @@ impl Shared {
                 global_namespace: "olm".into(),
                 install_plan_retry_timeout: Duration::from_secs(60),
                 probe_interval: Duration::from_secs(10),
+                global_pull_secret: None,
             }),
             kinds: Default::default(),
             bundles: Arc::default(),

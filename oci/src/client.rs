@@ -238,7 +238,11 @@ impl Registry {
         let registry = r.resolve_registry().to_string();
         let auth = &auth.for_registry(&registry);
         let mut clients = self.clients.lock().unwrap_or_else(PoisonError::into_inner);
-        let key = format!("{}{}", client_key(&registry, auth), if plain { " http" } else { "" });
+        let key = format!(
+            "{}{}",
+            client_key(&registry, auth),
+            if plain { " http" } else { "" }
+        );
         if let Some(client) = clients.get(&key) {
             return Ok(client.clone());
         }
@@ -393,7 +397,12 @@ impl Registry {
         }))
     }
 
-    async fn pull_at(&self, c: &Candidate, auth: &Auth, limits: &Limits) -> Result<Image, PullError> {
+    async fn pull_at(
+        &self,
+        c: &Candidate,
+        auth: &Auth,
+        limits: &Limits,
+    ) -> Result<Image, PullError> {
         let reference = c.reference.as_str();
         let r = Self::reference(reference)?;
         let client = self.client_with(reference, &r, auth, c.insecure)?;

@@ -19,6 +19,7 @@ pub mod layers;
 pub mod layout;
 pub mod limits;
 pub mod mirrors;
+pub mod options;
 pub mod platform;
 pub mod publish;
 

@@ -208,7 +208,10 @@ location = "cache.corp.example"
         #[case] expected: &[&str],
     ) {
         let conf = RegistriesConf::parse(CONF).expect("parses");
-        assert_eq!(refs(&conf.candidates(reference).expect("candidates")), expected);
+        assert_eq!(
+            refs(&conf.candidates(reference).expect("candidates")),
+            expected
+        );
     }
 
     #[test]
@@ -231,7 +234,10 @@ location = "cache.corp.example"
     #[rstest]
     #[case::not_toml("[[registry]\nlocation =", "")]
     #[case::no_location("[[registry]]\ninsecure = true\n", "needs a location or a prefix")]
-    #[case::bad_pull_from_mirror("[[registry]]\nlocation = \"a\"\n[[registry.mirror]]\nlocation = \"b\"\npull-from-mirror = \"sometimes\"\n", "pull-from-mirror must be")]
+    #[case::bad_pull_from_mirror(
+        "[[registry]]\nlocation = \"a\"\n[[registry.mirror]]\nlocation = \"b\"\npull-from-mirror = \"sometimes\"\n",
+        "pull-from-mirror must be"
+    )]
     fn bad_configurations_are_refused(#[case] text: &str, #[case] words: &str) {
         let e = RegistriesConf::parse(text).expect_err("refused");
         assert!(e.contains(words), "{e}");

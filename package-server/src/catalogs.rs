@@ -27,6 +27,8 @@ pub struct Shared {
     pub options: ClientOptions,
     /// Pulls image catalogs (crate::image_catalog).
     pub images: oci::Registry,
+    /// The pull secret every image pull may use after the CatalogSource's own (`--global-pull-secret`).
+    pub global_pull_secret: Option<catalog_operator::bundle_image::auth::SecretRef>,
 }
 
 /// Where a catalog's content is read from.
@@ -47,6 +49,8 @@ pub enum Source {
 pub struct Observed {
     pub info: CatalogInfo,
     pub source: Source,
+    /// The CatalogSource's `spec.secrets` (pull secrets of an image catalog).
+    pub secrets: Vec<String>,
     /// Changes of served content the catalog-operator reports: latest poll, connection state, and the
     /// resourceVersion of a ConfigMap catalog it loaded.
     pub content_marks: (Option<String>, Option<String>, Option<String>),
@@ -79,6 +83,7 @@ pub fn observe(cs: &CatalogSource) -> Observed {
                 (None, None) => Source::None,
             },
         },
+        secrets: cs.spec.secrets.clone().unwrap_or_default(),
         content_marks: (
             status
                 .and_then(|s| s.latest_image_registry_poll.as_ref())
@@ -223,13 +228,16 @@ impl CatalogActor {
         self.reading = true;
         let epoch = self.epoch;
         let started = std::time::Instant::now();
+        let client = self.shared.client.clone();
+        let global = self.shared.global_pull_secret.clone();
         ctx.spawn(
             async move {
                 match source {
                     Read::Grpc(client) => load::load(&client, &observed.info).await.map_err(|e| error_text(&e)).map(|p| (Some(p), None)),
                     Read::ConfigMap(client, name) => read_config_map(client, name, observed.info).await.map(|p| (Some(p), None)),
                     Read::Image(registry, image, last) => {
-                        crate::image_catalog::read(&registry, &image, last.as_deref(), observed.info)
+                        let auth = crate::image_catalog::credentials(&client, &observed, global.as_ref()).await;
+                        crate::image_catalog::read(&registry, &image, &auth, last.as_deref(), observed.info)
                             .await
                             .map(|r| (r.packages, Some((image, r.digest))))
                     }

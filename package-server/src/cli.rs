@@ -91,15 +91,12 @@ pub struct RunArgs {
         default_value_t = 5
     )]
     pub registry_probe_seconds: u64,
-    /// Registries (host:port, comma-separated) image catalogs are pulled from over plain HTTP besides loopback
-    /// ones (as catalog-operator's `--insecure-registries`).
-    #[arg(
-        long = "insecure-registries",
-        env = "OLM_INSECURE_REGISTRIES",
-        value_delimiter = ',',
-        default_value = ""
-    )]
-    pub insecure_registries: Vec<String>,
+    #[command(flatten)]
+    pub registry: oci::options::RegistryArgs,
+    /// A pull secret (NAMESPACE/NAME) used for image catalogs after the CatalogSource's own `spec.secrets`, as
+    /// catalog-operator's `--global-pull-secret`; package-server needs `get` on it.
+    #[arg(long = "global-pull-secret", env = "OLM_RS_GLOBAL_PULL_SECRET", value_parser = catalog_operator::bundle_image::auth::parse_secret_ref)]
+    pub global_pull_secret: Option<catalog_operator::bundle_image::auth::SecretRef>,
     /// Log format on stdout.
     #[arg(long, env = "OLM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,

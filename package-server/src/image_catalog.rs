@@ -3,11 +3,15 @@
 //! pulls the same image itself, indexes its catalog the same way (`catalog_image::files::index`: the FBC under
 //! the configs label, or an older sqlite index) and lists it through the same queries as a ConfigMap catalog
 //! (`load::from_store`). A read first resolves the tag's digest (one HEAD): an unchanged digest reads nothing.
-//! Pulls are anonymous: package-server holds no access to pull secrets (a private catalog image is not listed).
+//! Pulls use the credentials catalog-operator uses ([`credentials`]): the CatalogSource's `spec.secrets` that
+//! package-server may read, then the global pull secret; with the same mirrors and CA bundle (`--registries-conf`,
+//! `--registry-ca-bundle`).
 
+use crate::catalogs::Observed;
 use crate::load;
 use crate::manifest::CatalogInfo;
 use crate::types::PackageManifest;
+use catalog_operator::bundle_image::auth::{self, SecretRef};
 use oci::{Auth, Limits, Registry};
 
 /// What a read of an image catalog found.
@@ -24,17 +28,38 @@ pub fn needs_pull(last: Option<&str>, now: &str) -> bool {
     last != Some(now)
 }
 
-/// Read the catalog image `image`; `last` is the digest read last time.
+/// The credentials for a catalog's image: the CatalogSource's pull secrets package-server can read (its
+/// identity needs `get` on them; one it may not read is logged and skipped), then the global pull secret.
+pub async fn credentials(
+    client: &kube::Client,
+    observed: &Observed,
+    global: Option<&SecretRef>,
+) -> Auth {
+    let mut payloads = Vec::new();
+    for name in &observed.secrets {
+        match auth::read_secret(client, &observed.info.namespace, name).await {
+            Ok(p) => payloads.push(p),
+            Err(e) => {
+                tracing::warn!(catalog = %format!("{}/{}", observed.info.namespace, observed.info.name), secret = %name, error = &e as &dyn std::error::Error, "cannot read the catalog's pull secret")
+            }
+        }
+    }
+    payloads.extend(auth::global_payload(client, global).await);
+    auth::keyring(&payloads)
+}
+
+/// Read the catalog image `image` with `auth`; `last` is the digest read last time.
 pub async fn read(
     registry: &Registry,
     image: &str,
+    auth: &Auth,
     last: Option<&str>,
     info: CatalogInfo,
 ) -> Result<ImageRead, String> {
     let digest = match oci::publish::pinned_digest(image) {
         Some(d) => d.to_string(),
         None => registry
-            .resolve(image, &Auth::Anonymous)
+            .resolve(image, auth)
             .await
             .map_err(|e| e.to_string())?,
     };
@@ -46,7 +71,7 @@ pub async fn read(
     }
     let pinned = oci::publish::pinned(image, &digest);
     let pulled = registry
-        .pull(&pinned, &Auth::Anonymous, &Limits::CATALOG)
+        .pull(&pinned, auth, &Limits::CATALOG)
         .await
         .map_err(|e| e.to_string())?;
     let reference = image.to_string();

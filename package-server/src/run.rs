@@ -35,9 +35,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         apiservice_name,
         resync_seconds,
         registry_probe_seconds,
-        insecure_registries,
+        registry,
+        global_pull_secret,
         log_format,
     } = args;
+    // Bad registry files stop package-server here, naming the file.
+    let images = registry.registry().map_err(anyhow::Error::msg)?;
     let _telemetry = olm_runtime::telemetry::init("package-server", log_format)?;
     wiring::block_on_system(async move {
         let client = olm_runtime::client::connect(kubeconfig.as_deref()).await?;
@@ -74,12 +77,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             client: client.clone(),
             store: store.clone(),
             options,
-            images: oci::Registry::new(
-                &insecure_registries
-                    .into_iter()
-                    .filter(|r| !r.is_empty())
-                    .collect::<Vec<_>>(),
-            ),
+            images,
+            global_pull_secret,
         });
         let server = Arc::new(
             Server::new(store, auth, Authorizer::new(client.clone()))

@@ -4,9 +4,11 @@
 //! Subscription installs from it; the same image without the Secret ends in `RegistryServerError` saying the
 //! registry refused it.
 
+mod auth_registry;
 mod catalog_fixture;
 mod oci_support;
 
+use auth_registry::{AuthRegistry, PASSWORD, USER};
 use base64::Engine;
 use catalog_fixture::*;
 use kube::Api;
@@ -17,66 +19,6 @@ use olm_tests::{await_object, eventually, with_namespace};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::Duration;
-
-const USER: &str = "olmrs";
-const PASSWORD: &str = "s3cret";
-/// `htpasswd -nbB olmrs s3cret` (bcrypt, the only scheme docker-registry reads).
-const HTPASSWD: &str = "olmrs:$2y$05$8K4TYX59iybAL1wbLwjnAOAKX28WIwDmZsspABsbds88fZa6fO2nC\n";
-
-/// A docker-registry with htpasswd auth on a free loopback port, stopped when dropped.
-struct AuthRegistry {
-    child: std::process::Child,
-    addr: String,
-    dir: std::path::PathBuf,
-}
-
-impl AuthRegistry {
-    async fn start() -> anyhow::Result<Self> {
-        let port = free_port()?;
-        let dir = std::env::temp_dir().join(format!(
-            "olm-rs-auth-registry-{}-{port}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir)?;
-        let addr = format!("127.0.0.1:{port}");
-        std::fs::write(dir.join("htpasswd"), HTPASSWD)?;
-        let config = format!(
-            "version: 0.1\nlog:\n  level: info\nstorage:\n  filesystem:\n    rootdirectory: {root}/data\nhttp:\n  addr: {addr}\nauth:\n  htpasswd:\n    realm: olm-rs\n    path: {root}/htpasswd\n",
-            root = dir.display()
-        );
-        std::fs::write(dir.join("config.yml"), config)?;
-        let log = std::fs::File::create(dir.join("registry.log"))?;
-        let child = std::process::Command::new("docker-registry")
-            .arg("serve")
-            .arg(dir.join("config.yml"))
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .spawn()
-            .map_err(|e| {
-                anyhow::anyhow!(
-                    "docker-registry (Debian package docker-registry) did not start: {e}"
-                )
-            })?;
-        let me = Self { child, addr, dir };
-        let addr = me.addr.clone();
-        let addr = &addr;
-        eventually(
-            Duration::from_secs(20),
-            "the auth registry listening",
-            || async move { Ok(tokio::net::TcpStream::connect(addr).await.ok().map(|_| ())) },
-        )
-        .await?;
-        Ok(me)
-    }
-}
-
-impl Drop for AuthRegistry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
 
 #[tokio::test]
 async fn a_catalog_image_behind_registry_auth_is_pulled_with_the_catalogs_pull_secret()

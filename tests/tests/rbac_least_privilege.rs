@@ -120,6 +120,7 @@ async fn self_grants(ctx: &TestContext, prefix: &str) -> anyhow::Result<Vec<Stri
     let grantee = Grantee {
         namespace: ctx.namespace.clone(),
         name: account.clone(),
+        package_server: None,
     };
     let me = client_as(
         ctx,

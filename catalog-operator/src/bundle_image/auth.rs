@@ -9,6 +9,8 @@ use kube::Api;
 use oci::Auth;
 use resolver::CatalogKey;
 use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The registry host of an image reference (`quay.io/a/b:1` → `quay.io`; `a/b` → `docker.io`).
 pub fn registry_of(image: &str) -> String {
@@ -48,9 +50,10 @@ fn entry_auth(entry: &Value) -> Option<Auth> {
 /// A Secret as read: its type and its data (key, bytes).
 pub type SecretPayload = (String, Vec<(String, Vec<u8>)>);
 
-/// Credentials for `registry` from secret payloads.
-pub fn credentials_for(registry: &str, secrets: &[SecretPayload]) -> Auth {
-    let docker_hub = |k: &str| k == "index.docker.io" || k == "registry-1.docker.io";
+/// Every registry's credentials in secret payloads, as one keyring: the first secret naming a host wins, so a
+/// CatalogSource's own secrets come before the global pull secret. Docker Hub's names are one host.
+pub fn keyring(secrets: &[SecretPayload]) -> Auth {
+    let mut keys: BTreeMap<String, (String, String)> = BTreeMap::new();
     for (_, data) in secrets {
         for (key, bytes) in data {
             let Ok(v) = serde_json::from_slice::<Value>(bytes) else {
@@ -65,21 +68,88 @@ pub fn credentials_for(registry: &str, secrets: &[SecretPayload]) -> Auth {
                 continue;
             };
             for (host, entry) in map {
-                let h = strip_scheme(host);
-                if (h == registry || (registry == "docker.io" && docker_hub(h)))
-                    && let Some(a) = entry_auth(entry)
-                {
-                    return a;
+                if let Some(Auth::Basic { username, password }) = entry_auth(entry) {
+                    keys.entry(strip_scheme(host).to_string())
+                        .or_insert((username, password));
                 }
             }
         }
     }
-    Auth::Anonymous
+    if keys.is_empty() {
+        Auth::Anonymous
+    } else {
+        Auth::Keyring(Arc::new(keys))
+    }
 }
 
-/// The credentials the CatalogSource `catalog` provides for `image` (anonymous when it names no secrets or
-/// none matches; a Secret that cannot be read is logged and skipped).
-pub async fn for_catalog(shared: &Shared, catalog: &CatalogKey, image: &str) -> Auth {
+/// Credentials for `registry` from secret payloads.
+pub fn credentials_for(registry: &str, secrets: &[SecretPayload]) -> Auth {
+    keyring(secrets).for_registry(registry)
+}
+
+/// A Secret named on the command line (`NAMESPACE/NAME`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretRef {
+    pub namespace: String,
+    pub name: String,
+}
+
+/// Parses `NAMESPACE/NAME`.
+pub fn parse_secret_ref(s: &str) -> Result<SecretRef, String> {
+    match s.split_once('/') {
+        Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
+            Ok(SecretRef {
+                namespace: ns.to_string(),
+                name: name.to_string(),
+            })
+        }
+        _ => Err(format!("{s:?}: expected NAMESPACE/NAME")),
+    }
+}
+
+/// A Secret as read, or why not.
+pub async fn read_secret(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+) -> Result<SecretPayload, kube::Error> {
+    let s = Api::<Secret>::namespaced(client.clone(), namespace)
+        .get(name)
+        .await?;
+    Ok(payload(s))
+}
+
+fn payload(s: Secret) -> SecretPayload {
+    (
+        s.type_.unwrap_or_default(),
+        s.data
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| (k, v.0))
+            .collect(),
+    )
+}
+
+/// The global pull secret's payload, when one is configured and readable (a failure is logged: pulls go on with
+/// what else there is).
+pub async fn global_payload(
+    client: &kube::Client,
+    global: Option<&SecretRef>,
+) -> Option<SecretPayload> {
+    let g = global?;
+    match read_secret(client, &g.namespace, &g.name).await {
+        Ok(p) => Some(p),
+        Err(e) => {
+            tracing::warn!(secret = %format!("{}/{}", g.namespace, g.name), error = &e as &dyn std::error::Error, "cannot read the global pull secret");
+            None
+        }
+    }
+}
+
+/// The credentials for pulling `image` for CatalogSource `catalog`: its `spec.secrets`, then the global pull
+/// secret, as a keyring by registry host (a mirror on another host finds its own); anonymous when none is named.
+/// A Secret that cannot be read is logged and skipped.
+pub async fn for_catalog(shared: &Shared, catalog: &CatalogKey) -> Auth {
     let sources = shared.catalog_sources();
     let source = sources.iter().find(|c| {
         c.metadata.name.as_deref() == Some(catalog.name.as_str())
@@ -88,8 +158,9 @@ pub async fn for_catalog(shared: &Shared, catalog: &CatalogKey, image: &str) -> 
     let names: Vec<String> = source
         .and_then(|c| c.spec.secrets.clone())
         .unwrap_or_default();
+    let global = global_payload(&shared.client, shared.config.global_pull_secret.as_ref()).await;
     if names.is_empty() {
-        return Auth::Anonymous;
+        return keyring(&Vec::from_iter(global));
     }
     let uid = source
         .and_then(|c| c.metadata.uid.clone())
@@ -113,20 +184,14 @@ pub async fn for_catalog(shared: &Shared, catalog: &CatalogKey, image: &str) -> 
             }
         }
         match read {
-            Ok(s) => payloads.push((
-                s.type_.unwrap_or_default(),
-                s.data
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|(k, v)| (k, v.0))
-                    .collect(),
-            )),
+            Ok(s) => payloads.push(payload(s)),
             Err(e) => {
                 tracing::warn!(catalog = %catalog, secret = %name, error = &e as &dyn std::error::Error, "cannot read pull secret")
             }
         }
     }
-    credentials_for(&registry_of(image), &payloads)
+    payloads.extend(global);
+    keyring(&payloads)
 }
 
 #[cfg(test)]
@@ -170,5 +235,49 @@ mod tests {
             password: p.into(),
         });
         assert_eq!(credentials_for(registry, &[s]), want);
+    }
+
+    #[test]
+    fn a_catalogs_own_secret_comes_before_the_global_one_and_each_host_keeps_its_own() {
+        let own = secret(
+            ".dockerconfigjson",
+            format!(r#"{{"auths":{{"quay.io":{{"auth":"{}"}}}}}}"#, b64("own:1")),
+        );
+        let global = secret(
+            ".dockerconfigjson",
+            format!(
+                r#"{{"auths":{{"quay.io":{{"auth":"{}"}},"mirror.local:5000":{{"auth":"{}"}}}}}}"#,
+                b64("global:2"),
+                b64("mirror:3")
+            ),
+        );
+        let keys = keyring(&[own, global]);
+        let basic = |u: &str, p: &str| Auth::Basic {
+            username: u.into(),
+            password: p.into(),
+        };
+        assert_eq!(keys.for_registry("quay.io"), basic("own", "1"));
+        assert_eq!(keys.for_registry("mirror.local:5000"), basic("mirror", "3"));
+        assert_eq!(keys.for_registry("ghcr.io"), Auth::Anonymous);
+        assert_eq!(keyring(&[]), Auth::Anonymous);
+    }
+
+    #[rstest]
+    #[case::good("olm/pull-secret", Some(("olm", "pull-secret")))]
+    #[case::no_namespace("pull-secret", None)]
+    #[case::empty_name("olm/", None)]
+    #[case::too_many("a/b/c", None)]
+    fn secret_references_are_namespace_slash_name(
+        #[case] text: &str,
+        #[case] want: Option<(&str, &str)>,
+    ) {
+        let got = parse_secret_ref(text).ok();
+        assert_eq!(
+            got,
+            want.map(|(n, m)| SecretRef {
+                namespace: n.into(),
+                name: m.into()
+            })
+        );
     }
 }

@@ -70,7 +70,7 @@ pub async fn fill(
         });
     }
     let image = full.bundle_path.clone();
-    let auth = auth::for_catalog(shared, &chosen.catalog, &image).await;
+    let auth = auth::for_catalog(shared, &chosen.catalog).await;
     let timeout = timeout::for_namespace(&shared.operator_groups(), ns);
     let notify = {
         let shared = shared.clone();

@@ -35,7 +35,7 @@ pub async fn materialize(
             None => {
                 let catalog =
                     CatalogKey::new(&s.resource.source_name, &s.resource.source_namespace);
-                let auth = auth::for_catalog(shared, &catalog, &r.bundle_image).await;
+                let auth = auth::for_catalog(shared, &catalog).await;
                 let b = shared
                     .bundles
                     .get(&r.bundle_image, &auth, PULL_TIMEOUT)
