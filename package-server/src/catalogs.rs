@@ -415,6 +415,7 @@ mod tests {
         Observed {
             info: CatalogInfo::default(),
             source: address.map_or(Source::None, |a| Source::Grpc(a.to_string())),
+            secrets: Vec::new(),
             content_marks: (poll.map(str::to_string), None, None),
         }
     }
@@ -423,6 +424,7 @@ mod tests {
         Observed {
             info: CatalogInfo::default(),
             source: Source::Image(image.to_string()),
+            secrets: Vec::new(),
             content_marks: (poll.map(str::to_string), None, None),
         }
     }
@@ -431,6 +433,7 @@ mod tests {
         Observed {
             info: CatalogInfo::default(),
             source: Source::ConfigMap(name.to_string()),
+            secrets: Vec::new(),
             content_marks: (None, None, Some(rv.to_string())),
         }
     }

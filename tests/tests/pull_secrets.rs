@@ -15,7 +15,7 @@ use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
 use oci_support::*;
-use olm_tests::{await_object, eventually, with_namespace};
+use olm_tests::{await_object, with_namespace};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::Duration;

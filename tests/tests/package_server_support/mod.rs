@@ -82,6 +82,16 @@ pub async fn start(
     client: &kube::Client,
     global: &str,
 ) -> anyhow::Result<PackageServer> {
+    start_with(cluster, client, global, &[]).await
+}
+
+/// [`start`] with more command-line arguments.
+pub async fn start_with(
+    cluster: &'static Cluster,
+    client: &kube::Client,
+    global: &str,
+    extra: &[&str],
+) -> anyhow::Result<PackageServer> {
     let ip = host_ip()?;
     let port = free_port_on(&ip)?;
     let service = "packageserver";
@@ -104,7 +114,10 @@ pub async fn start(
             &ip,
             "--registry-probe-seconds",
             "1",
-        ],
+        ]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .collect::<Vec<_>>(),
     )
     .await?;
     let server = PackageServer {
