@@ -120,13 +120,24 @@ impl SyncError {
 }
 
 /// The error and its causes on one line.
-pub fn error_text(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut src = e.source();
-    while let Some(s) = src {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        src = s.source();
+pub fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = String::new();
+    let mut link: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(l) = link {
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        // An API server's refusal reads as its own message (which names the object and the field) and reason,
+        // not kube's debug dump of the whole Status, which repeats the message three times.
+        if let Some(kube::Error::Api(s)) = l.downcast_ref::<kube::Error>() {
+            text.push_str(&s.message);
+            if !s.reason.is_empty() {
+                text.push_str(&format!(" ({})", s.reason));
+            }
+            break;
+        }
+        text.push_str(&l.to_string());
+        link = l.source();
     }
     text
 }
@@ -143,6 +154,20 @@ mod tests {
             message: "m".into(),
             ..Default::default()
         }))
+    }
+
+    #[test]
+    fn an_api_refusal_reads_as_its_message() {
+        let e = kube::Error::Api(Box::new(kube::core::Status {
+            code: 422,
+            reason: "Invalid".into(),
+            message: "ConfigMap \"c\" is invalid: metadata.labels: Invalid value".into(),
+            ..Default::default()
+        }));
+        assert_eq!(
+            error_text(&e),
+            "ConfigMap \"c\" is invalid: metadata.labels: Invalid value (Invalid)"
+        );
     }
 
     #[rstest]

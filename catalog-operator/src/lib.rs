@@ -37,6 +37,7 @@ pub mod properties;
 pub mod rbac;
 pub mod routes;
 pub mod run;
+pub mod secret_ref;
 pub mod self_grant;
 pub mod shared;
 pub mod snapshot;

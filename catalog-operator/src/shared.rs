@@ -46,7 +46,7 @@ pub struct Config {
     /// How often a registry connection is probed.
     pub probe_interval: Duration,
     /// The pull secret every image pull may use after the CatalogSource's own (`--global-pull-secret`).
-    pub global_pull_secret: Option<crate::bundle_image::auth::SecretRef>,
+    pub global_pull_secret: Option<crate::secret_ref::SecretRef>,
 }
 
 /// Read-only caches filled by the watches.

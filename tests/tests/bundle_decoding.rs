@@ -3,7 +3,8 @@
 //! ConfigMap with a null annotation install, the annotations present and empty, as under OLM; a CSV whose
 //! annotation is a number (which Go's decoding refuses) is refused before any InstallPlan exists, and the
 //! Subscription's `ResolutionFailed` condition and its Event name the bundle, the image, the file, the object and
-//! the field.
+//! the field; an object the API server refuses fails its plan with a message naming the bundle and the object
+//! before the API server's own.
 
 mod catalog_fixture;
 mod oci_support;
@@ -95,11 +96,35 @@ async fn null_fields_install_as_olm_installs_them_and_a_refusal_names_the_field(
             ],
         )
         .await?;
+        // One the decoding accepts and the API server refuses (a label value with spaces).
+        let refused = push(
+            &registry,
+            &format!("{prefix}/p-api:v1"),
+            &[
+                ("metadata/annotations.yaml", annotations("p-api")),
+                (
+                    "manifests/p-api.clusterserviceversion.yaml",
+                    csv_yaml("p-api.v1.0.0", ""),
+                ),
+                (
+                    "manifests/labelled.configmap.yaml",
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: p-api-labelled\n  labels:\n    \
+                     tier: not a label value\n"
+                        .to_string(),
+                ),
+            ],
+        )
+        .await?;
         let mut docs = fbc_package("p-empty", &[("p-empty.v1.0.0", "1.0.0", None, &empty)]);
         docs.extend(fbc_package("p-bad", &[("p-bad.v1.0.0", "1.0.0", None, &bad)]));
+        docs.extend(fbc_package("p-api", &[("p-api.v1.0.0", "1.0.0", None, &refused)]));
         let serve = RegistryProcess::serve_fbc(&ctx, &fbc_text(&docs))?;
         let port = serve.port;
-        let _cat = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
+        let _cat = catalog_operator(
+            &ctx,
+            &["--registry-probe-interval", "500ms", "--install-plan-retry-timeout", "1s"],
+        )
+        .await?;
         let _olm = olm_operator(&ctx).await?;
         create::<messages::crd::operator_group::OperatorGroup>(
             &ctx,
@@ -131,6 +156,23 @@ async fn null_fields_install_as_olm_installs_them_and_a_refusal_names_the_field(
             cm.metadata.annotations.unwrap_or_default().get("note").map(String::as_str),
             Some("")
         );
+
+        // Refused by the API server while the plan is applied: the plan fails naming the bundle, the object and the
+        // API server's field message, and the Subscription says so.
+        subscription(&ctx, "p-api", "p-api", "decoding", json!({})).await?;
+        let sub = await_sub(&ctx, "p-api", "InstallPlanFailed naming the bundle", |s| {
+            sub_condition(s, "InstallPlanFailed").is_some_and(|(_, _, m)| {
+                m.contains("bundle p-api.v1.0.0: error creating ConfigMap p-api-labelled")
+                    && m.contains("metadata.labels")
+            })
+        })
+        .await?;
+        let (_, _, message) = sub
+            .status
+            .as_ref()
+            .and_then(|s| sub_condition(s, "InstallPlanFailed"))
+            .unwrap_or_default();
+        eprintln!("API refusal: {message}");
 
         // A number where Go reads a string: refused, naming everything, with no InstallPlan.
         subscription(&ctx, "p-bad", "p-bad", "decoding", json!({})).await?;

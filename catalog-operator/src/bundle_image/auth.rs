@@ -2,6 +2,7 @@
 //! the older `kubernetes.io/dockercfg`), read from the catalog's namespace, give the credentials for the
 //! registry of a bundle or catalog image. Matching and decoding are pure ([`credentials_for`]).
 
+pub use crate::secret_ref::{SecretRef, parse_secret_ref};
 use crate::shared::Shared;
 use base64::Engine;
 use k8s_openapi::api::core::v1::Secret;
@@ -85,26 +86,6 @@ pub fn keyring(secrets: &[SecretPayload]) -> Auth {
 /// Credentials for `registry` from secret payloads.
 pub fn credentials_for(registry: &str, secrets: &[SecretPayload]) -> Auth {
     keyring(secrets).for_registry(registry)
-}
-
-/// A Secret named on the command line (`NAMESPACE/NAME`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SecretRef {
-    pub namespace: String,
-    pub name: String,
-}
-
-/// Parses `NAMESPACE/NAME`.
-pub fn parse_secret_ref(s: &str) -> Result<SecretRef, String> {
-    match s.split_once('/') {
-        Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
-            Ok(SecretRef {
-                namespace: ns.to_string(),
-                name: name.to_string(),
-            })
-        }
-        _ => Err(format!("{s:?}: expected NAMESPACE/NAME")),
-    }
 }
 
 /// A Secret as read, or why not.
@@ -260,24 +241,5 @@ mod tests {
         assert_eq!(keys.for_registry("mirror.local:5000"), basic("mirror", "3"));
         assert_eq!(keys.for_registry("ghcr.io"), Auth::Anonymous);
         assert_eq!(keyring(&[]), Auth::Anonymous);
-    }
-
-    #[rstest]
-    #[case::good("olm/pull-secret", Some(("olm", "pull-secret")))]
-    #[case::no_namespace("pull-secret", None)]
-    #[case::empty_name("olm/", None)]
-    #[case::too_many("a/b/c", None)]
-    fn secret_references_are_namespace_slash_name(
-        #[case] text: &str,
-        #[case] want: Option<(&str, &str)>,
-    ) {
-        let got = parse_secret_ref(text).ok();
-        assert_eq!(
-            got,
-            want.map(|(n, m)| SecretRef {
-                namespace: n.into(),
-                name: m.into()
-            })
-        );
     }
 }

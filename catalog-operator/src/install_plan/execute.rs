@@ -103,6 +103,21 @@ impl StepError {
             None => self,
         }
     }
+
+    /// Any other refusal of a step's object names the bundle it came from and the object, before the API
+    /// server's own message (which names the field).
+    fn of_bundle(self, bundle: &str, verb: &str, kind: &str, name: &str) -> Self {
+        if self.denial.is_some() {
+            return self;
+        }
+        StepError {
+            message: format!(
+                "bundle {bundle}: error {verb} {kind} {name}: {}",
+                self.message
+            ),
+            ..self
+        }
+    }
 }
 
 impl From<kube::Error> for StepError {
@@ -452,9 +467,18 @@ async fn apply(
         Err(kube::Error::Api(s)) if s.is_already_exists() => {
             update_existing(cx, &api, &kind, name, obj)
                 .await
-                .map_err(|e| e.denied("updating", &kind, name))
+                .map_err(|e| {
+                    e.denied("updating", &kind, name).of_bundle(
+                        &step.resolving,
+                        "updating",
+                        &kind,
+                        name,
+                    )
+                })
         }
-        Err(e) => Err(StepError::from(e).denied("creating", &kind, name)),
+        Err(e) => Err(StepError::from(e)
+            .denied("creating", &kind, name)
+            .of_bundle(&step.resolving, "creating", &kind, name)),
     }
 }
 
