@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Remove olm-rs from the cluster kubectl points at: the APIService, the Deployments, Services, RBAC,
 # NetworkPolicies, PodDisruptionBudgets, the default catalog and OperatorGroup (every object of olm-rs.yaml), the
-# Roles and ClusterRoles catalog-operator granted itself (label olm-rs.io/catalog-operator-grant), the ClusterRoles
+# Roles, ClusterRoles and their bindings catalog-operator granted itself (label olm-rs.io/catalog-operator-grant), the ClusterRoles
 # olm-operator made for the olm-operators OperatorGroup (label olm.owner=olm-operators), and the `olm`
 # namespace with its Leases and serving Secret, unless operators are installed in it (then it stays, and says so).
 # Operators olm-rs installed elsewhere keep running, with their CSVs, Subscriptions and other custom resources.
@@ -51,8 +51,8 @@ fi
 # kubectl reports kinds it cannot map (no CRDs) and goes on with the others.
 mapfile -t objects < <("$KUBECTL" get -f "$assets/olm-rs.yaml" -o name --ignore-not-found 2>/dev/null | grep -vx "namespace/$NS" || true)
 [ ${#objects[@]} -eq 0 ] || "$KUBECTL" -n "$NS" delete "${objects[@]}" --ignore-not-found --wait=true >/dev/null
-"$KUBECTL" delete role -A -l "$GRANT_LABEL" --ignore-not-found >/dev/null
-"$KUBECTL" delete clusterrole -l "$GRANT_LABEL" --ignore-not-found >/dev/null
+"$KUBECTL" delete role,rolebinding -A -l "$GRANT_LABEL" --ignore-not-found >/dev/null
+"$KUBECTL" delete clusterrole,clusterrolebinding -l "$GRANT_LABEL" --ignore-not-found >/dev/null
 # The admin/edit/view ClusterRoles olm-operator made for the olm-operators OperatorGroup (deleted above, while
 # olm-operator no longer runs to clean them up).
 "$KUBECTL" delete clusterrole -l "$OG_ROLES" --ignore-not-found >/dev/null

@@ -14,7 +14,6 @@ use catalog_operator::unpacker::pull_bundle;
 use futures::StreamExt;
 use oci::Auth;
 use oci_support::*;
-use registry::api;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -34,17 +33,6 @@ struct Candidate {
     /// Relative to `shared/catalogs`, for the report.
     label: String,
     dir: PathBuf,
-}
-
-fn shared_catalogs() -> anyhow::Result<PathBuf> {
-    let Some(community) = community_bundles() else {
-        anyhow::bail!("../shared/catalogs/community-operators-prod-bundles is absent");
-    };
-    community
-        .ancestors()
-        .nth(2)
-        .map(Path::to_path_buf)
-        .ok_or_else(|| anyhow::anyhow!("no catalogs folder above {}", community.display()))
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
@@ -160,30 +148,7 @@ async fn try_one(
             });
         }
     };
-    let name = unpacked.csv["metadata"]["name"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    let chosen = resolver::BundleStep {
-        name: name.clone(),
-        package: unpacked.package.clone(),
-        channel: unpacked.channels.first().cloned().unwrap_or_default(),
-        version: unpacked.csv["spec"]["version"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string(),
-        catalog: resolver::CatalogKey::new("corpus", "olm"),
-        bundle_path: image.clone(),
-        replaces: None,
-        subscription: unpacked.package.clone(),
-    };
-    let full = api::Bundle {
-        csv_name: name,
-        package_name: unpacked.package.clone(),
-        bundle_path: image.clone(),
-        ..Default::default()
-    };
-    let filled = catalog_operator::bundle_image::filled(&full, &chosen, &image, &unpacked);
+    let (chosen, filled) = resolved(&unpacked, &image, None);
     assert_eq!(
         filled.source,
         Source {
@@ -210,7 +175,7 @@ async fn try_one(
 
 #[tokio::test]
 async fn every_shared_bundle_plans_or_is_refused_as_olm_refuses_it() -> anyhow::Result<()> {
-    let root = shared_catalogs()?;
+    let root = olm_tests::shared_catalogs()?;
     let work = std::env::temp_dir().join(format!("olm-rs-bundle-corpus-{}", std::process::id()));
     let mut candidates = bundle_folders(&root)?;
     let registry_v1 = candidates.len();

@@ -260,10 +260,7 @@ async fn push_bad_images(
 }
 
 /// A minimal valid bundle of package `p-late` (layers, labels), pushed only once its absence has been seen.
-/// Layers (media type, bytes) and labels of an image.
-type ImageParts = (Vec<(String, Vec<u8>)>, BTreeMap<String, String>);
-
-fn late_bundle() -> ImageParts {
+fn late_bundle() -> ImageContent {
     let annotations = "annotations:\n  operators.operatorframework.io.bundle.package.v1: p-late\n  operators.operatorframework.io.bundle.channels.v1: stable\n";
     let csv = json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
         "metadata": {"name": "p-late.v1.0.0"},

@@ -8,7 +8,6 @@ use catalog_operator::bundle_ref::{self, BundleObjectRef};
 use catalog_operator::unpacker::{Unpacker, pull_bundle};
 use oci::Auth;
 use oci_support::*;
-use registry::api;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,26 +30,8 @@ async fn a_restarted_reader_finds_every_referenced_object() -> anyhow::Result<()
 
     // Plan time: the bundle as resolution saw it, and its steps.
     let unpacked = pull_bundle(&registry, &image, &Auth::Anonymous).await?;
-    let name = unpacked.csv["metadata"]["name"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    let chosen = resolver::BundleStep {
-        name: name.clone(),
-        package: unpacked.package.clone(),
-        channel: "stable".into(),
-        version: "3.3.0".into(),
-        catalog: resolver::CatalogKey::new("cat", "olm"),
-        bundle_path: image.clone(),
-        replaces: Some("sonar-operator.v3.2.0".into()),
-        subscription: "sonar".into(),
-    };
-    let full = api::Bundle {
-        csv_name: name.clone(),
-        bundle_path: image.clone(),
-        ..Default::default()
-    };
-    let filled = catalog_operator::bundle_image::filled(&full, &chosen, &image, &unpacked);
+    let (chosen, filled) = resolved(&unpacked, &image, Some("sonar-operator.v3.2.0"));
+    let name = chosen.name.clone();
     let steps = catalog_operator::steps::bundle_steps(
         &filled.bundle,
         &chosen,

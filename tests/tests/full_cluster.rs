@@ -317,26 +317,7 @@ async fn package_manifests_are_served(cluster: &FullCluster) -> anyhow::Result<(
 
 /// A ConfigMap catalog with one package whose operator runs the test-operator image, hardened like ours.
 fn test_catalog(package: &str) -> Value {
-    let deploy = format!("{package}-operator");
-    let csv = json!({
-        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
-        "metadata": {"name": format!("{package}.v1.0.0")},
-        "spec": {
-            "displayName": package, "version": "1.0.0",
-            "installModes": [{"type": "OwnNamespace", "supported": true}, {"type": "SingleNamespace", "supported": true},
-                             {"type": "MultiNamespace", "supported": false}, {"type": "AllNamespaces", "supported": false}],
-            "install": {"strategy": "deployment", "spec": {
-                "permissions": [{"serviceAccountName": deploy, "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]}],
-                "deployments": [{"name": deploy, "spec": {"replicas": 1, "selector": {"matchLabels": {"app": deploy}},
-                    "template": {"metadata": {"labels": {"app": deploy}}, "spec": {
-                        "serviceAccountName": deploy,
-                        "securityContext": {"runAsNonRoot": true, "runAsUser": 65532, "seccompProfile": {"type": "RuntimeDefault"}},
-                        "containers": [{"name": "operator", "image": "localhost/olm-rs/test-operator:dev",
-                            "readinessProbe": {"httpGet": {"path": "/", "port": 8080}, "periodSeconds": 1},
-                            "securityContext": {"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true, "capabilities": {"drop": ["ALL"]}},
-                            "resources": {"requests": {"cpu": "5m", "memory": "8Mi"}, "limits": {"memory": "32Mi"}}}]}}}}]}}
-        }
-    });
+    let csv = olm_tests::test_operator_csv(package);
     let packages = json!([{"packageName": package, "defaultChannel": "stable",
                            "channels": [{"name": "stable", "currentCSV": format!("{package}.v1.0.0")}]}]);
     json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "test-catalog"},

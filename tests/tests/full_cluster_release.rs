@@ -342,26 +342,7 @@ async fn push_probe_catalog(registry_addr: &str) -> anyhow::Result<String> {
     let bundle = root.join(PACKAGE).join("1.0.0");
     std::fs::create_dir_all(bundle.join("manifests"))?;
     std::fs::create_dir_all(bundle.join("metadata"))?;
-    let deploy = format!("{PACKAGE}-operator");
-    let csv = json!({
-        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
-        "metadata": {"name": format!("{PACKAGE}.v1.0.0")},
-        "spec": {
-            "displayName": PACKAGE, "version": "1.0.0",
-            "installModes": [{"type": "OwnNamespace", "supported": true}, {"type": "SingleNamespace", "supported": true},
-                             {"type": "MultiNamespace", "supported": false}, {"type": "AllNamespaces", "supported": false}],
-            "install": {"strategy": "deployment", "spec": {
-                "permissions": [{"serviceAccountName": deploy, "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]}],
-                "deployments": [{"name": deploy, "spec": {"replicas": 1, "selector": {"matchLabels": {"app": deploy}},
-                    "template": {"metadata": {"labels": {"app": deploy}}, "spec": {
-                        "serviceAccountName": deploy,
-                        "securityContext": {"runAsNonRoot": true, "runAsUser": 65532, "seccompProfile": {"type": "RuntimeDefault"}},
-                        "containers": [{"name": "operator", "image": "localhost/olm-rs/test-operator:dev", "imagePullPolicy": "IfNotPresent",
-                            "readinessProbe": {"httpGet": {"path": "/", "port": 8080}, "periodSeconds": 1},
-                            "securityContext": {"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true, "capabilities": {"drop": ["ALL"]}},
-                            "resources": {"requests": {"cpu": "5m", "memory": "8Mi"}, "limits": {"memory": "32Mi"}}}]}}}}]}}
-        }
-    });
+    let csv = olm_tests::test_operator_csv(PACKAGE);
     std::fs::write(
         bundle.join(format!("manifests/{PACKAGE}.clusterserviceversion.yaml")),
         serde_json::to_vec_pretty(&csv)?,

@@ -9,8 +9,7 @@ mod catalog_fixture;
 mod oci_support;
 mod package_server_support;
 
-use auth_registry::{AuthRegistry, PASSWORD, Tls, USER, outward_ip};
-use base64::Engine;
+use auth_registry::{AuthRegistry, Tls, outward_ip};
 use catalog_fixture::*;
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
@@ -18,7 +17,6 @@ use messages::crd::csv::ClusterServiceVersion;
 use oci_support::*;
 use olm_tests::{await_object, eventually, with_namespace};
 use serde_json::json;
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 #[tokio::test]
@@ -36,28 +34,14 @@ async fn a_mirrored_private_catalog_installs_and_is_listed_with_the_global_pull_
     let _apiservice = package_server_support::exclusive().await;
     with_namespace(cluster, "privcat", |ctx| async move {
         let dir = std::env::temp_dir().join(format!("olm-rs-{}", ctx.namespace));
-        std::fs::create_dir_all(&dir)?;
-        let ca = dir.join("ca.pem");
-        std::fs::write(&ca, &tls.ca_pem)?;
-        let conf = dir.join("registries.conf");
-        std::fs::write(
-            &conf,
-            format!(
-                "[[registry]]\nprefix = \"quay.io/private-org\"\nlocation = \"quay.io/private-org\"\n\
-                 [[registry.mirror]]\nlocation = \"{}/{}\"\n",
-                private.addr, ctx.namespace
-            ),
-        )?;
+        let (ca, conf) =
+            auth_registry::mirror_files(&dir, &tls, &format!("{}/{}", private.addr, ctx.namespace))?;
 
         // Bundle images in the open local registry; the catalog image that lists them only in the private one.
         let open = oci::Registry::default();
         let prefix = format!("{}/{}", registry_addr(), ctx.namespace);
         let published = oci::publish::push_tree(&open, &samples, &["etcd".to_string()], &prefix).await?;
-        let layer = oci::build::tar_gz(&[("configs/catalog.json".to_string(), published.fbc.clone())])?;
-        let labels = BTreeMap::from([(
-            "operators.operatorframework.io.index.configs.v1".to_string(),
-            "/configs".to_string(),
-        )]);
+        let (layers, labels) = catalog_image(&published.fbc)?;
         let trusting = oci::options::RegistryArgs { registry_ca_bundle: Some(ca.clone()), ..Default::default() }
             .registry()
             .map_err(anyhow::Error::msg)?;
@@ -65,14 +49,13 @@ async fn a_mirrored_private_catalog_installs_and_is_listed_with_the_global_pull_
             .push(
                 &format!("{}/{}/catalog:v1", private.addr, ctx.namespace),
                 &AuthRegistry::basic(),
-                vec![(oci::build::LAYER_MEDIA_TYPE.into(), layer)],
+                layers,
                 &labels,
             )
             .await?;
 
         // The global pull secret: the only place the private registry's credentials are.
-        let token = base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{PASSWORD}"));
-        let config = json!({"auths": {private.addr.clone(): {"auth": token}}}).to_string();
+        let config = auth_registry::docker_config(&private.addr);
         create::<k8s_openapi::api::core::v1::Secret>(
             &ctx,
             json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "global-pull"},

@@ -48,18 +48,8 @@ async fn a_private_ca_registry_with_credentials_is_pulled_directly_and_as_a_mirr
     let private = AuthRegistry::start_on(ip, Some(&tls)).await?;
     let dir =
         std::env::temp_dir().join(format!("olm-rs-private-registries-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let ca = dir.join("ca.pem");
-    std::fs::write(&ca, &tls.ca_pem)?;
-    let conf = dir.join("registries.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "[[registry]]\nprefix = \"quay.io/private-org\"\nlocation = \"quay.io/private-org\"\n\
-             [[registry.mirror]]\nlocation = \"{}/mirrored\"\n",
-            private.addr
-        ),
-    )?;
+    let (ca, conf) =
+        auth_registry::mirror_files(&dir, &tls, &format!("{}/mirrored", private.addr))?;
     let with_ca = RegistryArgs {
         registry_ca_bundle: Some(ca.clone()),
         ..Default::default()

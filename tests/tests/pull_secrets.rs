@@ -8,8 +8,7 @@ mod auth_registry;
 mod catalog_fixture;
 mod oci_support;
 
-use auth_registry::{AuthRegistry, PASSWORD, USER};
-use base64::Engine;
+use auth_registry::AuthRegistry;
 use catalog_fixture::*;
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
@@ -17,7 +16,6 @@ use messages::crd::csv::ClusterServiceVersion;
 use oci_support::*;
 use olm_tests::{await_object, with_namespace};
 use serde_json::json;
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 #[tokio::test]
@@ -37,36 +35,16 @@ async fn a_catalog_image_behind_registry_auth_is_pulled_with_the_catalogs_pull_s
         let published =
             oci::publish::push_tree(&registry, &root, &["etcd".to_string()], &prefix).await?;
         let tag = format!("{}/{}/catalog:latest", auth_registry.addr, ctx.namespace);
-        let layer =
-            oci::build::tar_gz(&[("configs/catalog.json".to_string(), published.fbc.clone())])?;
-        let labels = BTreeMap::from([(
-            "operators.operatorframework.io.index.configs.v1".to_string(),
-            "/configs".to_string(),
-        )]);
-        let basic = oci::Auth::Basic {
-            username: USER.into(),
-            password: PASSWORD.into(),
-        };
+        let (layers, labels) = catalog_image(&published.fbc)?;
         let refused = registry
-            .push(
-                &tag,
-                &oci::Auth::Anonymous,
-                vec![(oci::build::LAYER_MEDIA_TYPE.into(), layer.clone())],
-                &labels,
-            )
+            .push(&tag, &oci::Auth::Anonymous, layers.clone(), &labels)
             .await;
         assert!(refused.is_err(), "the registry must demand credentials");
         registry
-            .push(
-                &tag,
-                &basic,
-                vec![(oci::build::LAYER_MEDIA_TYPE.into(), layer)],
-                &labels,
-            )
+            .push(&tag, &AuthRegistry::basic(), layers, &labels)
             .await?;
 
-        let token = base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{PASSWORD}"));
-        let config = json!({"auths": {auth_registry.addr.clone(): {"auth": token}}}).to_string();
+        let config = auth_registry::docker_config(&auth_registry.addr);
         create::<k8s_openapi::api::core::v1::Secret>(
             &ctx,
             json!({"apiVersion": "v1", "kind": "Secret",

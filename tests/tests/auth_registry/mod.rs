@@ -131,3 +131,31 @@ pub fn outward_ip() -> anyhow::Result<std::net::IpAddr> {
     anyhow::ensure!(!ip.is_loopback(), "no address besides loopback: {ip}");
     Ok(ip)
 }
+
+/// The `.dockerconfigjson` of a pull secret holding this registry's credentials for `addr`.
+pub fn docker_config(addr: &str) -> String {
+    use base64::Engine;
+    let token = base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{PASSWORD}"));
+    serde_json::json!({"auths": {addr: {"auth": token}}}).to_string()
+}
+
+/// Writes into `dir` the CA bundle of `tls` (`ca.pem`) and a `registries.conf` that mirrors
+/// `quay.io/private-org` (a registry this machine cannot reach) to `mirror` (`host:port/path`); returns both paths.
+pub fn mirror_files(
+    dir: &std::path::Path,
+    tls: &Tls,
+    mirror: &str,
+) -> anyhow::Result<(std::path::PathBuf, std::path::PathBuf)> {
+    std::fs::create_dir_all(dir)?;
+    let ca = dir.join("ca.pem");
+    std::fs::write(&ca, &tls.ca_pem)?;
+    let conf = dir.join("registries.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "[[registry]]\nprefix = \"quay.io/private-org\"\nlocation = \"quay.io/private-org\"\n\
+             [[registry.mirror]]\nlocation = \"{mirror}\"\n"
+        ),
+    )?;
+    Ok((ca, conf))
+}

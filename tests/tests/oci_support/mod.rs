@@ -75,3 +75,53 @@ pub fn fbc_package(package: &str, entries: &[(&str, &str, Option<&str>, &str)]) 
 pub fn fbc_text(docs: &[Value]) -> String {
     docs.iter().map(|d| format!("{d}\n")).collect()
 }
+
+/// What resolution hands catalog-operator for an unpacked bundle image: the chosen step (in catalog `cat/olm`,
+/// replacing `replaces`) and the bundle filled from the image, as `bundle_image::fill` makes it.
+pub fn resolved(
+    unpacked: &oci::UnpackedBundle,
+    image: &str,
+    replaces: Option<&str>,
+) -> (resolver::BundleStep, catalog_operator::bundle_image::Filled) {
+    let name = unpacked.csv["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let chosen = resolver::BundleStep {
+        name: name.clone(),
+        package: unpacked.package.clone(),
+        channel: unpacked.channels.first().cloned().unwrap_or_default(),
+        version: unpacked.csv["spec"]["version"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        catalog: resolver::CatalogKey::new("cat", "olm"),
+        bundle_path: image.to_string(),
+        replaces: replaces.map(str::to_string),
+        subscription: unpacked.package.clone(),
+    };
+    let full = registry::api::Bundle {
+        csv_name: name,
+        package_name: unpacked.package.clone(),
+        bundle_path: image.to_string(),
+        ..Default::default()
+    };
+    let filled = catalog_operator::bundle_image::filled(&full, &chosen, image, unpacked);
+    (chosen, filled)
+}
+
+/// An image's layers (media type, bytes) and config labels.
+pub type ImageContent = (
+    Vec<(String, Vec<u8>)>,
+    std::collections::BTreeMap<String, String>,
+);
+
+/// The layers and labels of a catalog image serving the FBC `fbc` from `/configs`.
+pub fn catalog_image(fbc: &[u8]) -> anyhow::Result<ImageContent> {
+    let layer = oci::build::tar_gz(&[("configs/catalog.json".to_string(), fbc.to_vec())])?;
+    let labels = std::collections::BTreeMap::from([(
+        "operators.operatorframework.io.index.configs.v1".to_string(),
+        "/configs".to_string(),
+    )]);
+    Ok((vec![(oci::build::LAYER_MEDIA_TYPE.into(), layer)], labels))
+}
