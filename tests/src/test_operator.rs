@@ -26,3 +26,35 @@ pub fn test_operator_csv(package: &str) -> Value {
         }
     })
 }
+
+/// Whether `pod` reports Ready.
+pub fn pod_ready(pod: &k8s_openapi::api::core::v1::Pod) -> bool {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+/// The one Ready pod of `package`'s test operator in `ns`, waited for up to `deadline`.
+pub async fn await_ready_operator_pod(
+    client: &kube::Client,
+    ns: &str,
+    package: &str,
+    deadline: std::time::Duration,
+) -> anyhow::Result<k8s_openapi::api::core::v1::Pod> {
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::{Api, ListParams};
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let label = format!("app={package}-operator");
+    crate::eventually(deadline, "one Ready operator pod", || {
+        let (pods, label) = (pods.clone(), label.clone());
+        async move {
+            let list = pods.list(&ListParams::default().labels(&label)).await?;
+            Ok(match list.items.as_slice() {
+                [pod] if pod_ready(pod) => Some(pod.clone()),
+                _ => None,
+            })
+        }
+    })
+    .await
+}

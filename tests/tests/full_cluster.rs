@@ -101,13 +101,6 @@ where
     result
 }
 
-fn pod_ready(pod: &Pod) -> bool {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-}
-
 async fn operator_pods(client: &Client, operator: &str) -> anyhow::Result<Vec<Pod>> {
     let pods: Api<Pod> = Api::namespaced(client.clone(), OLM_NS);
     let list = pods
@@ -181,7 +174,7 @@ async fn operators_are_ready_and_hardened(client: &Client) -> anyhow::Result<()>
         assert_eq!(pods.len(), 2, "{operator}: two replicas");
         for pod in &pods {
             let name = pod.metadata.name.clone().unwrap_or_default();
-            assert!(pod_ready(pod), "{name} is Ready");
+            assert!(olm_tests::pod_ready(pod), "{name} is Ready");
             let spec = pod.spec.as_ref().context("pod spec")?;
             let pod_sc = spec.security_context.clone().unwrap_or_default();
             assert_eq!(pod_sc.run_as_non_root, Some(true), "{name}: runAsNonRoot");
@@ -370,19 +363,7 @@ async fn await_operator_running(
         },
     )
     .await?;
-    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
-    let label = format!("app={package}-operator");
-    eventually(DEADLINE, "one Ready operator pod", || {
-        let (pods, label) = (pods.clone(), label.clone());
-        async move {
-            let list = pods.list(&ListParams::default().labels(&label)).await?;
-            Ok(match list.items.as_slice() {
-                [pod] if pod_ready(pod) => Some(pod.clone()),
-                _ => None,
-            })
-        }
-    })
-    .await
+    olm_tests::await_ready_operator_pod(client, ns, package, DEADLINE).await
 }
 
 async fn install_runs_a_real_operator_pod(client: &Client, ns: &str) -> anyhow::Result<()> {

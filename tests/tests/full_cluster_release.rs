@@ -21,10 +21,10 @@ use anyhow::Context;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube::api::{Api, DeleteParams, PostParams};
 use kube::{Client, ResourceExt};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
-use olm_tests::{FullCluster, await_object, dump_namespace, eventually};
+use olm_tests::{FullCluster, await_object, dump_namespace};
 use release_support::{helm, kubectl, run};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -149,7 +149,10 @@ async fn operator_survives_upgrade_and_uninstall(
         restarts,
         "the operator's pod did not restart"
     );
-    assert!(pod_ready(&after), "the operator's pod is still Ready");
+    assert!(
+        olm_tests::pod_ready(&after),
+        "the operator's pod is still Ready"
+    );
     assert_eq!(
         deployments
             .get(&operator_deployment)
@@ -370,13 +373,6 @@ async fn push_probe_catalog(registry_addr: &str) -> anyhow::Result<String> {
     Ok(oci::publish::pinned(&image, &digest))
 }
 
-fn pod_ready(pod: &Pod) -> bool {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-}
-
 fn restart_count(pod: &Pod) -> i32 {
     pod.status
         .as_ref()
@@ -435,19 +431,7 @@ async fn subscribe_and_await_pod(client: &Client, ns: &str) -> anyhow::Result<Po
             "spec": {"name": PACKAGE, "source": "olm-rs-catalog", "sourceNamespace": "olm", "channel": "stable"}}))?)
         .await?;
     await_csv_succeeded(client, ns).await?;
-    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
-    let label = format!("app={PACKAGE}-operator");
-    eventually(DEADLINE, "one Ready operator pod", || {
-        let (pods, label) = (pods.clone(), label.clone());
-        async move {
-            let list = pods.list(&ListParams::default().labels(&label)).await?;
-            Ok(match list.items.as_slice() {
-                [pod] if pod_ready(pod) => Some(pod.clone()),
-                _ => None,
-            })
-        }
-    })
-    .await
+    olm_tests::await_ready_operator_pod(client, ns, PACKAGE, DEADLINE).await
 }
 
 /// The chart from a bare cluster: install with the first release's images, upgrade with changed values (the
