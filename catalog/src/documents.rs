@@ -16,11 +16,26 @@ pub struct Document {
     pub value: Value,
 }
 
+/// What one YAML stream may cost. Catalog and bundle images are untrusted: the budget stops alias bombs, nesting
+/// that would exhaust the stack and streams of millions of nodes, with room for what real catalogs hold (the
+/// largest file of the shared corpus, a 745-bundle catalog, and CRDs of several MiB load well within it):
+/// nesting 256 deep (real CRDs stay under 60), 4 million nodes and 16 million events (a 64 MiB YAML catalog),
+/// 256 MiB of scalar text, 100,000 documents, and serde-saphyr's default alias limits, which refuse an alias
+/// expanding to more than ten times the anchors' size.
+pub fn budget() -> serde_saphyr::Budget {
+    let mut b = serde_saphyr::Budget::default();
+    b.max_depth = 256;
+    b.max_nodes = 4_000_000;
+    b.max_events = 16_000_000;
+    b.max_total_scalar_bytes = 256 << 20;
+    b.max_documents = 100_000;
+    b
+}
+
 /// Parses a YAML stream into JSON values (empty documents are skipped).
 pub fn parse_yaml_documents(text: &str) -> Result<Vec<Value>, serde_saphyr::Error> {
     let mut options = serde_saphyr::Options::default();
-    // Real CRDs are large; the default budget is meant for untrusted small configs.
-    options.budget = None;
+    options.budget = Some(budget());
     // Real bundles contain CRDs with repeated keys; Go's decoders keep the last one.
     options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::LastWins;
     // Go's YAML (yaml.v2 under sigs.k8s.io/yaml) reads `0755` as octal, as YAML 1.1 did.
@@ -239,6 +254,22 @@ mod tests {
     fn json_numbers_are_left_as_written() {
         let docs = parse_documents("{\"a\": 1.0}").unwrap();
         assert!(docs[0]["a"].is_f64());
+    }
+
+    // Hostile YAML is refused with a message, never a crash or an OOM: a billion-laughs alias bomb and nesting
+    // deeper than any real manifest.
+    #[rstest]
+    #[case::alias_bomb(&{
+        let mut y = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..9 {
+            y.push_str(&format!("a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n", p = i - 1));
+        }
+        y
+    })]
+    #[case::deep_nesting(&format!("{}x{}", "[".repeat(300), "]".repeat(300)))]
+    fn hostile_yaml_is_refused(#[case] text: &str) {
+        let e = parse_documents(text).expect_err("refused");
+        assert!(!e.is_empty());
     }
 
     #[rstest]
