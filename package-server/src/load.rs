@@ -6,7 +6,7 @@
 
 use crate::manifest::{self, CatalogInfo, ChannelHead, EntriesByChannel};
 use crate::types::PackageManifest;
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use registry::client::{ClientError, RegistryClient};
 use std::collections::BTreeMap;
 use tonic::Code;
@@ -26,17 +26,8 @@ fn unreachable(e: &ClientError) -> bool {
 async fn entries(
     client: &RegistryClient,
 ) -> Result<BTreeMap<String, EntriesByChannel>, ClientError> {
-    let stream = client.list_bundles_stream().await?;
     // Keep only what the entries need: bundles can carry their whole manifests.
-    let slim: Vec<registry::api::Bundle> =
-        stream
-            .map_ok(slim)
-            .try_collect()
-            .await
-            .map_err(|source| ClientError::Rpc {
-                rpc: "ListBundles",
-                source,
-            })?;
+    let slim: Vec<registry::api::Bundle> = client.list_bundles_mapped(slim).await?;
     Ok(manifest::entries_by_package(&slim))
 }
 

@@ -104,11 +104,21 @@ fn outcome_of<T>(r: &Result<T, Status>) -> Outcome {
 #[derive(Debug, Clone)]
 pub struct ClientOptions {
     pub connect_timeout: Duration,
-    /// Per-call deadline for unary RPCs and probes.
+    /// Per-call deadline for unary RPCs and probes (tonic's timeout: it bounds the response headers only).
     pub request_timeout: Duration,
     pub probe_interval: Duration,
     /// Largest message accepted (bundles with inline manifests can pass gRPC's 4 MiB default).
     pub max_message_bytes: usize,
+    /// Deadline for a whole streamed RPC (`ListBundles`, `ListPackages`), first message to last.
+    pub stream_timeout: Duration,
+    /// Longest wait for the next message of a stream: a server that stops mid-stream fails the call then.
+    pub stream_idle_timeout: Duration,
+    /// Most messages one streamed RPC may return (a 10,000-bundle catalog is far below it).
+    pub max_stream_messages: usize,
+    /// HTTP/2 keepalive: a ping this often, and the connection dropped when one goes unanswered for
+    /// `keepalive_timeout` (a peer that vanished without closing the connection).
+    pub keepalive_interval: Duration,
+    pub keepalive_timeout: Duration,
 }
 
 impl Default for ClientOptions {
@@ -118,6 +128,11 @@ impl Default for ClientOptions {
             request_timeout: Duration::from_secs(30),
             probe_interval: Duration::from_secs(10),
             max_message_bytes: 128 << 20,
+            stream_timeout: Duration::from_secs(300),
+            stream_idle_timeout: Duration::from_secs(30),
+            max_stream_messages: 500_000,
+            keepalive_interval: Duration::from_secs(30),
+            keepalive_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -136,6 +151,8 @@ pub enum ClientError {
         #[source]
         source: Status,
     },
+    #[error("{rpc}: {problem}")]
+    Stream { rpc: &'static str, problem: String },
     #[error("connection did not become {want} within {waited:?} (last state {last})")]
     StateTimeout {
         want: ConnectionState,
@@ -149,7 +166,9 @@ impl ClientError {
     pub fn status(&self) -> Option<&Status> {
         match self {
             ClientError::Rpc { source, .. } => Some(source),
-            ClientError::Address { .. } | ClientError::StateTimeout { .. } => None,
+            ClientError::Address { .. }
+            | ClientError::StateTimeout { .. }
+            | ClientError::Stream { .. } => None,
         }
     }
 }
@@ -180,6 +199,9 @@ impl RegistryClient {
             })?
             .connect_timeout(options.connect_timeout)
             .timeout(options.request_timeout)
+            .http2_keep_alive_interval(options.keepalive_interval)
+            .keep_alive_timeout(options.keepalive_timeout)
+            .keep_alive_while_idle(true)
             .tcp_nodelay(true);
         let channel = endpoint.connect_lazy();
         let raw = RawClient::new(channel.clone())
@@ -248,22 +270,70 @@ impl RegistryClient {
         r.map_err(|source| ClientError::Rpc { rpc, source })
     }
 
+    /// A streamed RPC's messages, bounded: the whole call by `stream_timeout`, the wait for each message by
+    /// `stream_idle_timeout`, the count by `max_stream_messages`. A stall counts as the server unreachable.
     async fn collect<T>(
         &self,
         rpc: &'static str,
         fut: impl Future<Output = Result<tonic::Response<tonic::Streaming<T>>, Status>>,
     ) -> Result<Vec<T>> {
-        let r = fut.await;
-        self.record(&r);
-        let mut stream = r
-            .map_err(|source| ClientError::Rpc { rpc, source })?
-            .into_inner();
-        let mut out = Vec::new();
-        while let Some(item) = stream.next().await {
-            let item = item.map_err(|source| ClientError::Rpc { rpc, source })?;
-            out.push(item);
-        }
-        Ok(out)
+        self.collect_map(rpc, fut, |t| t).await
+    }
+
+    /// [`RegistryClient::collect`], keeping `map` of each message (a reader that needs a little of each).
+    async fn collect_map<T, U>(
+        &self,
+        rpc: &'static str,
+        fut: impl Future<Output = Result<tonic::Response<tonic::Streaming<T>>, Status>>,
+        mut map: impl FnMut(T) -> U,
+    ) -> Result<Vec<U>> {
+        let o = &self.options;
+        let all = async {
+            let r = fut.await;
+            self.record(&r);
+            let mut stream = r
+                .map_err(|source| ClientError::Rpc { rpc, source })?
+                .into_inner();
+            let mut out = Vec::new();
+            loop {
+                let next = tokio::time::timeout(o.stream_idle_timeout, stream.next())
+                    .await
+                    .map_err(|_| {
+                        self.stalled();
+                        ClientError::Stream {
+                            rpc,
+                            problem: format!(
+                                "no message for {:?} after {} (the registry stopped mid-stream)",
+                                o.stream_idle_timeout,
+                                out.len()
+                            ),
+                        }
+                    })?;
+                let Some(item) = next else { break };
+                out.push(map(item.map_err(|source| ClientError::Rpc { rpc, source })?));
+                if out.len() > o.max_stream_messages {
+                    return Err(ClientError::Stream {
+                        rpc,
+                        problem: format!("more than {} messages", o.max_stream_messages),
+                    });
+                }
+            }
+            Ok(out)
+        };
+        tokio::time::timeout(o.stream_timeout, all)
+            .await
+            .unwrap_or_else(|_| {
+                self.stalled();
+                Err(ClientError::Stream {
+                    rpc,
+                    problem: format!("not finished within {:?}", o.stream_timeout),
+                })
+            })
+    }
+
+    /// A stream that stalled: the connection state says the server is unreachable.
+    fn stalled(&self) {
+        self.record::<()>(&Err(Status::deadline_exceeded("stream stalled")));
     }
 
     pub async fn list_packages(&self) -> Result<Vec<String>> {
@@ -415,16 +485,19 @@ impl RegistryClient {
             .await
     }
 
-    /// ListBundles as a stream, for callers that do not want all bundles in memory.
-    pub async fn list_bundles_stream(&self) -> Result<tonic::Streaming<api::Bundle>> {
+    /// ListBundles keeping `map` of each bundle, for callers that do not want whole bundles in memory; bounded
+    /// as [`RegistryClient::list_bundles`] is.
+    pub async fn list_bundles_mapped<U>(
+        &self,
+        map: impl FnMut(api::Bundle) -> U,
+    ) -> Result<Vec<U>> {
         let mut raw = self.raw.clone();
-        let r = raw.list_bundles(api::ListBundlesRequest {}).await;
-        self.record(&r);
-        r.map(tonic::Response::into_inner)
-            .map_err(|source| ClientError::Rpc {
-                rpc: "ListBundles",
-                source,
-            })
+        self.collect_map(
+            "ListBundles",
+            raw.list_bundles(api::ListBundlesRequest {}),
+            map,
+        )
+        .await
     }
 
     pub fn options(&self) -> &ClientOptions {
