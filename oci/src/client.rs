@@ -437,6 +437,27 @@ impl Registry {
                     .collect()
             })
             .unwrap_or_default();
+        if manifest.layers.len() > limits.layers {
+            return Err(PullError::TooLarge {
+                reference: reference.to_string(),
+                what: "layer count".into(),
+                size: manifest.layers.len() as u64,
+                limit: limits.layers as u64,
+            });
+        }
+        let declared: u64 = manifest
+            .layers
+            .iter()
+            .map(|l| u64::try_from(l.size).unwrap_or(u64::MAX))
+            .fold(0, u64::saturating_add);
+        if declared > limits.image_bytes {
+            return Err(PullError::TooLarge {
+                reference: reference.to_string(),
+                what: "layers together".into(),
+                size: declared,
+                limit: limits.image_bytes,
+            });
+        }
         let mut layers = Vec::with_capacity(manifest.layers.len());
         for l in &manifest.layers {
             let bytes = self
@@ -468,12 +489,23 @@ impl Registry {
                 limit,
             });
         }
-        let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        let declared = usize::try_from(size).unwrap_or(usize::MAX);
+        let mut out = Vec::with_capacity(declared.min(64 << 20));
         self.count(1);
-        client
-            .pull_blob(r, d, &mut out)
-            .await
-            .map_err(|e| map_error(reference, e))?;
+        let mut sink = crate::capped::Capped::new(&mut out, declared);
+        let pulled = client.pull_blob(r, d, &mut sink).await;
+        if sink.over {
+            return Err(PullError::TooLarge {
+                reference: reference.to_string(),
+                what: format!(
+                    "blob {} (the registry sent more than the manifest declares)",
+                    d.digest
+                ),
+                size: size.saturating_add(1),
+                limit: size,
+            });
+        }
+        pulled.map_err(|e| map_error(reference, e))?;
         if out.len() as u64 != size {
             return Err(PullError::DigestMismatch {
                 reference: reference.to_string(),

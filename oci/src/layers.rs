@@ -62,6 +62,9 @@ pub fn unpack(
     limits: &Limits,
 ) -> Result<Files, PullError> {
     let mut files = Files::new();
+    // Kept bytes so far, kept up to date as files are added, replaced and whited out (not summed again per file).
+    let mut total: u64 = 0;
+    let size_of = |files: &Files| files.values().map(|v| v.len() as u64).sum::<u64>();
     for (index, (media_type, bytes)) in layers.iter().enumerate() {
         let bad = |message: String| PullError::BadLayer {
             reference: reference.to_string(),
@@ -80,6 +83,7 @@ pub fn unpack(
             if name == ".wh..wh..opq" {
                 let prefix = format!("{dir}/");
                 files.retain(|k, _| !k.starts_with(&prefix));
+                total = size_of(&files);
                 continue;
             }
             if let Some(gone) = name.strip_prefix(".wh.") {
@@ -90,6 +94,7 @@ pub fn unpack(
                 };
                 let prefix = format!("{target}/");
                 files.retain(|k, _| *k != target && !k.starts_with(&prefix));
+                total = size_of(&files);
                 continue;
             }
             if !entry.header().entry_type().is_file() || !keep(&path) {
@@ -108,8 +113,10 @@ pub fn unpack(
             entry
                 .read_to_end(&mut content)
                 .map_err(|e| bad(format!("{path}: {e}")))?;
-            files.insert(path, content);
-            let total: u64 = files.values().map(|v| v.len() as u64).sum();
+            total += content.len() as u64;
+            if let Some(old) = files.insert(path, content) {
+                total -= old.len() as u64;
+            }
             if total > limits.unpacked_bytes {
                 return Err(PullError::TooLarge {
                     reference: reference.to_string(),
@@ -199,6 +206,55 @@ mod tests {
         ])];
         match unpack("img", &layers, &all, &limits) {
             Err(PullError::TooLarge { what: w, .. }) => assert_eq!(w, what),
+            other => panic!("expected TooLarge, got {other:?}"),
+        }
+    }
+
+    /// A file replaced by a later layer counts once (the total is kept, not summed again), and a whited-out file
+    /// stops counting.
+    #[test]
+    fn replaced_and_deleted_files_count_once_toward_the_total() {
+        let limits = Limits {
+            unpacked_bytes: 5,
+            ..Limits::BUNDLE
+        };
+        let replaced = vec![
+            layer(&[("manifests/a.yaml", "aaaa")]),
+            layer(&[("manifests/a.yaml", "bbbb")]),
+        ];
+        assert!(unpack("img", &replaced, &all, &limits).is_ok());
+        let deleted = vec![
+            layer(&[("manifests/a.yaml", "aaaa")]),
+            layer(&[("manifests/.wh.a.yaml", ""), ("manifests/b.yaml", "bbbb")]),
+        ];
+        assert!(unpack("img", &deleted, &all, &limits).is_ok());
+    }
+
+    /// A decompression bomb: 600 MiB of zeros gzip to a few MiB; its tar header declares the size, which
+    /// is refused before a byte of it is inflated into memory.
+    #[test]
+    fn a_decompression_bomb_is_refused_by_its_declared_size() {
+        use std::io::Write;
+        let mut header = tar::Header::new_gnu();
+        header.set_path("manifests/bomb.yaml").expect("path");
+        header.set_size(600 << 20);
+        header.set_mode(0o644);
+        header.set_cksum();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(header.as_bytes()).expect("header");
+        let zeros = vec![0u8; 1 << 20];
+        for _ in 0..600 {
+            gz.write_all(&zeros).expect("zeros");
+        }
+        let bytes = gz.finish().expect("gzip");
+        assert!(bytes.len() < 4 << 20, "compressed to {} bytes", bytes.len());
+        match unpack("img", &[(GZ.to_string(), bytes)], &all, &Limits::BUNDLE) {
+            Err(PullError::TooLarge { what, size, .. }) => {
+                assert_eq!(
+                    (what.as_str(), size),
+                    ("file /manifests/bomb.yaml", 600 << 20)
+                );
+            }
             other => panic!("expected TooLarge, got {other:?}"),
         }
     }

@@ -12,6 +12,7 @@
 pub mod build;
 pub mod bundle;
 pub mod cache;
+pub mod capped;
 pub mod client;
 pub mod error;
 pub mod index;

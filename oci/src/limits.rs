@@ -11,6 +11,10 @@ pub struct Limits {
     pub unpacked_bytes: u64,
     /// One kept file.
     pub file_bytes: u64,
+    /// Layers in one image.
+    pub layers: usize,
+    /// All compressed layers together, as the manifest declares them (checked before any download).
+    pub image_bytes: u64,
 }
 
 impl Limits {
@@ -20,12 +24,18 @@ impl Limits {
         layer_bytes: 64 << 20,
         unpacked_bytes: 32 << 20,
         file_bytes: 16 << 20,
+        layers: 32,
+        image_bytes: 64 << 20,
     };
-    /// Catalog images: a file-based catalog of thousands of bundles.
+    /// Catalog images: a file-based catalog of thousands of bundles (the 745-bundle community catalog is 14 MiB
+    /// unpacked), within catalog-operator's 256 MiB memory limit: compressed layers and the unpacked files are in
+    /// memory at once while a catalog is indexed.
     pub const CATALOG: Limits = Limits {
         manifest_bytes: 4 << 20,
-        layer_bytes: 512 << 20,
-        unpacked_bytes: 1 << 30,
-        file_bytes: 512 << 20,
+        layer_bytes: 64 << 20,
+        unpacked_bytes: 128 << 20,
+        file_bytes: 128 << 20,
+        layers: 64,
+        image_bytes: 64 << 20,
     };
 }

@@ -114,7 +114,10 @@ async fn a_registry_that_stops_mid_stream_fails_the_call_within_its_bounds() {
         matches!(e, ClientError::Stream { .. }),
         "stalled after the answer began: {message}"
     );
-    assert!(message.starts_with("ListBundles: no message for 1s"), "{message}");
+    assert!(
+        message.starts_with("ListBundles: no message for 1s"),
+        "{message}"
+    );
     assert_ne!(client.state(), ConnectionState::Ready, "{message}");
 }
 
