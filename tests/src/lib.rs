@@ -43,6 +43,8 @@ pub use operators::OperatorProcess;
 pub use otlp::{OtlpReceiver, ReceivedSpan};
 pub use peers::peer_bin_dir;
 pub use shared_catalogs::{shared_catalogs, shared_operators};
-pub use test_operator::{await_ready_operator_pod, pod_ready, test_operator_csv};
+pub use test_operator::{
+    await_csv_succeeded, await_ready_operator_pod, pod_ready, test_operator_csv,
+};
 pub use wait::{DEFAULT_DEADLINE, await_object, eventually};
 pub use webhook_denial::await_webhook_denial;

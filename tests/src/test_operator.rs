@@ -58,3 +58,19 @@ pub async fn await_ready_operator_pod(
     })
     .await
 }
+
+/// CSV `name` in `ns` once it is `Succeeded`, waited for up to `deadline`.
+pub async fn await_csv_succeeded(
+    client: &kube::Client,
+    ns: &str,
+    name: &str,
+    deadline: std::time::Duration,
+) -> anyhow::Result<messages::crd::csv::ClusterServiceVersion> {
+    use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
+    let csvs: kube::Api<ClusterServiceVersion> = kube::Api::namespaced(client.clone(), ns);
+    crate::await_object(&csvs, name, deadline, "Succeeded", |c| {
+        c.and_then(|c| c.status.as_ref())
+            .is_some_and(|s| s.phase == CsvPhase::Succeeded)
+    })
+    .await
+}

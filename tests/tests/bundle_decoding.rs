@@ -126,12 +126,7 @@ async fn null_fields_install_as_olm_installs_them_and_a_refusal_names_the_field(
         )
         .await?;
         let _olm = olm_operator(&ctx).await?;
-        create::<messages::crd::operator_group::OperatorGroup>(
-            &ctx,
-            json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-                "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ctx.namespace]}}),
-        )
-        .await?;
+        operator_group(&ctx).await?;
         address_catalog(&ctx, "decoding", &format!("127.0.0.1:{port}")).await?;
         subscription(&ctx, "p-empty", "p-empty", "decoding", json!({})).await?;
 

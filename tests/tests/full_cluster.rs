@@ -351,18 +351,7 @@ async fn await_operator_running(
     package: &str,
     deadline: Duration,
 ) -> anyhow::Result<Pod> {
-    let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
-    await_object(
-        &csvs,
-        &format!("{package}.v1.0.0"),
-        deadline,
-        "Succeeded",
-        |c| {
-            c.and_then(|c| c.status.as_ref())
-                .is_some_and(|s| s.phase == CsvPhase::Succeeded)
-        },
-    )
-    .await?;
+    olm_tests::await_csv_succeeded(client, ns, &format!("{package}.v1.0.0"), deadline).await?;
     olm_tests::await_ready_operator_pod(client, ns, package, DEADLINE).await
 }
 

@@ -23,7 +23,6 @@ use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::{Client, ResourceExt};
-use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use olm_tests::{FullCluster, await_object, dump_namespace};
 use release_support::{helm, kubectl, run};
 use serde_json::json;
@@ -381,18 +380,7 @@ fn restart_count(pod: &Pod) -> i32 {
 }
 
 async fn await_csv_succeeded(client: &Client, ns: &str) -> anyhow::Result<()> {
-    let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
-    await_object(
-        &csvs,
-        &format!("{PACKAGE}.v1.0.0"),
-        DEADLINE,
-        "Succeeded",
-        |c| {
-            c.and_then(|c| c.status.as_ref())
-                .is_some_and(|s| s.phase == CsvPhase::Succeeded)
-        },
-    )
-    .await?;
+    olm_tests::await_csv_succeeded(client, ns, &format!("{PACKAGE}.v1.0.0"), DEADLINE).await?;
     Ok(())
 }
 

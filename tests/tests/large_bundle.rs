@@ -99,12 +99,7 @@ async fn a_three_mib_bundle_installs_and_its_plan_refers_to_the_objects() -> any
         )?;
         let _cat = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
         let _olm = olm_operator(&ctx).await?;
-        create::<messages::crd::operator_group::OperatorGroup>(
-            &ctx,
-            json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-                "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ctx.namespace]}}),
-        )
-        .await?;
+        operator_group(&ctx).await?;
         address_catalog(&ctx, "large", &format!("127.0.0.1:{}", serve.port)).await?;
         let started = Instant::now();
         subscription(&ctx, "large", "large", "large", json!({})).await?;
