@@ -1,11 +1,16 @@
-//! The objects an InstallPlan's steps refer to (`crate::bundle_ref`), read from their bundle images before the
-//! steps are applied: the plan keeps its references; execution works on a copy whose pending steps carry their
-//! objects, and only the steps' statuses go back into the plan.
+//! The objects an InstallPlan's steps refer to, read before the steps are applied: olm-rs's references to bundle
+//! images (`crate::bundle_ref`) and OLM v0's references to its unpacked-bundle ConfigMaps
+//! ([`super::unpacked_configmap`], in plans OLM v0 left behind). The plan keeps its references; execution works on
+//! a copy whose pending steps carry their objects, and only the steps' statuses go back into the plan.
 
 use crate::bundle_image::auth;
 use crate::bundle_ref::{self, BundleObjectRef};
 use crate::shared::Shared;
+use super::unpacked_configmap::{self, UnpackedRef};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::Api;
 use messages::crd::install_plan::{Step, StepStatus};
+use registry::api;
 use oci::UnpackedBundle;
 use resolver::CatalogKey;
 use std::collections::HashMap;
@@ -23,8 +28,19 @@ pub async fn materialize(
 ) -> Result<Vec<Step>, String> {
     let mut out = steps.to_vec();
     let mut bundles: HashMap<String, Arc<UnpackedBundle>> = HashMap::new();
+    let mut unpacked: HashMap<String, api::Bundle> = HashMap::new();
     for s in out.iter_mut() {
         if !matches!(s.status, StepStatus::Unknown | StepStatus::NotPresent) {
+            continue;
+        }
+        if let Some(r) = UnpackedRef::parse(&s.resource.manifest) {
+            if !unpacked.contains_key(&s.resolving) {
+                let b = unpacked_bundle(shared, &r, &s.resolving).await?;
+                unpacked.insert(s.resolving.clone(), b);
+            }
+            if let Some(b) = unpacked.get(&s.resolving) {
+                s.resource.manifest = unpacked_configmap::object_for(s, &r, b, namespace)?;
+            }
             continue;
         }
         let Some(r) = BundleObjectRef::parse(&s.resource.manifest) else {
@@ -59,6 +75,24 @@ pub async fn materialize(
         s.resource.manifest = obj.to_string();
     }
     Ok(out)
+}
+
+/// The bundle OLM v0 unpacked into the ConfigMap `r` names.
+async fn unpacked_bundle(
+    shared: &Shared,
+    r: &UnpackedRef,
+    resolving: &str,
+) -> Result<api::Bundle, String> {
+    let api: Api<ConfigMap> = Api::namespaced(shared.client.clone(), &r.namespace);
+    let cm = api.get(&r.name).await.map_err(|e| {
+        format!(
+            "bundle {resolving}: cannot read OLM v0's unpacked bundle ConfigMap {}/{}: {}",
+            r.namespace,
+            r.name,
+            crate::error::error_text(&e)
+        )
+    })?;
+    unpacked_configmap::bundle(&cm, r, resolving)
 }
 
 /// The plan's own steps (references kept) with the statuses execution gave their copies.

@@ -17,6 +17,7 @@ pub mod owner_refs;
 pub mod scoped;
 pub mod step_kinds;
 pub mod step_span;
+pub mod unpacked_configmap;
 
 use crate::error::{self, Error};
 use crate::group_view::GroupView;
