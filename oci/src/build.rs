@@ -2,10 +2,11 @@
 //! folders or in-memory files, and the OCI image config carrying the labels. Pure (plus reading folders).
 
 use flate2::Compression;
+use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
-use serde_json::json;
+use serde::Serialize;
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
 
 /// The media type of the layers we build.
@@ -88,15 +89,52 @@ pub fn files_from_dir(dir: &Path, under: &str) -> std::io::Result<Vec<(String, V
     Ok(out)
 }
 
-/// An OCI image config (linux/amd64, no entrypoint) with `labels`.
-pub fn image_config(labels: &BTreeMap<String, String>) -> Vec<u8> {
-    let v = json!({
-        "architecture": "amd64",
-        "os": "linux",
-        "config": {"Labels": labels},
-        "rootfs": {"type": "layers", "diff_ids": []},
-    });
-    v.to_string().into_bytes()
+#[derive(Serialize)]
+struct ImageConfig<'a> {
+    architecture: &'static str,
+    os: &'static str,
+    config: RunConfig<'a>,
+    rootfs: RootFs,
+}
+
+#[derive(Serialize)]
+struct RunConfig<'a> {
+    #[serde(rename = "Labels")]
+    labels: &'a BTreeMap<String, String>,
+}
+
+#[derive(Serialize)]
+struct RootFs {
+    #[serde(rename = "type")]
+    type_: &'static str,
+    diff_ids: Vec<String>,
+}
+
+/// The digest of a layer's uncompressed tar (its `diff_id`), from its media type and bytes: container runtimes
+/// refuse an image whose config does not list one per layer.
+fn diff_id(media_type: &str, data: &[u8]) -> String {
+    if media_type.ends_with("+gzip") || media_type.ends_with(".gzip") {
+        let mut tar = Vec::new();
+        if GzDecoder::new(data).read_to_end(&mut tar).is_ok() {
+            return crate::client::sha256_digest(&tar);
+        }
+    }
+    crate::client::sha256_digest(data)
+}
+
+/// An OCI image config (linux/amd64, no entrypoint) with `labels`, its `rootfs.diff_ids` those of `layers`
+/// (media type, bytes).
+pub fn image_config(labels: &BTreeMap<String, String>, layers: &[(String, Vec<u8>)]) -> Vec<u8> {
+    let config = ImageConfig {
+        architecture: "amd64",
+        os: "linux",
+        config: RunConfig { labels },
+        rootfs: RootFs {
+            type_: "layers",
+            diff_ids: layers.iter().map(|(m, d)| diff_id(m, d)).collect(),
+        },
+    };
+    serde_json::to_vec(&config).unwrap_or_default()
 }
 
 /// The labels of a bundle image (operator-registry's): media type, where manifests and metadata live, and the
@@ -133,9 +171,24 @@ mod tests {
     }
 
     #[test]
-    fn the_config_carries_the_labels() {
+    fn the_config_carries_the_labels_and_one_diff_id_per_layer() {
         let labels = BTreeMap::from([(crate::CONFIGS_LABEL.to_string(), "/configs".to_string())]);
-        let v: serde_json::Value = serde_json::from_slice(&image_config(&labels)).expect("json");
+        let files = vec![("configs/a.json".to_string(), b"{}".to_vec())];
+        let layers = vec![
+            (LAYER_MEDIA_TYPE.to_string(), tar_gz(&files).expect("tar")),
+            (
+                "application/vnd.oci.image.layer.v1.tar".to_string(),
+                tar(&files).expect("tar"),
+            ),
+        ];
+        let v: serde_json::Value =
+            serde_json::from_slice(&image_config(&labels, &layers)).expect("json");
         assert_eq!(v["config"]["Labels"][crate::CONFIGS_LABEL], "/configs");
+        let uncompressed = crate::client::sha256_digest(&tar(&files).expect("tar"));
+        assert_eq!(
+            v["rootfs"]["diff_ids"],
+            serde_json::json!([uncompressed, uncompressed]),
+            "the digest of each layer's uncompressed tar, gzipped or not"
+        );
     }
 }

@@ -525,11 +525,12 @@ impl Registry {
         layers: Vec<(String, Vec<u8>)>,
         labels: &BTreeMap<String, String>,
     ) -> Result<String, PullError> {
+        let config = crate::build::image_config(labels, &layers);
         self.push_with_config(
             reference,
             auth,
             layers,
-            crate::build::image_config(labels),
+            config,
             IMAGE_CONFIG_MEDIA_TYPE,
         )
         .await
@@ -634,9 +635,10 @@ fn assemble(
 /// The digest [`Registry::push`] will give an image of `layers` and `labels`, computed without a registry (so a
 /// catalog can reference an image by digest before it is pushed).
 pub fn digest_of(layers: Vec<(String, Vec<u8>)>, labels: &BTreeMap<String, String>) -> String {
+    let config = crate::build::image_config(labels, &layers);
     let (_, _, manifest) = assemble(
         layers,
-        crate::build::image_config(labels),
+        config,
         IMAGE_CONFIG_MEDIA_TYPE,
     );
     sha256_digest(&serde_json::to_vec(&manifest).unwrap_or_default())
