@@ -105,8 +105,15 @@ struct Container {
 }
 
 /// Parse a bundle's `csvJson`.
-pub fn parse(csv_json: &str) -> Result<CsvView, serde_json::Error> {
-    serde_json::from_str(csv_json)
+/// The CSV as OLM v0's package-server reads it: Go's decoding rules ([`messages::go_json`]), so a `null` list or
+/// map (what Go writes for an empty one: `opm serve` sends CSVs it re-encoded from `olm.csv.metadata`) is empty.
+pub fn parse(csv_json: &str) -> Result<CsvView, messages::go_json::DecodeError> {
+    let value: serde_json::Value =
+        serde_json::from_str(csv_json).map_err(|e| messages::go_json::DecodeError {
+            path: String::new(),
+            message: format!("not JSON: {e}"),
+        })?;
+    messages::go_json::from_value(&value)
 }
 
 impl CsvView {
@@ -247,6 +254,10 @@ mod tests {
     #[case::wrong_type(r#"{"spec":{"version":3}}"#, true)]
     #[case::empty_object("{}", false)]
     #[case::unknown_fields(r#"{"spec":{"whatever":{"a":1}}}"#, false)]
+    #[case::go_nulls_as_opm_serve_sends_them(
+        r#"{"metadata":{"annotations":null},"spec":{"keywords":null,"maintainers":null,"installModes":null,"icon":null,"customresourcedefinitions":{"owned":null}}}"#,
+        false
+    )]
     fn bad_csvs_are_errors_and_sparse_ones_are_fine(#[case] json: &str, #[case] fails: bool) {
         assert_eq!(parse(json).is_err(), fails);
     }
