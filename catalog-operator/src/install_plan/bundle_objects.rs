@@ -28,19 +28,11 @@ pub async fn materialize(
 ) -> Result<Vec<Step>, String> {
     let mut out = steps.to_vec();
     let mut bundles: HashMap<String, Arc<UnpackedBundle>> = HashMap::new();
-    let mut unpacked: HashMap<String, api::Bundle> = HashMap::new();
     for s in out.iter_mut() {
         if !matches!(s.status, StepStatus::Unknown | StepStatus::NotPresent) {
             continue;
         }
-        if let Some(r) = UnpackedRef::parse(&s.resource.manifest) {
-            if !unpacked.contains_key(&s.resolving) {
-                let b = unpacked_bundle(shared, &r, &s.resolving).await?;
-                unpacked.insert(s.resolving.clone(), b);
-            }
-            if let Some(b) = unpacked.get(&s.resolving) {
-                s.resource.manifest = unpacked_configmap::object_for(s, &r, b, namespace)?;
-            }
+        if UnpackedRef::parse(&s.resource.manifest).is_some() {
             continue;
         }
         let Some(r) = BundleObjectRef::parse(&s.resource.manifest) else {
@@ -74,7 +66,41 @@ pub async fn materialize(
         )?;
         s.resource.manifest = obj.to_string();
     }
+    materialize_unpacked(shared, namespace, &mut out).await?;
     Ok(out)
+}
+
+/// The pending steps that refer to OLM v0's unpacked-bundle ConfigMaps, given their objects, one bundle at a time
+/// (generated RBAC is matched among a bundle's steps).
+async fn materialize_unpacked(
+    shared: &Shared,
+    namespace: &str,
+    steps: &mut [Step],
+) -> Result<(), String> {
+    let mut by_bundle: Vec<(String, UnpackedRef, Vec<usize>)> = Vec::new();
+    // Every step of a bundle, done or not: generated RBAC pairs up among all of them.
+    for (i, s) in steps.iter().enumerate() {
+        let Some(r) = UnpackedRef::parse(&s.resource.manifest) else {
+            continue;
+        };
+        match by_bundle.iter_mut().find(|(b, _, _)| *b == s.resolving) {
+            Some((_, _, indexes)) => indexes.push(i),
+            None => by_bundle.push((s.resolving.clone(), r, vec![i])),
+        }
+    }
+    for (resolving, r, indexes) in by_bundle {
+        let bundle = unpacked_bundle(shared, &r, &resolving).await?;
+        let these: Vec<&Step> = indexes.iter().filter_map(|i| steps.get(*i)).collect();
+        let objects = unpacked_configmap::objects_for(&these, &r, &bundle, namespace)?;
+        for (i, obj) in indexes.into_iter().zip(objects) {
+            if let Some(s) = steps.get_mut(i)
+                && matches!(s.status, StepStatus::Unknown | StepStatus::NotPresent)
+            {
+                s.resource.manifest = obj;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The bundle OLM v0 unpacked into the ConfigMap `r` names.

@@ -150,15 +150,25 @@ fn properties(document: &str) -> Result<Vec<api::Property>, serde_json::Error> {
         .collect())
 }
 
-/// The object `step` stands for, from the steps OLM v0 would build from `bundle` in `namespace`.
-pub fn object_for(
-    step: &Step,
+/// Kinds whose objects the plan generates from the CSV's install strategy, named by OLM v0 with a hash olm-rs
+/// does not reproduce (`rbac_names` follows OLM's shape, not its Go hash).
+const GENERATED_KINDS: [&str; 4] = ["Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"];
+
+/// The objects `steps` (one bundle's steps, in plan order) stand for, from the steps OLM v0 would build from
+/// `bundle` in `namespace`. A step is matched by kind, group, version and name; generated RBAC, whose names
+/// carry OLM's hash, is matched by its position among the steps of its kind and takes the plan's name (a
+/// binding's `roleRef` follows its role).
+pub fn objects_for(
+    steps: &[&Step],
     r: &UnpackedRef,
     bundle: &api::Bundle,
     namespace: &str,
-) -> Result<String, String> {
+) -> Result<Vec<String>, String> {
+    let Some(first) = steps.first() else {
+        return Ok(Vec::new());
+    };
     let chosen = BundleStep {
-        name: step.resolving.clone(),
+        name: first.resolving.clone(),
         package: String::new(),
         channel: String::new(),
         version: String::new(),
@@ -174,22 +184,63 @@ pub fn object_for(
     };
     let built = steps::bundle_steps(bundle, &chosen, &source, namespace, &BTreeMap::new())
         .map_err(|e| e.to_string())?;
-    let want = &step.resource;
-    built
-        .into_iter()
-        .find(|s| {
-            s.resource.name == want.name
-                && s.resource.kind == want.kind
-                && s.resource.group == want.group
-                && s.resource.version == want.version
+    let renamed = generated_names(steps, &built);
+    steps
+        .iter()
+        .map(|step| {
+            let want = &step.resource;
+            let found = built.iter().find(|s| {
+                let name = renamed.get(&(s.resource.kind.clone(), s.resource.name.clone()));
+                name.unwrap_or(&s.resource.name) == &want.name
+                    && s.resource.kind == want.kind
+                    && s.resource.group == want.group
+                    && s.resource.version == want.version
+            });
+            let Some(found) = found else {
+                return Err(format!(
+                    "ConfigMap {}/{} (OLM v0's unpacked bundle {}) holds no {} {} for its step",
+                    r.namespace, r.name, step.resolving, want.kind, want.name
+                ));
+            };
+            if !GENERATED_KINDS.contains(&want.kind.as_str()) {
+                return Ok(found.resource.manifest.clone());
+            }
+            let mut obj: serde_json::Value = serde_json::from_str(&found.resource.manifest)
+                .map_err(|e| format!("{} {}: {e}", want.kind, want.name))?;
+            obj["metadata"]["name"] = serde_json::Value::String(want.name.clone());
+            let role_kind = if want.kind == "RoleBinding" { "Role" } else { "ClusterRole" };
+            if let Some(role) = obj["roleRef"]["name"].as_str()
+                && let Some(plan_role) = renamed.get(&(role_kind.to_string(), role.to_string()))
+            {
+                obj["roleRef"]["name"] = serde_json::Value::String(plan_role.clone());
+            }
+            Ok(obj.to_string())
         })
-        .map(|s| s.resource.manifest)
-        .ok_or_else(|| {
-            format!(
-                "ConfigMap {}/{} (OLM v0's unpacked bundle {}) holds no {} {} for its step",
-                r.namespace, r.name, step.resolving, want.kind, want.name
-            )
-        })
+        .collect()
+}
+
+/// (kind, olm-rs's name) → the plan's name, for the generated RBAC kinds whose steps pair up one to one in
+/// order.
+fn generated_names(steps: &[&Step], built: &[Step]) -> BTreeMap<(String, String), String> {
+    let mut out = BTreeMap::new();
+    for kind in GENERATED_KINDS {
+        let planned: Vec<&str> = steps
+            .iter()
+            .filter(|s| s.resource.kind == kind)
+            .map(|s| s.resource.name.as_str())
+            .collect();
+        let ours: Vec<&str> = built
+            .iter()
+            .filter(|s| s.resource.kind == kind)
+            .map(|s| s.resource.name.as_str())
+            .collect();
+        if planned.len() == ours.len() {
+            for (o, p) in ours.into_iter().zip(planned) {
+                out.insert((kind.to_string(), o.to_string()), p.to_string());
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -152,17 +152,29 @@ fn both_configmap_encodings_give_the_same_bundle() {
     }
 }
 
+/// The steps OLM v0 wrote for the bundle, names as OLM gives them (its RBAC hash is not olm-rs's).
+fn plan() -> Vec<Step> {
+    vec![
+        step("ClusterServiceVersion", "operators.coreos.com", "v1alpha1", "p.v2.0.0"),
+        step("BundleSecret", "", "v1", "p-secret"),
+        step("ServiceAccount", "", "v1", "p-sa"),
+        step("Role", "rbac.authorization.k8s.io", "v1", "p.v2.0.0-p-sa-OLMsOwnHash"),
+        step("RoleBinding", "rbac.authorization.k8s.io", "v1", "p.v2.0.0-p-sa-OLMsOwnHash"),
+    ]
+}
+
 #[test]
 fn each_step_finds_its_object_as_olm_builds_it() {
     let b = bundle(&gzipped(), &reference(), "p.v2.0.0").expect("bundle");
-    let csv = object_for(
-        &step("ClusterServiceVersion", "operators.coreos.com", "v1alpha1", "p.v2.0.0"),
-        &reference(),
-        &b,
-        "ops",
-    )
-    .expect("csv");
-    let csv: Value = serde_json::from_str(&csv).expect("json");
+    let plan = plan();
+    let steps: Vec<&Step> = plan.iter().collect();
+    let objects = objects_for(&steps, &reference(), &b, "ops").expect("objects");
+    let objects: Vec<Value> = objects
+        .iter()
+        .map(|o| serde_json::from_str(o).expect("json"))
+        .collect();
+
+    let csv = &objects[0];
     assert_eq!(csv["metadata"]["namespace"], "ops");
     assert_eq!(csv["spec"]["replaces"], "p.v1.0.0", "the reference's replaces");
     let props = csv["metadata"]["annotations"][steps::PROPERTIES_ANNOTATION]
@@ -171,19 +183,26 @@ fn each_step_finds_its_object_as_olm_builds_it() {
     assert!(props.contains("olm.package"), "{props}");
     assert_eq!(csv["metadata"]["annotations"]["createdAt"], "", "Go's zero value");
 
-    let secret = object_for(&step("BundleSecret", "", "v1", "p-secret"), &reference(), &b, "ops")
-        .expect("secret");
-    assert!(secret.contains("\"kind\":\"Secret\""), "{secret}");
+    assert_eq!(objects[1]["kind"], "Secret");
+    assert_eq!(objects[2]["metadata"]["namespace"], "ops", "the generated ServiceAccount");
+    assert_eq!(objects[3]["kind"], "Role");
+    assert_eq!(objects[3]["metadata"]["name"], "p.v2.0.0-p-sa-OLMsOwnHash", "the plan's name");
+    assert_eq!(objects[3]["rules"][0]["resources"][0], "configmaps");
+    assert_eq!(objects[4]["kind"], "RoleBinding");
+    assert_eq!(
+        objects[4]["roleRef"]["name"], "p.v2.0.0-p-sa-OLMsOwnHash",
+        "the binding follows its role"
+    );
+}
 
-    let sa = object_for(&step("ServiceAccount", "", "v1", "p-sa"), &reference(), &b, "ops")
-        .expect("generated service account");
-    assert!(sa.contains("\"namespace\":\"ops\""), "{sa}");
-
-    let missing = object_for(&step("ConfigMap", "", "v1", "nope"), &reference(), &b, "ops")
-        .expect_err("no such object");
+#[test]
+fn a_step_the_configmap_cannot_give_is_named() {
+    let b = bundle(&gzipped(), &reference(), "p.v2.0.0").expect("bundle");
+    let missing = step("ConfigMap", "", "v1", "nope");
+    let e = objects_for(&[&missing], &reference(), &b, "ops").expect_err("no such object");
     assert!(
-        missing.contains("ConfigMap olm/0a1b2c") && missing.contains("no ConfigMap nope"),
-        "{missing}"
+        e.contains("ConfigMap olm/0a1b2c") && e.contains("no ConfigMap nope"),
+        "{e}"
     );
 }
 
