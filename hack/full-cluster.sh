@@ -249,6 +249,7 @@ setkey("plugins.\"io.containerd.grpc.v1.cri\"", "restrict_oom_score_adj", "true"
 setkey("plugins.\"io.containerd.grpc.v1.cri\".cni", "bin_dir", "\"%s/cni/bin\"" % state)
 setkey("plugins.\"io.containerd.grpc.v1.cri\".cni", "conf_dir", "\"%s/cni/conf\"" % state)
 setkey("plugins.\"io.containerd.internal.v1.opt\"", "path", "\"%s/containerd/opt\"" % state)
+setkey("plugins.\"io.containerd.grpc.v1.cri\".registry", "config_path", "\"%s/containerd/certs.d\"" % state)
 print(text)
 ' "$STATE" "$STATE/containerd.sock"
 }
@@ -395,8 +396,12 @@ up() {
   echo "$ip" > "$STATE/host-ip"
   rm -rf "$STATE/etcd-data"; mkdir -p "$STATE/certs" "$STATE/kubelet" "$STATE/containerd"
 
-  # containerd + images.
+  # containerd + images. Pods pull from the cluster's own OCI registry (plain HTTP on the host's address), as a
+  # cluster pulls from its registry: bundle images OLM v0 unpacks in a Job, for one.
   containerd_config > "$STATE/containerd.toml"
+  mkdir -p "$STATE/containerd/certs.d/$ip:$OCI_PORT"
+  printf '%s\n' "server = \"http://$ip:$OCI_PORT\"" "" "[host.\"http://$ip:$OCI_PORT\"]" \
+    '  capabilities = ["pull", "resolve"]' > "$STATE/containerd/certs.d/$ip:$OCI_PORT/hosts.toml"
   cni_config
   start_proc containerd containerd --config "$STATE/containerd.toml"
   wait_for 30 containerd ctr -a "$STATE/containerd.sock" version
