@@ -263,6 +263,7 @@ impl Handler<ObjectEvent<InstallPlan>> for InstallPlanActor {
                 reconcile::trigger(self, ctx, Cause::Observed);
             }
             ObjectEvent::Deleted => ctx.stop(),
+            ObjectEvent::Undecodable(error) => reconcile::hold(self, ctx, error),
         }
     }
 }
