@@ -5,9 +5,10 @@
 
 use crate::error::PullError;
 use crate::limits::Limits;
+use crate::manifest::Pulled;
 use crate::manifest_read::ManifestReader;
 use crate::mirrors::{Candidate, RegistriesConf};
-use crate::platform::{self, Platform};
+use crate::platform::Platform;
 use oci_client::client::{
     Certificate, CertificateEncoding, ClientConfig, ClientProtocol, Config, ImageLayer,
 };
@@ -19,7 +20,6 @@ use oci_client::manifest::{
 };
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
-use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::collections::HashMap;
@@ -360,22 +360,9 @@ impl Registry {
                 limits.manifest_bytes,
             )
             .await?;
-        let (body, digest) = (fetched.body, fetched.digest);
-        let value: Value = serde_json::from_slice(&body).map_err(|e| PullError::Registry {
-            reference: reference.to_string(),
-            message: format!("manifest is not JSON: {e}"),
-        })?;
-        let media_type = value["mediaType"].as_str().unwrap_or(OCI_IMAGE_MEDIA_TYPE);
-        match media_type {
-            OCI_IMAGE_INDEX_MEDIA_TYPE | IMAGE_MANIFEST_LIST_MEDIA_TYPE => {
-                let wanted = self.platform();
-                let chosen = platform::choose(&value, &wanted).map_err(|available| {
-                    PullError::NoMatchingPlatform {
-                        reference: reference.to_string(),
-                        wanted: wanted.to_string(),
-                        available,
-                    }
-                })?;
+        match crate::manifest::read(reference, &fetched.body, &self.platform())? {
+            Pulled::Image(manifest) => Ok((*manifest, fetched.digest)),
+            Pulled::Index { chosen } => {
                 let pinned = Reference::with_digest(
                     r.registry().to_string(),
                     r.repository().to_string(),
@@ -392,15 +379,11 @@ impl Registry {
                         limits.manifest_bytes,
                     )
                     .await?;
-                Ok((parse_manifest(reference, &chosen.body)?, chosen.digest))
+                Ok((
+                    crate::manifest::image(reference, &chosen.body)?,
+                    chosen.digest,
+                ))
             }
-            OCI_IMAGE_MEDIA_TYPE | IMAGE_MANIFEST_MEDIA_TYPE => {
-                Ok((parse_manifest(reference, &body)?, digest))
-            }
-            other => Err(PullError::WrongMediaType {
-                reference: reference.to_string(),
-                media_type: other.to_string(),
-            }),
         }
     }
 
@@ -455,18 +438,7 @@ impl Registry {
                 limits.manifest_bytes as u64,
             )
             .await?;
-        let config: Value = serde_json::from_slice(&config).map_err(|e| PullError::Registry {
-            reference: reference.to_string(),
-            message: format!("image config is not JSON: {e}"),
-        })?;
-        let labels = config["config"]["Labels"]
-            .as_object()
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let labels = crate::manifest::labels(reference, &config)?;
         if manifest.layers.len() > limits.layers {
             return Err(PullError::TooLarge {
                 reference: reference.to_string(),
@@ -670,13 +642,6 @@ pub fn digest_of(layers: Vec<(String, Vec<u8>)>, labels: &BTreeMap<String, Strin
         IMAGE_CONFIG_MEDIA_TYPE,
     );
     sha256_digest(&serde_json::to_vec(&manifest).unwrap_or_default())
-}
-
-fn parse_manifest(reference: &str, body: &[u8]) -> Result<OciImageManifest, PullError> {
-    serde_json::from_slice(body).map_err(|e| PullError::Registry {
-        reference: reference.to_string(),
-        message: format!("invalid image manifest: {e}"),
-    })
 }
 
 /// The certificates of a PEM bundle, each as its own PEM block.
