@@ -287,12 +287,13 @@ impl Registry {
             reference: reference.to_string(),
             message: e.to_string(),
         })?;
-        let manifests = ManifestReader::new(plain, &self.ca, self.requests.clone()).map_err(
-            |message| PullError::ClientSetup {
-                reference: reference.to_string(),
-                message,
-            },
-        )?;
+        let manifests =
+            ManifestReader::new(plain, &self.ca, self.requests.clone()).map_err(|message| {
+                PullError::ClientSetup {
+                    reference: reference.to_string(),
+                    message,
+                }
+            })?;
         let client = Arc::new(Remote {
             oci: client,
             manifests,

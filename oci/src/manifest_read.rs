@@ -82,7 +82,10 @@ impl ManifestReader {
     fn url(&self, r: &Reference) -> String {
         let registry = r.resolve_registry();
         let at = r.digest().or(r.tag()).unwrap_or("latest");
-        let ns = r.namespace().map(|ns| format!("?ns={ns}")).unwrap_or_default();
+        let ns = r
+            .namespace()
+            .map(|ns| format!("?ns={ns}"))
+            .unwrap_or_default();
         format!(
             "{}://{registry}/v2/{}/manifests/{at}{ns}",
             self.scheme,
@@ -149,10 +152,7 @@ impl ManifestReader {
                 })
             }
             (Some(header), _) => Ok(header),
-            (None, _) => Ok(self
-                .get(oci, reference, r, auth, accept, cap)
-                .await?
-                .digest),
+            (None, _) => Ok(self.get(oci, reference, r, auth, accept, cap).await?.digest),
         }
     }
 
@@ -171,7 +171,9 @@ impl ManifestReader {
         oci.store_auth_if_needed(r.resolve_registry(), auth).await;
         let repository = format!("{}/{}", r.resolve_registry(), r.repository());
         let known = self.lock().get(&repository).cloned();
-        let response = self.request(r, head, accept, known.as_ref(), reference).await?;
+        let response = self
+            .request(r, head, accept, known.as_ref(), reference)
+            .await?;
         if response.status() != reqwest::StatusCode::UNAUTHORIZED {
             return Ok(response);
         }
@@ -285,12 +287,7 @@ fn digest_header(response: &reqwest::Response) -> Option<String> {
 }
 
 /// An unsuccessful status as oci-client reports it (so [`crate::client::map_error`] classifies it the same).
-fn status_error(
-    reference: &str,
-    status: reqwest::StatusCode,
-    body: &[u8],
-    url: &str,
-) -> PullError {
+fn status_error(reference: &str, status: reqwest::StatusCode, body: &[u8], url: &str) -> PullError {
     let url = url.to_string();
     let e = if status == reqwest::StatusCode::UNAUTHORIZED {
         OciDistributionError::UnauthorizedError { url }
@@ -374,7 +371,11 @@ mod tests {
     ) {
         let mut body = before.to_vec();
         let got = accept_chunk(&mut body, chunk, cap);
-        let kept = if got.is_ok() { before.len() + chunk.len() } else { before.len() };
+        let kept = if got.is_ok() {
+            before.len() + chunk.len()
+        } else {
+            before.len()
+        };
         assert_eq!(got, want);
         assert_eq!(body.len(), kept, "a refused chunk is not kept");
     }

@@ -98,7 +98,10 @@ mod tests {
         assert_eq!(e.type_, EventType::Warning);
         assert_eq!(e.reason, REASON);
         let note = e.note.expect("a note");
-        assert!(note.contains("expected a map at line 1 column 40"), "{note}");
+        assert!(
+            note.contains("expected a map at line 1 column 40"),
+            "{note}"
+        );
         assert!(note.contains("not reconciled"), "{note}");
     }
 

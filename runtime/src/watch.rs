@@ -46,7 +46,14 @@ where
     A: ObjectActor,
     A::Object: DeserializeOwned + kube::Resource<DynamicType = ()>,
 {
-    spawn_watch_projected(client, config, registry, scope, None, |_: &mut A::Object| {})
+    spawn_watch_projected(
+        client,
+        config,
+        registry,
+        scope,
+        None,
+        |_: &mut A::Object| {},
+    )
 }
 
 /// [`spawn_watch`] keeping only what `project` leaves of each object, in the store and in what the registry and
@@ -131,7 +138,11 @@ where
     })
 }
 
-fn one<K, L, F>(event: watcher::Event<Lenient<K>>, last: &L, skip: &mut F) -> Option<watcher::Event<K>>
+fn one<K, L, F>(
+    event: watcher::Event<Lenient<K>>,
+    last: &L,
+    skip: &mut F,
+) -> Option<watcher::Event<K>>
 where
     K: kube::Resource,
     L: Fn(&ObjectMeta) -> Option<K>,
@@ -244,7 +255,11 @@ where
         let decoded = decode(
             watcher(api, renewed_rarely(config)).default_backoff(),
             last,
-            |Skipped { meta, error, deleted }| {
+            |Skipped {
+                 meta,
+                 error,
+                 deleted,
+             }| {
                 tracing::warn!(kind = %K::kind(&()), namespace = ?meta.namespace, name = ?meta.name, %error, deleted, "an object does not decode");
             },
         );

@@ -256,7 +256,10 @@ async fn a_manifest_past_its_limit_is_refused() {
 async fn an_endless_manifest_is_cut_off_as_it_passes_the_manifest_limit() {
     let (e, took) = pull(Hostile::new(1, 10, 0, Blob::Endless).endless_manifest()).await;
     let (what, size, limit) = too_large(&e);
-    assert!(what.starts_with("manifest") && what.contains("cut off"), "{e}");
+    assert!(
+        what.starts_with("manifest") && what.contains("cut off"),
+        "{e}"
+    );
     assert_eq!(limit, Limits::BUNDLE.manifest_bytes as u64);
     assert!(
         size > limit && size <= limit + CHUNK as u64,

@@ -68,7 +68,11 @@ struct Undecodable;
 impl Handler<Undecodable> for Probe {
     type Result = ();
     fn handle(&mut self, _: Undecodable, ctx: &mut Context<Self>) {
-        hold(self, ctx, "invalid type: integer `7`, expected a string".into());
+        hold(
+            self,
+            ctx,
+            "invalid type: integer `7`, expected a string".into(),
+        );
     }
 }
 

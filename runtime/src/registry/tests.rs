@@ -367,7 +367,11 @@ async fn an_object_that_stops_decoding_holds_its_actor_until_a_version_that_deco
         *probe.undecodable.lock().expect("lock"),
         vec!["x: invalid type: integer `7`, expected a string".to_string()]
     );
-    assert!(held_gauge(&metrics).ends_with(" 1"), "{}", held_gauge(&metrics));
+    assert!(
+        held_gauge(&metrics).ends_with(" 1"),
+        "{}",
+        held_gauge(&metrics)
+    );
     let journaled = journal.lock().expect("lock").entries().any(|e| {
         matches!(&e.event, JournalEvent::Undecodable { error, deleted: false, .. } if error.starts_with("x:"))
     });
@@ -377,7 +381,11 @@ async fn an_object_that_stops_decoding_holds_its_actor_until_a_version_that_deco
         .expect("send");
     settle(&reg).await;
     assert_eq!(probe.observed.load(Ordering::SeqCst), 2);
-    assert!(held_gauge(&metrics).ends_with(" 0"), "{}", held_gauge(&metrics));
+    assert!(
+        held_gauge(&metrics).ends_with(" 0"),
+        "{}",
+        held_gauge(&metrics)
+    );
 }
 
 #[actix_rt::test]
@@ -393,7 +401,11 @@ async fn a_deletion_that_does_not_decode_stops_the_actor_of_its_key() {
     reg.send(undecodable("x", true)).await.expect("send");
     assert_eq!(settle(&reg).await, 1, "only y's actor is left");
     assert_eq!(probe.stopped.load(Ordering::SeqCst), 1);
-    assert!(held_gauge(&metrics).ends_with(" 0"), "{}", held_gauge(&metrics));
+    assert!(
+        held_gauge(&metrics).ends_with(" 0"),
+        "{}",
+        held_gauge(&metrics)
+    );
     let gone = reg
         .send(Lookup::<CmActor>::new(ObjectKey::new("ns", "x")))
         .await
@@ -407,7 +419,14 @@ async fn a_deletion_that_does_not_decode_stops_the_actor_of_its_key() {
         .map(|e| e.event.clone())
         .collect();
     assert!(
-        matches!(events.as_slice(), [.., JournalEvent::Undecodable { deleted: true, .. }, JournalEvent::Stopped]),
+        matches!(
+            events.as_slice(),
+            [
+                ..,
+                JournalEvent::Undecodable { deleted: true, .. },
+                JournalEvent::Stopped
+            ]
+        ),
         "{events:?}"
     );
 }
@@ -436,7 +455,11 @@ async fn an_actor_started_again_is_told_again_that_its_object_does_not_decode() 
         .expect("send");
     assert!(again.is_some_and(|a| a.connected()));
     settle(&reg).await;
-    assert_eq!(probe.observed.load(Ordering::SeqCst), 2, "the last version replayed");
+    assert_eq!(
+        probe.observed.load(Ordering::SeqCst),
+        2,
+        "the last version replayed"
+    );
     assert_eq!(
         probe.undecodable.lock().expect("lock").len(),
         2,

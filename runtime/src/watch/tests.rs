@@ -25,7 +25,10 @@ use tokio::sync::mpsc;
 
 #[test]
 fn watches_last_ten_minutes_unless_told_otherwise() {
-    assert_eq!(renewed_rarely(watcher::Config::default()).timeout, Some(600));
+    assert_eq!(
+        renewed_rarely(watcher::Config::default()).timeout,
+        Some(600)
+    );
     assert_eq!(
         renewed_rarely(watcher::Config::default().timeout(30)).timeout,
         Some(30)
@@ -77,13 +80,7 @@ fn shape(event: &watcher::Event<ConfigMap>) -> (&'static str, Option<String>) {
     Some(("apply", "5")),
     None
 )]
-#[case::a_change_that_does_not_decode_is_skipped(
-    "apply",
-    false,
-    true,
-    None,
-    Some(false)
-)]
+#[case::a_change_that_does_not_decode_is_skipped("apply", false, true, None, Some(false))]
 #[case::a_relisted_object_that_does_not_decode_is_skipped(
     "init-apply",
     false,
@@ -360,7 +357,11 @@ async fn a_deletion_that_does_not_decode_reaches_the_store_and_the_actor() {
     // Everything sent before it has gone through the store once `b` is observed.
     w.send("ADDED", stored("b", "4", true));
     assert_eq!(w.next().await, "observed b 4");
-    assert_eq!(w.stored_version("a"), None, "the deletion reached the store");
+    assert_eq!(
+        w.stored_version("a"),
+        None,
+        "the deletion reached the store"
+    );
     assert_eq!(w.stored_version("b"), Some("4".into()));
     let journaled = w.journal.lock().expect("journal").entries().any(|e| {
         e.key.name == "a" && matches!(e.event, JournalEvent::Undecodable { deleted: true, .. })
