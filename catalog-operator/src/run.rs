@@ -51,7 +51,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         olm_runtime::chaos::init_from_env()?;
         crate::self_grant::init_from_env(&common.namespace);
         let mut wiring = Wiring::new(client.clone(), metrics.clone(), scope.clone())
-            .with_resync(std::time::Duration::from_secs(common.resync_seconds));
+            .with_resync(std::time::Duration::from_secs(common.resync_seconds))
+            .with_events(crate::events::REPORTER);
         let election =
             ElectionConfig::from_args(&common.leader, &common.namespace, "catalog-operator");
         let mut activation = Activation::new(&client, &metrics, election)?;

@@ -1,11 +1,14 @@
 //! The registry client: resolve a tag's digest, pull an image (manifest, config labels, layers) with every
-//! byte checked against its digest and every size against [`Limits`], and push images we build. A thin
-//! layer over `oci-client` that turns its errors into [`PullError`]s and counts the requests it makes.
+//! byte checked against its digest and every size against [`Limits`] (manifests as they arrive,
+//! [`crate::manifest_read`]; blobs likewise, [`crate::capped`]), and push images we build. A thin layer over
+//! `oci-client` that turns its errors into [`PullError`]s and counts the requests it makes.
 
 use crate::error::PullError;
 use crate::limits::Limits;
+use crate::manifest::Pulled;
+use crate::manifest_read::ManifestReader;
 use crate::mirrors::{Candidate, RegistriesConf};
-use crate::platform::{self, Platform};
+use crate::platform::Platform;
 use oci_client::client::{
     Certificate, CertificateEncoding, ClientConfig, ClientProtocol, Config, ImageLayer,
 };
@@ -17,7 +20,6 @@ use oci_client::manifest::{
 };
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
-use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::collections::HashMap;
@@ -125,13 +127,26 @@ fn plain_http(registry: &str, insecure: &[String]) -> bool {
         || insecure.iter().any(|r| r == registry)
 }
 
+/// The clients of one registry host and credentials: oci-client's, and the reader of its manifests.
+pub(crate) struct Remote {
+    pub oci: Client,
+    pub manifests: ManifestReader,
+}
+
+impl std::ops::Deref for Remote {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        &self.oci
+    }
+}
+
 /// A registry client; clone it freely (one `oci-client` client, with its connection pool and tokens, per
 /// registry host and credentials: an `oci-client` client keeps the first credentials it was given for a host,
 /// so sharing one across pull secrets would pull one catalog's images with another catalog's credentials, or
 /// anonymously after an anonymous pull).
 #[derive(Clone, Default)]
 pub struct Registry {
-    clients: Arc<Mutex<HashMap<String, Arc<Client>>>>,
+    clients: Arc<Mutex<HashMap<String, Arc<Remote>>>>,
     insecure: Arc<Vec<String>>,
     requests: Arc<AtomicU64>,
     /// The platform an image index resolves to; `None`: this process's ([`Platform::current`]).
@@ -223,7 +238,7 @@ impl Registry {
         reference: &str,
         r: &Reference,
         auth: &Auth,
-    ) -> Result<Arc<Client>, PullError> {
+    ) -> Result<Arc<Remote>, PullError> {
         self.client_with(reference, r, auth, false)
     }
 
@@ -234,7 +249,7 @@ impl Registry {
         r: &Reference,
         auth: &Auth,
         plain: bool,
-    ) -> Result<Arc<Client>, PullError> {
+    ) -> Result<Arc<Remote>, PullError> {
         let registry = r.resolve_registry().to_string();
         let auth = &auth.for_registry(&registry);
         let mut clients = self.clients.lock().unwrap_or_else(PoisonError::into_inner);
@@ -248,7 +263,8 @@ impl Registry {
         }
         // reqwest's rustls needs a process-wide provider; kube uses ring too. A second install is a no-op.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let protocol = if plain || plain_http(&registry, &self.insecure) {
+        let plain = plain || plain_http(&registry, &self.insecure);
+        let protocol = if plain {
             ClientProtocol::Http
         } else {
             ClientProtocol::Https
@@ -271,7 +287,17 @@ impl Registry {
             reference: reference.to_string(),
             message: e.to_string(),
         })?;
-        let client = Arc::new(client);
+        let manifests =
+            ManifestReader::new(plain, &self.ca, self.requests.clone()).map_err(|message| {
+                PullError::ClientSetup {
+                    reference: reference.to_string(),
+                    message,
+                }
+            })?;
+        let client = Arc::new(Remote {
+            oci: client,
+            manifests,
+        });
         clients.insert(key, client.clone());
         Ok(client)
     }
@@ -295,11 +321,17 @@ impl Registry {
         let r = Self::reference(reference)?;
         let client = self.client_with(reference, &r, auth, c.insecure)?;
         let auth = auth.for_registry(r.resolve_registry());
-        self.count(1);
         client
-            .fetch_manifest_digest(&r, &auth.oci())
+            .manifests
+            .digest(
+                &client.oci,
+                reference,
+                &r,
+                &auth.oci(),
+                MANIFEST_TYPES,
+                Limits::BUNDLE.manifest_bytes,
+            )
             .await
-            .map_err(|e| map_error(reference, e))
     }
 
     /// A candidate's failure, logged when a mirror failed (the next candidate is tried).
@@ -312,65 +344,47 @@ impl Registry {
 
     async fn manifest(
         &self,
-        client: &Client,
+        client: &Remote,
         reference: &str,
         r: &Reference,
         auth: &RegistryAuth,
         limits: &Limits,
     ) -> Result<(OciImageManifest, String), PullError> {
-        self.count(1);
-        let (body, digest) = client
-            .pull_manifest_raw(r, auth, MANIFEST_TYPES)
-            .await
-            .map_err(|e| map_error(reference, e))?;
-        if body.len() > limits.manifest_bytes {
-            return Err(PullError::TooLarge {
-                reference: reference.to_string(),
-                what: "manifest".into(),
-                size: body.len() as u64,
-                limit: limits.manifest_bytes as u64,
-            });
-        }
-        let value: Value = serde_json::from_slice(&body).map_err(|e| PullError::Registry {
-            reference: reference.to_string(),
-            message: format!("manifest is not JSON: {e}"),
-        })?;
-        let media_type = value["mediaType"].as_str().unwrap_or(OCI_IMAGE_MEDIA_TYPE);
-        match media_type {
-            OCI_IMAGE_INDEX_MEDIA_TYPE | IMAGE_MANIFEST_LIST_MEDIA_TYPE => {
-                let wanted = self.platform();
-                let chosen = platform::choose(&value, &wanted).map_err(|available| {
-                    PullError::NoMatchingPlatform {
-                        reference: reference.to_string(),
-                        wanted: wanted.to_string(),
-                        available,
-                    }
-                })?;
+        let fetched = client
+            .manifests
+            .get(
+                &client.oci,
+                reference,
+                r,
+                auth,
+                MANIFEST_TYPES,
+                limits.manifest_bytes,
+            )
+            .await?;
+        match crate::manifest::read(reference, &fetched.body, &self.platform())? {
+            Pulled::Image(manifest) => Ok((*manifest, fetched.digest)),
+            Pulled::Index { chosen } => {
                 let pinned = Reference::with_digest(
                     r.registry().to_string(),
                     r.repository().to_string(),
                     chosen,
                 );
-                let (body, digest) = {
-                    self.count(1);
-                    client
-                        .pull_manifest_raw(
-                            &pinned,
-                            auth,
-                            &[OCI_IMAGE_MEDIA_TYPE, IMAGE_MANIFEST_MEDIA_TYPE],
-                        )
-                        .await
-                        .map_err(|e| map_error(reference, e))?
-                };
-                Ok((parse_manifest(reference, &body)?, digest))
+                let chosen = client
+                    .manifests
+                    .get(
+                        &client.oci,
+                        reference,
+                        &pinned,
+                        auth,
+                        &[OCI_IMAGE_MEDIA_TYPE, IMAGE_MANIFEST_MEDIA_TYPE],
+                        limits.manifest_bytes,
+                    )
+                    .await?;
+                Ok((
+                    crate::manifest::image(reference, &chosen.body)?,
+                    chosen.digest,
+                ))
             }
-            OCI_IMAGE_MEDIA_TYPE | IMAGE_MANIFEST_MEDIA_TYPE => {
-                Ok((parse_manifest(reference, &body)?, digest))
-            }
-            other => Err(PullError::WrongMediaType {
-                reference: reference.to_string(),
-                media_type: other.to_string(),
-            }),
         }
     }
 
@@ -405,10 +419,10 @@ impl Registry {
     ) -> Result<Image, PullError> {
         let reference = c.reference.as_str();
         let r = Self::reference(reference)?;
-        let client = self.client_with(reference, &r, auth, c.insecure)?;
-        let client = client.as_ref();
+        let remote = self.client_with(reference, &r, auth, c.insecure)?;
+        let client = &remote.oci;
         let auth = auth.for_registry(r.resolve_registry()).oci();
-        let (manifest, digest) = self.manifest(client, reference, &r, &auth, limits).await?;
+        let (manifest, digest) = self.manifest(&remote, reference, &r, &auth, limits).await?;
         let config_type = manifest.config.media_type.as_str();
         if config_type != IMAGE_CONFIG_MEDIA_TYPE && config_type != IMAGE_DOCKER_CONFIG_MEDIA_TYPE {
             return Err(PullError::WrongMediaType {
@@ -425,18 +439,7 @@ impl Registry {
                 limits.manifest_bytes as u64,
             )
             .await?;
-        let config: Value = serde_json::from_slice(&config).map_err(|e| PullError::Registry {
-            reference: reference.to_string(),
-            message: format!("image config is not JSON: {e}"),
-        })?;
-        let labels = config["config"]["Labels"]
-            .as_object()
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let labels = crate::manifest::labels(reference, &config)?;
         if manifest.layers.len() > limits.layers {
             return Err(PullError::TooLarge {
                 reference: reference.to_string(),
@@ -642,13 +645,6 @@ pub fn digest_of(layers: Vec<(String, Vec<u8>)>, labels: &BTreeMap<String, Strin
         IMAGE_CONFIG_MEDIA_TYPE,
     );
     sha256_digest(&serde_json::to_vec(&manifest).unwrap_or_default())
-}
-
-fn parse_manifest(reference: &str, body: &[u8]) -> Result<OciImageManifest, PullError> {
-    serde_json::from_slice(body).map_err(|e| PullError::Registry {
-        reference: reference.to_string(),
-        message: format!("invalid image manifest: {e}"),
-    })
 }
 
 /// The certificates of a PEM bundle, each as its own PEM block.

@@ -51,10 +51,18 @@ impl Registry {
                 r.repository().to_string(),
                 digest.clone(),
             );
-            let (body, _) = client
-                .pull_manifest_raw(&child, &oci_auth, &[OCI_IMAGE_MEDIA_TYPE])
-                .await
-                .map_err(|e| map_error(reference, e))?;
+            let body = client
+                .manifests
+                .get(
+                    &client.oci,
+                    reference,
+                    &child,
+                    &oci_auth,
+                    &[OCI_IMAGE_MEDIA_TYPE],
+                    crate::Limits::BUNDLE.manifest_bytes,
+                )
+                .await?
+                .body;
             manifests.push(Entry {
                 media_type: OCI_IMAGE_MEDIA_TYPE,
                 digest: digest.clone(),

@@ -19,6 +19,8 @@ pub mod index;
 pub mod layers;
 pub mod layout;
 pub mod limits;
+pub mod manifest;
+pub(crate) mod manifest_read;
 pub mod mirrors;
 pub mod options;
 pub mod platform;

@@ -37,7 +37,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         // A bad OLM_RS_CHAOS stops the operator here, before any actor runs.
         olm_runtime::chaos::init_from_env()?;
         let mut wiring = Wiring::new(client.clone(), metrics.clone(), scope)
-            .with_resync(std::time::Duration::from_secs(common.resync_seconds));
+            .with_resync(std::time::Duration::from_secs(common.resync_seconds))
+            .with_events(crate::events::REPORTER);
         let election = ElectionConfig::from_args(&common.leader, &common.namespace, "olm-operator");
         let mut activation = Activation::new(&client, &metrics, election)?;
         let bound = wiring.serve(common.http_addr, &activation).await?;

@@ -5,8 +5,8 @@
 //! content may have changed: the address, display name, publisher or labels change, the catalog-operator
 //! records a poll (`latestImageRegistryPoll`) or a new connection state, our own connection becomes READY, or
 //! the periodic resync. As OLM's packageserver, a catalog whose connection goes TRANSIENT_FAILURE (or that is
-//! deleted, or has no address) has its packages removed; they come back when it answers again. One read at a
-//! time per catalog; a change during a read schedules one more.
+//! deleted, or has no address, or whose current version does not decode) has its packages removed; they come
+//! back when it answers again. One read at a time per catalog; a change during a read schedules one more.
 
 use crate::load;
 use crate::manifest::CatalogInfo;
@@ -172,6 +172,17 @@ impl CatalogActor {
         if removed > 0 {
             tracing::info!(catalog = %self.key, removed, "catalog packages removed");
         }
+    }
+
+    /// The CatalogSource's current version does not decode: what it said is stale, so its connection and
+    /// packages go (a read under way is ignored), as for a catalog with no address, until a version that decodes
+    /// is observed (it counts as new: the catalog is connected and read again).
+    fn hold(&mut self, error: &str) {
+        tracing::warn!(catalog = %self.key, %error, "the CatalogSource does not decode; its packages are removed until it does");
+        self.observed = None;
+        self.image_read = None;
+        self.disconnect();
+        self.clear();
     }
 
     fn connect(&mut self, address: &str, ctx: &mut Context<Self>) {
@@ -381,6 +392,7 @@ impl Handler<ObjectEvent<CatalogSource>> for CatalogActor {
                 }
             }
             ObjectEvent::Deleted => ctx.stop(),
+            ObjectEvent::Undecodable(error) => self.hold(&error),
         }
     }
 }

@@ -109,6 +109,11 @@ impl ActorMetrics {
         self.depth.with_label_values(&[kind]).inc();
     }
 
+    /// A queued run that will not start (its loop holds, `crate::reconcile::hold`).
+    pub fn unqueued(&self, kind: &str) {
+        self.depth.with_label_values(&[kind]).dec();
+    }
+
     pub fn started(&self, kind: &str, waited: Duration) {
         self.depth.with_label_values(&[kind]).dec();
         self.queue

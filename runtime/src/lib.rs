@@ -6,7 +6,8 @@
 //! ```
 //! - [`registry`]: the per-kind registry actor that starts one actor per object on first sight, routes every
 //!   change to it as a typed message, and stops it when the object is deleted.
-//! - [`watch`]: the watcher task feeding a registry, with backpressure.
+//! - [`watch`]: the watcher task feeding a registry, with backpressure; [`undecodable`]: objects whose stored
+//!   JSON does not decode (the Event naming them; their actors hold, [`reconcile::hold`]).
 //! - [`endpoints`]: `/healthz`, `/readyz`, `/metrics`, `/debug/actors`, `/debug/journal`.
 //! - [`telemetry`]: tracing to stdout, and OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
 //! - [`trace_context`]: W3C trace context carried in object annotations across the two processes.
@@ -36,5 +37,6 @@ pub mod registry;
 pub mod scoped_install;
 pub mod telemetry;
 pub mod trace_context;
+pub mod undecodable;
 pub mod watch;
 pub mod wiring;

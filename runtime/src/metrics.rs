@@ -1,5 +1,6 @@
 //! The process-wide Prometheus registry (the tikv `prometheus` crate keeps OLM's metric names verbatim, e.g. the
-//! `csv_upgrade_count` counter) and the gauges of live object actors per kind.
+//! `csv_upgrade_count` counter), the gauges of live object actors per kind, and the counts of watched objects
+//! that do not decode.
 
 use crate::leader::Role;
 use prometheus::{IntCounterVec, IntGaugeVec, Opts, Registry};
@@ -13,6 +14,7 @@ pub struct Metrics {
     actors: IntGaugeVec,
     leader: IntGaugeVec,
     undecodable: IntCounterVec,
+    held: IntGaugeVec,
     counts: Arc<Mutex<BTreeMap<&'static str, usize>>>,
 }
 
@@ -40,6 +42,14 @@ impl Metrics {
             &["kind"],
         )?;
         registry.register(Box::new(undecodable.clone()))?;
+        let held = IntGaugeVec::new(
+            Opts::new(
+                "olm_rs_objects_held_undecodable",
+                "Objects whose current version does not decode as their kind, their actors holding until one does, by kind",
+            ),
+            &["kind"],
+        )?;
+        registry.register(Box::new(held.clone()))?;
         crate::actor_metrics::install(crate::actor_metrics::ActorMetrics::register(&registry)?);
         crate::api_metrics::register(&registry)?;
         Ok(Self {
@@ -47,6 +57,7 @@ impl Metrics {
             actors,
             leader,
             undecodable,
+            held,
             counts: Arc::default(),
         })
     }
@@ -67,6 +78,13 @@ impl Metrics {
     /// One watched object of `kind` did not decode and was skipped.
     pub fn count_undecodable(&self, kind: &str) {
         self.undecodable.with_label_values(&[kind]).inc();
+    }
+
+    /// `count` objects of `kind` have a current version that does not decode (their actors hold).
+    pub fn set_held_undecodable(&self, kind: &'static str, count: usize) {
+        self.held
+            .with_label_values(&[kind])
+            .set(i64::try_from(count).unwrap_or(i64::MAX));
     }
 
     /// Keep `leader_election_master_status{name}` in step with an elector's role.

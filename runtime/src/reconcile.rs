@@ -14,7 +14,10 @@
 //!   each delay drawn in `[d/2, d]` so that many objects failing together do not retry together; a run
 //!   that ends well resets the counters;
 //! - **a deadline**: a run taking longer is abandoned (level-triggered: the next run redoes what is missing);
-//! - **the journal**: every run's outcome (and every coalesced cause) is recorded in the kind's journal.
+//! - **the journal**: every run's outcome (and every coalesced cause) is recorded in the kind's journal;
+//! - **a hold**: while the object's current version does not decode ([`hold`]), no run starts and the pending
+//!   timer is dropped: the actor would act on a stale version. Causes are journaled as held; the next
+//!   `Cause::Observed` (a version that decodes) lifts the hold and runs.
 //!
 //! ```text
 //!  cause (event, message, timer) ─▶ trigger ─┬─ run already asked for? ─▶ coalesced into it
@@ -178,6 +181,8 @@ pub struct Loop {
     scheduled: Option<Duration>,
     /// The fault injector when chaos is on (`OLM_RS_CHAOS`).
     chaos: Option<Arc<Injector>>,
+    /// Why the loop holds: the decoding error of the object's current version ([`hold`]).
+    held: Option<String>,
     /// Mailbox wait vs handler time ([`crate::actor_metrics`]): when the pending run was asked for, when the
     /// current run started, and how long the last run waited.
     kicked_at: Option<std::time::Instant>,
@@ -201,6 +206,7 @@ impl Loop {
             runs: 0,
             scheduled: None,
             chaos: chaos::global(),
+            held: None,
             kicked_at: None,
             started_at: None,
             queue_wait: Duration::ZERO,
@@ -237,6 +243,11 @@ impl Loop {
 
     pub fn is_running(&self) -> bool {
         self.running
+    }
+
+    /// The decoding error the loop holds on, while the object's current version does not decode.
+    pub fn held(&self) -> Option<&str> {
+        self.held.as_deref()
     }
 
     /// The delay of the pending timer, if one is set.
@@ -311,12 +322,36 @@ pub trait Reconciler: Actor<Context = Context<Self>> {
     fn run(&mut self, ctx: &mut Context<Self>) -> ResponseActFuture<Self, Outcome>;
 }
 
+/// Hold the loop: the object's current version does not decode (`error`), so the version the actor holds is
+/// stale and acting on it (writing its status, installing what it asked for) would undo what its author meant.
+/// The pending timer is dropped and no run starts until a `Cause::Observed` trigger (a version that decodes);
+/// causes meanwhile are journaled as [`JournalEvent::Held`]. A deletion is still the actor's to handle.
+pub fn hold<A: Reconciler>(act: &mut A, ctx: &mut Context<A>, error: String) {
+    let lp = act.control();
+    tracing::warn!(kind = lp.kind, key = %lp.key, %error, "the object's current version does not decode; holding its reconciles until one does");
+    if let Some(handle) = lp.timer.take() {
+        ctx.cancel_future(handle);
+    }
+    lp.scheduled = None;
+    lp.held = Some(error);
+}
+
 /// Ask for a run. The run starts once the messages already in the mailbox are handled (so a burst of causes
 /// makes one run); causes arriving before it starts are coalesced into it. A run holds the actor's mailbox
 /// (`ctx.wait`): runs of one object never overlap and nothing changes the actor's state under a run. A new run
 /// cancels the pending timer.
 pub fn trigger<A: Reconciler>(act: &mut A, ctx: &mut Context<A>, cause: Cause) {
     let lp = act.control();
+    if lp.held.is_some() {
+        if cause != Cause::Observed {
+            lp.record(JournalEvent::Held {
+                cause: format!("{cause:?}"),
+            });
+            return;
+        }
+        tracing::info!(kind = lp.kind, key = %lp.key, "the object decodes again; reconciling");
+        lp.held = None;
+    }
     if lp.kick_pending {
         if !lp.dirty {
             lp.record(JournalEvent::Coalesced {
@@ -338,6 +373,17 @@ fn start<A: Reconciler>(act: &mut A, ctx: &mut Context<A>) {
     let lp = act.control();
     lp.kick_pending = false;
     lp.dirty = false;
+    if lp.held.is_some() {
+        // Asked for before the hold: the version it would run on is stale.
+        if let Some(m) = crate::actor_metrics::global() {
+            m.unqueued(lp.kind);
+        }
+        lp.kicked_at = None;
+        lp.record(JournalEvent::Held {
+            cause: "run asked for before the hold".to_string(),
+        });
+        return;
+    }
     if let Some(handle) = lp.timer.take() {
         ctx.cancel_future(handle);
     }

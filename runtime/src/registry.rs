@@ -5,12 +5,15 @@
 //! when the object is deleted (or vanished during a relist), and starts the actor again if it died (a panic in an
 //! actix handler closes its mailbox for good and actix's `Supervisor` does not catch it; this registry is our
 //! supervision): on the object's next event, on a message routed to it, and at the latest within
-//! [`SUPERVISE_EVERY`], replaying the last object seen to the new actor. Every routing decision is recorded in
-//! a [`Journal`]. Under chaos (`OLM_RS_CHAOS`) the messages it routes may be dropped, delayed, duplicated or
+//! [`SUPERVISE_EVERY`], replaying the last object seen to the new actor. An object whose current version does
+//! not decode ([`Undecodable`]) has its actor told ([`ObjectEvent::Undecodable`]: it holds instead of acting on
+//! the stale version it has) and counted in `olm_rs_objects_held_undecodable{kind}` until a version that decodes
+//! arrives; its deletion is routed as any deletion. Every routing decision is recorded in a [`Journal`]. Under chaos (`OLM_RS_CHAOS`) the messages it routes may be dropped, delayed, duplicated or
 //! reordered ([`crate::chaos`]).
 
 use crate::chaos::{self, FaultKind, Injector, Site};
 use crate::metrics::Metrics;
+use crate::undecodable::Skipped;
 use actix::prelude::*;
 use kube::Resource;
 use kube::runtime::watcher;
@@ -109,12 +112,11 @@ impl<K: 'static> Message for Watched<K> {
     type Result = ();
 }
 
-/// A watched object of the kind whose stored JSON did not decode: skipped (its actor, if any, keeps the last
-/// version that decoded), reported, and counted as seen in a relist so its actor is not stopped for it.
-pub struct Undecodable {
-    pub meta: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
-    pub error: String,
-}
+/// A watched object of the kind whose stored JSON did not decode, reported (a warning, the journal, the
+/// `olm_rs_undecodable_objects_total{kind}` counter). A change: counted as seen in a relist (its actor is not
+/// stopped for it) and its actor holds until a version that decodes arrives. A deletion: its actor gets
+/// [`ObjectEvent::Deleted`] and stops, as for any deletion.
+pub struct Undecodable(pub Skipped);
 
 impl Message for Undecodable {
     type Result = ();
@@ -153,10 +155,12 @@ pub type SharedJournal = Arc<Mutex<Journal>>;
 /// again without waiting for the object's next event.
 pub const SUPERVISE_EVERY: Duration = Duration::from_secs(1);
 
-/// A live object's actor and the last version of the object routed to it (given to a restarted actor).
+/// A live object's actor and the last version of the object routed to it (given to a restarted actor), and the
+/// decoding error of the object's current version when it does not decode.
 struct Child<A: ObjectActor> {
     addr: Addr<A>,
     last: Arc<A::Object>,
+    undecodable: Option<String>,
 }
 
 pub struct Registry<A: ObjectActor> {
@@ -233,15 +237,20 @@ impl<A: ObjectActor> Registry<A> {
             return Some(child.addr.clone());
         }
         let last = child.last.clone();
+        let undecodable = child.undecodable.clone();
         tracing::warn!(kind = A::KIND, %key, "object actor had died; starting it again");
         let addr = self.spawn(key);
         self.record(key, JournalEvent::Respawned);
         addr.do_send(ObjectEvent::Observed(last.clone()));
+        if let Some(error) = undecodable.clone() {
+            addr.do_send(ObjectEvent::<A::Object>::Undecodable(error));
+        }
         self.children.insert(
             key.clone(),
             Child {
                 addr: addr.clone(),
                 last,
+                undecodable,
             },
         );
         Some(addr)
@@ -315,6 +324,12 @@ impl<A: ObjectActor> Registry<A> {
 
     fn publish_count(&self) {
         self.metrics.set_actor_count(A::KIND, self.children.len());
+        let held = self
+            .children
+            .values()
+            .filter(|c| c.undecodable.is_some())
+            .count();
+        self.metrics.set_held_undecodable(A::KIND, held);
     }
 
     fn observe(&mut self, obj: A::Object) {
@@ -351,11 +366,24 @@ impl<A: ObjectActor> Registry<A> {
             Child {
                 addr: addr.clone(),
                 last: obj.clone(),
+                undecodable: None,
             },
         );
         self.publish_count();
         self.record(&key, JournalEvent::Observed { resource_version });
         addr.do_send(ObjectEvent::Observed(obj));
+    }
+
+    /// Tell `key`'s actor (started again if it died) that the object's current version does not decode.
+    fn hold(&mut self, key: &ObjectKey, error: String) {
+        let Some(child) = self.children.get_mut(key) else {
+            return;
+        };
+        child.undecodable = Some(error.clone());
+        self.publish_count();
+        if let Some(addr) = self.live(key) {
+            addr.do_send(ObjectEvent::<A::Object>::Undecodable(error));
+        }
     }
 
     fn forget(&mut self, key: &ObjectKey) {
@@ -413,7 +441,12 @@ impl<A: ObjectActor> Handler<Watched<A::Object>> for Registry<A> {
 impl<A: ObjectActor> Handler<Undecodable> for Registry<A> {
     type Result = ();
 
-    fn handle(&mut self, Undecodable { meta, error }: Undecodable, _ctx: &mut Self::Context) {
+    fn handle(&mut self, Undecodable(skipped): Undecodable, _ctx: &mut Self::Context) {
+        let Skipped {
+            meta,
+            error,
+            deleted,
+        } = skipped;
         let Some(name) = meta.name.clone() else {
             return;
         };
@@ -421,18 +454,24 @@ impl<A: ObjectActor> Handler<Undecodable> for Registry<A> {
             namespace: meta.namespace.clone(),
             name,
         };
-        tracing::warn!(kind = A::KIND, %key, %error, "skipping an object that does not decode as its kind");
+        tracing::warn!(kind = A::KIND, %key, %error, deleted, "an object does not decode as its kind");
         self.metrics.count_undecodable(A::KIND);
-        if let Some(seen) = self.relisting.as_mut() {
-            seen.insert(key.clone());
-        }
         self.record(
             &key,
             JournalEvent::Undecodable {
                 resource_version: meta.resource_version,
-                error,
+                error: error.clone(),
+                deleted,
             },
         );
+        if deleted {
+            self.forget(&key);
+            return;
+        }
+        if let Some(seen) = self.relisting.as_mut() {
+            seen.insert(key.clone());
+        }
+        self.hold(&key, error);
     }
 }
 

@@ -1,15 +1,20 @@
 //! The watch task of one kind: a kube-runtime watcher (with backoff) through a reflector (so actors can read the
 //! shared `Store` instead of GETting), feeding a registry with `send().await` so a slow registry slows the watch
 //! instead of growing a mailbox without bound. Objects are decoded one at a time ([`Lenient`]): one whose stored
-//! JSON does not match its kind is skipped and reported (a warning naming it, the registry's journal and the
-//! `olm_rs_undecodable_objects_total{kind}` counter), and the rest of the kind keeps flowing.
+//! JSON does not match its kind is skipped and reported (a warning naming it, the registry's journal, the
+//! `olm_rs_undecodable_objects_total{kind}` counter and, when the watch has an [`Announcer`], a Warning Event on
+//! the object), and the rest of the kind keeps flowing. The registry holds its actor
+//! ([`crate::reconcile::hold`]). A deletion that does not decode is a deletion all the same: it reaches the
+//! store and the registry as the deletion of the last version that decoded (the registry is told by key when the
+//! store has none).
 
 use crate::lenient::Lenient;
 use crate::registry::{ObjectActor, Registry, Undecodable, Watched};
+use crate::undecodable::{Announcer, Skipped};
 use actix::Addr;
 use futures::{Stream, StreamExt, TryStreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
 use serde::de::DeserializeOwned;
@@ -41,16 +46,25 @@ where
     A: ObjectActor,
     A::Object: DeserializeOwned + kube::Resource<DynamicType = ()>,
 {
-    spawn_watch_projected(client, config, registry, scope, |_: &mut A::Object| {})
+    spawn_watch_projected(
+        client,
+        config,
+        registry,
+        scope,
+        None,
+        |_: &mut A::Object| {},
+    )
 }
 
 /// [`spawn_watch`] keeping only what `project` leaves of each object, in the store and in what the registry and
-/// its actors get (e.g. olm-operator's copied CSVs without the content their parent has).
+/// its actors get (e.g. olm-operator's copied CSVs without the content their parent has); with `events`, a
+/// Warning Event on each object whose current version does not decode.
 pub fn spawn_watch_projected<A, P>(
     client: Client,
     config: watcher::Config,
     registry: Addr<Registry<A>>,
     scope: crate::wiring::Scope,
+    events: Option<Announcer>,
     project: P,
 ) -> (Store<A::Object>, tokio::task::JoinHandle<()>)
 where
@@ -59,13 +73,22 @@ where
     P: Fn(&mut A::Object) + Send + 'static,
 {
     let (store, writer) = reflector::store();
+    let last = last_stored(store.clone());
     let api: Api<Lenient<A::Object>> = Api::all(client);
     let handle = tokio::spawn(async move {
         let skipped = registry.clone();
+        let skipped_scope = scope.clone();
         let decoded = decode(
             watcher(api, renewed_rarely(config)).default_backoff(),
-            move |meta, error| {
-                skipped.do_send(Undecodable { meta, error });
+            last,
+            move |skipped_object: Skipped| {
+                if !skipped_scope.contains(skipped_object.meta.namespace.as_deref()) {
+                    return;
+                }
+                if let Some(events) = &events {
+                    events.announce::<A::Object>(&skipped_object);
+                }
+                skipped.do_send(Undecodable(skipped_object));
             },
         );
         let projected = decoded.map_ok(move |event| event.modify(&project));
@@ -93,48 +116,86 @@ where
     (store, handle)
 }
 
-/// The events of a lenient watch with every object that did not decode taken out and handed to `skip`.
-fn decode<K: kube::Resource, S, F>(
+/// The events of a lenient watch with every object that did not decode taken out and handed to `skip`; a
+/// deletion that did not decode stays a deletion, of the version `last` finds (the store's), when it finds one.
+fn decode<K, S, L, F>(
     events: S,
+    last: L,
     mut skip: F,
 ) -> impl Stream<Item = Result<watcher::Event<K>, watcher::Error>>
 where
+    K: kube::Resource,
     S: Stream<Item = Result<watcher::Event<Lenient<K>>, watcher::Error>>,
-    F: FnMut(ObjectMeta, String),
+    L: Fn(&ObjectMeta) -> Option<K>,
+    F: FnMut(Skipped),
 {
     events.filter_map(move |item| {
         let out = match item {
             Err(error) => Some(Err(error)),
-            Ok(event) => one(event, &mut skip).map(Ok),
+            Ok(event) => one(event, &last, &mut skip).map(Ok),
         };
         std::future::ready(out)
     })
 }
 
-fn one<K: kube::Resource, F: FnMut(ObjectMeta, String)>(
+fn one<K, L, F>(
     event: watcher::Event<Lenient<K>>,
+    last: &L,
     skip: &mut F,
-) -> Option<watcher::Event<K>> {
-    let mut take = |l: Lenient<K>| match l.into_result() {
-        Ok(mut k) => {
-            // No reader needs them, and they are often a third of an object: stores keep none. (A replace built
-            // from a stored object sends no managedFields, which the apiserver reads as "unchanged".)
-            k.meta_mut().managed_fields = None;
-            Some(k)
-        }
+) -> Option<watcher::Event<K>>
+where
+    K: kube::Resource,
+    L: Fn(&ObjectMeta) -> Option<K>,
+    F: FnMut(Skipped),
+{
+    let mut take = |l: Lenient<K>, deleted: bool| match l.into_result() {
+        Ok(k) => Some(stripped(k)),
         Err(undecoded) => {
             let (meta, error) = *undecoded;
-            skip(meta, error);
-            None
+            let stored = deleted.then(|| last(&meta)).flatten();
+            skip(Skipped {
+                meta,
+                error,
+                deleted,
+            });
+            stored
         }
     };
     Some(match event {
-        watcher::Event::Apply(l) => watcher::Event::Apply(take(l)?),
-        watcher::Event::InitApply(l) => watcher::Event::InitApply(take(l)?),
-        watcher::Event::Delete(l) => watcher::Event::Delete(take(l)?),
+        watcher::Event::Apply(l) => watcher::Event::Apply(take(l, false)?),
+        watcher::Event::InitApply(l) => watcher::Event::InitApply(take(l, false)?),
+        watcher::Event::Delete(l) => watcher::Event::Delete(take(l, true)?),
         watcher::Event::Init => watcher::Event::Init,
         watcher::Event::InitDone => watcher::Event::InitDone,
     })
+}
+
+/// No reader needs them, and they are often a third of an object: stores keep no managed fields. (A replace
+/// built from a stored object sends no managedFields, which the apiserver reads as "unchanged".)
+fn stripped<K: kube::Resource>(mut k: K) -> K {
+    k.meta_mut().managed_fields = None;
+    k
+}
+
+/// The version of the object `meta` names that `store` holds (the last that decoded), if it is the same object
+/// (same uid, when both say).
+fn last_stored<K>(store: Store<K>) -> impl Fn(&ObjectMeta) -> Option<K>
+where
+    K: kube::Resource<DynamicType = ()> + Clone + 'static,
+{
+    move |meta| {
+        let name = meta.name.as_deref()?;
+        let mut at = ObjectRef::<K>::new(name);
+        if let Some(namespace) = meta.namespace.as_deref() {
+            at = at.within(namespace);
+        }
+        let stored = store.get(&at)?;
+        let same = match (meta.uid.as_deref(), stored.meta().uid.as_deref()) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        };
+        same.then(|| (*stored).clone())
+    }
 }
 
 fn in_scope<K: kube::Resource>(scope: &crate::wiring::Scope, event: &watcher::Event<K>) -> bool {
@@ -148,7 +209,8 @@ fn in_scope<K: kube::Resource>(scope: &crate::wiring::Scope, event: &watcher::Ev
 
 /// A plain watch of a kind no actor owns (e.g. Namespaces, Deployments), kept as a store for reads; `on_change` is
 /// called for each applied or deleted object, e.g. to send typed messages to the actors that care. Objects that
-/// do not decode are skipped with a warning naming them.
+/// do not decode are skipped with a warning naming them; a deletion that does not decode removes the stored
+/// version (and `on_change` sees it) all the same.
 pub fn spawn_store<K, F>(
     api: Api<K>,
     config: watcher::Config,
@@ -187,12 +249,18 @@ where
     F: FnMut(&K) + Send + 'static,
 {
     let (store, writer) = reflector::store();
+    let last = last_stored(store.clone());
     let api: Api<Lenient<K>> = Api::all(api.into_client());
     let handle = tokio::spawn(async move {
         let decoded = decode(
             watcher(api, renewed_rarely(config)).default_backoff(),
-            |meta, error| {
-                tracing::warn!(kind = %K::kind(&()), namespace = ?meta.namespace, name = ?meta.name, %error, "skipping an object that does not decode");
+            last,
+            |Skipped {
+                 meta,
+                 error,
+                 deleted,
+             }| {
+                tracing::warn!(kind = %K::kind(&()), namespace = ?meta.namespace, name = ?meta.name, %error, deleted, "an object does not decode");
             },
         );
         let projected = decoded.map_ok(move |event| event.modify(&project));
@@ -211,15 +279,4 @@ where
 }
 
 #[cfg(test)]
-mod tests {
-    use kube::runtime::watcher::Config;
-
-    #[test]
-    fn watches_last_ten_minutes_unless_told_otherwise() {
-        assert_eq!(super::renewed_rarely(Config::default()).timeout, Some(600));
-        assert_eq!(
-            super::renewed_rarely(Config::default().timeout(30)).timeout,
-            Some(30)
-        );
-    }
-}
+mod tests;

@@ -11,6 +11,7 @@
 use crate::endpoints::{self, EndpointState};
 use crate::metrics::Metrics;
 use crate::registry::{ObjectActor, Registry, SharedJournal};
+use crate::undecodable::Announcer;
 use crate::watch::spawn_watch_projected;
 use actix::{Actor, Addr};
 use kube::Client;
@@ -86,6 +87,8 @@ pub struct Wiring {
     synced: Arc<Mutex<Vec<Arc<AtomicBool>>>>,
     /// Period of the registries' resync (zero: none).
     resync: Duration,
+    /// The controller name of the Events on objects that do not decode (none: no Events).
+    reporter: Option<String>,
 }
 
 impl Wiring {
@@ -97,7 +100,15 @@ impl Wiring {
             journals: Arc::default(),
             synced: Arc::default(),
             resync: Duration::ZERO,
+            reporter: None,
         }
+    }
+
+    /// Publish a Warning Event, as `controller`, on each watched object of the registries started from now on
+    /// whose current version does not decode ([`crate::undecodable`]).
+    pub fn with_events(mut self, controller: &str) -> Self {
+        self.reporter = Some(controller.to_string());
+        self
     }
 
     /// Requeue every actor of every registry started from now on this often (`--resync-seconds`).
@@ -151,6 +162,9 @@ impl Wiring {
             config,
             addr.clone(),
             self.scope.clone(),
+            self.reporter
+                .as_deref()
+                .map(|controller| Announcer::new(self.client.clone(), controller)),
             project,
         );
         (addr, store)

@@ -1,7 +1,8 @@
 //! Pulls from a hostile registry: a small HTTP server written here that answers the distribution API with a
-//! manifest whose sizes lie, a blob that never ends, too many layers, layers that add up past the limit, and a
-//! manifest larger than the limit. Every pull ends with a `TooLarge` naming what, promptly, with memory bounded by
-//! what the manifest declared (`oci::capped`, `oci::limits`). No API server, no real registry.
+//! manifest whose sizes lie, a blob that never ends, too many layers, layers that add up past the limit, a
+//! manifest larger than the limit, and a manifest that never ends. Every pull ends with a `TooLarge` naming what,
+//! promptly, with memory bounded by what the manifest declared or the manifest limit (`oci::capped`,
+//! `oci::limits`, manifests read as they arrive). No API server, no real registry.
 
 use oci::{Auth, Limits, PullError};
 use sha2::{Digest, Sha256};
@@ -35,7 +36,12 @@ struct Hostile {
     config: Vec<u8>,
     config_digest: String,
     blob: Blob,
+    /// The manifest is sent in chunks forever, with no length and no digest header.
+    endless_manifest: bool,
 }
+
+/// The bytes of each chunk of an endless body.
+const CHUNK: usize = 64 << 10;
 
 impl Hostile {
     /// A manifest with `layers` layers of `size` declared bytes each, padded to at least `pad` bytes.
@@ -59,6 +65,32 @@ impl Hostile {
             config,
             config_digest,
             blob,
+            endless_manifest: false,
+        }
+    }
+
+    fn endless_manifest(mut self) -> Self {
+        self.endless_manifest = true;
+        self
+    }
+
+    /// A chunked body of `fill` bytes sent until the client hangs up (the headers alone to a HEAD).
+    async fn endless(conn: &mut TcpStream, kind: &str, fill: u8, head: bool) {
+        let headers = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        );
+        if conn.write_all(headers.as_bytes()).await.is_err() || head {
+            return;
+        }
+        let chunk = vec![fill; CHUNK];
+        let size = format!("{:x}\r\n", chunk.len());
+        loop {
+            if conn.write_all(size.as_bytes()).await.is_err()
+                || conn.write_all(&chunk).await.is_err()
+                || conn.write_all(b"\r\n").await.is_err()
+            {
+                return;
+            }
         }
     }
 
@@ -102,6 +134,8 @@ impl Hostile {
         };
         let response = if path == "/v2/" {
             ok("application/json", b"{}", "")
+        } else if path.contains("/manifests/") && self.endless_manifest {
+            return Self::endless(&mut conn, OCI_MANIFEST, b' ', head).await;
         } else if path.contains("/manifests/") {
             ok(OCI_MANIFEST, &self.manifest, &digest(&self.manifest))
         } else if path.ends_with(&self.config_digest) {
@@ -114,20 +148,7 @@ impl Hostile {
             match self.blob {
                 Blob::Lying => ok("application/octet-stream", &vec![0u8; 10 << 20], ""),
                 Blob::Endless => {
-                    let headers = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
-                    if conn.write_all(headers.as_bytes()).await.is_err() {
-                        return;
-                    }
-                    let chunk = vec![0u8; 64 << 10];
-                    let size = format!("{:x}\r\n", chunk.len());
-                    loop {
-                        if conn.write_all(size.as_bytes()).await.is_err()
-                            || conn.write_all(&chunk).await.is_err()
-                            || conn.write_all(b"\r\n").await.is_err()
-                        {
-                            return;
-                        }
-                    }
+                    return Self::endless(&mut conn, "application/octet-stream", 0, head).await;
                 }
             }
         } else {
@@ -229,4 +250,41 @@ async fn a_manifest_past_its_limit_is_refused() {
     let (what, size, _) = too_large(&e);
     assert_eq!(what, "manifest");
     assert!(size > Limits::BUNDLE.manifest_bytes as u64);
+}
+
+#[tokio::test]
+async fn an_endless_manifest_is_cut_off_as_it_passes_the_manifest_limit() {
+    let (e, took) = pull(Hostile::new(1, 10, 0, Blob::Endless).endless_manifest()).await;
+    let (what, size, limit) = too_large(&e);
+    assert!(
+        what.starts_with("manifest") && what.contains("cut off"),
+        "{e}"
+    );
+    assert_eq!(limit, Limits::BUNDLE.manifest_bytes as u64);
+    assert!(
+        size > limit && size <= limit + CHUNK as u64,
+        "refused within one chunk past the limit, not read whole: {size}"
+    );
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+#[tokio::test]
+async fn resolving_a_tag_whose_manifest_never_ends_is_refused() {
+    // No digest header to the HEAD: the digest is taken from a GET of the manifest, capped the same.
+    let addr = Hostile::new(1, 10, 0, Blob::Endless)
+        .endless_manifest()
+        .serve()
+        .await;
+    let started = Instant::now();
+    let result = tokio::time::timeout(
+        Duration::from_secs(30),
+        oci::Registry::default().resolve(&format!("{addr}/hostile/bundle:v1"), &Auth::Anonymous),
+    )
+    .await
+    .expect("the resolve ends by itself");
+    let e = result.expect_err("an endless manifest has no digest");
+    let (what, _, limit) = too_large(&e);
+    assert!(what.contains("cut off"), "{e}");
+    assert_eq!(limit, Limits::BUNDLE.manifest_bytes as u64);
+    assert!(started.elapsed() < Duration::from_secs(10));
 }

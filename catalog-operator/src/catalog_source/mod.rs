@@ -466,6 +466,7 @@ impl Handler<ObjectEvent<CatalogSource>> for CatalogSourceActor {
                 reconcile::trigger(self, ctx, Cause::Observed);
             }
             ObjectEvent::Deleted => ctx.stop(),
+            ObjectEvent::Undecodable(error) => reconcile::hold(self, ctx, error),
         }
     }
 }

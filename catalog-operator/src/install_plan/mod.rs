@@ -264,6 +264,7 @@ impl Handler<ObjectEvent<InstallPlan>> for InstallPlanActor {
                 reconcile::trigger(self, ctx, Cause::Observed);
             }
             ObjectEvent::Deleted => ctx.stop(),
+            ObjectEvent::Undecodable(error) => reconcile::hold(self, ctx, error),
         }
     }
 }

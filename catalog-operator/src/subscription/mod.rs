@@ -202,6 +202,7 @@ impl Handler<ObjectEvent<Subscription>> for SubscriptionActor {
                 reconcile::trigger(self, ctx, Cause::Observed);
             }
             ObjectEvent::Deleted => ctx.stop(),
+            ObjectEvent::Undecodable(error) => reconcile::hold(self, ctx, error),
         }
     }
 }

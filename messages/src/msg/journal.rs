@@ -24,11 +24,17 @@ pub enum JournalEvent {
     },
     /// A cause arrived before the run it joins had started.
     Coalesced { cause: String },
-    /// A watched object whose stored JSON does not decode as its kind was skipped (the rest of the kind goes on).
+    /// A watched object whose stored JSON does not decode as its kind was skipped (the rest of the kind goes on);
+    /// `deleted` when the undecodable version was the object's deletion (routed as a deletion all the same).
     Undecodable {
         resource_version: Option<String>,
         error: String,
+        #[serde(default)]
+        deleted: bool,
     },
+    /// A cause arrived while the object's current version does not decode: no run was made for it (the actor
+    /// holds until a version that decodes arrives).
+    Held { cause: String },
     /// The chaos injector (`olm_runtime::chaos`, on only under `OLM_RS_CHAOS`) made a fault: with the run's
     /// seed, the decision site and the index of the decision for this object at that site, so that the same
     /// seed and configuration replay the same decision.

@@ -1,4 +1,5 @@
-//! Messages every per-object actor understands: a new observation of its object, its deletion, a requeue.
+//! Messages every per-object actor understands: a new observation of its object, a version of it that does not
+//! decode, its deletion, a requeue.
 
 use actix::Message;
 use serde::{Deserialize, Serialize};
@@ -12,6 +13,10 @@ pub enum ObjectEvent<K> {
     Observed(Arc<K>),
     /// The object is gone from the cluster; the actor stops after handling this.
     Deleted,
+    /// The object's current version does not decode as its kind (the decoding error): the version the actor
+    /// holds is stale, so it acts on it no more (`olm_runtime::reconcile::hold`) until a version that decodes
+    /// arrives as `Observed`, or the object is deleted (`Deleted`, handled with the last version that decoded).
+    Undecodable(String),
 }
 
 impl<K: 'static> Message for ObjectEvent<K> {

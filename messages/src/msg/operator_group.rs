@@ -35,6 +35,9 @@ pub enum ProvidedApisError {
     /// The group is not known (yet, or any more).
     #[error("operator group {0} is not observed")]
     NotObserved(ObjectKey),
+    /// The group's current version does not decode: nothing is written on it until one does.
+    #[error("operator group {0} does not decode; its provided APIs wait until it does")]
+    Undecodable(ObjectKey),
     /// Writing the annotation failed; the CSV retries on its next reconcile.
     #[error("writing olm.providedAPIs of {group}: {message}")]
     Write { group: ObjectKey, message: String },

@@ -318,6 +318,7 @@ impl Handler<ObjectEvent<ClusterServiceVersion>> for CsvActor {
                 self.cleanup();
                 ctx.stop();
             }
+            ObjectEvent::Undecodable(error) => reconcile::hold(self, ctx, error),
         }
     }
 }

@@ -97,6 +97,7 @@ impl Handler<ObjectEvent<OperatorCondition>> for OperatorConditionActor {
                 self.requeue_readers();
                 ctx.stop();
             }
+            ObjectEvent::Undecodable(error) => reconcile::hold(self, ctx, error),
         }
     }
 }

@@ -116,6 +116,7 @@ impl Handler<ObjectEvent<OperatorGroup>> for OperatorGroupActor {
                         .map(|_, _, ctx: &mut Context<Self>| ctx.stop()),
                 );
             }
+            ObjectEvent::Undecodable(error) => reconcile::hold(self, ctx, error),
         }
     }
 }
@@ -149,8 +150,12 @@ impl Handler<ChangeProvidedApis> for OperatorGroupActor {
         let key = self.key.clone();
         let client = self.shared.client.clone();
         let is_static = self.latest.as_ref().map(|g| g.is_static());
+        let held = self.control.held().is_some();
         AtomicResponse::new(Box::pin(
             async move {
+                if held {
+                    return Err(ProvidedApisError::Undecodable(key));
+                }
                 match is_static {
                     None => return Err(ProvidedApisError::NotObserved(key)),
                     Some(true) => return Err(ProvidedApisError::Static(key)),

@@ -244,6 +244,7 @@ impl Handler<ObjectEvent<ConfigMap>> for LoopActor {
         match msg {
             ObjectEvent::Observed(_) => reconcile::trigger(self, ctx, Cause::Observed),
             ObjectEvent::Deleted => ctx.stop(),
+            ObjectEvent::Undecodable(error) => reconcile::hold(self, ctx, error),
         }
     }
 }

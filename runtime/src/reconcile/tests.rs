@@ -60,6 +60,34 @@ impl Handler<Poke> for Probe {
     }
 }
 
+/// The object's current version does not decode (what the registry's `ObjectEvent::Undecodable` does).
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Undecodable;
+
+impl Handler<Undecodable> for Probe {
+    type Result = ();
+    fn handle(&mut self, _: Undecodable, ctx: &mut Context<Self>) {
+        hold(
+            self,
+            ctx,
+            "invalid type: integer `7`, expected a string".into(),
+        );
+    }
+}
+
+/// A version that decodes was observed.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Observe;
+
+impl Handler<Observe> for Probe {
+    type Result = ();
+    fn handle(&mut self, _: Observe, ctx: &mut Context<Self>) {
+        trigger(self, ctx, Cause::Observed);
+    }
+}
+
 #[derive(Message)]
 #[rtype(result = "Seen")]
 struct Inspect;
@@ -70,6 +98,7 @@ struct Seen {
     started: Vec<Duration>,
     scheduled: Option<Duration>,
     max_in_flight: u32,
+    held: Option<String>,
 }
 
 impl Handler<Inspect> for Probe {
@@ -80,6 +109,7 @@ impl Handler<Inspect> for Probe {
             started: self.started.clone(),
             scheduled: self.lp.scheduled(),
             max_in_flight: self.max_in_flight,
+            held: self.lp.held().map(str::to_string),
         }
     }
 }
@@ -262,6 +292,60 @@ async fn the_journal_records_coalesced_causes_once_per_run() {
         .filter(|e| matches!(e, JournalEvent::Reconciled { .. }))
         .count();
     assert_eq!((coalesced, runs), (1, 2), "{events:?}");
+}
+
+#[actix_rt::test]
+async fn a_held_loop_drops_its_timer_and_runs_nothing_until_a_version_that_decodes_is_observed() {
+    tokio::time::pause();
+    let journal: SharedJournal = Arc::new(Mutex::new(Journal::with_capacity(20)));
+    let after = Outcome::Done(Next::After(Duration::from_secs(10)));
+    let p = probe(vec![(Duration::ZERO, after)], Some(journal.clone()));
+    p.do_send(Poke);
+    wait(1).await;
+    assert_eq!(
+        p.send(Inspect).await.expect("probe").scheduled,
+        Some(Duration::from_secs(10))
+    );
+    p.do_send(Undecodable);
+    p.do_send(Poke);
+    wait(30).await; // past the 10 s timer the hold dropped
+    let seen = p.send(Inspect).await.expect("probe");
+    assert_eq!(seen.runs, 1, "nothing ran while held: {seen:?}");
+    assert_eq!(seen.scheduled, None, "the timer went with the hold");
+    assert!(seen.held.is_some_and(|e| e.contains("expected a string")));
+    let held: Vec<JournalEvent> = journal
+        .lock()
+        .expect("journal")
+        .entries()
+        .filter(|e| matches!(e.event, JournalEvent::Held { .. }))
+        .map(|e| e.event.clone())
+        .collect();
+    assert_eq!(
+        held,
+        vec![JournalEvent::Held {
+            cause: "Message(\"poke\")".into()
+        }]
+    );
+    p.do_send(Observe);
+    wait(1).await;
+    let seen = p.send(Inspect).await.expect("probe");
+    assert_eq!(seen.runs, 2, "a version that decodes runs again: {seen:?}");
+    assert_eq!(seen.held, None);
+}
+
+#[actix_rt::test]
+async fn a_run_asked_for_just_before_the_hold_does_not_start() {
+    tokio::time::pause();
+    let p = probe(Vec::new(), None);
+    // Both are in the mailbox before the kick the poke spawns can run.
+    p.do_send(Poke);
+    p.do_send(Undecodable);
+    wait(5).await;
+    let seen = p.send(Inspect).await.expect("probe");
+    assert_eq!(seen.runs, 0, "{seen:?}");
+    p.do_send(Observe);
+    wait(1).await;
+    assert_eq!(p.send(Inspect).await.expect("probe").runs, 1);
 }
 
 #[rstest]

@@ -1,5 +1,6 @@
 //! Actor tests of the registry: the count of actors follows the objects, deletions and relists stop actors,
-//! and a dead actor is started again on its next event.
+//! a dead actor is started again on its next event, and an object that does not decode holds its actor (or, as a
+//! deletion, stops it).
 
 use super::*;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -13,6 +14,8 @@ struct Probe {
     resync_seen: Arc<tokio::sync::Notify>,
     /// Keys of the actors that received a `DependencyChanged` requeue, in order.
     forwarded: Arc<Mutex<Vec<String>>>,
+    /// The decoding errors the actors were told of, in order.
+    undecodable: Arc<Mutex<Vec<String>>>,
 }
 
 struct CmActor {
@@ -43,6 +46,9 @@ impl Handler<ObjectEvent<ConfigMap>> for CmActor {
                 self.probe.observed.fetch_add(1, Ordering::SeqCst);
             }
             ObjectEvent::Deleted => ctx.stop(),
+            ObjectEvent::Undecodable(error) => {
+                self.probe.undecodable.lock().expect("lock").push(error);
+            }
         }
     }
 }
@@ -329,4 +335,134 @@ async fn an_ask_routed_by_the_registry_is_answered_by_the_actor_of_its_key() {
         .await
         .expect("registry alive");
     assert!(matches!(gone, Err(AskError::NoActor(_))), "{gone:?}");
+}
+
+fn undecodable(name: &str, deleted: bool) -> Undecodable {
+    let meta = cm(name).metadata;
+    Undecodable(Skipped {
+        meta,
+        error: format!("{name}: invalid type: integer `7`, expected a string"),
+        deleted,
+    })
+}
+
+fn held_gauge(metrics: &Metrics) -> String {
+    let text = metrics.encode().expect("encode");
+    text.lines()
+        .find(|l| l.starts_with("olm_rs_objects_held_undecodable{kind=\"ConfigMap\"}"))
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[actix_rt::test]
+async fn an_object_that_stops_decoding_holds_its_actor_until_a_version_that_decodes() {
+    let probe = Probe::default();
+    let (reg, journal, metrics) = registry(&probe);
+    reg.send(Watched(watcher::Event::Apply(cm("x"))))
+        .await
+        .expect("send");
+    reg.send(undecodable("x", false)).await.expect("send");
+    assert_eq!(settle(&reg).await, 1, "the actor lives on, held");
+    assert_eq!(
+        *probe.undecodable.lock().expect("lock"),
+        vec!["x: invalid type: integer `7`, expected a string".to_string()]
+    );
+    assert!(
+        held_gauge(&metrics).ends_with(" 1"),
+        "{}",
+        held_gauge(&metrics)
+    );
+    let journaled = journal.lock().expect("lock").entries().any(|e| {
+        matches!(&e.event, JournalEvent::Undecodable { error, deleted: false, .. } if error.starts_with("x:"))
+    });
+    assert!(journaled, "the journal names the object and the error");
+    reg.send(Watched(watcher::Event::Apply(cm("x"))))
+        .await
+        .expect("send");
+    settle(&reg).await;
+    assert_eq!(probe.observed.load(Ordering::SeqCst), 2);
+    assert!(
+        held_gauge(&metrics).ends_with(" 0"),
+        "{}",
+        held_gauge(&metrics)
+    );
+}
+
+#[actix_rt::test]
+async fn a_deletion_that_does_not_decode_stops_the_actor_of_its_key() {
+    let probe = Probe::default();
+    let (reg, journal, metrics) = registry(&probe);
+    for name in ["x", "y"] {
+        reg.send(Watched(watcher::Event::Apply(cm(name))))
+            .await
+            .expect("send");
+    }
+    reg.send(undecodable("x", false)).await.expect("send");
+    reg.send(undecodable("x", true)).await.expect("send");
+    assert_eq!(settle(&reg).await, 1, "only y's actor is left");
+    assert_eq!(probe.stopped.load(Ordering::SeqCst), 1);
+    assert!(
+        held_gauge(&metrics).ends_with(" 0"),
+        "{}",
+        held_gauge(&metrics)
+    );
+    let gone = reg
+        .send(Lookup::<CmActor>::new(ObjectKey::new("ns", "x")))
+        .await
+        .expect("send");
+    assert!(gone.is_none());
+    let events: Vec<JournalEvent> = journal
+        .lock()
+        .expect("lock")
+        .entries()
+        .filter(|e| e.key.name == "x")
+        .map(|e| e.event.clone())
+        .collect();
+    assert!(
+        matches!(
+            events.as_slice(),
+            [
+                ..,
+                JournalEvent::Undecodable { deleted: true, .. },
+                JournalEvent::Stopped
+            ]
+        ),
+        "{events:?}"
+    );
+}
+
+#[actix_rt::test]
+async fn an_actor_started_again_is_told_again_that_its_object_does_not_decode() {
+    let probe = Probe::default();
+    let (reg, _journal, _metrics) = registry(&probe);
+    reg.send(Watched(watcher::Event::Apply(cm("x"))))
+        .await
+        .expect("send");
+    reg.send(undecodable("x", false)).await.expect("send");
+    settle(&reg).await;
+    let first = reg
+        .send(Lookup::<CmActor>::new(ObjectKey::new("ns", "x")))
+        .await
+        .expect("send")
+        .expect("an actor");
+    // The actor dies while the registry still knows its object.
+    first.do_send(ObjectEvent::<ConfigMap>::Deleted);
+    settle(&reg).await;
+    assert!(!first.connected());
+    let again = reg
+        .send(Lookup::<CmActor>::new(ObjectKey::new("ns", "x")))
+        .await
+        .expect("send");
+    assert!(again.is_some_and(|a| a.connected()));
+    settle(&reg).await;
+    assert_eq!(
+        probe.observed.load(Ordering::SeqCst),
+        2,
+        "the last version replayed"
+    );
+    assert_eq!(
+        probe.undecodable.lock().expect("lock").len(),
+        2,
+        "and the hold with it"
+    );
 }
