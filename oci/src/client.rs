@@ -529,14 +529,8 @@ impl Registry {
         labels: &BTreeMap<String, String>,
     ) -> Result<String, PullError> {
         let config = crate::build::image_config(labels, &layers);
-        self.push_with_config(
-            reference,
-            auth,
-            layers,
-            config,
-            IMAGE_CONFIG_MEDIA_TYPE,
-        )
-        .await
+        self.push_with_config(reference, auth, layers, config, IMAGE_CONFIG_MEDIA_TYPE)
+            .await
     }
 
     /// As [`Registry::push`] with a config blob of any media type (tests push non-images with it).
@@ -639,11 +633,7 @@ fn assemble(
 /// catalog can reference an image by digest before it is pushed).
 pub fn digest_of(layers: Vec<(String, Vec<u8>)>, labels: &BTreeMap<String, String>) -> String {
     let config = crate::build::image_config(labels, &layers);
-    let (_, _, manifest) = assemble(
-        layers,
-        config,
-        IMAGE_CONFIG_MEDIA_TYPE,
-    );
+    let (_, _, manifest) = assemble(layers, config, IMAGE_CONFIG_MEDIA_TYPE);
     sha256_digest(&serde_json::to_vec(&manifest).unwrap_or_default())
 }
 

@@ -14,8 +14,9 @@
 //! references) and the second operator runs; no CSV, Subscription or InstallPlan is added or lost; the package
 //! API is olm-rs's and answers for the catalog.
 //!
-//! The way back: olm-rs's Deployments and APIService removed, OLM v0 installed again: both CSVs Succeeded under
-//! OLM v0, the same objects, the same operator pods.
+//! The way back: olm-rs's Deployments, APIService and default catalog removed, OLM v0 installed again: both CSVs
+//! Succeeded under OLM v0, the same objects, the same operator pods and ReplicaSets. OLM v0 rewrites each operator
+//! Deployment with its own spec hash (the test prints the generations), which rolls no pod.
 
 use anyhow::Context;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
@@ -88,7 +89,9 @@ async fn serve_catalog(registry_addr: &str, scratch: &Path) -> anyhow::Result<(O
     std::fs::create_dir_all(&configs)?;
     std::fs::write(configs.join("catalog.json"), &published.fbc)?;
     let opm = olm_tests::peer_bin_dir("opm")?.join("opm");
-    let port = std::net::TcpListener::bind("0.0.0.0:0")?.local_addr()?.port();
+    let port = std::net::TcpListener::bind("0.0.0.0:0")?
+        .local_addr()?
+        .port();
     let log = std::fs::File::create(scratch.join("opm.log"))?;
     let child = Command::new(opm)
         .arg("serve")
@@ -232,13 +235,17 @@ async fn package_api_answers(client: &Client, package: &str) -> anyhow::Result<(
     };
     let manifests: Api<kube::api::DynamicObject> =
         Api::namespaced_with(client.clone(), NS, &resource);
-    eventually(DEADLINE, "the PackageManifest of the takeover catalog", || {
-        let manifests = manifests.clone();
-        async move {
-            let found = manifests.get_opt(package).await.ok().flatten();
-            Ok(found.filter(|m| m.data["status"]["catalogSource"] == CATALOG))
-        }
-    })
+    eventually(
+        DEADLINE,
+        "the PackageManifest of the takeover catalog",
+        || {
+            let manifests = manifests.clone();
+            async move {
+                let found = manifests.get_opt(package).await.ok().flatten();
+                Ok(found.filter(|m| m.data["status"]["catalogSource"] == CATALOG))
+            }
+        },
+    )
     .await?;
     Ok(())
 }
@@ -251,9 +258,13 @@ async fn package_api_served_by(client: &Client, deployment: &str) -> anyhow::Res
         .spec
         .and_then(|s| s.service)
         .context("the package APIService has no Service")?;
-    let services: Api<k8s_openapi::api::core::v1::Service> =
-        Api::namespaced(client.clone(), service.namespace.as_deref().unwrap_or("olm"));
-    let svc = services.get(service.name.as_deref().unwrap_or_default()).await?;
+    let services: Api<k8s_openapi::api::core::v1::Service> = Api::namespaced(
+        client.clone(),
+        service.namespace.as_deref().unwrap_or("olm"),
+    );
+    let svc = services
+        .get(service.name.as_deref().unwrap_or_default())
+        .await?;
     let selector = svc
         .spec
         .and_then(|s| s.selector)
@@ -264,7 +275,10 @@ async fn package_api_served_by(client: &Client, deployment: &str) -> anyhow::Res
         .join(",");
     let pods: Api<Pod> = Api::namespaced(client.clone(), "olm");
     let behind = pods.list(&ListParams::default().labels(&selector)).await?;
-    anyhow::ensure!(!behind.items.is_empty(), "no pod behind the package Service ({selector})");
+    anyhow::ensure!(
+        !behind.items.is_empty(),
+        "no pod behind the package Service ({selector})"
+    );
     for p in &behind.items {
         let owner = p
             .owner_references()
@@ -280,14 +294,52 @@ async fn package_api_served_by(client: &Client, deployment: &str) -> anyhow::Res
     Ok(())
 }
 
+/// Whether a handover may write the operators' Deployments: olm-rs adopts them untouched; OLM v0 rewrites each
+/// once or twice with its own `olm.deployment-spec-hash` (its behaviour, not olm-rs's), the pods staying.
+#[derive(Clone, Copy, PartialEq)]
+enum DeploymentWrites {
+    None,
+    WithoutRollout,
+}
+
 /// The operator objects a handover must keep: everything recorded before, the pods the same pods.
-fn assert_kept(before: &Record, after: &Record, what: &str) {
+fn assert_kept(before: &Record, after: &Record, what: &str, writes: DeploymentWrites) {
     assert_eq!(after.csvs, before.csvs, "{what}: CSVs");
-    assert_eq!(after.subscriptions, before.subscriptions, "{what}: Subscriptions");
-    assert_eq!(after.install_plans, before.install_plans, "{what}: InstallPlans");
-    assert_eq!(after.pods, before.pods, "{what}: operator pods (name → UID)");
-    assert_eq!(after.replica_sets, before.replica_sets, "{what}: ReplicaSets");
-    assert_eq!(after.deployments, before.deployments, "{what}: Deployments (UID, generation)");
+    assert_eq!(
+        after.subscriptions, before.subscriptions,
+        "{what}: Subscriptions"
+    );
+    assert_eq!(
+        after.install_plans, before.install_plans,
+        "{what}: InstallPlans"
+    );
+    assert_eq!(
+        after.pods, before.pods,
+        "{what}: operator pods (name → UID)"
+    );
+    assert_eq!(
+        after.replica_sets, before.replica_sets,
+        "{what}: ReplicaSets"
+    );
+    match writes {
+        DeploymentWrites::None => assert_eq!(
+            after.deployments, before.deployments,
+            "{what}: Deployments (UID, generation)"
+        ),
+        DeploymentWrites::WithoutRollout => {
+            let uids = |r: &Record| {
+                r.deployments
+                    .iter()
+                    .map(|(n, (uid, _))| (n.clone(), uid.clone()))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(uids(after), uids(before), "{what}: Deployments (UID)");
+            for (name, (_, generation)) in &after.deployments {
+                let was = before.deployments.get(name).map_or(0, |(_, g)| *g);
+                println!("{what}: Deployment {name} generation {was} -> {generation}");
+            }
+        }
+    }
 }
 
 async fn await_ready(client: &Client, package: &str) -> anyhow::Result<()> {
@@ -317,7 +369,15 @@ async fn clean_slate(client: &Client, kc: &Path, kubeconfig: &Path) -> anyhow::R
     kubectl(
         kc,
         kubeconfig,
-        &["delete", "namespace", NS, "olm", "--ignore-not-found", "--wait=true", "--timeout=180s"],
+        &[
+            "delete",
+            "namespace",
+            NS,
+            "olm",
+            "--ignore-not-found",
+            "--wait=true",
+            "--timeout=180s",
+        ],
     )?;
     let namespaces: Api<Namespace> = Api::all(client.clone());
     for ns in [NS, "olm"] {
@@ -376,7 +436,11 @@ async fn run(
 ) -> anyhow::Result<()> {
     clean_slate(client, kc, kubeconfig).await?;
     let (archive, image) = olm_v0_support::image()?;
-    cluster.hack("full-cluster.sh", &["import", &archive.display().to_string()], &[])?;
+    cluster.hack(
+        "full-cluster.sh",
+        &["import", &archive.display().to_string()],
+        &[],
+    )?;
 
     // OLM v0 installs.
     olm_v0_support::install(kc, kubeconfig, &image)?;
@@ -388,11 +452,20 @@ async fn run(
     await_ready(client, AUTO).await?;
     subscribe(client, MANUAL, "Manual").await?;
     let plan = pending_plan(client).await?;
-    let steps = plan.status.as_ref().map(|s| s.plan.clone()).unwrap_or_default();
+    let steps = plan
+        .status
+        .as_ref()
+        .map(|s| s.plan.clone())
+        .unwrap_or_default();
     assert!(
-        steps.iter().all(|s| s.resource.manifest.contains("\"catalogSourceName\"")),
+        steps
+            .iter()
+            .all(|s| s.resource.manifest.contains("\"catalogSourceName\"")),
         "OLM v0's pending plan refers to its unpacked-bundle ConfigMap in every step: {:?}",
-        steps.iter().map(|s| &s.resource.manifest).collect::<Vec<_>>()
+        steps
+            .iter()
+            .map(|s| &s.resource.manifest)
+            .collect::<Vec<_>>()
     );
     olm_tests::await_csv_succeeded(client, "olm", "packageserver", DEADLINE).await?;
     package_api_answers(client, AUTO).await?;
@@ -406,7 +479,12 @@ async fn run(
     await_ready(client, AUTO).await?;
     package_api_answers(client, AUTO).await?;
     package_api_served_by(client, "package-server").await?;
-    assert_kept(&under_v0, &record(client, NS).await?, "olm-rs took over");
+    assert_kept(
+        &under_v0,
+        &record(client, NS).await?,
+        "olm-rs took over",
+        DeploymentWrites::None,
+    );
 
     // The plan OLM v0 left, approved, executes under olm-rs.
     let plans: Api<InstallPlan> = Api::namespaced(client.clone(), NS);
@@ -424,6 +502,16 @@ async fn run(
     .await?;
     await_ready(client, MANUAL).await?;
     let under_olm_rs = record(client, NS).await?;
+    for (pod, uid) in &under_v0.pods {
+        assert_eq!(
+            under_olm_rs.pods.get(pod),
+            Some(uid),
+            "{pod}, running since OLM v0, still runs after olm-rs installed the second operator"
+        );
+    }
+    for (name, (_, generation)) in &under_olm_rs.deployments {
+        println!("under olm-rs: Deployment {name} generation {generation}");
+    }
     assert_eq!(
         under_olm_rs.install_plans, under_v0.install_plans,
         "olm-rs executed OLM v0's plan, no plan of its own"
@@ -437,6 +525,11 @@ async fn run(
     olm_tests::await_csv_succeeded(client, "olm", "packageserver", DEADLINE).await?;
     package_api_answers(client, AUTO).await?;
     package_api_served_by(client, "packageserver").await?;
-    assert_kept(&under_olm_rs, &record(client, NS).await?, "OLM v0 took back");
+    assert_kept(
+        &under_olm_rs,
+        &record(client, NS).await?,
+        "OLM v0 took back",
+        DeploymentWrites::WithoutRollout,
+    );
     Ok(())
 }

@@ -3,15 +3,15 @@
 //! ([`super::unpacked_configmap`], in plans OLM v0 left behind). The plan keeps its references; execution works on
 //! a copy whose pending steps carry their objects, and only the steps' statuses go back into the plan.
 
+use super::unpacked_configmap::{self, UnpackedRef};
 use crate::bundle_image::auth;
 use crate::bundle_ref::{self, BundleObjectRef};
 use crate::shared::Shared;
-use super::unpacked_configmap::{self, UnpackedRef};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use messages::crd::install_plan::{Step, StepStatus};
-use registry::api;
 use oci::UnpackedBundle;
+use registry::api;
 use resolver::CatalogKey;
 use std::collections::HashMap;
 use std::sync::Arc;

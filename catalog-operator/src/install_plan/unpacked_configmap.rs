@@ -208,7 +208,11 @@ pub fn objects_for(
             let mut obj: serde_json::Value = serde_json::from_str(&found.resource.manifest)
                 .map_err(|e| format!("{} {}: {e}", want.kind, want.name))?;
             obj["metadata"]["name"] = serde_json::Value::String(want.name.clone());
-            let role_kind = if want.kind == "RoleBinding" { "Role" } else { "ClusterRole" };
+            let role_kind = if want.kind == "RoleBinding" {
+                "Role"
+            } else {
+                "ClusterRole"
+            };
             if let Some(role) = obj["roleRef"]["name"].as_str()
                 && let Some(plan_role) = renamed.get(&(role_kind.to_string(), role.to_string()))
             {

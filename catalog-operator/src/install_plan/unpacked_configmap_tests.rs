@@ -30,7 +30,8 @@ spec:
           resources: [configmaps]
           verbs: [get]
 ";
-const SECRET: &str = "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"p-secret\"}}";
+const SECRET: &str =
+    "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"p-secret\"}}";
 const NOT_AN_OBJECT: &str = "just: some\nnotes: here\n";
 
 fn reference() -> UnpackedRef {
@@ -72,8 +73,7 @@ fn gzipped() -> ConfigMap {
         .map(|(k, v)| {
             let mut gz = GzEncoder::new(Vec::new(), Compression::default());
             gz.write_all(v.as_bytes()).expect("gzip");
-            let text = base64::engine::general_purpose::STANDARD
-                .encode(gz.finish().expect("gzip"));
+            let text = base64::engine::general_purpose::STANDARD.encode(gz.finish().expect("gzip"));
             (k, ByteString(text.into_bytes()))
         })
         .collect();
@@ -155,11 +155,26 @@ fn both_configmap_encodings_give_the_same_bundle() {
 /// The steps OLM v0 wrote for the bundle, names as OLM gives them (its RBAC hash is not olm-rs's).
 fn plan() -> Vec<Step> {
     vec![
-        step("ClusterServiceVersion", "operators.coreos.com", "v1alpha1", "p.v2.0.0"),
+        step(
+            "ClusterServiceVersion",
+            "operators.coreos.com",
+            "v1alpha1",
+            "p.v2.0.0",
+        ),
         step("BundleSecret", "", "v1", "p-secret"),
         step("ServiceAccount", "", "v1", "p-sa"),
-        step("Role", "rbac.authorization.k8s.io", "v1", "p.v2.0.0-p-sa-OLMsOwnHash"),
-        step("RoleBinding", "rbac.authorization.k8s.io", "v1", "p.v2.0.0-p-sa-OLMsOwnHash"),
+        step(
+            "Role",
+            "rbac.authorization.k8s.io",
+            "v1",
+            "p.v2.0.0-p-sa-OLMsOwnHash",
+        ),
+        step(
+            "RoleBinding",
+            "rbac.authorization.k8s.io",
+            "v1",
+            "p.v2.0.0-p-sa-OLMsOwnHash",
+        ),
     ]
 }
 
@@ -176,17 +191,29 @@ fn each_step_finds_its_object_as_olm_builds_it() {
 
     let csv = &objects[0];
     assert_eq!(csv["metadata"]["namespace"], "ops");
-    assert_eq!(csv["spec"]["replaces"], "p.v1.0.0", "the reference's replaces");
+    assert_eq!(
+        csv["spec"]["replaces"], "p.v1.0.0",
+        "the reference's replaces"
+    );
     let props = csv["metadata"]["annotations"][steps::PROPERTIES_ANNOTATION]
         .as_str()
         .expect("properties annotation");
     assert!(props.contains("olm.package"), "{props}");
-    assert_eq!(csv["metadata"]["annotations"]["createdAt"], "", "Go's zero value");
+    assert_eq!(
+        csv["metadata"]["annotations"]["createdAt"], "",
+        "Go's zero value"
+    );
 
     assert_eq!(objects[1]["kind"], "Secret");
-    assert_eq!(objects[2]["metadata"]["namespace"], "ops", "the generated ServiceAccount");
+    assert_eq!(
+        objects[2]["metadata"]["namespace"], "ops",
+        "the generated ServiceAccount"
+    );
     assert_eq!(objects[3]["kind"], "Role");
-    assert_eq!(objects[3]["metadata"]["name"], "p.v2.0.0-p-sa-OLMsOwnHash", "the plan's name");
+    assert_eq!(
+        objects[3]["metadata"]["name"], "p.v2.0.0-p-sa-OLMsOwnHash",
+        "the plan's name"
+    );
     assert_eq!(objects[3]["rules"][0]["resources"][0], "configmaps");
     assert_eq!(objects[4]["kind"], "RoleBinding");
     assert_eq!(
@@ -209,12 +236,12 @@ fn a_step_the_configmap_cannot_give_is_named() {
 #[test]
 fn a_configmap_without_a_csv_or_with_bad_encoding_is_named() {
     let mut no_csv = plain();
-    no_csv.data = Some(BTreeMap::from([(
-        "s.json".to_string(),
-        SECRET.to_string(),
-    )]));
+    no_csv.data = Some(BTreeMap::from([("s.json".to_string(), SECRET.to_string())]));
     let e = bundle(&no_csv, &reference(), "p.v2.0.0").expect_err("no csv");
-    assert!(e.contains("ConfigMap olm/0a1b2c") && e.contains("no ClusterServiceVersion"), "{e}");
+    assert!(
+        e.contains("ConfigMap olm/0a1b2c") && e.contains("no ClusterServiceVersion"),
+        "{e}"
+    );
 
     let mut bad = gzipped();
     bad.binary_data = Some(BTreeMap::from([(
@@ -222,5 +249,8 @@ fn a_configmap_without_a_csv_or_with_bad_encoding_is_named() {
         ByteString(b"not base64 !!".to_vec()),
     )]));
     let e = bundle(&bad, &reference(), "p.v2.0.0").expect_err("bad encoding");
-    assert!(e.contains("ConfigMap olm/0a1b2c: binaryData x.yaml: not base64"), "{e}");
+    assert!(
+        e.contains("ConfigMap olm/0a1b2c: binaryData x.yaml: not base64"),
+        "{e}"
+    );
 }

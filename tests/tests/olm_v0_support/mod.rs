@@ -149,7 +149,7 @@ pub fn stop(kc: &Path, kubeconfig: &Path) -> anyhow::Result<()> {
 }
 
 /// olm-rs stopped for the way back, as `uninstall.sh` removes it but keeping the namespace and its objects: its
-/// APIService and Deployments.
+/// APIService, Deployments and default catalog (its image holds no `opm` for OLM v0's registry Pod to run).
 pub fn stop_olm_rs(kc: &Path, kubeconfig: &Path) -> anyhow::Result<()> {
     kubectl(
         kc,
@@ -175,6 +175,18 @@ pub fn stop_olm_rs(kc: &Path, kubeconfig: &Path) -> anyhow::Result<()> {
             "olm-rs-catalog",
             "--ignore-not-found",
             "--wait=true",
+        ],
+    )?;
+    kubectl(
+        kc,
+        kubeconfig,
+        &[
+            "-n",
+            "olm",
+            "delete",
+            "catalogsource",
+            "olm-rs-catalog",
+            "--ignore-not-found",
         ],
     )?;
     Ok(())
