@@ -27,9 +27,10 @@ hack/check-docs.sh
 log "preparing control-plane binaries in the background"
 hack/control-plane.sh build > "${TMPDIR:-/tmp}/olm-rs-k8s-build.log" 2>&1 &
 k8s_build=$!
-# The ecosystem's tools the peer tests run (hack/peers.sh: opm, kubectl-operator), likewise once.
+# The ecosystem's tools the peer tests run (hack/peers.sh: opm, kubectl-operator, helm, OLM v0 and its image),
+# likewise once.
 log "preparing the test peers in the background"
-hack/peers.sh build > "${TMPDIR:-/tmp}/olm-rs-peers-build.log" 2>&1 &
+{ hack/peers.sh build && hack/peers.sh image olm-v0; } > "${TMPDIR:-/tmp}/olm-rs-peers-build.log" 2>&1 &
 peers_build=$!
 
 # Prometheus, Phoenix and headless Chromium for the observe_tools test (hack/observe.sh; the first install takes
