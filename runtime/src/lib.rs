@@ -7,7 +7,8 @@
 //! - [`registry`]: the per-kind registry actor that starts one actor per object on first sight, routes every
 //!   change to it as a typed message, and stops it when the object is deleted.
 //! - [`watch`]: the watcher task feeding a registry, with backpressure.
-//! - [`endpoints`]: `/healthz`, `/readyz`, `/metrics`, `/debug/actors`, `/debug/journal`.
+//! - [`endpoints`]: `/healthz`, `/readyz`, `/metrics`, `/debug/actors`, `/debug/journal`; [`endpoint_auth`]:
+//!   who may read the last three (TokenReview and SubjectAccessReview, `--metrics-auth`).
 //! - [`telemetry`]: tracing to stdout, and OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
 //! - [`trace_context`]: W3C trace context carried in object annotations across the two processes.
 //! - [`client`]: the kube client from a kubeconfig or the in-cluster service account.
@@ -24,6 +25,7 @@ pub mod args;
 pub mod chaos;
 pub mod client;
 pub mod code_pages;
+pub mod endpoint_auth;
 pub mod endpoints;
 pub mod heap_trim;
 pub mod impersonate;

@@ -26,6 +26,7 @@ mod observe;
 mod operators;
 mod otlp;
 mod peers;
+pub mod rbac;
 mod shared_catalogs;
 pub mod slow_tcp;
 mod test_operator;

@@ -50,6 +50,9 @@ impl OperatorProcess {
                 "RUST_LOG",
                 std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()),
             )
+            // On loopback: the tests read the metrics and debug endpoints without a token, unless they set
+            // `OLM_METRICS_AUTH` themselves (metrics_auth.rs).
+            .env("OLM_METRICS_AUTH", "none")
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(out)
