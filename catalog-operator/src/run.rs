@@ -50,6 +50,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         // A bad OLM_RS_CHAOS stops the operator here, before any actor runs.
         olm_runtime::chaos::init_from_env()?;
         crate::self_grant::init_from_env(&common.namespace);
+        olm_runtime::own_account::init_from_env(&common.namespace);
         let mut wiring = Wiring::new(client.clone(), metrics.clone(), scope.clone())
             .with_resync(std::time::Duration::from_secs(common.resync_seconds));
         let election =

@@ -36,6 +36,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         };
         // A bad OLM_RS_CHAOS stops the operator here, before any actor runs.
         olm_runtime::chaos::init_from_env()?;
+        // Scoped installs act as an OperatorGroup's account through a grant made per account (deploy/rbac).
+        olm_runtime::own_account::init_from_env(&common.namespace);
         let mut wiring = Wiring::new(client.clone(), metrics.clone(), scope)
             .with_resync(std::time::Duration::from_secs(common.resync_seconds));
         let election = ElectionConfig::from_args(&common.leader, &common.namespace, "olm-operator");

@@ -13,7 +13,8 @@
 //! - [`trace_context`]: W3C trace context carried in object annotations across the two processes.
 //! - [`client`]: the kube client from a kubeconfig or the in-cluster service account.
 //! - [`impersonate`]: a client acting as a ServiceAccount; [`scoped_install`]: which identity installs (OLM's
-//!   scoped installs, an OperatorGroup's `spec.serviceAccountName`).
+//!   scoped installs, an OperatorGroup's `spec.serviceAccountName`); [`impersonation_grant`]: the operator's
+//!   right to act as that one account, granted in its namespace.
 //! - [`chaos`]: the seeded fault injector (off unless `OLM_RS_CHAOS` is set).
 //! - [`actor_metrics`], [`api_metrics`]: controller-style reconcile/mailbox metrics and API latency by verb.
 //! - [`leader`]: leader election on a `coordination.k8s.io/v1` Lease (`--leader-elect`).
@@ -29,9 +30,11 @@ pub mod endpoint_auth;
 pub mod endpoints;
 pub mod heap_trim;
 pub mod impersonate;
+pub mod impersonation_grant;
 pub mod leader;
 pub mod lenient;
 pub mod metrics;
+pub mod own_account;
 pub mod own_writes;
 pub mod reconcile;
 pub mod registry;
