@@ -56,7 +56,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let election =
             ElectionConfig::from_args(&common.leader, &common.namespace, "catalog-operator");
         let mut activation = Activation::new(&client, &metrics, election)?;
-        let bound = wiring.serve(common.http_addr, &common.endpoints, &activation).await?;
+        let bound = wiring
+            .serve(common.http_addr, &common.endpoints, &activation)
+            .await?;
         tracing::info!(http = %bound, namespace = %common.namespace, "catalog-operator serving its endpoints");
         if !activation.acquire().await? {
             tracing::info!("catalog-operator stopping before it led");

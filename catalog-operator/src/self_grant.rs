@@ -544,10 +544,19 @@ mod tests {
 
     #[rstest]
     #[case::as_stored(stored("widgets.example.com", "u", "example.com", "widgets"), Some(("example.com", "widgets")))]
-    #[case::a_group_the_name_does_not_end_with(stored("widgets.example.com", "u", "", "secrets"), None)]
+    #[case::a_group_the_name_does_not_end_with(
+        stored("widgets.example.com", "u", "", "secrets"),
+        None
+    )]
     #[case::the_core_group_and_secrets(stored("secrets.", "u", "", "secrets"), None)]
-    #[case::a_plural_the_name_does_not_start_with(stored("widgets.example.com", "u", "example.com", "gadgets"), None)]
-    #[case::a_suffix_without_its_dot(stored("widgetsexample.com", "u", "example.com", "widgets"), None)]
+    #[case::a_plural_the_name_does_not_start_with(
+        stored("widgets.example.com", "u", "example.com", "gadgets"),
+        None
+    )]
+    #[case::a_suffix_without_its_dot(
+        stored("widgetsexample.com", "u", "example.com", "widgets"),
+        None
+    )]
     #[case::a_longer_group_in_the_name(stored("widgets.sub.example.com", "u", "example.com", "widgets.sub"), Some(("example.com", "widgets.sub")))]
     #[case::no_uid(stored("widgets.example.com", "", "example.com", "widgets"), None)]
     #[case::no_spec(serde_json::json!({"metadata": {"name": "widgets.example.com", "uid": "u"}}), None)]

@@ -42,7 +42,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             .with_resync(std::time::Duration::from_secs(common.resync_seconds));
         let election = ElectionConfig::from_args(&common.leader, &common.namespace, "olm-operator");
         let mut activation = Activation::new(&client, &metrics, election)?;
-        let bound = wiring.serve(common.http_addr, &common.endpoints, &activation).await?;
+        let bound = wiring
+            .serve(common.http_addr, &common.endpoints, &activation)
+            .await?;
         tracing::info!(http = %bound, namespace = %common.namespace, "olm-operator serving its endpoints");
         if !activation.acquire().await? {
             tracing::info!("olm-operator stopping before it led");

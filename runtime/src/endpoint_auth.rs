@@ -15,8 +15,8 @@ use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec, UserInf
 use k8s_openapi::api::authorization::v1::{
     NonResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
 };
-use kube::api::{Api, PostParams};
 use kube::Client;
+use kube::api::{Api, PostParams};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::future::Future;
@@ -359,15 +359,71 @@ mod tests {
     }
 
     #[rstest]
-    #[case::a_probe_needs_nothing(AuthMode::Rbac, PathClass::Probe, false, None, None, Verdict::Serve)]
-    #[case::no_check_serves_anyone(AuthMode::None, PathClass::Protected, false, None, None, Verdict::Serve)]
-    #[case::no_token(AuthMode::Rbac, PathClass::Protected, false, None, None, Verdict::Unauthenticated)]
-    #[case::a_token_is_reviewed_first(AuthMode::Rbac, PathClass::Protected, true, None, None, Verdict::Authenticate)]
-    #[case::a_rejected_token(AuthMode::Rbac, PathClass::Protected, true, Some(Authn::Rejected), None, Verdict::Unauthenticated)]
+    #[case::a_probe_needs_nothing(
+        AuthMode::Rbac,
+        PathClass::Probe,
+        false,
+        None,
+        None,
+        Verdict::Serve
+    )]
+    #[case::no_check_serves_anyone(
+        AuthMode::None,
+        PathClass::Protected,
+        false,
+        None,
+        None,
+        Verdict::Serve
+    )]
+    #[case::no_token(
+        AuthMode::Rbac,
+        PathClass::Protected,
+        false,
+        None,
+        None,
+        Verdict::Unauthenticated
+    )]
+    #[case::a_token_is_reviewed_first(
+        AuthMode::Rbac,
+        PathClass::Protected,
+        true,
+        None,
+        None,
+        Verdict::Authenticate
+    )]
+    #[case::a_rejected_token(
+        AuthMode::Rbac,
+        PathClass::Protected,
+        true,
+        Some(Authn::Rejected),
+        None,
+        Verdict::Unauthenticated
+    )]
     #[case::no_token_review(AuthMode::Rbac, PathClass::Protected, true, Some(Authn::Unavailable("down".into())), None, Verdict::Unavailable)]
-    #[case::a_user_is_then_authorized(AuthMode::Rbac, PathClass::Protected, true, Some(user()), None, Verdict::Authorize)]
-    #[case::an_allowed_user(AuthMode::Rbac, PathClass::Protected, true, Some(user()), Some(Authz::Allowed), Verdict::Serve)]
-    #[case::a_denied_user(AuthMode::Rbac, PathClass::Protected, true, Some(user()), Some(Authz::Denied), Verdict::Forbidden)]
+    #[case::a_user_is_then_authorized(
+        AuthMode::Rbac,
+        PathClass::Protected,
+        true,
+        Some(user()),
+        None,
+        Verdict::Authorize
+    )]
+    #[case::an_allowed_user(
+        AuthMode::Rbac,
+        PathClass::Protected,
+        true,
+        Some(user()),
+        Some(Authz::Allowed),
+        Verdict::Serve
+    )]
+    #[case::a_denied_user(
+        AuthMode::Rbac,
+        PathClass::Protected,
+        true,
+        Some(user()),
+        Some(Authz::Denied),
+        Verdict::Forbidden
+    )]
     #[case::no_access_review(AuthMode::Rbac, PathClass::Protected, true, Some(user()), Some(Authz::Unavailable("down".into())), Verdict::Unavailable)]
     fn the_decision_for_a_request(
         #[case] mode: AuthMode,

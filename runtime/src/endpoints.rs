@@ -192,9 +192,7 @@ pub async fn serve(
                             .headers()
                             .get(hyper::header::AUTHORIZATION)
                             .and_then(|v| v.to_str().ok());
-                        let response = state
-                            .handle(surface, req.uri().path(), authorization)
-                            .await;
+                        let response = state.handle(surface, req.uri().path(), authorization).await;
                         Ok::<_, std::convert::Infallible>(response)
                     }
                 });
@@ -278,9 +276,8 @@ mod tests {
         fn authenticate(
             &self,
             _token: &str,
-        ) -> std::pin::Pin<
-            Box<dyn std::future::Future<Output = crate::endpoint_auth::Authn> + Send>,
-        > {
+        ) -> std::pin::Pin<Box<dyn std::future::Future<Output = crate::endpoint_auth::Authn> + Send>>
+        {
             Box::pin(async { crate::endpoint_auth::Authn::Rejected })
         }
 
@@ -288,9 +285,8 @@ mod tests {
             &self,
             _user: &k8s_openapi::api::authentication::v1::UserInfo,
             _path: &str,
-        ) -> std::pin::Pin<
-            Box<dyn std::future::Future<Output = crate::endpoint_auth::Authz> + Send>,
-        > {
+        ) -> std::pin::Pin<Box<dyn std::future::Future<Output = crate::endpoint_auth::Authz> + Send>>
+        {
             Box::pin(async { crate::endpoint_auth::Authz::Denied })
         }
     }
@@ -308,12 +304,22 @@ mod tests {
     #[rstest::rstest]
     #[case::metrics_anonymous(Surface::All, "/metrics", None, StatusCode::UNAUTHORIZED)]
     #[case::journal_anonymous(Surface::All, "/debug/journal", None, StatusCode::UNAUTHORIZED)]
-    #[case::journal_with_an_unknown_token(Surface::All, "/debug/journal", Some("Bearer forged"), StatusCode::UNAUTHORIZED)]
+    #[case::journal_with_an_unknown_token(
+        Surface::All,
+        "/debug/journal",
+        Some("Bearer forged"),
+        StatusCode::UNAUTHORIZED
+    )]
     #[case::actors_anonymous(Surface::All, "/debug/actors", None, StatusCode::UNAUTHORIZED)]
     #[case::unknown_path_anonymous(Surface::All, "/nope", None, StatusCode::UNAUTHORIZED)]
     #[case::healthz_anonymous(Surface::All, "/healthz", None, StatusCode::OK)]
     #[case::readyz_anonymous(Surface::All, "/readyz", None, StatusCode::OK)]
-    #[case::metrics_not_on_the_probe_address(Surface::Probes, "/metrics", Some("Bearer forged"), StatusCode::NOT_FOUND)]
+    #[case::metrics_not_on_the_probe_address(
+        Surface::Probes,
+        "/metrics",
+        Some("Bearer forged"),
+        StatusCode::NOT_FOUND
+    )]
     #[case::probe_on_the_probe_address(Surface::Probes, "/healthz", None, StatusCode::OK)]
     #[tokio::test]
     async fn what_each_caller_gets(

@@ -13,8 +13,8 @@
 //! restarts). Without `OPERATOR_SERVICE_ACCOUNT` (the tests' admin
 //! kubeconfig) nothing is granted.
 
-pub use crate::own_account::Grantee;
 use crate::own_account;
+pub use crate::own_account::Grantee;
 use crate::scoped_install::Identity;
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
@@ -39,10 +39,7 @@ static GRANTED: OnceLock<Mutex<HashMap<(String, String), String>>> = OnceLock::n
 
 /// The name of the grant of `grantee` (one per namespace: a namespace has one OperatorGroup, naming one account).
 pub fn grant_name(grantee: &Grantee) -> String {
-    let name = format!(
-        "olm-rs:{}:{}:impersonate",
-        grantee.namespace, grantee.name
-    );
+    let name = format!("olm-rs:{}:{}:impersonate", grantee.namespace, grantee.name);
     let mut cut = name.len().min(253);
     while !name.is_char_boundary(cut) {
         cut -= 1;

@@ -144,8 +144,7 @@ struct GrantHistory {
 impl GrantHistory {
     async fn start(ctx: &TestContext) -> anyhow::Result<Self> {
         let roles: Api<ClusterRole> = Api::all(ctx.client.clone());
-        let config =
-            watcher::Config::default().labels(&format!("{GRANT_LABEL}={}", ctx.namespace));
+        let config = watcher::Config::default().labels(&format!("{GRANT_LABEL}={}", ctx.namespace));
         let seen = Arc::new(Mutex::new(Vec::new()));
         let (listed, ready) = tokio::sync::oneshot::channel();
         let task = tokio::spawn({
@@ -197,11 +196,9 @@ async fn the_crd_upgrade_check_lists_through_a_grant_of_the_stored_crd_and_revok
         rbac.delete_cluster_objects(&ctx);
         let roles: Api<ClusterRole> = Api::all(ctx.client.clone());
         let bindings: Api<ClusterRoleBinding> = Api::all(ctx.client.clone());
-        let grants = kube::api::ListParams::default()
-            .labels(&format!("{GRANT_LABEL}={}", ctx.namespace));
-        let _ = roles
-            .delete_collection(&Default::default(), &grants)
-            .await;
+        let grants =
+            kube::api::ListParams::default().labels(&format!("{GRANT_LABEL}={}", ctx.namespace));
+        let _ = roles.delete_collection(&Default::default(), &grants).await;
         let _ = bindings
             .delete_collection(&Default::default(), &grants)
             .await;
@@ -217,11 +214,8 @@ async fn upgrade_as_the_service_account(
     let group = format!("{}.grant.olm-rs.io", ctx.namespace);
     let crd_name = format!("widgets.{group}");
     let crds: Api<CustomResourceDefinition> = Api::all(ctx.client.clone());
-    crds.create(
-        &PostParams::default(),
-        &crd(&crd_name, &group, "widgets"),
-    )
-    .await?;
+    crds.create(&PostParams::default(), &crd(&crd_name, &group, "widgets"))
+        .await?;
     let result = upgrade_existing(ctx, rbac, &crd_name, &group).await;
     let _ = crds.delete(&crd_name, &Default::default()).await;
     result
@@ -343,7 +337,10 @@ async fn upgrade_existing(
     };
     revoked("after the upgrade").await?;
     eventually(DEADLINE, "the list grant revoked", || async {
-        Ok((can_i(ctx, &user, "list", &widgets, Scope::AllNamespaces)? == Answer::No).then_some(()))
+        Ok(
+            (can_i(ctx, &user, "list", &widgets, Scope::AllNamespaces)? == Answer::No)
+                .then_some(()),
+        )
     })
     .await?;
 
@@ -366,7 +363,9 @@ async fn upgrade_existing(
     };
     let history = history.rules();
     anyhow::ensure!(
-        history.iter().any(|rules| rules == std::slice::from_ref(&wanted)),
+        history
+            .iter()
+            .any(|rules| rules == std::slice::from_ref(&wanted)),
         "the check never granted the list of {widgets} (the plan listed without it?): {history:?}; plan: {:?}",
         failed.status.map(|s| s.message)
     );
