@@ -314,7 +314,6 @@ async fn upgrade_existing(
     };
     let grant = cr_list_grant_name(&grantee, crd_name);
     let revoked = |what: &'static str| {
-        let ctx = ctx;
         let grant = grant.clone();
         async move {
             let roles: Api<ClusterRole> = Api::all(ctx.client.clone());

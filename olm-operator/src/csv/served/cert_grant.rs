@@ -27,8 +27,9 @@ const MANAGER: &str = "olm-operator-grant";
 /// How long olm-operator waits for a new grant to be in effect before the install is retried.
 const IN_EFFECT_WITHIN: Duration = Duration::from_secs(5);
 
-/// Grants made by this process: (namespace, CSV uid, the Secrets' names).
-static GRANTED: OnceLock<Mutex<HashSet<(String, String, Vec<String>)>>> = OnceLock::new();
+/// A grant made by this process: (namespace, CSV uid, the Secrets' names).
+type Granted = (String, String, Vec<String>);
+static GRANTED: OnceLock<Mutex<HashSet<Granted>>> = OnceLock::new();
 
 /// The name of the grant of `owner`'s certificates to `grantee`.
 pub fn grant_name(grantee: &Grantee, owner: &Owner) -> String {
