@@ -90,8 +90,9 @@ if hack/observe.sh status 2>/dev/null | grep -q 'phoenix running'; then
   log "tracing to Phoenix ($OLM_RS_PHOENIX_URL); metrics in Prometheus ($OLM_RS_PROMETHEUS_URL)"
 fi
 kubectl create namespace olm --dry-run=client -o yaml | kubectl apply -f - >/dev/null
-start olm-operator "$BIN/olm-operator" run --http-addr "127.0.0.1:$OLM_PORT" --namespace olm
-start catalog-operator "$BIN/catalog-operator" run --http-addr "127.0.0.1:$CATALOG_PORT" --namespace olm
+# Loopback only, so the metrics are open to local tools (hack/observe.sh's Prometheus scrapes them without a token).
+start olm-operator "$BIN/olm-operator" run --http-addr "127.0.0.1:$OLM_PORT" --metrics-auth none --namespace olm
+start catalog-operator "$BIN/catalog-operator" run --http-addr "127.0.0.1:$CATALOG_PORT" --metrics-auth none --namespace olm
 for p in "$OLM_PORT" "$CATALOG_PORT"; do
   for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$p/healthz" >/dev/null && break; sleep 0.2; done
   curl -sf "http://127.0.0.1:$p/healthz" >/dev/null || { log "operator on :$p did not start; logs in $RUN"; exit 1; }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Remove olm-rs from the cluster kubectl points at: the APIService, the Deployments, Services, RBAC,
 # NetworkPolicies, PodDisruptionBudgets, the default catalog and OperatorGroup (every object of olm-rs.yaml), the
-# Roles, ClusterRoles and their bindings catalog-operator granted itself (label olm-rs.io/catalog-operator-grant), the ClusterRoles
+# Roles, ClusterRoles and their bindings the operators granted themselves (labels olm-rs.io/catalog-operator-grant,
+# olm-rs.io/olm-operator-grant and olm-rs.io/impersonation-grant), the ClusterRoles
 # olm-operator made for the olm-operators OperatorGroup (label olm.owner=olm-operators), and the `olm`
 # namespace with its Leases and serving Secret, unless operators are installed in it (then it stays, and says so).
 # Operators olm-rs installed elsewhere keep running, with their CSVs, Subscriptions and other custom resources.
@@ -19,7 +20,7 @@ VERSION=""
 for a in "$@"; do
   case "$a" in
     --delete-crds) DELETE_CRDS=1 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     -*) echo "uninstall.sh: unknown flag $a" >&2; exit 2 ;;
     *) VERSION=$a ;;
   esac
@@ -27,7 +28,7 @@ done
 HERE=$(cd "$(dirname "$0")" && pwd)
 KUBECTL=${KUBECTL:-kubectl}
 NS=olm
-GRANT_LABEL=olm-rs.io/catalog-operator-grant
+GRANT_LABELS=(olm-rs.io/catalog-operator-grant olm-rs.io/olm-operator-grant olm-rs.io/impersonation-grant)
 OG_ROLES=olm.owner=olm-operators,olm.owner.kind=OperatorGroup,olm.owner.namespace=$NS
 log() { echo "uninstall.sh: $*" >&2; }
 
@@ -51,8 +52,10 @@ fi
 # kubectl reports kinds it cannot map (no CRDs) and goes on with the others.
 mapfile -t objects < <("$KUBECTL" get -f "$assets/olm-rs.yaml" -o name --ignore-not-found 2>/dev/null | grep -vx "namespace/$NS" || true)
 [ ${#objects[@]} -eq 0 ] || "$KUBECTL" -n "$NS" delete "${objects[@]}" --ignore-not-found --wait=true >/dev/null
-"$KUBECTL" delete role,rolebinding -A -l "$GRANT_LABEL" --ignore-not-found >/dev/null
-"$KUBECTL" delete clusterrole,clusterrolebinding -l "$GRANT_LABEL" --ignore-not-found >/dev/null
+for label in "${GRANT_LABELS[@]}"; do
+  "$KUBECTL" delete role,rolebinding -A -l "$label" --ignore-not-found >/dev/null
+  "$KUBECTL" delete clusterrole,clusterrolebinding -l "$label" --ignore-not-found >/dev/null
+done
 # The admin/edit/view ClusterRoles olm-operator made for the olm-operators OperatorGroup (deleted above, while
 # olm-operator no longer runs to clean them up).
 "$KUBECTL" delete clusterrole -l "$OG_ROLES" --ignore-not-found >/dev/null

@@ -50,13 +50,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         // A bad OLM_RS_CHAOS stops the operator here, before any actor runs.
         olm_runtime::chaos::init_from_env()?;
         crate::self_grant::init_from_env(&common.namespace);
+        olm_runtime::own_account::init_from_env(&common.namespace);
         let mut wiring = Wiring::new(client.clone(), metrics.clone(), scope.clone())
             .with_resync(std::time::Duration::from_secs(common.resync_seconds))
             .with_events(crate::events::REPORTER);
         let election =
             ElectionConfig::from_args(&common.leader, &common.namespace, "catalog-operator");
         let mut activation = Activation::new(&client, &metrics, election)?;
-        let bound = wiring.serve(common.http_addr, &activation).await?;
+        let bound = wiring
+            .serve(common.http_addr, &common.endpoints, &activation)
+            .await?;
         tracing::info!(http = %bound, namespace = %common.namespace, "catalog-operator serving its endpoints");
         if !activation.acquire().await? {
             tracing::info!("catalog-operator stopping before it led");

@@ -3,7 +3,10 @@
 //! - **pull secrets**: `get` on exactly the Secrets a CatalogSource names in `spec.secrets`, in that catalog's
 //!   namespace (a Role with `resourceNames`, owned by the CatalogSource, so it goes with it);
 //! - **the CRD-upgrade safety check**: `list` on the custom resources of one CRD being upgraded (a ClusterRole
-//!   naming that group and resource, owned by the CRD, so it goes with it).
+//!   naming that group and resource, owned by the CRD, so it goes with it). The group and resource come from the
+//!   CRD as the API server stores it ([`crd_ref_from_server`]), never from the bundle's new CRD, which the API
+//!   server has not validated yet; the grant is revoked as soon as the check has listed
+//!   ([`revoke_cr_list`]: the binding loses its subject and the role its rules), whatever the check found.
 //!
 //! Upstream OLM binds cluster-admin instead. Creating these needs nothing catalog-operator does not already hold
 //! for InstallPlan steps: `create`/`patch` on (cluster)roles and bindings with `escalate` and `bind`. A grant is
@@ -224,6 +227,47 @@ pub fn cr_list_grant(grantee: &Grantee, crd: &CrdRef<'_>) -> (ClusterRole, Clust
     (role, binding)
 }
 
+/// The grant of `crd` emptied: the ClusterRole without rules, the binding without subjects (same names, owner and
+/// label, so the next check re-applies over it and the CRD's deletion still removes both).
+pub fn cr_list_revocation(
+    grantee: &Grantee,
+    crd: &CrdRef<'_>,
+) -> (ClusterRole, ClusterRoleBinding) {
+    let (mut role, mut binding) = cr_list_grant(grantee, crd);
+    role.rules = Some(Vec::new());
+    binding.subjects = None;
+    (role, binding)
+}
+
+/// The CRD a list grant is for, read from the CRD the API server returned (not a bundle's manifest): its name,
+/// uid, `spec.group` and `spec.names.plural`, which the API server checked when it accepted the CRD. Refused
+/// unless all are present and the name is `<plural>.<group>`, as the API server requires.
+pub fn crd_ref_from_server(crd: &serde_json::Value) -> Result<CrdRef<'_>, String> {
+    fn field(v: &serde_json::Value) -> Option<&str> {
+        v.as_str().filter(|s| !s.is_empty())
+    }
+    let name = field(&crd["metadata"]["name"]);
+    let uid = field(&crd["metadata"]["uid"]);
+    let group = field(&crd["spec"]["group"]);
+    let plural = field(&crd["spec"]["names"]["plural"]);
+    match (name, uid, group, plural) {
+        (Some(name), Some(uid), Some(group), Some(plural))
+            if name.strip_suffix(group).and_then(|n| n.strip_suffix('.')) == Some(plural) =>
+        {
+            Ok(CrdRef {
+                name,
+                uid,
+                group,
+                plural,
+            })
+        }
+        _ => Err(format!(
+            "the CustomResourceDefinition {} the API server returned does not name its resources as `<plural>.<group>`",
+            name.unwrap_or("without a name")
+        )),
+    }
+}
+
 fn apply_params() -> PatchParams {
     PatchParams::apply(MANAGER).force()
 }
@@ -261,6 +305,23 @@ pub async fn apply_cr_list_grant(
         .await?;
     Api::<ClusterRoleBinding>::all(client.clone())
         .patch(&name, &apply_params(), &Patch::Apply(&binding))
+        .await?;
+    Ok(())
+}
+
+/// Revoke the CR list grant of `crd` for `grantee` (server-side applied over it).
+pub async fn apply_cr_list_revocation(
+    client: &Client,
+    grantee: &Grantee,
+    crd: &CrdRef<'_>,
+) -> Result<(), kube::Error> {
+    let (role, binding) = cr_list_revocation(grantee, crd);
+    let name = cr_list_grant_name(grantee, crd.name);
+    Api::<ClusterRoleBinding>::all(client.clone())
+        .patch(&name, &apply_params(), &Patch::Apply(&binding))
+        .await?;
+    Api::<ClusterRole>::all(client.clone())
+        .patch(&name, &apply_params(), &Patch::Apply(&role))
         .await?;
     Ok(())
 }
@@ -306,6 +367,25 @@ pub async fn grant_cr_list(client: &Client, crd: &CrdRef<'_>) -> bool {
             );
             false
         }
+    }
+}
+
+/// After the check the list grant was for: revoke it. A failure is logged; the grant then stays until the next
+/// check of this CRD revokes it, or the CRD goes.
+pub async fn revoke_cr_list(client: &Client, crd: &CrdRef<'_>) {
+    let Some(grantee) = grantee() else {
+        return;
+    };
+    match apply_cr_list_revocation(client, grantee, crd).await {
+        Ok(()) => tracing::info!(
+            crd = crd.name,
+            "revoked catalog-operator's list on the CRD's custom resources"
+        ),
+        Err(e) => tracing::warn!(
+            crd = crd.name,
+            error = &e as &dyn std::error::Error,
+            "cannot revoke catalog-operator's list on the CRD's custom resources"
+        ),
     }
 }
 
@@ -455,6 +535,54 @@ mod tests {
         );
         assert_eq!(binding.role_ref.kind, "ClusterRole");
         assert_eq!(binding.role_ref.name, name);
+    }
+
+    fn stored(name: &str, uid: &str, group: &str, plural: &str) -> serde_json::Value {
+        serde_json::json!({"metadata": {"name": name, "uid": uid},
+            "spec": {"group": group, "names": {"plural": plural, "kind": "Widget"}}})
+    }
+
+    #[rstest]
+    #[case::as_stored(stored("widgets.example.com", "u", "example.com", "widgets"), Some(("example.com", "widgets")))]
+    #[case::a_group_the_name_does_not_end_with(
+        stored("widgets.example.com", "u", "", "secrets"),
+        None
+    )]
+    #[case::the_core_group_and_secrets(stored("secrets.", "u", "", "secrets"), None)]
+    #[case::a_plural_the_name_does_not_start_with(
+        stored("widgets.example.com", "u", "example.com", "gadgets"),
+        None
+    )]
+    #[case::a_suffix_without_its_dot(
+        stored("widgetsexample.com", "u", "example.com", "widgets"),
+        None
+    )]
+    #[case::a_longer_group_in_the_name(stored("widgets.sub.example.com", "u", "example.com", "widgets.sub"), Some(("example.com", "widgets.sub")))]
+    #[case::no_uid(stored("widgets.example.com", "", "example.com", "widgets"), None)]
+    #[case::no_spec(serde_json::json!({"metadata": {"name": "widgets.example.com", "uid": "u"}}), None)]
+    fn a_list_grant_is_made_only_from_a_crd_that_names_its_resources_as_the_api_server_requires(
+        #[case] crd: serde_json::Value,
+        #[case] expected: Option<(&str, &str)>,
+    ) {
+        let got = crd_ref_from_server(&crd).ok().map(|r| (r.group, r.plural));
+        assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn a_revoked_list_grant_keeps_its_names_and_owner_and_grants_nothing() {
+        let crd = CrdRef {
+            name: "widgets.example.com",
+            uid: "u2",
+            group: "example.com",
+            plural: "widgets",
+        };
+        let (granted_role, granted_binding) = cr_list_grant(&me(), &crd);
+        let (role, binding) = cr_list_revocation(&me(), &crd);
+        assert_eq!(role.rules, Some(vec![]));
+        assert_eq!(binding.subjects, None);
+        assert_eq!(role.metadata, granted_role.metadata);
+        assert_eq!(binding.metadata, granted_binding.metadata);
+        assert_eq!(binding.role_ref, granted_binding.role_ref);
     }
 
     #[rstest]

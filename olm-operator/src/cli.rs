@@ -17,7 +17,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run the operator.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Write the operators.coreos.com CustomResourceDefinitions (generated from our types) into a folder.
     Crds(CrdsArgs),
 }

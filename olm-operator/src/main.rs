@@ -10,6 +10,6 @@ fn main() -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Run(args) => olm_operator::run::run(args),
+        Command::Run(args) => olm_operator::run::run(*args),
     }
 }

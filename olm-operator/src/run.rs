@@ -36,12 +36,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         };
         // A bad OLM_RS_CHAOS stops the operator here, before any actor runs.
         olm_runtime::chaos::init_from_env()?;
+        // Scoped installs act as an OperatorGroup's account through a grant made per account (deploy/rbac).
+        olm_runtime::own_account::init_from_env(&common.namespace);
         let mut wiring = Wiring::new(client.clone(), metrics.clone(), scope)
             .with_resync(std::time::Duration::from_secs(common.resync_seconds))
             .with_events(crate::events::REPORTER);
         let election = ElectionConfig::from_args(&common.leader, &common.namespace, "olm-operator");
         let mut activation = Activation::new(&client, &metrics, election)?;
-        let bound = wiring.serve(common.http_addr, &activation).await?;
+        let bound = wiring
+            .serve(common.http_addr, &common.endpoints, &activation)
+            .await?;
         tracing::info!(http = %bound, namespace = %common.namespace, "olm-operator serving its endpoints");
         if !activation.acquire().await? {
             tracing::info!("olm-operator stopping before it led");

@@ -52,6 +52,9 @@ pub struct RunArgs {
     /// Address of the plain health, metrics and debug endpoints.
     #[arg(long, env = "OLM_HTTP_ADDR", default_value = "0.0.0.0:8080")]
     pub http_addr: SocketAddr,
+    /// Who may read the metrics and debug endpoints, and where (`--metrics-auth`, `--metrics-bind-address`).
+    #[command(flatten)]
+    pub endpoints: olm_runtime::args::EndpointArgs,
     /// The Service in front of this server: the serving certificate is for `<name>.<namespace>.svc` (and
     /// `.svc.cluster.local`).
     #[arg(

@@ -28,6 +28,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         bind_address,
         secure_port,
         http_addr,
+        endpoints,
         service_name: _,
         service_namespace,
         tls_extra_names: _,
@@ -67,7 +68,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let mut wiring = Wiring::new(client.clone(), metrics.clone(), Scope::Cluster)
             .with_resync(Duration::from_secs(resync_seconds));
         let activation = Activation::new(&client, &metrics, None)?;
-        let http = wiring.serve(http_addr, &activation).await?;
+        let http = wiring.serve(http_addr, &endpoints, &activation).await?;
         let store = Arc::new(PackageStore::new(global_namespace.clone()));
         let options = ClientOptions {
             probe_interval: Duration::from_secs(registry_probe_seconds.max(1)),

@@ -1,5 +1,6 @@
 //! Command-line flags both operator binaries share (flattened into each binary's own clap `Cli`).
 
+use crate::endpoint_auth::AuthMode;
 use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -28,6 +29,9 @@ pub struct CommonArgs {
     #[arg(long, env = "OLM_HTTP_ADDR", default_value = "0.0.0.0:8080")]
     pub http_addr: SocketAddr,
 
+    #[command(flatten)]
+    pub endpoints: EndpointArgs,
+
     /// Log format on stdout.
     #[arg(long, env = "OLM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -38,6 +42,21 @@ pub struct CommonArgs {
 
     #[command(flatten)]
     pub leader: LeaderArgs,
+}
+
+/// Who may read the metrics and debug endpoints, and where they are served (every binary's endpoints: see
+/// `endpoint_auth`).
+#[derive(Args, Clone, Debug)]
+pub struct EndpointArgs {
+    /// Who may read `/metrics` and `/debug/*`: `rbac`, a caller whose bearer token the API server accepts
+    /// (TokenReview) and who may `get` the path (SubjectAccessReview); `none`, anyone who reaches the port.
+    #[arg(long = "metrics-auth", env = "OLM_METRICS_AUTH", value_enum, default_value_t = AuthMode::Rbac)]
+    pub metrics_auth: AuthMode,
+
+    /// Serve `/metrics` and `/debug/*` on this address instead (e.g. `127.0.0.1:8081`, loopback only); the
+    /// probes stay on the health address.
+    #[arg(long = "metrics-bind-address", env = "OLM_METRICS_BIND_ADDRESS")]
+    pub metrics_bind_address: Option<SocketAddr>,
 }
 
 /// Leader election on a `coordination.k8s.io/v1` Lease named after the binary, in `--namespace` (see
@@ -136,6 +155,25 @@ mod tests {
         assert!(probe.common.leader.enabled);
         let probe = Probe::try_parse_from(["x", "--leader-elect=false"]).expect("parse");
         assert!(!probe.common.leader.enabled);
+    }
+
+    #[test]
+    fn the_metrics_are_checked_unless_turned_off() {
+        let probe = Probe::try_parse_from(["x"]).expect("parse");
+        assert_eq!(probe.common.endpoints.metrics_auth, AuthMode::Rbac);
+        assert_eq!(probe.common.endpoints.metrics_bind_address, None);
+        let probe = Probe::try_parse_from([
+            "x",
+            "--metrics-auth=none",
+            "--metrics-bind-address=127.0.0.1:8081",
+        ])
+        .expect("parse");
+        assert_eq!(probe.common.endpoints.metrics_auth, AuthMode::None);
+        assert_eq!(
+            probe.common.endpoints.metrics_bind_address,
+            Some("127.0.0.1:8081".parse().expect("addr"))
+        );
+        assert!(Probe::try_parse_from(["x", "--metrics-auth=token"]).is_err());
     }
 
     #[test]

@@ -1,8 +1,11 @@
 //! The HTTP endpoints of an operator: `/healthz` (the process serves), `/readyz` (every watch has listed once;
 //! a standby replica, waiting for the leader Lease, is ready too: it is healthy and ready to take over),
 //! `/metrics` (Prometheus text format, OLM's metric names), `/debug/actors` (live object actors per kind, JSON)
-//! and `/debug/journal` (the registries' routing journal, MessagePack).
+//! and `/debug/journal` (the registries' routing journal, MessagePack). Every path but the probes is checked
+//! by [`crate::endpoint_auth`] first (`--metrics-auth`); with `--metrics-bind-address` the probes and the rest
+//! are served on two addresses ([`Surface`]).
 
+use crate::endpoint_auth::{EndpointAuth, PathClass, Verdict, classify};
 use crate::leader::Role;
 use crate::metrics::Metrics;
 use crate::registry::SharedJournal;
@@ -25,6 +28,17 @@ pub struct EndpointState {
     /// Each flag turns true when one watch has routed its first full list.
     pub synced: Arc<Mutex<Vec<Arc<AtomicBool>>>>,
     pub role: watch::Receiver<Role>,
+    /// Who may read what is not a probe.
+    pub auth: Arc<EndpointAuth>,
+}
+
+/// Which endpoints one address serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Surface {
+    /// Probes, metrics and debug endpoints.
+    All,
+    /// `/healthz` and `/readyz` only (the metrics and debug endpoints are on `--metrics-bind-address`).
+    Probes,
 }
 
 enum Readiness {
@@ -43,6 +57,40 @@ impl EndpointState {
             Readiness::Ready
         } else {
             Readiness::Syncing
+        }
+    }
+
+    /// Answer a request on `surface`: the probes to anyone, the rest once [`EndpointAuth`] allows it.
+    async fn handle(
+        &self,
+        surface: Surface,
+        path: &str,
+        authorization: Option<&str>,
+    ) -> Response<Full<Bytes>> {
+        if surface == Surface::Probes && classify(path) != PathClass::Probe {
+            return text(StatusCode::NOT_FOUND, "not found".into());
+        }
+        match self.auth.check(path, authorization).await {
+            Verdict::Serve => self.respond(path),
+            Verdict::Unauthenticated => {
+                let mut response = text(
+                    StatusCode::UNAUTHORIZED,
+                    "Unauthorized: a bearer token the API server accepts is required".into(),
+                );
+                response.headers_mut().insert(
+                    hyper::header::WWW_AUTHENTICATE,
+                    hyper::header::HeaderValue::from_static("Bearer realm=\"olm-rs\""),
+                );
+                response
+            }
+            Verdict::Forbidden => text(
+                StatusCode::FORBIDDEN,
+                format!("Forbidden: this user may not get the non-resource URL {path}"),
+            ),
+            Verdict::Unavailable | Verdict::Authenticate | Verdict::Authorize => text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the API server could not review this request".into(),
+            ),
         }
     }
 
@@ -115,8 +163,12 @@ fn with_type(
     response
 }
 
-/// Bind `addr` and serve until the process ends. Returns the bound address (port 0 picks a free one).
-pub async fn serve(addr: SocketAddr, state: EndpointState) -> std::io::Result<SocketAddr> {
+/// Bind `addr` and serve `surface` until the process ends. Returns the bound address (port 0 picks a free one).
+pub async fn serve(
+    addr: SocketAddr,
+    surface: Surface,
+    state: EndpointState,
+) -> std::io::Result<SocketAddr> {
     let listener = TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
     tokio::spawn(async move {
@@ -134,8 +186,15 @@ pub async fn serve(addr: SocketAddr, state: EndpointState) -> std::io::Result<So
             let state = state.clone();
             tokio::spawn(async move {
                 let service = hyper::service::service_fn(move |req: Request<Incoming>| {
-                    let response = state.respond(req.uri().path());
-                    async move { Ok::<_, std::convert::Infallible>(response) }
+                    let state = state.clone();
+                    async move {
+                        let authorization = req
+                            .headers()
+                            .get(hyper::header::AUTHORIZATION)
+                            .and_then(|v| v.to_str().ok());
+                        let response = state.handle(surface, req.uri().path(), authorization).await;
+                        Ok::<_, std::convert::Infallible>(response)
+                    }
                 });
                 if let Err(error) = hyper::server::conn::http1::Builder::new()
                     .serve_connection(TokioIo::new(stream), service)
@@ -172,6 +231,7 @@ mod tests {
                     .collect(),
             )),
             role,
+            auth: Arc::new(EndpointAuth::open()),
         }
     }
 
@@ -209,6 +269,86 @@ mod tests {
         assert_eq!(response.status(), StatusCode::OK);
     }
 
+    /// A reviewer that knows no token.
+    struct NoOne;
+
+    impl crate::endpoint_auth::Reviewer for NoOne {
+        fn authenticate(
+            &self,
+            _token: &str,
+        ) -> std::pin::Pin<Box<dyn std::future::Future<Output = crate::endpoint_auth::Authn> + Send>>
+        {
+            Box::pin(async { crate::endpoint_auth::Authn::Rejected })
+        }
+
+        fn authorize(
+            &self,
+            _user: &k8s_openapi::api::authentication::v1::UserInfo,
+            _path: &str,
+        ) -> std::pin::Pin<Box<dyn std::future::Future<Output = crate::endpoint_auth::Authz> + Send>>
+        {
+            Box::pin(async { crate::endpoint_auth::Authz::Denied })
+        }
+    }
+
+    fn checked() -> EndpointState {
+        EndpointState {
+            auth: Arc::new(EndpointAuth::with_reviewer(
+                crate::endpoint_auth::AuthMode::Rbac,
+                Arc::new(NoOne),
+            )),
+            ..state(true)
+        }
+    }
+
+    #[rstest::rstest]
+    #[case::metrics_anonymous(Surface::All, "/metrics", None, StatusCode::UNAUTHORIZED)]
+    #[case::journal_anonymous(Surface::All, "/debug/journal", None, StatusCode::UNAUTHORIZED)]
+    #[case::journal_with_an_unknown_token(
+        Surface::All,
+        "/debug/journal",
+        Some("Bearer forged"),
+        StatusCode::UNAUTHORIZED
+    )]
+    #[case::actors_anonymous(Surface::All, "/debug/actors", None, StatusCode::UNAUTHORIZED)]
+    #[case::unknown_path_anonymous(Surface::All, "/nope", None, StatusCode::UNAUTHORIZED)]
+    #[case::healthz_anonymous(Surface::All, "/healthz", None, StatusCode::OK)]
+    #[case::readyz_anonymous(Surface::All, "/readyz", None, StatusCode::OK)]
+    #[case::metrics_not_on_the_probe_address(
+        Surface::Probes,
+        "/metrics",
+        Some("Bearer forged"),
+        StatusCode::NOT_FOUND
+    )]
+    #[case::probe_on_the_probe_address(Surface::Probes, "/healthz", None, StatusCode::OK)]
+    #[tokio::test]
+    async fn what_each_caller_gets(
+        #[case] surface: Surface,
+        #[case] path: &str,
+        #[case] authorization: Option<&str>,
+        #[case] expected: StatusCode,
+    ) {
+        let response = checked().handle(surface, path, authorization).await;
+        assert_eq!(response.status(), expected);
+        if expected == StatusCode::UNAUTHORIZED {
+            assert_eq!(
+                response
+                    .headers()
+                    .get(hyper::header::WWW_AUTHENTICATE)
+                    .and_then(|v| v.to_str().ok()),
+                Some("Bearer realm=\"olm-rs\"")
+            );
+            assert_eq!(
+                response
+                    .headers()
+                    .get(hyper::header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok()),
+                Some("text/plain; version=0.0.4; charset=utf-8"),
+                "a refusal carries no journal"
+            );
+        }
+    }
+
     #[test]
     fn unknown_paths_are_not_found() {
         assert_eq!(state(true).respond("/nope").status(), StatusCode::NOT_FOUND);
@@ -216,9 +356,13 @@ mod tests {
 
     #[tokio::test]
     async fn the_server_answers_metrics_over_tcp() {
-        let bound = serve("127.0.0.1:0".parse().expect("addr"), state(true))
-            .await
-            .expect("bind");
+        let bound = serve(
+            "127.0.0.1:0".parse().expect("addr"),
+            Surface::All,
+            state(true),
+        )
+        .await
+        .expect("bind");
         let mut stream = tokio::net::TcpStream::connect(bound)
             .await
             .expect("connect");

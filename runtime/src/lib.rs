@@ -8,12 +8,14 @@
 //!   change to it as a typed message, and stops it when the object is deleted.
 //! - [`watch`]: the watcher task feeding a registry, with backpressure; [`undecodable`]: objects whose stored
 //!   JSON does not decode (the Event naming them; their actors hold, [`reconcile::hold`]).
-//! - [`endpoints`]: `/healthz`, `/readyz`, `/metrics`, `/debug/actors`, `/debug/journal`.
+//! - [`endpoints`]: `/healthz`, `/readyz`, `/metrics`, `/debug/actors`, `/debug/journal`; [`endpoint_auth`]:
+//!   who may read the last three (TokenReview and SubjectAccessReview, `--metrics-auth`).
 //! - [`telemetry`]: tracing to stdout, and OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
 //! - [`trace_context`]: W3C trace context carried in object annotations across the two processes.
 //! - [`client`]: the kube client from a kubeconfig or the in-cluster service account.
 //! - [`impersonate`]: a client acting as a ServiceAccount; [`scoped_install`]: which identity installs (OLM's
-//!   scoped installs, an OperatorGroup's `spec.serviceAccountName`).
+//!   scoped installs, an OperatorGroup's `spec.serviceAccountName`); [`impersonation_grant`]: the operator's
+//!   right to act as that one account, granted in its namespace.
 //! - [`chaos`]: the seeded fault injector (off unless `OLM_RS_CHAOS` is set).
 //! - [`actor_metrics`], [`api_metrics`]: controller-style reconcile/mailbox metrics and API latency by verb.
 //! - [`leader`]: leader election on a `coordination.k8s.io/v1` Lease (`--leader-elect`).
@@ -25,12 +27,15 @@ pub mod args;
 pub mod chaos;
 pub mod client;
 pub mod code_pages;
+pub mod endpoint_auth;
 pub mod endpoints;
 pub mod heap_trim;
 pub mod impersonate;
+pub mod impersonation_grant;
 pub mod leader;
 pub mod lenient;
 pub mod metrics;
+pub mod own_account;
 pub mod own_writes;
 pub mod reconcile;
 pub mod registry;

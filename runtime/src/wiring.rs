@@ -8,7 +8,9 @@
 //!         task of its own) → start registries → Activation::run_until_stopped (SIGTERM releases the Lease)
 //! ```
 
-use crate::endpoints::{self, EndpointState};
+use crate::args::EndpointArgs;
+use crate::endpoint_auth::{AuthMode, EndpointAuth};
+use crate::endpoints::{self, EndpointState, Surface};
 use crate::metrics::Metrics;
 use crate::registry::{ObjectActor, Registry, SharedJournal};
 use crate::undecodable::Announcer;
@@ -170,19 +172,37 @@ impl Wiring {
         (addr, store)
     }
 
-    /// Serve `/healthz`, `/readyz`, `/metrics`, `/debug/*` on `addr`; readiness follows `activation`'s role.
+    /// Serve `/healthz`, `/readyz`, `/metrics`, `/debug/*` on `addr` (with `--metrics-bind-address`, the probes
+    /// only, and the rest there); readiness follows `activation`'s role; `--metrics-auth` says who may read what
+    /// is not a probe. Returns the bound address of `addr`.
     pub async fn serve(
         &self,
         addr: SocketAddr,
+        args: &EndpointArgs,
         activation: &Activation,
     ) -> std::io::Result<SocketAddr> {
+        let EndpointArgs {
+            metrics_auth,
+            metrics_bind_address,
+        } = args;
+        let auth = match metrics_auth {
+            AuthMode::Rbac => EndpointAuth::new(AuthMode::Rbac, self.client.clone()),
+            AuthMode::None => EndpointAuth::open(),
+        };
         let state = EndpointState {
             metrics: self.metrics.clone(),
             journals: self.journals.clone(),
             synced: self.synced.clone(),
             role: activation.role(),
+            auth: Arc::new(auth),
         };
-        endpoints::serve(addr, state).await
+        let Some(metrics_addr) = metrics_bind_address else {
+            return endpoints::serve(addr, Surface::All, state).await;
+        };
+        let bound = endpoints::serve(addr, Surface::Probes, state.clone()).await?;
+        let metrics = endpoints::serve(*metrics_addr, Surface::All, state).await?;
+        tracing::info!(probes = %bound, metrics = %metrics, auth = ?metrics_auth, "metrics and debug endpoints on their own address");
+        Ok(bound)
     }
 }
 

@@ -9,6 +9,7 @@ use kube::api::{Api, DeleteParams, PostParams};
 use rand::Rng;
 use std::future::Future;
 
+#[derive(Clone)]
 pub struct TestContext {
     pub client: Client,
     pub namespace: String,

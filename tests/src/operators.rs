@@ -50,6 +50,9 @@ impl OperatorProcess {
                 "RUST_LOG",
                 std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()),
             )
+            // On loopback: the tests read the metrics and debug endpoints without a token, unless they set
+            // `OLM_METRICS_AUTH` themselves (metrics_auth.rs).
+            .env("OLM_METRICS_AUTH", "none")
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(out)
@@ -133,11 +136,25 @@ impl Drop for OperatorProcess {
 
 /// A minimal HTTP/1.1 GET over loopback (no client dependency needed for three endpoints).
 async fn http_get(port: u16, path: &str) -> anyhow::Result<(u16, Vec<u8>)> {
+    http_get_as(port, path, None).await
+}
+
+/// [`http_get`] on any loopback port, with `Authorization: Bearer <token>` when a token is given.
+pub async fn http_get_as(
+    port: u16,
+    path: &str,
+    token: Option<&str>,
+) -> anyhow::Result<(u16, Vec<u8>)> {
     let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
+    let authorization = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
     stream
         .write_all(
-            format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-                .as_bytes(),
+            format!(
+                "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{authorization}Connection: close\r\n\r\n"
+            )
+            .as_bytes(),
         )
         .await?;
     let mut raw = Vec::new();

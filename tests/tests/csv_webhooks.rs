@@ -18,6 +18,7 @@ use messages::crd::operator_group::OperatorGroup;
 mod csv_support;
 
 use csv_support::{await_phase, csvs};
+use olm_tests::rbac::{DeployedRbac, kubeconfig_as};
 use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
 use serde_json::{Value, json};
 use sha2::Digest;
@@ -92,8 +93,32 @@ fn owner_selector(csv: &str, ns: &str) -> String {
     format!("olm.owner={csv},olm.owner.namespace={ns},olm.owner.kind=ClusterServiceVersion")
 }
 
+/// Who olm-operator runs as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Identity {
+    /// The test plane's admin kubeconfig.
+    Admin,
+    /// Its deploy/rbac ServiceAccount (`olm_tests::rbac`), which reads and replaces certificate Secrets only
+    /// through the per-CSV grant it makes itself (olm-operator/src/csv/served/cert_grant.rs).
+    OwnAccount,
+}
+
 /// Run `body` with an olm-operator (extra env) watching a fresh namespace; its log is printed on failure.
 async fn with_operator<F, Fut>(prefix: &str, env: &[(&str, &str)], body: F) -> anyhow::Result<()>
+where
+    F: FnOnce(TestContext) -> Fut,
+    Fut: Future<Output = anyhow::Result<()>>,
+{
+    with_operator_as(Identity::Admin, prefix, env, body).await
+}
+
+/// [`with_operator`] as `identity`.
+async fn with_operator_as<F, Fut>(
+    identity: Identity,
+    prefix: &str,
+    env: &[(&str, &str)],
+    body: F,
+) -> anyhow::Result<()>
 where
     F: FnOnce(TestContext) -> Fut,
     Fut: Future<Output = anyhow::Result<()>>,
@@ -104,15 +129,26 @@ where
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     with_namespace(cluster, prefix, |ctx| async move {
+        let mut env: Vec<(String, String)> = env;
+        let mut args = vec!["--watched-namespaces".to_string(), ctx.namespace.clone()];
+        let rbac = match identity {
+            Identity::Admin => None,
+            Identity::OwnAccount => {
+                let rbac = DeployedRbac::apply(&ctx)?;
+                let kubeconfig = kubeconfig_as(&ctx, &rbac.user("olm-operator"))?;
+                env.push(("KUBECONFIG".into(), kubeconfig.display().to_string()));
+                env.push((
+                    "OPERATOR_SERVICE_ACCOUNT".into(),
+                    rbac.account("olm-operator"),
+                ));
+                args.extend(["--namespace".to_string(), ctx.namespace.clone()]);
+                Some(rbac)
+            }
+        };
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        let op = OperatorProcess::start_with_env(
-            ctx.cluster,
-            "olm-operator",
-            &["--watched-namespaces", &ctx.namespace.clone()],
-            &env,
-        )
-        .await?;
-        let result = body(ctx).await;
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let op = OperatorProcess::start_with_env(ctx.cluster, "olm-operator", &args, &env).await?;
+        let result = body(ctx.clone()).await;
         if result.is_err() {
             let text = std::fs::read_to_string(&op.log).unwrap_or_default();
             let tail: Vec<&str> = text.lines().rev().take(80).collect();
@@ -122,6 +158,9 @@ where
             );
         }
         drop(op);
+        if let Some(rbac) = rbac {
+            rbac.delete_cluster_objects(&ctx);
+        }
         result
     })
     .await
@@ -270,11 +309,23 @@ async fn a_webhook_operator_gets_certificates_a_service_and_scoped_configuration
 
 #[tokio::test]
 async fn certificates_rotate_before_expiry_and_the_ca_bundle_follows() -> anyhow::Result<()> {
+    rotation(Identity::Admin).await
+}
+
+/// The same rotation by olm-operator as its own account: it creates the pair, reads it back and replaces it
+/// through its grant of exactly that Secret.
+#[tokio::test]
+async fn certificates_rotate_as_olm_operators_own_account() -> anyhow::Result<()> {
+    rotation(Identity::OwnAccount).await
+}
+
+async fn rotation(identity: Identity) -> anyhow::Result<()> {
     // 40 s certificates rotate after 20 s (the window is half a short validity).
-    with_operator(
+    with_operator_as(
+        identity,
         "csv-webhook-rotation",
         &[("OLM_RS_CERT_VALIDITY_SECONDS", "40")],
-        |ctx| async move {
+        move |ctx| async move {
             let ns = ctx.namespace.clone();
             create_group(&ctx).await?;
             let webhooks = json!([hook(
@@ -418,6 +469,30 @@ async fn certificates_rotate_before_expiry_and_the_ca_bundle_follows() -> anyhow
             );
             let status = rotated.status.unwrap_or_default();
             assert!(status.certs_last_updated.is_some());
+            if identity == Identity::OwnAccount {
+                // What olm-operator granted itself: get and update on this CSV's one certificate Secret.
+                let roles: Api<k8s_openapi::api::rbac::v1::Role> =
+                    Api::namespaced(ctx.client.clone(), &ns);
+                let grants = roles
+                    .list(
+                        &ListParams::default()
+                            .labels(&format!("olm-rs.io/olm-operator-grant={ns}")),
+                    )
+                    .await?;
+                let rules: Vec<_> = grants
+                    .items
+                    .into_iter()
+                    .flat_map(|r| r.rules.unwrap_or_default())
+                    .map(|r| (r.resource_names.unwrap_or_default(), r.verbs))
+                    .collect();
+                assert_eq!(
+                    rules,
+                    vec![(
+                        vec!["rotating-service-cert".to_string()],
+                        vec!["get".to_string(), "update".to_string()]
+                    )]
+                );
+            }
             csvs(&ctx)
                 .delete("rot.v1", &DeleteParams::default())
                 .await?;

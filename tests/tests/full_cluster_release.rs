@@ -220,19 +220,17 @@ fn leftovers(release: &Release, crds: bool) -> anyhow::Result<Vec<String>> {
             left.push(name.to_string());
         }
     }
-    left.extend(
-        get(&[
-            "get",
-            "roles",
-            "-A",
-            "-l",
-            "olm-rs.io/catalog-operator-grant",
-            "-o",
-            "name",
-        ])?
-        .lines()
-        .map(String::from),
-    );
+    for label in [
+        "olm-rs.io/catalog-operator-grant",
+        "olm-rs.io/olm-operator-grant",
+        "olm-rs.io/impersonation-grant",
+    ] {
+        left.extend(
+            get(&["get", "roles", "-A", "-l", label, "-o", "name"])?
+                .lines()
+                .map(String::from),
+        );
+    }
     // What olm-operator made for objects of the olm namespace (the olm-operators OperatorGroup's ClusterRoles).
     left.extend(
         get(&[

@@ -1,132 +1,75 @@
-//! The ServiceAccounts of deploy/rbac hold what the operators use and nothing they do not: `kubectl auth can-i
-//! --as system:serviceaccount:...` against the real apiserver's RBAC authorizer, for the rules applied through
-//! kustomize (into the test namespace, names prefixed so parallel runs never share the cluster-wide objects).
-//! Then the narrow rights catalog-operator grants itself (catalog-operator/src/self_grant.rs), created by the
-//! ServiceAccount itself (an impersonating client): `get` on a CatalogSource's pull secrets by name, `list` on one
-//! CRD's custom resources, each allowing exactly that, and the CRD's grant going with the CRD.
+//! The ServiceAccounts of deploy/rbac hold what the operators use and are refused what they do not: `kubectl auth
+//! can-i --as system:serviceaccount:...` against the real apiserver's RBAC authorizer, for the rules applied through
+//! kustomize (into the test namespace, names prefixed so parallel runs never share the cluster-wide objects;
+//! `olm_tests::rbac`). Then the narrow rights the operators grant themselves at run time, each created by the
+//! ServiceAccount itself (an impersonating client), each allowing exactly its objects: catalog-operator's `get` on
+//! a CatalogSource's pull secrets and `list` on one CRD's custom resources (catalog-operator/src/self_grant.rs, the
+//! CRD's grant revoked and gone with the CRD), olm-operator's `get`/`update` on one CSV's certificate Secrets
+//! (olm-operator/src/csv/served/cert_grant.rs), and either operator's `impersonate` of the one ServiceAccount an
+//! OperatorGroup names (runtime/src/impersonation_grant.rs).
 
-use anyhow::{Context, bail};
+use anyhow::Context;
+use olm_tests::rbac::{Answer, DeployedRbac, Scope, can_i, client_as};
 use olm_tests::{Cluster, TestContext, with_namespace};
-use std::io::Write;
-use std::process::{Command, Stdio};
 
-/// What `kubectl auth can-i` should answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Answer {
-    Yes,
-    No,
-}
-
-/// Where a check asks: a namespace (`None`: the test namespace), or the whole cluster (`-A` / cluster-scoped).
-#[derive(Clone, Copy, Debug)]
-enum Scope {
-    Own,
-    Other,
-    AllNamespaces,
-}
-
-/// Apply deploy/rbac with the test namespace and a name prefix; return the prefix.
-fn apply_rbac(ctx: &TestContext) -> anyhow::Result<String> {
-    let prefix = format!("{}-", ctx.namespace);
-    let dir = std::env::temp_dir().join(format!("olm-rs-rbac-{}", ctx.namespace));
-    std::fs::create_dir_all(&dir)?;
-    let base = ctx.cluster.repo_root.join("deploy/rbac");
-    let relative = pathdiff(&dir, &base)?;
-    std::fs::write(
-        dir.join("kustomization.yaml"),
-        format!(
-            "namespace: {}\nnamePrefix: {prefix}\nresources:\n- {relative}\n",
-            ctx.namespace
-        ),
-    )?;
-    let rendered = ctx
-        .cluster
-        .kubectl(&["kustomize", &dir.display().to_string()])?;
-    let mut apply = Command::new("kubectl")
-        .args(["apply", "--server-side", "-f", "-"])
-        .env("KUBECONFIG", &ctx.cluster.kubeconfig)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("run kubectl apply")?;
-    apply
-        .stdin
-        .take()
-        .context("kubectl stdin")?
-        .write_all(rendered.as_bytes())?;
-    let out = apply.wait_with_output()?;
-    if !out.status.success() {
-        bail!(
-            "kubectl apply of deploy/rbac: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    std::fs::remove_dir_all(&dir)?;
-    Ok(prefix)
-}
-
-/// `to` relative to `from` (both absolute, `to` a folder), for kustomize, which refuses absolute bases.
-fn pathdiff(from: &std::path::Path, to: &std::path::Path) -> anyhow::Result<String> {
-    let (from, to) = (from.canonicalize()?, to.canonicalize()?);
-    let from: Vec<_> = from.components().collect();
-    let to: Vec<_> = to.components().collect();
-    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-    let mut parts: Vec<String> = vec!["..".to_string(); from.len() - common];
-    parts.extend(
-        to[common..]
-            .iter()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
-    );
-    Ok(parts.join("/"))
-}
-
-/// A client acting as `user` (impersonation by the admin kubeconfig).
-async fn client_as(ctx: &TestContext, user: &str) -> anyhow::Result<kube::Client> {
-    use kube::config::{KubeConfigOptions, Kubeconfig};
-    let kc = Kubeconfig::read_from(&ctx.cluster.kubeconfig)?;
-    let mut config =
-        kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default()).await?;
-    config.auth_info.impersonate = Some(user.to_string());
-    Ok(kube::Client::try_from(config)?)
-}
-
-/// `can_i` until it answers `want` (the apiserver's RBAC cache follows a new binding within moments).
+/// `can_i` as deploy/rbac's `account` until it answers `want` (the apiserver's RBAC cache follows a new binding
+/// within moments).
 async fn await_answer(
     ctx: &TestContext,
+    rbac: &DeployedRbac,
     account: &str,
-    verb: &str,
-    resource: &str,
+    (verb, resource, scope): (&str, &str, Scope),
     want: Answer,
 ) -> anyhow::Result<()> {
+    let user = rbac.user(account);
     olm_tests::eventually(
         std::time::Duration::from_secs(20),
         &format!("{account} {verb} {resource}: {want:?}"),
-        || async { Ok((can_i(ctx, account, verb, resource, Own)? == want).then_some(())) },
+        || async { Ok((can_i(ctx, &user, verb, resource, scope)? == want).then_some(())) },
     )
     .await
 }
 
-/// The grants of self_grant.rs, made by the catalog-operator ServiceAccount itself; returns what is wrong.
-async fn self_grants(ctx: &TestContext, prefix: &str) -> anyhow::Result<Vec<String>> {
-    use catalog_operator::self_grant::{self, CatalogRef, CrdRef, Grantee};
+/// What `account` must answer for each (verb, resource, scope), as a list of what differs.
+fn differences(
+    ctx: &TestContext,
+    rbac: &DeployedRbac,
+    account: &str,
+    when: &str,
+    checks: &[(&str, &str, Scope, Answer)],
+) -> anyhow::Result<Vec<String>> {
+    let user = rbac.user(account);
+    let mut wrong = Vec::new();
+    for (verb, resource, scope, want) in checks {
+        let got = can_i(ctx, &user, verb, resource, *scope)?;
+        if got != *want {
+            wrong.push(format!(
+                "{account} {verb} {resource} ({scope:?}) {when}: expected {want:?}, got {got:?}"
+            ));
+        }
+    }
+    Ok(wrong)
+}
+
+/// catalog-operator's grants (self_grant.rs), made by its ServiceAccount itself; returns what is wrong.
+async fn catalog_operator_grants(
+    ctx: &TestContext,
+    rbac: &DeployedRbac,
+) -> anyhow::Result<Vec<String>> {
+    use catalog_operator::self_grant::{self, CatalogRef, Grantee};
     use k8s_openapi::api::core::v1::Secret;
     use k8s_openapi::api::rbac::v1::ClusterRole;
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     use kube::api::{DeleteParams, PostParams};
     use messages::crd::catalog_source::CatalogSource;
 
-    let account = format!("{prefix}catalog-operator");
+    let account = rbac.account("catalog-operator");
     let grantee = Grantee {
         namespace: ctx.namespace.clone(),
         name: account.clone(),
         package_server: None,
     };
-    let me = client_as(
-        ctx,
-        &format!("system:serviceaccount:{}:{account}", ctx.namespace),
-    )
-    .await?;
+    let me = client_as(ctx, &rbac.user("catalog-operator")).await?;
     let pp = PostParams::default();
     let mut wrong = Vec::new();
 
@@ -143,9 +86,13 @@ async fn self_grants(ctx: &TestContext, prefix: &str) -> anyhow::Result<Vec<Stri
             "kind": "CatalogSource", "metadata": {"name": "private"},
             "spec": {"sourceType": "grpc", "image": "registry.example/catalog:1", "secrets": ["pull"]}}))?)
         .await?;
-    if can_i(ctx, &account, "get", "secrets/pull", Own)? != No {
-        wrong.push(format!("{account} reads the pull secret before any grant"));
-    }
+    wrong.extend(differences(
+        ctx,
+        rbac,
+        "catalog-operator",
+        "before any grant",
+        &[("get", "secrets/pull", Own, No)],
+    )?);
     let names = vec!["pull".to_string()];
     self_grant::apply_pull_secret_grant(
         &me,
@@ -159,29 +106,33 @@ async fn self_grants(ctx: &TestContext, prefix: &str) -> anyhow::Result<Vec<Stri
     )
     .await
     .context("catalog-operator grants itself its catalog's pull secrets")?;
-    await_answer(ctx, &account, "get", "secrets/pull", Yes).await?;
-    for (verb, resource) in [
-        ("get", "secrets/other"),
-        ("list", "secrets"),
-        ("watch", "secrets"),
-    ] {
-        if can_i(ctx, &account, verb, resource, Own)? != No {
-            wrong.push(format!(
-                "{account} {verb} {resource} after the pull-secret grant"
-            ));
-        }
-    }
-    if can_i(ctx, &account, "get", "secrets/pull", Other)? != No {
-        wrong.push(format!(
-            "{account} reads a `pull` Secret in another namespace"
-        ));
-    }
+    await_answer(
+        ctx,
+        rbac,
+        "catalog-operator",
+        ("get", "secrets/pull", Own),
+        Yes,
+    )
+    .await?;
+    wrong.extend(differences(
+        ctx,
+        rbac,
+        "catalog-operator",
+        "after the pull-secret grant",
+        &[
+            ("get", "secrets/other", Own, No),
+            ("list", "secrets", Own, No),
+            ("watch", "secrets", Own, No),
+            ("update", "secrets/pull", Own, No),
+            ("get", "secrets/pull", Other, No),
+        ],
+    )?);
 
-    // The CRD-upgrade check: a CRD of this test, its custom resources listed through the grant.
+    // The CRD-upgrade check: a CRD of this test, its custom resources listed through the grant, then revoked.
     let group = format!("{}.olm-rs.io", ctx.namespace);
     let crd_name = format!("widgets.{group}");
     let crds: kube::Api<CustomResourceDefinition> = kube::Api::all(ctx.client.clone());
-    let crd = crds
+    crds
         .create(&pp, &serde_json::from_value(serde_json::json!({"metadata": {"name": crd_name},
             "spec": {"group": group, "scope": "Namespaced",
                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
@@ -206,33 +157,60 @@ async fn self_grants(ctx: &TestContext, prefix: &str) -> anyhow::Result<Vec<Stri
             },
         )
         .await?;
-        if can_i(ctx, &account, "list", &widgets, AllNamespaces)? != No {
-            wrong.push(format!("{account} lists {widgets} before any grant"));
-        }
-        self_grant::apply_cr_list_grant(
-            &me,
-            &grantee,
-            &CrdRef {
-                name: &crd_name,
-                uid: crd.metadata.uid.as_deref().unwrap_or_default(),
-                group: &group,
-                plural: "widgets",
-            },
+        wrong.extend(differences(
+            ctx,
+            rbac,
+            "catalog-operator",
+            "before any grant",
+            &[("list", &widgets, AllNamespaces, No)],
+        )?);
+        let stored = serde_json::to_value(crds.get(&crd_name).await?)?;
+        let crd_ref = self_grant::crd_ref_from_server(&stored).map_err(anyhow::Error::msg)?;
+        self_grant::apply_cr_list_grant(&me, &grantee, &crd_ref)
+            .await
+            .context("catalog-operator grants itself the list of the CRD's custom resources")?;
+        await_answer(
+            ctx,
+            rbac,
+            "catalog-operator",
+            ("list", &widgets, AllNamespaces),
+            Yes,
         )
-        .await
-        .context("catalog-operator grants itself the list of the CRD's custom resources")?;
-        await_answer(ctx, &account, "list", &widgets, Yes).await?;
-        for (verb, resource) in [
-            ("get", widgets.as_str()),
-            ("delete", widgets.as_str()),
-            ("list", "secrets"),
-        ] {
-            if can_i(ctx, &account, verb, resource, AllNamespaces)? != No {
-                wrong.push(format!(
-                    "{account} {verb} {resource} after the CR list grant"
-                ));
-            }
-        }
+        .await?;
+        wrong.extend(differences(
+            ctx,
+            rbac,
+            "catalog-operator",
+            "after the CR list grant",
+            &[
+                ("get", &widgets, AllNamespaces, No),
+                ("delete", &widgets, AllNamespaces, No),
+                ("list", "secrets", AllNamespaces, No),
+            ],
+        )?);
+        self_grant::apply_cr_list_revocation(&me, &grantee, &crd_ref)
+            .await
+            .context("catalog-operator revokes its list of the CRD's custom resources")?;
+        await_answer(
+            ctx,
+            rbac,
+            "catalog-operator",
+            ("list", &widgets, AllNamespaces),
+            No,
+        )
+        .await?;
+        // The revoked grant is applied again for the next check (and then goes with the CRD).
+        self_grant::apply_cr_list_grant(&me, &grantee, &crd_ref)
+            .await
+            .context("catalog-operator grants itself the list again")?;
+        await_answer(
+            ctx,
+            rbac,
+            "catalog-operator",
+            ("list", &widgets, AllNamespaces),
+            Yes,
+        )
+        .await?;
         anyhow::Ok(())
     }
     .await;
@@ -250,60 +228,145 @@ async fn self_grants(ctx: &TestContext, prefix: &str) -> anyhow::Result<Vec<Stri
     Ok(wrong)
 }
 
-fn delete_cluster_objects(ctx: &TestContext, prefix: &str) {
-    for (kind, name) in [
-        ("clusterrolebinding", "olm-rs:olm-operator"),
-        ("clusterrolebinding", "olm-rs:catalog-operator"),
-        ("clusterrole", "olm-rs:olm-operator"),
-        ("clusterrole", "olm-rs:catalog-operator"),
-        ("clusterrolebinding", "olm-rs:package-server"),
-        ("clusterrole", "olm-rs:package-server"),
-    ] {
-        let _ = ctx.cluster.kubectl(&[
-            "delete",
-            kind,
-            &format!("{prefix}{name}"),
-            "--ignore-not-found",
-        ]);
-    }
+/// olm-operator's grant of one CSV's certificate Secrets (cert_grant.rs), made by its ServiceAccount itself.
+async fn olm_operator_grants(
+    ctx: &TestContext,
+    rbac: &DeployedRbac,
+) -> anyhow::Result<Vec<String>> {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+    use olm_operator::csv::served::cert_grant;
+    use olm_operator::csv::served::objects::Owner;
+
+    let me = client_as(ctx, &rbac.user("olm-operator")).await?;
+    let grantee = olm_runtime::own_account::Grantee {
+        namespace: ctx.namespace.clone(),
+        name: rbac.account("olm-operator"),
+    };
+    // The owner need not exist for RBAC: a made-up uid, which the garbage collector leaves alone until the
+    // namespace goes.
+    let owner = Owner {
+        name: "webhook.v1".into(),
+        namespace: ctx.namespace.clone(),
+        reference: OwnerReference {
+            api_version: "v1".into(),
+            kind: "Namespace".into(),
+            name: ctx.namespace.clone(),
+            uid: namespace_uid(ctx).await?,
+            ..Default::default()
+        },
+    };
+    let mut wrong = differences(
+        ctx,
+        rbac,
+        "olm-operator",
+        "before any grant",
+        &[
+            ("get", "secrets/webhook-service-cert", Own, No),
+            ("update", "secrets/webhook-service-cert", Own, No),
+        ],
+    )?;
+    cert_grant::apply_grant(&me, &grantee, &owner, &["webhook-service-cert".to_string()])
+        .await
+        .context("olm-operator grants itself a CSV's certificate Secret")?;
+    await_answer(
+        ctx,
+        rbac,
+        "olm-operator",
+        ("get", "secrets/webhook-service-cert", Own),
+        Yes,
+    )
+    .await?;
+    wrong.extend(differences(
+        ctx,
+        rbac,
+        "olm-operator",
+        "after the certificate grant",
+        &[
+            ("update", "secrets/webhook-service-cert", Own, Yes),
+            ("get", "secrets/other-cert", Own, No),
+            ("list", "secrets", Own, No),
+            ("watch", "secrets", Own, No),
+            ("delete", "secrets/webhook-service-cert", Own, No),
+            ("get", "secrets/webhook-service-cert", Other, No),
+        ],
+    )?);
+    Ok(wrong)
 }
 
-fn can_i(
+/// Either operator's grant to act as the one ServiceAccount an OperatorGroup names (impersonation_grant.rs), made
+/// by its ServiceAccount itself.
+async fn impersonation_grants(
     ctx: &TestContext,
-    account: &str,
-    verb: &str,
-    resource: &str,
-    scope: Scope,
-) -> anyhow::Result<Answer> {
-    let user = format!("system:serviceaccount:{}:{account}", ctx.namespace);
-    // `kind#sub` asks about a subresource (`kubectl auth can-i create pods/exec` would ask about a pod named exec).
-    let (resource, subresource) = match resource.split_once('#') {
-        Some((r, sub)) => (r, Some(sub)),
-        None => (resource, None),
-    };
-    let mut args = vec!["auth", "can-i", verb, resource, "--as", user.as_str()];
-    if let Some(sub) = subresource {
-        args.extend(["--subresource", sub]);
+    rbac: &DeployedRbac,
+) -> anyhow::Result<Vec<String>> {
+    use k8s_openapi::api::core::v1::{ObjectReference, ServiceAccount};
+    use kube::api::PostParams;
+    use olm_runtime::impersonation_grant;
+
+    let accounts: kube::Api<ServiceAccount> =
+        kube::Api::namespaced(ctx.client.clone(), &ctx.namespace);
+    let mut deployer = ServiceAccount::default();
+    deployer.metadata.name = Some("deployer".into());
+    let deployer = accounts.create(&PostParams::default(), &deployer).await?;
+    let mut wrong = Vec::new();
+    for operator in ["olm-operator", "catalog-operator"] {
+        wrong.extend(differences(
+            ctx,
+            rbac,
+            operator,
+            "before any grant",
+            &[("impersonate", "serviceaccounts/deployer", Own, No)],
+        )?);
+        let me = client_as(ctx, &rbac.user(operator)).await?;
+        let grantee = impersonation_grant::Grantee {
+            namespace: ctx.namespace.clone(),
+            name: rbac.account(operator),
+        };
+        let account = ObjectReference {
+            namespace: Some(ctx.namespace.clone()),
+            name: Some("deployer".into()),
+            uid: deployer.metadata.uid.clone(),
+            ..Default::default()
+        };
+        impersonation_grant::apply_grant(&me, &grantee, &account)
+            .await
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("{operator} grants itself the group's account"))?;
+        await_answer(
+            ctx,
+            rbac,
+            operator,
+            ("impersonate", "serviceaccounts/deployer", Own),
+            Yes,
+        )
+        .await?;
+        wrong.extend(differences(
+            ctx,
+            rbac,
+            operator,
+            "after the impersonation grant",
+            &[
+                ("impersonate", "serviceaccounts/default", Own, No),
+                ("impersonate", "serviceaccounts", Own, No),
+                ("impersonate", "serviceaccounts/deployer", Other, No),
+                ("impersonate", "users", AllNamespaces, No),
+                ("impersonate", "groups", AllNamespaces, No),
+                ("create", "serviceaccounts/deployer#token", Own, No),
+            ],
+        )?);
     }
-    match scope {
-        Scope::Own => args.extend(["-n", ctx.namespace.as_str()]),
-        Scope::Other => args.extend(["-n", "kube-system"]),
-        Scope::AllNamespaces => args.push("-A"),
-    }
-    let out = Command::new("kubectl")
-        .args(&args)
-        .env("KUBECONFIG", &ctx.cluster.kubeconfig)
-        .output()
-        .context("run kubectl auth can-i")?;
-    match String::from_utf8_lossy(&out.stdout).trim() {
-        "yes" => Ok(Answer::Yes),
-        "no" => Ok(Answer::No),
-        other => bail!(
-            "kubectl {}: unexpected answer {other:?}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    }
+    Ok(wrong)
+}
+
+async fn namespace_uid(ctx: &TestContext) -> anyhow::Result<String> {
+    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> =
+        kube::Api::all(ctx.client.clone());
+    namespaces
+        .get(&ctx.namespace)
+        .await?
+        .metadata
+        .uid
+        .context("the namespace has no uid")
 }
 
 use Answer::{No, Yes};
@@ -321,12 +384,6 @@ const OLM_OPERATOR: &[(&str, &str, Scope, Answer)] = &[
     ("create", "deployments.apps", AllNamespaces, Yes),
     (
         "create",
-        "clusterroles.rbac.authorization.k8s.io",
-        AllNamespaces,
-        Yes,
-    ),
-    (
-        "escalate",
         "clusterroles.rbac.authorization.k8s.io",
         AllNamespaces,
         Yes,
@@ -367,10 +424,6 @@ const OLM_OPERATOR: &[(&str, &str, Scope, Answer)] = &[
         AllNamespaces,
         Yes,
     ),
-    // Scoped installs (csv/scoped.rs): acting as an OperatorGroup's service account, never as a user or group.
-    ("impersonate", "serviceaccounts", AllNamespaces, Yes),
-    ("impersonate", "users", AllNamespaces, No),
-    ("impersonate", "groups", AllNamespaces, No),
     // The Operator view (operator_view/): component labels by patch, Operators and their status.
     (
         "patch",
@@ -396,23 +449,9 @@ const OLM_OPERATOR: &[(&str, &str, Scope, Answer)] = &[
         AllNamespaces,
         Yes,
     ),
-    (
-        "delete",
-        "operators.operators.coreos.com",
-        AllNamespaces,
-        No,
-    ),
-    (
-        "update",
-        "installplans.operators.coreos.com",
-        AllNamespaces,
-        No,
-    ),
-    // Webhooks and API services (csv/served): certificate Secrets by name, Services, webhook configurations,
-    // APIServices, CRD conversion.
-    ("get", "secrets", AllNamespaces, Yes),
+    // Webhooks and API services (csv/served): certificate Secrets created (read and replaced through the per-CSV
+    // grant), Services, webhook configurations, APIServices, CRD conversion.
     ("create", "secrets", AllNamespaces, Yes),
-    ("update", "secrets", AllNamespaces, Yes),
     ("create", "services", AllNamespaces, Yes),
     (
         "create",
@@ -438,18 +477,79 @@ const OLM_OPERATOR: &[(&str, &str, Scope, Answer)] = &[
         AllNamespaces,
         Yes,
     ),
-    // What it must not.
+    // The metrics endpoints (endpoint_auth.rs): token and access reviews.
+    (
+        "create",
+        "tokenreviews.authentication.k8s.io",
+        AllNamespaces,
+        Yes,
+    ),
+    (
+        "create",
+        "subjectaccessreviews.authorization.k8s.io",
+        AllNamespaces,
+        Yes,
+    ),
+    // Kept on purpose, the power to install RBAC (deploy/rbac/olm-operator.yaml, docs/operations.md).
+    (
+        "escalate",
+        "clusterroles.rbac.authorization.k8s.io",
+        AllNamespaces,
+        Yes,
+    ),
+    (
+        "bind",
+        "clusterroles.rbac.authorization.k8s.io",
+        AllNamespaces,
+        Yes,
+    ),
+    // What it must not: read or change Secrets (but create a certificate pair)...
+    ("get", "secrets", AllNamespaces, No),
+    ("get", "secrets", Own, No),
+    ("update", "secrets", AllNamespaces, No),
+    ("patch", "secrets", AllNamespaces, No),
+    ("list", "secrets", AllNamespaces, No),
+    ("list", "secrets", Own, No),
+    ("watch", "secrets", AllNamespaces, No),
+    ("delete", "secrets", AllNamespaces, No),
+    // ... act as anyone (only the one account a group names, through a grant), or mint tokens ...
+    ("impersonate", "serviceaccounts", AllNamespaces, No),
+    ("impersonate", "serviceaccounts", Own, No),
+    ("impersonate", "users", AllNamespaces, No),
+    ("impersonate", "groups", AllNamespaces, No),
+    ("create", "serviceaccounts#token", AllNamespaces, No),
+    // ... touch pods, nodes or namespaces ...
+    ("get", "pods", AllNamespaces, No),
+    ("create", "pods", AllNamespaces, No),
+    ("create", "pods#exec", AllNamespaces, No),
+    ("delete", "nodes", AllNamespaces, No),
+    ("delete", "namespaces", AllNamespaces, No),
+    ("list", "configmaps", AllNamespaces, No),
+    // ... or what another component owns; applied objects are never replaced.
     (
         "update",
         "subscriptions.operators.coreos.com",
         AllNamespaces,
         No,
     ),
-    ("list", "secrets", AllNamespaces, No),
-    ("list", "secrets", Own, No),
-    // Certificate Secrets are created or replaced at the version read, never applied.
-    ("patch", "secrets", AllNamespaces, No),
-    // Applied, never replaced.
+    (
+        "create",
+        "installplans.operators.coreos.com",
+        AllNamespaces,
+        No,
+    ),
+    (
+        "update",
+        "installplans.operators.coreos.com",
+        AllNamespaces,
+        No,
+    ),
+    (
+        "delete",
+        "operators.operators.coreos.com",
+        AllNamespaces,
+        No,
+    ),
     (
         "update",
         "validatingwebhookconfigurations.admissionregistration.k8s.io",
@@ -462,23 +562,10 @@ const OLM_OPERATOR: &[(&str, &str, Scope, Answer)] = &[
         AllNamespaces,
         No,
     ),
-    ("watch", "secrets", AllNamespaces, No),
-    ("delete", "secrets", AllNamespaces, No),
     ("delete", "services", AllNamespaces, No),
     (
         "delete",
         "apiservices.apiregistration.k8s.io",
-        AllNamespaces,
-        No,
-    ),
-    ("list", "configmaps", AllNamespaces, No),
-    ("get", "pods", AllNamespaces, No),
-    ("create", "pods#exec", AllNamespaces, No),
-    ("delete", "nodes", AllNamespaces, No),
-    ("delete", "namespaces", AllNamespaces, No),
-    (
-        "create",
-        "installplans.operators.coreos.com",
         AllNamespaces,
         No,
     ),
@@ -512,19 +599,105 @@ const CATALOG_OPERATOR: &[(&str, &str, Scope, Answer)] = &[
         AllNamespaces,
         Yes,
     ),
+    (
+        "update",
+        "customresourcedefinitions.apiextensions.k8s.io",
+        AllNamespaces,
+        Yes,
+    ),
     ("create", "secrets", AllNamespaces, Yes),
-    ("create", "pods", AllNamespaces, Yes),
     ("update", "leases.coordination.k8s.io", Own, Yes),
-    // Scoped installs (install_plan/scoped.rs): acting as an OperatorGroup's service account.
-    ("impersonate", "serviceaccounts", AllNamespaces, Yes),
-    // What it must not.
-    ("impersonate", "users", AllNamespaces, No),
-    ("impersonate", "groups", AllNamespaces, No),
-    ("delete", "nodes", AllNamespaces, No),
-    ("get", "secrets", AllNamespaces, No),
-    ("list", "secrets", AllNamespaces, No),
+    (
+        "create",
+        "tokenreviews.authentication.k8s.io",
+        AllNamespaces,
+        Yes,
+    ),
+    (
+        "create",
+        "subjectaccessreviews.authorization.k8s.io",
+        AllNamespaces,
+        Yes,
+    ),
+    // Kept on purpose, the power to install a bundle's RBAC (deploy/rbac/catalog-operator.yaml).
+    (
+        "escalate",
+        "clusterroles.rbac.authorization.k8s.io",
+        AllNamespaces,
+        Yes,
+    ),
+    (
+        "bind",
+        "clusterroles.rbac.authorization.k8s.io",
+        AllNamespaces,
+        Yes,
+    ),
+    // What it must not: pods (catalog images are served in-process) ...
+    ("create", "pods", AllNamespaces, No),
+    ("get", "pods", AllNamespaces, No),
+    ("list", "pods", AllNamespaces, No),
     ("delete", "pods", AllNamespaces, No),
     ("create", "pods#exec", AllNamespaces, No),
+    // ... Secrets but creating a bundle's (pull secrets through the per-catalog grant) ...
+    ("get", "secrets", AllNamespaces, No),
+    ("get", "secrets", Own, No),
+    ("get", "secrets", Other, No),
+    ("list", "secrets", AllNamespaces, No),
+    ("update", "secrets", AllNamespaces, No),
+    // ... act as anyone (only the one account a group names, through a grant), or mint tokens ...
+    ("impersonate", "serviceaccounts", AllNamespaces, No),
+    ("impersonate", "serviceaccounts", Other, No),
+    ("impersonate", "users", AllNamespaces, No),
+    ("impersonate", "groups", AllNamespaces, No),
+    ("create", "serviceaccounts#token", AllNamespaces, No),
+    // ... delete RBAC or list it ...
+    (
+        "delete",
+        "clusterroles.rbac.authorization.k8s.io",
+        AllNamespaces,
+        No,
+    ),
+    (
+        "delete",
+        "clusterrolebindings.rbac.authorization.k8s.io",
+        AllNamespaces,
+        No,
+    ),
+    (
+        "list",
+        "clusterroles.rbac.authorization.k8s.io",
+        AllNamespaces,
+        No,
+    ),
+    // ... patch what it only creates or replaces, or read what it only writes ...
+    (
+        "patch",
+        "customresourcedefinitions.apiextensions.k8s.io",
+        AllNamespaces,
+        No,
+    ),
+    (
+        "patch",
+        "subscriptions.operators.coreos.com",
+        AllNamespaces,
+        No,
+    ),
+    (
+        "patch",
+        "clusterserviceversions.operators.coreos.com",
+        AllNamespaces,
+        No,
+    ),
+    (
+        "patch",
+        "catalogsources.operators.coreos.com",
+        AllNamespaces,
+        No,
+    ),
+    ("get", "services", AllNamespaces, No),
+    ("get", "serviceaccounts", AllNamespaces, No),
+    // ... or what olm-operator owns.
+    ("delete", "nodes", AllNamespaces, No),
     ("create", "deployments.apps", AllNamespaces, No),
     (
         "delete",
@@ -554,6 +727,12 @@ const PACKAGE_SERVER: &[(&str, &str, Scope, Answer)] = &[
     (
         "create",
         "subjectaccessreviews.authorization.k8s.io",
+        AllNamespaces,
+        Yes,
+    ),
+    (
+        "create",
+        "tokenreviews.authentication.k8s.io",
         AllNamespaces,
         Yes,
     ),
@@ -601,9 +780,10 @@ const PACKAGE_SERVER: &[(&str, &str, Scope, Answer)] = &[
     ("watch", "configmaps", AllNamespaces, No),
     ("get", "secrets", Own, No),
     ("create", "secrets", Other, No),
+    ("impersonate", "serviceaccounts", AllNamespaces, No),
     (
-        "create",
-        "tokenreviews.authentication.k8s.io",
+        "escalate",
+        "clusterroles.rbac.authorization.k8s.io",
         AllNamespaces,
         No,
     ),
@@ -616,18 +796,20 @@ const PACKAGE_SERVER: &[(&str, &str, Scope, Answer)] = &[
 ];
 
 /// Every step kind an InstallPlan may create (catalog-operator's step_kinds::ALL): catalog-operator may create
-/// it, and patch it where an existing one is updated.
-async fn step_kind_table(ctx: &TestContext, account: &str) -> anyhow::Result<Vec<String>> {
-    use catalog_operator::install_plan::step_kinds::{ALL, CREATE_ONLY};
+/// it, and patch it where an existing one is updated (replace it, for CRDs).
+async fn step_kind_table(ctx: &TestContext, rbac: &DeployedRbac) -> anyhow::Result<Vec<String>> {
+    use catalog_operator::install_plan::step_kinds::{ALL, CREATE_ONLY, REPLACED};
     use k8s_openapi::api::authorization::v1::{
         ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
     };
     let api: kube::Api<SubjectAccessReview> = kube::Api::all(ctx.client.clone());
-    let user = format!("system:serviceaccount:{}:{account}", ctx.namespace);
+    let user = rbac.user("catalog-operator");
     let mut wrong = Vec::new();
     for (kind, group, resource) in ALL {
         let verbs: &[&str] = if CREATE_ONLY.contains(kind) {
             &["create"]
+        } else if REPLACED.contains(kind) {
+            &["create", "update"]
         } else {
             &["create", "patch"]
         };
@@ -648,7 +830,7 @@ async fn step_kind_table(ctx: &TestContext, account: &str) -> anyhow::Result<Vec
             let answer = api.create(&Default::default(), &review).await?;
             if !answer.status.is_some_and(|s| s.allowed) {
                 wrong.push(format!(
-                    "{account} cannot {verb} {resource}.{group} (step kind {kind})"
+                    "{user} cannot {verb} {resource}.{group} (step kind {kind})"
                 ));
             }
         }
@@ -656,39 +838,26 @@ async fn step_kind_table(ctx: &TestContext, account: &str) -> anyhow::Result<Vec
     Ok(wrong)
 }
 
-fn check_all(
-    ctx: &TestContext,
-    account: &str,
-    table: &[(&str, &str, Scope, Answer)],
-) -> anyhow::Result<Vec<String>> {
-    let mut wrong = Vec::new();
-    for (verb, resource, scope, expected) in table {
-        let got = can_i(ctx, account, verb, resource, *scope)?;
-        if got != *expected {
-            wrong.push(format!(
-                "{account} {verb} {resource} ({scope:?}): expected {expected:?}, got {got:?}"
-            ));
-        }
-    }
-    Ok(wrong)
-}
-
 #[tokio::test]
-async fn each_service_account_holds_what_its_operator_uses_and_lacks_what_it_does_not()
+async fn each_service_account_holds_what_its_operator_uses_and_is_refused_the_rest()
 -> anyhow::Result<()> {
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "rbac", |ctx| async move {
-        let prefix = apply_rbac(&ctx)?;
+        let rbac = DeployedRbac::apply(&ctx)?;
         let checked = (|| -> anyhow::Result<Vec<String>> {
-            let mut wrong = check_all(&ctx, &format!("{prefix}olm-operator"), OLM_OPERATOR)?;
-            wrong.extend(check_all(
+            let mut wrong = differences(&ctx, &rbac, "olm-operator", "as deployed", OLM_OPERATOR)?;
+            wrong.extend(differences(
                 &ctx,
-                &format!("{prefix}catalog-operator"),
+                &rbac,
+                "catalog-operator",
+                "as deployed",
                 CATALOG_OPERATOR,
             )?);
-            wrong.extend(check_all(
+            wrong.extend(differences(
                 &ctx,
-                &format!("{prefix}package-server"),
+                &rbac,
+                "package-server",
+                "as deployed",
                 PACKAGE_SERVER,
             )?);
             Ok(wrong)
@@ -696,12 +865,16 @@ async fn each_service_account_holds_what_its_operator_uses_and_lacks_what_it_doe
         // Every step kind, asked as a SubjectAccessReview with the group spelled out: `kubectl auth can-i` maps
         // `resource.group` through discovery and asks about the wrong resource for APIs this cluster lacks
         // (ServiceMonitor, ConsolePlugin, …), which a bundle may still carry.
-        let steps = step_kind_table(&ctx, &format!("{prefix}catalog-operator")).await;
-        let grants = self_grants(&ctx, &prefix).await;
-        delete_cluster_objects(&ctx, &prefix);
+        let steps = step_kind_table(&ctx, &rbac).await;
+        let catalog_grants = catalog_operator_grants(&ctx, &rbac).await;
+        let olm_grants = olm_operator_grants(&ctx, &rbac).await;
+        let impersonation = impersonation_grants(&ctx, &rbac).await;
+        rbac.delete_cluster_objects(&ctx);
         let mut wrong = checked?;
         wrong.extend(steps?);
-        wrong.extend(grants?);
+        wrong.extend(catalog_grants?);
+        wrong.extend(olm_grants?);
+        wrong.extend(impersonation?);
         assert!(
             wrong.is_empty(),
             "RBAC answers differ:\n{}",

@@ -5,10 +5,13 @@
 //! `Installing` with OLM's "retrying execution due to error: …" message carrying the API server's forbidden
 //! text, creates nothing past the permitted steps, and completes once the rights are granted (OLM never fails a
 //! plan on a forbidden error); a group naming an account that does not exist holds the plan with OLM's
-//! `InstallCheckFailed` message until the account appears.
+//! `InstallCheckFailed` message until the account appears. With the operators running as their deploy/rbac
+//! ServiceAccounts (no `impersonate` at all), each grants itself the impersonation of exactly that account, in
+//! that namespace, and can impersonate no other.
 
 mod catalog_fixture;
 
+use anyhow::Context;
 use catalog_fixture::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ServiceAccount;
@@ -22,6 +25,7 @@ use messages::crd::install_plan::{
     InstallPlan, InstallPlanConditionType, InstallPlanPhase, StepStatus,
 };
 use messages::crd::operator_group::{OperatorGroup, OperatorGroupSpec};
+use olm_tests::rbac::{Answer, DeployedRbac, Scope, can_i, kubeconfig_as};
 use olm_tests::{OperatorProcess, TestContext, await_object, with_namespace};
 use serde_json::json;
 
@@ -359,6 +363,166 @@ async fn a_group_naming_a_missing_account_holds_the_plan_until_the_account_exist
         let crds: Api<CustomResourceDefinition> = Api::all(ctx.client.clone());
         let _ = crds.delete(&crd.name(), &Default::default()).await;
         Ok(())
+    })
+    .await
+}
+
+/// Both operators started as their deploy/rbac ServiceAccounts (`olm_tests::rbac`), which hold no `impersonate`:
+/// each grants itself the impersonation of the one account the group names.
+async fn operators_as_their_accounts(
+    ctx: &TestContext,
+    rbac: &DeployedRbac,
+) -> anyhow::Result<(OperatorProcess, OperatorProcess)> {
+    let mut started = Vec::new();
+    for (binary, extra) in [
+        ("olm-operator", vec![]),
+        (
+            "catalog-operator",
+            vec!["--install-plan-retry-timeout", "1s"],
+        ),
+    ] {
+        let kubeconfig = kubeconfig_as(ctx, &rbac.user(binary))?;
+        let kubeconfig = kubeconfig.display().to_string();
+        let account = rbac.account(binary);
+        let mut args = vec![
+            "--watched-namespaces",
+            ctx.namespace.as_str(),
+            "--namespace",
+            ctx.namespace.as_str(),
+        ];
+        args.extend(extra);
+        started.push(
+            OperatorProcess::start_with_env(
+                ctx.cluster,
+                binary,
+                &args,
+                &[
+                    ("KUBECONFIG", kubeconfig.as_str()),
+                    ("OPERATOR_SERVICE_ACCOUNT", account.as_str()),
+                ],
+            )
+            .await?,
+        );
+    }
+    let cat = started.pop().context("catalog-operator")?;
+    let olm = started.pop().context("olm-operator")?;
+    Ok((olm, cat))
+}
+
+#[tokio::test]
+async fn the_operators_own_accounts_act_only_as_the_account_the_group_names() -> anyhow::Result<()>
+{
+    let cluster = olm_tests::Cluster::shared()?;
+    with_namespace(cluster, "scopedsa", |ctx| async move {
+        let rbac = DeployedRbac::apply(&ctx)?;
+        let result = async {
+            service_account(&ctx, DEPLOYER).await?;
+            grant(&ctx, "deployer-installs", install_rules()).await?;
+            for binary in ["olm-operator", "catalog-operator"] {
+                anyhow::ensure!(
+                    can_i(
+                        &ctx,
+                        &rbac.user(binary),
+                        "impersonate",
+                        &format!("serviceaccounts/{DEPLOYER}"),
+                        Scope::Own
+                    )? == Answer::No,
+                    "{binary} may impersonate the group's account before any grant"
+                );
+            }
+            let _operators = operators_as_their_accounts(&ctx, &rbac).await?;
+            scoped_group(&ctx).await?;
+            let crd = Crd::new(
+                "scopedthings",
+                &format!("{}.scoped.test", ctx.namespace),
+                "ScopedThing",
+            );
+            configmap_catalog(
+                &ctx,
+                "cat",
+                &Catalog::with(vec![Op::new("scoped", "1.0.0").owns(&crd)]),
+                0,
+            )
+            .await?;
+            subscription(&ctx, "scoped", "scoped", "cat", json!({})).await?;
+            let name = plan_name(&ctx).await?;
+            let ip = await_object(&plans(&ctx), &name, DEADLINE, "Complete", |ip| {
+                ip.is_some_and(|ip| ip.phase() == InstallPlanPhase::Complete)
+            })
+            .await?;
+            assert_eq!(attenuated(&ip).as_deref(), Some(DEPLOYER));
+            let csvs: Api<ClusterServiceVersion> =
+                Api::namespaced(ctx.client.clone(), &ctx.namespace);
+            await_object(&csvs, "scoped.v1.0.0", DEADLINE, "Succeeded", |c| {
+                c.is_some_and(|c| c.phase() == CsvPhase::Succeeded)
+            })
+            .await?;
+            // Each operator holds a grant naming exactly the group's account, and nothing beyond it.
+            let roles: Api<Role> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+            let grants = roles
+                .list(&kube::api::ListParams::default().labels(&format!(
+                    "{}={}",
+                    olm_runtime::impersonation_grant::GRANT_LABEL,
+                    ctx.namespace
+                )))
+                .await?;
+            let mut granted: Vec<(String, Vec<String>)> = grants
+                .items
+                .into_iter()
+                .map(|r| {
+                    (
+                        r.metadata.name.unwrap_or_default(),
+                        r.rules
+                            .unwrap_or_default()
+                            .into_iter()
+                            .flat_map(|rule| rule.resource_names.unwrap_or_default())
+                            .collect(),
+                    )
+                })
+                .collect();
+            granted.sort();
+            let expected: Vec<(String, Vec<String>)> = ["catalog-operator", "olm-operator"]
+                .iter()
+                .map(|b| {
+                    (
+                        format!("olm-rs:{}:{}:impersonate", ctx.namespace, rbac.account(b)),
+                        vec![DEPLOYER.to_string()],
+                    )
+                })
+                .collect();
+            assert_eq!(granted, expected);
+            for binary in ["olm-operator", "catalog-operator"] {
+                for (resource, scope, want) in [
+                    (
+                        format!("serviceaccounts/{DEPLOYER}"),
+                        Scope::Own,
+                        Answer::Yes,
+                    ),
+                    (
+                        "serviceaccounts/default".to_string(),
+                        Scope::Own,
+                        Answer::No,
+                    ),
+                    (
+                        format!("serviceaccounts/{DEPLOYER}"),
+                        Scope::Other,
+                        Answer::No,
+                    ),
+                ] {
+                    assert_eq!(
+                        can_i(&ctx, &rbac.user(binary), "impersonate", &resource, scope)?,
+                        want,
+                        "{binary} impersonate {resource} ({scope:?})"
+                    );
+                }
+            }
+            let crds: Api<CustomResourceDefinition> = Api::all(ctx.client.clone());
+            let _ = crds.delete(&crd.name(), &Default::default()).await;
+            anyhow::Ok(())
+        }
+        .await;
+        rbac.delete_cluster_objects(&ctx);
+        result
     })
     .await
 }

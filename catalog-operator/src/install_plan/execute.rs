@@ -525,6 +525,11 @@ async fn update_existing(
     }
 }
 
+/// The CRD-upgrade check (§4.6) of `old` (the CRD as the API server returned it) against `new` (the bundle's):
+/// no stored version dropped, and every existing custom resource valid under the new schema. The resources
+/// listed are the ones `old` names: the bundle's `spec.group` and `spec.names` are not validated before the
+/// replace, and must not choose what catalog-operator lists or grants itself (self_grant.rs). A list grant made
+/// for the check is revoked when the check ends, whatever it found.
 async fn check_crd_upgrade(
     cx: &Context<'_>,
     name: &str,
@@ -534,28 +539,42 @@ async fn check_crd_upgrade(
     if let Some(message) = crd_safety::data_loss(name, old, new) {
         return Err(fail(message));
     }
-    let group = new["spec"]["group"].as_str().unwrap_or_default();
-    let kind = new["spec"]["names"]["kind"].as_str().unwrap_or_default();
-    let plural = new["spec"]["names"]["plural"].as_str().unwrap_or_default();
+    let served = crate::self_grant::crd_ref_from_server(old).map_err(fail)?;
+    let mut granted = false;
+    let result = validate_existing(cx, name, &served, old, new, &mut granted).await;
+    if granted {
+        crate::self_grant::revoke_cr_list(cx.client, &served).await;
+    }
+    result
+}
+
+/// List the custom resources of every version both CRDs keep (granting catalog-operator the list on a Forbidden
+/// answer; `granted` says whether it did) and validate each against the new schema.
+async fn validate_existing(
+    cx: &Context<'_>,
+    name: &str,
+    served: &crate::self_grant::CrdRef<'_>,
+    old: &Value,
+    new: &Value,
+    granted: &mut bool,
+) -> Result<(), StepError> {
+    let kind = old["spec"]["names"]["kind"].as_str().unwrap_or_default();
     for (version, schema) in crd_safety::kept_versions(old, new) {
         let ar = ApiResource {
-            group: group.to_string(),
+            group: served.group.to_string(),
             version: version.clone(),
-            api_version: format!("{group}/{version}"),
+            api_version: format!("{}/{version}", served.group),
             kind: kind.to_string(),
-            plural: plural.to_string(),
+            plural: served.plural.to_string(),
         };
         let api: Api<DynamicObject> = Api::all_with(cx.client.clone(), &ar);
         let mut listed = api.list(&ListParams::default()).await;
         if matches!(&listed, Err(kube::Error::Api(s)) if s.code == 403) {
             // deploy/rbac lists no custom resources: catalog-operator grants itself this CRD's (self_grant.rs).
-            let crd = crate::self_grant::CrdRef {
-                name,
-                uid: old["metadata"]["uid"].as_str().unwrap_or_default(),
-                group,
-                plural,
-            };
-            if crate::self_grant::grant_cr_list(cx.client, &crd).await {
+            if !*granted {
+                *granted = crate::self_grant::grant_cr_list(cx.client, served).await;
+            }
+            if *granted {
                 let params = ListParams::default();
                 listed = crate::self_grant::after_grant(|| api.list(&params)).await;
             }

@@ -56,6 +56,7 @@ pub async fn resolve(
         Err(name) => read_group(operator, namespace, &name).await?,
     };
     let who = identity(&g)?;
+    olm_runtime::impersonation_grant::ensure(operator, &who).await?;
     let client = client_for(operator, &who)?;
     Ok((who, client))
 }

@@ -61,13 +61,17 @@ pub const ALL: &[(&str, &str, &str)] = &[
     ("NetworkPolicy", "networking.k8s.io", "networkpolicies"),
 ];
 
-/// Kinds whose existing object is left as it is (create only); the others are merge-patched when present.
+/// Kinds whose existing object is left as it is (create only); the others are merge-patched when present, but
+/// [`REPLACED`].
 pub const CREATE_ONLY: &[&str] = &[
     "ClusterServiceVersion",
     "Subscription",
     "BundleSecret",
     "Secret",
 ];
+
+/// Kinds whose existing object is replaced (`update`) after the upgrade checks, never patched.
+pub const REPLACED: &[&str] = &["CustomResourceDefinition"];
 
 /// Kinds OLM's `ExecutePlan` decodes into a typed object and creates through a typed client (its `StepEnsurer`),
 /// so the apiVersion the manifest names does not matter: a ClusterRole written as `rbac.authorization.k8s.io/v1beta1`

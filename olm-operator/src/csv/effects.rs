@@ -65,7 +65,7 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
     let mut applied = Applied::default();
     let mut certs = None;
     // The CSV's RBAC and Deployments are written as the OperatorGroup's service account, if it names one.
-    let applier = super::scoped::applier(&client, &shared, &namespace);
+    let applier = super::scoped::granted_applier(&client, &shared, &namespace).await;
     for effect in &decision.effects {
         let result = match effect {
             Effect::AnnotateGroup(wanted) => {

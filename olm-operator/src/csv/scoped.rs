@@ -33,8 +33,19 @@ pub fn group_account(groups: &[&OperatorGroup], namespace: &str) -> Option<Group
 /// Who writes the CSV's RBAC and Deployments.
 pub struct Applier {
     pub client: Client,
-    /// True when acting as the group's account.
-    pub as_account: bool,
+    /// The operator, or the group's account it acts as.
+    pub who: scoped_install::Identity,
+}
+
+/// [`applier`], once this process may act as the group's account (`olm_runtime::impersonation_grant`).
+pub async fn granted_applier(
+    operator: &Client,
+    shared: &Shared,
+    namespace: &str,
+) -> Result<Applier, String> {
+    let applier = applier(operator, shared, namespace)?;
+    olm_runtime::impersonation_grant::ensure(operator, &applier.who).await?;
+    Ok(applier)
 }
 
 /// The client to write the CSV's RBAC and Deployments with, or why the group's account cannot be used yet.
@@ -52,7 +63,7 @@ pub fn applier(operator: &Client, shared: &Shared, namespace: &str) -> Result<Ap
     };
     Ok(Applier {
         client: scoped_install::client_for(operator, &who)?,
-        as_account: who != scoped_install::Identity::Operator,
+        who,
     })
 }
 

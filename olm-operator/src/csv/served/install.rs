@@ -92,6 +92,10 @@ pub async fn prepare(
         Owner::of(csv).ok_or_else(|| Error::Served("the CSV is not persisted yet".into()))?;
     let namespace = owner.namespace.clone();
     let lifetime = Lifetime::current();
+    let names: Vec<String> = servings.iter().map(|s| s.secret.clone()).collect();
+    super::cert_grant::ensure(client, &owner, &names)
+        .await
+        .map_err(Error::Served)?;
     for serving in &servings {
         let Some(deployment) = out
             .rendered
@@ -658,8 +662,15 @@ pub async fn settle(
 ) -> Result<(), Error> {
     let namespace = csv.metadata.namespace.as_deref().unwrap_or_default();
     let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    let servings = plan::of(csv);
+    if let Some(owner) = Owner::of(csv) {
+        let names: Vec<String> = servings.iter().map(|s| s.secret.clone()).collect();
+        super::cert_grant::ensure(client, &owner, &names)
+            .await
+            .map_err(Error::Served)?;
+    }
     let mut cas = BTreeMap::new();
-    for serving in plan::of(csv) {
+    for serving in servings {
         let live = secrets.get_opt(&serving.secret).await.map_err(apply_err(
             "read",
             "Secret",

@@ -12,11 +12,12 @@
 //!        the new one only (the `SettleCaBundles` effect, install::settle)
 //! ```
 //!
-//! Pure builders and judgements live in the submodules with their table tests; `install.rs` and
-//! `watches.rs` are the only I/O.
+//! Pure builders and judgements live in the submodules with their table tests; `install.rs`, `watches.rs` and
+//! `cert_grant.rs` (olm-operator's own `get`/`update` on the certificate Secrets of one CSV) are the only I/O.
 
 pub mod api_services;
 pub mod bundle;
+pub mod cert_grant;
 pub mod certs;
 pub mod check;
 pub mod dropped;
