@@ -10,8 +10,8 @@
 #   uninstall.sh [--delete-crds]
 #
 # --delete-crds also deletes the operators.coreos.com CRDs, and with them every CSV, Subscription, InstallPlan,
-# CatalogSource, OperatorGroup and OperatorCondition in the cluster; the operators' Deployments, owned by their
-# CSVs, are then garbage-collected. The manifests are those of the installed release, read from the folder of
+# CatalogSource, OperatorGroup and OperatorCondition in the cluster (the CSVs' finalizers dropped first: olm-operator
+# no longer runs to remove them); the operators' Deployments, owned by their CSVs, are then garbage-collected. The manifests are those of the installed release, read from the folder of
 # this script (or $OLM_RS_RELEASE_BASE/VERSION with VERSION as a second argument: uninstall.sh --delete-crds 1.2.0).
 # KUBECTL names the kubectl to use.
 set -euo pipefail
@@ -62,6 +62,14 @@ done
 
 if [ "$DELETE_CRDS" = 1 ]; then
   log "deleting the CRDs and every olm custom resource"
+  # CSVs carry the operators.coreos.com/csv-cleanup finalizer, which olm-operator (stopped above) removes: drop it,
+  # or deleting the CRD waits on those CSVs for good.
+  "$KUBECTL" get csv -A -o jsonpath='{range .items[*]}{.metadata.namespace}{" "}{.metadata.name}{"\n"}{end}' \
+    2>/dev/null | while read -r ns name; do
+    [ -n "$name" ] || continue
+    "$KUBECTL" -n "$ns" patch csv "$name" --type=json \
+      -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null 2>&1 || true
+  done
   "$KUBECTL" delete -f "$assets/crds.yaml" --ignore-not-found --wait=true >/dev/null
 fi
 

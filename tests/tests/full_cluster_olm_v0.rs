@@ -348,23 +348,29 @@ async fn await_ready(client: &Client, package: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The CSVs of `ns` without finalizers (OLM v0's and olm-rs's `csv-cleanup`), for a namespace deleted while no
+/// operator runs.
+async fn drop_csv_finalizers(client: &Client, ns: &str) -> anyhow::Result<()> {
+    let no_finalizers: serde_json::Value = typed("metadata: {finalizers: null}")?;
+    let csvs: Api<messages::crd::csv::ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
+    for csv in csvs.list(&ListParams::default()).await? {
+        csvs.patch(
+            &csv.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&no_finalizers),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
 /// Earlier runs' objects gone and olm-rs's own `olm` namespace with them, so OLM v0 starts on a clean slate. A
 /// run that died left CSVs with OLM v0's cleanup finalizer and no OLM v0 to remove it: it is dropped here.
 async fn clean_slate(client: &Client, kc: &Path, kubeconfig: &Path) -> anyhow::Result<()> {
     // No operator may run to put a finalizer back: OLM v0's or olm-rs's, whichever an earlier test left.
     olm_v0_support::stop_olm_rs(kc, kubeconfig)?;
-    let no_finalizers: serde_json::Value = typed("metadata: {finalizers: null}")?;
     for ns in [NS, "olm"] {
-        let csvs: Api<messages::crd::csv::ClusterServiceVersion> =
-            Api::namespaced(client.clone(), ns);
-        for csv in csvs.list(&ListParams::default()).await? {
-            csvs.patch(
-                &csv.name_any(),
-                &PatchParams::default(),
-                &Patch::Merge(&no_finalizers),
-            )
-            .await?;
-        }
+        drop_csv_finalizers(client, ns).await?;
     }
     kubectl(
         kc,
@@ -403,8 +409,10 @@ async fn olm_v0_hands_over_to_olm_rs_and_back() -> anyhow::Result<()> {
         dump_namespace(&client, NS).await;
         dump_namespace(&client, "olm").await;
     }
-    // Whatever happened, OLM v0 goes: the next full-cluster test deploys olm-rs on a cluster without it.
+    // Whatever happened, OLM v0 goes (the next full-cluster test deploys olm-rs on a cluster without it), and so
+    // does the test's namespace, its CSVs without the finalizer no operator is left to remove.
     let _ = olm_v0_support::stop(&kc, &kubeconfig);
+    let _ = drop_csv_finalizers(&client, NS).await;
     let _ = Api::<Namespace>::all(client.clone())
         .delete(NS, &DeleteParams::default())
         .await;
