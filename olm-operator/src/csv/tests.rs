@@ -150,3 +150,40 @@ async fn a_conflicting_status_write_is_retried_soon_from_the_stores_copy() {
     assert_eq!(writes(&s.api), vec![no_group(), no_group()]);
     assert_eq!(outcomes(&s.journal).last(), Some(&(None, None)));
 }
+
+#[actix_rt::test]
+async fn a_csv_that_stops_decoding_writes_nothing_until_a_version_that_decodes_arrives() {
+    tokio::time::pause();
+    // The first status write fails: its retry is pending when the CSV stops decoding.
+    let s = start(vec![503]);
+    settle(20).await;
+    assert_eq!(writes(&s.api), vec![no_group()]);
+    s.actor.do_send(ObjectEvent::Undecodable(
+        "spec.install: invalid value: integer `9999999999`, expected i32".to_string(),
+    ));
+    s.actor.do_send(Requeue {
+        reason: RequeueReason::DependencyChanged,
+        after: None,
+    });
+    settle(120_000).await;
+    assert_eq!(
+        writes(&s.api),
+        vec![no_group()],
+        "no retry, no run for the cause, while held"
+    );
+    let held = s
+        .journal
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .entries()
+        .filter(|e| matches!(e.event, JournalEvent::Held { .. }))
+        .count();
+    assert_eq!(held, 1, "the cause is journaled as held");
+    s.actor.do_send(ObjectEvent::Observed(csv()));
+    settle(100).await;
+    assert_eq!(
+        writes(&s.api),
+        vec![no_group(), no_group()],
+        "a version that decodes reconciles again"
+    );
+}
