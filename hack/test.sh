@@ -142,6 +142,9 @@ if [ "$started_full" = 1 ] && [ -z "${OLM_RS_KEEP_CLUSTER:-}" ]; then
 fi
 
 # The corpus counts (printed by passing tests, which cargo captures): show them in the log.
+# Older builds of the test binaries this run rebuilt: deleted, so the cache does not grow by gigabytes a day.
+python3 hack/lib/prune-target.py "$CARGO_TARGET_DIR" >&2 || true
+
 log "corpus counts"
 cargo test --workspace --test corpus_roundtrip --locked -- --nocapture 2>&1 | grep -E '^corpus|^test result' || true
 cargo test --workspace --test bundle_corpus --locked -- --nocapture 2>&1 | grep -E "^bundle corpus|^  refused|^test result" || true
