@@ -46,6 +46,7 @@ pub use peers::peer_bin_dir;
 pub use shared_catalogs::{shared_catalogs, shared_operators};
 pub use test_operator::{
     await_csv_succeeded, await_ready_operator_pod, pod_ready, test_operator_csv,
+    write_test_operator_bundle,
 };
 pub use wait::{DEFAULT_DEADLINE, await_object, eventually};
 pub use webhook_denial::await_webhook_denial;

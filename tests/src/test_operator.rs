@@ -27,6 +27,29 @@ pub fn test_operator_csv(package: &str) -> Value {
     })
 }
 
+/// The registry+v1 bundle folder `root/<package>/1.0.0` of [`test_operator_csv`], in channel `stable`.
+pub fn write_test_operator_bundle(root: &std::path::Path, package: &str) -> anyhow::Result<()> {
+    let bundle = root.join(package).join("1.0.0");
+    std::fs::create_dir_all(bundle.join("manifests"))?;
+    std::fs::create_dir_all(bundle.join("metadata"))?;
+    std::fs::write(
+        bundle.join(format!("manifests/{package}.clusterserviceversion.yaml")),
+        serde_json::to_vec_pretty(&test_operator_csv(package))?,
+    )?;
+    std::fs::write(
+        bundle.join("metadata/annotations.yaml"),
+        format!(
+            "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  \
+             operators.operatorframework.io.bundle.manifests.v1: manifests/\n  \
+             operators.operatorframework.io.bundle.metadata.v1: metadata/\n  \
+             operators.operatorframework.io.bundle.package.v1: {package}\n  \
+             operators.operatorframework.io.bundle.channels.v1: stable\n  \
+             operators.operatorframework.io.bundle.channel.default.v1: stable\n"
+        ),
+    )?;
+    Ok(())
+}
+
 /// Whether `pod` reports Ready.
 pub fn pod_ready(pod: &k8s_openapi::api::core::v1::Pod) -> bool {
     pod.status

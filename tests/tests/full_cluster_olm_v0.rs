@@ -58,24 +58,7 @@ impl Drop for OpmServe {
 async fn serve_catalog(registry_addr: &str, scratch: &Path) -> anyhow::Result<(OpmServe, String)> {
     let root = scratch.join("bundles");
     for package in [AUTO, MANUAL] {
-        let bundle = root.join(package).join("1.0.0");
-        std::fs::create_dir_all(bundle.join("manifests"))?;
-        std::fs::create_dir_all(bundle.join("metadata"))?;
-        std::fs::write(
-            bundle.join(format!("manifests/{package}.clusterserviceversion.yaml")),
-            serde_json::to_vec_pretty(&olm_tests::test_operator_csv(package))?,
-        )?;
-        std::fs::write(
-            bundle.join("metadata/annotations.yaml"),
-            format!(
-                "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  \
-                 operators.operatorframework.io.bundle.manifests.v1: manifests/\n  \
-                 operators.operatorframework.io.bundle.metadata.v1: metadata/\n  \
-                 operators.operatorframework.io.bundle.package.v1: {package}\n  \
-                 operators.operatorframework.io.bundle.channels.v1: stable\n  \
-                 operators.operatorframework.io.bundle.channel.default.v1: stable\n"
-            ),
-        )?;
+        olm_tests::write_test_operator_bundle(&root, package)?;
     }
     let registry = oci::Registry::new(&[registry_addr.to_string()]);
     let published = oci::publish::push_tree(

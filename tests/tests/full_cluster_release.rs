@@ -339,25 +339,7 @@ fn build_release(
 /// registry; returns the catalog image's reference.
 async fn push_probe_catalog(registry_addr: &str) -> anyhow::Result<String> {
     let root = std::env::temp_dir().join(format!("olm-rs-release-probe-{}", std::process::id()));
-    let bundle = root.join(PACKAGE).join("1.0.0");
-    std::fs::create_dir_all(bundle.join("manifests"))?;
-    std::fs::create_dir_all(bundle.join("metadata"))?;
-    let csv = olm_tests::test_operator_csv(PACKAGE);
-    std::fs::write(
-        bundle.join(format!("manifests/{PACKAGE}.clusterserviceversion.yaml")),
-        serde_json::to_vec_pretty(&csv)?,
-    )?;
-    std::fs::write(
-        bundle.join("metadata/annotations.yaml"),
-        format!(
-            "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  \
-             operators.operatorframework.io.bundle.manifests.v1: manifests/\n  \
-             operators.operatorframework.io.bundle.metadata.v1: metadata/\n  \
-             operators.operatorframework.io.bundle.package.v1: {PACKAGE}\n  \
-             operators.operatorframework.io.bundle.channels.v1: stable\n  \
-             operators.operatorframework.io.bundle.channel.default.v1: stable\n"
-        ),
-    )?;
+    olm_tests::write_test_operator_bundle(&root, PACKAGE)?;
     let registry = oci::Registry::new(&[registry_addr.to_string()]);
     let prefix = format!("{registry_addr}/release-probe");
     let published =

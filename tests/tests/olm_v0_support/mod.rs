@@ -204,13 +204,27 @@ pub struct Record {
     pub install_plans: Vec<String>,
 }
 
+/// The names of every `K` in `ns`, sorted.
+async fn names<K>(client: &Client, ns: &str) -> anyhow::Result<Vec<String>>
+where
+    K: kube::Resource<Scope = kube::core::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+    K::DynamicType: Default,
+{
+    let mut names: Vec<String> = Api::<K>::namespaced(client.clone(), ns)
+        .list(&ListParams::default())
+        .await?
+        .into_iter()
+        .map(|o| o.name_any())
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
 pub async fn record(client: &Client, ns: &str) -> anyhow::Result<Record> {
     let lp = ListParams::default();
-    let names = |v: Vec<String>| {
-        let mut v = v;
-        v.sort();
-        v
-    };
     let deployments = Api::<Deployment>::namespaced(client.clone(), ns)
         .list(&lp)
         .await?
@@ -220,12 +234,6 @@ pub async fn record(client: &Client, ns: &str) -> anyhow::Result<Record> {
             (d.name_any(), (d.uid().unwrap_or_default(), g))
         })
         .collect();
-    let replica_sets = Api::<ReplicaSet>::namespaced(client.clone(), ns)
-        .list(&lp)
-        .await?
-        .into_iter()
-        .map(|r| r.name_any())
-        .collect();
     let pods = Api::<Pod>::namespaced(client.clone(), ns)
         .list(&lp)
         .await?
@@ -233,30 +241,12 @@ pub async fn record(client: &Client, ns: &str) -> anyhow::Result<Record> {
         .filter(|p| p.metadata.deletion_timestamp.is_none())
         .map(|p| (p.name_any(), p.uid().unwrap_or_default()))
         .collect();
-    let csvs = Api::<ClusterServiceVersion>::namespaced(client.clone(), ns)
-        .list(&lp)
-        .await?
-        .into_iter()
-        .map(|c| c.name_any())
-        .collect();
-    let subscriptions = Api::<Subscription>::namespaced(client.clone(), ns)
-        .list(&lp)
-        .await?
-        .into_iter()
-        .map(|s| s.name_any())
-        .collect();
-    let install_plans = Api::<InstallPlan>::namespaced(client.clone(), ns)
-        .list(&lp)
-        .await?
-        .into_iter()
-        .map(|p| p.name_any())
-        .collect();
     Ok(Record {
         deployments,
-        replica_sets: names(replica_sets),
+        replica_sets: names::<ReplicaSet>(client, ns).await?,
         pods,
-        csvs: names(csvs),
-        subscriptions: names(subscriptions),
-        install_plans: names(install_plans),
+        csvs: names::<ClusterServiceVersion>(client, ns).await?,
+        subscriptions: names::<Subscription>(client, ns).await?,
+        install_plans: names::<InstallPlan>(client, ns).await?,
     })
 }
