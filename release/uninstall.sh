@@ -64,8 +64,8 @@ if [ "$DELETE_CRDS" = 1 ]; then
   log "deleting the CRDs and every olm custom resource"
   # CSVs carry the operators.coreos.com/csv-cleanup finalizer, which olm-operator (stopped above) removes: drop it,
   # or deleting the CRD waits on those CSVs for good.
-  "$KUBECTL" get csv -A -o jsonpath='{range .items[*]}{.metadata.namespace}{" "}{.metadata.name}{"\n"}{end}' \
-    2>/dev/null | while read -r ns name; do
+  { "$KUBECTL" get csv -A -o jsonpath='{range .items[*]}{.metadata.namespace}{" "}{.metadata.name}{"\n"}{end}' \
+    2>/dev/null || true; } | while read -r ns name; do
     [ -n "$name" ] || continue
     "$KUBECTL" -n "$ns" patch csv "$name" --type=json \
       -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null 2>&1 || true
