@@ -504,8 +504,28 @@ async fn run(
             "{pod}, running since OLM v0, still runs after olm-rs installed the second operator"
         );
     }
-    for (name, (_, generation)) in &under_olm_rs.deployments {
-        println!("under olm-rs: Deployment {name} generation {generation}");
+    let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
+        Api::namespaced(client.clone(), NS);
+    for d in deployments.list(&ListParams::default()).await? {
+        let writers: Vec<String> = d
+            .metadata
+            .managed_fields
+            .iter()
+            .flatten()
+            .map(|m| {
+                format!(
+                    "{} {}",
+                    m.manager.as_deref().unwrap_or("?"),
+                    m.operation.as_deref().unwrap_or("?")
+                )
+            })
+            .collect();
+        println!(
+            "under olm-rs: Deployment {} generation {} (written by {})",
+            d.name_any(),
+            d.metadata.generation.unwrap_or_default(),
+            writers.join(", ")
+        );
     }
     assert_eq!(
         under_olm_rs.install_plans, under_v0.install_plans,
