@@ -28,8 +28,8 @@ use messages::crd::install_plan::{InstallPlan, InstallPlanPhase};
 use messages::crd::operator_group::OperatorGroup;
 use messages::crd::subscription::Subscription;
 use olm_tests::{FullCluster, await_object, dump_namespace, eventually};
-use olm_v0_support::{Record, kubectl, record};
-use std::path::{Path, PathBuf};
+use olm_v0_support::{Kubectl, Record, record};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -353,25 +353,13 @@ async fn drop_csv_finalizers(client: &Client, ns: &str) -> anyhow::Result<()> {
 
 /// Earlier runs' objects gone and olm-rs's own `olm` namespace with them, so OLM v0 starts on a clean slate. A
 /// run that died left CSVs with OLM v0's cleanup finalizer and no OLM v0 to remove it: it is dropped here.
-async fn clean_slate(client: &Client, kc: &Path, kubeconfig: &Path) -> anyhow::Result<()> {
+async fn clean_slate(client: &Client, kubectl: &Kubectl) -> anyhow::Result<()> {
     // No operator may run to put a finalizer back: OLM v0's or olm-rs's, whichever an earlier test left.
-    olm_v0_support::stop_olm_rs(kc, kubeconfig)?;
+    olm_v0_support::stop_olm_rs(kubectl)?;
     for ns in [NS, "olm"] {
         drop_csv_finalizers(client, ns).await?;
     }
-    kubectl(
-        kc,
-        kubeconfig,
-        &[
-            "delete",
-            "namespace",
-            NS,
-            "olm",
-            "--ignore-not-found",
-            "--wait=true",
-            "--timeout=180s",
-        ],
-    )?;
+    kubectl.delete("namespace", &[NS, "olm"])?;
     let namespaces: Api<Namespace> = Api::all(client.clone());
     for ns in [NS, "olm"] {
         eventually(DEADLINE, &format!("namespace {ns} deleted"), || {
@@ -387,18 +375,17 @@ async fn clean_slate(client: &Client, kc: &Path, kubeconfig: &Path) -> anyhow::R
 async fn olm_v0_hands_over_to_olm_rs_and_back() -> anyhow::Result<()> {
     let cluster = FullCluster::bare()?;
     let client = cluster.client().await?;
-    let kubeconfig = cluster.kubeconfig.clone();
-    let kc = kubectl_path()?;
+    let kubectl = Kubectl::new(&cluster.kubeconfig)?;
     let scratch = std::env::temp_dir().join(format!("olm-v0-takeover-{}", std::process::id()));
     std::fs::create_dir_all(&scratch)?;
-    let result = run(cluster, &client, &kc, &kubeconfig, &scratch).await;
+    let result = run(cluster, &client, &kubectl, &scratch).await;
     if result.is_err() {
         dump_namespace(&client, NS).await;
         dump_namespace(&client, "olm").await;
     }
     // Whatever happened, OLM v0 goes (the next full-cluster test deploys olm-rs on a cluster without it), and so
     // does the test's namespace, its CSVs without the finalizer no operator is left to remove.
-    let _ = olm_v0_support::stop(&kc, &kubeconfig);
+    let _ = olm_v0_support::stop(&kubectl);
     let _ = drop_csv_finalizers(&client, NS).await;
     let _ = Api::<Namespace>::all(client.clone())
         .delete(NS, &DeleteParams::default())
@@ -407,29 +394,13 @@ async fn olm_v0_hands_over_to_olm_rs_and_back() -> anyhow::Result<()> {
     result
 }
 
-fn kubectl_path() -> anyhow::Result<PathBuf> {
-    let out = Command::new("bash")
-        .arg(olm_v0_support::repo_root().join("hack/control-plane.sh"))
-        .arg("build")
-        .output()
-        .context("hack/control-plane.sh build")?;
-    let dir = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .last()
-        .unwrap_or_default()
-        .trim()
-        .to_string();
-    Ok(PathBuf::from(dir).join("kubectl"))
-}
-
 async fn run(
     cluster: &FullCluster,
     client: &Client,
-    kc: &Path,
-    kubeconfig: &Path,
+    kubectl: &Kubectl,
     scratch: &Path,
 ) -> anyhow::Result<()> {
-    clean_slate(client, kc, kubeconfig).await?;
+    clean_slate(client, kubectl).await?;
     let (archive, image) = olm_v0_support::image()?;
     cluster.hack(
         "full-cluster.sh",
@@ -438,7 +409,7 @@ async fn run(
     )?;
 
     // OLM v0 installs.
-    olm_v0_support::install(kc, kubeconfig, &image)?;
+    olm_v0_support::install(kubectl, &image)?;
     let (_opm, catalog_addr) = serve_catalog(&cluster.oci_registry()?, scratch).await?;
     prepare(client, &catalog_addr).await?;
     // One after the other: OLM v0 resolves a namespace into one plan, which waits for approval if any of its
@@ -468,7 +439,7 @@ async fn run(
     let under_v0 = record(client, NS).await?;
 
     // OLM v0 stopped, olm-rs deployed on the same objects.
-    olm_v0_support::stop(kc, kubeconfig)?;
+    olm_v0_support::stop(kubectl)?;
     cluster.hack("full-cluster.sh", &["up"], &[])?;
     await_olm_rs_ready(client).await?;
     await_ready(client, AUTO).await?;
@@ -533,8 +504,8 @@ async fn run(
     );
 
     // The way back: olm-rs removed, OLM v0 installed again.
-    olm_v0_support::stop_olm_rs(kc, kubeconfig)?;
-    olm_v0_support::install(kc, kubeconfig, &image)?;
+    olm_v0_support::stop_olm_rs(kubectl)?;
+    olm_v0_support::install(kubectl, &image)?;
     await_ready(client, AUTO).await?;
     await_ready(client, MANUAL).await?;
     olm_tests::await_csv_succeeded(client, "olm", "packageserver", DEADLINE).await?;

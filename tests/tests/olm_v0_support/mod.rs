@@ -59,56 +59,78 @@ pub fn crds_dir() -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
-/// `kubectl ARGS...` against `kubeconfig`, its stdout.
-pub fn kubectl(kubectl: &Path, kubeconfig: &Path, args: &[&str]) -> anyhow::Result<String> {
-    let out = Command::new(kubectl)
-        .args(args)
-        .env("KUBECONFIG", kubeconfig)
-        .output()
-        .with_context(|| format!("run kubectl {}", args.join(" ")))?;
-    if !out.status.success() {
-        bail!(
-            "kubectl {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr)
-        );
+/// kubectl (of the pinned Kubernetes release) against one cluster.
+pub struct Kubectl {
+    pub bin: PathBuf,
+    pub kubeconfig: PathBuf,
+}
+
+impl Kubectl {
+    /// kubectl from `hack/control-plane.sh build`, against `kubeconfig`.
+    pub fn new(kubeconfig: &Path) -> anyhow::Result<Self> {
+        let out = Command::new("bash")
+            .arg(repo_root().join("hack/control-plane.sh"))
+            .arg("build")
+            .output()
+            .context("hack/control-plane.sh build")?;
+        let dir = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        Ok(Self {
+            bin: PathBuf::from(dir).join("kubectl"),
+            kubeconfig: kubeconfig.to_path_buf(),
+        })
     }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+
+    /// `kubectl ARGS...`, its stdout.
+    pub fn run(&self, args: &[&str]) -> anyhow::Result<String> {
+        let out = Command::new(&self.bin)
+            .args(args)
+            .env("KUBECONFIG", &self.kubeconfig)
+            .output()
+            .with_context(|| format!("run kubectl {}", args.join(" ")))?;
+        if !out.status.success() {
+            bail!(
+                "kubectl {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// Delete `names` of `kind` (in `olm` unless cluster-scoped), absent ones ignored, waiting up to 180 s.
+    pub fn delete(&self, kind: &str, names: &[&str]) -> anyhow::Result<()> {
+        let cluster_scoped = matches!(kind, "apiservice" | "namespace");
+        let mut args = if cluster_scoped {
+            vec!["delete", kind]
+        } else {
+            vec!["-n", "olm", "delete", kind]
+        };
+        args.extend_from_slice(names);
+        args.extend_from_slice(&["--ignore-not-found", "--wait=true", "--timeout=180s"]);
+        self.run(&args).map(|_| ())
+    }
 }
 
 /// OLM v0 installed as its release installs it: its CRDs, then olm.yaml with `image`.
-pub fn install(kc: &Path, kubeconfig: &Path, image: &str) -> anyhow::Result<()> {
-    let crds = crds_dir()?;
-    kubectl(
-        kc,
-        kubeconfig,
-        &[
-            "apply",
-            "--server-side",
-            "--force-conflicts",
-            "-f",
-            &crds.display().to_string(),
-        ],
-    )?;
-    kubectl(
-        kc,
-        kubeconfig,
-        &[
-            "wait",
-            "--for=condition=Established",
-            "--timeout=60s",
-            "-f",
-            &crds.display().to_string(),
-        ],
-    )?;
+pub fn install(kubectl: &Kubectl, image: &str) -> anyhow::Result<()> {
+    let crds = crds_dir()?.display().to_string();
+    kubectl.run(&["apply", "--server-side", "--force-conflicts", "-f", &crds])?;
+    kubectl.run(&[
+        "wait",
+        "--for=condition=Established",
+        "--timeout=60s",
+        "-f",
+        &crds,
+    ])?;
     let manifest = include_str!("olm.yaml").replace("OLM_IMAGE", image);
     let file = std::env::temp_dir().join(format!("olm-v0-{}.yaml", std::process::id()));
     std::fs::write(&file, manifest)?;
-    let applied = kubectl(
-        kc,
-        kubeconfig,
-        &["apply", "-f", &file.display().to_string()],
-    );
+    let applied = kubectl.run(&["apply", "-f", &file.display().to_string()]);
     let _ = std::fs::remove_file(&file);
     applied.map(|_| ())
 }
@@ -116,80 +138,25 @@ pub fn install(kc: &Path, kubeconfig: &Path, image: &str) -> anyhow::Result<()> 
 /// OLM v0 stopped as docs/migrating.md says: first its packageserver CSV deleted while OLM v0 still runs (it owns
 /// the package API's Deployment, Service and APIService, and OLM v0 removes its cleanup finalizer), then its two
 /// operators' Deployments (olm-rs's have the same names).
-pub fn stop(kc: &Path, kubeconfig: &Path) -> anyhow::Result<()> {
-    kubectl(
-        kc,
-        kubeconfig,
-        &[
-            "-n",
-            "olm",
-            "delete",
-            "csv",
-            "packageserver",
-            "--ignore-not-found",
-            "--wait=true",
-            "--timeout=120s",
-        ],
-    )?;
-    kubectl(
-        kc,
-        kubeconfig,
-        &[
-            "-n",
-            "olm",
-            "delete",
-            "deployment",
-            "olm-operator",
-            "catalog-operator",
-            "--ignore-not-found",
-            "--wait=true",
-        ],
-    )?;
-    Ok(())
+pub fn stop(kubectl: &Kubectl) -> anyhow::Result<()> {
+    kubectl.delete("csv", &["packageserver"])?;
+    kubectl.delete("deployment", &["olm-operator", "catalog-operator"])
 }
 
 /// olm-rs stopped for the way back, as `uninstall.sh` removes it but keeping the namespace and its objects: its
 /// APIService, Deployments and default catalog (its image holds no `opm` for OLM v0's registry Pod to run).
-pub fn stop_olm_rs(kc: &Path, kubeconfig: &Path) -> anyhow::Result<()> {
-    kubectl(
-        kc,
-        kubeconfig,
+pub fn stop_olm_rs(kubectl: &Kubectl) -> anyhow::Result<()> {
+    kubectl.delete("apiservice", &["v1.packages.operators.coreos.com"])?;
+    kubectl.delete(
+        "deployment",
         &[
-            "delete",
-            "apiservice",
-            "v1.packages.operators.coreos.com",
-            "--ignore-not-found",
-        ],
-    )?;
-    kubectl(
-        kc,
-        kubeconfig,
-        &[
-            "-n",
-            "olm",
-            "delete",
-            "deployment",
             "olm-operator",
             "catalog-operator",
             "package-server",
             "olm-rs-catalog",
-            "--ignore-not-found",
-            "--wait=true",
         ],
     )?;
-    kubectl(
-        kc,
-        kubeconfig,
-        &[
-            "-n",
-            "olm",
-            "delete",
-            "catalogsource",
-            "olm-rs-catalog",
-            "--ignore-not-found",
-        ],
-    )?;
-    Ok(())
+    kubectl.delete("catalogsource", &["olm-rs-catalog"])
 }
 
 /// What a namespace holds that a takeover must keep: each Deployment's UID and generation, its ReplicaSets,
