@@ -667,20 +667,29 @@ async fn a_second_csv_owning_the_same_api_service_fails_with_olms_owner_conflict
             still
                 .metadata
                 .labels
+                .clone()
                 .unwrap_or_default()
                 .get("olm.owner")
                 .map(String::as_str),
             Some("first.v1")
         );
 
-        // The APIService goes with its CSV.
+        // The APIService goes with its CSV. The failed second retries and may create its own at once, so
+        // the first's is gone when the name is free or held by another object (another UID).
+        let first_uid = still.metadata.uid.clone();
         csvs(&ctx)
             .delete("first.v1", &DeleteParams::default())
             .await?;
-        eventually(DEADLINE, "the APIService deleted", || {
+        eventually(DEADLINE, "the first's APIService deleted", || {
             let apis = apis.clone();
             let name = api_name.clone();
-            async move { Ok(apis.get_opt(&name).await?.is_none().then_some(())) }
+            let first_uid = first_uid.clone();
+            async move {
+                let now = apis.get_opt(&name).await?;
+                Ok(now
+                    .is_none_or(|a| a.metadata.uid != first_uid)
+                    .then_some(()))
+            }
         })
         .await?;
         // With the first gone the second may install it; deleting the second removes it again, so no
