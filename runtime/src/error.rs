@@ -42,6 +42,13 @@ pub enum Class {
     Other,
 }
 
+impl Class {
+    /// A 409 of either reason: another writer got there first.
+    pub fn is_conflict(self) -> bool {
+        matches!(self, Class::Conflict | Class::AlreadyExists)
+    }
+}
+
 /// The class of an API call's error.
 pub fn classify(error: &kube::Error) -> Class {
     match error {

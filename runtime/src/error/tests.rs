@@ -129,3 +129,12 @@ fn a_bare_api_error_reads_as_its_message() {
     }));
     assert_eq!(chain(&e), "configmaps \"c\" already exists (AlreadyExists)");
 }
+
+#[rstest]
+#[case::a_conflict(Class::Conflict, true)]
+#[case::a_taken_name(Class::AlreadyExists, true)]
+#[case::not_found(Class::NotFound, false)]
+#[case::invalid(Class::Invalid, false)]
+fn both_409s_are_conflicts(#[case] class: Class, #[case] conflict: bool) {
+    assert_eq!(class.is_conflict(), conflict);
+}
