@@ -153,7 +153,7 @@ pub async fn for_catalog(shared: &Shared, catalog: &CatalogKey) -> Auth {
     for name in names.iter() {
         let mut read = api.get(name).await;
         // deploy/rbac does not let catalog-operator read Secrets: it grants itself these ones (self_grant.rs).
-        if matches!(&read, Err(e) if api_error::is(&e, Class::Forbidden)) && !granted {
+        if matches!(&read, Err(e) if api_error::is(e, Class::Forbidden)) && !granted {
             let reference = crate::self_grant::CatalogRef {
                 namespace: &catalog.namespace,
                 name: &catalog.name,

@@ -572,7 +572,7 @@ async fn validate_existing(
         };
         let api: Api<DynamicObject> = Api::all_with(cx.client.clone(), &ar);
         let mut listed = api.list(&ListParams::default()).await;
-        if matches!(&listed, Err(e) if api_error::is(&e, Class::Forbidden)) {
+        if matches!(&listed, Err(e) if api_error::is(e, Class::Forbidden)) {
             // deploy/rbac lists no custom resources: catalog-operator grants itself this CRD's (self_grant.rs).
             if !*granted {
                 *granted = crate::self_grant::grant_cr_list(cx.client, served).await;
