@@ -2,6 +2,7 @@
 //! (house style, as olm-operator's `error.rs`: `kind()` → `class(kind)` → `policy()`).
 
 use messages::key::ObjectKey;
+use olm_runtime::error::{self as api, Class};
 use olm_runtime::reconcile::{ErrorClass, Policy};
 use std::time::Duration;
 
@@ -33,54 +34,24 @@ pub enum Error {
     },
 }
 
-/// How an error should be retried.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ErrorKind {
-    /// Network, timeouts, 5xx, anything unclassified: exponential backoff.
-    Transient,
-    /// 409: someone else wrote first; retry almost immediately (the next run reads the newer object).
-    Conflict,
-    /// 404: the object is gone; its deletion event ends the actor.
-    Gone,
-    /// 400/422: what we built is rejected; retrying the same cannot help until the input changes.
-    Invalid,
-    /// 403: we may not do this; retry slowly.
-    Forbidden,
-}
-
 impl Error {
-    pub fn kind(&self) -> ErrorKind {
+    /// What the API error behind this one means ([`Class::Other`] when there is none).
+    pub fn kind(&self) -> Class {
         match self {
             Error::SubscriptionStatus { source, .. }
             | Error::InstallPlanStatus { source, .. }
-            | Error::CatalogSourceStatus { source, .. } => classify(source),
-            Error::Resolve { source, .. } => match source.api_error() {
-                Some(e) => classify(e),
-                None => ErrorKind::Transient,
-            },
+            | Error::CatalogSourceStatus { source, .. } => api::classify(source),
+            Error::Resolve { source, .. } => source.api_error().map_or(Class::Other, api::classify),
         }
     }
 }
 
-pub fn classify(error: &kube::Error) -> ErrorKind {
-    match error {
-        kube::Error::Api(status) if status.is_conflict() || status.is_already_exists() => {
-            ErrorKind::Conflict
-        }
-        kube::Error::Api(status) if status.is_not_found() => ErrorKind::Gone,
-        kube::Error::Api(status) if status.is_forbidden() => ErrorKind::Forbidden,
-        kube::Error::Api(status) if status.is_invalid() || status.code == 400 => ErrorKind::Invalid,
-        _ => ErrorKind::Transient,
-    }
-}
-
-/// The loop's error class of each kind (`None`: not an error to retry, the run is done).
-pub fn class(kind: ErrorKind) -> Option<ErrorClass> {
+/// The loop's error class of each kind (`None`: the object is gone, its deletion event ends the actor; the
+/// rest is `olm_runtime::error`'s one mapping, invalid and forbidden permanent).
+pub fn class(kind: Class) -> Option<ErrorClass> {
     match kind {
-        ErrorKind::Conflict => Some(ErrorClass::Conflict),
-        ErrorKind::Transient => Some(ErrorClass::Transient),
-        ErrorKind::Invalid | ErrorKind::Forbidden => Some(ErrorClass::Permanent),
-        ErrorKind::Gone => None,
+        Class::NotFound => None,
+        other => Some(api::requeue(other)),
     }
 }
 
@@ -119,28 +90,8 @@ impl SyncError {
     }
 }
 
-/// The error and its causes on one line.
-pub fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = String::new();
-    let mut link: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(l) = link {
-        if !text.is_empty() {
-            text.push_str(": ");
-        }
-        // An API server's refusal reads as its own message (which names the object and the field) and reason,
-        // not kube's debug dump of the whole Status, which repeats the message three times.
-        if let Some(kube::Error::Api(s)) = l.downcast_ref::<kube::Error>() {
-            text.push_str(&s.message);
-            if !s.reason.is_empty() {
-                text.push_str(&format!(" ({})", s.reason));
-            }
-            break;
-        }
-        text.push_str(&l.to_string());
-        link = l.source();
-    }
-    text
-}
+/// The error and its causes on one line (`olm_runtime::error::chain`).
+pub use olm_runtime::error::chain as error_text;
 
 #[cfg(test)]
 mod tests {
@@ -173,33 +124,33 @@ mod tests {
     #[rstest]
     #[case::a_conflict_is_retried_soon(
         api(409, "Conflict"),
-        ErrorKind::Conflict,
+        Class::Conflict,
         Some(ErrorClass::Conflict)
     )]
     #[case::an_existing_object_is_a_conflict(
         api(409, "AlreadyExists"),
-        ErrorKind::Conflict,
+        Class::AlreadyExists,
         Some(ErrorClass::Conflict)
     )]
-    #[case::a_vanished_object_is_not_retried(api(404, "NotFound"), ErrorKind::Gone, None)]
+    #[case::a_vanished_object_is_not_retried(api(404, "NotFound"), Class::NotFound, None)]
     #[case::forbidden_is_retried_slowly(
         api(403, "Forbidden"),
-        ErrorKind::Forbidden,
+        Class::Forbidden,
         Some(ErrorClass::Permanent)
     )]
     #[case::an_invalid_object_is_retried_slowly(
         api(422, "Invalid"),
-        ErrorKind::Invalid,
+        Class::Invalid,
         Some(ErrorClass::Permanent)
     )]
     #[case::a_server_error_is_transient(
         api(500, "InternalError"),
-        ErrorKind::Transient,
+        Class::ServerError,
         Some(ErrorClass::Transient)
     )]
     fn api_errors_are_classified(
         #[case] error: kube::Error,
-        #[case] kind: ErrorKind,
+        #[case] kind: Class,
         #[case] class_: Option<ErrorClass>,
     ) {
         let e = Error::SubscriptionStatus {

@@ -22,6 +22,7 @@ use k8s_openapi::api::rbac::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::api::{Patch, PatchParams};
 use kube::{Api, Client};
+use olm_runtime::error::{self as api_error, Class};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -398,7 +399,7 @@ where
     let mut delay = std::time::Duration::from_millis(50);
     for _ in 0..6 {
         match op().await {
-            Err(kube::Error::Api(s)) if s.code == 403 => {
+            Err(e) if api_error::is(&e, Class::Forbidden) => {
                 tokio::time::sleep(delay).await;
                 delay *= 2;
             }

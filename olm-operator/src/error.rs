@@ -2,6 +2,7 @@
 //! (house style: `kind()` → `class(kind)` → the reconcile loop's `policy()`).
 
 use messages::key::ObjectKey;
+use olm_runtime::error::{self as api, Class};
 use olm_runtime::reconcile::{ErrorClass, Policy};
 use std::time::Duration;
 
@@ -43,19 +44,6 @@ pub enum Error {
     Scoped(String),
 }
 
-/// How an error should be retried.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ErrorKind {
-    /// Network, timeouts, 5xx, anything unclassified: exponential backoff.
-    Transient,
-    /// 409: someone else wrote first; retry almost immediately.
-    Conflict,
-    /// 400/422: the object we built is rejected; retrying the same object cannot help.
-    InvalidSpec,
-    /// 403: we may not do this; retry slowly.
-    Forbidden,
-}
-
 impl Error {
     fn source_error(&self) -> Option<&kube::Error> {
         match self {
@@ -67,8 +55,9 @@ impl Error {
         }
     }
 
-    pub fn kind(&self) -> ErrorKind {
-        self.source_error().map_or(ErrorKind::Transient, classify)
+    /// What the API error behind this one means ([`Class::Other`] when there is none).
+    pub fn kind(&self) -> Class {
+        self.source_error().map_or(Class::Other, api::classify)
     }
 
     /// A short label for metrics and logs.
@@ -83,43 +72,21 @@ impl Error {
         }
     }
 
-    /// This error and its cause, for a status message a person reads (the API server's own message for
+    /// This error and its causes, for a status message a person reads (the API server's own message for
     /// API errors).
     pub fn chain(&self) -> String {
-        match self.source_error() {
-            Some(kube::Error::Api(status)) => {
-                format!("{self}: {} ({})", status.message, status.reason)
-            }
-            Some(other) => format!("{self}: {other}"),
-            None => self.to_string(),
-        }
+        api::chain(self)
     }
 }
 
-pub fn classify(error: &kube::Error) -> ErrorKind {
-    match error {
-        kube::Error::Api(status) if status.is_conflict() || status.is_already_exists() => {
-            ErrorKind::Conflict
-        }
-        kube::Error::Api(status) if status.is_forbidden() => ErrorKind::Forbidden,
-        kube::Error::Api(status) if status.is_invalid() || status.code == 400 => {
-            ErrorKind::InvalidSpec
-        }
-        _ => ErrorKind::Transient,
-    }
-}
-
-/// The loop's error class of each kind: the class picks the requeue in [`policy`].
-pub fn class(kind: ErrorKind) -> ErrorClass {
-    match kind {
-        ErrorKind::Conflict => ErrorClass::Conflict,
-        ErrorKind::Transient | ErrorKind::InvalidSpec => ErrorClass::Transient,
-        ErrorKind::Forbidden => ErrorClass::Permanent,
-    }
+/// The loop's error class of each kind, the one mapping of `olm_runtime::error` (invalid and forbidden are
+/// permanent): the class picks the requeue in [`policy`].
+pub fn class(kind: Class) -> ErrorClass {
+    api::requeue(kind)
 }
 
 /// The one requeue policy of the CSV loop: conflicts retried after 100 ms; transient errors and
-/// `Next::Backoff` waits 1 s doubling up to 60 s; forbidden writes after 60 s; a run abandoned after 60 s
+/// `Next::Backoff` waits 1 s doubling up to 60 s; forbidden or rejected (invalid) writes after 60 s; a run abandoned after 60 s
 /// (a hung request must not hold the actor's mailbox for good). Each retry is jittered into `[d/2, d]`.
 pub fn policy() -> Policy {
     Policy {
@@ -132,7 +99,7 @@ pub fn policy() -> Policy {
 }
 
 /// The delay before jitter after the `attempts`-th consecutive error of `kind`.
-pub fn requeue_for(kind: ErrorKind, attempts: u32) -> Duration {
+pub fn requeue_for(kind: Class, attempts: u32) -> Duration {
     policy().error_delay(class(kind), attempts)
 }
 
@@ -151,31 +118,33 @@ mod tests {
     }
 
     #[rstest]
-    #[case::a_conflict_is_retried_at_once(api(409, "Conflict"), ErrorKind::Conflict)]
-    #[case::an_existing_object_is_a_conflict(api(409, "AlreadyExists"), ErrorKind::Conflict)]
-    #[case::forbidden_is_forbidden(api(403, "Forbidden"), ErrorKind::Forbidden)]
-    #[case::an_invalid_object_is_an_invalid_spec(api(422, "Invalid"), ErrorKind::InvalidSpec)]
-    #[case::a_server_error_is_transient(api(500, "InternalError"), ErrorKind::Transient)]
-    fn api_errors_are_classified_by_status(#[case] error: kube::Error, #[case] kind: ErrorKind) {
-        assert_eq!(classify(&error), kind);
+    #[case::a_conflict_is_retried_at_once(api(409, "Conflict"), ErrorClass::Conflict)]
+    #[case::an_existing_object_is_a_conflict(api(409, "AlreadyExists"), ErrorClass::Conflict)]
+    #[case::forbidden_is_permanent(api(403, "Forbidden"), ErrorClass::Permanent)]
+    #[case::an_invalid_object_is_permanent(api(422, "Invalid"), ErrorClass::Permanent)]
+    #[case::a_server_error_is_transient(api(500, "InternalError"), ErrorClass::Transient)]
+    #[case::a_missing_object_is_transient(api(404, "NotFound"), ErrorClass::Transient)]
+    fn api_errors_are_classified_by_status(#[case] error: kube::Error, #[case] retry: ErrorClass) {
+        let e = Error::PatchStatus {
+            key: ObjectKey::new("ns", "csv"),
+            source: error,
+        };
+        assert_eq!(class(e.kind()), retry);
     }
 
     #[rstest]
-    #[case::conflicts_retry_almost_immediately(ErrorKind::Conflict, 5, Duration::from_millis(100))]
-    #[case::the_first_transient_retry_waits_a_second(
-        ErrorKind::Transient,
-        0,
-        Duration::from_secs(1)
-    )]
-    #[case::transient_retries_double(ErrorKind::Transient, 3, Duration::from_secs(8))]
+    #[case::conflicts_retry_almost_immediately(Class::Conflict, 5, Duration::from_millis(100))]
+    #[case::the_first_transient_retry_waits_a_second(Class::ServerError, 0, Duration::from_secs(1))]
+    #[case::transient_retries_double(Class::ServerError, 3, Duration::from_secs(8))]
     #[case::transient_retries_are_capped_at_a_minute(
-        ErrorKind::Transient,
+        Class::ServerError,
         30,
         Duration::from_secs(60)
     )]
-    #[case::forbidden_retries_slowly(ErrorKind::Forbidden, 0, Duration::from_secs(60))]
+    #[case::forbidden_retries_slowly(Class::Forbidden, 0, Duration::from_secs(60))]
+    #[case::invalid_retries_slowly(Class::Invalid, 0, Duration::from_secs(60))]
     fn the_requeue_policy_depends_on_the_kind(
-        #[case] kind: ErrorKind,
+        #[case] kind: Class,
         #[case] attempts: u32,
         #[case] wait: Duration,
     ) {
@@ -191,6 +160,6 @@ mod tests {
             source: api(403, "Forbidden"),
         };
         assert_eq!(e.chain(), "cannot create Deployment ns/op: m (Forbidden)");
-        assert_eq!(e.kind(), ErrorKind::Forbidden);
+        assert_eq!(e.kind(), Class::Forbidden);
     }
 }

@@ -244,7 +244,7 @@ impl CatalogActor {
         ctx.spawn(
             async move {
                 match source {
-                    Read::Grpc(client) => load::load(&client, &observed.info).await.map_err(|e| error_text(&e)).map(|p| (Some(p), None)),
+                    Read::Grpc(client) => load::load(&client, &observed.info).await.map_err(|e| olm_runtime::error::chain(&e)).map(|p| (Some(p), None)),
                     Read::ConfigMap(client, name) => read_config_map(client, name, observed.info).await.map(|p| (Some(p), None)),
                     Read::Image(registry, image, last) => {
                         let auth = crate::image_catalog::credentials(&client, &observed, global.as_ref()).await;
@@ -292,17 +292,6 @@ enum Read {
     Image(oci::Registry, String, Option<String>),
 }
 
-fn error_text(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
-
 /// A `configmap` catalog: its ConfigMap read, indexed as the registry server would, and queried the same way.
 async fn read_config_map(
     client: kube::Client,
@@ -317,18 +306,22 @@ async fn read_config_map(
             format!(
                 "cannot read configmap {}/{name}: {}",
                 info.namespace,
-                error_text(&e)
+                olm_runtime::error::chain(&e)
             )
         })?
         .ok_or_else(|| format!("configmap {}/{name} not found", info.namespace))?;
     let data = cm.data.unwrap_or_default();
     tokio::task::spawn_blocking(move || {
-        let catalog = catalog::Catalog::from_configmap_data(&data)
-            .map_err(|e| format!("invalid catalog in configmap {name}: {}", error_text(&e)))?;
+        let catalog = catalog::Catalog::from_configmap_data(&data).map_err(|e| {
+            format!(
+                "invalid catalog in configmap {name}: {}",
+                olm_runtime::error::chain(&e)
+            )
+        })?;
         let store = registry::store::Store::build(catalog).map_err(|e| {
             format!(
                 "cannot index the catalog of configmap {name}: {}",
-                error_text(&e)
+                olm_runtime::error::chain(&e)
             )
         })?;
         Ok(load::from_store(&store, &info))

@@ -11,6 +11,7 @@ use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::PostParams;
 use kube::{Api, Client};
+use olm_runtime::error as api_error;
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
     KeyPair, KeyUsagePurpose, SanType,
@@ -260,7 +261,7 @@ pub async fn from_shared_secret(
         };
         match written {
             Ok(_) => return Ok(cert),
-            Err(kube::Error::Api(s)) if s.code == 409 => continue,
+            Err(e) if api_error::classify(&e).is_conflict() => continue,
             Err(e) => return Err(err(e)),
         }
     }

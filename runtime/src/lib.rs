@@ -18,6 +18,7 @@
 //!   right to act as that one account, granted in its namespace.
 //! - [`chaos`]: the seeded fault injector (off unless `OLM_RS_CHAOS` is set).
 //! - [`actor_metrics`], [`api_metrics`]: controller-style reconcile/mailbox metrics and API latency by verb.
+//! - [`error`]: what a failed API call means, and an error and its causes on one line.
 //! - [`leader`]: leader election on a `coordination.k8s.io/v1` Lease (`--leader-elect`).
 
 pub mod activation;
@@ -29,6 +30,7 @@ pub mod client;
 pub mod code_pages;
 pub mod endpoint_auth;
 pub mod endpoints;
+pub mod error;
 pub mod heap_trim;
 pub mod impersonate;
 pub mod impersonation_grant;

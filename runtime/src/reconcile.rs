@@ -86,15 +86,11 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub fn failed(class: ErrorClass, error: &dyn std::error::Error) -> Self {
-        let mut message = error.to_string();
-        let mut source = error.source();
-        while let Some(cause) = source {
-            message.push_str(": ");
-            message.push_str(&cause.to_string());
-            source = cause.source();
-        }
-        Outcome::Failed(Failure { class, message })
+    pub fn failed(class: ErrorClass, error: &(dyn std::error::Error + 'static)) -> Self {
+        Outcome::Failed(Failure {
+            class,
+            message: crate::error::chain(error),
+        })
     }
 }
 

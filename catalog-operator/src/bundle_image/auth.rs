@@ -8,6 +8,7 @@ use base64::Engine;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use oci::Auth;
+use olm_runtime::error::{self as api_error, Class};
 use resolver::CatalogKey;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -152,7 +153,7 @@ pub async fn for_catalog(shared: &Shared, catalog: &CatalogKey) -> Auth {
     for name in names.iter() {
         let mut read = api.get(name).await;
         // deploy/rbac does not let catalog-operator read Secrets: it grants itself these ones (self_grant.rs).
-        if matches!(&read, Err(kube::Error::Api(s)) if s.code == 403) && !granted {
+        if matches!(&read, Err(e) if api_error::is(e, Class::Forbidden)) && !granted {
             let reference = crate::self_grant::CatalogRef {
                 namespace: &catalog.namespace,
                 name: &catalog.name,

@@ -14,6 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use kube::api::{ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use messages::crd::install_plan::{Step, StepStatus};
+use olm_runtime::error::{self as api_error, Class};
 use serde_json::Value;
 use std::collections::HashMap;
 use tracing::Instrument;
@@ -81,7 +82,7 @@ fn is_established(crd: &Value) -> bool {
 }
 
 fn forbidden(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == 403)
+    api_error::is(e, Class::Forbidden)
 }
 
 struct StepError {
@@ -125,7 +126,9 @@ impl From<kube::Error> for StepError {
         StepError {
             forbidden: forbidden(&e),
             denial: match &e {
-                kube::Error::Api(s) if s.code == 403 => Some(s.message.clone()),
+                kube::Error::Api(s) if api_error::classify_status(s) == Class::Forbidden => {
+                    Some(s.message.clone())
+                }
                 _ => None,
             },
             message: error_text(&e),
@@ -464,7 +467,7 @@ async fn apply(
         }
         // `AlreadyExists`, not any 409: a create answered `409 Conflict` wrote nothing, and calling its step
         // Present failed the plan on its next steps (found by the chaos runs' API fault proxy).
-        Err(kube::Error::Api(s)) if s.is_already_exists() => {
+        Err(e) if api_error::is(&e, Class::AlreadyExists) => {
             update_existing(cx, &api, &kind, name, obj)
                 .await
                 .map_err(|e| {
@@ -569,7 +572,7 @@ async fn validate_existing(
         };
         let api: Api<DynamicObject> = Api::all_with(cx.client.clone(), &ar);
         let mut listed = api.list(&ListParams::default()).await;
-        if matches!(&listed, Err(kube::Error::Api(s)) if s.code == 403) {
+        if matches!(&listed, Err(e) if api_error::is(e, Class::Forbidden)) {
             // deploy/rbac lists no custom resources: catalog-operator grants itself this CRD's (self_grant.rs).
             if !*granted {
                 *granted = crate::self_grant::grant_cr_list(cx.client, served).await;
@@ -581,7 +584,7 @@ async fn validate_existing(
         }
         let list = match listed {
             Ok(l) => l,
-            Err(kube::Error::Api(s)) if s.code == 404 => continue,
+            Err(e) if api_error::is(&e, Class::NotFound) => continue,
             Err(e) => return Err(e.into()),
         };
         for cr in list.items {

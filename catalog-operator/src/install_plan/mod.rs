@@ -32,6 +32,7 @@ use machine::{Action, Executed};
 use messages::crd::install_plan::{InstallPlan, InstallPlanPhase, InstallPlanStatus};
 use messages::key::ObjectKey;
 use messages::msg::{ObjectEvent, Requeue, RequeueReason};
+use olm_runtime::error as api_error;
 use olm_runtime::own_writes::OwnWrites;
 use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Reconciler};
 use olm_runtime::registry::{ObjectActor, SharedJournal};
@@ -224,7 +225,7 @@ impl InstallPlanActor {
                     Outcome::Done(next)
                 }
                 Err(source) => {
-                    if matches!(&source, kube::Error::Api(s) if s.code == 409) {
+                    if api_error::classify(&source).is_conflict() {
                         // Someone else wrote the plan (olm-operator labels it): our copy is stale by definition, so
                         // take the store's; awaiting our last write's event instead left the plan conflicting until
                         // the resync when olm-operator labelled it during a pass.

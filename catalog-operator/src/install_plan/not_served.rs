@@ -6,6 +6,7 @@
 //! the bundle that ships it and says why it cannot install. Pure.
 
 use messages::crd::install_plan::Step;
+use olm_runtime::error::{self as api_error, Class};
 
 /// The API version OLM v0 still knows for CRDs but current Kubernetes no longer serves.
 pub const V1BETA1_CRD_API: &str = "apiextensions.k8s.io/v1beta1";
@@ -14,7 +15,7 @@ pub const V1BETA1_CRD_API: &str = "apiextensions.k8s.io/v1beta1";
 /// served without the kind.
 pub fn is_not_served(e: &kube::Error) -> bool {
     match e {
-        kube::Error::Api(s) => s.code == 404,
+        kube::Error::Api(s) => api_error::classify_status(s) == Class::NotFound,
         kube::Error::Discovery(kube::error::DiscoveryError::MissingKind(_)) => true,
         _ => false,
     }

@@ -12,6 +12,7 @@ use super::reuse;
 use kube::Api;
 use kube::api::PostParams;
 use messages::crd::install_plan::InstallPlan;
+use olm_runtime::error::{self as api_error, Class};
 use std::collections::BTreeSet;
 
 /// The plan a step got.
@@ -41,7 +42,7 @@ pub async fn create(
     let manual = ip.spec.approval.is_manual();
     let exists = match api.create(&PostParams::default(), &ip).await {
         Ok(created) => return Ok(Found::Created(created)),
-        Err(kube::Error::Api(s)) if s.is_already_exists() => kube::Error::Api(s),
+        Err(e) if api_error::is(&e, Class::AlreadyExists) => e,
         Err(e) => return Err(e),
     };
     let got = api.get(&name).await?;

@@ -20,6 +20,7 @@ use kube::api::PostParams;
 use messages::crd::subscription::Subscription;
 use messages::key::ObjectKey;
 use messages::msg::{ObjectEvent, Requeue, RequeueReason};
+use olm_runtime::error as api_error;
 use olm_runtime::own_writes::OwnWrites;
 use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Reconciler};
 use olm_runtime::registry::{ObjectActor, SharedJournal};
@@ -171,7 +172,7 @@ impl Reconciler for SubscriptionActor {
                     Outcome::Done(Next::Idle)
                 }
                 Err(source) => {
-                    if matches!(&source, kube::Error::Api(s) if s.code == 409) {
+                    if api_error::classify(&source).is_conflict() {
                         // Our copy is stale (a write we never saw the event of, e.g. the Operator view's
                         // labels after a relist): retry from the store's, not with the same copy forever.
                         act.own

@@ -14,6 +14,7 @@ pub use request::post_params;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, Resource};
+use olm_runtime::error::{self as api_error, Class};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::fmt::Debug;
@@ -103,7 +104,7 @@ where
         };
         match api.patch(name, &params, &Patch::Merge(&patch)).await {
             Ok(_) => return Ok(taken.reapply),
-            Err(kube::Error::Api(s)) if s.is_conflict() && retries > 0 => {
+            Err(e) if api_error::is(&e, Class::Conflict) && retries > 0 => {
                 retries -= 1;
                 live = api.get(name).await.map_err(failed("read"))?;
             }
@@ -125,7 +126,7 @@ where
     let name = obj.meta().name.clone().unwrap_or_default();
     match api.create(&post_params(), obj).await {
         Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.is_already_exists() => {
+        Err(e) if api_error::is(&e, Class::AlreadyExists) => {
             let live = api.get(&name).await.map_err(failed("read"))?;
             let mut desired = obj.clone();
             desired.meta_mut().resource_version = live.meta().resource_version.clone();

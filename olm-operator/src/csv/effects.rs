@@ -7,7 +7,7 @@
 use super::machine::{self, Decision, Effect, Step};
 use super::status;
 use super::strategy::{self, Rendered};
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::events;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ServiceAccount;
@@ -18,6 +18,7 @@ use kube::runtime::events::Recorder;
 use kube::{Api, Client, Resource};
 use messages::crd::csv::{ClusterServiceVersion, RequirementStatus};
 use messages::key::ObjectKey;
+use olm_runtime::error::{self as api_error, Class};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::fmt::Debug;
@@ -118,8 +119,7 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
                 if let Err(e) = installed {
                     // Acting as the group's account too: a forbidden write fails the CSV for good until the
                     // group's account changes (OLM retries; we do not watch users' RBAC, see the README).
-                    let unrecoverable =
-                        matches!(e.kind(), ErrorKind::Forbidden | ErrorKind::InvalidSpec);
+                    let unrecoverable = matches!(e.kind(), Class::Forbidden | Class::Invalid);
                     step = Step::To(machine::install_failed(unrecoverable, &e.chain()));
                     tracing::warn!(csv = %key, error = &e as &dyn std::error::Error, "install failed");
                     applied.error = Some(e);
@@ -137,7 +137,7 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
                 )
                 .await
                 {
-                    tracing::warn!(csv = %key, error = %crate::operator_group::error_chain(&e), "the operator group did not change its provided apis");
+                    tracing::warn!(csv = %key, error = %api_error::chain(&e), "the operator group did not change its provided apis");
                 }
                 Ok(())
             }
@@ -160,7 +160,7 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
                     applied.deleted = true;
                     Ok(())
                 }
-                Err(kube::Error::Api(s)) if s.is_not_found() => {
+                Err(e) if api_error::is(&e, Class::NotFound) => {
                     applied.deleted = true;
                     Ok(())
                 }
@@ -267,7 +267,7 @@ async fn install(
     for name in super::stale::stale_deployments(known, csv_name, namespace, &wanted) {
         match api.delete(&name, &DeleteParams::background()).await {
             Ok(_) => {}
-            Err(kube::Error::Api(s)) if s.is_not_found() => {}
+            Err(e) if api_error::is(&e, Class::NotFound) => {}
             Err(source) => {
                 return Err(Error::Apply {
                     verb: "delete",
@@ -329,7 +329,7 @@ async fn ensure_account(api: Api<ServiceAccount>, sa: &ServiceAccount) -> Result
     };
     match api.create(&crate::apply::post_params(), sa).await {
         Ok(_) => return Ok(()),
-        Err(kube::Error::Api(s)) if s.is_already_exists() => {}
+        Err(e) if api_error::is(&e, Class::AlreadyExists) => {}
         Err(source) => return Err(err("create")(source)),
     }
     let name = sa.meta().name.clone().unwrap_or_default();
@@ -372,7 +372,7 @@ async fn cleanup_deployments(client: &Client, namespace: &str, csv: &str) -> Res
         let name = deployment.metadata.name.unwrap_or_default();
         match api.delete(&name, &DeleteParams::background()).await {
             Ok(_) => {}
-            Err(kube::Error::Api(s)) if s.is_not_found() => {}
+            Err(e) if api_error::is(&e, Class::NotFound) => {}
             Err(source) => {
                 return Err(Error::Apply {
                     verb: "delete",

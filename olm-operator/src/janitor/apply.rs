@@ -20,6 +20,7 @@ use kube::api::{DeleteParams, ListParams, PostParams};
 use kube::{Api, Client, Resource};
 use messages::crd::csv::{ClusterServiceVersion, WebhookAdmissionType};
 use messages::key::ObjectKey;
+use olm_runtime::error::{self as api_error, Class};
 use serde::de::DeserializeOwned;
 use std::fmt::Debug;
 
@@ -251,7 +252,7 @@ where
             .await
         {
             Ok(_) => deleted += 1,
-            Err(kube::Error::Api(status)) if status.is_not_found() => {}
+            Err(e) if api_error::is(&e, Class::NotFound) => {}
             Err(source) => {
                 return Err(Error::Apply {
                     verb: "delete",

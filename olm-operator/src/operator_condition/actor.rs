@@ -13,6 +13,7 @@ use actix::prelude::*;
 use messages::crd::operator_condition::OperatorCondition;
 use messages::key::ObjectKey;
 use messages::msg::{ObjectEvent, Requeue, RequeueReason};
+use olm_runtime::error::{self as api_error, Class};
 use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Reconciler};
 use olm_runtime::registry::{ObjectActor, SharedJournal};
 use std::sync::Arc;
@@ -76,8 +77,8 @@ impl Reconciler for OperatorConditionActor {
         Box::pin(
             actix::fut::wrap_future::<_, Self>(fut).map(|result, _act, _ctx| match result {
                 Ok(()) => Outcome::Done(Next::Idle),
-                Err(kube::Error::Api(s)) if s.is_not_found() => Outcome::Done(Next::Idle),
-                Err(e) => Outcome::failed(error::class(error::classify(&e)), &e),
+                Err(e) if api_error::is(&e, Class::NotFound) => Outcome::Done(Next::Idle),
+                Err(e) => Outcome::failed(error::class(api_error::classify(&e)), &e),
             }),
         )
     }

@@ -8,6 +8,7 @@ use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_condition::OperatorCondition;
+use olm_runtime::error::{self as api_error, Class};
 
 /// Create the CSV's OperatorCondition (or refresh its service accounts and deployments) and its access.
 pub async fn ensure(
@@ -57,7 +58,7 @@ where
 {
     match api.create(&PostParams::default(), obj).await {
         Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.is_already_exists() => Ok(()),
+        Err(e) if api_error::is(&e, Class::AlreadyExists) => Ok(()),
         Err(e) => Err(e),
     }
 }

@@ -15,6 +15,7 @@ use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::{OperatorGroup, OperatorGroupStatus};
 use messages::key::ObjectKey;
 use messages::msg::ApiChange;
+use olm_runtime::error::{self as api_error, Class};
 use std::collections::BTreeMap;
 
 /// How many writes of one fan-out run at once.
@@ -114,7 +115,7 @@ pub async fn label_account(client: &Client, key: &ObjectKey) -> Result<()> {
         .await
     {
         Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(e) if api_error::is(&e, Class::NotFound) => Ok(()),
         Err(source) => Err(Error::LabelAccount {
             key: key.clone(),
             source,
@@ -143,7 +144,7 @@ pub async fn label_namespaces(client: &Client, changes: Vec<LabelChange>) -> Res
                     .await
                 {
                     Ok(_) => Ok(()),
-                    Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+                    Err(e) if api_error::is(&e, Class::NotFound) => Ok(()),
                     Err(source) => Err(Error::Label { namespace, source }),
                 }
             }
@@ -166,7 +167,7 @@ pub async fn annotate_csv(
         .await
     {
         Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(e) if api_error::is(&e, Class::NotFound) => Ok(()),
         Err(source) => Err(Error::Annotate {
             key: key.clone(),
             source,
@@ -205,7 +206,7 @@ pub async fn change_provided_apis(
             .await
         {
             Ok(_) => return Ok(wanted),
-            Err(kube::Error::Api(status)) if status.code == 409 => continue,
+            Err(e) if api_error::classify(&e).is_conflict() => continue,
             Err(source) => {
                 return Err(Error::ProvidedApis {
                     key: key.clone(),
@@ -273,7 +274,7 @@ async fn write_copy(client: Client, write: CopyWrite) -> (usize, Result<()>) {
             let status = wanted.status.clone();
             let created = match api.create(&PostParams::default(), &wanted).await {
                 Ok(created) => created,
-                Err(kube::Error::Api(s)) if s.is_already_exists() => return (1, Ok(())),
+                Err(e) if api_error::is(&e, Class::AlreadyExists) => return (1, Ok(())),
                 Err(source) => return (1, Err(Error::Copy { key, source })),
             };
             let mut with_status = created;
@@ -309,7 +310,12 @@ async fn write_copy(client: Client, write: CopyWrite) -> (usize, Result<()>) {
                 next.spec = wanted.spec.clone();
                 match api.replace(&key.name, &PostParams::default(), &next).await {
                     Ok(updated) => current = updated,
-                    Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => {
+                    Err(e)
+                        if matches!(
+                            api_error::classify(&e),
+                            Class::Conflict | Class::AlreadyExists | Class::NotFound
+                        ) =>
+                    {
                         return (requests, Ok(()));
                     }
                     Err(source) => return (requests, Err(Error::Copy { key, source })),
@@ -328,7 +334,7 @@ async fn write_copy(client: Client, write: CopyWrite) -> (usize, Result<()>) {
             let api: Api<ClusterServiceVersion> = Api::namespaced(client, key.namespace_or_empty());
             match api.delete(&key.name, &DeleteParams::default()).await {
                 Ok(_) => (1, Ok(())),
-                Err(kube::Error::Api(s)) if s.code == 404 => (1, Ok(())),
+                Err(e) if api_error::is(&e, Class::NotFound) => (1, Ok(())),
                 Err(source) => (1, Err(Error::Copy { key, source })),
             }
         }
@@ -345,7 +351,14 @@ async fn replace_status(
         .await
     {
         Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => Ok(()),
+        Err(e)
+            if matches!(
+                api_error::classify(&e),
+                Class::Conflict | Class::AlreadyExists | Class::NotFound
+            ) =>
+        {
+            Ok(())
+        }
         Err(source) => Err(Error::Copy {
             key: key.clone(),
             source,
@@ -408,7 +421,7 @@ where
 {
     match api.create(&PostParams::default(), obj).await {
         Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.is_already_exists() => Ok(()),
+        Err(e) if api_error::is(&e, Class::AlreadyExists) => Ok(()),
         Err(source) => Err(Error::ClusterRole {
             name: obj.meta().name.clone().unwrap_or_default(),
             source,

@@ -164,7 +164,7 @@ impl Handler<ChangeProvidedApis> for OperatorGroupActor {
                 tracing::debug!(og = %key, csv = %msg.csv, change = ?msg.change, apis = ?msg.apis, "changing provided apis");
                 effects::change_provided_apis(&client, &key, effects::edit_for(msg.change, msg.apis))
                     .await
-                    .map_err(|e| ProvidedApisError::Write { group: key.clone(), message: error_chain(&e) })
+                    .map_err(|e| ProvidedApisError::Write { group: key.clone(), message: olm_runtime::error::chain(&e) })
             }
             .into_actor(self),
         ))
@@ -248,18 +248,6 @@ impl Reconciler for OperatorGroupActor {
                 }),
         )
     }
-}
-
-/// The text of an error and its sources, for replies that cross actors as plain data.
-pub fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// The groups of a namespace, from the store.

@@ -44,8 +44,8 @@ pub async fn apply(
 ) -> Outcome {
     let client = &shared.client;
     let mut ok = true;
-    let mut fail = |what: &str, error: &dyn std::error::Error| {
-        tracing::warn!(og = %key, error = %super::error_chain(error), "{what} failed; retrying");
+    let mut fail = |what: &str, error: &(dyn std::error::Error + 'static)| {
+        tracing::warn!(og = %key, error = %olm_runtime::error::chain(error), "{what} failed; retrying");
         ok = false;
     };
     let count = |kind: &str, n: usize| super::metrics::count(&shared.metrics, kind, n);

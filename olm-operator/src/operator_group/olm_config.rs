@@ -124,7 +124,9 @@ impl Reconciler for OlmConfigActor {
         Box::pin(
             actix::fut::wrap_future::<_, Self>(fut).map(|result, _act, _ctx| match result {
                 Ok(()) => Outcome::Done(Next::Idle),
-                Err(e) => Outcome::failed(crate::error::class(crate::error::classify(&e)), &e),
+                Err(e) => {
+                    Outcome::failed(crate::error::class(olm_runtime::error::classify(&e)), &e)
+                }
             }),
         )
     }

@@ -26,7 +26,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use messages::crd::operator::Operator;
 use messages::key::ObjectKey;
-use olm_runtime::reconcile::{self, Cause, ErrorClass, Loop, Next, Outcome, Policy, Reconciler};
+use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Policy, Reconciler};
 use std::collections::BTreeSet;
 
 pub use crate::routes::ViewChanged;
@@ -150,13 +150,7 @@ impl Reconciler for OperatorViewActor {
                         // failed, so it starts afresh (act.memo stays empty).
                         act.subscriptions.extend(subscriptions);
                         act.names.extend(names);
-                        let class = match &error {
-                            kube::Error::Api(e) if e.code == 409 => ErrorClass::Conflict,
-                            kube::Error::Api(e) if e.code == 403 || e.code == 422 => {
-                                ErrorClass::Permanent
-                            }
-                            _ => ErrorClass::Transient,
-                        };
+                        let class = crate::error::class(olm_runtime::error::classify(&error));
                         Outcome::failed(class, &error)
                     }
                 },

@@ -22,6 +22,7 @@ use messages::crd::install_plan::InstallPlan;
 use messages::crd::operator::{Operator, OperatorSpec, OperatorStatus, operator_component_label};
 use messages::crd::operator_condition::OperatorCondition;
 use messages::crd::subscription::Subscription;
+use olm_runtime::error::{self as api_error, Class};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
@@ -58,7 +59,7 @@ where
         .await
     {
         Ok(_) => Ok(()),
-        Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
+        Err(e) if api_error::is(&e, Class::NotFound) => Ok(()),
         Err(e) => Err(e),
     }
 }
@@ -453,7 +454,7 @@ pub async fn refresh(
             };
             match api.create(&PostParams::default(), &fresh).await {
                 Ok(created) => created,
-                Err(kube::Error::Api(e)) if e.is_already_exists() => return Ok(()),
+                Err(e) if api_error::is(&e, Class::AlreadyExists) => return Ok(()),
                 Err(e) => return Err(e),
             }
         }

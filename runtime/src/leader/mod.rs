@@ -19,6 +19,7 @@ mod hanging_api_tests;
 
 pub use decide::{Decision, Record, decide, must_step_down};
 
+use crate::error as api_error;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::api::PostParams;
@@ -291,7 +292,7 @@ impl Elector {
                 self.observed = Some((record_of(&lease), Instant::now()));
                 Ok(Attempt::Holding)
             }
-            Err(kube::Error::Api(status)) if status.code == 409 => {
+            Err(e) if api_error::classify(&e).is_conflict() => {
                 tracing::debug!(lease = %name, "another replica wrote the Lease first");
                 Ok(Attempt::Lost)
             }

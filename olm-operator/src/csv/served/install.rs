@@ -35,6 +35,7 @@ use kube::api::{DeleteParams, ListParams};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Api, Client, Resource};
 use messages::crd::csv::{ClusterServiceVersion, WebhookAdmissionType};
+use olm_runtime::error::{self as api_error, Class};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
@@ -540,7 +541,7 @@ where
     for live_name in gone {
         match api.delete(&live_name, &DeleteParams::background()).await {
             Ok(_) => {}
-            Err(kube::Error::Api(s)) if s.is_not_found() => {}
+            Err(e) if api_error::is(&e, Class::NotFound) => {}
             Err(source) => {
                 return Err(apply_err("delete", "webhook configuration", live_name)(
                     source,
@@ -593,7 +594,7 @@ async fn set_conversion(
         crd.spec.conversion = Some(conversion);
         match api.replace(crd_name, &post_params(), &crd).await {
             Ok(_) => return Ok(()),
-            Err(kube::Error::Api(s)) if s.code == 409 => continue,
+            Err(e) if api_error::classify(&e).is_conflict() => continue,
             Err(source) => {
                 return Err(apply_err("update", "CustomResourceDefinition", crd_name)(
                     source,
