@@ -10,13 +10,17 @@ use std::path::{Path, PathBuf};
 /// `resource/subresource` when a subresource was asked for (`clusterserviceversions/status`).
 pub type Counts = BTreeMap<(String, String, String), u64>;
 
-/// The component an audit event came from, by its user agent (`olm-rs/<binary>/…`); `None` for anyone else.
+/// OLM v0's commands, which send client-go's default user agent, `<command>/<version> (<os>/<arch>) …`.
+const OLM_V0_COMMANDS: [&str; 2] = ["olm", "catalog"];
+
+/// The component an audit event came from, by its user agent: `olm-operator` for `olm-rs/olm-operator/…`, and
+/// OLM v0's `olm` and `catalog` commands by name (the side-by-side bench); `None` for anyone else.
 pub fn component(user_agent: &str) -> Option<&str> {
-    user_agent
-        .strip_prefix("olm-rs/")?
-        .split('/')
-        .next()
-        .filter(|c| !c.is_empty())
+    if let Some(ours) = user_agent.strip_prefix("olm-rs/") {
+        return ours.split('/').next().filter(|c| !c.is_empty());
+    }
+    let command = user_agent.split('/').next()?;
+    (user_agent.len() > command.len() && OLM_V0_COMMANDS.contains(&command)).then_some(command)
 }
 
 /// Count one audit log line: each request once (a watch when its response starts, anything else when it
@@ -177,6 +181,16 @@ mod tests {
         );
         assert_eq!(component("kubectl/v1.20.2 (linux/amd64)"), None);
         assert_eq!(component("olm-rs/"), None);
+        assert_eq!(
+            component("olm/v0.0.0-master+$Format:%H$ (linux/amd64) kubernetes/$Format"),
+            Some("olm")
+        );
+        assert_eq!(
+            component("catalog/v0.0.0 (linux/amd64) kubernetes/$Format"),
+            Some("catalog")
+        );
+        assert_eq!(component("olm"), None);
+        assert_eq!(component("catalogd/v1 (linux/amd64)"), None);
     }
 
     #[test]
