@@ -18,11 +18,12 @@ use kube::Api;
 use kube::runtime::watcher;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::key::ObjectKey;
+use olm_runtime::activation::{Activation, Stopped};
 use olm_runtime::leader::ElectionConfig;
 use olm_runtime::metrics::Metrics;
 use olm_runtime::registry::Forward;
 use olm_runtime::watch::spawn_store;
-use olm_runtime::wiring::{self, Activation, Scope, Stopped, Wiring};
+use olm_runtime::wiring::{self, Scope, Wiring};
 use std::sync::Arc;
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
@@ -75,9 +76,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             catalogs: Arc::default(),
             config: Arc::new(config),
             kinds: Default::default(),
-            bundles: Arc::new(crate::bundle_image::Unpacker::new(
+            bundles: Arc::new(crate::unpacker::Unpacker::new(
                 images.clone(),
-                crate::bundle_image::unpacker::CACHE_BYTES,
+                crate::unpacker::CACHE_BYTES,
             )),
             catalog_images: Arc::new(crate::catalog_image::CatalogImages::new(images)),
         };

@@ -7,9 +7,10 @@ use crate::csv::CsvActor;
 use crate::operator_group::OperatorGroupActor;
 use crate::routes::Route;
 use crate::shared::{Registries, Shared, Stores};
+use olm_runtime::activation::{Activation, Stopped};
 use olm_runtime::leader::ElectionConfig;
 use olm_runtime::metrics::Metrics;
-use olm_runtime::wiring::{self, Activation, Scope, Stopped, Wiring};
+use olm_runtime::wiring::{self, Scope, Wiring};
 use std::sync::Arc;
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {

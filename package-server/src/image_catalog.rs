@@ -11,7 +11,8 @@ use crate::catalogs::Observed;
 use crate::load;
 use crate::manifest::CatalogInfo;
 use crate::types::PackageManifest;
-use catalog_operator::bundle_image::auth::{self, SecretRef};
+use catalog_operator::bundle_image::auth;
+use catalog_operator::secret_ref::SecretRef;
 use oci::{Auth, Limits, Registry};
 
 /// What a read of an image catalog found.

@@ -14,7 +14,7 @@
 //! kubeconfig) nothing is granted.
 
 use crate::own_account;
-pub use crate::own_account::Grantee;
+use crate::own_account::Grantee;
 use crate::scoped_install::Identity;
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,

@@ -8,6 +8,7 @@
 //!         task of its own) → start registries → Activation::run_until_stopped (SIGTERM releases the Lease)
 //! ```
 
+use crate::activation::Activation;
 use crate::args::EndpointArgs;
 use crate::endpoint_auth::{AuthMode, EndpointAuth};
 use crate::endpoints::{self, EndpointState, Surface};
@@ -205,8 +206,6 @@ impl Wiring {
         Ok(bound)
     }
 }
-
-pub use crate::activation::{Activation, Stopped};
 
 /// SIGTERM (Kubernetes stopping the pod) and SIGINT, listened for from creation on: a signal that arrives while
 /// the operator is still starting (between waiting for the Lease and serving) is kept, not lost.

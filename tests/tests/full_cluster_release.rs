@@ -49,6 +49,13 @@ struct Release {
     dist: PathBuf,
 }
 
+/// The built releases (hundreds of MB) go with the test, whether it passed or not.
+impl Drop for Release {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dist);
+    }
+}
+
 impl Release {
     fn dir(&self, version: &str) -> PathBuf {
         self.dist.join(version)
@@ -112,9 +119,7 @@ async fn release_installs_upgrades_and_uninstalls_olm_rs() -> anyhow::Result<()>
         .await?;
 
     // 5. Helm.
-    helm_install_upgrade_uninstall(&release, &client, &catalog, &registry_addr).await?;
-    std::fs::remove_dir_all(&release.dist)?;
-    Ok(())
+    helm_install_upgrade_uninstall(&release, &client, &catalog, &registry_addr).await
 }
 
 async fn operator_survives_upgrade_and_uninstall(
@@ -338,17 +343,19 @@ fn build_release(
 /// One bundle whose operator runs the test-operator image, and a catalog image listing it, in the cluster's
 /// registry; returns the catalog image's reference.
 async fn push_probe_catalog(registry_addr: &str) -> anyhow::Result<String> {
-    let root = std::env::temp_dir().join(format!("olm-rs-release-probe-{}", std::process::id()));
-    olm_tests::write_test_operator_bundle(&root, PACKAGE)?;
+    let dir = tempfile::Builder::new()
+        .prefix("olm-rs-release-probe-")
+        .tempdir()?;
+    let root = dir.path();
+    olm_tests::write_test_operator_bundle(root, PACKAGE)?;
     let registry = oci::Registry::new(&[registry_addr.to_string()]);
     let prefix = format!("{registry_addr}/release-probe");
     let published =
-        oci::publish::push_tree(&registry, &root, &[PACKAGE.to_string()], &prefix).await?;
+        oci::publish::push_tree(&registry, root, &[PACKAGE.to_string()], &prefix).await?;
     let fbc = root.join("catalog.json");
     std::fs::write(&fbc, &published.fbc)?;
     let image = format!("{prefix}/catalog:v1");
     let digest = oci::publish::push_catalog(&registry, &fbc, &image).await?;
-    std::fs::remove_dir_all(&root)?;
     Ok(oci::publish::pinned(&image, &digest))
 }
 

@@ -9,7 +9,7 @@ mod catalog_fixture;
 mod oci_support;
 
 use catalog_fixture::*;
-use catalog_operator::bundle_image::{Poll, Unpacker};
+use catalog_operator::unpacker::{Poll, Unpacker};
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use oci_support::*;

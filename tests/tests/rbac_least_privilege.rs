@@ -318,7 +318,7 @@ async fn impersonation_grants(
             &[("impersonate", "serviceaccounts/deployer", Own, No)],
         )?);
         let me = client_as(ctx, &rbac.user(operator)).await?;
-        let grantee = impersonation_grant::Grantee {
+        let grantee = olm_runtime::own_account::Grantee {
             namespace: ctx.namespace.clone(),
             name: rbac.account(operator),
         };

@@ -37,10 +37,9 @@ fn count(var: &str, default: usize) -> usize {
 #[ignore = "benchmark: OLM v0 and olm-rs side by side (hack/side-by-side.sh)"]
 async fn olm_v0_and_olm_rs_side_by_side() -> anyhow::Result<()> {
     let cluster = Cluster::shared()?;
-    let audit_path = std::path::PathBuf::from(
-        std::env::var("OLM_RS_AUDIT_LOG")
-            .map_err(|_| anyhow::anyhow!("OLM_RS_AUDIT_LOG names the audit log (hack/side-by-side.sh sets it)"))?,
-    );
+    let audit_path = std::path::PathBuf::from(std::env::var("OLM_RS_AUDIT_LOG").map_err(|_| {
+        anyhow::anyhow!("OLM_RS_AUDIT_LOG names the audit log (hack/side-by-side.sh sets it)")
+    })?);
     let installs = count("OLM_RS_SBS_INSTALLS", 20);
     let namespaces = count("OLM_RS_SBS_NAMESPACES", 200);
     let mut columns = Vec::new();
@@ -99,7 +98,9 @@ impl Workload {
             Op::new(&self.package("warm"), "1.0.0"),
             Op::new(&self.package("global"), "1.0.0"),
         ];
-        ops.extend((0..self.installs).map(|i| Op::new(&self.package(&format!("bench{i}")), "1.0.0")));
+        ops.extend(
+            (0..self.installs).map(|i| Op::new(&self.package(&format!("bench{i}")), "1.0.0")),
+        );
         let chain = self.package("chain");
         let mut previous: Option<String> = None;
         for version in ["1.0.0", "1.1.0", "1.2.0", "1.3.0"] {
@@ -119,7 +120,10 @@ impl Workload {
         }
         let groups = |ns: &str| Api::namespaced(self.client.clone(), ns);
         groups(&self.install_ns)
-            .create(&PostParams::default(), &Og::named("og").targets(&[&self.install_ns]).build())
+            .create(
+                &PostParams::default(),
+                &Og::named("og").targets(&[&self.install_ns]).build(),
+            )
             .await?;
         groups(&self.global_ns)
             .create(&PostParams::default(), &Og::named("og").build())
@@ -156,7 +160,11 @@ impl Workload {
         Ok(figures)
     }
 
-    async fn measure(&self, started: Instant, processes: &mut [Process; 2]) -> anyhow::Result<Figures> {
+    async fn measure(
+        &self,
+        started: Instant,
+        processes: &mut [Process; 2],
+    ) -> anyhow::Result<Figures> {
         let mut f = Figures {
             installs: self.installs,
             copies: self.namespaces,
@@ -175,13 +183,17 @@ impl Workload {
         )
         .await?;
         f.catalog_ready = started.elapsed();
-        self.install(&self.install_ns, &self.package("warm"), None, "1.0.0").await?;
+        self.install(&self.install_ns, &self.package("warm"), None, "1.0.0")
+            .await?;
 
         let mut audit = AuditLog::from_now(&self.audit)?;
         let mut took = Vec::with_capacity(self.installs);
         for i in 0..self.installs {
             let package = self.package(&format!("bench{i}"));
-            took.push(self.install(&self.install_ns, &package, None, "1.0.0").await?);
+            took.push(
+                self.install(&self.install_ns, &package, None, "1.0.0")
+                    .await?,
+            );
         }
         let counts = audit.take()?;
         let [olm_operator, catalog_operator] = self.olm.components();
@@ -193,17 +205,26 @@ impl Workload {
 
         let chain = self.package("chain");
         f.upgrade_chain = self
-            .install(&self.install_ns, &chain, Some(&format!("{chain}.v1.0.0")), "1.3.0")
+            .install(
+                &self.install_ns,
+                &chain,
+                Some(&format!("{chain}.v1.0.0")),
+                "1.3.0",
+            )
             .await?;
 
-        self.install(&self.global_ns, &self.package("global"), None, "1.0.0").await?;
+        self.install(&self.global_ns, &self.package("global"), None, "1.0.0")
+            .await?;
         let (created, done) = self.copies().await?;
         f.namespaces_created = created;
         f.copies_done = done;
 
         for (i, p) in processes.iter_mut().enumerate() {
             if let Some(exit) = p.exited() {
-                anyhow::bail!("{} exited during the workload: {exit}", self.olm.components()[i]);
+                anyhow::bail!(
+                    "{} exited during the workload: {exit}",
+                    self.olm.components()[i]
+                );
             }
             let (rss, cpu) = rss_and_cpu(p.pid())
                 .ok_or_else(|| anyhow::anyhow!("no /proc entry for {}", p.pid()))?;
@@ -281,8 +302,14 @@ impl Workload {
 
     async fn delete_namespaces(&self) -> anyhow::Result<()> {
         let api: Api<Namespace> = Api::all(self.client.clone());
-        let mut names: Vec<String> = (0..self.namespaces).map(|i| self.copy_namespace(i)).collect();
-        names.extend([self.install_ns.clone(), self.global_ns.clone(), self.catalog_ns.clone()]);
+        let mut names: Vec<String> = (0..self.namespaces)
+            .map(|i| self.copy_namespace(i))
+            .collect();
+        names.extend([
+            self.install_ns.clone(),
+            self.global_ns.clone(),
+            self.catalog_ns.clone(),
+        ]);
         for name in &names {
             match api.delete(name, &DeleteParams::background()).await {
                 Ok(_) => {}
@@ -291,14 +318,21 @@ impl Workload {
             }
         }
         let prefix = format!("sbs-{}-", self.olm.tag());
-        eventually(Duration::from_secs(300), "the bench's namespaces deleted", || {
-            let api = api.clone();
-            let prefix = prefix.clone();
-            async move {
-                let left = api.list(&ListParams::default()).await?;
-                Ok((!left.items.iter().any(|n| n.name_any().starts_with(&prefix))).then_some(()))
-            }
-        })
+        eventually(
+            Duration::from_secs(300),
+            "the bench's namespaces deleted",
+            || {
+                let api = api.clone();
+                let prefix = prefix.clone();
+                async move {
+                    let left = api.list(&ListParams::default()).await?;
+                    Ok(
+                        (!left.items.iter().any(|n| n.name_any().starts_with(&prefix)))
+                            .then_some(()),
+                    )
+                }
+            },
+        )
         .await
     }
 }

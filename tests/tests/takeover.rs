@@ -3,6 +3,11 @@
 //! without touching the running operator: no Deployment write, no new ReplicaSet, the CSV stays Succeeded. An
 //! InstallPlan OLM v0 resolved and left waiting for Manual approval, its step manifests written as OLM writes
 //! them (`ownerReferences[].uid: ""` for the CSV, filled at execution), completes once approved.
+//!
+//! The real takeover, from OLM v0 itself running as pods, is `full_cluster_olm_v0.rs`. This one stays beside it
+//! for what that one cannot give: it runs on the light control plane in seconds, without images or a kubelet, in
+//! every `cargo test` run, and it reads olm-rs's journal to judge "nothing written" only after the CSV's
+//! reconcile has completed without error.
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::ServiceAccount;

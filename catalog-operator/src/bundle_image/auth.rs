@@ -2,7 +2,7 @@
 //! the older `kubernetes.io/dockercfg`), read from the catalog's namespace, give the credentials for the
 //! registry of a bundle or catalog image. Matching and decoding are pure ([`credentials_for`]).
 
-pub use crate::secret_ref::{SecretRef, parse_secret_ref};
+use crate::secret_ref::SecretRef;
 use crate::shared::Shared;
 use base64::Engine;
 use k8s_openapi::api::core::v1::Secret;

@@ -15,7 +15,7 @@ pub mod lookup;
 pub mod timeout;
 
 use crate::shared::Shared;
-pub use crate::unpacker::{self, Poll, Unpacker};
+use crate::unpacker::{self, Poll};
 use messages::crd::install_plan::BundleLookup;
 use registry::api;
 use resolver::BundleStep;

@@ -66,7 +66,7 @@ pub async fn content(
     })
 }
 
-pub use crate::error::error_text;
+use crate::error::error_text;
 
 /// Loads the catalog image of CatalogSource `key` with its pull secrets; the error as status text.
 async fn load_image(

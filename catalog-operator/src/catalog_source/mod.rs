@@ -23,13 +23,13 @@ pub mod status_patch;
 
 use crate::catalogs::{BundleSource, CatalogView};
 use crate::deprecation::DeprecationIndex;
+use crate::error::error_text;
 use crate::error::{self, Error};
 use crate::routes::Cause as ResolveCause;
 use crate::shared::Shared;
 use actix::prelude::*;
 use decide::{Held, Observed};
 use fetch::Fetched;
-pub use fetch::error_text;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::Api;

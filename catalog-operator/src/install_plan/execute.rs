@@ -46,7 +46,7 @@ pub const SUPPORTED: &[&str] = &[
     "NetworkPolicy",
 ];
 
-pub use crate::kinds::Kinds;
+use crate::kinds::Kinds;
 
 /// What one plan's execution needs.
 pub struct Context<'a> {

@@ -6,8 +6,9 @@
 //! labels its objects later, as before). Pure.
 
 use crate::steps::PROPERTIES_ANNOTATION;
+use messages::crd::annotations::operator_component_label;
 use messages::crd::install_plan::Step;
-use messages::crd::operator::{operator_component_label, operator_name};
+use messages::crd::operator::operator_name;
 use messages::crd::subscription::Subscription;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};

@@ -8,7 +8,7 @@ use k8s_openapi::jiff::Timestamp;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::Subscription;
 
-pub use crate::metrics::DurationKind as Kind;
+use crate::metrics::DurationKind as Kind;
 
 /// What to observe for a series change `previous → now` (pure).
 pub fn to_observe(

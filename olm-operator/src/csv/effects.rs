@@ -6,9 +6,9 @@
 
 use super::machine::{self, Decision, Effect, Step};
 use super::status;
-use super::strategy::{self, Rendered};
 use crate::error::Error;
 use crate::events;
+use crate::strategy::{self, Rendered};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;

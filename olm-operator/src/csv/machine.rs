@@ -8,7 +8,7 @@ use messages::crd::csv::{CsvPhase, CsvReason};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-pub use crate::transition::Transition;
+use crate::transition::Transition;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Step {

@@ -30,8 +30,6 @@ pub mod status;
 pub mod watches;
 
 /// Pure renderers used beside the CSV actor (by OperatorGroups too), kept at the top of the crate.
-pub use crate::{hash, overrides, strategy};
-
 use crate::error;
 use crate::metrics::Series;
 use crate::routes::{CsvGone, JanitorMsg};

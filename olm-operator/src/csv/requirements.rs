@@ -4,7 +4,7 @@
 //! native APIs, service accounts) with OLM's statuses and messages.
 
 use super::facts::Requirements;
-use super::strategy;
+use crate::strategy;
 use messages::crd::csv::{
     ClusterServiceVersion, DependentStatus, RequirementStatus, RequirementStatusReason as R,
 };

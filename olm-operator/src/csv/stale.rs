@@ -3,7 +3,7 @@
 //! moments ago and not yet in the store is one the strategy lists anyway; one the store misses is found when its
 //! watch event requeues the CSV. Pure.
 
-use super::strategy::owner_labels;
+use crate::strategy::owner_labels;
 use k8s_openapi::api::apps::v1::Deployment;
 use messages::crd::annotations;
 use std::sync::Arc;

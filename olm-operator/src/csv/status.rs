@@ -3,7 +3,8 @@
 //! phase, reason and message are unchanged); `lastTransitionTime` moves when the phase or the reason changes;
 //! `status.conditions` keeps OLM's history (one entry per phase/reason change, newest 20).
 
-use super::machine::{Step, Transition};
+use super::machine::Step;
+use crate::transition::Transition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use messages::crd::csv::{ClusterServiceVersionStatus, CsvPhase, CsvReason, RequirementStatus};
 
@@ -51,11 +52,7 @@ pub fn next_status(
 pub const WAIT_MESSAGE_SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Whether `t` only rewords a wait that began less than [`WAIT_MESSAGE_SETTLE`] ago (not written).
-fn settling_wait(
-    status: &ClusterServiceVersionStatus,
-    t: &super::machine::Transition,
-    now: &Time,
-) -> bool {
+fn settling_wait(status: &ClusterServiceVersionStatus, t: &Transition, now: &Time) -> bool {
     let waiting = t.phase == CsvPhase::Installing && t.reason == CsvReason::InstallWaiting;
     let since = status
         .last_transition_time

@@ -6,8 +6,8 @@
 use super::decide::{self, SweepView};
 use crate::csv::served::objects::KUBE_SYSTEM;
 use crate::csv::served::webhooks;
-use crate::csv::strategy;
 use crate::error::Error;
+use crate::strategy;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };

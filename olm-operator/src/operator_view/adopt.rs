@@ -6,9 +6,9 @@
 //! copied CSV is never a component (OLM disowns copies).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use messages::crd::annotations::operator_component_label;
 use messages::crd::annotations::{OPERATOR_LABEL_PREFIX, OWNER, OWNER_KIND, OWNER_NAMESPACE};
 use messages::crd::csv::ClusterServiceVersion;
-use messages::crd::operator::operator_component_label;
 use messages::crd::subscription::Subscription;
 
 /// The Operator a Subscription makes (OLM's `NewPackageOperator`): `None` without a package or namespace.

@@ -111,7 +111,7 @@ pub fn components(role_bindings: &[Named], cluster_bindings: &[Named]) -> Vec<Co
 mod tests {
     use super::*;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-    use messages::crd::operator::operator_component_label;
+    use messages::crd::annotations::operator_component_label;
     use rstest::rstest;
     use std::collections::BTreeMap;
 

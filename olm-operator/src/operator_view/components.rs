@@ -5,8 +5,9 @@
 
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+use messages::crd::annotations::operator_component_label;
 use messages::crd::operator::{
-    Components, OperatorComponentCondition, OperatorStatus, RichReference, operator_component_label,
+    Components, OperatorComponentCondition, OperatorStatus, RichReference,
 };
 
 /// One labelled object as the view sees it.

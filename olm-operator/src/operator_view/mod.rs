@@ -29,7 +29,7 @@ use messages::key::ObjectKey;
 use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Policy, Reconciler};
 use std::collections::BTreeSet;
 
-pub use crate::routes::ViewChanged;
+use crate::routes::ViewChanged;
 
 /// The one timer of the view: changes arriving within it are gathered into one run. An install touches the view
 /// a dozen times in a second (each CSV phase, the Subscription's states, the Deployment); one run per burst keeps

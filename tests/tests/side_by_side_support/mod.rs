@@ -137,7 +137,8 @@ pub async fn start(olm: Olm, cluster: &Cluster, namespace: &str) -> anyhow::Resu
         }
         Olm::Rs => [
             Process::Rs(
-                OperatorProcess::start(cluster, "olm-operator", &["--namespace", namespace]).await?,
+                OperatorProcess::start(cluster, "olm-operator", &["--namespace", namespace])
+                    .await?,
             ),
             Process::Rs(
                 OperatorProcess::start(cluster, "catalog-operator", &["--namespace", namespace])
@@ -191,22 +192,42 @@ fn mib(kib: u64) -> String {
 pub fn table(columns: &[(Olm, Figures)]) -> String {
     type Row = (&'static str, fn(&Figures) -> String);
     let rows: [Row; 8] = [
-        ("operators started → CatalogSource READY", |f| secs(f.catalog_ready)),
-        ("Subscription → CSV Succeeded, p50 / p90", |f| {
-            format!("{} / {} ({} installs)", secs(f.install_p50), secs(f.install_p90), f.installs)
+        ("operators started → CatalogSource READY", |f| {
+            secs(f.catalog_ready)
         }),
-        ("API requests per install (both operators)", |f| format!("{:.1}", f.requests_per_install)),
-        ("install + 3-step `replaces` upgrade → v1.3.0 Succeeded", |f| secs(f.upgrade_chain)),
+        ("Subscription → CSV Succeeded, p50 / p90", |f| {
+            format!(
+                "{} / {} ({} installs)",
+                secs(f.install_p50),
+                secs(f.install_p90),
+                f.installs
+            )
+        }),
+        ("API requests per install (both operators)", |f| {
+            format!("{:.1}", f.requests_per_install)
+        }),
+        (
+            "install + 3-step `replaces` upgrade → v1.3.0 Succeeded",
+            |f| secs(f.upgrade_chain),
+        ),
         ("copied CSVs into new namespaces: all present", |f| {
-            format!("{} ({} namespaces; creating them took {})", secs(f.copies_done), f.copies, secs(f.namespaces_created))
+            format!(
+                "{} ({} namespaces; creating them took {})",
+                secs(f.copies_done),
+                f.copies,
+                secs(f.namespaces_created)
+            )
         }),
         ("RSS at the end: olm-operator / catalog-operator", |f| {
             format!("{} / {} MiB", mib(f.rss_kib[0]), mib(f.rss_kib[1]))
         }),
-        ("CPU over the whole run: olm-operator / catalog-operator", |f| {
-            format!("{:.1} / {:.1} s", f.cpu_s[0], f.cpu_s[1])
+        (
+            "CPU over the whole run: olm-operator / catalog-operator",
+            |f| format!("{:.1} / {:.1} s", f.cpu_s[0], f.cpu_s[1]),
+        ),
+        ("CPU over the whole run, both", |f| {
+            format!("{:.1} s", f.cpu_s[0] + f.cpu_s[1])
         }),
-        ("CPU over the whole run, both", |f| format!("{:.1} s", f.cpu_s[0] + f.cpu_s[1])),
     ];
     let mut out = String::from("| what |");
     for (olm, _) in columns {

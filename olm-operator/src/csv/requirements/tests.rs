@@ -1,7 +1,7 @@
 //! Tests of the requirement checks over a fake cluster view.
 
 use super::*;
-use crate::csv::strategy;
+use crate::strategy;
 use messages::crd::csv::{
     ApiServiceDefinitions, ApiServiceDescription, CrdDescription, CustomResourceDefinitions,
     GroupVersionKind, RequirementStatusReason,
@@ -56,7 +56,7 @@ fn established(uid: &str) -> CrdFacts {
 }
 
 fn crd_csv() -> ClusterServiceVersion {
-    let mut c = crate::csv::strategy::tests::csv();
+    let mut c = crate::strategy::tests::csv();
     if let Some(s) = c.spec.install.spec.as_mut() {
         s.permissions = None;
         s.cluster_permissions = None;
@@ -253,7 +253,7 @@ fn owned_api_services_need_their_deployment(
 }
 
 fn rbac_csv() -> ClusterServiceVersion {
-    let mut c = crate::csv::strategy::tests::csv();
+    let mut c = crate::strategy::tests::csv();
     c.spec.custom_resource_definitions = None;
     c
 }

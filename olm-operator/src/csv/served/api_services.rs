@@ -6,7 +6,7 @@
 //! message "unable to adopt APIService").
 
 use super::plan;
-use crate::csv::strategy::owner_labels;
+use crate::strategy::owner_labels;
 use k8s_openapi::ByteString;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::{

@@ -3,7 +3,7 @@
 //! instead of two API lists on every install (issue 19: requests per install).
 
 use super::webhooks::DESCRIPTION_LABEL;
-use crate::csv::strategy;
+use crate::strategy;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use messages::crd::annotations;
 

@@ -20,9 +20,9 @@ use super::plan;
 use super::webhooks;
 use crate::apply::post_params;
 use crate::csv::effects::apply_object;
-use crate::csv::strategy::{self, Rendered};
 use crate::error::Error;
 use crate::shared::Shared;
+use crate::strategy::{self, Rendered};
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };

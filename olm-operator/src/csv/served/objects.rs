@@ -8,7 +8,7 @@
 
 use super::certs::{CA_HASH_ANNOTATION, CA_KEY, Issued};
 use super::plan::{self, Serving};
-use crate::csv::strategy::owner_labels;
+use crate::strategy::owner_labels;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{

@@ -16,8 +16,6 @@ use messages::crd::annotations;
 use messages::key::ObjectKey;
 use olm_runtime::watch::spawn_store;
 
-pub use crate::stores::ServedStores;
-
 use crate::stores::OWNED_BY_CSV;
 
 pub fn start(shared: &Shared) {

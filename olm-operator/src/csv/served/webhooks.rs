@@ -6,8 +6,8 @@
 //! `olm.webhook-description-generate-name` and `olm.webhook-description-hash`), and the CRD `spec.conversion`
 //! of a conversion webhook.
 
-use crate::csv::hash;
-use crate::csv::strategy::owner_labels;
+use crate::hash;
+use crate::strategy::owner_labels;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations, ServiceReference,
@@ -129,7 +129,7 @@ pub fn labels(
 
 /// The label selector finding the configuration of `desc` (owner labels + description name).
 pub fn selector(csv_name: &str, namespace: &str, desc: &WebhookDescription) -> String {
-    let mut s = crate::csv::strategy::owner_selector(csv_name, namespace);
+    let mut s = crate::strategy::owner_selector(csv_name, namespace);
     s.push_str(&format!(",{DESCRIPTION_LABEL}={}", desc.generate_name));
     s
 }
