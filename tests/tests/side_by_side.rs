@@ -5,7 +5,8 @@
 //! API requests both operators made for them (audit log, by user agent); an install with a 3-step `replaces`
 //! upgrade; an AllNamespaces operator copied into `OLM_RS_SBS_NAMESPACES` (200) new namespaces; RSS and CPU of
 //! both operators. Each OLM's namespaces are deleted while it still runs (OLM v0's CSV finalizers need it), then
-//! it stops. It prints one markdown table, the one in docs/performance.md.
+//! it stops. It prints one markdown table, the one in docs/performance.md, and each operator's requests during
+//! the installs by verb and resource. `OLM_RS_SBS_ONLY=v0` or `rs` runs one OLM alone.
 
 mod catalog_fixture;
 mod scale_support;
@@ -19,7 +20,7 @@ use messages::crd::catalog_source::{CatalogSource, GrpcConnectionState};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::testing::{Catsrc, Og, Sub};
 use olm_tests::{Cluster, await_object, eventually};
-use scale_support::{AuditLog, rss_and_cpu, total};
+use scale_support::{AuditLog, by_resource, rss_and_cpu, total};
 use side_by_side_support::{Figures, Olm, Process, percentile, start, table};
 use std::time::{Duration, Instant};
 
@@ -42,8 +43,13 @@ async fn olm_v0_and_olm_rs_side_by_side() -> anyhow::Result<()> {
     })?);
     let installs = count("OLM_RS_SBS_INSTALLS", 20);
     let namespaces = count("OLM_RS_SBS_NAMESPACES", 200);
+    // OLM_RS_SBS_ONLY=v0|rs: one column (to look into one OLM's figures).
+    let only = std::env::var("OLM_RS_SBS_ONLY").ok();
     let mut columns = Vec::new();
     for olm in [Olm::V0, Olm::Rs] {
+        if only.as_deref().is_some_and(|o| o != olm.tag()) {
+            continue;
+        }
         let figures = Workload::new(olm, cluster, &audit_path, installs, namespaces)
             .await?
             .run()
@@ -198,6 +204,13 @@ impl Workload {
         let counts = audit.take()?;
         let [olm_operator, catalog_operator] = self.olm.components();
         let requests = total(&counts, olm_operator) + total(&counts, catalog_operator);
+        for component in [olm_operator, catalog_operator] {
+            eprintln!(
+                "{}: {component}'s requests during the installs: {}",
+                self.olm.heading(),
+                by_resource(&counts, component)
+            );
+        }
         f.requests_per_install = requests as f64 / self.installs.max(1) as f64;
         took.sort();
         f.install_p50 = percentile(&took, 0.5);

@@ -210,14 +210,17 @@ pub fn table(columns: &[(Olm, Figures)]) -> String {
             "install + 3-step `replaces` upgrade → v1.3.0 Succeeded",
             |f| secs(f.upgrade_chain),
         ),
-        ("copied CSVs into new namespaces: all present", |f| {
-            format!(
-                "{} ({} namespaces; creating them took {})",
-                secs(f.copies_done),
-                f.copies,
-                secs(f.namespaces_created)
-            )
-        }),
+        (
+            "copied CSVs into new namespaces: all present after the last namespace exists (creating them took)",
+            |f| {
+                format!(
+                    "{} ({} namespaces; {})",
+                    secs(f.copies_done.saturating_sub(f.namespaces_created)),
+                    f.copies,
+                    secs(f.namespaces_created)
+                )
+            },
+        ),
         ("RSS at the end: olm-operator / catalog-operator", |f| {
             format!("{} / {} MiB", mib(f.rss_kib[0]), mib(f.rss_kib[1]))
         }),
