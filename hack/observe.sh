@@ -57,6 +57,7 @@ prometheus_config() {
   cat > "$STATE/targets/quickstart.json" <<JSON
 [{"targets": ["127.0.0.1:18080"], "labels": {"job": "olm-operator", "source": "quickstart"}},
  {"targets": ["127.0.0.1:18081"], "labels": {"job": "catalog-operator", "source": "quickstart"}},
+ {"targets": ["127.0.0.1:18082"], "labels": {"job": "package-server", "source": "quickstart"}},
  {"targets": ["$registry_metrics"], "labels": {"job": "oci-registry", "source": "control-plane"}}]
 JSON
   cat > "$STATE/prometheus.yml" <<YAML

@@ -27,6 +27,7 @@ export OLM_RS_ETCD_PORT=$(port ETCD 24290) OLM_RS_ETCD_PEER_PORT=$(port ETCD_PEE
 export OLM_RS_API_PORT=$(port API 26943) OLM_RS_KCM_PORT=$(port KCM 26757)
 export OLM_RS_REGISTRY_PORT=$(port REGISTRY 25500) OLM_RS_REGISTRY_DIR="$OLM_RS_CLUSTER_DIR/registry"
 OLM_PORT=$(port OLM 18080); CATALOG_PORT=$(port CATALOG 18081); PACKAGES_PORT=$(port PACKAGES 18443)
+PACKAGES_HTTP_PORT=$(port PACKAGES_HTTP 18082) # package-server's health and metrics (its default, :8080, is OLM v0's)
 STATE="$OLM_RS_CLUSTER_DIR"
 RUN="$STATE/quickstart"
 NS="${QUICKSTART_NAMESPACE:-etcd-demo}"
@@ -104,7 +105,8 @@ log "operators running (logs in $RUN)"
 HOST_IP=$(ip -4 route get 192.0.2.1 2>/dev/null | sed -nE 's/.* src ([0-9.]+).*/\1/p')
 [ -n "$HOST_IP" ] || { log "no IPv4 address to serve package-server on (ip route get found none)"; exit 1; }
 start package-server "$BIN/package-server" run --global-namespace olm --bind-address "$HOST_IP" \
-  --secure-port "$PACKAGES_PORT" --service-name packageserver --service-namespace olm --tls-extra-names "$HOST_IP"
+  --secure-port "$PACKAGES_PORT" --service-name packageserver --service-namespace olm --tls-extra-names "$HOST_IP" \
+  --http-addr "127.0.0.1:$PACKAGES_HTTP_PORT" --metrics-auth none
 kubectl apply -f - >/dev/null 2>&1 <<YAML
 apiVersion: v1
 kind: Service
