@@ -37,7 +37,9 @@ fn decisions<'a>(
         if let Some(seen) = out.get(&decision)
             && *seen != made
         {
-            differ.push(format!("{run}: {decision:?} journaled as {seen:?} and {made:?}"));
+            differ.push(format!(
+                "{run}: {decision:?} journaled as {seen:?} and {made:?}"
+            ));
         }
         out.insert(decision, made);
     }

@@ -176,10 +176,7 @@ pub async fn token_client(
         .status
         .map(|s| s.token)
         .context("the token request returned no token")?;
-    let file = std::env::temp_dir().join(format!(
-        "olm-rs-token-{}-{account}",
-        rbac.namespace
-    ));
+    let file = std::env::temp_dir().join(format!("olm-rs-token-{}-{account}", rbac.namespace));
     std::fs::write(&file, token)?;
     let mut kc = Kubeconfig::read_from(&ctx.cluster.kubeconfig)?;
     for named in &mut kc.auth_infos {

@@ -28,12 +28,14 @@ use kube::Api;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use olm_tests::converge::diff;
 use olm_tests::fault_journal::compare;
-use olm_tests::{Cluster, OperatorProcess, TestContext, dump_namespace, eventually, with_namespace};
+use olm_tests::{
+    Cluster, OperatorProcess, TestContext, dump_namespace, eventually, with_namespace,
+};
 use rand::Rng;
 
 /// A rerun must share at least this many decisions with the first run of its seed, or the comparison says
 /// nothing.
-const MIN_COMMON_DECISIONS: usize = 50;
+const MIN_COMMON_DECISIONS: usize = 20;
 
 /// What is wrong with a seeded run.
 fn failures_of(baseline: &Row, row: &Row, required: &[String]) -> Vec<String> {

@@ -2,7 +2,9 @@
 //! faults go on: the Manual plan approved, the global group narrowed, the temp namespace created and deleted; the
 //! states the fault-free run waits for instead of a seeded moment; the run's namespaces made and removed.
 
-use super::workload::{CONVERGE, GLOBAL_HEAD, SIDE_HEAD, Scope, TEMP_HEAD, gizmo, in_namespace, namespaces};
+use super::workload::{
+    CONVERGE, GLOBAL_HEAD, SIDE_HEAD, Scope, TEMP_HEAD, gizmo, in_namespace, namespaces,
+};
 use crate::catalog_fixture::*;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
@@ -220,4 +222,3 @@ pub async fn approve_side(ctx: &TestContext) -> anyhow::Result<()> {
     )
     .await
 }
-

@@ -147,7 +147,10 @@ pub fn fault_plan(seed: u64) -> anyhow::Result<FaultPlan> {
     let slow = ms(&mut rng, FAULT_WINDOW_MS);
     let delay = ms(&mut rng, REGISTRY_SLOW_DELAY_MS);
     events.push((slow, Fault::RegistrySlow(delay)));
-    events.push((slow + ms(&mut rng, REGISTRY_SLOW_FOR_MS), Fault::RegistryFast));
+    events.push((
+        slow + ms(&mut rng, REGISTRY_SLOW_FOR_MS),
+        Fault::RegistryFast,
+    ));
     events.sort_by_key(|e| e.0);
     let approve_at = ms(&mut rng, APPROVE_WINDOW_MS);
     let narrow_at = ms(&mut rng, NARROW_WINDOW_MS);

@@ -136,7 +136,10 @@ impl Operator {
 
     /// SIGKILL the replica holding the Lease (once a running one does) and start a new replica.
     pub async fn kill_leader(&mut self) -> anyhow::Result<()> {
-        let what = format!("a running replica of {} holding its Lease", self.which.binary());
+        let what = format!(
+            "a running replica of {} holding its Lease",
+            self.which.binary()
+        );
         let at = eventually(LEADER_DEADLINE, &what, || self.leader()).await?;
         let (_, mut leader) = self.replicas.remove(at);
         self.gone_journals.push(journal_of(&leader).await?);

@@ -92,8 +92,15 @@ async fn run(
     let mut grpc = GrpcCatalog::start(&ctx.namespace, scope).await?;
     let ops = [
         tokio::sync::Mutex::new(
-            Operator::start(ctx, Which::Catalog, &watched, rbac, api(Which::Catalog)?, actors)
-                .await?,
+            Operator::start(
+                ctx,
+                Which::Catalog,
+                &watched,
+                rbac,
+                api(Which::Catalog)?,
+                actors,
+            )
+            .await?,
         ),
         tokio::sync::Mutex::new(
             Operator::start(ctx, Which::Olm, &watched, rbac, api(Which::Olm)?, actors).await?,
@@ -190,12 +197,16 @@ async fn run(
     let from = t0 + plan.as_ref().map_or(Duration::ZERO, FaultPlan::faults_end);
     let seen = seen.into_inner().unwrap_or_else(PoisonError::into_inner);
     let deadline = CONVERGE.saturating_sub(from.elapsed());
-    let converged = eventually(deadline, "the workload at its end state, faults on", || async {
-        for o in &ops {
-            o.lock().await.restart_exited().await?;
-        }
-        at_head(ctx, scope).await
-    })
+    let converged = eventually(
+        deadline,
+        "the workload at its end state, faults on",
+        || async {
+            for o in &ops {
+                o.lock().await.restart_exited().await?;
+            }
+            at_head(ctx, scope).await
+        },
+    )
     .await;
     if let Err(e) = &converged {
         explain(ctx, scope, &e.to_string(), &ops).await;
@@ -285,12 +296,7 @@ async fn compared_state(
 }
 
 /// A run that did not converge: the namespaces and the last log lines of each running replica, to stderr.
-async fn explain(
-    ctx: &TestContext,
-    scope: Scope,
-    why: &str,
-    ops: &[tokio::sync::Mutex<Operator>],
-) {
+async fn explain(ctx: &TestContext, scope: Scope, why: &str, ops: &[tokio::sync::Mutex<Operator>]) {
     eprintln!("namespace {} did not converge: {why}", ctx.namespace);
     for (_, ns) in namespaces(&ctx.namespace, scope) {
         dump_namespace(&ctx.client, &ns).await;

@@ -111,7 +111,14 @@ mod tests {
     #[test]
     fn every_layer_has_required_kinds() {
         let all = required_kinds();
-        for kind in ["panic", "reorder", "api-lost", "api-410", "kill-olm-leader", "etcd-restart"] {
+        for kind in [
+            "panic",
+            "reorder",
+            "api-lost",
+            "api-410",
+            "kill-olm-leader",
+            "etcd-restart",
+        ] {
             assert!(all.iter().any(|k| k == kind), "{kind} in {all:?}");
         }
         assert_eq!(all.len(), 8 + 8 + 6);

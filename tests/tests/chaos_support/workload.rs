@@ -291,4 +291,3 @@ pub fn in_namespace(ctx: &TestContext, ns: String) -> TestContext {
         cluster: ctx.cluster,
     }
 }
-
