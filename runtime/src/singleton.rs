@@ -99,6 +99,7 @@ where
         self.inner.restarts.load(Ordering::Relaxed)
     }
 
+    #[cfg(test)]
     fn connected(&self) -> bool {
         self.inner
             .current
