@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# hack/chaos.sh [SEEDS]: the long chaos run (issue 15) on the chaos tests' private control plane, then stops that
-# plane. SEEDS (default 100) runs of the workload (four-CSV chain + a Manual gRPC-catalog Subscription; a
+# hack/chaos.sh [SEEDS]: the long chaos run (a bench, not a test: hack/test.sh runs the short one) on the chaos
+# tests' private control plane, then stops that plane. A fault-free baseline, then SEEDS (default 100) runs of the
+# workload (tests/tests/chaos_support/workload.rs: a four-CSV chain + a Manual gRPC-catalog Subscription; a
 # dependency across catalogs in a second namespace; a global operator's copies, its group narrowed mid-run; a
-# namespace created and deleted mid-run), each
-# under OLM_RS_CHAOS=seed=S,all=0.04,max_delay_ms=400, the API fault proxy, operator SIGKILLs, apiserver/etcd
-# restarts and a killed or slowed registry, then without faults until the namespace equals a fault-free run's
-# (tests/tests/chaos.rs). The
-# table (seed | faults by kind | at head under faults | converged | time to converge) and a summary are printed
-# and kept in $OLM_RS_CHAOS_LOG (default ${TMPDIR:-/tmp}/olm-rs-chaos.log). Exit status: the test's.
+# namespace created and deleted mid-run), each with both operators as two leader-elected replicas running as their
+# deploy/rbac ServiceAccounts behind the API fault proxy, under OLM_RS_CHAOS=seed=S,all=0.04,max_delay_ms=400, every
+# API fault (lost answers after applied writes included) and, once each at seeded moments, a leader kill per
+# operator, an apiserver and an etcd restart, a killed and a slowed registry; the faults stay on while the
+# namespaces must converge to the baseline's end state. Then seed 1 again, its journal compared with the first
+# run's. The table (seed | faults by kind | converged | time to converge | replica exits | set apart) is printed and
+# kept in $OLM_RS_CHAOS_LOG (default ${TMPDIR:-/tmp}/olm-rs-chaos.log). Exit status: the test's.
 # The private plane (ports 23891/26644, ~/.cache/olm-rs/cluster-chaos) never touches the shared one.
 # OLM_RS_CHAOS_PLANE=2 selects a second private plane (etcd 23893/23903, apiserver 26646, controller manager 26360,
 # registry 25003, ~/.cache/olm-rs/cluster-chaos2 and registry-chaos2; tests/src/chaos_plane.rs), e.g. for a long run

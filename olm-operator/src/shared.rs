@@ -32,7 +32,7 @@ pub struct Stores {
     /// The cluster's OLMConfig (`disableCopiedCSVs`).
     pub olm_config: OnceLock<Store<messages::crd::olm_config::OLMConfig>>,
     /// The actor keeping the OLMConfig `DisabledCopiedCSVs` condition (`operator_group::olm_config`).
-    pub olm_config_status: OnceLock<actix::Recipient<messages::msg::Requeue>>,
+    pub olm_config_status: OnceLock<olm_runtime::singleton::Singleton<messages::msg::Requeue>>,
     /// The namespaces the operator watches (copies and labels stay inside them).
     pub scope: OnceLock<olm_runtime::wiring::Scope>,
     /// What CSV actors read besides CSVs and OperatorGroups (installed objects, CRDs, cluster info, metrics).
@@ -50,8 +50,9 @@ pub struct Registries {
     pub group_asks: OnceLock<Recipient<Ask<ChangeProvidedApis>>>,
     /// The Operator view (`operators.coreos.com/v1` Operators).
     pub operator_view: OnceLock<Recipient<ViewChanged>>,
-    /// The cluster janitor (`janitor/`): what gone CSVs leave in the cluster, the start-up RBAC sweep.
-    pub janitor: OnceLock<Recipient<JanitorMsg>>,
+    /// The cluster janitor (`janitor/`): what gone CSVs leave in the cluster, the start-up RBAC sweep; started
+    /// again by the next message when it died.
+    pub janitor: OnceLock<olm_runtime::singleton::Singleton<JanitorMsg>>,
 }
 
 impl Shared {

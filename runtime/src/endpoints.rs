@@ -127,9 +127,7 @@ impl EndpointState {
                     let guard = journal
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    for entry in guard.entries() {
-                        merged.record(entry.clone());
-                    }
+                    merged.absorb(&guard);
                 }
                 match merged.to_msgpack() {
                     Ok(bytes) => with_type(StatusCode::OK, "application/msgpack", bytes),

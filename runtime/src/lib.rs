@@ -6,6 +6,7 @@
 //! ```
 //! - [`registry`]: the per-kind registry actor that starts one actor per object on first sight, routes every
 //!   change to it as a typed message, and stops it when the object is deleted.
+//! - [`singleton`]: a one-of-a-kind actor (no registry supervises it) started again by the next send when it died.
 //! - [`watch`]: the watcher task feeding a registry, with backpressure; [`undecodable`]: objects whose stored
 //!   JSON does not decode (the Event naming them; their actors hold, [`reconcile::hold`]).
 //! - [`endpoints`]: `/healthz`, `/readyz`, `/metrics`, `/debug/actors`, `/debug/journal`; [`endpoint_auth`]:
@@ -42,6 +43,7 @@ pub mod own_writes;
 pub mod reconcile;
 pub mod registry;
 pub mod scoped_install;
+pub mod singleton;
 pub mod telemetry;
 pub mod trace_context;
 pub mod undecodable;

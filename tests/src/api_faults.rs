@@ -1,5 +1,5 @@
 //! The faults of the API fault proxy ([`crate::api_proxy`]) and the pure decision of which one a request gets:
-//! the config (`seed=7,5xx=0.02,429=0.02,409=0.05,latency=0.1,drop=0.01,cut=0.05,410=0.05,max_latency_ms=300`,
+//! the config (`seed=7,5xx=0.02,429=0.02,409=0.05,latency=0.1,drop=0.01,lost=0.02,cut=0.05,410=0.05,max_latency_ms=300`,
 //! or `all=R`), the draw, and the Kubernetes `Status` bodies the proxy answers with.
 //!
 //! | fault | applies to | what the operator sees |
@@ -8,7 +8,8 @@
 //! | `429` | any request | `429 TooManyRequests` with `Retry-After: 1` |
 //! | `409` | writes (POST, PUT, PATCH, DELETE) | `409 Conflict` ("the object has been modified") |
 //! | `latency` | any request | forwarded up to `max_latency_ms` late |
-//! | `drop` | any request | the connection closes with no response |
+//! | `drop` | any request | the connection closes with no response (the request never reaches the apiserver) |
+//! | `lost` | writes | forwarded and applied by the apiserver, then the connection closes with no response |
 //! | `cut` | watches | forwarded, then the stream ends after up to `max_cut_ms` |
 //! | `410` | watches resuming from a `resourceVersion` | a watch `ERROR` event `410 Expired` (too old) |
 
@@ -22,17 +23,20 @@ pub enum ApiFault {
     Conflict,
     Latency,
     Drop,
+    /// A write applied upstream whose answer never reaches the client.
+    LostAnswer,
     CutWatch,
     Gone,
 }
 
 impl ApiFault {
-    pub const ALL: [ApiFault; 7] = [
+    pub const ALL: [ApiFault; 8] = [
         ApiFault::ServerError,
         ApiFault::Throttle,
         ApiFault::Conflict,
         ApiFault::Latency,
         ApiFault::Drop,
+        ApiFault::LostAnswer,
         ApiFault::CutWatch,
         ApiFault::Gone,
     ];
@@ -44,6 +48,7 @@ impl ApiFault {
             ApiFault::Conflict => "409",
             ApiFault::Latency => "latency",
             ApiFault::Drop => "drop",
+            ApiFault::LostAnswer => "lost",
             ApiFault::CutWatch => "cut",
             ApiFault::Gone => "410",
         }
@@ -52,7 +57,7 @@ impl ApiFault {
     /// Whether this fault can hit the request.
     pub fn applies(self, r: &RequestKind) -> bool {
         match self {
-            ApiFault::Conflict => r.write,
+            ApiFault::Conflict | ApiFault::LostAnswer => r.write,
             ApiFault::CutWatch => r.watch,
             ApiFault::Gone => r.watch && r.resumes,
             _ => true,
@@ -232,6 +237,8 @@ mod tests {
     #[case::a_get_never_conflicts(GET, 0.25, Some(ApiFault::Latency))]
     #[case::a_write_conflicts(PUT, 0.25, Some(ApiFault::Conflict))]
     #[case::a_get_is_never_cut(GET, 0.45, None)]
+    #[case::a_write_loses_its_answer(PUT, 0.55, Some(ApiFault::LostAnswer))]
+    #[case::a_get_never_loses_an_answer(GET, 0.55, None)]
     #[case::a_resumed_watch_is_cut(WATCH_RESUME, 0.45, Some(ApiFault::CutWatch))]
     #[case::a_resumed_watch_gets_410(WATCH_RESUME, 0.55, Some(ApiFault::Gone))]
     fn the_draw_picks_one_fault_that_applies(

@@ -1,7 +1,8 @@
 //! The API fault proxy of the chaos runs (issue 15): a loopback HTTP server between the operators and the
 //! kube-apiserver. Operators reach it through a kubeconfig naming `http://127.0.0.1:<port>` (kube 5 accepts a
-//! plain-HTTP server URL); it forwards every request with a [`kube::Client`] of the test's own kubeconfig
-//! (TLS and client certificate towards the apiserver), streaming responses (watches included), and injects the
+//! plain-HTTP server URL); it forwards every request with the [`kube::Client`] it is given (TLS towards the
+//! apiserver, and the identity the requests run as: the test's admin, or an operator's ServiceAccount token from
+//! [`crate::rbac::token_client`]), streaming responses (watches included), and injects the
 //! faults of [`crate::api_faults`] at their seeded rates while switched on. Every injected fault is counted by
 //! kind. Loopback only: it binds 127.0.0.1.
 
@@ -171,6 +172,12 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>
             ));
         }
         Some(ApiFault::Drop) => return Err("fault proxy: connection dropped".into()),
+        Some(ApiFault::LostAnswer) => {
+            // The apiserver has applied the write once its answer's head is back; the client never sees it.
+            let answer = forward(&st.upstream, req, None).await?;
+            drop(answer);
+            return Err("fault proxy: the write was applied, its answer lost".into());
+        }
         Some(ApiFault::Gone) => {
             let mut r = Response::new(full(gone_event()));
             r.headers_mut().insert(

@@ -12,7 +12,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::conditions;
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 pub struct Cluster {
     pub kubeconfig: PathBuf,
@@ -22,7 +22,48 @@ pub struct Cluster {
 }
 
 static SHARED: OnceLock<Result<Cluster, String>> = OnceLock::new();
-static CHAOS: OnceLock<Result<Cluster, String>> = OnceLock::new();
+static CHAOS: Mutex<ChaosHolds> = Mutex::new(ChaosHolds {
+    count: 0,
+    cluster: None,
+});
+
+/// The tests holding the chaos plane, and the plane while any does.
+struct ChaosHolds {
+    count: usize,
+    cluster: Option<&'static Cluster>,
+}
+
+/// A hold on the chaos tests' private control plane ([`Cluster::chaos`]). When the last hold of the process is
+/// dropped (a test's end, passed, failed or panicking), the plane is stopped (`hack/control-plane.sh down`: etcd,
+/// kube-apiserver, kube-controller-manager, the node simulator and the plane's registry), unless
+/// `OLM_RS_KEEP_CLUSTER` is set (to look at it after a failure).
+pub struct ChaosPlane {
+    cluster: &'static Cluster,
+}
+
+impl ChaosPlane {
+    pub fn cluster(&self) -> &'static Cluster {
+        self.cluster
+    }
+}
+
+impl Drop for ChaosPlane {
+    fn drop(&mut self) {
+        let mut holds = CHAOS.lock().unwrap_or_else(PoisonError::into_inner);
+        holds.count = holds.count.saturating_sub(1);
+        if holds.count > 0 {
+            return;
+        }
+        holds.cluster = None;
+        if std::env::var_os("OLM_RS_KEEP_CLUSTER").is_some() {
+            eprintln!("OLM_RS_KEEP_CLUSTER is set: the chaos control plane is left running");
+            return;
+        }
+        if let Err(e) = self.cluster.plane("down") {
+            eprintln!("stopping the chaos control plane: {e:#}");
+        }
+    }
+}
 
 impl Cluster {
     /// Start or attach to the control plane once per process.
@@ -33,17 +74,19 @@ impl Cluster {
             .map_err(|e| anyhow::anyhow!("control plane: {e}"))
     }
 
-    /// Start or attach to the chaos tests' private control plane once per process: the one
-    /// `OLM_RS_CHAOS_PLANE` names (`crate::chaos_plane`; unset: the first), never the shared one.
-    pub fn chaos() -> anyhow::Result<&'static Cluster> {
-        CHAOS
-            .get_or_init(|| {
+    /// Start or attach to the chaos tests' private control plane: the one `OLM_RS_CHAOS_PLANE` names
+    /// (`crate::chaos_plane`; unset: the first), never the shared one. The plane is held while the returned
+    /// [`ChaosPlane`] lives; the last hold dropped stops it, whether its test passed or failed.
+    pub fn chaos() -> anyhow::Result<ChaosPlane> {
+        let mut holds = CHAOS.lock().unwrap_or_else(PoisonError::into_inner);
+        let cluster = match holds.cluster {
+            Some(cluster) => cluster,
+            None => {
                 let cache = std::env::var("HOME")
                     .map(|h| PathBuf::from(h).join(".cache/olm-rs"))
-                    .map_err(|e| format!("HOME: {e}"))?;
+                    .context("HOME")?;
                 let selector = std::env::var("OLM_RS_CHAOS_PLANE").ok();
-                let plane = crate::chaos_plane::chaos_plane_env(selector.as_deref())
-                    .map_err(|e| format!("{e:#}"))?;
+                let plane = crate::chaos_plane::chaos_plane_env(selector.as_deref())?;
                 let env: Vec<(String, String)> = plane
                     .iter()
                     .map(|(k, v)| {
@@ -55,10 +98,15 @@ impl Cluster {
                         (k.to_string(), v)
                     })
                     .collect();
-                Self::start(&env).map_err(|e| format!("{e:#}"))
-            })
-            .as_ref()
-            .map_err(|e| anyhow::anyhow!("chaos control plane: {e}"))
+                let started = Self::start(&env).context("chaos control plane")?;
+                // One per start of the plane in a test process (a test binary starts it once or a few times).
+                let cluster: &'static Cluster = Box::leak(Box::new(started));
+                holds.cluster = Some(cluster);
+                cluster
+            }
+        };
+        holds.count += 1;
+        Ok(ChaosPlane { cluster })
     }
 
     fn start(env: &[(String, String)]) -> anyhow::Result<Cluster> {

@@ -393,6 +393,22 @@ fn csv_owner(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) 
         .join("+")
 }
 
+/// When a run may set apart what is listed in its namespace deleted mid-run ([`set_apart`]): only when the
+/// checker itself saw the deletion confirmed (the namespace read as gone after the test deleted it, at
+/// `gone_seen`), and a restart of kube-apiserver or etcd (at `restarts`) came after the deletion was asked for (at
+/// `deleted`): the one cause known to leave such objects. Otherwise an object listed there is a difference like
+/// any other. Times are offsets from the run's start.
+pub fn may_set_apart(
+    deleted: Option<std::time::Duration>,
+    gone_seen: Option<std::time::Duration>,
+    restarts: &[std::time::Duration],
+) -> bool {
+    match (deleted, gone_seen) {
+        (Some(deleted), Some(gone)) => gone >= deleted && restarts.iter().any(|r| *r >= deleted),
+        _ => false,
+    }
+}
+
 /// Set apart what the control plane left of a namespace that no longer exists: namespaced objects still listed
 /// under namespace role `role` (keys `<role>:...`, in the snapshot and the raw lists) once the namespace itself is
 /// gone. Kubernetes (seen on 1.20) can leave such objects when kube-apiserver is killed and restarted while a namespace is being

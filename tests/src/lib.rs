@@ -20,6 +20,7 @@ pub mod chaos_plane;
 mod cluster;
 pub mod converge;
 mod dump;
+pub mod fault_journal;
 mod full_cluster;
 mod namespace;
 mod observe;
@@ -35,7 +36,7 @@ mod webhook_denial;
 
 pub use binaries::bin_path;
 pub use chaos_plane::{CHAOS_PLANE_ENV, CHAOS_PLANE2_ENV};
-pub use cluster::Cluster;
+pub use cluster::{ChaosPlane, Cluster};
 pub use dump::dump_namespace;
 pub use full_cluster::FullCluster;
 pub use namespace::{TestContext, with_namespace};

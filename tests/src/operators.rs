@@ -121,6 +121,11 @@ impl OperatorProcess {
         Ok(())
     }
 
+    /// The exit status once the process has exited on its own (a leader that could not renew its Lease exits).
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
     /// Stop the process (SIGKILL; the chaos tests use this on purpose).
     pub fn kill(&mut self) {
         let _ = self.child.kill();

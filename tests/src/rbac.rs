@@ -1,7 +1,7 @@
 //! deploy/rbac in a test namespace, for tests that check or run as the operators' ServiceAccounts: applied through
 //! kustomize into the namespace with the names prefixed (`<namespace>-`, so parallel runs never share the
 //! cluster-wide objects), a client or kubeconfig acting as one of those accounts (impersonation by the admin
-//! kubeconfig), and `kubectl auth can-i` asked as one.
+//! kubeconfig, or the account's own token: [`token_client`]), and `kubectl auth can-i` asked as one.
 
 use crate::namespace::TestContext;
 use anyhow::{Context, bail};
@@ -141,6 +141,52 @@ pub fn kubeconfig_as(ctx: &TestContext, user: &str) -> anyhow::Result<PathBuf> {
     // JSON is YAML: kubectl and kube read it as a kubeconfig.
     std::fs::write(&path, serde_json::to_vec(&kc)?)?;
     Ok(path)
+}
+
+/// A client that authenticates with a token of deploy/rbac's ServiceAccount `account` (the TokenRequest API, valid
+/// `seconds`), as a pod of that account would: the admin kubeconfig's server and CA, no client certificate. The
+/// token is kept in a file of the temporary folder (kube reads it from there), removed by
+/// [`DeployedRbac::delete_cluster_objects`]'s caller with the namespace's other files.
+pub async fn token_client(
+    ctx: &TestContext,
+    rbac: &DeployedRbac,
+    account: &str,
+    seconds: i64,
+) -> anyhow::Result<kube::Client> {
+    use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    use kube::config::{AuthInfo, KubeConfigOptions, Kubeconfig};
+    let accounts: kube::Api<ServiceAccount> =
+        kube::Api::namespaced(ctx.client.clone(), &rbac.namespace);
+    let request = TokenRequest {
+        spec: TokenRequestSpec {
+            audiences: vec![],
+            expiration_seconds: Some(seconds),
+            bound_object_ref: None,
+        },
+        ..Default::default()
+    };
+    let token = accounts
+        .create_token_request(
+            &rbac.account(account),
+            &kube::api::PostParams::default(),
+            &request,
+        )
+        .await?
+        .status
+        .map(|s| s.token)
+        .context("the token request returned no token")?;
+    let file = std::env::temp_dir().join(format!("olm-rs-token-{}-{account}", rbac.namespace));
+    std::fs::write(&file, token)?;
+    let mut kc = Kubeconfig::read_from(&ctx.cluster.kubeconfig)?;
+    for named in &mut kc.auth_infos {
+        named.auth_info = Some(AuthInfo {
+            token_file: Some(file.display().to_string()),
+            ..AuthInfo::default()
+        });
+    }
+    let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default()).await?;
+    Ok(kube::Client::try_from(config)?)
 }
 
 /// What `kubectl auth can-i` answers.

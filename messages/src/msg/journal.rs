@@ -56,11 +56,15 @@ pub struct JournalEntry {
     pub event: JournalEvent,
 }
 
-/// A ring buffer of journal entries; the oldest are dropped past `capacity`.
+/// A ring buffer of journal entries; the oldest are dropped past `capacity`, and counted ([`Journal::dropped`]),
+/// so a reader knows whether it holds every entry recorded.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Journal {
     capacity: usize,
     entries: VecDeque<JournalEntry>,
+    /// Entries dropped to make room (or refused by a zero capacity).
+    #[serde(default)]
+    dropped: u64,
 }
 
 impl Journal {
@@ -68,17 +72,33 @@ impl Journal {
         Self {
             capacity,
             entries: VecDeque::with_capacity(capacity.min(1024)),
+            dropped: 0,
         }
     }
 
     pub fn record(&mut self, entry: JournalEntry) {
         if self.capacity == 0 {
+            self.dropped += 1;
             return;
         }
         while self.entries.len() >= self.capacity {
             self.entries.pop_front();
+            self.dropped += 1;
         }
         self.entries.push_back(entry);
+    }
+
+    /// Record every entry of `other` and add up what it dropped (merging several journals into one).
+    pub fn absorb(&mut self, other: &Journal) {
+        for entry in other.entries() {
+            self.record(entry.clone());
+        }
+        self.dropped += other.dropped;
+    }
+
+    /// How many entries were dropped (the oldest, past the capacity): 0 when the journal holds all it recorded.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
     }
 
     pub fn entries(&self) -> impl Iterator<Item = &JournalEntry> {
@@ -138,6 +158,23 @@ mod tests {
         }
         let kept: Vec<u64> = j.entries().map(|e| e.at_ms).collect();
         assert_eq!(kept, vec![2, 3, 4]);
+        assert_eq!(j.dropped(), 2, "the two oldest are counted as dropped");
+    }
+
+    #[test]
+    fn a_merged_journal_adds_up_what_each_part_dropped() {
+        let mut full = Journal::with_capacity(1);
+        full.record(entry(1));
+        full.record(entry(2));
+        let mut whole = Journal::with_capacity(10);
+        whole.record(entry(3));
+        let mut merged = Journal::with_capacity(usize::MAX);
+        merged.absorb(&full);
+        merged.absorb(&whole);
+        assert_eq!(merged.len(), 2);
+        assert_eq!(merged.dropped(), 1);
+        let bytes = merged.to_msgpack().expect("encode");
+        assert_eq!(Journal::from_msgpack(&bytes).expect("decode").dropped(), 1);
     }
 
     #[test]

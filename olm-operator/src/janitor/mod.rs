@@ -23,6 +23,7 @@ use kube::runtime::reflector::ObjectRef;
 use messages::key::ObjectKey;
 use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Reconciler};
 use olm_runtime::registry::SharedJournal;
+use olm_runtime::singleton::{Restart, Singleton};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How soon the sweep looks again at orphans that were too young to judge.
@@ -69,9 +70,32 @@ impl JanitorActor {
     }
 }
 
-/// Start the janitor; returns where to send its messages.
-pub fn spawn(shared: &Shared) -> Recipient<JanitorMsg> {
-    JanitorActor::new(shared.clone()).start().recipient()
+/// Start the janitor; returns where to send its messages. A janitor that died (a panic, a stop) is started again
+/// by the next message ([`Singleton`]); the jobs the dead one held are lost with it, so the new one sweeps (the
+/// sweep finds what any lost job would have deleted) once the stores it reads are synced: at once when they
+/// were already, else on `StoresSynced` as at start-up.
+pub fn spawn(shared: &Shared) -> Singleton<JanitorMsg> {
+    let shared = shared.clone();
+    Singleton::start("Janitor", move |start| {
+        let janitor = JanitorActor::new(shared.clone()).start();
+        let synced = shared
+            .stores
+            .csv
+            .ready
+            .load(std::sync::atomic::Ordering::Acquire);
+        if start == Restart::Again && synced {
+            let shared = shared.clone();
+            let janitor = janitor.clone();
+            actix::spawn(async move {
+                if let Some(namespaces) = shared.stores.namespaces.get()
+                    && namespaces.wait_until_ready().await.is_ok()
+                {
+                    janitor.do_send(JanitorMsg::StoresSynced);
+                }
+            });
+        }
+        janitor.recipient()
+    })
 }
 
 impl Actor for JanitorActor {

@@ -15,6 +15,7 @@ use messages::crd::operator_group::OperatorGroup;
 use messages::key::ObjectKey;
 use messages::msg::{Requeue, RequeueReason};
 use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Reconciler};
+use olm_runtime::singleton::Singleton;
 use std::sync::Arc;
 
 pub const MSG_ENABLED: &str = "Copied CSVs are enabled and present across the cluster";
@@ -89,18 +90,22 @@ pub fn changed(shared: &Shared) {
     }
 }
 
-/// Start the condition's actor; returns where to send its requeues.
-pub fn spawn(shared: &Shared) -> Recipient<Requeue> {
-    OlmConfigActor {
-        shared: shared.clone(),
-        control: Loop::new(
-            "OLMConfig",
-            ObjectKey::cluster(OLM_CONFIG_NAME),
-            crate::error::policy(),
-        ),
-    }
-    .start()
-    .recipient()
+/// Start the condition's actor; returns where to send its requeues. One that died is started again by the next
+/// requeue ([`Singleton`]): it holds nothing but its loop, and its first run reads the OLMConfig again.
+pub fn spawn(shared: &Shared) -> Singleton<Requeue> {
+    let shared = shared.clone();
+    Singleton::start("OLMConfig", move |_| {
+        OlmConfigActor {
+            shared: shared.clone(),
+            control: Loop::new(
+                "OLMConfig",
+                ObjectKey::cluster(OLM_CONFIG_NAME),
+                crate::error::policy(),
+            ),
+        }
+        .start()
+        .recipient()
+    })
 }
 
 /// The one writer of the OLMConfig's condition.

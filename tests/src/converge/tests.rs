@@ -129,3 +129,27 @@ fn a_gone_namespaces_objects_are_set_apart_but_not_its_cluster_rbac() {
     assert_eq!(raw.csvs, [(s("ns:a"), s("Succeeded"))]);
     assert!(raw.plans.is_empty());
 }
+
+fn secs(s: u64) -> std::time::Duration {
+    std::time::Duration::from_secs(s)
+}
+
+#[rstest]
+#[case::deleted_gone_then_restarted(Some(5), Some(9), &[7], true)]
+#[case::restart_after_gone(Some(5), Some(9), &[30], true)]
+#[case::restart_before_the_deletion_only(Some(5), Some(9), &[2], false)]
+#[case::no_restart(Some(5), Some(9), &[], false)]
+#[case::never_seen_gone(Some(5), None, &[7], false)]
+#[case::never_deleted(None, None, &[7], false)]
+fn leftovers_are_set_apart_only_after_a_confirmed_deletion_and_a_later_restart(
+    #[case] deleted: Option<u64>,
+    #[case] gone: Option<u64>,
+    #[case] restarts: &[u64],
+    #[case] want: bool,
+) {
+    let restarts: Vec<_> = restarts.iter().map(|s| secs(*s)).collect();
+    assert_eq!(
+        may_set_apart(deleted.map(secs), gone.map(secs), &restarts),
+        want
+    );
+}

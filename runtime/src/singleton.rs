@@ -1,0 +1,210 @@
+//! A process's one-of-a-kind actor (the janitor, the OLMConfig status writer), started again when it died. An
+//! object's actor is supervised by its registry; a singleton has none, and a panic in an actix handler (or a
+//! stop) closes its mailbox for good, so every later message to it would be lost and its work never done. Senders
+//! hold a [`Singleton`] instead of the actor's recipient: each send first checks the mailbox, and when it is
+//! closed starts a new actor (`start(Restart::Again)`, which must make up for what the dead one held only in
+//! memory) and sends to it; a check every [`crate::registry::SUPERVISE_EVERY`] does the same when no message
+//! comes (an actor that died after its last message still has its lost work to make up). Restarts are logged
+//! and counted.
+
+use actix::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Which start of the actor this is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Restart {
+    First,
+    /// The previous actor died: whatever it held in memory is gone.
+    Again,
+}
+
+type Start<M> = Box<dyn Fn(Restart) -> Recipient<M> + Send + Sync>;
+
+/// The current actor of a singleton, and how to start a new one.
+pub struct Singleton<M>
+where
+    M: Message<Result = ()> + Send + 'static,
+{
+    inner: Arc<Inner<M>>,
+}
+
+struct Inner<M>
+where
+    M: Message<Result = ()> + Send + 'static,
+{
+    kind: &'static str,
+    current: Mutex<Recipient<M>>,
+    start: Start<M>,
+    restarts: AtomicU64,
+}
+
+impl<M> Inner<M>
+where
+    M: Message<Result = ()> + Send + 'static,
+{
+    /// The current actor, started again first when it died.
+    fn alive(&self) -> std::sync::MutexGuard<'_, Recipient<M>> {
+        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        if !current.connected() {
+            let n = self.restarts.fetch_add(1, Ordering::Relaxed) + 1;
+            tracing::warn!(
+                kind = self.kind,
+                restarts = n,
+                "the actor had died; starting it again"
+            );
+            *current = (self.start)(Restart::Again);
+        }
+        current
+    }
+}
+
+impl<M> Singleton<M>
+where
+    M: Message<Result = ()> + Send + 'static,
+{
+    /// Start the actor (inside the actix system) with `start(Restart::First)`, and its supervision.
+    pub fn start(
+        kind: &'static str,
+        start: impl Fn(Restart) -> Recipient<M> + Send + Sync + 'static,
+    ) -> Self {
+        let first = start(Restart::First);
+        let inner = Arc::new(Inner {
+            kind,
+            current: Mutex::new(first),
+            start: Box::new(start),
+            restarts: AtomicU64::new(0),
+        });
+        let watched = Arc::downgrade(&inner);
+        actix::spawn(async move {
+            let mut every = tokio::time::interval(crate::registry::SUPERVISE_EVERY);
+            loop {
+                every.tick().await;
+                let Some(inner) = watched.upgrade() else {
+                    return;
+                };
+                drop(inner.alive());
+            }
+        });
+        Self { inner }
+    }
+
+    /// Send to the actor, starting a new one first when the current one died.
+    pub fn do_send(&self, msg: M) {
+        self.inner.alive().do_send(msg);
+    }
+
+    /// How many times the actor was started again.
+    pub fn restarts(&self) -> u64 {
+        self.inner.restarts.load(Ordering::Relaxed)
+    }
+
+    #[cfg(test)]
+    fn connected(&self) -> bool {
+        self.inner
+            .current
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .connected()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts what it receives into `seen`; `Stop` stops it (as a chaos `stop` or a panic closes its mailbox).
+    struct Counter {
+        seen: Arc<Mutex<Vec<(Restart, u32)>>>,
+        start: Restart,
+    }
+
+    impl Actor for Counter {
+        type Context = Context<Self>;
+    }
+
+    #[derive(Message)]
+    #[rtype(result = "()")]
+    enum Msg {
+        Count(u32),
+        Stop,
+    }
+
+    impl Handler<Msg> for Counter {
+        type Result = ();
+        fn handle(&mut self, msg: Msg, ctx: &mut Context<Self>) {
+            match msg {
+                Msg::Count(n) => self
+                    .seen
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push((self.start, n)),
+                Msg::Stop => ctx.stop(),
+            }
+        }
+    }
+
+    #[actix_rt::test]
+    async fn a_dead_singleton_is_started_again_by_the_next_send_and_gets_it() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s = seen.clone();
+        let single = Singleton::start("Counter", move |start| {
+            Counter {
+                seen: s.clone(),
+                start,
+            }
+            .start()
+            .recipient()
+        });
+        single.do_send(Msg::Count(1));
+        single.do_send(Msg::Stop);
+        // The stop is handled once the test yields; a deadline, not a sleep: the mailbox closes within it.
+        let closed = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+            while single.connected() {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await;
+        assert!(closed.is_ok(), "the actor did not stop");
+        single.do_send(Msg::Count(2));
+        let got = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+            loop {
+                let now = seen.lock().unwrap_or_else(PoisonError::into_inner).clone();
+                if now.len() == 2 {
+                    return now;
+                }
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("the second count arrives");
+        assert_eq!(got, vec![(Restart::First, 1), (Restart::Again, 2)]);
+        assert_eq!(single.restarts(), 1);
+    }
+
+    #[actix_rt::test]
+    async fn a_singleton_that_died_after_its_last_message_is_started_again_unasked() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s = seen.clone();
+        let single = Singleton::start("Counter", move |start| {
+            Counter {
+                seen: s.clone(),
+                start,
+            }
+            .start()
+            .recipient()
+        });
+        single.do_send(Msg::Stop);
+        // Within a few supervision periods, with no message sent: a new actor, connected.
+        let restarted = tokio::time::timeout(crate::registry::SUPERVISE_EVERY * 5, async {
+            while single.restarts() == 0 || !single.connected() {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await;
+        assert!(
+            restarted.is_ok(),
+            "the dead singleton was not started again"
+        );
+    }
+}
