@@ -1112,7 +1112,7 @@ async fn a_short_chaos_run_converges_to_the_fault_free_end_state() -> anyhow::Re
     // Seed 5: the namespace deleted mid-run left its CSV's ClusterRole/ClusterRoleBinding behind (defect 13).
     // Seed 33: a Manual plan approved once, deleted and planned again unapproved (defect 14). Seed 19: a second
     // plan for a Subscription's CSV alone beside the plan that installed it with its dependency (defect 15).
-    // (Their failures depend on timing; the deterministic regression tests are `namespace::plan_status` and the
+    // (Their failures depend on timing; the deterministic regression tests are `install_plan::first_status` and the
     // `namespace::reuse` tables in catalog-operator.)
     seeds(vec![1, 2, 5, 19, 33]).await
 }

@@ -65,6 +65,8 @@ pub struct NamespacePlan {
     pub plans: Vec<NewPlan>,
     /// Bundles to fetch before the steps can be planned (their fetch's end runs again).
     pub fetch: Vec<BundleStep>,
+    /// Subscriptions whose step waits for those fetches: no decision for them this run (the next one plans).
+    pub waiting: BTreeSet<String>,
     /// Bundles the resolution wants (the prefetch stage forgets the others) and the ones this run used up.
     pub wanted: BTreeSet<BundleId>,
     pub consumed: BTreeSet<BundleId>,
@@ -297,8 +299,9 @@ fn plan_steps(
                     break;
                 }
                 Target::Fetch(wanted) => {
-                    // Its Subscriptions keep their status until the bundles are here.
+                    // Its Subscriptions are decided once the bundles are here.
                     out.fetch.extend(wanted);
+                    out.waiting.extend(members.iter().map(|m| (*m).clone()));
                     break;
                 }
                 Target::Bundle(message) => {

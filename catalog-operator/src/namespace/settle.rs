@@ -31,10 +31,15 @@ pub struct Settled {
     pub events: Vec<SubEvent>,
 }
 
-/// `made[i]`: the plan `plan.plans[i]` became (none when it could not be made).
+/// `made[i]`: the plan `plan.plans[i]` became (none when it could not be made). A Subscription waiting for its
+/// bundles to be fetched is decided by the run their fetch starts.
 pub fn settle(plan: &NamespacePlan, made: &[Option<PlanRef>], now: &Time) -> Settled {
     let mut out = Settled::default();
-    for s in &plan.statuses {
+    for s in plan
+        .statuses
+        .iter()
+        .filter(|s| !plan.waiting.contains(&s.name))
+    {
         let mut new = s.new.clone();
         let pointed = plan.plans.iter().zip(made).find_map(|(p, r)| {
             let csv = p.members.iter().find(|(m, _)| *m == s.name)?.1.clone();
@@ -63,4 +68,112 @@ pub fn settle(plan: &NamespacePlan, made: &[Option<PlanRef>], now: &Time) -> Set
         out.statuses.push((s.name.clone(), new));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::namespace::plan::{NewPlan, SubStatus};
+    use k8s_openapi::jiff::Timestamp;
+    use messages::crd::subscription::SubscriptionState;
+    use messages::crd::subscription::{SubscriptionConditionType as T, SubscriptionReason as R};
+    use rstest::rstest;
+
+    fn now() -> Time {
+        Time(Timestamp::from_second(1_000).expect("time"))
+    }
+
+    fn failed(message: &str) -> SubscriptionStatus {
+        let mut st = SubscriptionStatus::default();
+        status::set(
+            &mut st,
+            status::condition(
+                T::ResolutionFailed,
+                true,
+                R::ConstraintsNotSatisfiable,
+                message,
+                &now(),
+            ),
+        );
+        st
+    }
+
+    fn sub(name: &str, old: SubscriptionStatus, new: SubscriptionStatus) -> SubStatus {
+        SubStatus {
+            name: name.into(),
+            uid: Some(format!("uid-{name}")),
+            old,
+            new,
+        }
+    }
+
+    fn plan_for(member: &str) -> NewPlan {
+        NewPlan {
+            plan: messages::crd::install_plan::InstallPlan::new(
+                "install-abcde",
+                messages::crd::install_plan::InstallPlanSpec {
+                    source: None,
+                    source_namespace: None,
+                    cluster_service_version_names: vec!["a.v1".into()],
+                    approval: messages::crd::subscription::Approval::Automatic,
+                    approved: true,
+                    generation: Some(1),
+                },
+            ),
+            create: true,
+            status: Default::default(),
+            members: vec![(member.into(), "a.v1".into())],
+            bundles: Vec::new(),
+        }
+    }
+
+    fn made() -> PlanRef {
+        PlanRef {
+            name: "install-abcde".into(),
+            namespace: "ns".into(),
+            uid: "uid-plan".into(),
+            generation: 1,
+        }
+    }
+
+    /// (decided Subscriptions with their state, events).
+    #[rstest]
+    #[case::a_member_is_pointed_at_its_new_plan(vec![sub("a", Default::default(), Default::default())], vec![plan_for("a")], &[], vec![("a", "UpgradePending")], 0)]
+    #[case::an_unchanged_status_is_not_decided(vec![sub("a", failed("x"), failed("x"))], vec![], &[], vec![], 0)]
+    #[case::a_new_failure_is_decided_with_its_events(vec![sub("a", Default::default(), failed("no candidates"))], vec![], &[], vec![("a", "")], 1)]
+    #[case::a_subscription_waiting_for_its_bundles_is_not_decided_yet(vec![sub("a", Default::default(), failed("x"))], vec![], &["a"], vec![], 0)]
+    fn settling(
+        #[case] statuses: Vec<SubStatus>,
+        #[case] plans: Vec<NewPlan>,
+        #[case] waiting: &[&str],
+        #[case] decided: Vec<(&str, &str)>,
+        #[case] events: usize,
+    ) {
+        let refs: Vec<Option<PlanRef>> = plans.iter().map(|_| Some(made())).collect();
+        let plan = NamespacePlan {
+            statuses,
+            plans,
+            waiting: waiting.iter().map(|w| w.to_string()).collect(),
+            ..Default::default()
+        };
+        let got = settle(&plan, &refs, &now());
+        let states: Vec<(&str, &str)> = got
+            .statuses
+            .iter()
+            .map(|(n, st)| (n.as_str(), st.state.as_str()))
+            .collect();
+        assert_eq!(states, decided);
+        assert_eq!(got.events.len(), events, "{:?}", got.events);
+        if let Some((_, st)) = got
+            .statuses
+            .first()
+            .filter(|(_, st)| st.state == SubscriptionState::UpgradePending)
+        {
+            assert_eq!(
+                st.install_plan.as_ref().map(|p| p.name.as_str()),
+                Some("install-abcde")
+            );
+            assert_eq!(st.current_csv, "a.v1");
+        }
+    }
 }
