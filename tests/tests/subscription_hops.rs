@@ -80,6 +80,9 @@ async fn one_subscription_install_costs_few_resolution_runs() -> anyhow::Result<
             .map(|k| (*k, after.get(*k).copied().unwrap_or(0) - before.get(*k).copied().unwrap_or(0)))
             .collect();
         eprintln!("HOPS one Subscription install, reconcile runs by kind: {cost:?}");
+        if std::env::var_os("OLM_RS_HOPS_LOG").is_some() {
+            eprintln!("{}", op.logs());
+        }
         let namespace_runs = cost.get("Namespace").copied().unwrap_or(0);
         assert!(namespace_runs >= 1, "the install was resolved: {cost:?}");
         assert!(namespace_runs <= MAX_NAMESPACE_RUNS, "resolution ran {namespace_runs} times for one install: {cost:?}");

@@ -144,14 +144,12 @@ impl Known {
     }
 }
 
-/// Whether resolution reads `a` and `b` alike: the same object, spec, labels, annotations and owners, and the
-/// same status (times aside).
+/// Whether resolution reads `a` and `b` alike: the same object, spec and annotations (`olm.generated-by`), and
+/// the same status (times aside). Labels (the Operator view's) and owners are not read.
 fn same_for_resolution(a: &Subscription, b: &Subscription) -> bool {
     let (ma, mb) = (&a.metadata, &b.metadata);
     ma.uid == mb.uid
-        && ma.labels == mb.labels
         && ma.annotations == mb.annotations
-        && ma.owner_references == mb.owner_references
         && ma.deletion_timestamp == mb.deletion_timestamp
         && a.spec == b.spec
         && crate::status::same(
