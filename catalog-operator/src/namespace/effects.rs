@@ -14,7 +14,7 @@ use crate::events;
 use crate::shared::Shared;
 use kube::Api;
 use kube::api::DeleteParams;
-use messages::crd::install_plan::InstallPlan;
+use messages::crd::install_plan::{InstallPlan, InstallPlanPhase};
 use messages::key::ObjectKey;
 use olm_runtime::registry::Forward;
 
@@ -38,11 +38,11 @@ pub async fn apply(
         }
     }
     let existing = o.existing_csvs();
-    let mut refs: Vec<Option<PlanRef>> = Vec::new();
+    let mut refs: Vec<Option<(PlanRef, InstallPlanPhase)>> = Vec::new();
     let mut made = Vec::new();
     for new in &plan.plans {
         let ip = make(shared, &api, new, &existing).await?;
-        refs.push(Some(plan_ref(&ip)));
+        refs.push(Some((plan_ref(&ip), ip.phase())));
         made.push(ip);
     }
     let settled = settle::settle(plan, &refs, &o.now);

@@ -16,7 +16,7 @@ use super::facts::{facts, plan_ref};
 use super::observe::Observed;
 use super::prefetch::{BundleId, Fetch};
 use super::status::{self, Decided};
-use messages::crd::install_plan::{InstallPlan, InstallPlanStatus};
+use messages::crd::install_plan::{InstallPlan, InstallPlanPhase, InstallPlanStatus};
 use messages::crd::subscription::{
     Approval, Subscription, SubscriptionConditionType, SubscriptionReason, SubscriptionState,
     SubscriptionStatus,
@@ -204,6 +204,8 @@ fn plan_steps(
     // Which Subscriptions need a new plan, and with which approval.
     let mut decided: HashMap<String, Decided> = HashMap::new();
     let mut changed: BTreeMap<String, (String, bool)> = BTreeMap::new();
+    // Members of a step whose plan exists: (csv, plan, its phase).
+    let mut reused: HashMap<String, (String, status::PlanRef, InstallPlanPhase)> = HashMap::new();
     for (sub, st) in next.iter() {
         let name = sub.metadata.name.clone().unwrap_or_default();
         let d = match resolution.outcome(&name) {
@@ -276,15 +278,11 @@ fn plan_steps(
                 .collect();
             let target = build::plan_for(&cx, &bundles, &deps, &owners, manual, &out.plans);
             out.consumed.extend(target.consumed);
-            let planned = |csv: &String, plan| Decided::Planned {
-                csv: csv.clone(),
-                plan,
-            };
             match target.target {
                 Target::Reuse(p) => {
                     for m in &members {
                         if let Some((csv, _)) = changed.get(*m) {
-                            decided.insert((*m).clone(), planned(csv, plan_ref(&p)));
+                            reused.insert((*m).clone(), (csv.clone(), plan_ref(&p), p.phase()));
                         }
                     }
                     break;
@@ -343,6 +341,8 @@ fn plan_steps(
         let name = sub.metadata.name.clone().unwrap_or_default();
         if let Some(d) = decided.get(&name) {
             status::after_resolution(st, d, &o.now);
+        } else if let Some((csv, plan, phase)) = reused.get(&name) {
+            status::planned(st, csv, plan, phase, &o.now);
         }
     }
 }

@@ -4,8 +4,9 @@
 //! Subscription, `BundleUnpackFailed` on the Subscription).
 
 use super::plan::NamespacePlan;
-use super::status::{self, Decided, PlanRef};
+use super::status::{self, PlanRef};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use messages::crd::install_plan::InstallPlanPhase;
 use messages::crd::subscription::SubscriptionStatus;
 
 /// A Warning Event about a Subscription.
@@ -31,9 +32,13 @@ pub struct Settled {
     pub events: Vec<SubEvent>,
 }
 
-/// `made[i]`: the plan `plan.plans[i]` became (none when it could not be made). A Subscription waiting for its
+/// `made[i]`: the plan `plan.plans[i]` became and its phase (none when it could not be made). A Subscription waiting for its
 /// bundles to be fetched is decided by the run their fetch starts.
-pub fn settle(plan: &NamespacePlan, made: &[Option<PlanRef>], now: &Time) -> Settled {
+pub fn settle(
+    plan: &NamespacePlan,
+    made: &[Option<(PlanRef, InstallPlanPhase)>],
+    now: &Time,
+) -> Settled {
     let mut out = Settled::default();
     for s in plan
         .statuses
@@ -45,8 +50,8 @@ pub fn settle(plan: &NamespacePlan, made: &[Option<PlanRef>], now: &Time) -> Set
             let csv = p.members.iter().find(|(m, _)| *m == s.name)?.1.clone();
             Some((csv, r.clone()?))
         });
-        if let Some((csv, plan)) = pointed {
-            status::after_resolution(&mut new, &Decided::Planned { csv, plan }, now);
+        if let Some((csv, (plan, phase))) = pointed {
+            status::planned(&mut new, &csv, &plan, &phase, now);
         }
         if status::same(&s.old, &new) {
             continue;
@@ -149,7 +154,10 @@ mod tests {
         #[case] decided: Vec<(&str, &str)>,
         #[case] events: usize,
     ) {
-        let refs: Vec<Option<PlanRef>> = plans.iter().map(|_| Some(made())).collect();
+        let refs: Vec<Option<(PlanRef, InstallPlanPhase)>> = plans
+            .iter()
+            .map(|_| Some((made(), InstallPlanPhase::Installing)))
+            .collect();
         let plan = NamespacePlan {
             statuses,
             plans,
@@ -174,6 +182,15 @@ mod tests {
                 Some("install-abcde")
             );
             assert_eq!(st.current_csv, "a.v1");
+            let pending = st
+                .conditions
+                .iter()
+                .find(|c| c.type_ == T::InstallPlanPending);
+            assert_eq!(
+                pending.map(|c| c.reason.as_str()),
+                Some("Installing"),
+                "the phase handed over"
+            );
         }
     }
 }

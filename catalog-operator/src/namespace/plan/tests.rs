@@ -270,7 +270,7 @@ fn summary(
 #[case::two_operator_groups_prevent_resolution(two_groups, Expect { make: &[], fetch: NONE, gc: NONE, state: "", condition: Some("ErrorPreventedResolution"), requeue: None })]
 #[case::a_loading_catalog_holds_resolution_back(catalog_loading, Expect { make: &[], fetch: NONE, gc: NONE, state: "", condition: None, requeue: None })]
 #[case::an_unsatisfiable_subscription_fails_without_a_plan(unsatisfiable, Expect { make: &[], fetch: NONE, gc: NONE, state: "", condition: Some("ConstraintsNotSatisfiable"), requeue: None })]
-#[case::a_plan_being_carried_out_for_the_step_is_reused(plan_being_carried_out, Expect { make: &[], fetch: NONE, gc: NONE, state: "UpgradePending", condition: Some("InstallPlanNotYetReconciled"), requeue: None })]
+#[case::a_plan_being_carried_out_for_the_step_is_reused(plan_being_carried_out, Expect { make: &[], fetch: NONE, gc: NONE, state: "UpgradePending", condition: Some("Installing"), requeue: None })]
 #[case::a_plan_left_without_status_is_finished_not_duplicated(plan_left_without_status, Expect { make: &[("a.v1", false)], fetch: NONE, gc: NONE, state: "", condition: None, requeue: None })]
 #[case::plans_beyond_five_are_collected_oldest_first(six_old_plans, Expect { make: &[("a.v1", true)], fetch: NONE, gc: &["install-1"], state: "", condition: None, requeue: None })]
 #[case::a_namespace_without_subscriptions_only_collects(no_subscriptions, Expect { make: &[], fetch: NONE, gc: &["install-1"], state: "", condition: None, requeue: None })]
