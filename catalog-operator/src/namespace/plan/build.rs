@@ -70,6 +70,7 @@ struct Built {
     ids: Vec<BundleId>,
 }
 
+/// `consumed`: the results read that are not to be read again (empty when bundles are still to be fetched).
 fn build(cx: &Cx, bundles: &[&BundleStep], consumed: &mut Vec<BundleId>) -> Result<Built, Target> {
     let ns = cx.o.namespace.as_str();
     let mut built = Built::default();
@@ -101,6 +102,9 @@ fn build(cx: &Cx, bundles: &[&BundleStep], consumed: &mut Vec<BundleId>) -> Resu
         }
     }
     if !fetch.is_empty() {
+        // The results read stay for the run that has them all: consuming them now would fetch them again while
+        // the others arrive, and a step of many bundles would never hold them all at once.
+        consumed.clear();
         return Err(Target::Fetch(fetch));
     }
     if !waiting.is_empty() {

@@ -348,3 +348,43 @@ fn a_subscription_waiting_on_its_plan_is_not_resolved_again() {
     let before = before(&o);
     assert!(!wants_resolution(&o, &before));
 }
+
+/// Two bundles in one plan: the one fetched is kept (not fetched again) while the other is fetched, and an image
+/// still pulling is read once both are here.
+#[test]
+fn a_step_of_two_bundles_waits_for_both_without_using_up_the_first() {
+    let mut o = observed();
+    o.subs = vec![sub("sub", false), sub("other", false)];
+    o.resolution = Some(Resolution {
+        subscriptions: vec![install("sub", "a.v1"), install("other", "b.v1")],
+        steps: vec![step("a.v1", "sub"), step("b.v1", "other")],
+        ..Default::default()
+    });
+    let mut f = BTreeMap::new();
+    image_pulling(&mut o, &mut f);
+    let plan = plan_namespace(&o, &f);
+    let fetch: Vec<&str> = plan.fetch.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(fetch, ["b.v1"]);
+    assert!(plan.consumed.is_empty(), "{:?}", plan.consumed);
+    assert_eq!(
+        plan.waiting,
+        BTreeSet::from(["other".to_string(), "sub".to_string()])
+    );
+    f.insert(BundleId::of(&step("b.v1", "other")), ready("b.v1"));
+    let plan = plan_namespace(&o, &f);
+    assert!(plan.fetch.is_empty());
+    assert_eq!(
+        plan.consumed,
+        BTreeSet::from([BundleId::of(&step("a.v1", "sub"))])
+    );
+    let made: Vec<String> = plan
+        .plans
+        .iter()
+        .map(|p| p.plan.spec.cluster_service_version_names.join(","))
+        .collect();
+    assert_eq!(
+        made,
+        ["b.v1"],
+        "the other Subscription goes on without the pulling one"
+    );
+}
