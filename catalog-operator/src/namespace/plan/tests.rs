@@ -373,9 +373,14 @@ fn a_step_of_two_bundles_waits_for_both_without_using_up_the_first() {
     f.insert(BundleId::of(&step("b.v1", "other")), ready("b.v1"));
     let plan = plan_namespace(&o, &f);
     assert!(plan.fetch.is_empty());
+    let both = [
+        BundleId::of(&step("a.v1", "sub")),
+        BundleId::of(&step("b.v1", "other")),
+    ];
     assert_eq!(
         plan.consumed,
-        BTreeSet::from([BundleId::of(&step("a.v1", "sub"))])
+        BTreeSet::from(both),
+        "the pulling one read, the other made into a plan"
     );
     let made: Vec<String> = plan
         .plans
