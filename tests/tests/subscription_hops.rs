@@ -23,13 +23,18 @@ async fn runs(op: &OperatorProcess) -> anyhow::Result<BTreeMap<String, u64>> {
     let text = String::from_utf8_lossy(&body);
     let mut out: BTreeMap<String, u64> = KINDS.iter().map(|k| (k.to_string(), 0)).collect();
     for line in text.lines() {
-        let Some(rest) = line.strip_prefix("controller_runtime_reconcile_total{controller=\"") else {
+        let Some(rest) = line.strip_prefix("controller_runtime_reconcile_total{controller=\"")
+        else {
             continue;
         };
         let Some((kind, tail)) = rest.split_once('"') else {
             continue;
         };
-        let value: u64 = tail.rsplit(' ').next().and_then(|v| v.parse().ok()).unwrap_or(0);
+        let value: u64 = tail
+            .rsplit(' ')
+            .next()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
         if let Some(n) = out.get_mut(kind) {
             *n += value;
         }
@@ -58,18 +63,35 @@ async fn one_subscription_install_costs_few_resolution_runs() -> anyhow::Result<
     with_namespace(cluster, "subhops", |ctx| async move {
         let op = catalog_operator(&ctx, &[]).await?;
         operator_group(&ctx).await?;
-        configmap_catalog(&ctx, "cat", &Catalog::with(vec![Op::new("warm", "1.0.0"), Op::new("solo", "1.0.0")]), 0).await?;
+        configmap_catalog(
+            &ctx,
+            "cat",
+            &Catalog::with(vec![Op::new("warm", "1.0.0"), Op::new("solo", "1.0.0")]),
+            0,
+        )
+        .await?;
         // The catalog loaded and resolved once with nothing to do.
         subscription(&ctx, "warm", "warm", "cat", json!({})).await?;
-        await_sub(&ctx, "warm", "installed", |s| s.state == SubscriptionState::AtLatestKnown).await?;
+        await_sub(&ctx, "warm", "installed", |s| {
+            s.state == SubscriptionState::AtLatestKnown
+        })
+        .await?;
         let before = settled(&op).await?;
 
         subscription(&ctx, "solo", "solo", "cat", json!({})).await?;
-        await_sub(&ctx, "solo", "installed", |s| s.state == SubscriptionState::AtLatestKnown).await?;
+        await_sub(&ctx, "solo", "installed", |s| {
+            s.state == SubscriptionState::AtLatestKnown
+        })
+        .await?;
         let after = settled(&op).await?;
         let cost: BTreeMap<&str, u64> = KINDS
             .iter()
-            .map(|k| (*k, after.get(*k).copied().unwrap_or(0) - before.get(*k).copied().unwrap_or(0)))
+            .map(|k| {
+                (
+                    *k,
+                    after.get(*k).copied().unwrap_or(0) - before.get(*k).copied().unwrap_or(0),
+                )
+            })
             .collect();
         eprintln!("HOPS one Subscription install, reconcile runs by kind: {cost:?}");
         if std::env::var_os("OLM_RS_HOPS_LOG").is_some() {
@@ -77,7 +99,10 @@ async fn one_subscription_install_costs_few_resolution_runs() -> anyhow::Result<
         }
         let namespace_runs = cost.get("Namespace").copied().unwrap_or(0);
         assert!(namespace_runs >= 1, "the install was resolved: {cost:?}");
-        assert!(namespace_runs <= MAX_NAMESPACE_RUNS, "resolution ran {namespace_runs} times for one install: {cost:?}");
+        assert!(
+            namespace_runs <= MAX_NAMESPACE_RUNS,
+            "resolution ran {namespace_runs} times for one install: {cost:?}"
+        );
         Ok(())
     })
     .await

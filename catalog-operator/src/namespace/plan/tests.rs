@@ -218,16 +218,17 @@ struct Expect {
 
 const NONE: &[&str] = &[];
 
-fn summary(
-    plan: &NamespacePlan,
-) -> (
+/// (plans made with whether created, bundles fetched, plans collected, state, condition reason, requeue).
+type Summary = (
     Vec<(String, bool)>,
     Vec<String>,
     Vec<String>,
     String,
     Option<String>,
     Option<Duration>,
-) {
+);
+
+fn summary(plan: &NamespacePlan) -> Summary {
     let make = plan
         .plans
         .iter()
