@@ -16,18 +16,21 @@
 pub mod adopt;
 pub mod bindings;
 pub mod components;
+pub mod index;
+pub mod labels;
 pub mod memo;
+pub mod plans;
+pub mod queue;
 pub mod sync;
 
 use crate::shared::Shared;
 use actix::prelude::*;
 use kube::Api;
-use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::reflector::Store;
 use kube::runtime::watcher;
 use messages::crd::operator::Operator;
 use messages::key::ObjectKey;
 use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Policy, Reconciler};
-use std::collections::BTreeSet;
 
 use crate::routes::ViewChanged;
 
@@ -41,8 +44,7 @@ pub struct OperatorViewActor {
     debounce: Option<SpawnHandle>,
     operators: Store<Operator>,
     control: Loop,
-    subscriptions: BTreeSet<ObjectKey>,
-    names: BTreeSet<String>,
+    queue: queue::Queue,
     memo: memo::Memo,
 }
 
@@ -59,7 +61,7 @@ impl Handler<ViewChanged> for OperatorViewActor {
                 if !self.scope().contains(key.namespace.as_deref()) {
                     return;
                 }
-                self.subscriptions.insert(key);
+                self.queue.add_subscription(key);
             }
             ViewChanged::Operators(names) => {
                 let scope = self.scope();
@@ -70,7 +72,7 @@ impl Handler<ViewChanged> for OperatorViewActor {
                 if names.is_empty() {
                     return;
                 }
-                self.names.extend(names);
+                self.queue.add_names(names);
             }
         }
         if self.debounce.is_none() {
@@ -98,63 +100,38 @@ impl Reconciler for OperatorViewActor {
         &mut self.control
     }
 
+    /// One batch of the pending work (the whole of it up to [`queue::MAX_BATCH`] of each kind); a larger
+    /// backlog runs again at once.
     fn run(&mut self, _ctx: &mut Context<Self>) -> ResponseActFuture<Self, Outcome> {
-        let subscriptions = std::mem::take(&mut self.subscriptions);
-        let mut names = std::mem::take(&mut self.names);
+        let batch = self.queue.take(queue::MAX_BATCH);
         let mut memo = std::mem::take(&mut self.memo);
         let (shared, operators) = (self.shared.clone(), self.operators.clone());
         let work = async move {
-            let mut error = None;
-            let (mut retry_subs, mut retry_names) = (BTreeSet::new(), BTreeSet::new());
-            let subs = shared.stores.csv.subscriptions.get().cloned();
-            for key in subscriptions {
-                let Some(sub) = subs.as_ref().and_then(|s| {
-                    s.get(&ObjectRef::new(&key.name).within(key.namespace_or_empty()))
-                }) else {
-                    continue;
-                };
-                match sync::adopt_subscription(&shared, &sub, &mut memo).await {
-                    Ok(Some(name)) => {
-                        names.insert(name);
-                    }
-                    Ok(None) => {}
-                    Err(e) => {
-                        error = Some(e);
-                        retry_subs.insert(key);
-                    }
-                }
-            }
-            let mut lists = sync::RunLists::default();
-            for name in names {
-                let existing = operators.get(&ObjectRef::new(&name));
-                let result = match sync::adopt_owned(&shared, &name, &mut memo, &mut lists).await {
-                    Ok(()) => sync::refresh(&shared, &name, existing.as_deref(), &mut memo).await,
-                    Err(e) => Err(e),
-                };
-                if let Err(e) = result {
-                    error = Some(e);
-                    retry_names.insert(name);
-                }
-            }
-            (error.map(|e| (e, retry_subs, retry_names)), memo)
+            let result = sync::run(&shared, &operators, batch, &mut memo).await;
+            (result, memo)
         };
         Box::pin(
-            actix::fut::wrap_future(work).map(
-                |(failed, memo), act: &mut Self, _ctx| match failed {
-                    None => {
+            actix::fut::wrap_future(work).map(|(result, memo), act: &mut Self, _ctx| {
+                let outcome = match result {
+                    Ok(()) => {
+                        act.queue.done(queue::Batch::default());
                         act.memo = memo;
                         Outcome::Done(Next::Idle)
                     }
-                    Some((error, subscriptions, names)) => {
-                        // Keep the failed work for the retry the loop schedules; the memo may say done for what
-                        // failed, so it starts afresh (act.memo stays empty).
-                        act.subscriptions.extend(subscriptions);
-                        act.names.extend(names);
-                        let class = crate::error::class(olm_runtime::error::classify(&error));
-                        Outcome::failed(class, &error)
+                    Err(failed) => {
+                        // The failed work goes back to pending for the retry the loop schedules; the memo may
+                        // say done for what failed, so it starts afresh (act.memo stays empty).
+                        act.queue.done(failed.retry);
+                        let class = crate::error::class(olm_runtime::error::classify(&failed.error));
+                        return Outcome::failed(class, &failed.error);
                     }
-                },
-            ),
+                };
+                if act.queue.has_pending() {
+                    Outcome::Done(Next::After(std::time::Duration::ZERO))
+                } else {
+                    outcome
+                }
+            }),
         )
     }
 }
@@ -188,8 +165,7 @@ pub fn start(shared: &Shared) {
                 ObjectKey::cluster("operator-view"),
                 Policy::default(),
             ),
-            subscriptions: BTreeSet::new(),
-            names: BTreeSet::new(),
+            queue: queue::Queue::default(),
             memo: memo::Memo::default(),
         }
     });
