@@ -5,16 +5,18 @@
 //! deletes nothing (and it is made again while labelled objects remain, as in OLM).
 //!
 //! One actor for the whole view, on the reconcile contract: messages name what changed (a Subscription to
-//! adopt from, an Operator whose components may differ), a run drains them. Decisions are pure
-//! ([`adopt`], [`components`]); `sync` does the I/O. It reads the stores olm-operator keeps for CSVs anyway;
-//! RoleBindings, ClusterRoleBindings and InstallPlans (not watched here) are listed by label per run.
+//! adopt from, an Operator whose components may differ) and wait in a [`queue`]; a run takes them all (up to
+//! [`queue::MAX_BATCH`] of each) and handles them together. Decisions are pure ([`adopt`], [`index`],
+//! [`plans`], [`components`]); `sync` does the I/O: one pass over each store olm-operator keeps for CSVs anyway
+//! for the whole batch, RoleBindings, ClusterRoleBindings and InstallPlans (not watched here) listed at most
+//! once per kind and run, writes in parallel, and an Operator's status written only when it differs from the
+//! stored one (a catalog change touching every Subscription rewrites only the Operators it changed).
 //!
 //! Differences from OLM, chosen: Secrets and ConfigMaps are not components (olm-operator may not list
 //! Secrets: least privilege, see deploy/rbac), and a component's conditions are refreshed when its CSV,
 //! Subscription, Deployment or Operator changes, not on every event of the fifteen kinds OLM watches.
 
 pub mod adopt;
-pub mod bindings;
 pub mod components;
 pub mod index;
 pub mod labels;
