@@ -6,8 +6,8 @@
 //! copied CSV is never a component (OLM disowns copies).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use messages::crd::annotations::operator_component_label;
 use messages::crd::annotations::OPERATOR_LABEL_PREFIX;
+use messages::crd::annotations::operator_component_label;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::Subscription;
 

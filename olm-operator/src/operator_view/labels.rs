@@ -174,10 +174,16 @@ mod tests {
             (Kind::Role, Role::kind(&()).into_owned()),
             (Kind::ClusterRole, ClusterRole::kind(&()).into_owned()),
             (Kind::RoleBinding, RoleBinding::kind(&()).into_owned()),
-            (Kind::ClusterRoleBinding, ClusterRoleBinding::kind(&()).into_owned()),
+            (
+                Kind::ClusterRoleBinding,
+                ClusterRoleBinding::kind(&()).into_owned(),
+            ),
             (Kind::Service, Service::kind(&()).into_owned()),
             (Kind::ApiService, APIService::kind(&()).into_owned()),
-            (Kind::OperatorCondition, OperatorCondition::kind(&()).into_owned()),
+            (
+                Kind::OperatorCondition,
+                OperatorCondition::kind(&()).into_owned(),
+            ),
             (Kind::Crd, CustomResourceDefinition::kind(&()).into_owned()),
         ];
         for (kind, api) in pairs {
@@ -188,9 +194,21 @@ mod tests {
     #[test]
     fn a_removal_is_the_same_write_without_the_label() {
         let for_ = For::Operator("etcd.ns".into());
-        let add = LabelWrite::add(Kind::InstallPlan, Some("ns"), "install-1", "k", for_.clone());
+        let add = LabelWrite::add(
+            Kind::InstallPlan,
+            Some("ns"),
+            "install-1",
+            "k",
+            for_.clone(),
+        );
         let remove = LabelWrite::remove(Kind::InstallPlan, Some("ns"), "install-1", "k", for_);
         assert!(add.add && !remove.add);
-        assert_eq!(LabelWrite { add: true, ..remove }, add);
+        assert_eq!(
+            LabelWrite {
+                add: true,
+                ..remove
+            },
+            add
+        );
     }
 }

@@ -124,7 +124,8 @@ impl Reconciler for OperatorViewActor {
                         // The failed work goes back to pending for the retry the loop schedules; the memo may
                         // say done for what failed, so it starts afresh (act.memo stays empty).
                         act.queue.done(failed.retry);
-                        let class = crate::error::class(olm_runtime::error::classify(&failed.error));
+                        let class =
+                            crate::error::class(olm_runtime::error::classify(&failed.error));
                         return Outcome::failed(class, &failed.error);
                     }
                 };

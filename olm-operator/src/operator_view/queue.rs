@@ -40,7 +40,11 @@ impl Queue {
     /// The next batch: what a run left in flight (it never ended), then pending work up to `max` of each.
     pub fn take(&mut self, max: usize) -> Batch {
         let mut batch = self.in_flight.take().unwrap_or_default();
-        fill(&mut batch.subscriptions, &mut self.pending.subscriptions, max);
+        fill(
+            &mut batch.subscriptions,
+            &mut self.pending.subscriptions,
+            max,
+        );
         fill(&mut batch.names, &mut self.pending.names, max);
         self.in_flight = Some(batch.clone());
         batch

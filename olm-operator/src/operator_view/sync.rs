@@ -8,7 +8,7 @@
 use super::adopt;
 use super::components::{self, Component, Write};
 use super::index::{Adopting, Pending};
-use super::labels::{Kind, LabelWrite, For};
+use super::labels::{For, Kind, LabelWrite};
 use super::memo::Memo;
 use super::plans::{self, Listing};
 use super::queue::Batch;
@@ -24,7 +24,6 @@ use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Api, Resource};
 use messages::crd::annotations::operator_component_label;
-use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::InstallPlan;
 use messages::crd::operator::{Operator, OperatorSpec, OperatorStatus};
 use messages::crd::operator_condition::OperatorCondition;
@@ -83,7 +82,15 @@ pub async fn run(
     let pending = Pending::new(&names);
     let mut found = Found::new();
     let adopting = adopting_csvs(shared, &pending, &in_run, memo, &mut found);
-    scan_stores(shared, &pending, &adopting, &in_run, &mut labels, &mut found).await;
+    scan_stores(
+        shared,
+        &pending,
+        &adopting,
+        &in_run,
+        &mut labels,
+        &mut found,
+    )
+    .await;
     match bindings(shared, &names, &pending, &adopting, memo, &mut labels).await {
         Ok(()) => {}
         Err(e) => {
@@ -144,7 +151,8 @@ fn adopt_subscriptions(
     let csvs = shared.stores.csvs.get();
     let mut plan_subs = Vec::new();
     for key in &batch.subscriptions {
-        let Some(sub) = subs.and_then(|s| s.get(&ObjectRef::new(&key.name).within(key.namespace_or_empty())))
+        let Some(sub) =
+            subs.and_then(|s| s.get(&ObjectRef::new(&key.name).within(key.namespace_or_empty())))
         else {
             continue;
         };
@@ -156,9 +164,19 @@ fn adopt_subscriptions(
         let label = operator_component_label(&operator);
         let for_ = For::Subscription(key.clone());
         if !adopt::is_labelled(&sub.metadata, &operator) {
-            labels.push(LabelWrite::add(Kind::Subscription, Some(&namespace), &key.name, &label, for_.clone()));
+            labels.push(LabelWrite::add(
+                Kind::Subscription,
+                Some(&namespace),
+                &key.name,
+                &label,
+                for_.clone(),
+            ));
             in_run
-                .entry((Kind::Subscription, Some(namespace.clone()), key.name.clone()))
+                .entry((
+                    Kind::Subscription,
+                    Some(namespace.clone()),
+                    key.name.clone(),
+                ))
                 .or_default()
                 .push(operator.clone());
         }
@@ -168,8 +186,16 @@ fn adopt_subscriptions(
             .filter(|n| !n.is_empty())
         {
             let csv = csvs.and_then(|s| s.get(&ObjectRef::new(installed).within(&namespace)));
-            if csv.is_some_and(|c| !adopt::is_labelled(&c.metadata, &operator) && !adopt::is_copy(&c)) {
-                labels.push(LabelWrite::add(Kind::Csv, Some(&namespace), installed, &label, for_.clone()));
+            if csv
+                .is_some_and(|c| !adopt::is_labelled(&c.metadata, &operator) && !adopt::is_copy(&c))
+            {
+                labels.push(LabelWrite::add(
+                    Kind::Csv,
+                    Some(&namespace),
+                    installed,
+                    &label,
+                    for_.clone(),
+                ));
                 in_run
                     .entry((Kind::Csv, Some(namespace.clone()), installed.to_owned()))
                     .or_default()
@@ -200,11 +226,23 @@ async fn plan_writes(shared: &Shared, subs: &[PlanSub]) -> kube::Result<Vec<Labe
     let mut add = |listed: &[ObjectMeta], s: &PlanSub| {
         let w = plans::writes(listed, &s.namespace, &s.label, &s.current);
         let for_ = For::Subscription(s.key.clone());
-        for name in w.label {
-            out.push(LabelWrite::add(Kind::InstallPlan, Some(&s.namespace), &name, &s.label, for_.clone()));
+        if let Some(name) = w.label {
+            out.push(LabelWrite::add(
+                Kind::InstallPlan,
+                Some(&s.namespace),
+                &name,
+                &s.label,
+                for_.clone(),
+            ));
         }
         for name in w.unlabel {
-            out.push(LabelWrite::remove(Kind::InstallPlan, Some(&s.namespace), &name, &s.label, for_.clone()));
+            out.push(LabelWrite::remove(
+                Kind::InstallPlan,
+                Some(&s.namespace),
+                &name,
+                &s.label,
+                for_.clone(),
+            ));
         }
     };
     match plans::listing(subs.len()) {
@@ -220,7 +258,11 @@ async fn plan_writes(shared: &Shared, subs: &[PlanSub]) -> kube::Result<Vec<Labe
             }
         }
         Listing::All => {
-            let listed = metadata(Api::<InstallPlan>::all(client.clone()), &ListParams::default()).await?;
+            let listed = metadata(
+                Api::<InstallPlan>::all(client.clone()),
+                &ListParams::default(),
+            )
+            .await?;
             for s in subs {
                 add(&listed, s);
             }
@@ -280,7 +322,11 @@ fn adopting_csvs(
 fn owners_of(kind: Kind, meta: &ObjectMeta, pending: &Pending, in_run: &InRun) -> BTreeSet<String> {
     let mut out: BTreeSet<String> = pending.named_by(meta).map(str::to_owned).collect();
     if !in_run.is_empty()
-        && let Some(names) = in_run.get(&(kind, meta.namespace.clone(), meta.name.clone().unwrap_or_default()))
+        && let Some(names) = in_run.get(&(
+            kind,
+            meta.namespace.clone(),
+            meta.name.clone().unwrap_or_default(),
+        ))
     {
         out.extend(names.iter().cloned());
     }
@@ -318,7 +364,12 @@ async fn scan_stores(
     tokio::task::yield_now().await;
     scan.kind::<Service>(s.served.services.get(), Kind::Service, true, true);
     scan.kind::<APIService>(s.api_services.get(), Kind::ApiService, true, true);
-    scan.kind::<OperatorCondition>(s.operator_conditions.get(), Kind::OperatorCondition, true, true);
+    scan.kind::<OperatorCondition>(
+        s.operator_conditions.get(),
+        Kind::OperatorCondition,
+        true,
+        true,
+    );
     tokio::task::yield_now().await;
     scan.kind::<ServiceAccount>(s.service_accounts.get(), Kind::ServiceAccount, false, true);
     tokio::task::yield_now().await;
@@ -391,13 +442,16 @@ impl Scan<'_> {
                 .and_then(|r| r.name.clone())
             {
                 for operator in &mine {
-                    self.found.entry(operator.clone()).or_default().push(Component {
-                        api_version: InstallPlan::api_version(&()).into_owned(),
-                        kind: InstallPlan::kind(&()).into_owned(),
-                        namespace: sub.metadata.namespace.clone(),
-                        name: plan.clone(),
-                        conditions: Vec::new(),
-                    });
+                    self.found
+                        .entry(operator.clone())
+                        .or_default()
+                        .push(Component {
+                            api_version: InstallPlan::api_version(&()).into_owned(),
+                            kind: InstallPlan::kind(&()).into_owned(),
+                            namespace: sub.metadata.namespace.clone(),
+                            name: plan.clone(),
+                            conditions: Vec::new(),
+                        });
                 }
             }
             self.push(sub.as_ref(), mine, true);
@@ -467,9 +521,16 @@ async fn bindings(
         return Ok(());
     }
     let client = &shared.client;
-    let role_bindings = metadata(Api::<RoleBinding>::all(client.clone()), &ListParams::default()).await?;
-    let cluster_bindings =
-        metadata(Api::<ClusterRoleBinding>::all(client.clone()), &ListParams::default()).await?;
+    let role_bindings = metadata(
+        Api::<RoleBinding>::all(client.clone()),
+        &ListParams::default(),
+    )
+    .await?;
+    let cluster_bindings = metadata(
+        Api::<ClusterRoleBinding>::all(client.clone()),
+        &ListParams::default(),
+    )
+    .await?;
     let mut found: Found = names.iter().map(|n| (n.clone(), Vec::new())).collect();
     for (kind, listed) in [
         (Kind::RoleBinding, role_bindings),
@@ -563,7 +624,11 @@ async fn write_operator(
             Err(e) => return Err(e),
         }
     }
-    api.patch_status(name, &PatchParams::default(), &Patch::Merge(&StatusPatch { status }))
-        .await?;
+    api.patch_status(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(&StatusPatch { status }),
+    )
+    .await?;
     Ok(())
 }

@@ -245,7 +245,14 @@ mod tests {
         ] {
             counts.insert(("olm-operator".into(), verb.into(), resource.into()), 1);
         }
-        counts.insert(("olm-operator".into(), "patch".into(), "operators/status".into()), 2);
+        counts.insert(
+            (
+                "olm-operator".into(),
+                "patch".into(),
+                "operators/status".into(),
+            ),
+            2,
+        );
         assert_eq!(writes(&counts, "olm-operator", "operators"), 3);
         assert_eq!(writes(&counts, "catalog-operator", "operators"), 0);
     }

@@ -131,7 +131,11 @@ fn one_subscription(condition_status: &str) -> OperatorStatus {
     one_subscription("True"),
     Write::Status
 )]
-#[case::stored_without_status_is_written(Some(stored(None)), one_subscription("False"), Write::Status)]
+#[case::stored_without_status_is_written(
+    Some(stored(None)),
+    one_subscription("False"),
+    Write::Status
+)]
 #[case::stored_components_that_are_gone_are_written(
     Some(stored(Some(one_subscription("False")))),
     status("etcd.ns", vec![]),

@@ -1,8 +1,6 @@
 use super::*;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use messages::crd::csv::{
-    ClusterServiceVersionSpec, CrdDescription, CustomResourceDefinitions,
-};
+use messages::crd::csv::{ClusterServiceVersionSpec, CrdDescription, CustomResourceDefinitions};
 use rstest::rstest;
 use std::collections::BTreeMap;
 
@@ -62,10 +60,7 @@ const LONG: &str = "a-package-whose-name-is-long-enough.a-namespace-whose-name-i
     vec![LONG]
 )]
 #[case::no_labels(&[], vec![])]
-fn pending_operators_named_by_labels(
-    #[case] labels: &[(&str, &str)],
-    #[case] expected: Vec<&str>,
-) {
+fn pending_operators_named_by_labels(#[case] labels: &[(&str, &str)], #[case] expected: Vec<&str>) {
     let names: Vec<String> = ["etcd.ns", "redis.ns", LONG]
         .iter()
         .map(|s| (*s).to_owned())
@@ -100,7 +95,10 @@ fn owners_of_an_object(#[case] m: ObjectMeta, #[case] expected: Vec<&str>) {
     let mut adopting = Adopting::default();
     adopting.add("etcd.ns", &csv("ns", "etcd.v1", "uid-1", &["a.x.io"]));
     adopting.add("redis.ns", &csv("ns", "redis.v2", "uid-2", &[]));
-    assert_eq!(adopting.owners(&m).into_iter().collect::<Vec<_>>(), expected);
+    assert_eq!(
+        adopting.owners(&m).into_iter().collect::<Vec<_>>(),
+        expected
+    );
 }
 
 #[rstest]
@@ -110,10 +108,16 @@ fn owners_of_an_object(#[case] m: ObjectMeta, #[case] expected: Vec<&str>) {
 #[case::a_crd_no_adopting_csv_owns("c.x.io", meta(&[], None), vec![])]
 fn owners_of_a_crd(#[case] name: &str, #[case] m: ObjectMeta, #[case] expected: Vec<&str>) {
     let mut adopting = Adopting::default();
-    adopting.add("etcd.ns", &csv("ns", "etcd.v1", "uid-1", &["a.x.io", "b.x.io"]));
+    adopting.add(
+        "etcd.ns",
+        &csv("ns", "etcd.v1", "uid-1", &["a.x.io", "b.x.io"]),
+    );
     adopting.add("redis.ns", &csv("ns", "redis.v2", "uid-2", &["b.x.io"]));
     assert_eq!(
-        adopting.crd_owners(name, &m).into_iter().collect::<Vec<_>>(),
+        adopting
+            .crd_owners(name, &m)
+            .into_iter()
+            .collect::<Vec<_>>(),
         expected
     );
 }
