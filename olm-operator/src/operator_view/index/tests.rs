@@ -56,7 +56,7 @@ const LONG: &str = "a-package-whose-name-is-long-enough.a-namespace-whose-name-i
     vec!["etcd.ns", "redis.ns"]
 )]
 #[case::a_long_name_by_its_cut_label(
-    &[("operators.coreos.com/a-package-whose-name-is-long-enough.a-namespace-whose-n", "")],
+    &[("operators.coreos.com/a-package-whose-name-is-long-enough.a-namespace-whose-name-is-l", "")],
     vec![LONG]
 )]
 #[case::no_labels(&[], vec![])]
