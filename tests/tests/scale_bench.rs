@@ -30,7 +30,9 @@ use kube::Api;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use messages::crd::csv::ClusterServiceVersion;
 use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually};
-use scale_support::{AuditLog, Counts, by_resource, by_verb, rss_and_cpu, rss_anon, total};
+use scale_support::{
+    AuditLog, Counts, by_resource, by_verb, rss_and_cpu, rss_anon, total, view, writes,
+};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -59,6 +61,8 @@ struct Bench {
     /// Rows printed so far, and how many to print before stopping (`OLM_RS_SCALE_ROWS`, default all).
     rows: usize,
     max_rows: usize,
+    /// The last probe's time from its CSV Succeeded to its Operator showing it.
+    view_lag: Duration,
 }
 
 fn ctx(b: &Bench, namespace: &str) -> TestContext {
@@ -136,20 +140,12 @@ impl Bench {
         await_object(
             &operators,
             &format!("probe.{ns}"),
-            Duration::from_secs(60),
+            Duration::from_secs(300),
             "the Operator view shows the CSV Succeeded",
-            |o| {
-                o.and_then(|o| o.status.as_ref())
-                    .and_then(|s| s.components.as_ref())
-                    .is_some_and(|c| {
-                        c.refs.iter().any(|r| {
-                            r.object.kind.as_deref() == Some("ClusterServiceVersion")
-                                && r.conditions.iter().any(|c| c.type_ == "Succeeded")
-                        })
-                    })
-            },
+            |o| o.is_some_and(view::shows_succeeded),
         )
         .await?;
+        self.view_lag = started.elapsed() - took;
         Ok((took, self.audit.take()?))
     }
 
@@ -230,7 +226,9 @@ impl Bench {
         eprintln!(
             "SCALE | {step} | RSS olm {:.1} MiB, catalog {:.1} MiB, both {:.1} MiB (anonymous {:.1} MiB) | CPU during step olm {d_olm:.1} s, catalog {d_cat:.1} s | \
              requests during step: olm [{}] catalog [{}] | idle {idle_rate:.3} req/s over {:?} (olm [{}] catalog [{}]), RSS both after it {:.1} MiB | \
-             new Subscription -> Succeeded {:.2} s costing {} requests (olm [{}] catalog [{}]) | new namespace's copies {copies}",
+             Operator writes during step {} | \
+             new Subscription -> Succeeded {:.2} s costing {} requests (olm [{}] catalog [{}]), its Operator shows it {:.2} s later | \
+             new namespace's copies {copies}",
             olm_rss as f64 / 1024.0,
             cat_rss as f64 / 1024.0,
             (olm_rss + cat_rss) as f64 / 1024.0,
@@ -241,10 +239,12 @@ impl Bench {
             by_resource(&idle, OLM),
             by_resource(&idle, CAT),
             idle_rss as f64 / 1024.0,
+            writes(&during, OLM, "operators"),
             install.as_secs_f64(),
             total(&install_counts, OLM) + total(&install_counts, CAT),
             by_resource(&install_counts, OLM),
             by_resource(&install_counts, CAT),
+            self.view_lag.as_secs_f64(),
         );
         Ok(self.rows >= self.max_rows)
     }
@@ -323,6 +323,7 @@ async fn scale_steps() -> anyhow::Result<()> {
         idle: Duration::from_secs(env_usize("OLM_RS_SCALE_IDLE_SECS", 120) as u64),
         rows: 0,
         max_rows: env_usize("OLM_RS_SCALE_ROWS", usize::MAX),
+        view_lag: Duration::ZERO,
     };
     configmap_catalog(&ctx(&b, CATALOG_NS), "cat", &Catalog::with(ops), 0).await?;
     if b.row("empty (one catalog)", None).await? {
@@ -440,6 +441,13 @@ async fn scale_steps() -> anyhow::Result<()> {
         },
     )
     .await?;
+    // The Operator view's lag behind the installs: from the last CSV Succeeded to every Operator showing it.
+    let wanted = (0..own).map(|i| format!("own.scale-ns-{i}")).collect();
+    let lag = view::caught_up(&client, wanted, Duration::from_secs(1800)).await?;
+    eprintln!(
+        "SCALE | view catch-up | every one of {own} new Operators shows its CSV Succeeded {:.1} s after the last CSV Succeeded",
+        lag.as_secs_f64()
+    );
     if b.row(&format!("{own} own-namespace operators"), None)
         .await?
     {

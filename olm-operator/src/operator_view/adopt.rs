@@ -1,13 +1,13 @@
 //! Which objects belong to an Operator (OLM's adoption controller): the Subscription of `<package>` in
 //! `<namespace>` names the Operator `<package>.<namespace>`; the Subscription, its installed CSV and its current
 //! InstallPlan carry the component label; a labelled CSV passes its label on to what it owns (an owner
-//! reference to the CSV, or OLM's `olm.owner` labels naming it) and to the CRDs it owns. Labels are added, never
+//! reference to the CSV, or OLM's `olm.owner` labels naming it: [`index`](super::index)) and to the CRDs it owns. Labels are added, never
 //! removed, except from InstallPlans of the Subscription older than its current one (OLM disowns those). A
 //! copied CSV is never a component (OLM disowns copies).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use messages::crd::annotations::OPERATOR_LABEL_PREFIX;
 use messages::crd::annotations::operator_component_label;
-use messages::crd::annotations::{OPERATOR_LABEL_PREFIX, OWNER, OWNER_KIND, OWNER_NAMESPACE};
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::Subscription;
 
@@ -34,23 +34,6 @@ pub fn is_labelled(meta: &ObjectMeta, operator: &str) -> bool {
     meta.labels
         .as_ref()
         .is_some_and(|l| l.contains_key(&operator_component_label(operator)))
-}
-
-/// Whether the CSV owns the object: an owner reference to the CSV's uid, or `olm.owner` labels naming it.
-pub fn owned_by(meta: &ObjectMeta, csv: &ClusterServiceVersion) -> bool {
-    let by_reference = csv.metadata.uid.as_deref().is_some_and(|uid| {
-        meta.owner_references
-            .iter()
-            .flatten()
-            .any(|r| r.kind == "ClusterServiceVersion" && r.uid == uid)
-    });
-    let labels = meta.labels.as_ref();
-    let label = |key: &str| labels.and_then(|l| l.get(key)).map(String::as_str);
-    let by_label = label(OWNER).is_some()
-        && label(OWNER) == csv.metadata.name.as_deref()
-        && label(OWNER_NAMESPACE) == csv.metadata.namespace.as_deref()
-        && label(OWNER_KIND).is_none_or(|k| k == "ClusterServiceVersion");
-    by_reference || by_label
 }
 
 /// Whether the CSV is a copy (OLM's `IsCopied`: the `olm.copiedFrom` label).

@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 use messages::crd::annotations::operator_component_label;
 use messages::crd::operator::{
-    Components, OperatorComponentCondition, OperatorStatus, RichReference,
+    Components, Operator, OperatorComponentCondition, OperatorStatus, RichReference,
 };
 
 /// One labelled object as the view sees it.
@@ -63,6 +63,27 @@ pub fn status(operator: &str, mut found: Vec<Component>) -> OperatorStatus {
                 })
                 .collect(),
         }),
+    }
+}
+
+/// What the view writes for one Operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Write {
+    /// The Operator shows this status already (or has no components and does not exist).
+    Nothing,
+    /// Objects carry its label and it does not exist: create it, then write its status.
+    Create,
+    /// Its status differs: write it.
+    Status,
+}
+
+/// Compare the Operator as stored with the status computed for it: only a difference is written.
+pub fn write(existing: Option<&Operator>, status: &OperatorStatus) -> Write {
+    match existing {
+        None if status.components.as_ref().is_none_or(|c| c.refs.is_empty()) => Write::Nothing,
+        None => Write::Create,
+        Some(o) if o.status.as_ref() == Some(status) => Write::Nothing,
+        Some(_) => Write::Status,
     }
 }
 

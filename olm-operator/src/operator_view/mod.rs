@@ -5,29 +5,34 @@
 //! deletes nothing (and it is made again while labelled objects remain, as in OLM).
 //!
 //! One actor for the whole view, on the reconcile contract: messages name what changed (a Subscription to
-//! adopt from, an Operator whose components may differ), a run drains them. Decisions are pure
-//! ([`adopt`], [`components`]); `sync` does the I/O. It reads the stores olm-operator keeps for CSVs anyway;
-//! RoleBindings, ClusterRoleBindings and InstallPlans (not watched here) are listed by label per run.
+//! adopt from, an Operator whose components may differ) and wait in a [`queue`]; a run takes them all (up to
+//! [`queue::MAX_BATCH`] of each) and handles them together. Decisions are pure ([`adopt`], [`index`],
+//! [`plans`], [`components`]); `sync` does the I/O: one pass over each store olm-operator keeps for CSVs anyway
+//! for the whole batch, RoleBindings, ClusterRoleBindings and InstallPlans (not watched here) listed at most
+//! once per kind and run, writes in parallel, and an Operator's status written only when it differs from the
+//! stored one (a catalog change touching every Subscription rewrites only the Operators it changed).
 //!
 //! Differences from OLM, chosen: Secrets and ConfigMaps are not components (olm-operator may not list
 //! Secrets: least privilege, see deploy/rbac), and a component's conditions are refreshed when its CSV,
 //! Subscription, Deployment or Operator changes, not on every event of the fifteen kinds OLM watches.
 
 pub mod adopt;
-pub mod bindings;
 pub mod components;
+pub mod index;
+pub mod labels;
 pub mod memo;
+pub mod plans;
+pub mod queue;
 pub mod sync;
 
 use crate::shared::Shared;
 use actix::prelude::*;
 use kube::Api;
-use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::reflector::Store;
 use kube::runtime::watcher;
 use messages::crd::operator::Operator;
 use messages::key::ObjectKey;
 use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Policy, Reconciler};
-use std::collections::BTreeSet;
 
 use crate::routes::ViewChanged;
 
@@ -41,8 +46,7 @@ pub struct OperatorViewActor {
     debounce: Option<SpawnHandle>,
     operators: Store<Operator>,
     control: Loop,
-    subscriptions: BTreeSet<ObjectKey>,
-    names: BTreeSet<String>,
+    queue: queue::Queue,
     memo: memo::Memo,
 }
 
@@ -59,7 +63,7 @@ impl Handler<ViewChanged> for OperatorViewActor {
                 if !self.scope().contains(key.namespace.as_deref()) {
                     return;
                 }
-                self.subscriptions.insert(key);
+                self.queue.add_subscription(key);
             }
             ViewChanged::Operators(names) => {
                 let scope = self.scope();
@@ -70,7 +74,7 @@ impl Handler<ViewChanged> for OperatorViewActor {
                 if names.is_empty() {
                     return;
                 }
-                self.names.extend(names);
+                self.queue.add_names(names);
             }
         }
         if self.debounce.is_none() {
@@ -98,63 +102,39 @@ impl Reconciler for OperatorViewActor {
         &mut self.control
     }
 
+    /// One batch of the pending work (the whole of it up to [`queue::MAX_BATCH`] of each kind); a larger
+    /// backlog runs again at once.
     fn run(&mut self, _ctx: &mut Context<Self>) -> ResponseActFuture<Self, Outcome> {
-        let subscriptions = std::mem::take(&mut self.subscriptions);
-        let mut names = std::mem::take(&mut self.names);
+        let batch = self.queue.take(queue::MAX_BATCH);
         let mut memo = std::mem::take(&mut self.memo);
         let (shared, operators) = (self.shared.clone(), self.operators.clone());
         let work = async move {
-            let mut error = None;
-            let (mut retry_subs, mut retry_names) = (BTreeSet::new(), BTreeSet::new());
-            let subs = shared.stores.csv.subscriptions.get().cloned();
-            for key in subscriptions {
-                let Some(sub) = subs.as_ref().and_then(|s| {
-                    s.get(&ObjectRef::new(&key.name).within(key.namespace_or_empty()))
-                }) else {
-                    continue;
-                };
-                match sync::adopt_subscription(&shared, &sub, &mut memo).await {
-                    Ok(Some(name)) => {
-                        names.insert(name);
-                    }
-                    Ok(None) => {}
-                    Err(e) => {
-                        error = Some(e);
-                        retry_subs.insert(key);
-                    }
-                }
-            }
-            let mut lists = sync::RunLists::default();
-            for name in names {
-                let existing = operators.get(&ObjectRef::new(&name));
-                let result = match sync::adopt_owned(&shared, &name, &mut memo, &mut lists).await {
-                    Ok(()) => sync::refresh(&shared, &name, existing.as_deref(), &mut memo).await,
-                    Err(e) => Err(e),
-                };
-                if let Err(e) = result {
-                    error = Some(e);
-                    retry_names.insert(name);
-                }
-            }
-            (error.map(|e| (e, retry_subs, retry_names)), memo)
+            let result = sync::run(&shared, &operators, batch, &mut memo).await;
+            (result, memo)
         };
         Box::pin(
-            actix::fut::wrap_future(work).map(
-                |(failed, memo), act: &mut Self, _ctx| match failed {
-                    None => {
+            actix::fut::wrap_future(work).map(|(result, memo), act: &mut Self, _ctx| {
+                let outcome = match result {
+                    Ok(()) => {
+                        act.queue.done(queue::Batch::default());
                         act.memo = memo;
                         Outcome::Done(Next::Idle)
                     }
-                    Some((error, subscriptions, names)) => {
-                        // Keep the failed work for the retry the loop schedules; the memo may say done for what
-                        // failed, so it starts afresh (act.memo stays empty).
-                        act.subscriptions.extend(subscriptions);
-                        act.names.extend(names);
-                        let class = crate::error::class(olm_runtime::error::classify(&error));
-                        Outcome::failed(class, &error)
+                    Err(failed) => {
+                        // The failed work goes back to pending for the retry the loop schedules; the memo may
+                        // say done for what failed, so it starts afresh (act.memo stays empty).
+                        act.queue.done(failed.retry);
+                        let class =
+                            crate::error::class(olm_runtime::error::classify(&failed.error));
+                        return Outcome::failed(class, &failed.error);
                     }
-                },
-            ),
+                };
+                if act.queue.has_pending() {
+                    Outcome::Done(Next::After(std::time::Duration::ZERO))
+                } else {
+                    outcome
+                }
+            }),
         )
     }
 }
@@ -188,8 +168,7 @@ pub fn start(shared: &Shared) {
                 ObjectKey::cluster("operator-view"),
                 Policy::default(),
             ),
-            subscriptions: BTreeSet::new(),
-            names: BTreeSet::new(),
+            queue: queue::Queue::default(),
             memo: memo::Memo::default(),
         }
     });

@@ -2,6 +2,8 @@
 //! (`OLM_RS_AUDIT=1 hack/control-plane.sh up`; our clients send `User-Agent: olm-rs/<binary>/<version>`), and a
 //! process's RSS and CPU seconds from /proc.
 
+pub mod view;
+
 use std::collections::BTreeMap;
 use std::io::{BufRead, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -128,6 +130,19 @@ pub fn by_resource(counts: &Counts, component: &str) -> String {
     )
 }
 
+/// Writes (every verb but get, list and watch) of one component to one resource and its subresources.
+pub fn writes(counts: &Counts, component: &str, resource: &str) -> u64 {
+    counts
+        .iter()
+        .filter(|((c, v, r), _)| {
+            c == component
+                && !matches!(v.as_str(), "get" | "list" | "watch")
+                && (r == resource || r.strip_prefix(resource).is_some_and(|s| s.starts_with('/')))
+        })
+        .map(|(_, n)| n)
+        .sum()
+}
+
 fn joined(parts: impl Iterator<Item = String>) -> String {
     let parts: Vec<String> = parts.collect();
     if parts.is_empty() {
@@ -214,6 +229,32 @@ mod tests {
             by_resource(&counts, "olm-operator"),
             "get clusterserviceversions/status 1, watch deployments 1"
         );
+    }
+
+    #[test]
+    fn writes_count_every_verb_but_reads_on_a_resource_and_its_subresources() {
+        let mut counts = Counts::new();
+        for (verb, resource) in [
+            ("create", "operators"),
+            ("patch", "operators/status"),
+            ("patch", "operators/status"),
+            ("get", "operators"),
+            ("list", "operators"),
+            ("watch", "operators"),
+            ("patch", "operatorgroups"),
+        ] {
+            counts.insert(("olm-operator".into(), verb.into(), resource.into()), 1);
+        }
+        counts.insert(
+            (
+                "olm-operator".into(),
+                "patch".into(),
+                "operators/status".into(),
+            ),
+            2,
+        );
+        assert_eq!(writes(&counts, "olm-operator", "operators"), 3);
+        assert_eq!(writes(&counts, "catalog-operator", "operators"), 0);
     }
 
     #[test]

@@ -31,21 +31,6 @@ fn meta(labels: &[(&str, &str)], owner_uid: Option<(&str, &str)>) -> ObjectMeta 
 }
 
 #[rstest]
-#[case::an_owner_reference_to_the_csv(meta(&[], Some(("ClusterServiceVersion", "csv-uid"))), true)]
-#[case::an_owner_reference_to_another_csv(meta(&[], Some(("ClusterServiceVersion", "other"))), false)]
-#[case::an_owner_reference_of_another_kind_with_the_uid(meta(&[], Some(("Deployment", "csv-uid"))), false)]
-#[case::olm_owner_labels_naming_the_csv(
-    meta(&[("olm.owner", "etcd.v1"), ("olm.owner.namespace", "ns"), ("olm.owner.kind", "ClusterServiceVersion")], None), true)]
-#[case::olm_owner_labels_without_a_kind(meta(&[("olm.owner", "etcd.v1"), ("olm.owner.namespace", "ns")], None), true)]
-#[case::olm_owner_labels_in_another_namespace(meta(&[("olm.owner", "etcd.v1"), ("olm.owner.namespace", "other")], None), false)]
-#[case::olm_owner_labels_of_another_kind(
-    meta(&[("olm.owner", "etcd.v1"), ("olm.owner.namespace", "ns"), ("olm.owner.kind", "OperatorGroup")], None), false)]
-#[case::nothing(meta(&[], None), false)]
-fn owned_by_the_csv(#[case] m: ObjectMeta, #[case] expected: bool) {
-    assert_eq!(owned_by(&m, &csv()), expected);
-}
-
-#[rstest]
 #[case::package_and_namespace("etcd", Some("ns"), Some("etcd.ns"))]
 #[case::no_package("", Some("ns"), None)]
 #[case::no_namespace("etcd", None, None)]

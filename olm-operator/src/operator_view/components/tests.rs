@@ -96,3 +96,55 @@ fn generic_conditions_are_read_leniently(#[case] status: &str, #[case] expected:
         .collect();
     assert_eq!(got, expected);
 }
+
+fn stored(status: Option<OperatorStatus>) -> Operator {
+    let mut o = Operator::new("etcd.ns", messages::crd::operator::OperatorSpec {});
+    o.status = status;
+    o
+}
+
+fn one_subscription(condition_status: &str) -> OperatorStatus {
+    let mut sub = c(
+        "Subscription",
+        "operators.coreos.com/v1alpha1",
+        Some("ns"),
+        "etcd",
+    );
+    sub.conditions = vec![OperatorComponentCondition {
+        type_: "CatalogSourcesUnhealthy".into(),
+        status: condition_status.into(),
+        ..Default::default()
+    }];
+    status("etcd.ns", vec![sub])
+}
+
+#[rstest]
+#[case::absent_without_components_is_not_created(None, status("etcd.ns", vec![]), Write::Nothing)]
+#[case::absent_with_components_is_created(None, one_subscription("False"), Write::Create)]
+#[case::stored_with_the_same_status_is_left_alone(
+    Some(stored(Some(one_subscription("False")))),
+    one_subscription("False"),
+    Write::Nothing
+)]
+#[case::a_component_condition_that_flipped_is_written(
+    Some(stored(Some(one_subscription("False")))),
+    one_subscription("True"),
+    Write::Status
+)]
+#[case::stored_without_status_is_written(
+    Some(stored(None)),
+    one_subscription("False"),
+    Write::Status
+)]
+#[case::stored_components_that_are_gone_are_written(
+    Some(stored(Some(one_subscription("False")))),
+    status("etcd.ns", vec![]),
+    Write::Status
+)]
+fn only_a_difference_is_written(
+    #[case] existing: Option<Operator>,
+    #[case] computed: OperatorStatus,
+    #[case] expected: Write,
+) {
+    assert_eq!(write(existing.as_ref(), &computed), expected);
+}
