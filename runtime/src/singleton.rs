@@ -115,7 +115,7 @@ mod tests {
 
     /// Counts what it receives into `seen`; `Stop` stops it (as a chaos `stop` or a panic closes its mailbox).
     struct Counter {
-        seen: Arc<Mutex<Vec<(Restart, u32)>>>,
+        seen: Seen,
         start: Restart,
     }
 
@@ -128,6 +128,23 @@ mod tests {
     enum Msg {
         Count(u32),
         Stop,
+    }
+
+    type Seen = Arc<Mutex<Vec<(Restart, u32)>>>;
+
+    /// A singleton `Counter` and what it has seen.
+    fn counter() -> (Singleton<Msg>, Seen) {
+        let seen: Seen = Arc::new(Mutex::new(Vec::new()));
+        let s = seen.clone();
+        let single = Singleton::start("Counter", move |start| {
+            Counter {
+                seen: s.clone(),
+                start,
+            }
+            .start()
+            .recipient()
+        });
+        (single, seen)
     }
 
     impl Handler<Msg> for Counter {
@@ -146,16 +163,7 @@ mod tests {
 
     #[actix_rt::test]
     async fn a_dead_singleton_is_started_again_by_the_next_send_and_gets_it() {
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let s = seen.clone();
-        let single = Singleton::start("Counter", move |start| {
-            Counter {
-                seen: s.clone(),
-                start,
-            }
-            .start()
-            .recipient()
-        });
+        let (single, seen) = counter();
         single.do_send(Msg::Count(1));
         single.do_send(Msg::Stop);
         // The stop is handled once the test yields; a deadline, not a sleep: the mailbox closes within it.
@@ -184,16 +192,7 @@ mod tests {
 
     #[actix_rt::test]
     async fn a_singleton_that_died_after_its_last_message_is_started_again_unasked() {
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let s = seen.clone();
-        let single = Singleton::start("Counter", move |start| {
-            Counter {
-                seen: s.clone(),
-                start,
-            }
-            .start()
-            .recipient()
-        });
+        let (single, seen) = counter();
         single.do_send(Msg::Stop);
         // Within a few supervision periods, with no message sent: a new actor, connected.
         let restarted = tokio::time::timeout(crate::registry::SUPERVISE_EVERY * 5, async {

@@ -17,6 +17,7 @@ const PORTS: &[(&str, &str)] = &[
     ("OLM_RS_QUICKSTART_OLM_PORT", "18180"),
     ("OLM_RS_QUICKSTART_CATALOG_PORT", "18181"),
     ("OLM_RS_QUICKSTART_PACKAGES_PORT", "18543"),
+    ("OLM_RS_QUICKSTART_PACKAGES_HTTP_PORT", "18182"),
 ];
 
 fn quickstart(arg: &str) -> anyhow::Result<Output> {
