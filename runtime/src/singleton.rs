@@ -192,7 +192,7 @@ mod tests {
 
     #[actix_rt::test]
     async fn a_singleton_that_died_after_its_last_message_is_started_again_unasked() {
-        let (single, seen) = counter();
+        let (single, _seen) = counter();
         single.do_send(Msg::Stop);
         // Within a few supervision periods, with no message sent: a new actor, connected.
         let restarted = tokio::time::timeout(crate::registry::SUPERVISE_EVERY * 5, async {
