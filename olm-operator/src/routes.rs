@@ -60,7 +60,7 @@ where
 }
 
 /// Something changed that may change an Operator's components (`operator_view`).
-#[derive(Message, Clone, Debug)]
+#[derive(Message, Clone, Debug, PartialEq, Eq)]
 #[rtype(result = "()")]
 pub enum ViewChanged {
     /// A Subscription changed: adopt from it (its package and namespace name the Operator).

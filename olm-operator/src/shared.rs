@@ -48,8 +48,8 @@ pub struct Registries {
     pub operator_groups: OnceLock<Route<OperatorGroupMsg>>,
     /// The OperatorGroup registry: a CSV's request to change its group's provided APIs (answered).
     pub group_asks: OnceLock<Recipient<Ask<ChangeProvidedApis>>>,
-    /// The Operator view (`operators.coreos.com/v1` Operators).
-    pub operator_view: OnceLock<Recipient<ViewChanged>>,
+    /// The Operator view (`operators.coreos.com/v1` Operators); started again by the next message when it died.
+    pub operator_view: OnceLock<olm_runtime::singleton::Singleton<ViewChanged>>,
     /// The cluster janitor (`janitor/`): what gone CSVs leave in the cluster, the start-up RBAC sweep; started
     /// again by the next message when it died.
     pub janitor: OnceLock<olm_runtime::singleton::Singleton<JanitorMsg>>,

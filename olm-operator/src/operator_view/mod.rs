@@ -31,8 +31,10 @@ use kube::Api;
 use kube::runtime::reflector::Store;
 use kube::runtime::watcher;
 use messages::crd::operator::Operator;
+use messages::crd::subscription::Subscription;
 use messages::key::ObjectKey;
 use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Policy, Reconciler};
+use olm_runtime::singleton::{Restart, Singleton};
 
 use crate::routes::ViewChanged;
 
@@ -139,30 +141,30 @@ impl Reconciler for OperatorViewActor {
     }
 }
 
-/// Start the view (its address is in `shared.registries.operator_view` before any event can name it): a store
-/// of Operators (a changed or deleted Operator is looked at again) and the actor.
+/// Start the view (its [`Singleton`] is in `shared.registries.operator_view` before any event can name it): a
+/// store of Operators (a changed or deleted Operator is looked at again), made once and shared by every start,
+/// and the actor. A view that died (a panic, a stop) is started again by the next message or the singleton's
+/// check; its queue and memo are gone with it, so the new one queues every Subscription and every Operator in
+/// its stores: a full pass, as at start-up.
 pub fn start(shared: &Shared) {
-    OperatorViewActor::create(|ctx| {
-        let _ = shared
-            .registries
-            .operator_view
-            .set(ctx.address().recipient());
-        let s = shared.clone();
-        let (operators, _task) = olm_runtime::watch::spawn_store(
-            Api::<Operator>::all(shared.client.clone()),
-            watcher::Config::default(),
-            move |o: &Operator| {
-                if let (Some(name), Some(view)) =
-                    (o.metadata.name.clone(), s.registries.operator_view.get())
-                {
-                    view.do_send(ViewChanged::Operators(vec![name]));
-                }
-            },
-        );
-        OperatorViewActor {
-            shared: shared.clone(),
+    let s = shared.clone();
+    let (operators, _task) = olm_runtime::watch::spawn_store(
+        Api::<Operator>::all(shared.client.clone()),
+        watcher::Config::default(),
+        move |o: &Operator| {
+            if let (Some(name), Some(view)) =
+                (o.metadata.name.clone(), s.registries.operator_view.get())
+            {
+                view.do_send(ViewChanged::Operators(vec![name]));
+            }
+        },
+    );
+    let s = shared.clone();
+    let view = Singleton::start("OperatorView", move |start| {
+        let actor = OperatorViewActor {
+            shared: s.clone(),
             debounce: None,
-            operators,
+            operators: operators.clone(),
             control: Loop::new(
                 "operator-view",
                 ObjectKey::cluster("operator-view"),
@@ -171,7 +173,40 @@ pub fn start(shared: &Shared) {
             queue: queue::Queue::default(),
             memo: memo::Memo::default(),
         }
+        .start();
+        if start == Restart::Again {
+            for msg in everything(s.stores.csv.subscriptions.get(), &operators) {
+                actor.do_send(msg);
+            }
+        }
+        actor.recipient()
     });
+    let _ = shared.registries.operator_view.set(view);
+}
+
+/// What a view started again must look at: every Subscription and every Operator its stores hold.
+fn everything(
+    subscriptions: Option<&Store<Subscription>>,
+    operators: &Store<Operator>,
+) -> Vec<ViewChanged> {
+    let mut all: Vec<ViewChanged> = subscriptions
+        .map(|subs| {
+            subs.state()
+                .iter()
+                .filter_map(|sub| ObjectKey::of(sub.as_ref()))
+                .map(ViewChanged::Subscription)
+                .collect()
+        })
+        .unwrap_or_default();
+    let names: Vec<String> = operators
+        .state()
+        .iter()
+        .filter_map(|o| o.metadata.name.clone())
+        .collect();
+    if !names.is_empty() {
+        all.push(ViewChanged::Operators(names));
+    }
+    all
 }
 
 /// Tell the view that an object with these labels changed (a no-op without `operators.coreos.com/` labels).
@@ -192,5 +227,48 @@ pub fn touch_labelled(
 pub fn subscription_changed(shared: &Shared, key: ObjectKey) {
     if let Some(view) = shared.registries.operator_view.get() {
         view.do_send(ViewChanged::Subscription(key));
+    }
+}
+
+#[cfg(test)]
+mod restart_tests {
+    use super::*;
+    use kube::runtime::reflector;
+    use kube::runtime::watcher::Event;
+
+    fn subscription(namespace: &str, name: &str) -> Subscription {
+        let mut sub = Subscription::new(name, Default::default());
+        sub.metadata.namespace = Some(namespace.to_owned());
+        sub
+    }
+
+    fn operator(name: &str) -> Operator {
+        Operator::new(name, Default::default())
+    }
+
+    #[test]
+    fn a_view_started_again_looks_at_every_subscription_and_operator() {
+        let (subs, mut sub_writer) = reflector::store::<Subscription>();
+        for sub in [subscription("a", "one"), subscription("b", "two")] {
+            sub_writer.apply_watcher_event(&Event::Apply(sub));
+        }
+        let (ops, mut op_writer) = reflector::store::<Operator>();
+        op_writer.apply_watcher_event(&Event::Apply(operator("one.a")));
+        let mut all = everything(Some(&subs), &ops);
+        all.sort_by_key(|m| format!("{m:?}"));
+        assert_eq!(
+            all,
+            vec![
+                ViewChanged::Operators(vec!["one.a".to_owned()]),
+                ViewChanged::Subscription(ObjectKey::new("a", "one")),
+                ViewChanged::Subscription(ObjectKey::new("b", "two")),
+            ]
+        );
+    }
+
+    #[test]
+    fn empty_stores_give_nothing_to_look_at() {
+        let (ops, _writer) = reflector::store::<Operator>();
+        assert!(everything(None, &ops).is_empty());
     }
 }

@@ -174,7 +174,8 @@ pub async fn delete_namespaces(ctx: &TestContext, scope: Scope) {
     }
 }
 
-/// Whether every namespace of the run is gone (a rerun of a seed uses the same names).
+/// Whether every namespace of the run is gone (a rerun of a seed uses the same names) and nothing of an earlier
+/// run is left in them ([`super::leftovers`]: what is found is removed, named on stderr, and looked at again).
 pub async fn namespaces_gone(ctx: &TestContext, scope: Scope) -> anyhow::Result<Option<()>> {
     let api: Api<Namespace> = Api::all(ctx.client.clone());
     for (_, name) in namespaces(&ctx.namespace, scope) {
@@ -182,7 +183,21 @@ pub async fn namespaces_gone(ctx: &TestContext, scope: Scope) -> anyhow::Result<
             return Ok(None);
         }
     }
-    Ok(Some(()))
+    let mut left = Vec::new();
+    for (_, name) in namespaces(&ctx.namespace, scope) {
+        for found in super::leftovers::remove(&ctx.client, &name).await? {
+            left.push(format!("{name}: {found}"));
+        }
+    }
+    if left.is_empty() {
+        return Ok(Some(()));
+    }
+    eprintln!(
+        "chaos: the deleted namespaces of an earlier run left {} objects (removed): {}",
+        left.len(),
+        left.join(", ")
+    );
+    Ok(None)
 }
 
 /// Whether the namespace created and deleted mid-run reads as gone.
