@@ -69,7 +69,7 @@ pub fn policy() -> Policy {
     }
 }
 
-/// What a namespace resolution run can fail with (`namespace::sync`).
+/// What a namespace resolution run can fail with (`namespace::actor`).
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
     #[error("cannot create an InstallPlan")]

@@ -25,6 +25,7 @@ pub mod events;
 #[cfg(test)]
 pub mod fake_api;
 pub mod group_view;
+pub mod handover;
 /// TEST ONLY: olm-operator's import-circle test, shared by path; see `import_circles` below.
 #[cfg(test)]
 #[path = "../../olm-operator/src/import_graph.rs"]

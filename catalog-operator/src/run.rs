@@ -119,7 +119,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let _ = shared.registries.subscriptions.set(subs.recipient());
         let (plans, plan_store) = wiring.start::<InstallPlanActor>(shared.clone());
         let _ = shared.stores.install_plans.set(plan_store);
-        drop(plans);
+        let _ = shared.registries.install_plans.set(plans.recipient());
         let stores = shared.stores.clone();
         let _readiness = tokio::spawn(async move { stores.watch_readiness().await });
 

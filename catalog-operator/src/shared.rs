@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use crate::catalogs::Catalogs;
 use crate::group_view::GroupView;
+use crate::handover::{HandedOver, Handovers};
 use crate::metrics::CatalogMetrics;
 use crate::routes::{Cause, Resolve};
 use crate::wants::{Decision, Want};
@@ -97,6 +98,10 @@ pub struct Registries {
     /// The namespace router (`namespace::NamespaceResolver`): resolution requests and Subscriptions' wants.
     pub resolve: OnceLock<Recipient<Resolve>>,
     pub wants: OnceLock<Recipient<Want>>,
+    /// The InstallPlan registry: nudges to the actor of a plan whose first status was handed over.
+    pub install_plans: OnceLock<Recipient<Forward<HandedOver>>>,
+    /// First statuses of new InstallPlans, from resolution to each plan's actor.
+    pub handovers: Handovers,
 }
 
 impl Shared {

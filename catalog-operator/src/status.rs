@@ -443,6 +443,37 @@ pub fn after_resolution(s: &mut SubscriptionStatus, d: &Decided, now: &Time) {
     }
 }
 
+/// `Decided::Planned` for a plan whose phase resolution knows (it handed the first status over, or found the plan
+/// under way): the `InstallPlanPending` reason says that phase at once, as the next resolution would.
+pub fn planned(
+    s: &mut SubscriptionStatus,
+    csv: &str,
+    plan: &PlanRef,
+    phase: &InstallPlanPhase,
+    now: &Time,
+) {
+    let decided = Decided::Planned {
+        csv: csv.to_string(),
+        plan: plan.clone(),
+    };
+    after_resolution(s, &decided, now);
+    if let InstallPlanPhase::Planning
+    | InstallPlanPhase::RequiresApproval
+    | InstallPlanPhase::Installing = phase
+    {
+        set(
+            s,
+            condition(
+                T::InstallPlanPending,
+                true,
+                R::from_wire(phase.as_str()),
+                "",
+                now,
+            ),
+        );
+    }
+}
+
 /// Equal for the purpose of writing (timestamps aside).
 pub fn same(a: &SubscriptionStatus, b: &SubscriptionStatus) -> bool {
     let strip = |s: &SubscriptionStatus| {

@@ -5,9 +5,9 @@
 //! when it fails (and it is retried with backoff), so a bad image never yields a half-built plan.
 //!
 //! ```text
-//! namespace sync ─ create_plan ─▶ fill(bundle) ──cache hit (digest)──────────────▶ objects → steps + bundleLookup
-//!                                    │ miss: Unpacker::poll ─▶ tokio task: oci pull → unpack → DigestCache
-//!                                    └─▶ NotYet::{Pending, Failed}   task done ─▶ shared.resolve(ns)
+//! namespace prefetch task ─▶ fill(bundle) ──cache hit (digest)──────────▶ objects → steps + bundleLookup
+//!                               │ miss: Unpacker::poll ─▶ tokio task: oci pull → unpack → DigestCache
+//!                               └─▶ NotYet::{Pending, Failed}   task done ─▶ shared.resolve(ns)
 //! ```
 
 pub mod auth;

@@ -1,5 +1,7 @@
-//! The InstallPlan actor: one per InstallPlan, on the reconcile contract (`olm_runtime::reconcile`). Each run
-//! moves the plan through its phases ([`machine`]), executes the steps ([`execute`]) and writes the status;
+//! The InstallPlan actor: one per InstallPlan, on the reconcile contract (`olm_runtime::reconcile`), the one
+//! writer of its plan's status from creation: resolution creates the plan object and hands its first status over
+//! (`crate::handover`), which the actor writes ([`first_status`]). Each run then moves the plan through its
+//! phases ([`machine`]), executes the steps ([`execute`]) and writes the status;
 //! the loop serialises runs (never two passes of one plan at once), coalesces causes and keeps the one timer
 //! (the step retry the machine asks for). A phase change the watch delivers tells namespace resolution, so the
 //! Subscriptions follow.
@@ -10,6 +12,7 @@ pub mod crd_safety;
 pub mod crd_schema;
 pub mod crd_version;
 pub mod execute;
+pub mod first_status;
 pub mod machine;
 pub mod not_served;
 pub mod operator_label;
@@ -58,6 +61,7 @@ impl Actor for InstallPlanActor {
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
         self.shared.catalog_metrics.install_plan_count.dec();
+        self.shared.registries.handovers.take(&self.key);
         self.shared.resolve(
             self.key.namespace_or_empty(),
             ResolveCause::InstallPlanChanged,
@@ -114,6 +118,15 @@ impl Reconciler for InstallPlanActor {
         let Some(ip) = self.own.latest().cloned() else {
             return Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)));
         };
+        if ip.status.is_none() {
+            // A new plan: its first status, if resolution handed it over (else it hands it over later).
+            return match self.shared.registries.handovers.take(&self.key) {
+                Some(first) => self.write_first(first),
+                None => Box::pin(actix::fut::ready(Outcome::Done(Next::Idle))),
+            };
+        }
+        // Handed over again by a resolution run that did not see the status yet: written already.
+        self.shared.registries.handovers.take(&self.key);
         let status = ip.status.clone().unwrap_or_default();
         match machine::action(ip.status.as_ref(), ip.spec.approved) {
             Action::Ignore | Action::AwaitApproval => {
@@ -196,6 +209,40 @@ impl InstallPlanActor {
         )
     }
 
+    /// Write the plan's first status; the next run (at once) carries it out or waits for its approval. A failed
+    /// write keeps the status for the next run ([`first_status`]: the plan is never deleted for it).
+    fn write_first(&mut self, status: InstallPlanStatus) -> Run {
+        let api: Api<InstallPlan> =
+            Api::namespaced(self.shared.client.clone(), self.key.namespace_or_empty());
+        let name = self.key.name.clone();
+        let fut = async move {
+            let r = first_status::write(&api, &name, &status).await;
+            (r, status)
+        };
+        Box::pin(
+            actix::fut::wrap_future::<_, Self>(fut).map(move |(r, status), act, _ctx| match r {
+                Ok(written) => {
+                    tracing::info!(plan = %act.key, phase = %status.phase, "InstallPlan status handed over and written");
+                    // Resolution knows the plan with this status already: its event is no news to it.
+                    act.last_phase = Some(status.phase.clone());
+                    act.own.wrote(Arc::new(written));
+                    Outcome::Done(Next::After(Duration::ZERO))
+                }
+                Err(source) => {
+                    act.shared.registries.handovers.give(act.key.clone(), status);
+                    let e = Error::InstallPlanStatus {
+                        key: act.key.clone(),
+                        source,
+                    };
+                    match error::class(e.kind()) {
+                        Some(class) => Outcome::failed(class, &e),
+                        None => Outcome::Done(Next::Idle),
+                    }
+                }
+            }),
+        )
+    }
+
     /// Write the status if it changed; the run ends asking for `requeue` (the machine's step retry).
     fn write(
         &mut self,
@@ -253,8 +300,9 @@ impl Handler<ObjectEvent<InstallPlan>> for InstallPlanActor {
         match msg {
             ObjectEvent::Observed(obj) => {
                 // Resolution reads plans from the watch's store: tell it about phase changes the watch has delivered.
+                // A plan without status is one resolution just created: it knows it with the status it handed over.
                 let phase = obj.phase();
-                if self.last_phase.as_ref() != Some(&phase) {
+                if obj.status.is_some() && self.last_phase.as_ref() != Some(&phase) {
                     self.last_phase = Some(phase);
                     self.shared.resolve(
                         self.key.namespace_or_empty(),
@@ -267,6 +315,14 @@ impl Handler<ObjectEvent<InstallPlan>> for InstallPlanActor {
             ObjectEvent::Deleted => ctx.stop(),
             ObjectEvent::Undecodable(error) => reconcile::hold(self, ctx, error),
         }
+    }
+}
+
+impl Handler<crate::handover::HandedOver> for InstallPlanActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: crate::handover::HandedOver, ctx: &mut Self::Context) {
+        reconcile::trigger(self, ctx, Cause::Message("first status handed over"));
     }
 }
 

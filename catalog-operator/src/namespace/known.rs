@@ -1,7 +1,8 @@
 //! What one namespace's resolution knows of its Subscriptions and InstallPlans beyond the reflector stores:
 //! the Subscriptions as their actors last told it (wants, with their own status writes), the statuses it decided
 //! that are not acknowledged yet, and the InstallPlans it created that its store does not show yet. Pure: the
-//! namespace actor feeds it messages and store snapshots and reads the merged views.
+//! namespace actor feeds it messages and store snapshots and reads the merged views; a message that changes
+//! nothing resolution reads (an acknowledgement) is taken without a run.
 //!
 //! No resourceVersion is compared for order (it is opaque): a want is at least as new as the store's copy
 //! (the store is updated before its event reaches the Subscription actor, and the actor sends its own writes);
@@ -34,25 +35,40 @@ fn name_of(o: &impl kube::Resource) -> String {
 }
 
 impl Known {
-    /// Take a Subscription actor's news.
-    pub fn hear(&mut self, news: News) {
+    /// Take a Subscription actor's news. True when it changes what resolution reads: an acknowledgement of a
+    /// decision, or the Subscription as resolution already reads it (its actor's own status write coming back),
+    /// changes nothing and asks for no run.
+    pub fn hear(&mut self, news: News) -> bool {
         match news {
             News::Subscription { sub, applied } => {
                 let name = name_of(sub.as_ref());
+                let before = self.effective(&name);
                 if let (Some(applied), Some((seq, _))) = (applied, self.pending.get(&name))
                     && applied >= *seq
                 {
                     self.pending.remove(&name);
                 }
                 self.gone.remove(&name);
-                self.wants.insert(name, sub);
+                self.wants.insert(name.clone(), sub);
+                let after = self.effective(&name);
+                !matches!((before, after), (Some(b), Some(a)) if same_for_resolution(&b, &a))
             }
             News::SubscriptionGone { name } => {
                 self.wants.remove(&name);
                 self.pending.remove(&name);
                 self.gone.insert(name);
+                true
             }
         }
+    }
+
+    /// The Subscription as its actor last told it, with the decided status in place until acknowledged.
+    fn effective(&self, name: &str) -> Option<Subscription> {
+        let mut s = (**self.wants.get(name)?).clone();
+        if let Some((_, status)) = self.pending.get(name) {
+            s.status = Some(status.clone());
+        }
+        Some(s)
     }
 
     /// The namespace's Subscriptions: the store's names and the wants' (minus the gone), each as its actor told
@@ -126,6 +142,20 @@ impl Known {
         self.pending.insert(name.to_string(), (seq, status.clone()));
         Decision { seq, status }
     }
+}
+
+/// Whether resolution reads `a` and `b` alike: the same object, spec and annotations (`olm.generated-by`), and
+/// the same status (times aside). Labels (the Operator view's) and owners are not read.
+fn same_for_resolution(a: &Subscription, b: &Subscription) -> bool {
+    let (ma, mb) = (&a.metadata, &b.metadata);
+    ma.uid == mb.uid
+        && ma.annotations == mb.annotations
+        && ma.deletion_timestamp == mb.deletion_timestamp
+        && a.spec == b.spec
+        && crate::status::same(
+            &a.status.clone().unwrap_or_default(),
+            &b.status.clone().unwrap_or_default(),
+        )
 }
 
 #[cfg(test)]

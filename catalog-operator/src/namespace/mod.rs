@@ -3,21 +3,29 @@
 //! (a catalog's content or health, an InstallPlan, a CSV, an OperatorGroup) sends a typed [`Resolve`];
 //! Subscription actors send their [`Want`](crate::wants::Want)s (the object as they know it) and get each a
 //! [`Decision`](crate::wants::Decision) back. Causes arriving during a run are coalesced into one more run.
+//!
+//! A run is observe ([`observe`], with the resolver's answer) → a pure plan ([`plan::plan_namespace`] →
+//! [`plan::NamespacePlan`]) → effects ([`effects`]); bundles are fetched by the prefetch stage ([`prefetch`]),
+//! off the actor's mailbox, and each new InstallPlan's status is written by its own actor (`crate::handover`).
 
 pub mod actor;
 pub mod adopt;
 pub mod catalog_burst;
 pub mod confirm;
+pub mod effects;
 pub mod ensure;
+pub mod facts;
 pub mod fail_forward;
 pub mod input;
 pub mod known;
+pub mod observe;
+pub mod plan;
 pub mod plan_name;
-pub mod plan_status;
+pub mod prefetch;
 pub mod relevance;
 pub mod reuse;
+pub mod settle;
 pub use crate::status;
-pub mod sync;
 
 use crate::shared::Shared;
 use crate::wants::Want;

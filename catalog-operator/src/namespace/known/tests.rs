@@ -75,8 +75,12 @@ fn subscriptions_view(
     let mut decided = Vec::new();
     for step in steps {
         match step {
-            Step::Hear(news) => known.hear(news),
-            Step::HearAcking(s, n) => known.hear(want(s, decided.get(n - 1).copied())),
+            Step::Hear(news) => {
+                known.hear(news);
+            }
+            Step::HearAcking(s, n) => {
+                known.hear(want(s, decided.get(n - 1).copied()));
+            }
             Step::Decide(name, csv) => decided.push(known.decide(name, status(csv)).seq),
         }
     }
@@ -90,7 +94,7 @@ fn subscriptions_view(
 #[test]
 fn a_gone_name_is_forgotten_once_the_store_drops_it() {
     let mut known = Known::default();
-    known.hear(News::SubscriptionGone { name: "a".into() });
+    assert!(known.hear(News::SubscriptionGone { name: "a".into() }));
     assert!(known.subscriptions(vec![sub("a", "v1")]).is_empty());
     assert!(known.subscriptions(vec![]).is_empty());
     // A new Subscription of that name, seen by the store before its actor spoke, counts again.
@@ -160,4 +164,46 @@ fn a_created_plan_gives_way_to_its_stored_copy_with_status() {
     known.plans(vec![plan("install-a", true)]);
     // Deleted afterwards: the store no longer lists it and nothing of ours brings it back.
     assert!(known.plans(vec![]).is_empty());
+}
+
+fn with_spec_channel(s: Arc<Subscription>, channel: &str) -> Arc<Subscription> {
+    let mut s = (*s).clone();
+    s.spec.channel = Some(channel.to_string());
+    Arc::new(s)
+}
+
+/// Whether a want asks for a resolution run: only when it changes what resolution reads. The last step's answer.
+#[rstest]
+#[case::first_word_of_a_subscription(vec![], want(sub("a", ""), None), true)]
+#[case::the_same_again(vec![Step::Hear(want(sub("a", "v1"), None))], want(sub("a", "v1"), None), false)]
+#[case::a_new_spec(vec![Step::Hear(want(sub("a", "v1"), None))], want(with_spec_channel(sub("a", "v1"), "beta"), None), true)]
+#[case::a_status_someone_else_wrote(vec![Step::Hear(want(sub("a", "v1"), None))], want(sub("a", "v2"), None), true)]
+#[case::the_decided_status_crossing_its_decision(vec![Step::Hear(want(sub("a", ""), None)), Step::Decide("a", "v1")], want(sub("a", ""), None), false)]
+#[case::a_new_name_after_gone(vec![Step::Hear(want(sub("a", "v1"), None)), Step::Hear(News::SubscriptionGone { name: "a".into() })], want(sub("a", "v1"), None), true)]
+fn wants_that_ask_for_a_run(#[case] steps: Vec<Step>, #[case] last: News, #[case] runs: bool) {
+    let mut known = Known::default();
+    for step in steps {
+        match step {
+            Step::Hear(news) => {
+                known.hear(news);
+            }
+            Step::HearAcking(..) => unreachable!("not in these cases"),
+            Step::Decide(name, csv) => {
+                known.decide(name, status(csv));
+            }
+        }
+    }
+    assert_eq!(known.hear(last), runs);
+}
+
+/// The acknowledgement of a decision (the Subscription actor wrote the decided status) asks for no run.
+#[test]
+fn an_acknowledgement_asks_for_no_run() {
+    let mut known = Known::default();
+    assert!(known.hear(want(sub("a", ""), None)));
+    let d = known.decide("a", status("v1"));
+    assert!(!known.hear(want(sub("a", "v1"), Some(d.seq))));
+    assert!(known.unacknowledged().is_empty());
+    // Its own write's watch event, told again: still nothing new.
+    assert!(!known.hear(want(sub("a", "v1"), Some(d.seq))));
 }

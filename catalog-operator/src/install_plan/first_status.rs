@@ -1,13 +1,13 @@
-//! The first status of a plan resolution created (or found created without one): written as a merge patch of
-//! `status` alone, with no `resourceVersion`, so a user's edit of the plan's spec between the two writes (a
-//! Manual plan approved the moment it appears) neither conflicts with it nor is undone by it.
+//! The first status of a plan, written by its InstallPlan actor from what resolution handed over
+//! (`crate::handover`): a merge patch of `status` alone, with no `resourceVersion`, so a user's edit of the plan's
+//! spec between the create and this write (a Manual plan approved the moment it appears) neither conflicts with
+//! it nor is undone by it.
 //!
-//! A failed write leaves the plan as it is. It used to be deleted (best effort, so that no plan stayed without
-//! status), but that deleted plans whose status write had in fact landed (an answer lost on a dropped
-//! connection) or that a user had already approved (the write's `409 Conflict` came from the approval itself):
-//! the step was then planned again one generation higher, unapproved, and the user's approval was lost for good
-//! (chaos defect 14, seed 33). A plan left without status is finished by the next run (`super::reuse::unfinished`,
-//! or `super::ensure` when the store does not show it yet).
+//! A failed write leaves the plan as it is, never deleted: the write may have landed (an answer lost on a
+//! dropped connection), or its `409 Conflict` may come from a user's approval, and a plan planned again one
+//! generation higher would lose that approval (chaos defect 14, seed 33). The status is handed over again by
+//! the next resolution run, which finishes a plan without status (`namespace::reuse::unfinished`, or
+//! `namespace::ensure` when the store does not show it yet).
 
 use kube::Api;
 use kube::api::{Patch, PatchParams};
