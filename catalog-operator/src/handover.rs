@@ -5,9 +5,12 @@
 //! came before the actor existed) and writes it: from creation on, the InstallPlan actor is the one writer of
 //! its plan's status.
 //!
-//! A status that is lost (the process restarted between the create and the write) is handed over again: the
-//! plan stays without status, and resolution finishes such a plan instead of planning the step twice
-//! (`namespace::reuse::unfinished`).
+//! A first status stays here until its actor has written it ([`Handovers::written`]) or the plan is gone
+//! ([`Handovers::forget`]): an actor stopped or panicking before or during the write (its restart by the registry
+//! replays the plan, still without status) finds it again. A nudge can be lost (it may come before the plan's
+//! actor exists, and chaos drops messages), so resolution nudges again every [`NUDGE_AGAIN`] while the status
+//! waits (`namespace::effects`). Only a restart of the process loses a status: the plan stays without status, and
+//! resolution finishes such a plan instead of planning the step twice (`namespace::reuse::unfinished`).
 
 use messages::crd::install_plan::InstallPlanStatus;
 use messages::key::ObjectKey;
@@ -20,19 +23,43 @@ pub struct Handovers(Mutex<HashMap<ObjectKey, InstallPlanStatus>>);
 
 impl Handovers {
     pub fn give(&self, key: ObjectKey, status: InstallPlanStatus) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(key, status);
+        self.lock().insert(key, status);
     }
 
-    pub fn take(&self, key: &ObjectKey) -> Option<InstallPlanStatus> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(key)
+    /// The status waiting for plan `key`, left in place until [`Self::written`].
+    pub fn pending(&self, key: &ObjectKey) -> Option<InstallPlanStatus> {
+        self.lock().get(key).cloned()
+    }
+
+    /// Whether a status waits for plan `key`.
+    pub fn waits(&self, key: &ObjectKey) -> bool {
+        self.lock().contains_key(key)
+    }
+
+    /// `status` was written to plan `key`: it no longer waits (unless a newer one was given since).
+    pub fn written(&self, key: &ObjectKey, status: &InstallPlanStatus) {
+        let mut map = self.lock();
+        if map.get(key) == Some(status) {
+            map.remove(key);
+        }
+    }
+
+    /// Plan `key` has a status already, or is gone: nothing waits for it.
+    pub fn forget(&self, key: &ObjectKey) {
+        self.lock().remove(key);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ObjectKey, InstallPlanStatus>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
+
+/// How often resolution nudges a plan's actor again while the plan's first status waits for it.
+pub const NUDGE_AGAIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How long a waiting status may name a plan the store has never shown before it is dropped (the plan was
+/// deleted before its actor existed).
+pub const UNSEEN_FOR: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// A first status waits for the actor of this plan.
 #[derive(actix::Message, Debug, Clone)]
@@ -44,20 +71,40 @@ mod tests {
     use super::*;
     use messages::crd::install_plan::InstallPlanPhase;
 
-    #[test]
-    fn a_status_is_taken_once_and_a_newer_one_replaces_it() {
-        let h = Handovers::default();
-        let key = ObjectKey::new("ns", "install-abcde");
-        let with = |phase| InstallPlanStatus {
+    fn with(phase: InstallPlanPhase) -> InstallPlanStatus {
+        InstallPlanStatus {
             phase,
             ..Default::default()
-        };
+        }
+    }
+
+    #[test]
+    fn a_status_waits_until_written_and_a_newer_one_replaces_it() {
+        let h = Handovers::default();
+        let key = ObjectKey::new("ns", "install-abcde");
         h.give(key.clone(), with(InstallPlanPhase::Installing));
         h.give(key.clone(), with(InstallPlanPhase::RequiresApproval));
+        let first = h.pending(&key).expect("given");
+        assert_eq!(first.phase, InstallPlanPhase::RequiresApproval);
+        // Read again by an actor started again before it wrote: still there.
+        assert_eq!(h.pending(&key), Some(first.clone()));
+        h.written(&key, &first);
+        assert!(!h.waits(&key));
+    }
+
+    #[test]
+    fn writing_an_older_status_leaves_the_newer_waiting() {
+        let h = Handovers::default();
+        let key = ObjectKey::new("ns", "install-abcde");
+        h.give(key.clone(), with(InstallPlanPhase::Installing));
+        let old = h.pending(&key).expect("given");
+        h.give(key.clone(), with(InstallPlanPhase::RequiresApproval));
+        h.written(&key, &old);
         assert_eq!(
-            h.take(&key).map(|s| s.phase),
+            h.pending(&key).map(|s| s.phase),
             Some(InstallPlanPhase::RequiresApproval)
         );
-        assert!(h.take(&key).is_none());
+        h.forget(&key);
+        assert!(!h.waits(&key));
     }
 }

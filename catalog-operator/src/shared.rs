@@ -8,6 +8,7 @@ use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::InstallPlan;
 use messages::crd::subscription::Subscription;
+use messages::key::ObjectKey;
 use olm_runtime::metrics::Metrics;
 use olm_runtime::registry::Forward;
 use std::sync::{Arc, OnceLock};
@@ -137,6 +138,12 @@ impl Shared {
             .get()
             .map(Store::state)
             .unwrap_or_default()
+    }
+
+    /// Plan `key` as the store holds it.
+    pub fn install_plan(&self, key: &ObjectKey) -> Option<Arc<InstallPlan>> {
+        let store = self.stores.install_plans.get()?;
+        store.get(&kube::runtime::reflector::ObjectRef::new(&key.name).within(key.namespace_or_empty()))
     }
 
     pub fn catalog_sources(&self) -> Vec<Arc<CatalogSource>> {

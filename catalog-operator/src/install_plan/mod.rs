@@ -61,7 +61,6 @@ impl Actor for InstallPlanActor {
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
         self.shared.catalog_metrics.install_plan_count.dec();
-        self.shared.registries.handovers.take(&self.key);
         self.shared.resolve(
             self.key.namespace_or_empty(),
             ResolveCause::InstallPlanChanged,
@@ -120,13 +119,13 @@ impl Reconciler for InstallPlanActor {
         };
         if ip.status.is_none() {
             // A new plan: its first status, if resolution handed it over (else it hands it over later).
-            return match self.shared.registries.handovers.take(&self.key) {
+            return match self.shared.registries.handovers.pending(&self.key) {
                 Some(first) => self.write_first(first),
                 None => Box::pin(actix::fut::ready(Outcome::Done(Next::Idle))),
             };
         }
         // Handed over again by a resolution run that did not see the status yet: written already.
-        self.shared.registries.handovers.take(&self.key);
+        self.shared.registries.handovers.forget(&self.key);
         let status = ip.status.clone().unwrap_or_default();
         match machine::action(ip.status.as_ref(), ip.spec.approved) {
             Action::Ignore | Action::AwaitApproval => {
@@ -222,6 +221,7 @@ impl InstallPlanActor {
         Box::pin(
             actix::fut::wrap_future::<_, Self>(fut).map(move |(r, status), act, _ctx| match r {
                 Ok(written) => {
+                    act.shared.registries.handovers.written(&act.key, &status);
                     tracing::info!(plan = %act.key, phase = %status.phase, "InstallPlan status handed over and written");
                     // Resolution knows the plan with this status already: its event is no news to it.
                     act.last_phase = Some(status.phase.clone());
@@ -229,7 +229,7 @@ impl InstallPlanActor {
                     Outcome::Done(Next::After(Duration::ZERO))
                 }
                 Err(source) => {
-                    act.shared.registries.handovers.give(act.key.clone(), status);
+                    // The status still waits (`Handovers::pending`): the retry writes it.
                     let e = Error::InstallPlanStatus {
                         key: act.key.clone(),
                         source,
@@ -312,7 +312,10 @@ impl Handler<ObjectEvent<InstallPlan>> for InstallPlanActor {
                 self.own.observe(obj);
                 reconcile::trigger(self, ctx, Cause::Observed);
             }
-            ObjectEvent::Deleted => ctx.stop(),
+            ObjectEvent::Deleted => {
+                self.shared.registries.handovers.forget(&self.key);
+                ctx.stop();
+            }
             ObjectEvent::Undecodable(error) => reconcile::hold(self, ctx, error),
         }
     }

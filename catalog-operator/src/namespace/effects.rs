@@ -11,6 +11,7 @@ use super::settle::{self, SubEvent};
 use super::status::PlanRef;
 use crate::error::SyncError;
 use crate::events;
+use crate::handover;
 use crate::shared::Shared;
 use kube::Api;
 use kube::api::DeleteParams;
@@ -86,12 +87,44 @@ async fn make(
         .registries
         .handovers
         .give(key.clone(), new.status.clone());
-    if let Some(plans) = shared.registries.install_plans.get() {
-        plans.do_send(Forward(key, crate::handover::HandedOver));
-    }
+    nudge_until_written(shared.clone(), key);
     tracing::info!(namespace = %ns, plan = %name, approval = ip.spec.approval.as_str(), generation = ?ip.spec.generation, csvs = ?ip.spec.cluster_service_version_names, "InstallPlan {what}; its status handed to its actor");
     ip.status = Some(new.status.clone());
     Ok(ip)
+}
+
+/// How long resolution keeps nudging a plan's actor whose first status waits (a write failing for longer is
+/// left to the actor's own retries).
+const NUDGE_FOR: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Nudge the actor of plan `key` now and, while its first status waits, again every
+/// [`handover::NUDGE_AGAIN`] (a nudge is lost when it comes before the actor exists, or to chaos) for at most
+/// [`NUDGE_FOR`]; a status for a plan the store has not shown within [`handover::UNSEEN_FOR`] is dropped (the
+/// plan was deleted before its actor existed).
+fn nudge_until_written(shared: Shared, key: ObjectKey) {
+    let nudge = |shared: &Shared, key: &ObjectKey| {
+        if let Some(plans) = shared.registries.install_plans.get() {
+            plans.do_send(Forward(key.clone(), handover::HandedOver));
+        }
+    };
+    nudge(&shared, &key);
+    actix::spawn(async move {
+        let start = tokio::time::Instant::now();
+        let mut seen = false;
+        while start.elapsed() < NUDGE_FOR {
+            tokio::time::sleep(handover::NUDGE_AGAIN).await;
+            if !shared.registries.handovers.waits(&key) {
+                return;
+            }
+            seen = seen || shared.install_plan(&key).is_some();
+            if !seen && start.elapsed() >= handover::UNSEEN_FOR {
+                shared.registries.handovers.forget(&key);
+                return;
+            }
+            tracing::debug!(plan = %key, "first status still waits: nudging the plan's actor again");
+            nudge(&shared, &key);
+        }
+    });
 }
 
 fn publish(shared: &Shared, ns: &str, e: &SubEvent) {
