@@ -17,9 +17,13 @@ use messages::key::ObjectKey;
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
-/// First statuses handed over and not taken yet, by plan.
+/// First statuses handed over and not written yet, by plan; `done` wakes whoever waits for one to be written
+/// ([`Handovers::written_within`]).
 #[derive(Default)]
-pub struct Handovers(Mutex<HashMap<ObjectKey, InstallPlanStatus>>);
+pub struct Handovers {
+    waiting: Mutex<HashMap<ObjectKey, InstallPlanStatus>>,
+    done: tokio::sync::Notify,
+}
 
 impl Handovers {
     pub fn give(&self, key: ObjectKey, status: InstallPlanStatus) {
@@ -38,24 +42,52 @@ impl Handovers {
 
     /// `status` was written to plan `key`: it no longer waits (unless a newer one was given since).
     pub fn written(&self, key: &ObjectKey, status: &InstallPlanStatus) {
-        let mut map = self.lock();
-        if map.get(key) == Some(status) {
-            map.remove(key);
+        let removed = {
+            let mut map = self.lock();
+            map.get(key) == Some(status) && map.remove(key).is_some()
+        };
+        if removed {
+            self.done.notify_waiters();
         }
     }
 
     /// Plan `key` has a status already, or is gone: nothing waits for it.
     pub fn forget(&self, key: &ObjectKey) {
-        self.lock().remove(key);
+        if self.lock().remove(key).is_some() {
+            self.done.notify_waiters();
+        }
+    }
+
+    /// Wait until plan `key`'s status no longer waits (written, or the plan gone), at most `limit`; whether it
+    /// was. Resolution points Subscriptions at a new plan after this, so a Subscription never names a phase its
+    /// plan does not show yet (OLM's order: the plan's status, then the Subscription's).
+    pub async fn written_within(&self, key: &ObjectKey, limit: std::time::Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let notified = self.done.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if !self.waits(key) {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return !self.waits(key);
+            }
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ObjectKey, InstallPlanStatus>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
 /// How often resolution nudges a plan's actor again while the plan's first status waits for it.
 pub const NUDGE_AGAIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How long resolution waits for a new plan's first status to be written before it points the plan's
+/// Subscriptions at it anyway (a write that takes longer is retried by the plan's actor; the Subscriptions then
+/// name a phase the plan shows a moment later).
+pub const WRITE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How long a waiting status may name a plan the store has never shown before it is dropped (the plan was
 /// deleted before its actor existed).
@@ -90,6 +122,27 @@ mod tests {
         assert_eq!(h.pending(&key), Some(first.clone()));
         h.written(&key, &first);
         assert!(!h.waits(&key));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_wait_ends_when_the_status_is_written_or_at_its_limit() {
+        let h = std::sync::Arc::new(Handovers::default());
+        let key = ObjectKey::new("ns", "install-abcde");
+        h.give(key.clone(), with(InstallPlanPhase::Installing));
+        let status = h.pending(&key).expect("given");
+        let writer = {
+            let (h, key) = (h.clone(), key.clone());
+            tokio::spawn(async move {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                h.written(&key, &status);
+            })
+        };
+        assert!(h.written_within(&key, WRITE_WAIT).await);
+        writer.await.expect("writer");
+        h.give(key.clone(), with(InstallPlanPhase::Installing));
+        let start = tokio::time::Instant::now();
+        assert!(!h.written_within(&key, WRITE_WAIT).await);
+        assert_eq!(start.elapsed(), WRITE_WAIT);
     }
 
     #[test]

@@ -143,7 +143,9 @@ impl Shared {
     /// Plan `key` as the store holds it.
     pub fn install_plan(&self, key: &ObjectKey) -> Option<Arc<InstallPlan>> {
         let store = self.stores.install_plans.get()?;
-        store.get(&kube::runtime::reflector::ObjectRef::new(&key.name).within(key.namespace_or_empty()))
+        store.get(
+            &kube::runtime::reflector::ObjectRef::new(&key.name).within(key.namespace_or_empty()),
+        )
     }
 
     pub fn catalog_sources(&self) -> Vec<Arc<CatalogSource>> {

@@ -87,7 +87,15 @@ async fn make(
         .registries
         .handovers
         .give(key.clone(), new.status.clone());
-    nudge_until_written(shared.clone(), key);
+    nudge_until_written(shared.clone(), key.clone());
+    if !shared
+        .registries
+        .handovers
+        .written_within(&key, handover::WRITE_WAIT)
+        .await
+    {
+        tracing::info!(plan = %key, "InstallPlan's first status not written yet: its Subscriptions are pointed at it now");
+    }
     tracing::info!(namespace = %ns, plan = %name, approval = ip.spec.approval.as_str(), generation = ?ip.spec.generation, csvs = ?ip.spec.cluster_service_version_names, "InstallPlan {what}; its status handed to its actor");
     ip.status = Some(new.status.clone());
     Ok(ip)
