@@ -28,7 +28,7 @@ pub struct Shared {
     /// Pulls image catalogs (crate::image_catalog).
     pub images: oci::Registry,
     /// The pull secret every image pull may use after the CatalogSource's own (`--global-pull-secret`).
-    pub global_pull_secret: Option<catalog_operator::secret_ref::SecretRef>,
+    pub global_pull_secret: Option<catalog_image::secret_ref::SecretRef>,
 }
 
 /// Where a catalog's content is read from.
