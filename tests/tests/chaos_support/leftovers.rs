@@ -65,9 +65,18 @@ where
         let Some(name) = obj.meta().name.clone() else {
             continue;
         };
-        if obj.meta().finalizers.as_ref().is_some_and(|f| !f.is_empty()) {
+        if obj
+            .meta()
+            .finalizers
+            .as_ref()
+            .is_some_and(|f| !f.is_empty())
+        {
             let _ = api
-                .patch(&name, &PatchParams::default(), &Patch::Merge(&NO_FINALIZERS))
+                .patch(
+                    &name,
+                    &PatchParams::default(),
+                    &Patch::Merge(&NO_FINALIZERS),
+                )
                 .await;
         }
         let _ = api.delete(&name, &DeleteParams::background()).await;
