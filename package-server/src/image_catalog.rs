@@ -7,7 +7,7 @@
 //! CatalogSource's `spec.secrets` that package-server may read, then the global pull secret; with the same mirrors
 //! and CA bundle (`--registries-conf`, `--registry-ca-bundle`).
 
-use crate::catalogs::Observed;
+use crate::catalogs::decide::Observed;
 use crate::load;
 use crate::manifest::CatalogInfo;
 use crate::types::PackageManifest;
