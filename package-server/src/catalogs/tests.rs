@@ -190,3 +190,38 @@ async fn a_read_that_stalls_is_abandoned_at_the_deadline_and_read_again() {
     a.send(Runs).await.expect("actor");
     assert_eq!(listed(&store), [("a".to_string(), "one".to_string())]);
 }
+
+#[actix_rt::test]
+async fn a_version_that_does_not_decode_removes_the_packages_and_holds_reads_until_one_decodes() {
+    let (api, client, mut requests) = GatedApi::new();
+    api.answer(10);
+    let store = Arc::new(PackageStore::new("olm"));
+    let a = actor(client, store.clone());
+    a.do_send(catalog("one"));
+    requests.recv().await.expect("a first read");
+    a.send(Runs).await.expect("actor");
+    assert_eq!(listed(&store), [("a".to_string(), "one".to_string())]);
+
+    a.do_send(ObjectEvent::Undecodable("invalid type: integer `7`".into()));
+    a.do_send(Requeue {
+        reason: RequeueReason::Resync,
+        after: None,
+    });
+    a.send(Runs).await.expect("actor");
+    let runs = a.send(Runs).await.expect("actor");
+    assert_eq!(listed(&store), []);
+    assert_eq!(
+        (runs, api.requests()),
+        (1, 1),
+        "held: the resync reads nothing"
+    );
+
+    a.do_send(catalog("two"));
+    requests
+        .recv()
+        .await
+        .expect("a read of the version that decodes");
+    a.send(Runs).await.expect("actor");
+    assert_eq!(listed(&store), [("a".to_string(), "two".to_string())]);
+    assert_eq!(api.requests(), 2);
+}
