@@ -37,8 +37,8 @@ pub struct RunArgs {
     /// A pull secret (NAMESPACE/NAME, type kubernetes.io/dockerconfigjson) used for every image pull after the
     /// CatalogSource's own `spec.secrets` (as OLM v1's catalogd `--global-pull-secret`); catalog-operator needs
     /// `get` on it.
-    #[arg(long = "global-pull-secret", env = "OLM_RS_GLOBAL_PULL_SECRET", value_parser = crate::secret_ref::parse_secret_ref)]
-    pub global_pull_secret: Option<crate::secret_ref::SecretRef>,
+    #[arg(long = "global-pull-secret", env = "OLM_RS_GLOBAL_PULL_SECRET", value_parser = catalog_image::secret_ref::parse_secret_ref)]
+    pub global_pull_secret: Option<catalog_image::secret_ref::SecretRef>,
 }
 
 fn go_duration(s: &str) -> Result<std::time::Duration, String> {

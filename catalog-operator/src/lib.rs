@@ -14,7 +14,7 @@
 pub mod bundle_content;
 pub mod bundle_image;
 pub mod bundle_ref;
-pub mod catalog_image;
+pub mod catalog_images;
 pub mod catalog_source;
 pub mod catalogs;
 pub mod cli;
@@ -38,7 +38,6 @@ pub mod properties;
 pub mod rbac;
 pub mod routes;
 pub mod run;
-pub mod secret_ref;
 pub mod self_grant;
 pub mod shared;
 pub mod snapshot;

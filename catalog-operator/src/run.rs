@@ -80,7 +80,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                 images.clone(),
                 crate::unpacker::CACHE_BYTES,
             )),
-            catalog_images: Arc::new(crate::catalog_image::CatalogImages::new(images)),
+            catalog_images: Arc::new(crate::catalog_images::CatalogImages::new(images)),
         };
         let resolver = NamespaceResolver::new(shared.clone()).start();
         let _ = shared.registries.resolve.set(resolver.clone().recipient());

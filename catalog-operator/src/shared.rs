@@ -35,7 +35,7 @@ pub struct Shared {
     /// Bundle images pulled and unpacked in this process, cached by digest.
     pub bundles: Arc<crate::unpacker::Unpacker>,
     /// Catalog images served in-process.
-    pub catalog_images: Arc<crate::catalog_image::CatalogImages>,
+    pub catalog_images: Arc<crate::catalog_images::CatalogImages>,
 }
 
 /// Settings from the command line.
@@ -48,7 +48,7 @@ pub struct Config {
     /// How often a registry connection is probed.
     pub probe_interval: Duration,
     /// The pull secret every image pull may use after the CatalogSource's own (`--global-pull-secret`).
-    pub global_pull_secret: Option<crate::secret_ref::SecretRef>,
+    pub global_pull_secret: Option<catalog_image::secret_ref::SecretRef>,
 }
 
 /// Read-only caches filled by the watches.

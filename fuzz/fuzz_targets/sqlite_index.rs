@@ -1,5 +1,5 @@
 //! Sqlite index catalog images (`/database/index.db`, operator-registry's schema): read into FBC documents
-//! (`catalog_operator::catalog_image::sqlite`) and assembled into the catalog model.
+//! (`catalog_image::sqlite`) and assembled into the catalog model.
 
 #![no_main]
 
@@ -7,7 +7,7 @@ use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(values) = catalog_operator::catalog_image::sqlite::documents(data) else {
+    let Ok(values) = catalog_image::sqlite::documents(data) else {
         return;
     };
     let docs = catalog::documents::with_origins(Path::new("fuzz/index.db"), values);

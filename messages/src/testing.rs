@@ -343,6 +343,18 @@ impl Catsrc {
         self
     }
 
+    /// A `configmap` catalog reading ConfigMap `name` of its namespace.
+    pub fn config_map(mut self, name: &str) -> Self {
+        self.0.spec.source_type = SourceType::ConfigMap;
+        self.0.spec.config_map = Some(name.to_owned());
+        self
+    }
+
+    pub fn display_name(mut self, display_name: &str) -> Self {
+        self.0.spec.display_name = Some(display_name.to_owned());
+        self
+    }
+
     pub fn priority(mut self, priority: i32) -> Self {
         self.0.spec.priority = Some(priority);
         self

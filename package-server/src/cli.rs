@@ -98,8 +98,8 @@ pub struct RunArgs {
     pub registry: oci::options::RegistryArgs,
     /// A pull secret (NAMESPACE/NAME) used for image catalogs after the CatalogSource's own `spec.secrets`, as
     /// catalog-operator's `--global-pull-secret`; package-server needs `get` on it.
-    #[arg(long = "global-pull-secret", env = "OLM_RS_GLOBAL_PULL_SECRET", value_parser = catalog_operator::secret_ref::parse_secret_ref)]
-    pub global_pull_secret: Option<catalog_operator::secret_ref::SecretRef>,
+    #[arg(long = "global-pull-secret", env = "OLM_RS_GLOBAL_PULL_SECRET", value_parser = catalog_image::secret_ref::parse_secret_ref)]
+    pub global_pull_secret: Option<catalog_image::secret_ref::SecretRef>,
     /// Log format on stdout.
     #[arg(long, env = "OLM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,

@@ -1,18 +1,18 @@
 //! Image catalogs (a `grpc` CatalogSource with `spec.image` and no address): catalog-operator serves them
-//! in-process, with no registry Pod or Service to dial (catalog-operator/src/catalog_image), so package-server
-//! pulls the same image itself, indexes its catalog the same way (`catalog_image::files::index`: the FBC under
-//! the configs label, or an older sqlite index) and lists it through the same queries as a ConfigMap catalog
-//! (`load::from_store`). A read first resolves the tag's digest (one HEAD): an unchanged digest reads nothing.
-//! Pulls use the credentials catalog-operator uses ([`credentials`]): the CatalogSource's `spec.secrets` that
-//! package-server may read, then the global pull secret; with the same mirrors and CA bundle (`--registries-conf`,
-//! `--registry-ca-bundle`).
+//! in-process, with no registry Pod or Service to dial (catalog-operator/src/catalog_images.rs), so
+//! package-server pulls the same image itself, indexes its catalog the same way (crate `catalog-image`,
+//! `files::index`: the FBC under the configs label, or an older sqlite index) and lists it through the same
+//! queries as a ConfigMap catalog (`load::from_store`). A read first resolves the tag's digest (one HEAD): an
+//! unchanged digest reads nothing. Pulls use the credentials catalog-operator uses ([`credentials`]): the
+//! CatalogSource's `spec.secrets` that package-server may read, then the global pull secret; with the same mirrors
+//! and CA bundle (`--registries-conf`, `--registry-ca-bundle`).
 
-use crate::catalogs::Observed;
+use crate::catalogs::decide::Observed;
 use crate::load;
 use crate::manifest::CatalogInfo;
 use crate::types::PackageManifest;
-use catalog_operator::bundle_image::auth;
-use catalog_operator::secret_ref::SecretRef;
+use catalog_image::pull_secrets;
+use catalog_image::secret_ref::SecretRef;
 use oci::{Auth, Limits, Registry};
 
 /// What a read of an image catalog found.
@@ -36,17 +36,13 @@ pub async fn credentials(
     observed: &Observed,
     global: Option<&SecretRef>,
 ) -> Auth {
-    let mut payloads = Vec::new();
-    for name in &observed.secrets {
-        match auth::read_secret(client, &observed.info.namespace, name).await {
-            Ok(p) => payloads.push(p),
-            Err(e) => {
-                tracing::warn!(catalog = %format!("{}/{}", observed.info.namespace, observed.info.name), secret = %name, error = &e as &dyn std::error::Error, "cannot read the catalog's pull secret")
-            }
-        }
-    }
-    payloads.extend(auth::global_payload(client, global).await);
-    auth::keyring(&payloads)
+    let namespace = &observed.info.namespace;
+    let catalog = format!("{namespace}/{}", observed.info.name);
+    let global = pull_secrets::global_payload(client, global).await;
+    pull_secrets::credentials(&catalog, &observed.secrets, global, |name| async move {
+        pull_secrets::read_secret(client, namespace, &name).await
+    })
+    .await
 }
 
 /// Read the catalog image `image` with `auth`; `last` is the digest read last time.
@@ -77,8 +73,7 @@ pub async fn read(
         .map_err(|e| e.to_string())?;
     let reference = image.to_string();
     let packages = tokio::task::spawn_blocking(move || {
-        let store = catalog_operator::catalog_image::files::index(&reference, &pulled)
-            .map_err(|e| e.to_string())?;
+        let store = catalog_image::files::index(&reference, &pulled).map_err(|e| e.to_string())?;
         Ok::<_, String>(load::from_store(&store, &info))
     })
     .await

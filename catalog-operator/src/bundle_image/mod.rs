@@ -10,7 +10,7 @@
 //!                               └─▶ NotYet::{Pending, Failed}   task done ─▶ shared.resolve(ns)
 //! ```
 
-pub mod auth;
+pub mod credentials;
 pub mod lookup;
 pub mod timeout;
 
@@ -70,7 +70,7 @@ pub async fn fill(
         });
     }
     let image = full.bundle_path.clone();
-    let auth = auth::for_catalog(shared, &chosen.catalog).await;
+    let auth = credentials::for_catalog(shared, &chosen.catalog).await;
     let timeout = timeout::for_namespace(&shared.operator_groups(), ns);
     let notify = {
         let shared = shared.clone();

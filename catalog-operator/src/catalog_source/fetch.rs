@@ -74,7 +74,7 @@ async fn load_image(
     key: &resolver::CatalogKey,
     image: &str,
 ) -> Result<std::sync::Arc<registry::store::Store>, String> {
-    let auth = crate::bundle_image::auth::for_catalog(shared, key).await;
+    let auth = crate::bundle_image::credentials::for_catalog(shared, key).await;
     shared
         .catalog_images
         .load(key, image, &auth)

@@ -273,7 +273,7 @@ impl CatalogSourceActor {
                 tracing::info!(catalog = %self.key, message = %msg, "invalid CatalogSource spec")
             }
             Ok(Plan::Address(addr)) => self.connect(ctx, addr),
-            // Served in-process from the pulled image (crate::catalog_image) or the ConfigMap: read by the run
+            // Served in-process from the pulled image (crate::catalog_images) or the ConfigMap: read by the run
             // (decide::steps); pod.rs keeps OLM's Pod way.
             Ok(Plan::Image { .. } | Plan::ConfigMap(_)) => {}
         }
@@ -313,7 +313,7 @@ impl CatalogSourceActor {
         if matches!(self.plan, Some(Ok(Plan::Image { .. }))) {
             // An in-process image catalog is READY once its content loaded (OLM's connection state).
             let state =
-                crate::catalog_image::connection_after(r.is_ok(), self.content.snapshot.is_some());
+                crate::catalog_images::connection_after(r.is_ok(), self.content.snapshot.is_some());
             if self.conn.state != Some(state) {
                 self.conn.state = Some(state);
                 self.conn.last_connect = Some(now());

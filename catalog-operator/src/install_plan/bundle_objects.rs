@@ -4,7 +4,7 @@
 //! a copy whose pending steps carry their objects, and only the steps' statuses go back into the plan.
 
 use super::unpacked_configmap::{self, UnpackedRef};
-use crate::bundle_image::auth;
+use crate::bundle_image::credentials;
 use crate::bundle_ref::{self, BundleObjectRef};
 use crate::shared::Shared;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -43,7 +43,7 @@ pub async fn materialize(
             None => {
                 let catalog =
                     CatalogKey::new(&s.resource.source_name, &s.resource.source_namespace);
-                let auth = auth::for_catalog(shared, &catalog).await;
+                let auth = credentials::for_catalog(shared, &catalog).await;
                 let b = shared
                     .bundles
                     .get(&r.bundle_image, &auth, PULL_TIMEOUT)

@@ -2,16 +2,14 @@
 //! straight from its registry (no registry Pod, no Service: the full local cluster has no kube-proxy or DNS, so
 //! OLM's pod approach cannot be reached there), its file-based catalog (the
 //! `operators.operatorframework.io.index.configs.v1` label, `/configs` by default) unpacked in memory and
-//! indexed into the same [`registry::store::Store`] the gRPC server uses. Each poll re-reads the tag's digest
-//! (one HEAD request); a new digest is pulled and indexed while the old catalog keeps serving, then swapped in.
+//! indexed into the same [`registry::store::Store`] the gRPC server uses (crate `catalog-image`, shared with
+//! package-server). Each poll re-reads the tag's digest (one HEAD request); a new digest is pulled and indexed
+//! while the old catalog keeps serving, then swapped in.
 //!
 //! ```text
 //! CatalogSource actor refresh ─▶ CatalogImages::load(key, image) ─ digest unchanged ─▶ same Arc<Store>
-//!                                          └─ new digest: pull ─▶ files::catalog ─▶ Store::build ─▶ swap
+//!                                          └─ new digest: pull ─▶ catalog_image::files::index ─▶ swap
 //! ```
-
-pub mod files;
-pub mod sqlite;
 
 use oci::{Auth, Limits, PullError, Registry};
 use registry::store::Store;
@@ -90,12 +88,13 @@ impl CatalogImages {
         let pulled = self.registry.pull(&pinned, auth, &Limits::CATALOG).await?;
         let pulled_at = started.elapsed();
         let reference = image.to_string();
-        let store = tokio::task::spawn_blocking(move || files::index(&reference, &pulled))
-            .await
-            .map_err(|e| PullError::NotACatalog {
-                reference: image.to_string(),
-                message: format!("indexing task failed: {e}"),
-            })??;
+        let store =
+            tokio::task::spawn_blocking(move || catalog_image::files::index(&reference, &pulled))
+                .await
+                .map_err(|e| PullError::NotACatalog {
+                    reference: image.to_string(),
+                    message: format!("indexing task failed: {e}"),
+                })??;
         tracing::info!(catalog = %key, image, digest = %digest, pull_ms = pulled_at.as_millis() as u64, total_ms = started.elapsed().as_millis() as u64, "catalog image loaded");
         let store = Arc::new(store);
         self.loaded

@@ -44,10 +44,10 @@ pub fn catalog(
     if docs.is_empty()
         && let Some(db) = files.get(oci::SQLITE_INDEX)
     {
-        // An older index image: its sqlite index read as the same FBC documents (super::sqlite).
+        // An older index image: its sqlite index read as the same FBC documents (crate::sqlite).
         let path = format!("/{}", oci::SQLITE_INDEX);
         let values =
-            super::sqlite::documents(db).map_err(|e| not_catalog(format!("{path}: {e}")))?;
+            crate::sqlite::documents(db).map_err(|e| not_catalog(format!("{path}: {e}")))?;
         docs.extend(catalog::documents::with_origins(Path::new(&path), values));
     }
     if docs.is_empty() {

@@ -1,17 +1,17 @@
 //! Pull secrets: the Secrets a CatalogSource names in `spec.secrets` (type `kubernetes.io/dockerconfigjson` or
-//! the older `kubernetes.io/dockercfg`), read from the catalog's namespace, give the credentials for the
-//! registry of a bundle or catalog image. Matching and decoding are pure ([`credentials_for`]).
+//! the older `kubernetes.io/dockercfg`), read from the catalog's namespace, and the global pull secret
+//! (`--global-pull-secret`), give the credentials for the registry of a bundle or catalog image. Matching and
+//! decoding are pure ([`keyring`], [`credentials_for`]); [`credentials`] reads the Secrets in order through the
+//! caller's reader, so each binary reads them as it may (catalog-operator grants itself `get` on a Forbidden).
 
 use crate::secret_ref::SecretRef;
-use crate::shared::Shared;
 use base64::Engine;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use oci::Auth;
-use olm_runtime::error::{self as api_error, Class};
-use resolver::CatalogKey;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::sync::Arc;
 
 /// The registry host of an image reference (`quay.io/a/b:1` → `quay.io`; `a/b` → `docker.io`).
@@ -101,7 +101,8 @@ pub async fn read_secret(
     Ok(payload(s))
 }
 
-fn payload(s: Secret) -> SecretPayload {
+/// The type and data of a Secret as read.
+pub fn payload(s: Secret) -> SecretPayload {
     (
         s.type_.unwrap_or_default(),
         s.data
@@ -128,47 +129,26 @@ pub async fn global_payload(
     }
 }
 
-/// The credentials for pulling `image` for CatalogSource `catalog`: its `spec.secrets`, then the global pull
-/// secret, as a keyring by registry host (a mirror on another host finds its own); anonymous when none is named.
-/// A Secret that cannot be read is logged and skipped.
-pub async fn for_catalog(shared: &Shared, catalog: &CatalogKey) -> Auth {
-    let sources = shared.catalog_sources();
-    let source = sources.iter().find(|c| {
-        c.metadata.name.as_deref() == Some(catalog.name.as_str())
-            && c.metadata.namespace.as_deref() == Some(catalog.namespace.as_str())
-    });
-    let names: Vec<String> = source
-        .and_then(|c| c.spec.secrets.clone())
-        .unwrap_or_default();
-    let global = global_payload(&shared.client, shared.config.global_pull_secret.as_ref()).await;
-    if names.is_empty() {
-        return keyring(&Vec::from_iter(global));
-    }
-    let uid = source
-        .and_then(|c| c.metadata.uid.clone())
-        .unwrap_or_default();
-    let api: Api<Secret> = Api::namespaced(shared.client.clone(), &catalog.namespace);
-    let mut granted = false;
-    let mut payloads = Vec::new();
-    for name in names.iter() {
-        let mut read = api.get(name).await;
-        // deploy/rbac does not let catalog-operator read Secrets: it grants itself these ones (self_grant.rs).
-        if matches!(&read, Err(e) if api_error::is(e, Class::Forbidden)) && !granted {
-            let reference = crate::self_grant::CatalogRef {
-                namespace: &catalog.namespace,
-                name: &catalog.name,
-                uid: &uid,
-                secrets: &names,
-            };
-            granted = crate::self_grant::grant_pull_secrets(&shared.client, &reference).await;
-            if granted {
-                read = crate::self_grant::after_grant(|| api.get(name)).await;
-            }
-        }
-        match read {
-            Ok(s) => payloads.push(payload(s)),
+/// The credentials for pulling a catalog's images: its pull Secrets `names` (each read by `read`, in order; one
+/// that cannot be read is logged, naming `catalog`, and skipped), then `global` (the global pull secret's payload),
+/// as one keyring by registry host (a mirror on another host finds its own); anonymous when there is none.
+pub async fn credentials<R, Fut, E>(
+    catalog: &str,
+    names: &[String],
+    global: Option<SecretPayload>,
+    mut read: R,
+) -> Auth
+where
+    R: FnMut(String) -> Fut,
+    Fut: Future<Output = Result<SecretPayload, E>>,
+    E: std::error::Error + 'static,
+{
+    let mut payloads = Vec::with_capacity(names.len() + 1);
+    for name in names {
+        match read(name.clone()).await {
+            Ok(p) => payloads.push(p),
             Err(e) => {
-                tracing::warn!(catalog = %catalog, secret = %name, error = &e as &dyn std::error::Error, "cannot read pull secret")
+                tracing::warn!(%catalog, secret = %name, error = &e as &dyn std::error::Error, "cannot read the catalog's pull secret")
             }
         }
     }
@@ -242,5 +222,46 @@ mod tests {
         assert_eq!(keys.for_registry("mirror.local:5000"), basic("mirror", "3"));
         assert_eq!(keys.for_registry("ghcr.io"), Auth::Anonymous);
         assert_eq!(keyring(&[]), Auth::Anonymous);
+    }
+
+    #[tokio::test]
+    async fn credentials_read_the_catalogs_secrets_in_order_skip_unreadable_ones_and_end_with_the_global_one()
+     {
+        let own = secret(
+            ".dockerconfigjson",
+            format!(r#"{{"auths":{{"quay.io":{{"auth":"{}"}}}}}}"#, b64("own:1")),
+        );
+        let global = secret(
+            ".dockerconfigjson",
+            format!(
+                r#"{{"auths":{{"quay.io":{{"auth":"{}"}},"ghcr.io":{{"auth":"{}"}}}}}}"#,
+                b64("global:2"),
+                b64("global:3")
+            ),
+        );
+        let mut asked = Vec::new();
+        let auth = credentials(
+            "ns/cat",
+            &["missing".to_string(), "own".to_string()],
+            Some(global),
+            |name| {
+                asked.push(name.clone());
+                let found = (name == "own").then(|| own.clone());
+                async move { found.ok_or_else(|| std::io::Error::other("forbidden")) }
+            },
+        )
+        .await;
+        assert_eq!(asked, ["missing", "own"]);
+        let basic = |u: &str, p: &str| Auth::Basic {
+            username: u.into(),
+            password: p.into(),
+        };
+        assert_eq!(auth.for_registry("quay.io"), basic("own", "1"));
+        assert_eq!(auth.for_registry("ghcr.io"), basic("global", "3"));
+        let none = credentials("ns/cat", &[], None, |_| async {
+            Err::<SecretPayload, _>(std::io::Error::other("never asked"))
+        })
+        .await;
+        assert_eq!(none, Auth::Anonymous);
     }
 }

@@ -291,8 +291,7 @@ mod tests {
     #[test]
     fn an_index_image_without_configs_loads_its_sqlite_index() {
         let files = oci::Files::from([(oci::SQLITE_INDEX.to_string(), index_bytes())]);
-        let catalog =
-            super::super::files::catalog("reg/index:v1", "configs", &files).expect("a catalog");
+        let catalog = crate::files::catalog("reg/index:v1", "configs", &files).expect("a catalog");
         assert_eq!(catalog.packages.keys().collect::<Vec<_>>(), vec!["etcd"]);
     }
 

@@ -1,0 +1,24 @@
+//! Reading a catalog image, shared by both binaries that do it: catalog-operator serves image catalogs
+//! in-process (`catalog-operator/src/catalog_images.rs`) and package-server lists their packages
+//! (`package-server/src/image_catalog.rs`). Each pulls the image itself (crate `oci`); this crate turns what was
+//! pulled into the catalog both serve, and the pull Secrets into the credentials to pull it.
+//!
+//! - [`files`]: a pulled image's file-based catalog (the configs label, or `/configs`) indexed into a
+//!   [`registry::store::Store`], the store `registry serve` uses;
+//! - [`sqlite`]: an older index image's sqlite database read as the same FBC documents;
+//! - [`pull_secrets`]: a CatalogSource's `spec.secrets` and the global pull secret as one [`oci::Auth`] keyring
+//!   (each binary says how it reads a named Secret: catalog-operator grants itself access first);
+//! - [`secret_ref`]: the `--global-pull-secret NAMESPACE/NAME` flag both binaries take.
+//!
+//! ```text
+//! oci pull ─▶ oci::Image ─▶ files::index ─▶ FBC under the configs folder ─┬─▶ catalog::Catalog ─▶ Store
+//!                                        └─ or /database/index.db ─▶ sqlite::documents ─┘
+//! Secrets (spec.secrets, --global-pull-secret) ─▶ pull_secrets::credentials ─▶ oci::Auth (keyring by host)
+//! ```
+//!
+//! No actor, runtime or cluster state: the callers own caching, retries and when to read.
+
+pub mod files;
+pub mod pull_secrets;
+pub mod secret_ref;
+pub mod sqlite;

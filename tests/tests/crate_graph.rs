@@ -1,0 +1,80 @@
+//! The crate layering, without a cluster: the operator binaries (olm-operator, catalog-operator, package-server)
+//! share library crates and never depend on one another, and no library crate depends on one of them. Read from
+//! `cargo metadata` of the workspace: normal and build dependencies (tests and dev-dependencies may use anything).
+
+use serde_json::Value;
+
+/// The crates that are a binary's whole program: none may be another crate's dependency.
+const BINARIES: [&str; 3] = ["olm-operator", "catalog-operator", "package-server"];
+/// The crate of the cluster tests, which drives every binary.
+const TESTS: &str = "olm-tests";
+
+/// Each dependency of a workspace crate on an operator binary, as `crate -> binary`.
+fn violations(metadata: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for package in metadata["packages"].as_array().into_iter().flatten() {
+        let name = package["name"].as_str().unwrap_or_default();
+        if name == TESTS {
+            continue;
+        }
+        for dep in package["dependencies"].as_array().into_iter().flatten() {
+            let dep_name = dep["name"].as_str().unwrap_or_default();
+            let dev = dep["kind"].as_str() == Some("dev");
+            if !dev && dep_name != name && BINARIES.contains(&dep_name) {
+                out.push(format!("{name} -> {dep_name}"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_crate_depends_on_an_operator_binary() -> anyhow::Result<()> {
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let output = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--no-deps",
+            "--offline",
+            "--format-version",
+            "1",
+        ])
+        .args(["--manifest-path", manifest])
+        .output()?;
+    anyhow::ensure!(
+        output.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: Value = serde_json::from_slice(&output.stdout)?;
+    let crates = metadata["packages"].as_array().map_or(0, Vec::len);
+    anyhow::ensure!(
+        crates > BINARIES.len(),
+        "the workspace lists {crates} crates"
+    );
+    assert_eq!(violations(&metadata), Vec::<String>::new());
+    Ok(())
+}
+
+#[test]
+fn a_binary_depending_on_another_is_named_and_dev_dependencies_are_not() -> anyhow::Result<()> {
+    let metadata: Value = serde_json::from_str(
+        r#"{"packages": [
+            {"name": "package-server", "dependencies": [
+                {"name": "catalog-image", "kind": null},
+                {"name": "catalog-operator", "kind": null}]},
+            {"name": "olm-operator", "dependencies": [{"name": "catalog-operator", "kind": "dev"}]},
+            {"name": "catalog-image", "dependencies": [{"name": "olm-operator", "kind": "build"}]},
+            {"name": "olm-tests", "dependencies": [{"name": "olm-operator", "kind": null}]}
+        ]}"#,
+    )?;
+    assert_eq!(
+        violations(&metadata),
+        [
+            "package-server -> catalog-operator",
+            "catalog-image -> olm-operator"
+        ]
+    );
+    Ok(())
+}
