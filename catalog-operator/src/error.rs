@@ -3,7 +3,7 @@
 
 use messages::key::ObjectKey;
 use olm_runtime::error::{self as api, Class};
-use olm_runtime::reconcile::{ErrorClass, Policy};
+use olm_runtime::outcome::{ErrorClass, Policy};
 use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]

@@ -63,7 +63,6 @@ impl Shared {
                 key,
                 Requeue {
                     reason: RequeueReason::DependencyChanged,
-                    after: None,
                 },
             ));
         }

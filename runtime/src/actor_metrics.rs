@@ -8,7 +8,7 @@
 //! registry). The reconcile loop ([`crate::reconcile`]) and the registry report here through a process-wide
 //! handle set by [`crate::metrics::Metrics::new`]: the loop has no other path to the registry of metrics.
 
-use crate::reconcile::{Next, Outcome};
+use crate::outcome::{Next, Outcome};
 use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -151,7 +151,7 @@ pub fn global() -> Option<&'static ActorMetrics> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reconcile::{ErrorClass, Failure};
+    use crate::outcome::{ErrorClass, Failure};
     use rstest::rstest;
 
     #[rstest]

@@ -14,7 +14,7 @@
 //! - [`chain`] prints an error and its sources joined with ": ", skipping a source whose text repeats the text
 //!   before it; an API server's refusal reads as its own message and reason, not kube's dump of the Status.
 
-use crate::reconcile::ErrorClass;
+use crate::outcome::ErrorClass;
 use kube::core::Status;
 
 /// What a `kube::Error` means to its caller.

@@ -38,6 +38,7 @@ pub mod impersonation_grant;
 pub mod leader;
 pub mod lenient;
 pub mod metrics;
+pub mod outcome;
 pub mod own_account;
 pub mod own_writes;
 pub mod reconcile;

@@ -209,7 +209,6 @@ impl<A: ObjectActor> Registry<A> {
         for key in &keys {
             let msg = Requeue {
                 reason: RequeueReason::Resync,
-                after: None,
             };
             self.deliver(ctx, key, msg);
         }

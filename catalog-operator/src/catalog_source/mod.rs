@@ -38,8 +38,9 @@ use messages::crd::catalog_source::{
     CatalogSource, CatalogSourceStatus, ConfigMapResourceReference, GrpcConnectionStatus,
 };
 use messages::key::ObjectKey;
-use messages::msg::{ObjectEvent, Requeue, RequeueReason};
-use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Reconciler};
+use messages::msg::{ObjectEvent, Requeue};
+use olm_runtime::outcome::{Next, Outcome};
+use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
 use olm_runtime::registry::{ObjectActor, SharedJournal};
 use registry::client::{ClientOptions, ConnectionState, RegistryClient};
 use resolver::{CatalogKey, CatalogSnapshot};
@@ -165,7 +166,7 @@ impl Reconciler for CatalogSourceActor {
 
     fn run(&mut self, ctx: &mut Context<Self>) -> Run {
         let Some(cs) = self.latest.clone() else {
-            return Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)));
+            return reconcile::now(Outcome::Done(Next::Idle));
         };
         let at = Instant::now();
         let interval = cs.registry_poll().map(|p| p.poll_interval());
@@ -424,7 +425,7 @@ impl CatalogSourceActor {
         let status = self.desired_status();
         let current = self.latest.as_ref().and_then(|c| c.status.as_ref());
         if current == Some(&status) || self.written.as_ref() == Some(&status) {
-            return Box::pin(actix::fut::ready(Outcome::Done(next)));
+            return reconcile::now(Outcome::Done(next));
         }
         self.written = Some(status.clone());
         let api: Api<CatalogSource> =
@@ -501,11 +502,6 @@ impl Handler<Requeue> for CatalogSourceActor {
     type Result = ();
 
     fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
-        let cause = match msg.reason {
-            RequeueReason::Resync => Cause::Resync,
-            RequeueReason::Scheduled | RequeueReason::Backoff => Cause::Timer,
-            RequeueReason::DependencyChanged => Cause::Message("dependency changed"),
-        };
-        reconcile::trigger(self, ctx, cause);
+        reconcile::requeue(self, ctx, msg);
     }
 }

@@ -34,10 +34,11 @@ use kube::api::PostParams;
 use machine::{Action, Executed};
 use messages::crd::install_plan::{InstallPlan, InstallPlanPhase, InstallPlanStatus};
 use messages::key::ObjectKey;
-use messages::msg::{ObjectEvent, Requeue, RequeueReason};
+use messages::msg::{ObjectEvent, Requeue};
 use olm_runtime::error as api_error;
+use olm_runtime::outcome::{Next, Outcome};
 use olm_runtime::own_writes::OwnWrites;
-use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Reconciler};
+use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
 use olm_runtime::registry::{ObjectActor, SharedJournal};
 use std::sync::Arc;
 use std::time::Duration;
@@ -115,22 +116,20 @@ impl Reconciler for InstallPlanActor {
 
     fn run(&mut self, _ctx: &mut Context<Self>) -> Run {
         let Some(ip) = self.own.latest().cloned() else {
-            return Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)));
+            return reconcile::now(Outcome::Done(Next::Idle));
         };
         if ip.status.is_none() {
             // A new plan: its first status, if resolution handed it over (else it hands it over later).
             return match self.shared.registries.handovers.pending(&self.key) {
                 Some(first) => self.write_first(first),
-                None => Box::pin(actix::fut::ready(Outcome::Done(Next::Idle))),
+                None => reconcile::now(Outcome::Done(Next::Idle)),
             };
         }
         // Handed over again by a resolution run that did not see the status yet: written already.
         self.shared.registries.handovers.forget(&self.key);
         let status = ip.status.clone().unwrap_or_default();
         match machine::action(ip.status.as_ref(), ip.spec.approved) {
-            Action::Ignore | Action::AwaitApproval => {
-                Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)))
-            }
+            Action::Ignore | Action::AwaitApproval => reconcile::now(Outcome::Done(Next::Idle)),
             Action::Approve => {
                 let mut next = status;
                 next.phase = InstallPlanPhase::Installing;
@@ -140,6 +139,11 @@ impl Reconciler for InstallPlanActor {
             }
             Action::Execute => self.execute(ip, status),
         }
+    }
+
+    fn resynced(&mut self) {
+        self.own
+            .resync(self.shared.stores.install_plans.get(), &self.key);
     }
 }
 
@@ -234,10 +238,7 @@ impl InstallPlanActor {
                         key: act.key.clone(),
                         source,
                     };
-                    match error::class(e.kind()) {
-                        Some(class) => Outcome::failed(class, &e),
-                        None => Outcome::Done(Next::Idle),
-                    }
+                    Outcome::from_error(error::class(e.kind()), &e)
                 }
             }),
         )
@@ -254,7 +255,7 @@ impl InstallPlanActor {
         let changed = ip.status.as_ref() != Some(&status);
         tracing::debug!(plan = %self.key, changed, requeue = ?requeue, "InstallPlan status");
         if !changed {
-            return Box::pin(actix::fut::ready(Outcome::Done(next)));
+            return reconcile::now(Outcome::Done(next));
         }
         let mut updated = ip.clone();
         updated.status = Some(status);
@@ -283,10 +284,7 @@ impl InstallPlanActor {
                         key: act.key.clone(),
                         source,
                     };
-                    match error::class(e.kind()) {
-                        Some(class) => Outcome::failed(class, &e),
-                        None => Outcome::Done(Next::Idle),
-                    }
+                    Outcome::from_error(error::class(e.kind()), &e)
                 }
             }),
         )
@@ -333,15 +331,6 @@ impl Handler<Requeue> for InstallPlanActor {
     type Result = ();
 
     fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
-        let cause = match msg.reason {
-            RequeueReason::Resync => {
-                self.own
-                    .resync(self.shared.stores.install_plans.get(), &self.key);
-                Cause::Resync
-            }
-            RequeueReason::Scheduled | RequeueReason::Backoff => Cause::Timer,
-            RequeueReason::DependencyChanged => Cause::Message("dependency changed"),
-        };
-        reconcile::trigger(self, ctx, cause);
+        reconcile::requeue(self, ctx, msg);
     }
 }

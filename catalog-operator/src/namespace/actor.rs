@@ -20,7 +20,8 @@ use actix::prelude::*;
 use messages::crd::install_plan::InstallPlan;
 use messages::crd::subscription::Subscription;
 use messages::key::ObjectKey;
-use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Reconciler};
+use olm_runtime::outcome::{Next, Outcome};
+use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
 use olm_runtime::registry::Forward;
 use std::sync::Arc;
 use tracing::Instrument;
@@ -112,10 +113,7 @@ impl Reconciler for NamespaceActor {
                             namespace: act.namespace.clone(),
                             source,
                         };
-                        match error::class(e.kind()) {
-                            Some(class) => Outcome::failed(class, &e),
-                            None => Outcome::Done(Next::Idle),
-                        }
+                        Outcome::from_error(error::class(e.kind()), &e)
                     }
                 }),
         )

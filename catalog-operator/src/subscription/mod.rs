@@ -19,10 +19,11 @@ use kube::Api;
 use kube::api::PostParams;
 use messages::crd::subscription::Subscription;
 use messages::key::ObjectKey;
-use messages::msg::{ObjectEvent, Requeue, RequeueReason};
+use messages::msg::{ObjectEvent, Requeue};
 use olm_runtime::error as api_error;
+use olm_runtime::outcome::{Next, Outcome};
 use olm_runtime::own_writes::OwnWrites;
-use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Reconciler};
+use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
 use olm_runtime::registry::{ObjectActor, SharedJournal};
 use std::sync::Arc;
 
@@ -139,19 +140,19 @@ impl Reconciler for SubscriptionActor {
 
     fn run(&mut self, _ctx: &mut Context<Self>) -> ResponseActFuture<Self, Outcome> {
         let Some(sub) = self.own.latest().cloned() else {
-            return Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)));
+            return reconcile::now(Outcome::Done(Next::Idle));
         };
         self.count_sync(&sub);
         let Some(decision) = self.pending.clone() else {
             self.want();
-            return Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)));
+            return reconcile::now(Outcome::Done(Next::Idle));
         };
         let Some(updated) = write::updated(&sub, &decision.status, write::now()) else {
             // Already true: acknowledged without a write.
             self.applied = Some(decision.seq);
             self.pending = None;
             self.want();
-            return Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)));
+            return reconcile::now(Outcome::Done(Next::Idle));
         };
         let api: Api<Subscription> =
             Api::namespaced(self.shared.client.clone(), self.key.namespace_or_empty());
@@ -182,14 +183,15 @@ impl Reconciler for SubscriptionActor {
                         key: act.key.clone(),
                         source,
                     };
-                    match error::class(e.kind()) {
-                        Some(class) => Outcome::failed(class, &e),
-                        // Gone: its deletion event stops the actor.
-                        None => Outcome::Done(Next::Idle),
-                    }
+                    Outcome::from_error(error::class(e.kind()), &e)
                 }
             },
         ))
+    }
+
+    fn resynced(&mut self) {
+        self.own
+            .resync(self.shared.stores.subscriptions.get(), &self.key);
     }
 }
 
@@ -227,16 +229,7 @@ impl Handler<Requeue> for SubscriptionActor {
     type Result = ();
 
     fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
-        let cause = match msg.reason {
-            RequeueReason::Resync => {
-                self.own
-                    .resync(self.shared.stores.subscriptions.get(), &self.key);
-                Cause::Resync
-            }
-            RequeueReason::Scheduled | RequeueReason::Backoff => Cause::Timer,
-            RequeueReason::DependencyChanged => Cause::Message("dependency changed"),
-        };
-        reconcile::trigger(self, ctx, cause);
+        reconcile::requeue(self, ctx, msg);
     }
 }
 

@@ -4,7 +4,6 @@
 use actix::Message;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// What the per-kind registry routes to the one actor of an object.
 #[derive(Debug)]
@@ -23,14 +22,10 @@ impl<K: 'static> Message for ObjectEvent<K> {
     type Result = ();
 }
 
-/// Why an actor asks itself (or is asked) to reconcile again. Feeds spans and metrics only: every requeue runs
-/// the same level-triggered reconcile.
+/// Why an actor is asked to reconcile again (its own waits and retries are its loop's one timer, never a
+/// requeue). Feeds the journal and logs only: every requeue runs the same level-triggered reconcile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RequeueReason {
-    /// A timer set by a previous decision (e.g. waiting for a deployment to become available).
-    Scheduled,
-    /// A transient API error; retried with backoff.
-    Backoff,
     /// Something this object depends on changed (e.g. its OperatorGroup, a CRD, a provided-API set).
     DependencyChanged,
     /// Periodic resync.
@@ -41,8 +36,6 @@ pub enum RequeueReason {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Requeue {
     pub reason: RequeueReason,
-    /// Delay before the reconcile; `None` for at once.
-    pub after: Option<Duration>,
 }
 
 impl Message for Requeue {

@@ -5,6 +5,7 @@ use super::facts::{
     GroupFit, INSTALL_TIMEOUT, InstallStatus, Neighbour, Observed, OwnerConflict, SpecCheck,
 };
 use messages::crd::csv::{CsvPhase, CsvReason};
+use olm_runtime::outcome::Next;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -37,17 +38,6 @@ pub enum Effect {
     EnsureOperatorCondition,
     /// Rewrite the CA bundles with the current CA only, dropping a rotation's previous one (`served/bundle.rs`).
     SettleCaBundles,
-}
-
-/// When to reconcile again, besides watch events.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Next {
-    /// Only when something changes.
-    Idle,
-    /// After a fixed delay (waiting on something no watch tells us about).
-    After(Duration),
-    /// Rate-limited retry: exponential backoff per actor, reset once the CSV makes progress.
-    Backoff,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

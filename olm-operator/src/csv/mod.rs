@@ -37,12 +37,13 @@ use crate::shared::Shared;
 use actix::prelude::*;
 use k8s_openapi::jiff::Timestamp;
 use kube::runtime::events::Recorder;
-use machine::{Effect, Next};
+use machine::Effect;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase, RequirementStatusReason};
 use messages::key::ObjectKey;
-use messages::msg::{ObjectEvent, Requeue, RequeueReason};
+use messages::msg::{ObjectEvent, Requeue};
+use olm_runtime::outcome::{ErrorClass, Next, Outcome};
 use olm_runtime::own_writes::OwnWrites;
-use olm_runtime::reconcile::{self, Cause, ErrorClass, Loop, Outcome, Reconciler};
+use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
 use olm_runtime::registry::{ObjectActor, SharedJournal};
 use olm_runtime::trace_context::Join;
 use tracing::Instrument;
@@ -112,7 +113,7 @@ impl Reconciler for CsvActor {
 
     fn run(&mut self, _ctx: &mut Context<Self>) -> ResponseActFuture<Self, Outcome> {
         let Some(csv) = self.own.latest().cloned() else {
-            return Box::pin(actix::fut::ready(Outcome::Done(reconcile::Next::Idle)));
+            return reconcile::now(Outcome::Done(Next::Idle));
         };
         if !self
             .shared
@@ -122,7 +123,7 @@ impl Reconciler for CsvActor {
             .load(std::sync::atomic::Ordering::Acquire)
         {
             // No decision before every store listed once; `watches::mark_ready` then requeues every CSV.
-            return Box::pin(actix::fut::ready(Outcome::Done(reconcile::Next::Idle)));
+            return reconcile::now(Outcome::Done(Next::Idle));
         }
         if let Some(collect) = self.collect_if_orphaned(&csv) {
             return collect;
@@ -204,13 +205,13 @@ impl Reconciler for CsvActor {
                     }
                     Outcome::failed(error::class(e.kind()), e)
                 }
-                None => Outcome::Done(match next {
-                    Next::Idle => reconcile::Next::Idle,
-                    Next::After(d) => reconcile::Next::After(d),
-                    Next::Backoff => reconcile::Next::Backoff,
-                }),
+                None => Outcome::Done(next),
             }
         }))
+    }
+
+    fn resynced(&mut self) {
+        self.own.resync(self.shared.stores.csvs.get(), &self.key);
     }
 }
 
@@ -325,16 +326,7 @@ impl Handler<Requeue> for CsvActor {
     type Result = ();
 
     fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
-        // A delayed requeue is not a second timer: the loop's one timer covers waits (`Next::After`).
-        let cause = match msg.reason {
-            RequeueReason::Resync => {
-                self.own.resync(self.shared.stores.csvs.get(), &self.key);
-                Cause::Resync
-            }
-            RequeueReason::Scheduled | RequeueReason::Backoff => Cause::Timer,
-            RequeueReason::DependencyChanged => Cause::Message("dependency changed"),
-        };
-        reconcile::trigger(self, ctx, cause);
+        reconcile::requeue(self, ctx, msg);
     }
 }
 

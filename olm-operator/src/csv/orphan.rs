@@ -6,7 +6,7 @@ use crate::copied_csv::orphan;
 use crate::operator_group::effects::{self, CopyWrite};
 use actix::prelude::*;
 use messages::crd::csv::ClusterServiceVersion;
-use olm_runtime::reconcile::{ErrorClass, Next, Outcome};
+use olm_runtime::outcome::{ErrorClass, Next, Outcome};
 
 impl CsvActor {
     /// The run that deletes this copy, if it is orphaned.

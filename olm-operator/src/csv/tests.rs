@@ -5,7 +5,7 @@
 use super::*;
 use crate::fake_api::FakeApi;
 use crate::shared::{Registries, Stores};
-use messages::msg::{Journal, JournalEvent};
+use messages::msg::{Journal, JournalEvent, RequeueReason};
 use olm_runtime::metrics::Metrics;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -123,7 +123,6 @@ async fn a_csv_without_a_group_fails_once_and_waits_without_a_recheck() {
     // A requeue (the group registry's Broadcast) decides again; already Failed for that reason: no write.
     s.actor.do_send(Requeue {
         reason: RequeueReason::DependencyChanged,
-        after: None,
     });
     settle(100).await;
     assert_eq!(writes(&s.api), vec![no_group()]);
@@ -163,7 +162,6 @@ async fn a_csv_that_stops_decoding_writes_nothing_until_a_version_that_decodes_a
     ));
     s.actor.do_send(Requeue {
         reason: RequeueReason::DependencyChanged,
-        after: None,
     });
     settle(120_000).await;
     assert_eq!(

@@ -389,6 +389,5 @@ pub fn requeue(shared: &Shared, key: ObjectKey) {
 fn dependency_changed() -> Requeue {
     Requeue {
         reason: RequeueReason::DependencyChanged,
-        after: None,
     }
 }

@@ -21,7 +21,8 @@ use actix::prelude::*;
 use decide::{SweepView, Verdict};
 use kube::runtime::reflector::ObjectRef;
 use messages::key::ObjectKey;
-use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Reconciler};
+use olm_runtime::outcome::{Next, Outcome};
+use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
 use olm_runtime::registry::SharedJournal;
 use olm_runtime::singleton::{Restart, Singleton};
 use std::collections::{BTreeMap, BTreeSet};
@@ -261,7 +262,7 @@ impl Reconciler for JanitorActor {
             Sweep::Waiting | Sweep::Done => None,
         };
         if jobs.is_empty() && group_jobs.is_empty() && sweep.is_none() {
-            return Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)));
+            return reconcile::now(Outcome::Done(Next::Idle));
         }
         let client = self.shared.client.clone();
         let fut = async move {

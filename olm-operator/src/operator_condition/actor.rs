@@ -12,9 +12,10 @@ use crate::shared::Shared;
 use actix::prelude::*;
 use messages::crd::operator_condition::OperatorCondition;
 use messages::key::ObjectKey;
-use messages::msg::{ObjectEvent, Requeue, RequeueReason};
+use messages::msg::{ObjectEvent, Requeue};
 use olm_runtime::error::{self as api_error, Class};
-use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Reconciler};
+use olm_runtime::outcome::{Next, Outcome};
+use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
 use olm_runtime::registry::{ObjectActor, SharedJournal};
 use std::sync::Arc;
 
@@ -70,7 +71,7 @@ impl Reconciler for OperatorConditionActor {
         let Some(oc) = self.latest.clone().filter(|oc| {
             oc.metadata.deletion_timestamp.is_none() && super::status_update(oc).is_some()
         }) else {
-            return Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)));
+            return reconcile::now(Outcome::Done(Next::Idle));
         };
         let client = self.shared.client.clone();
         let fut = async move { super::sync::sync_status(&client, &oc).await };
@@ -107,11 +108,6 @@ impl Handler<Requeue> for OperatorConditionActor {
     type Result = ();
 
     fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
-        let cause = match msg.reason {
-            RequeueReason::Resync => Cause::Resync,
-            RequeueReason::Scheduled | RequeueReason::Backoff => Cause::Timer,
-            RequeueReason::DependencyChanged => Cause::Message("dependency changed"),
-        };
-        reconcile::trigger(self, ctx, cause);
+        reconcile::requeue(self, ctx, msg);
     }
 }

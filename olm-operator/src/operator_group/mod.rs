@@ -28,7 +28,8 @@ use messages::key::ObjectKey;
 use messages::msg::{
     ChangeProvidedApis, ObjectEvent, OperatorGroupMsg, ProvidedApisError, Requeue, RequeueReason,
 };
-use olm_runtime::reconcile::{self, Cause, ErrorClass, Failure, Loop, Next, Outcome, Reconciler};
+use olm_runtime::outcome::{ErrorClass, Failure, Next, Outcome};
+use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
 use olm_runtime::registry::{Broadcast, Filter, ObjectActor, SharedJournal};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -125,12 +126,7 @@ impl Handler<Requeue> for OperatorGroupActor {
     type Result = ();
 
     fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
-        let cause = match msg.reason {
-            RequeueReason::Resync => Cause::Resync,
-            RequeueReason::Scheduled | RequeueReason::Backoff => Cause::Timer,
-            RequeueReason::DependencyChanged => Cause::Message("dependency changed"),
-        };
-        reconcile::trigger(self, ctx, cause);
+        reconcile::requeue(self, ctx, msg);
     }
 }
 
@@ -178,7 +174,7 @@ impl Reconciler for OperatorGroupActor {
 
     fn run(&mut self, _ctx: &mut Context<Self>) -> ResponseActFuture<Self, Outcome> {
         let Some(group) = self.latest.clone() else {
-            return Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)));
+            return reconcile::now(Outcome::Done(Next::Idle));
         };
         if let Some(store) = self.shared.stores.csvs.get() {
             self.created.retain(|k| {
@@ -199,10 +195,7 @@ impl Reconciler for OperatorGroupActor {
         ) {
             Ok(plan) => plan,
             Err(error) => {
-                return Box::pin(actix::fut::ready(Outcome::failed(
-                    ErrorClass::Transient,
-                    &error,
-                )));
+                return reconcile::now(Outcome::failed(ErrorClass::Transient, &error));
             }
         };
         let shared = self.shared.clone();
@@ -268,5 +261,4 @@ pub fn groups_in(shared: &Shared, namespace: &str) -> Vec<Arc<OperatorGroup>> {
 /// Requeue reason used when a group asks CSVs to look again.
 pub const REQUEUE_CSVS: Requeue = Requeue {
     reason: RequeueReason::DependencyChanged,
-    after: None,
 };

@@ -270,7 +270,6 @@ fn requeue_csv_keys(shared: &Shared, keys: Vec<ObjectKey>) {
         filter: Filter::Keys(keys),
         msg: Requeue {
             reason: RequeueReason::DependencyChanged,
-            after: None,
         },
     });
 }

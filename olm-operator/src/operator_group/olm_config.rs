@@ -14,7 +14,8 @@ use messages::crd::olm_config::{
 use messages::crd::operator_group::OperatorGroup;
 use messages::key::ObjectKey;
 use messages::msg::{Requeue, RequeueReason};
-use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Reconciler};
+use olm_runtime::outcome::{Next, Outcome};
+use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
 use olm_runtime::singleton::Singleton;
 use std::sync::Arc;
 
@@ -85,7 +86,6 @@ pub fn changed(shared: &Shared) {
     if let Some(actor) = shared.stores.olm_config_status.get() {
         actor.do_send(Requeue {
             reason: RequeueReason::DependencyChanged,
-            after: None,
         });
     }
 }

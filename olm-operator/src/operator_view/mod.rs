@@ -33,7 +33,8 @@ use kube::runtime::watcher;
 use messages::crd::operator::Operator;
 use messages::crd::subscription::Subscription;
 use messages::key::ObjectKey;
-use olm_runtime::reconcile::{self, Cause, Loop, Next, Outcome, Policy, Reconciler};
+use olm_runtime::outcome::{Next, Outcome, Policy};
+use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
 use olm_runtime::singleton::{Restart, Singleton};
 
 use crate::routes::ViewChanged;

@@ -4,7 +4,7 @@
 
 use crate::manifest::CatalogInfo;
 use messages::crd::catalog_source::{CatalogSource, SourceType};
-use olm_runtime::reconcile::Policy;
+use olm_runtime::outcome::Policy;
 use std::time::Duration;
 
 /// The loop's timing: a failed read is retried from 2 s doubling to 5 minutes (the default resync); a run that

@@ -30,8 +30,9 @@ use decide::{Act, Observed, Source};
 use k8s_openapi::api::core::v1::ConfigMap;
 use messages::crd::catalog_source::CatalogSource;
 use messages::key::ObjectKey;
-use messages::msg::{ObjectEvent, Requeue, RequeueReason};
-use olm_runtime::reconcile::{self, Cause, ErrorClass, Failure, Loop, Next, Outcome, Reconciler};
+use messages::msg::{ObjectEvent, Requeue};
+use olm_runtime::outcome::{ErrorClass, Failure, Next, Outcome};
+use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
 use olm_runtime::registry::{ObjectActor, SharedJournal};
 use registry::client::{ClientOptions, ConnectionState, RegistryClient};
 use std::sync::Arc;
@@ -164,7 +165,7 @@ impl CatalogActor {
                     .filter(|(i, _)| i == image)
                     .map(|(_, d)| d.clone()),
             ),
-            _ => return Box::pin(actix::fut::ready(Outcome::Done(Next::Idle))),
+            _ => return reconcile::now(Outcome::Done(Next::Idle)),
         };
         let started = std::time::Instant::now();
         let client = self.shared.client.clone();
@@ -230,7 +231,7 @@ impl Reconciler for CatalogActor {
 
     fn run(&mut self, ctx: &mut Context<Self>) -> Run {
         let Some(now) = self.latest.clone() else {
-            return Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)));
+            return reconcile::now(Outcome::Done(Next::Idle));
         };
         let lost = matches!(
             self.connection,
@@ -256,7 +257,7 @@ impl Reconciler for CatalogActor {
                 return self.read(now);
             }
         }
-        Box::pin(actix::fut::ready(Outcome::Done(Next::Idle)))
+        reconcile::now(Outcome::Done(Next::Idle))
     }
 }
 
@@ -381,13 +382,8 @@ impl Handler<Requeue> for CatalogActor {
     type Result = ();
 
     fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
-        let cause = match msg.reason {
-            RequeueReason::Resync => Cause::Resync,
-            RequeueReason::Scheduled | RequeueReason::Backoff => Cause::Timer,
-            RequeueReason::DependencyChanged => Cause::Message("dependency changed"),
-        };
         self.asked = true;
-        reconcile::trigger(self, ctx, cause);
+        reconcile::requeue(self, ctx, msg);
     }
 }
 

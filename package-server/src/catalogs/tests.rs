@@ -5,6 +5,7 @@ use super::*;
 use catalog::configmap::{CSVS_KEY, PACKAGES_KEY};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::client::Body;
+use messages::msg::RequeueReason;
 use messages::testing::Catsrc;
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -151,7 +152,6 @@ async fn changes_arriving_during_a_read_give_exactly_one_more_read_of_the_newest
     a.do_send(catalog("two"));
     a.do_send(Requeue {
         reason: RequeueReason::Resync,
-        after: None,
     });
     a.do_send(catalog("three"));
     // Enough answers for any number of reads: a read too many would be answered, and counted.
@@ -205,7 +205,6 @@ async fn a_version_that_does_not_decode_removes_the_packages_and_holds_reads_unt
     a.do_send(ObjectEvent::Undecodable("invalid type: integer `7`".into()));
     a.do_send(Requeue {
         reason: RequeueReason::Resync,
-        after: None,
     });
     a.send(Runs).await.expect("actor");
     let runs = a.send(Runs).await.expect("actor");

@@ -3,7 +3,8 @@
 
 use super::*;
 use crate::metrics::Metrics;
-use crate::reconcile::{self, Cause, Loop, Next, Outcome, Policy, Reconciler};
+use crate::outcome::{Next, Outcome, Policy};
+use crate::reconcile::{self, Cause, Loop, Reconciler};
 use crate::registry::{Broadcast, Filter, Forward, ObjectActor, Registry, SharedJournal, Watched};
 use actix::prelude::*;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -353,7 +354,6 @@ async fn a_broadcast_message_is_faulted(#[case] kind: FaultKind, #[case] deliver
         .expect("send");
     let msg = Requeue {
         reason: RequeueReason::DependencyChanged,
-        after: None,
     };
     registry
         .send(Broadcast {
@@ -380,7 +380,6 @@ async fn a_forwarded_message_is_faulted(#[case] kind: FaultKind, #[case] deliver
         .expect("send");
     let msg = Requeue {
         reason: RequeueReason::DependencyChanged,
-        after: None,
     };
     registry
         .send(Forward(ObjectKey::new("ns", "x"), msg))
@@ -402,7 +401,6 @@ async fn without_chaos_nothing_is_faulted() {
     for _ in 0..20 {
         let msg = Requeue {
             reason: RequeueReason::DependencyChanged,
-            after: None,
         };
         registry
             .send(Broadcast {

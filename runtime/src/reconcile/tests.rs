@@ -16,6 +16,7 @@ struct Probe {
     t0: Instant,
     in_flight: u32,
     max_in_flight: u32,
+    resyncs: u32,
 }
 
 impl Actor for Probe {
@@ -46,6 +47,17 @@ impl Reconciler for Probe {
                 outcome
             }),
         )
+    }
+
+    fn resynced(&mut self) {
+        self.resyncs += 1;
+    }
+}
+
+impl Handler<Requeue> for Probe {
+    type Result = ();
+    fn handle(&mut self, msg: Requeue, ctx: &mut Context<Self>) {
+        requeue(self, ctx, msg);
     }
 }
 
@@ -99,6 +111,7 @@ struct Seen {
     scheduled: Option<Duration>,
     max_in_flight: u32,
     held: Option<String>,
+    resyncs: u32,
 }
 
 impl Handler<Inspect> for Probe {
@@ -110,6 +123,7 @@ impl Handler<Inspect> for Probe {
             scheduled: self.lp.scheduled(),
             max_in_flight: self.max_in_flight,
             held: self.lp.held().map(str::to_string),
+            resyncs: self.resyncs,
         }
     }
 }
@@ -136,6 +150,7 @@ fn probe(script: Vec<(Duration, Outcome)>, journal: Option<SharedJournal>) -> Ad
         t0: Instant::now(),
         in_flight: 0,
         max_in_flight: 0,
+        resyncs: 0,
     }
     .start()
 }
@@ -397,4 +412,35 @@ fn jitter_draws_in_the_upper_half(#[case] unit: f64, #[case] millis: u64) {
 fn outcomes_map_to_one_timer(#[case] outcome: Outcome, #[case] delay: Option<Duration>) {
     let mut lp = Loop::new("Probe", ObjectKey::new("ns", "p"), policy());
     assert_eq!(lp.delay_for(&outcome, 1.0), delay);
+}
+
+#[rstest]
+#[case::a_resync_refreshes_then_runs(RequeueReason::Resync, 1)]
+#[case::a_dependency_change_only_runs(RequeueReason::DependencyChanged, 0)]
+#[actix_rt::test]
+async fn a_requeue_asks_for_one_run_and_a_resync_refreshes_first(
+    #[case] reason: RequeueReason,
+    #[case] resyncs: u32,
+) {
+    tokio::time::pause();
+    let p = probe(Vec::new(), None);
+    p.do_send(Requeue { reason });
+    wait(1).await;
+    let seen = p.send(Inspect).await.expect("probe");
+    assert_eq!((seen.runs, seen.resyncs), (1, resyncs), "{seen:?}");
+}
+
+#[rstest]
+#[case::resync(RequeueReason::Resync, Cause::Resync)]
+#[case::dependency(RequeueReason::DependencyChanged, Cause::Message("dependency changed"))]
+fn each_requeue_reason_is_one_cause(#[case] reason: RequeueReason, #[case] cause: Cause) {
+    assert_eq!(cause_of(reason), cause);
+}
+
+#[rstest]
+#[case::classified(Some(ErrorClass::Conflict), Outcome::Failed(Failure { class: ErrorClass::Conflict, message: "409".into() }))]
+#[case::gone(None, Outcome::Done(Next::Idle))]
+fn an_error_ends_as_its_class_says(#[case] class: Option<ErrorClass>, #[case] want: Outcome) {
+    let error = std::io::Error::other("409");
+    assert_eq!(Outcome::from_error(class, &error), want);
 }

@@ -244,7 +244,6 @@ async fn a_zero_resync_period_means_no_resync() {
 fn dependency_changed() -> Requeue {
     Requeue {
         reason: RequeueReason::DependencyChanged,
-        after: None,
     }
 }
 
