@@ -11,6 +11,7 @@
 //!                              └─ stop (SIGTERM) ─▶ release() ──────────▶ run_until_stopped → Signal
 //! ```
 
+use crate::heartbeat::Heartbeat;
 use crate::leader::{ElectionConfig, Elector, LeaderError, LostLeadership, Role};
 use crate::metrics::Metrics;
 use crate::wiring::ShutdownSignal;
@@ -25,6 +26,8 @@ pub struct Activation {
     keeper: Option<Keeper>,
     role: watch::Receiver<Role>,
     signal: ShutdownSignal,
+    /// The actor thread's heartbeat: a stuck leader steps down (`Elector::with_liveness`).
+    heartbeat: Heartbeat,
 }
 
 /// The task that renews a won Lease: asked to stop, it releases the Lease and ends with `None`; losing the
@@ -67,10 +70,12 @@ impl Activation {
         metrics: &Metrics,
         election: Option<ElectionConfig>,
     ) -> Result<Self, LeaderError> {
+        let heartbeat = Heartbeat::start();
         let (elector, role) = match election {
             Some(config) => {
                 let name = config.lease_name.clone();
-                let elector = Elector::new(client.clone(), config)?;
+                let elector =
+                    Elector::new(client.clone(), config)?.with_liveness(heartbeat.clone());
                 metrics.follow_leadership(&name, elector.role());
                 let role = elector.role();
                 (Some(elector), role)
@@ -82,11 +87,17 @@ impl Activation {
             keeper: None,
             role,
             signal: ShutdownSignal::listen(),
+            heartbeat,
         })
     }
 
     pub fn role(&self) -> watch::Receiver<Role> {
         self.role.clone()
+    }
+
+    /// The actor thread's heartbeat (`/healthz` reads it).
+    pub fn heartbeat(&self) -> Heartbeat {
+        self.heartbeat.clone()
     }
 
     /// Wait until this replica may act: at once without election; else until it holds the Lease, which is then

@@ -1,4 +1,5 @@
-//! The HTTP endpoints of an operator: `/healthz` (the process serves), `/readyz` (every watch has listed once;
+//! The HTTP endpoints of an operator: `/healthz` (the process serves and its actor thread runs:
+//! [`crate::heartbeat`]), `/readyz` (every watch has listed once;
 //! a standby replica, waiting for the leader Lease, is ready too: it is healthy and ready to take over),
 //! `/metrics` (Prometheus text format, OLM's metric names), `/debug/actors` (live object actors per kind, JSON)
 //! and `/debug/journal` (the registries' routing journal, MessagePack). Every path but the probes is checked
@@ -30,6 +31,8 @@ pub struct EndpointState {
     pub role: watch::Receiver<Role>,
     /// Who may read what is not a probe.
     pub auth: Arc<EndpointAuth>,
+    /// The actor thread's heartbeat: `/healthz` fails once it is silent past `heartbeat::STALL_LIMIT`.
+    pub heartbeat: crate::heartbeat::Heartbeat,
 }
 
 /// Which endpoints one address serves.
@@ -96,6 +99,13 @@ impl EndpointState {
 
     fn respond(&self, path: &str) -> Response<Full<Bytes>> {
         match path {
+            "/healthz" if self.heartbeat.stalled() => text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "the actor thread has not run for {:?}",
+                    self.heartbeat.silent_for()
+                ),
+            ),
             "/healthz" => text(StatusCode::OK, "ok".into()),
             "/readyz" => match self.readiness() {
                 Readiness::Ready => text(StatusCode::OK, "ready".into()),
@@ -230,7 +240,22 @@ mod tests {
             )),
             role,
             auth: Arc::new(EndpointAuth::open()),
+            heartbeat: crate::heartbeat::Heartbeat::default(),
         }
+    }
+
+    #[rstest::rstest]
+    #[case::beating(std::time::Duration::ZERO, StatusCode::OK)]
+    #[case::stuck(crate::heartbeat::STALL_LIMIT, StatusCode::SERVICE_UNAVAILABLE)]
+    fn healthz_fails_once_the_actor_thread_is_stuck(
+        #[case] silent: std::time::Duration,
+        #[case] want: StatusCode,
+    ) {
+        let s = EndpointState {
+            heartbeat: crate::heartbeat::Heartbeat::silent(silent),
+            ..state(true)
+        };
+        assert_eq!(s.respond("/healthz").status(), want);
     }
 
     fn state(synced: bool) -> EndpointState {

@@ -33,6 +33,7 @@ pub mod endpoint_auth;
 pub mod endpoints;
 pub mod error;
 pub mod heap_trim;
+pub mod heartbeat;
 pub mod impersonate;
 pub mod impersonation_grant;
 pub mod leader;

@@ -196,6 +196,7 @@ impl Wiring {
             synced: self.synced.clone(),
             role: activation.role(),
             auth: Arc::new(auth),
+            heartbeat: activation.heartbeat(),
         };
         let Some(metrics_addr) = metrics_bind_address else {
             return endpoints::serve(addr, Surface::All, state).await;

@@ -1,5 +1,6 @@
 //! The elector against an API server that stops answering (paused time, no cluster): a leader whose renewals
-//! hang steps down by its renew deadline, and a candidate keeps retrying instead of waiting forever.
+//! hang steps down by its renew deadline, and a candidate keeps retrying instead of waiting forever; and a leader
+//! whose actor thread is stuck steps down without renewing.
 
 use super::{ElectionConfig, Elector, LostLeadership, Role};
 use http::{Request, Response, StatusCode};
@@ -132,4 +133,19 @@ async fn releasing_against_a_silent_api_server_gives_up() {
         .await
         .expect("release() returned");
     assert_eq!(started.elapsed(), RENEW_DEADLINE);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_leader_whose_actor_thread_is_stuck_steps_down_without_renewing() {
+    let (elector, calls) = elector(2);
+    let heartbeat = crate::heartbeat::Heartbeat::silent(crate::heartbeat::STALL_LIMIT);
+    let mut elector = elector.with_liveness(heartbeat);
+    let role = elector.role();
+    elector.acquire().await.expect("acquired");
+    let lost = tokio::time::timeout(Duration::from_secs(600), elector.hold())
+        .await
+        .expect("hold() returned");
+    assert!(matches!(lost, LostLeadership::Stalled(_)), "{lost}");
+    assert_eq!(*role.borrow(), Role::Candidate);
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "no renewal tried");
 }

@@ -9,7 +9,9 @@
 //! bounded in time (a leader's by what is left of its renew deadline, as client-go's renew context is): a
 //! request that hangs (an API server that accepts the connection and never answers) must not keep a leader
 //! leading past its deadline while a standby, seeing no renewal, takes over. On SIGTERM the leader releases the
-//! Lease (empty holder) so a standby takes over at once instead of after a full lease duration.
+//! Lease (empty holder) so a standby takes over at once instead of after a full lease duration. A leader whose
+//! actor thread is stuck ([`crate::heartbeat`], given with [`Elector::with_liveness`]) stops renewing and steps
+//! down too: the Lease is renewed from a worker thread, so without this a stuck leader would keep it for good.
 //!
 //! The operators start their watches and actors only once [`Elector::acquire`] returns.
 
@@ -100,6 +102,8 @@ pub struct Elector {
     /// The record last read and when we first saw it in that state (our clock).
     observed: Option<(Record, Instant)>,
     role: watch::Sender<Role>,
+    /// The actor thread's heartbeat: a leader whose actors no longer run steps down.
+    liveness: Option<crate::heartbeat::Heartbeat>,
 }
 
 impl Elector {
@@ -116,7 +120,14 @@ impl Elector {
             config,
             observed: None,
             role,
+            liveness: None,
         })
+    }
+
+    /// Step down when `heartbeat` (the actor thread's) goes silent past `heartbeat::STALL_LIMIT`.
+    pub fn with_liveness(mut self, heartbeat: crate::heartbeat::Heartbeat) -> Self {
+        self.liveness = Some(heartbeat);
+        self
     }
 
     /// Follow the role (for `/readyz` and the `leader_election_master_status` gauge).
@@ -167,6 +178,14 @@ impl Elector {
         let mut renewed = Instant::now();
         loop {
             tokio::time::sleep(self.config.retry_period).await;
+            if let Some(heartbeat) = self.liveness.as_ref()
+                && heartbeat.stalled()
+            {
+                let silent = heartbeat.silent_for();
+                tracing::error!(silent = ?silent, "the actor thread has not run for this long: stepping down");
+                self.role.send_replace(Role::Candidate);
+                return LostLeadership::Stalled(silent);
+            }
             let left = self.config.renew_deadline.saturating_sub(renewed.elapsed());
             match self.try_within(left).await {
                 Ok(Attempt::Holding) => renewed = Instant::now(),
@@ -344,6 +363,8 @@ pub enum LostLeadership {
     TakenBy(String),
     #[error("lost leadership: the task renewing the Lease ended: {0}")]
     KeeperEnded(String),
+    #[error("stepped down: the actor thread has not run for {0:?}")]
+    Stalled(Duration),
 }
 
 enum Attempt {
