@@ -2,14 +2,12 @@
 //! an unreachable gRPC catalog that is later fixed, an invalid spec, and an unreachable catalog image (pulled in-process: no
 //! registry Pod or Service).
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use k8s_openapi::api::core::v1::{Pod, Service};
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, with_namespace};
 use serde_json::json;
 

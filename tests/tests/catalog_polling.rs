@@ -3,13 +3,11 @@
 //! in `status.latestImageRegistryPoll`; an interval that does not parse is reported as
 //! `InvalidIntervalError` (the default 15m is used meanwhile) and the report clears once it is fixed.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use k8s_openapi::jiff::Timestamp;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 use messages::crd::catalog_source::CatalogSource;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, with_namespace};
 use serde_json::json;
 use std::time::Duration;

@@ -9,9 +9,6 @@
 //! that CA. Prints the time from CSV creation to Succeeded. The shared catalogs are the input: the tests fail
 //! when they are absent.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
@@ -22,6 +19,7 @@ use kube::api::{DeleteParams, ListParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::install_plan::InstallPlanPhase;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, TestContext, await_object, shared_operators, with_namespace};
 use serde_json::json;
 use std::time::{Duration, Instant};

@@ -11,15 +11,13 @@
 //! - With `Default` the Subscription stays on the failed v1.1.0: resolution reports the candidate v1.2.0
 //!   rejected because v1.0.0 still holds the package (OLM's NotSatisfiable), and v1.2.0 is never installed.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase, CsvReason};
 use messages::crd::operator_group::{OperatorGroup, OperatorGroupSpec, UpgradeStrategyName};
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
 use serde_json::json;
 use std::collections::BTreeMap;

@@ -3,12 +3,10 @@
 //! namespace gets its own Automatic plan (OLM v0 would make both Manual; we do not). Deleting a pending
 //! plan yields a fresh one.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use kube::api::DeleteParams;
 use messages::crd::install_plan::InstallPlanPhase;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, with_namespace};
 use serde_json::json;
 

@@ -3,12 +3,10 @@
 //! `Store::wait_until_ready`, whose oneshot wakes only the last task that polled it, so the plan hung in
 //! Installing forever; the stores' readiness is now one gate any number of tasks can wait on.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use kube::Api;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::InstallPlanPhase;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, with_namespace};
 
 #[tokio::test]

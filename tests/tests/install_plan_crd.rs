@@ -1,14 +1,12 @@
 //! CRD upgrade safety (spec §8 scenarios 28, 31): when the catalog publishes an upgrade whose CRD drops a
 //! stored version, the upgrade's plan fails with "risk of data loss" once the retry window passes.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 use messages::crd::install_plan::InstallPlanPhase;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, with_namespace};
 use serde_json::json;
 

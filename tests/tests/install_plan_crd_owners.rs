@@ -3,12 +3,10 @@
 //! another CSV in the namespace already owns one of that CSV's CRDs, and the CSV is not created; the CSVs a
 //! plan names are not checked. The plans are written by hand, as an older OLM or a user could have.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use kube::Api;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::InstallPlanPhase;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, with_namespace};
 use serde_json::json;
 

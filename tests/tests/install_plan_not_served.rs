@@ -5,14 +5,12 @@
 //! 0.1.0, channel `alpha`, from the shared catalogs), which current Kubernetes no longer serves: its plan names
 //! the bundle and the CRD, and creates nothing (OLM would create the CSV first).
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::api::PostParams;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::{InstallPlan, InstallPlanPhase};
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, shared_operators, with_namespace};
 use serde_json::json;
 

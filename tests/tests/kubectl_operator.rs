@@ -6,16 +6,15 @@
 //! next one; `list`; `uninstall` with its OperatorGroup. Each step is checked both in what the tool prints and in
 //! the cluster.
 
-mod catalog_fixture;
 mod oci_support;
 mod package_server_support;
 
-use catalog_fixture::{DEADLINE, create, subs};
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::OperatorGroup;
 use oci_support::registry_addr;
+use olm_tests::catalog_fixture::{DEADLINE, create, subs};
 use olm_tests::{
     Cluster, OperatorProcess, TestContext, await_object, eventually, peer_bin_dir, with_namespace,
 };

@@ -5,15 +5,14 @@
 //! of both; Prometheus' graph page draws the install-duration histogram. Screenshots are written under the
 //! test output folder (printed). Without the tools these tests fail, saying how to start them.
 
-mod catalog_fixture;
 #[path = "operator_group_support/mod.rs"]
 mod og_support;
 
-use catalog_fixture::*;
 use kube::Api;
 use kube::api::{DeleteParams, PostParams};
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{
     Cluster, Observe, OperatorProcess, await_object, browser_dom, browser_screenshot, eventually,
     output_dir, with_namespace,

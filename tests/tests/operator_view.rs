@@ -4,15 +4,13 @@
 //! RBAC, each labelled `operators.coreos.com/<package>.<namespace>`; deleting the Operator deletes no component,
 //! and the Operator comes back while its components remain.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
 use kube::api::DeleteParams;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::operator::Operator;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, with_namespace};
 use serde_json::json;
 use std::collections::BTreeSet;

@@ -3,12 +3,10 @@
 //! CatalogSource; and olm-rs installs from opm's registry, starting at apicurito.v1.0.2 and upgrading along
 //! `replaces` to the channel head apicurito.v1.0.3, which ends `Succeeded` while v1.0.2 is gone.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use kube::Api;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{
     Cluster, await_object, bin_path, eventually, peer_bin_dir, shared_catalogs, with_namespace,
 };

@@ -4,11 +4,10 @@
 //!
 //! `OLM_RS_SHARED=/path/to/shared cargo test -p olm-tests --test package_manifests_bench -- --ignored --nocapture`
 
-mod catalog_fixture;
 mod package_server_support;
 
-use catalog_fixture::*;
 use messages::crd::catalog_source::CatalogSource;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, eventually, with_namespace};
 use package_server_support::*;
 use std::path::PathBuf;

@@ -5,16 +5,15 @@
 //! serves the catalog and installs from it; package-server, run with the same flags, lists its package.
 
 mod auth_registry;
-mod catalog_fixture;
 mod oci_support;
 mod package_server_support;
 
 use auth_registry::{AuthRegistry, Tls, outward_ip};
-use catalog_fixture::*;
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
 use oci_support::*;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{await_object, eventually, with_namespace};
 use serde_json::json;
 use std::time::Duration;

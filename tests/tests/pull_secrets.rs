@@ -5,15 +5,14 @@
 //! registry refused it.
 
 mod auth_registry;
-mod catalog_fixture;
 mod oci_support;
 
 use auth_registry::AuthRegistry;
-use catalog_fixture::*;
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
 use oci_support::*;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{await_object, with_namespace};
 use serde_json::json;
 use std::time::Duration;

@@ -20,15 +20,14 @@
 //! Succeeded and the requests that install cost, the time a new namespace's copies take to appear (copies on),
 //! and idle requests per second over `OLM_RS_SCALE_IDLE_SECS` (120).
 
-mod catalog_fixture;
 mod scale_support;
 
-use catalog_fixture::*;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use messages::crd::csv::ClusterServiceVersion;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually};
 use scale_support::{
     AuditLog, Counts, by_resource, by_verb, rss_and_cpu, rss_anon, total, view, writes,

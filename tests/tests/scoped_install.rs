@@ -9,10 +9,7 @@
 //! ServiceAccounts (no `impersonate` at all), each grants itself the impersonation of exactly that account, in
 //! that namespace, and can impersonate no other.
 
-mod catalog_fixture;
-
 use anyhow::Context;
-use catalog_fixture::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
@@ -25,6 +22,7 @@ use messages::crd::install_plan::{
     InstallPlan, InstallPlanConditionType, InstallPlanPhase, StepStatus,
 };
 use messages::crd::operator_group::{OperatorGroup, OperatorGroupSpec};
+use olm_tests::catalog_fixture::*;
 use olm_tests::rbac::{Answer, DeployedRbac, Scope, can_i, kubeconfig_as};
 use olm_tests::{OperatorProcess, TestContext, await_object, with_namespace};
 use serde_json::json;

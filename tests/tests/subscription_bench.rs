@@ -2,10 +2,8 @@
 //! another from a ConfigMap catalog with both operators running, each timed from creation to AtLatestKnown
 //! (plan Complete) and to CSV Succeeded (p50, p99), then an install + 3-step upgrade, and both operators' RSS.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, with_namespace};
 use serde_json::json;
 use std::time::{Duration, Instant};

@@ -8,9 +8,6 @@
 //! the package notice: the channel and bundle conditions go and the roll-up follows; then with no notice: every
 //! deprecation condition goes.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use kube::Api;
 use kube::api::PostParams;
 use messages::crd::catalog_source::{
@@ -18,6 +15,7 @@ use messages::crd::catalog_source::{
 };
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::subscription::{SubscriptionState, SubscriptionStatus};
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, TestContext, await_object, with_namespace};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};

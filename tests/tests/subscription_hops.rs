@@ -5,10 +5,8 @@
 //! [architecture.md](../../docs/architecture.md#message-flow). No olm-operator runs, so the CSV's phases
 //! (each a `CsvChanged` resolution) do not count: only its creation by the plan does.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, OperatorProcess, eventually, with_namespace};
 use serde_json::json;
 use std::collections::BTreeMap;

@@ -2,13 +2,11 @@
 //! gets an Automatic InstallPlan with OLM's steps, the plan completes, the Subscription reaches AtLatestKnown;
 //! upgrades walk a `replaces` chain one InstallPlan at a time; a `skipRange` jumps straight to the head.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use kube::Api;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::InstallPlanPhase;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, with_namespace};
 use serde_json::json;
 use std::time::Instant;

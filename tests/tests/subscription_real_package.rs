@@ -5,13 +5,11 @@
 //! fails with the API server's reason, as it would on a cluster running OLM v0. The shared catalogs are the tests'
 //! input: they fail when it is absent.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, shared_catalogs, with_namespace};
 use serde_json::json;
 use std::time::{Duration, Instant};

@@ -2,10 +2,8 @@
 //! the resolver's readable explanation; a required API is pulled in from another catalog, preferring the
 //! higher priority, through a generated Subscription.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, with_namespace};
 use serde_json::json;
 

@@ -5,12 +5,10 @@
 //! to it. Both operators export over OTLP/gRPC to a receiver of the test's own, which must see spans of both
 //! services in the trace the annotations name.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use kube::Api;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{
     Cluster, OperatorProcess, OtlpReceiver, ReceivedSpan, await_object, with_namespace,
 };

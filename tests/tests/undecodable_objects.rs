@@ -7,9 +7,6 @@
 //! (its Deployment deleted stays deleted) until the CSV decodes again; deleted while it does not decode, its
 //! actor is stopped all the same.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Event;
 use kube::Api;
@@ -18,6 +15,7 @@ use kube::api::{
 };
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::msg::{Journal, JournalEvent};
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, OperatorProcess, await_object, eventually, with_namespace};
 use serde_json::{Value, json};
 

@@ -10,15 +10,13 @@
 //! paces the chain and it converged before the fix too), and the CSVs created directly with the timing of the
 //! report (v3 and v4 arriving together while v2 is Installing), which reproduces the defect every time.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
 use kube::api::ListParams;
 use messages::crd::annotations;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, eventually, with_namespace};
 use serde_json::json;
 use std::time::{Duration, Instant};

@@ -7,7 +7,6 @@
 //! cluster holds it ([`at_head`]).
 
 use super::grpc_catalog::GrpcCatalog;
-use crate::catalog_fixture::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
@@ -17,6 +16,7 @@ use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::operator_group::OperatorGroup;
 use messages::crd::subscription::{Subscription, SubscriptionState};
 use olm_tests::TestContext;
+use olm_tests::catalog_fixture::*;
 use olm_tests::converge::{cluster_rbac, group_roles};
 use serde_json::json;
 use std::time::Duration;

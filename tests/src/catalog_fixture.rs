@@ -3,15 +3,13 @@
 //! catalog (in-process) or by the `registry` binary (gRPC). Also the common objects (OperatorGroup,
 //! CatalogSource, Subscription) and waits.
 
-#![allow(dead_code)]
-
+use crate::{OperatorProcess, TestContext, eventually};
 use kube::Api;
 use kube::api::PostParams;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::install_plan::InstallPlan;
 use messages::crd::operator_group::OperatorGroup;
 use messages::crd::subscription::Subscription;
-use olm_tests::{OperatorProcess, TestContext, eventually};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -406,7 +404,7 @@ pub struct RegistryProcess {
 
 impl RegistryProcess {
     pub fn start(paths: &[&std::path::Path], port: u16) -> anyhow::Result<Self> {
-        let bin = olm_tests::bin_path("registry")?;
+        let bin = crate::bin_path("registry")?;
         let log = std::env::temp_dir().join(format!("olm-rs-registry-{port}.log"));
         let out = std::fs::File::create(&log)?;
         let child = std::process::Command::new(bin)
