@@ -18,7 +18,7 @@ async fn an_unreachable_catalog_is_reported_then_serves_once_its_registry_starts
     with_namespace(cluster, "cathealth", |ctx| async move {
         let _op = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
         operator_group(&ctx).await?;
-        subscription(&ctx, "delta", "delta", "remote", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "delta", "delta", "remote")).await?;
         let target = format!("targeted catalogsource {}/remote missing", ctx.namespace);
         await_sub(&ctx, "delta", "no catalog at all", |s| {
             sub_condition(s, "CatalogSourcesUnhealthy")
@@ -89,12 +89,12 @@ async fn an_invalid_spec_is_spec_invalid_and_an_unreachable_catalog_image_says_s
     with_namespace(cluster, "catspec", |ctx| async move {
         let _op = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource", "metadata": {"name": "bad"}, "spec": {"sourceType": "configmap"}})).await?;
+        create_manifest::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource", "metadata": {"name": "bad"}, "spec": {"sourceType": "configmap"}})).await?;
         let bad = await_object(&catalogs, "bad", DEADLINE, "SpecInvalidError", |c| c.and_then(|c| c.status.as_ref()).is_some_and(|s| s.reason.as_str() == "SpecInvalidError")).await?;
         assert_eq!(bad.status.expect("status").message, "configmap name unset: must be set for sourcetype: configmap");
 
         // Catalog images are pulled in-process (issue 13); this machine reaches no public registry.
-        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource", "metadata": {"name": "img.cat"},
+        create_manifest::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource", "metadata": {"name": "img.cat"},
             "spec": {"sourceType": "grpc", "image": "quay.io/operatorhubio/catalog:latest"}}))
         .await?;
         let cs = await_object(&catalogs, "img.cat", DEADLINE, "the image's registry unreachable", |c| {

@@ -74,7 +74,7 @@ async fn a_catalog_image_installs_and_a_repushed_tag_upgrades_across_replaces() 
         let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
         let started = Instant::now();
-        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+        create_manifest::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
             "metadata": {"name": "community"},
             "spec": {"sourceType": "grpc", "image": tag, "updateStrategy": {"registryPoll": {"interval": "2s"}}}})).await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
@@ -88,7 +88,7 @@ async fn a_catalog_image_installs_and_a_repushed_tag_upgrades_across_replaces() 
         let status = cs.status.unwrap_or_default();
         assert!(status.registry_service.is_none(), "served in-process, no registry Service");
 
-        subscription(&ctx, "etcd", "etcd", "community", json!({"channel": "singlenamespace-alpha"})).await?;
+        subscription(&ctx, sub_to(&ctx, "etcd", "etcd", "community").channel("singlenamespace-alpha")).await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         await_object(&csvs, "etcdoperator.v0.9.2", Duration::from_secs(180), "Succeeded", |c| {
             c.is_some_and(|c| c.phase().as_str() == "Succeeded")
@@ -147,9 +147,9 @@ async fn a_catalog_image_without_a_catalog_and_an_invalid_poll_interval_say_so()
         push_catalog(&registry, fbc_text(&docs).into_bytes(), &good).await?;
 
         let _cat = catalog_operator(&ctx, &[]).await?;
-        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+        create_manifest::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
             "metadata": {"name": "empty"}, "spec": {"sourceType": "grpc", "image": empty}})).await?;
-        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+        create_manifest::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
             "metadata": {"name": "often"},
             "spec": {"sourceType": "grpc", "image": good, "updateStrategy": {"registryPoll": {"interval": "often"}}}})).await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
@@ -189,7 +189,7 @@ async fn a_failed_poll_keeps_serving_the_last_good_catalog() -> anyhow::Result<(
         let _cat = catalog_operator(&ctx, &[]).await?;
         let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
-        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+        create_manifest::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
             "metadata": {"name": "community"},
             "spec": {"sourceType": "grpc", "image": tag, "updateStrategy": {"registryPoll": {"interval": "2s"}}}})).await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
@@ -219,7 +219,7 @@ async fn a_failed_poll_keeps_serving_the_last_good_catalog() -> anyhow::Result<(
         );
 
         // Resolution still reads the last good catalog: a Subscription made now installs from it.
-        subscription(&ctx, "etcd", "etcd", "community", json!({"channel": "singlenamespace-alpha"})).await?;
+        subscription(&ctx, sub_to(&ctx, "etcd", "etcd", "community").channel("singlenamespace-alpha")).await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         await_object(&csvs, "etcdoperator.v0.9.2", Duration::from_secs(180), "Succeeded", |c| {
             c.is_some_and(|c| c.phase().as_str() == "Succeeded")

@@ -109,7 +109,7 @@ async fn a_sqlite_index_image_is_served_and_installs() -> anyhow::Result<()> {
         let _cat = catalog_operator(&ctx, &[]).await?;
         let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
-        create::<CatalogSource>(
+        create_manifest::<CatalogSource>(
             &ctx,
             json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
             "metadata": {"name": "index"}, "spec": {"sourceType": "grpc", "image": tag}}),
@@ -129,10 +129,7 @@ async fn a_sqlite_index_image_is_served_and_installs() -> anyhow::Result<()> {
 
         subscription(
             &ctx,
-            "etcd",
-            "etcd",
-            "index",
-            json!({"channel": "singlenamespace-alpha"}),
+            sub_to(&ctx, "etcd", "etcd", "index").channel("singlenamespace-alpha"),
         )
         .await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);

@@ -138,10 +138,7 @@ async fn install(
 ) -> anyhow::Result<(ClusterServiceVersion, Duration)> {
     subscription(
         ctx,
-        case.package,
-        case.package,
-        "community",
-        json!({"channel": case.channel}),
+        sub_to(ctx, case.package, case.package, "community").channel(case.channel),
     )
     .await?;
     let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
@@ -254,7 +251,7 @@ async fn run_case(case: &'static Case, stub: Option<Catalog>) -> anyhow::Result<
         let _cat = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
         let _olm = olm_operator(&ctx).await?;
         if case.all_namespaces {
-            create::<messages::crd::operator_group::OperatorGroup>(
+            create_manifest::<messages::crd::operator_group::OperatorGroup>(
                 &ctx,
                 json!({"apiVersion": "operators.coreos.com/v1",
                 "kind": "OperatorGroup", "metadata": {"name": "global"}, "spec": {}}),

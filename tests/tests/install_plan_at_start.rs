@@ -14,7 +14,7 @@ async fn a_plan_installing_before_the_operator_starts_completes() -> anyhow::Res
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "ipstart", |ctx| async move {
         operator_group(&ctx).await?;
-        subscription(&ctx, "omicron", "omicron", "cat", serde_json::json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "omicron", "omicron", "cat")).await?;
         let csv = Op::new("omicron", "1.0.0").csv();
         let plan = hand_written_plan(&ctx, &["omicron.v1.0.0"], &csv).await?;
 

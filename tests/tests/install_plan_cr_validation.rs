@@ -28,7 +28,7 @@ async fn an_upgrade_whose_schema_rejects_an_existing_resource_fails_until_the_re
                                                    "tier": {"type": "string", "pattern": "^[a-z]+$"}}});
         operator_group(&ctx).await?;
         configmap_catalog(&ctx, "cat", &Catalog::with(vec![Op::new("nu", "1.0.0").owns(&loose)]), 0).await?;
-        subscription(&ctx, "nu", "nu", "cat", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "nu", "nu", "cat")).await?;
         await_sub(&ctx, "nu", "1.0.0 installed", |s| {
             s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "nu.v1.0.0"
         })

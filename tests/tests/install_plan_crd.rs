@@ -29,7 +29,7 @@ async fn an_upgrade_that_drops_a_stored_crd_version_fails_with_risk_of_data_loss
             0,
         )
         .await?;
-        subscription(&ctx, "mu", "mu", "cat", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "mu", "mu", "cat")).await?;
         await_sub(&ctx, "mu", "1.0.0 installed", |s| {
             s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "mu.v1.0.0"
         })

@@ -48,7 +48,7 @@ async fn a_step_of_an_api_nobody_serves_retries_then_fails_with_olms_message() -
         operator_group(&ctx).await?;
         // As OLM's e2e test writes it: an approved plan whose one step is a VerticalPodAutoscaler of a group
         // that does not exist.
-        let ip: InstallPlan = create(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
+        let ip: InstallPlan = create_manifest(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
             "metadata": {"name": "test-plan-api"},
             "spec": {"clusterServiceVersionNames": [], "approval": "Automatic", "approved": true}}))
         .await?;
@@ -105,7 +105,7 @@ async fn a_bundle_with_a_v1beta1_crd_fails_its_plan_naming_the_bundle_and_create
         operator_group(&ctx).await?;
         address_catalog(&ctx, "community", &format!("127.0.0.1:{port}")).await?;
         // Channel alpha holds only apicuritooperator.v0.1.0, whose CRD apicuritos.apicur.io is v1beta1.
-        subscription(&ctx, "apicurito", "apicurito", "community", json!({"channel": "alpha"})).await?;
+        subscription(&ctx, sub_to(&ctx, "apicurito", "apicurito", "community").channel("alpha")).await?;
         let sub = await_sub(&ctx, "apicurito", "InstallPlanFailed", |s| {
             sub_condition(s, "InstallPlanFailed").is_some_and(|c| c.0 == "True")
         })

@@ -14,11 +14,10 @@ use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::OperatorGroup;
 use oci_support::registry_addr;
-use olm_tests::catalog_fixture::{DEADLINE, create, subs};
+use olm_tests::catalog_fixture::{Catsrc, DEADLINE, create, subs};
 use olm_tests::{
     Cluster, OperatorProcess, TestContext, await_object, eventually, peer_bin_dir, with_namespace,
 };
-use serde_json::json;
 use std::process::Command;
 
 /// `kubectl operator -n NS ARGS...`: (succeeded, stdout, stderr).
@@ -93,10 +92,12 @@ async fn kubectl_operator_lists_installs_upgrades_and_uninstalls_through_olm_rs(
 
         // `catalog add` is not used: it pulls the image itself to read its labels, over HTTPS only (v0.6.0 has no
         // plain-HTTP option), and the tests' registry speaks HTTP. The CatalogSource it would create, by hand:
-        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "samples"},
-            "spec": {"sourceType": "grpc", "image": image, "displayName": "olm-rs samples", "publisher": "olm-rs"}}))
-        .await?;
+        let mut samples = Catsrc::named("samples")
+            .image(&image)
+            .display_name("olm-rs samples")
+            .build();
+        samples.spec.publisher = Some("olm-rs".to_string());
+        create(&ctx, samples).await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), ns);
         await_object(&catalogs, "samples", DEADLINE, "READY", |c| {
             c.and_then(|c| c.status.as_ref())
@@ -171,20 +172,26 @@ async fn kubectl_operator_lists_installs_upgrades_and_uninstalls_through_olm_rs(
         // uninstall finds the CSV through the Operator object's component refs (the first CSV listed), which follow
         // the upgrade: the replaced CSV drops out of them once deleted.
         let operators: Api<messages::crd::operator::Operator> = Api::all(ctx.client.clone());
-        await_object(&operators, &format!("etcd.{ns}"), DEADLINE, "refs name only the new CSV", |o| {
-            let csvs: Vec<String> = o
-                .and_then(|o| o.status.as_ref())
-                .and_then(|s| s.components.as_ref())
-                .map(|c| {
-                    c.refs
-                        .iter()
-                        .filter(|r| r.object.kind.as_deref() == Some("ClusterServiceVersion"))
-                        .filter_map(|r| r.object.name.clone())
-                        .collect()
-                })
-                .unwrap_or_default();
-            csvs == ["etcdoperator.v0.9.4"]
-        })
+        await_object(
+            &operators,
+            &format!("etcd.{ns}"),
+            DEADLINE,
+            "refs name only the new CSV",
+            |o| {
+                let csvs: Vec<String> = o
+                    .and_then(|o| o.status.as_ref())
+                    .and_then(|s| s.components.as_ref())
+                    .map(|c| {
+                        c.refs
+                            .iter()
+                            .filter(|r| r.object.kind.as_deref() == Some("ClusterServiceVersion"))
+                            .filter_map(|r| r.object.name.clone())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                csvs == ["etcdoperator.v0.9.4"]
+            },
+        )
         .await?;
         // uninstall removes the Subscription, the CSV and, asked to, the OperatorGroup.
         ok(&ctx, &["uninstall", "etcd", "--delete-operator-groups"])?;

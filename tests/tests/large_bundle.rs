@@ -101,7 +101,7 @@ async fn a_three_mib_bundle_installs_and_its_plan_refers_to_the_objects() -> any
         operator_group(&ctx).await?;
         address_catalog(&ctx, "large", &format!("127.0.0.1:{}", serve.port)).await?;
         let started = Instant::now();
-        subscription(&ctx, "large", "large", "large", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "large", "large", "large")).await?;
         let sub = await_sub(&ctx, "large", "AtLatestKnown", |s| {
             s.state == SubscriptionState::AtLatestKnown
         })

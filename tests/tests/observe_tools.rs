@@ -17,7 +17,6 @@ use olm_tests::{
     Cluster, Observe, OperatorProcess, await_object, browser_dom, browser_screenshot, eventually,
     output_dir, with_namespace,
 };
-use serde_json::json;
 use std::time::Duration;
 
 const SCRAPE: Duration = Duration::from_secs(60);
@@ -76,7 +75,7 @@ async fn scenario_38_through_prometheus_and_the_install_trace_in_phoenix() -> an
         let crd = Crd::new("probes", &format!("{}.observe.olm-rs.io", &ns[ns.len() - 6..]), "Probe");
         configmap_catalog(&ctx, "cat", &Catalog::with(vec![Op::new("watched", "0.1.0").owns(&crd)]), 0).await?;
         prom(&observe, &format!("catalogsource_ready{{{t},namespace=\"{ns}\",name=\"cat\"}}"), "catalogsource_ready 1", |v| v.len() == 1 && v[0].1 == 1.0).await?;
-        subscription(&ctx, "watched", "watched", "cat", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "watched", "watched", "cat")).await?;
         await_sub(&ctx, "watched", "AtLatestKnown", |s| s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "watched.v0.1.0").await?;
         await_object(&csvs, "watched.v0.1.0", DEADLINE, "Succeeded", |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded")).await?;
         // Relabel on phase change: the CSV's abnormal series went, csv_succeeded is 1.

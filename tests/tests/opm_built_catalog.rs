@@ -103,9 +103,7 @@ async fn olm_rs_serves_a_catalog_image_laid_out_by_opm_generate_dockerfile() -> 
         let _cat = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
         let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
-        create::<CatalogSource>(
-            &ctx,
-            json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+        create_manifest::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
                 "metadata": {"name": "opm-built"},
                 "spec": {"sourceType": "grpc", "image": oci::publish::pinned(&reference, &digest)}}),
         )
@@ -117,13 +115,7 @@ async fn olm_rs_serves_a_catalog_image_laid_out_by_opm_generate_dockerfile() -> 
                 .is_some_and(|s| s.last_observed_state.as_str() == "READY")
         })
         .await?;
-        subscription(
-            &ctx,
-            "etcd",
-            "etcd",
-            "opm-built",
-            json!({"channel": "singlenamespace-alpha"}),
-        )
+        subscription(&ctx, sub_to(&ctx, "etcd", "etcd", "opm-built").channel("singlenamespace-alpha"))
         .await?;
         await_sub(&ctx, "etcd", "installed from opm's layout", |s| {
             s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "etcdoperator.v0.9.4"

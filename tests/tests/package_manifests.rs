@@ -92,7 +92,7 @@ async fn the_community_catalog_is_listed_through_kubectl_in_every_namespace() ->
         .await?;
         let mut want = want;
         want.sort();
-        create::<CatalogSource>(&ctx, serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+        create_manifest::<CatalogSource>(&ctx, serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
             "metadata": {"name": "community", "labels": {"team": "platform"}},
             "spec": {"sourceType": "grpc", "address": address, "displayName": "Community Operators", "publisher": "Red Hat"}}))
         .await?;
@@ -536,7 +536,7 @@ async fn a_current_kubectl_explains_discovers_and_lists_packagemanifests() -> an
         anyhow::ensure!(fbc.is_dir(), "the community FBC is missing at {}", fbc.display());
         let registry = RegistryProcess::start(&[fbc.as_path()], free_port()?)?;
         let address = format!("127.0.0.1:{}", registry.port);
-        create::<CatalogSource>(&ctx, serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+        create_manifest::<CatalogSource>(&ctx, serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
             "metadata": {"name": "community"},
             "spec": {"sourceType": "grpc", "address": address, "displayName": "Community Operators", "publisher": "Red Hat"}}))
         .await?;

@@ -62,7 +62,7 @@ async fn add_catalogs(
     address: &str,
 ) -> anyhow::Result<()> {
     for i in from..to {
-        create::<CatalogSource>(ctx, serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+        create_manifest::<CatalogSource>(ctx, serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
             "metadata": {"name": format!("community-{i}")},
             "spec": {"sourceType": "grpc", "address": address, "displayName": format!("Community {i}")}}))
         .await?;

@@ -55,9 +55,7 @@ async fn a_mirrored_private_catalog_installs_and_is_listed_with_the_global_pull_
 
         // The global pull secret: the only place the private registry's credentials are.
         let config = auth_registry::docker_config(&private.addr);
-        create::<k8s_openapi::api::core::v1::Secret>(
-            &ctx,
-            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "global-pull"},
+        create_manifest::<k8s_openapi::api::core::v1::Secret>(&ctx, json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "global-pull"},
                 "type": "kubernetes.io/dockerconfigjson", "stringData": {".dockerconfigjson": config}}),
         )
         .await?;
@@ -71,9 +69,7 @@ async fn a_mirrored_private_catalog_installs_and_is_listed_with_the_global_pull_
         let _cat = catalog_operator(&ctx, &flags).await?;
         let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
-        create::<CatalogSource>(
-            &ctx,
-            json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+        create_manifest::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
                 "metadata": {"name": "private"},
                 "spec": {"sourceType": "grpc", "image": "quay.io/private-org/catalog:v1", "displayName": "Private"}}),
         )
@@ -85,7 +81,7 @@ async fn a_mirrored_private_catalog_installs_and_is_listed_with_the_global_pull_
                 .is_some_and(|s| s.last_observed_state.as_str() == "READY")
         })
         .await?;
-        subscription(&ctx, "etcd", "etcd", "private", json!({"channel": "singlenamespace-alpha"})).await?;
+        subscription(&ctx, sub_to(&ctx, "etcd", "etcd", "private").channel("singlenamespace-alpha")).await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         await_object(&csvs, "etcdoperator.v0.9.4", Duration::from_secs(180), "installed from the private catalog", |c| c.is_some())
             .await?;

@@ -44,7 +44,7 @@ async fn a_catalog_image_behind_registry_auth_is_pulled_with_the_catalogs_pull_s
             .await?;
 
         let config = auth_registry::docker_config(&auth_registry.addr);
-        create::<k8s_openapi::api::core::v1::Secret>(
+        create_manifest::<k8s_openapi::api::core::v1::Secret>(
             &ctx,
             json!({"apiVersion": "v1", "kind": "Secret",
             "metadata": {"name": "pull"}, "type": "kubernetes.io/dockerconfigjson",
@@ -55,14 +55,14 @@ async fn a_catalog_image_behind_registry_auth_is_pulled_with_the_catalogs_pull_s
         let _cat = catalog_operator(&ctx, &[]).await?;
         let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
-        create::<CatalogSource>(
+        create_manifest::<CatalogSource>(
             &ctx,
             json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
             "metadata": {"name": "private"},
             "spec": {"sourceType": "grpc", "image": tag, "secrets": ["pull"]}}),
         )
         .await?;
-        create::<CatalogSource>(
+        create_manifest::<CatalogSource>(
             &ctx,
             json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
             "metadata": {"name": "nosecret"},
@@ -106,10 +106,7 @@ async fn a_catalog_image_behind_registry_auth_is_pulled_with_the_catalogs_pull_s
 
         subscription(
             &ctx,
-            "etcd",
-            "etcd",
-            "private",
-            json!({"channel": "singlenamespace-alpha"}),
+            sub_to(&ctx, "etcd", "etcd", "private").channel("singlenamespace-alpha"),
         )
         .await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);

@@ -118,10 +118,7 @@ impl Bench {
         let started = Instant::now();
         subscription(
             &c,
-            "probe",
-            "probe",
-            "cat",
-            json!({"sourceNamespace": CATALOG_NS}),
+            sub_to(&c, "probe", "probe", "cat").source("cat", CATALOG_NS),
         )
         .await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(self.client.clone(), &ns);
@@ -330,19 +327,12 @@ async fn scale_steps() -> anyhow::Result<()> {
     }
 
     let global = ctx(&b, GLOBAL_NS);
-    create::<messages::crd::operator_group::OperatorGroup>(
-        &global,
-        json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": "global"}, "spec": {}}),
-    )
-    .await?;
+    create(&global, Og::named("global").build()).await?;
     for i in 0..globals {
         let name = format!("global{i}");
         subscription(
             &global,
-            &name,
-            &name,
-            "cat",
-            json!({"sourceNamespace": CATALOG_NS}),
+            sub_to(&global, &name, &name, "cat").source("cat", CATALOG_NS),
         )
         .await?;
     }
@@ -404,10 +394,7 @@ async fn scale_steps() -> anyhow::Result<()> {
                 operator_group(&c).await?;
                 subscription(
                     &c,
-                    "own",
-                    "own",
-                    "cat",
-                    json!({"sourceNamespace": CATALOG_NS}),
+                    sub_to(&c, "own", "own", "cat").source("cat", CATALOG_NS),
                 )
                 .await?;
                 anyhow::Ok(())

@@ -133,7 +133,7 @@ async fn catalog_deprecations_show_on_the_subscription_and_go_with_the_catalog_n
         let serve = RegistryProcess::start(&[&fbc], port)?;
         operator_group(&ctx).await?;
         polled_catalog(&ctx, port).await?;
-        subscription(&ctx, "dep", "dep", "cat", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "dep", "dep", "cat")).await?;
 
         // The deprecated bundle installs, and every level's notice shows.
         await_sub(&ctx, "dep", "the deprecated bundle installed", |s| {

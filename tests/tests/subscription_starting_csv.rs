@@ -91,10 +91,9 @@ async fn a_manual_subscription_with_a_starting_csv_installs_it_then_upgrades_one
         .await?;
         subscription(
             &ctx,
-            "kappa",
-            "kappa",
-            "cat",
-            json!({"startingCSV": "kappa.v1.0.0", "installPlanApproval": "Manual"}),
+            sub_to(&ctx, "kappa", "kappa", "cat")
+                .starting_csv("kappa.v1.0.0")
+                .approval(Approval::Manual),
         )
         .await?;
 

@@ -81,10 +81,9 @@ pub async fn create_temp(ctx: &TestContext) -> anyhow::Result<()> {
     exists_is_done(
         subscription(
             &temp,
-            "temp",
-            "temp",
-            "cat",
-            json!({"sourceNamespace": ctx.namespace, "installPlanApproval": "Automatic"}),
+            sub_to(&temp, "temp", "temp", "cat")
+                .source("cat", &ctx.namespace)
+                .approval(Approval::Automatic),
         )
         .await,
     )
