@@ -1,6 +1,6 @@
 //! What the CSV cluster tests share (csv_lifecycle, csv_requirements, csv_chains): a CSV and group built as a
 //! user writes them, waits on phases and deletions, Events and metrics of olm-operator, and one olm-operator
-//! process per test watching that test's namespace.
+//! process per test watching that test's namespace; `webhooks`, what csv_webhooks adds.
 #![allow(dead_code)] // each test binary uses part of it
 
 use k8s_openapi::api::core::v1::Event;
@@ -11,6 +11,8 @@ use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually,
 use serde_json::{Value, json};
 use std::future::Future;
 use std::time::Duration;
+
+pub mod webhooks;
 
 pub const DEADLINE: Duration = Duration::from_secs(90);
 
