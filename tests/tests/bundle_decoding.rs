@@ -6,15 +6,13 @@
 //! the field; an object the API server refuses fails its plan with a message naming the bundle and the object
 //! before the API server's own.
 
-mod oci_support;
-
 use k8s_openapi::api::core::v1::{ConfigMap, Event};
 use kube::Api;
 use kube::api::ListParams;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::SubscriptionState;
-use oci_support::*;
 use olm_tests::catalog_fixture::*;
+use olm_tests::oci_fixture::*;
 use olm_tests::{await_object, eventually, with_namespace};
 use std::collections::BTreeMap;
 

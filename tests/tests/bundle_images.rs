@@ -6,14 +6,12 @@
 //! `BundleUnpackFailed` condition with no InstallPlan and nothing applied (an index without a manifest for the
 //! platform catalog-operator runs on among them).
 
-mod oci_support;
-
 use kube::Api;
 use kube::api::{DeleteParams, ListParams};
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::SubscriptionState;
-use oci_support::*;
 use olm_tests::catalog_fixture::*;
+use olm_tests::oci_fixture::*;
 use olm_tests::{await_object, eventually, with_namespace};
 use serde_json::json;
 use std::collections::BTreeMap;

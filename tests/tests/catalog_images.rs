@@ -5,13 +5,11 @@
 //! digest. A catalog image without a catalog and an invalid poll interval end in clear status messages. A poll
 //! that fails (the tag re-pushed with an image that is not a catalog) keeps serving the last good catalog.
 
-mod oci_support;
-
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
-use oci_support::*;
 use olm_tests::catalog_fixture::*;
+use olm_tests::oci_fixture::*;
 use olm_tests::{await_object, eventually, with_namespace};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};

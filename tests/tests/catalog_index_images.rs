@@ -3,13 +3,11 @@
 //! local registry and naming real community bundle images by digest (`bundlepath`), is served in-process by a
 //! CatalogSource with `spec.image` (READY, no Pod), and a Subscription installs from it.
 
-mod oci_support;
-
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
-use oci_support::*;
 use olm_tests::catalog_fixture::*;
+use olm_tests::oci_fixture::*;
 use olm_tests::{await_object, with_namespace};
 use rusqlite::{Connection, params};
 use serde_json::json;

@@ -15,10 +15,9 @@ use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase, CsvReason};
 use messages::crd::operator_group::OperatorGroup;
-mod csv_support;
 
-use csv_support::webhooks::*;
-use csv_support::{await_phase, csvs};
+use olm_tests::csv_fixture::webhooks::*;
+use olm_tests::csv_fixture::{await_phase, csvs};
 use olm_tests::{await_object, eventually};
 use serde_json::json;
 use std::time::Duration;

@@ -39,7 +39,6 @@ use std::time::{Duration, Instant};
 
 mod full_cluster_pod_security;
 mod full_upgrade_support;
-mod oci_support;
 
 const OLM_NS: &str = "olm";
 const OPERATORS: [&str; 2] = ["olm-operator", "catalog-operator"];
@@ -538,7 +537,7 @@ async fn crd_changing_upgrade_from_an_image_catalog(
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     use kube::api::{ApiResource, DynamicObject};
 
-    let corpus = oci_support::community_bundles().context(
+    let corpus = olm_tests::oci_fixture::community_bundles().context(
         "../shared/catalogs/community-operators-prod-bundles is absent (this phase's input)",
     )?;
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());

@@ -6,15 +6,12 @@
 //! next one; `list`; `uninstall` with its OperatorGroup. Each step is checked both in what the tool prints and in
 //! the cluster.
 
-mod oci_support;
-mod package_server_support;
-
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::OperatorGroup;
-use oci_support::registry_addr;
 use olm_tests::catalog_fixture::{Catsrc, DEADLINE, create, subs};
+use olm_tests::oci_fixture::registry_addr;
 use olm_tests::{
     Cluster, OperatorProcess, TestContext, await_object, eventually, peer_bin_dir, with_namespace,
 };
@@ -61,7 +58,7 @@ async fn kubectl_operator_lists_installs_upgrades_and_uninstalls_through_olm_rs(
     let root =
         std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/samples/catalog");
     let cluster = Cluster::shared()?;
-    let _one_apiservice = package_server_support::exclusive().await;
+    let _one_apiservice = olm_tests::package_server_fixture::exclusive().await;
     with_namespace(cluster, "kubectl-operator", |ctx| async move {
         let registry = oci::Registry::default();
         let prefix = format!("{}/{}", registry_addr(), ctx.namespace);
@@ -75,7 +72,8 @@ async fn kubectl_operator_lists_installs_upgrades_and_uninstalls_through_olm_rs(
         )
         .await?;
         let _packages =
-            package_server_support::start(ctx.cluster, &ctx.client, &ctx.namespace).await?;
+            olm_tests::package_server_fixture::start(ctx.cluster, &ctx.client, &ctx.namespace)
+                .await?;
         let ns = ctx.namespace.as_str();
         let _cat = OperatorProcess::start(
             ctx.cluster,

@@ -5,9 +5,6 @@
 //! of both; Prometheus' graph page draws the install-duration histogram. Screenshots are written under the
 //! test output folder (printed). Without the tools these tests fail, saying how to start them.
 
-#[path = "operator_group_support/mod.rs"]
-mod og_support;
-
 use kube::Api;
 use kube::api::{DeleteParams, PostParams};
 use messages::crd::csv::ClusterServiceVersion;
@@ -60,7 +57,7 @@ async fn scenario_38_through_prometheus_and_the_install_trace_in_phoenix() -> an
         // csv_abnormal with OLM's labels; csv_succeeded 0 beside it (scenario 38: UnsupportedOperatorGroup).
         operator_group(&ctx).await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), ns);
-        csvs.create(&PostParams::default(), &og_support::csv("allns.v1", &["AllNamespaces"], &[])?).await?;
+        csvs.create(&PostParams::default(), &olm_tests::operator_group_fixture::csv("allns.v1", &["AllNamespaces"], &[])?).await?;
         let abnormal = prom(&observe, &format!("csv_abnormal{{{t},name=\"allns.v1\"}}"), "csv_abnormal UnsupportedOperatorGroup", |v| v.iter().any(|(l, x)| *x == 1.0 && l.get("reason").map(String::as_str) == Some("UnsupportedOperatorGroup"))).await?;
         let labels = &abnormal[0].0;
         assert_eq!(labels.get("namespace").map(String::as_str), Some(ns));

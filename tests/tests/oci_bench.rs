@@ -5,13 +5,11 @@
 //!   RSS before and with it loaded;
 //! - Subscription created → CSV Succeeded, p50/p99 over 20 installs of bundle images from a catalog image.
 
-mod oci_support;
-
 use catalog_operator::unpacker::{Poll, Unpacker};
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
-use oci_support::*;
 use olm_tests::catalog_fixture::*;
+use olm_tests::oci_fixture::*;
 use olm_tests::{await_object, with_namespace};
 use serde_json::json;
 use std::sync::Arc;

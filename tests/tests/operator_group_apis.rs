@@ -11,8 +11,7 @@ use olm_tests::{Cluster, OperatorProcess, await_object, with_namespace};
 use serde_json::json;
 use std::collections::BTreeSet;
 
-mod operator_group_support;
-use operator_group_support::{
+use olm_tests::operator_group_fixture::{
     DEADLINE, Extra, csv, delete_crd, ensure_crd, og, phase_reason, provided,
 };
 

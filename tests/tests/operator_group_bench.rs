@@ -13,8 +13,7 @@ use olm_tests::{Cluster, OperatorProcess, await_object, eventually, with_namespa
 use serde_json::json;
 use std::time::{Duration, Instant};
 
-mod operator_group_support;
-use operator_group_support::{csv, og};
+use olm_tests::operator_group_fixture::{csv, og};
 
 /// The pid of the operator serving on `port` (found by its command line).
 fn pid_of(port: u16) -> Option<u32> {

@@ -10,10 +10,9 @@ use messages::crd::olm_config::OLMConfig;
 use olm_tests::{Cluster, OperatorProcess, await_object, eventually, with_namespace};
 use serde_json::json;
 
-mod operator_group_support;
 use k8s_openapi::api::rbac::v1::{ClusterRole, Role, RoleBinding};
 use kube::api::ListParams;
-use operator_group_support::{DEADLINE, Extra, csv, og, with_permissions};
+use olm_tests::operator_group_fixture::{DEADLINE, Extra, csv, og, with_permissions};
 
 const NAME: &str = "copied.v1.0.0";
 

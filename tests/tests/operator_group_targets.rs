@@ -12,8 +12,7 @@ use olm_tests::{Cluster, OperatorProcess, await_object, eventually, with_namespa
 use serde_json::json;
 use std::collections::BTreeSet;
 
-mod operator_group_support;
-use operator_group_support::{DEADLINE, Extra, og};
+use olm_tests::operator_group_fixture::{DEADLINE, Extra, og};
 
 fn status_namespaces(og: &OperatorGroup) -> Option<BTreeSet<String>> {
     og.status

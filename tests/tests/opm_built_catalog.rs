@@ -4,13 +4,11 @@
 //! makes (run with the same opm), and its `LABEL`s. Only the base image's binaries are missing, which olm-rs does
 //! not use. A CatalogSource naming the image reads READY, and a Subscription installs from it.
 
-mod oci_support;
-
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::subscription::SubscriptionState;
-use oci_support::*;
 use olm_tests::catalog_fixture::*;
+use olm_tests::oci_fixture::*;
 use olm_tests::{await_object, with_namespace};
 use serde_json::json;
 use std::collections::BTreeMap;

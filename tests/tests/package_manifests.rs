@@ -6,17 +6,15 @@
 //! left out; a new catalog head reaches `kubectl get packagemanifests -w`; a current kubectl explains the kind
 //! from the OpenAPI v3 document, finds it through discovery and prints it wide.
 
-mod package_server_support;
-
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use kube::Api;
 use kube::api::{DeleteParams, PostParams};
 use messages::crd::catalog_source::CatalogSource;
 use olm_tests::catalog_fixture::*;
+use olm_tests::package_server_fixture::*;
 use olm_tests::{Cluster, eventually, with_namespace};
 use package_server::types::PackageManifest;
-use package_server_support::*;
 use registry::client::{ClientOptions, RegistryClient};
 use std::io::BufRead;
 use std::path::PathBuf;

@@ -4,12 +4,10 @@
 //!
 //! `OLM_RS_SHARED=/path/to/shared cargo test -p olm-tests --test package_manifests_bench -- --ignored --nocapture`
 
-mod package_server_support;
-
 use messages::crd::catalog_source::CatalogSource;
 use olm_tests::catalog_fixture::*;
+use olm_tests::package_server_fixture::*;
 use olm_tests::{Cluster, eventually, with_namespace};
-use package_server_support::*;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 

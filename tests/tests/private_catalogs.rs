@@ -5,15 +5,13 @@
 //! serves the catalog and installs from it; package-server, run with the same flags, lists its package.
 
 mod auth_registry;
-mod oci_support;
-mod package_server_support;
 
 use auth_registry::{AuthRegistry, Tls, outward_ip};
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
-use oci_support::*;
 use olm_tests::catalog_fixture::*;
+use olm_tests::oci_fixture::*;
 use olm_tests::{await_object, eventually, with_namespace};
 use serde_json::json;
 use std::time::Duration;
@@ -30,7 +28,7 @@ async fn a_mirrored_private_catalog_installs_and_is_listed_with_the_global_pull_
     let tls = Tls::for_ip(ip)?;
     let private = AuthRegistry::start_on(ip, Some(&tls)).await?;
     let cluster = olm_tests::Cluster::shared()?;
-    let _apiservice = package_server_support::exclusive().await;
+    let _apiservice = olm_tests::package_server_fixture::exclusive().await;
     with_namespace(cluster, "privcat", |ctx| async move {
         let dir = std::env::temp_dir().join(format!("olm-rs-{}", ctx.namespace));
         let (ca, conf) =
@@ -87,11 +85,11 @@ async fn a_mirrored_private_catalog_installs_and_is_listed_with_the_global_pull_
             .await?;
 
         // package-server, with the same flags, lists the package of the private catalog.
-        let _server = package_server_support::start_with(cluster, &ctx.client, &ctx.namespace, &flags).await?;
+        let _server = olm_tests::package_server_fixture::start_with(cluster, &ctx.client, &ctx.namespace, &flags).await?;
         let ns = ctx.namespace.clone();
         let ns = &ns;
         eventually(Duration::from_secs(60), "etcd listed by package-server", || async move {
-            let names = package_server_support::names(cluster, ns, &[])?;
+            let names = olm_tests::package_server_fixture::names(cluster, ns, &[])?;
             Ok(names.contains(&"etcd".to_string()).then_some(()))
         })
         .await?;

@@ -5,14 +5,13 @@
 //! registry refused it.
 
 mod auth_registry;
-mod oci_support;
 
 use auth_registry::AuthRegistry;
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
-use oci_support::*;
 use olm_tests::catalog_fixture::*;
+use olm_tests::oci_fixture::*;
 use olm_tests::{await_object, with_namespace};
 use serde_json::json;
 use std::time::Duration;

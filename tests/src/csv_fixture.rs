@@ -1,13 +1,12 @@
 //! What the CSV cluster tests share (csv_lifecycle, csv_requirements, csv_chains): a CSV and group built as a
 //! user writes them, waits on phases and deletions, Events and metrics of olm-operator, and one olm-operator
 //! process per test watching that test's namespace; `webhooks`, what csv_webhooks adds.
-#![allow(dead_code)] // each test binary uses part of it
 
+use crate::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
 use k8s_openapi::api::core::v1::Event;
 use kube::api::{Api, ListParams, PostParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase, CsvReason};
 use messages::crd::operator_group::OperatorGroup;
-use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
 use serde_json::{Value, json};
 use std::future::Future;
 use std::time::Duration;

@@ -1,6 +1,8 @@
 //! What csv_webhooks' tests share: a webhook CSV and its definitions, the group, an olm-operator per test (as
 //! the admin or as its own deploy/rbac account) and the checks on what a CSV serves.
 
+use crate::rbac::{DeployedRbac, kubeconfig_as};
+use crate::{Cluster, OperatorProcess, TestContext, with_namespace};
 use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Secret, Service};
@@ -9,8 +11,6 @@ use kube::api::{Api, ListParams, PostParams};
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::OperatorGroup;
 use messages::testing::Og;
-use olm_tests::rbac::{DeployedRbac, kubeconfig_as};
-use olm_tests::{Cluster, OperatorProcess, TestContext, with_namespace};
 use serde_json::{Value, json};
 use sha2::Digest;
 use std::future::Future;
@@ -83,7 +83,7 @@ pub fn owner_selector(csv: &str, ns: &str) -> String {
 pub enum Identity {
     /// The test plane's admin kubeconfig.
     Admin,
-    /// Its deploy/rbac ServiceAccount (`olm_tests::rbac`), which reads and replaces certificate Secrets only
+    /// Its deploy/rbac ServiceAccount (`crate::rbac`), which reads and replaces certificate Secrets only
     /// through the per-CSV grant it makes itself (olm-operator/src/csv/served/cert_grant.rs).
     OwnAccount,
 }

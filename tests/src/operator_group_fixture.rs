@@ -1,7 +1,5 @@
 //! Shared pieces of the OperatorGroup cluster tests: extra namespaces, groups, CSVs and CRDs of a test.
 
-#![allow(dead_code, reason = "each test file uses a part of this module")]
-
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
