@@ -355,6 +355,17 @@ impl Catsrc {
         self
     }
 
+    pub fn publisher(mut self, publisher: &str) -> Self {
+        self.0.spec.publisher = Some(publisher.to_owned());
+        self
+    }
+
+    /// `spec.secrets`: the pull secrets of the catalog's image.
+    pub fn secrets(mut self, names: &[&str]) -> Self {
+        self.0.spec.secrets = Some(names.iter().map(|n| (*n).to_owned()).collect());
+        self
+    }
+
     pub fn priority(mut self, priority: i32) -> Self {
         self.0.spec.priority = Some(priority);
         self

@@ -295,9 +295,11 @@ async fn bad_bundle_images_end_in_clear_conditions_and_apply_nothing() -> anyhow
         let serve = RegistryProcess::serve_fbc(&ctx, &fbc_text(&docs))?;
         let port = serve.port;
         let _cat = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
-        create_manifest::<messages::crd::operator_group::OperatorGroup>(&ctx, json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-            "metadata": {"name": "og", "annotations": {"operatorframework.io/bundle-unpack-timeout": "3s"}},
-            "spec": {"targetNamespaces": [ctx.namespace]}})).await?;
+        let mut og = Og::named("og").targets(&[&ctx.namespace]).build();
+        og.metadata.annotations = Some(
+            [("operatorframework.io/bundle-unpack-timeout".to_string(), "3s".to_string())].into(),
+        );
+        create(&ctx, og).await?;
         address_catalog(&ctx, "bad", &format!("127.0.0.1:{port}")).await?;
         for (package, _, _) in &cases {
             subscription(&ctx, sub_to(&ctx, package, package, "bad")).await?;

@@ -94,9 +94,7 @@ async fn an_invalid_spec_is_spec_invalid_and_an_unreachable_catalog_image_says_s
         assert_eq!(bad.status.expect("status").message, "configmap name unset: must be set for sourcetype: configmap");
 
         // Catalog images are pulled in-process (issue 13); this machine reaches no public registry.
-        create_manifest::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource", "metadata": {"name": "img.cat"},
-            "spec": {"sourceType": "grpc", "image": "quay.io/operatorhubio/catalog:latest"}}))
-        .await?;
+        create(&ctx, Catsrc::named("img.cat").image("quay.io/operatorhubio/catalog:latest").build()).await?;
         let cs = await_object(&catalogs, "img.cat", DEADLINE, "the image's registry unreachable", |c| {
             c.and_then(|c| c.status.as_ref()).is_some_and(|s| s.message.contains("unreachable"))
         })

@@ -107,12 +107,7 @@ async fn a_sqlite_index_image_is_served_and_installs() -> anyhow::Result<()> {
         let _cat = catalog_operator(&ctx, &[]).await?;
         let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
-        create_manifest::<CatalogSource>(
-            &ctx,
-            json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "index"}, "spec": {"sourceType": "grpc", "image": tag}}),
-        )
-        .await?;
+        create(&ctx, Catsrc::named("index").image(&tag).build()).await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         let cs = await_object(&catalogs, "index", DEADLINE, "READY", |c| {
             c.and_then(|c| c.status.as_ref())

@@ -21,7 +21,6 @@ use messages::crd::install_plan::InstallPlanPhase;
 use messages::crd::subscription::SubscriptionState;
 use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, TestContext, await_object, shared_operators, with_namespace};
-use serde_json::json;
 use std::time::{Duration, Instant};
 
 /// One real operator and what installing it must produce.
@@ -251,12 +250,7 @@ async fn run_case(case: &'static Case, stub: Option<Catalog>) -> anyhow::Result<
         let _cat = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
         let _olm = olm_operator(&ctx).await?;
         if case.all_namespaces {
-            create_manifest::<messages::crd::operator_group::OperatorGroup>(
-                &ctx,
-                json!({"apiVersion": "operators.coreos.com/v1",
-                "kind": "OperatorGroup", "metadata": {"name": "global"}, "spec": {}}),
-            )
-            .await?;
+            create(&ctx, Og::named("global").build()).await?;
         } else {
             operator_group(&ctx).await?;
         }

@@ -10,7 +10,6 @@ use messages::crd::subscription::SubscriptionState;
 use olm_tests::catalog_fixture::*;
 use olm_tests::oci_fixture::*;
 use olm_tests::{await_object, with_namespace};
-use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -83,7 +82,10 @@ async fn olm_rs_serves_a_catalog_image_laid_out_by_opm_generate_dockerfile() -> 
             &work,
         )?;
         let mut files = oci::build::files_from_dir(&work.join("catalog"), "configs")?;
-        files.extend(oci::build::files_from_dir(&work.join("cache"), "tmp/cache")?);
+        files.extend(oci::build::files_from_dir(
+            &work.join("cache"),
+            "tmp/cache",
+        )?);
         assert!(
             files.iter().any(|(p, _)| p.starts_with("tmp/cache/")),
             "opm wrote its cache"
@@ -93,7 +95,10 @@ async fn olm_rs_serves_a_catalog_image_laid_out_by_opm_generate_dockerfile() -> 
             .push(
                 &reference,
                 &oci::Auth::Anonymous,
-                vec![(oci::build::LAYER_MEDIA_TYPE.into(), oci::build::tar_gz(&files)?)],
+                vec![(
+                    oci::build::LAYER_MEDIA_TYPE.into(),
+                    oci::build::tar_gz(&files)?,
+                )],
                 &labels,
             )
             .await?;
@@ -101,11 +106,8 @@ async fn olm_rs_serves_a_catalog_image_laid_out_by_opm_generate_dockerfile() -> 
         let _cat = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
         let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
-        create_manifest::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-                "metadata": {"name": "opm-built"},
-                "spec": {"sourceType": "grpc", "image": oci::publish::pinned(&reference, &digest)}}),
-        )
-        .await?;
+        let image = oci::publish::pinned(&reference, &digest);
+        create(&ctx, Catsrc::named("opm-built").image(&image).build()).await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         await_object(&catalogs, "opm-built", DEADLINE, "READY", |c| {
             c.and_then(|c| c.status.as_ref())
@@ -113,7 +115,10 @@ async fn olm_rs_serves_a_catalog_image_laid_out_by_opm_generate_dockerfile() -> 
                 .is_some_and(|s| s.last_observed_state.as_str() == "READY")
         })
         .await?;
-        subscription(&ctx, sub_to(&ctx, "etcd", "etcd", "opm-built").channel("singlenamespace-alpha"))
+        subscription(
+            &ctx,
+            sub_to(&ctx, "etcd", "etcd", "opm-built").channel("singlenamespace-alpha"),
+        )
         .await?;
         await_sub(&ctx, "etcd", "installed from opm's layout", |s| {
             s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "etcdoperator.v0.9.4"

@@ -67,11 +67,10 @@ async fn a_mirrored_private_catalog_installs_and_is_listed_with_the_global_pull_
         let _cat = catalog_operator(&ctx, &flags).await?;
         let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
-        create_manifest::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-                "metadata": {"name": "private"},
-                "spec": {"sourceType": "grpc", "image": "quay.io/private-org/catalog:v1", "displayName": "Private"}}),
-        )
-        .await?;
+        let private = Catsrc::named("private")
+            .image("quay.io/private-org/catalog:v1")
+            .display_name("Private");
+        create(&ctx, private.build()).await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         await_object(&catalogs, "private", DEADLINE, "READY through the mirror", |c| {
             c.and_then(|c| c.status.as_ref())

@@ -54,20 +54,9 @@ async fn a_catalog_image_behind_registry_auth_is_pulled_with_the_catalogs_pull_s
         let _cat = catalog_operator(&ctx, &[]).await?;
         let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
-        create_manifest::<CatalogSource>(
-            &ctx,
-            json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "private"},
-            "spec": {"sourceType": "grpc", "image": tag, "secrets": ["pull"]}}),
-        )
-        .await?;
-        create_manifest::<CatalogSource>(
-            &ctx,
-            json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "nosecret"},
-            "spec": {"sourceType": "grpc", "image": tag}}),
-        )
-        .await?;
+        let private = Catsrc::named("private").image(&tag).secrets(&["pull"]);
+        create(&ctx, private.build()).await?;
+        create(&ctx, Catsrc::named("nosecret").image(&tag).build()).await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         await_object(
             &catalogs,
