@@ -7,6 +7,7 @@ use k8s_openapi::api::core::v1::Event;
 use kube::api::{Api, ListParams, PostParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase, CsvReason};
 use messages::crd::operator_group::OperatorGroup;
+use messages::testing::Og;
 use serde_json::{Value, json};
 use std::future::Future;
 use std::time::Duration;
@@ -52,10 +53,7 @@ pub async fn create_csv(ctx: &TestContext, value: Value) -> anyhow::Result<()> {
 }
 
 pub async fn create_group(ctx: &TestContext) -> anyhow::Result<()> {
-    let og: OperatorGroup = serde_json::from_value(json!({
-        "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-        "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ctx.namespace]}
-    }))?;
+    let og: OperatorGroup = Og::named("og").targets(&[&ctx.namespace]).build();
     Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ctx.namespace)
         .create(&PostParams::default(), &og)
         .await?;

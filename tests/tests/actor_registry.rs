@@ -6,6 +6,7 @@ use kube::api::{Api, DeleteParams, PostParams};
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::OperatorGroup;
 use messages::msg::{Journal, JournalEvent};
+use messages::testing::Og;
 use olm_tests::{Cluster, OperatorProcess, eventually, with_namespace};
 use serde_json::json;
 use std::time::Duration;
@@ -28,7 +29,7 @@ async fn the_olm_operator_runs_one_actor_per_csv_and_operator_group() -> anyhow:
         let op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns]).await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
         let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
-        let og: OperatorGroup = serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": "og"}, "spec": {}}))?;
+        let og: OperatorGroup = Og::named("og").build();
         ogs.create(&PostParams::default(), &og).await?;
         for n in 0..12 {
             let csv: ClusterServiceVersion = serde_json::from_value(json!({

@@ -15,6 +15,7 @@ use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase, CsvReason};
 use messages::crd::operator_group::OperatorGroup;
+use messages::testing::Og;
 
 use olm_tests::csv_fixture::webhooks::*;
 use olm_tests::csv_fixture::{await_phase, csvs};
@@ -535,9 +536,7 @@ async fn a_conversion_webhook_points_the_owned_crd_at_the_service_until_the_csv_
         use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
         let ns = ctx.namespace.clone();
         // An AllNamespaces group: conversion webhooks are only for operators supporting only AllNamespaces.
-        let og: OperatorGroup = serde_json::from_value(json!({
-            "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": "global"}, "spec": {}
-        }))?;
+        let og: OperatorGroup = Og::named("global").build();
         Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ns).create(&PostParams::default(), &og).await?;
         let group = format!("{ns}.test.olm-rs.io");
         let crds: Api<CustomResourceDefinition> = Api::all(ctx.client.clone());

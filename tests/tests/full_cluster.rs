@@ -33,6 +33,7 @@ use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::install_plan::InstallPlan;
 use messages::crd::operator_group::OperatorGroup;
 use messages::crd::subscription::Subscription;
+use messages::testing::Og;
 use olm_tests::{FullCluster, await_object, dump_namespace, eventually};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -320,13 +321,7 @@ fn test_catalog(package: &str) -> Value {
 async fn subscribe(client: &Client, ns: &str, package: &str) -> anyhow::Result<()> {
     let pp = PostParams::default();
     Api::<OperatorGroup>::namespaced(client.clone(), ns)
-        .create(
-            &pp,
-            &serde_json::from_value(
-                json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-            "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ns]}}),
-            )?,
-        )
+        .create(&pp, &Og::named("og").targets(&[&ns]).build())
         .await?;
     Api::<ConfigMap>::namespaced(client.clone(), ns)
         .create(&pp, &serde_json::from_value(test_catalog(package))?)
@@ -571,13 +566,7 @@ async fn crd_changing_upgrade_from_an_image_catalog(
 
     let pp = PostParams::default();
     Api::<OperatorGroup>::namespaced(client.clone(), ns)
-        .create(
-            &pp,
-            &serde_json::from_value(
-                json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-            "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ns]}}),
-            )?,
-        )
+        .create(&pp, &Og::named("og").targets(&[&ns]).build())
         .await?;
     Api::<CatalogSource>::namespaced(client.clone(), ns)
         .create(

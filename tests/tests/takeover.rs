@@ -16,6 +16,7 @@ use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::install_plan::InstallPlan;
 use messages::crd::operator_group::OperatorGroup;
 use messages::msg::{Journal, JournalEvent};
+use messages::testing::Og;
 use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
 use serde_json::json;
 use std::time::Duration;
@@ -101,9 +102,7 @@ async fn an_operator_installed_by_olm_v0_keeps_running_untouched() -> anyhow::Re
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "takeover", |ctx| async move {
         let ns = ctx.namespace.clone();
-        let og: OperatorGroup = serde_json::from_value(json!({
-            "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-            "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ns]}}))?;
+        let og: OperatorGroup = Og::named("og").targets(&[&ns]).build();
         Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ns)
             .create(&PostParams::default(), &og)
             .await?;
@@ -227,9 +226,7 @@ async fn a_plan_olm_v0_left_waiting_for_approval_completes_once_approved() -> an
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "takeoverplan", |ctx| async move {
         let ns = ctx.namespace.clone();
-        let og: OperatorGroup = serde_json::from_value(json!({
-            "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-            "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ns]}}))?;
+        let og: OperatorGroup = Og::named("og").targets(&[&ns]).build();
         Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ns)
             .create(&PostParams::default(), &og)
             .await?;
