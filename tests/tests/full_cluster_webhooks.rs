@@ -217,7 +217,7 @@ async fn webhook_operator_time_to_succeeded_in_the_full_cluster() -> anyhow::Res
 async fn bench(client: &kube::Client, ns: &str) -> anyhow::Result<()> {
     let pp = PostParams::default();
     Api::<OperatorGroup>::namespaced(client.clone(), ns)
-        .create(&pp, &Og::named("own").targets(&[&ns]).build())
+        .create(&pp, &Og::named("own").targets(&[ns]).build())
         .await?;
     let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
     let mut times = Vec::new();

@@ -60,7 +60,7 @@ async fn add_catalogs(
 ) -> anyhow::Result<()> {
     for i in from..to {
         let source = Catsrc::named(&format!("community-{i}"))
-            .address(&address)
+            .address(address)
             .display_name(&format!("Community {i}"));
         create(ctx, source.build()).await?;
     }
