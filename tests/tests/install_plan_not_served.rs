@@ -48,10 +48,8 @@ async fn a_step_of_an_api_nobody_serves_retries_then_fails_with_olms_message() -
         operator_group(&ctx).await?;
         // As OLM's e2e test writes it: an approved plan whose one step is a VerticalPodAutoscaler of a group
         // that does not exist.
-        let ip: InstallPlan = create_manifest(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
-            "metadata": {"name": "test-plan-api"},
-            "spec": {"clusterServiceVersionNames": [], "approval": "Automatic", "approved": true}}))
-        .await?;
+        let plan = Ip::named("test-plan-api").approval(Approval::Automatic, true);
+        let ip: InstallPlan = create(&ctx, plan.build()).await?;
         let mut with_status = ip;
         with_status.status = Some(serde_json::from_value(json!({"phase": "Installing", "catalogSources": [],
             "plan": [{"resolving": "test-csv", "status": "Unknown", "resource": {

@@ -545,9 +545,7 @@ async fn an_image_catalog_is_listed_from_its_image() -> anyhow::Result<()> {
         let image = format!("{prefix}/catalog:v1");
         oci::publish::push_catalog(&registry, &fbc, &image).await?;
         std::fs::remove_dir_all(&dir)?;
-        let catalog: CatalogSource = serde_json::from_value(serde_json::json!({
-            "apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "images"}, "spec": {"sourceType": "grpc", "image": image}}))?;
+        let catalog = Catsrc::named("images").image(&image).build();
         Api::<CatalogSource>::namespaced(ctx.client.clone(), &ctx.namespace)
             .create(&PostParams::default(), &catalog)
             .await?;

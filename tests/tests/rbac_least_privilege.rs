@@ -62,6 +62,7 @@ async fn catalog_operator_grants(
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     use kube::api::{DeleteParams, PostParams};
     use messages::crd::catalog_source::CatalogSource;
+    use messages::testing::Catsrc;
 
     let account = rbac.account("catalog-operator");
     let grantee = Grantee {
@@ -82,9 +83,13 @@ async fn catalog_operator_grants(
             .await?;
     }
     let catalog = kube::Api::<CatalogSource>::namespaced(ctx.client.clone(), &ctx.namespace)
-        .create(&pp, &serde_json::from_value(serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1",
-            "kind": "CatalogSource", "metadata": {"name": "private"},
-            "spec": {"sourceType": "grpc", "image": "registry.example/catalog:1", "secrets": ["pull"]}}))?)
+        .create(
+            &pp,
+            &Catsrc::named("private")
+                .image("registry.example/catalog:1")
+                .secrets(&["pull"])
+                .build(),
+        )
         .await?;
     wrong.extend(differences(
         ctx,

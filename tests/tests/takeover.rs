@@ -15,8 +15,9 @@ use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::install_plan::InstallPlan;
 use messages::crd::operator_group::OperatorGroup;
+use messages::crd::subscription::Approval;
 use messages::msg::{Journal, JournalEvent};
-use messages::testing::Og;
+use messages::testing::{Ip, Og};
 use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
 use serde_json::json;
 use std::time::Duration;
@@ -200,11 +201,11 @@ async fn plan_as_olm_wrote_it(ctx: &TestContext) -> anyhow::Result<String> {
             "ownerReferences": [{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
                 "name": "op.v1.0.0", "uid": "", "controller": false, "blockOwnerDeletion": false}]}});
     let plans: Api<InstallPlan> = Api::namespaced(ctx.client.clone(), ns);
-    let ip: InstallPlan = serde_json::from_value(
-        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
-        "metadata": {"name": "install-olmv0"},
-        "spec": {"clusterServiceVersionNames": ["op.v1.0.0"], "approval": "Manual", "approved": false, "generation": 1}}),
-    )?;
+    let mut ip = Ip::named("install-olmv0")
+        .csvs(&["op.v1.0.0"])
+        .approval(Approval::Manual, false)
+        .build();
+    ip.spec.generation = Some(1);
     let mut ip = plans.create(&PostParams::default(), &ip).await?;
     ip.status = Some(serde_json::from_value(
         json!({"phase": "RequiresApproval", "catalogSources": ["cat"],
