@@ -22,14 +22,8 @@ pub mod csv_view;
 pub mod deprecation;
 pub mod error;
 pub mod events;
-#[cfg(test)]
-pub mod fake_api;
 pub mod group_view;
 pub mod handover;
-/// TEST ONLY: olm-operator's import-circle test, shared by path; see `import_circles` below.
-#[cfg(test)]
-#[path = "../../olm-operator/src/import_graph.rs"]
-mod import_graph;
 pub mod install_plan;
 pub mod kinds;
 pub mod metrics;
@@ -47,11 +41,11 @@ pub mod subscription;
 pub mod unpacker;
 pub mod wants;
 
-/// The import-circle test of `import_graph.rs`, on this crate.
+/// The import-circle test of `testkit::import_graph`, on this crate.
 #[cfg(test)]
 mod import_circles {
     #[test]
     fn the_top_level_modules_import_each_other_without_circles() {
-        super::import_graph::assert_acyclic(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
+        testkit::import_graph::assert_acyclic(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
     }
 }

@@ -236,6 +236,18 @@ impl Og {
         self
     }
 
+    /// `spec.serviceAccountName`: the account the group's operators install as.
+    pub fn service_account(mut self, name: &str) -> Self {
+        self.0.spec.service_account_name = Some(name.to_owned());
+        self
+    }
+
+    /// `spec.staticProvidedAPIs`.
+    pub fn static_provided_apis(mut self, fixed: bool) -> Self {
+        self.0.spec.static_provided_apis = Some(fixed);
+        self
+    }
+
     /// Sets `status.namespaces` (what OLM computed); `&[""]` is AllNamespaces.
     pub fn status_namespaces(mut self, namespaces: &[&str]) -> Self {
         let status = self
@@ -352,6 +364,17 @@ impl Catsrc {
 
     pub fn display_name(mut self, display_name: &str) -> Self {
         self.0.spec.display_name = Some(display_name.to_owned());
+        self
+    }
+
+    pub fn publisher(mut self, publisher: &str) -> Self {
+        self.0.spec.publisher = Some(publisher.to_owned());
+        self
+    }
+
+    /// `spec.secrets`: the pull secrets of the catalog's image.
+    pub fn secrets(mut self, names: &[&str]) -> Self {
+        self.0.spec.secrets = Some(names.iter().map(|n| (*n).to_owned()).collect());
         self
     }
 

@@ -7,7 +7,7 @@
 //! shared reads: reflector Stores (CSVs, OperatorGroups, Namespaces)
 //! ```
 //!
-//! The top-level modules import each other without circles (`import_graph.rs` tests it): `run` wires the
+//! The top-level modules import each other without circles (`testkit::import_graph` tests it): `run` wires the
 //! registries' addresses into `shared` as recipients of message types (`routes`); `janitor` → `csv` →
 //! `operator_group`, `operator_condition`, `operator_view` → `shared` → `routes`, `stores` → `metrics`.
 
@@ -19,22 +19,15 @@ pub mod csv;
 pub mod error;
 pub mod events;
 pub mod hash;
-/// TEST ONLY: no import circles between the top-level modules (shared by path with catalog-operator).
-#[cfg(test)]
-mod import_graph;
 
-/// The import-circle test of `import_graph.rs`, on this crate.
+/// The import-circle test of `testkit::import_graph`, on this crate.
 #[cfg(test)]
 mod import_circles {
     #[test]
     fn the_top_level_modules_import_each_other_without_circles() {
-        super::import_graph::assert_acyclic(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
+        testkit::import_graph::assert_acyclic(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
     }
 }
-/// TEST ONLY: catalog-operator's fake API server (one file, shared by path; no dependency between the binaries).
-#[cfg(test)]
-#[path = "../../catalog-operator/src/fake_api.rs"]
-pub mod fake_api;
 pub mod janitor;
 pub mod metrics;
 pub mod operator_condition;

@@ -5,7 +5,9 @@
 use kube::api::{Api, DeleteParams, PostParams};
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::OperatorGroup;
+use messages::crd::subscription::Approval;
 use messages::msg::{Journal, JournalEvent};
+use messages::testing::{Catsrc, Ip, Og, Sub};
 use olm_tests::{Cluster, OperatorProcess, eventually, with_namespace};
 use serde_json::json;
 use std::time::Duration;
@@ -28,7 +30,7 @@ async fn the_olm_operator_runs_one_actor_per_csv_and_operator_group() -> anyhow:
         let op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns]).await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
         let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
-        let og: OperatorGroup = serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": "og"}, "spec": {}}))?;
+        let og: OperatorGroup = Og::named("og").build();
         ogs.create(&PostParams::default(), &og).await?;
         for n in 0..12 {
             let csv: ClusterServiceVersion = serde_json::from_value(json!({
@@ -76,29 +78,42 @@ async fn the_catalog_operator_runs_one_actor_per_subscription_catalog_source_and
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "catactors", |ctx| async move {
         let ns = ctx.namespace.clone();
-        let op = OperatorProcess::start(ctx.cluster, "catalog-operator", &["--watched-namespaces", &ns]).await?;
+        let op = OperatorProcess::start(
+            ctx.cluster,
+            "catalog-operator",
+            &["--watched-namespaces", &ns],
+        )
+        .await?;
         let subs: Api<Subscription> = Api::namespaced(ctx.client.clone(), &ns);
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ns);
         let plans: Api<InstallPlan> = Api::namespaced(ctx.client.clone(), &ns);
         for n in 0..6 {
-            let sub: Subscription = serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
-                "metadata": {"name": format!("sub{n}")}, "spec": {"name": format!("pkg{n}"), "source": "cat0", "sourceNamespace": ns, "channel": "stable"}}))?;
+            let sub = Sub::named(&format!("sub{n}"))
+                .package(&format!("pkg{n}"))
+                .source("cat0", &ns)
+                .channel("stable")
+                .build();
             subs.create(&PostParams::default(), &sub).await?;
         }
         for n in 0..3 {
-            let cat: CatalogSource = serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-                "metadata": {"name": format!("cat{n}")}, "spec": {"sourceType": "grpc", "address": "127.0.0.1:1"}}))?;
+            let cat = Catsrc::named(&format!("cat{n}"))
+                .address("127.0.0.1:1")
+                .build();
             catalogs.create(&PostParams::default(), &cat).await?;
         }
-        let ip: InstallPlan = serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
-            "metadata": {"name": "install-abc"}, "spec": {"clusterServiceVersionNames": ["a.v1"], "approval": "Manual", "approved": false}}))?;
+        let ip = Ip::named("install-abc")
+            .csvs(&["a.v1"])
+            .approval(Approval::Manual, false)
+            .build();
         plans.create(&PostParams::default(), &ip).await?;
         wait_for_count(&op, "Subscription", 6).await?;
         wait_for_count(&op, "CatalogSource", 3).await?;
         wait_for_count(&op, "InstallPlan", 1).await?;
         subs.delete("sub0", &DeleteParams::default()).await?;
         catalogs.delete("cat2", &DeleteParams::default()).await?;
-        plans.delete("install-abc", &DeleteParams::default()).await?;
+        plans
+            .delete("install-abc", &DeleteParams::default())
+            .await?;
         wait_for_count(&op, "Subscription", 5).await?;
         wait_for_count(&op, "CatalogSource", 2).await?;
         wait_for_count(&op, "InstallPlan", 0).await?;

@@ -7,13 +7,11 @@
 //!
 //! Needs the registry of `hack/control-plane.sh up` (no API server).
 
-mod oci_support;
-
 use catalog_operator::bundle_content::Source;
 use catalog_operator::unpacker::pull_bundle;
 use futures::StreamExt;
 use oci::Auth;
-use oci_support::*;
+use olm_tests::oci_fixture::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

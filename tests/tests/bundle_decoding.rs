@@ -6,18 +6,14 @@
 //! the field; an object the API server refuses fails its plan with a message naming the bundle and the object
 //! before the API server's own.
 
-mod catalog_fixture;
-mod oci_support;
-
-use catalog_fixture::*;
 use k8s_openapi::api::core::v1::{ConfigMap, Event};
 use kube::Api;
 use kube::api::ListParams;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::SubscriptionState;
-use oci_support::*;
+use olm_tests::catalog_fixture::*;
+use olm_tests::oci_fixture::*;
 use olm_tests::{await_object, eventually, with_namespace};
-use serde_json::json;
 use std::collections::BTreeMap;
 
 fn annotations(package: &str) -> String {
@@ -128,7 +124,7 @@ async fn null_fields_install_as_olm_installs_them_and_a_refusal_names_the_field(
         let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
         address_catalog(&ctx, "decoding", &format!("127.0.0.1:{port}")).await?;
-        subscription(&ctx, "p-empty", "p-empty", "decoding", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "p-empty", "p-empty", "decoding")).await?;
 
         // Null annotations install, present and empty. (One namespace resolves as one: p-bad is subscribed
         // after p-empty is installed, or its refusal would hold p-empty back too, as under OLM.)
@@ -154,7 +150,7 @@ async fn null_fields_install_as_olm_installs_them_and_a_refusal_names_the_field(
 
         // Refused by the API server while the plan is applied: the plan fails naming the bundle, the object and the
         // API server's field message, and the Subscription says so.
-        subscription(&ctx, "p-api", "p-api", "decoding", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "p-api", "p-api", "decoding")).await?;
         let sub = await_sub(&ctx, "p-api", "InstallPlanFailed naming the bundle", |s| {
             sub_condition(s, "InstallPlanFailed").is_some_and(|(_, _, m)| {
                 m.contains("bundle p-api.v1.0.0: error creating ConfigMap p-api-labelled")
@@ -170,7 +166,7 @@ async fn null_fields_install_as_olm_installs_them_and_a_refusal_names_the_field(
         eprintln!("API refusal: {message}");
 
         // A number where Go reads a string: refused, naming everything, with no InstallPlan.
-        subscription(&ctx, "p-bad", "p-bad", "decoding", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "p-bad", "p-bad", "decoding")).await?;
         let wanted = [
             "bundle p-bad.v1.0.0",
             bad.as_str(),

@@ -6,15 +6,12 @@
 //! `BundleUnpackFailed` condition with no InstallPlan and nothing applied (an index without a manifest for the
 //! platform catalog-operator runs on among them).
 
-mod catalog_fixture;
-mod oci_support;
-
-use catalog_fixture::*;
 use kube::Api;
 use kube::api::{DeleteParams, ListParams};
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::SubscriptionState;
-use oci_support::*;
+use olm_tests::catalog_fixture::*;
+use olm_tests::oci_fixture::*;
 use olm_tests::{await_object, eventually, with_namespace};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -85,10 +82,7 @@ async fn three_community_packages_install_from_bundle_images_and_a_reinstall_hit
         for (package, channel) in PACKAGES {
             subscription(
                 &ctx,
-                package,
-                package,
-                "community",
-                json!({"channel": channel}),
+                sub_to(&ctx, package, package, "community").channel(channel),
             )
             .await?;
         }
@@ -135,10 +129,7 @@ async fn three_community_packages_install_from_bundle_images_and_a_reinstall_hit
         .await?;
         subscription(
             &ctx,
-            "pcc-again",
-            "pcc-operator",
-            "community",
-            json!({"channel": "stable"}),
+            sub_to(&ctx, "pcc-again", "pcc-operator", "community").channel("stable"),
         )
         .await?;
         assert_eq!(await_succeeded(&ctx, "pcc-again").await?, again_csv);
@@ -304,12 +295,14 @@ async fn bad_bundle_images_end_in_clear_conditions_and_apply_nothing() -> anyhow
         let serve = RegistryProcess::serve_fbc(&ctx, &fbc_text(&docs))?;
         let port = serve.port;
         let _cat = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
-        create::<messages::crd::operator_group::OperatorGroup>(&ctx, json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-            "metadata": {"name": "og", "annotations": {"operatorframework.io/bundle-unpack-timeout": "3s"}},
-            "spec": {"targetNamespaces": [ctx.namespace]}})).await?;
+        let mut og = Og::named("og").targets(&[&ctx.namespace]).build();
+        og.metadata.annotations = Some(
+            [("operatorframework.io/bundle-unpack-timeout".to_string(), "3s".to_string())].into(),
+        );
+        create(&ctx, og).await?;
         address_catalog(&ctx, "bad", &format!("127.0.0.1:{port}")).await?;
         for (package, _, _) in &cases {
-            subscription(&ctx, package, package, "bad", json!({})).await?;
+            subscription(&ctx, sub_to(&ctx, package, package, "bad")).await?;
         }
         for (package, image, reason) in &cases {
             let sub = await_sub(&ctx, package, &format!("BundleUnpackFailed {reason}"), |s| {

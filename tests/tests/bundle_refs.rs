@@ -2,12 +2,10 @@
 //! digest cache pulls the bundle image by digest and finds, for every step, the very object the plan was built
 //! from; a second read is served from its cache. Local registry only (`hack/registry.sh up`), no API server.
 
-mod oci_support;
-
 use catalog_operator::bundle_ref::{self, BundleObjectRef};
 use catalog_operator::unpacker::{Unpacker, pull_bundle};
 use oci::Auth;
-use oci_support::*;
+use olm_tests::oci_fixture::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;

@@ -2,14 +2,12 @@
 //! an unreachable gRPC catalog that is later fixed, an invalid spec, and an unreachable catalog image (pulled in-process: no
 //! registry Pod or Service).
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use k8s_openapi::api::core::v1::{Pod, Service};
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, with_namespace};
 use serde_json::json;
 
@@ -20,7 +18,7 @@ async fn an_unreachable_catalog_is_reported_then_serves_once_its_registry_starts
     with_namespace(cluster, "cathealth", |ctx| async move {
         let _op = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
         operator_group(&ctx).await?;
-        subscription(&ctx, "delta", "delta", "remote", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "delta", "delta", "remote")).await?;
         let target = format!("targeted catalogsource {}/remote missing", ctx.namespace);
         await_sub(&ctx, "delta", "no catalog at all", |s| {
             sub_condition(s, "CatalogSourcesUnhealthy")
@@ -91,14 +89,12 @@ async fn an_invalid_spec_is_spec_invalid_and_an_unreachable_catalog_image_says_s
     with_namespace(cluster, "catspec", |ctx| async move {
         let _op = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource", "metadata": {"name": "bad"}, "spec": {"sourceType": "configmap"}})).await?;
+        create_manifest::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource", "metadata": {"name": "bad"}, "spec": {"sourceType": "configmap"}})).await?;
         let bad = await_object(&catalogs, "bad", DEADLINE, "SpecInvalidError", |c| c.and_then(|c| c.status.as_ref()).is_some_and(|s| s.reason.as_str() == "SpecInvalidError")).await?;
         assert_eq!(bad.status.expect("status").message, "configmap name unset: must be set for sourcetype: configmap");
 
         // Catalog images are pulled in-process (issue 13); this machine reaches no public registry.
-        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource", "metadata": {"name": "img.cat"},
-            "spec": {"sourceType": "grpc", "image": "quay.io/operatorhubio/catalog:latest"}}))
-        .await?;
+        create(&ctx, Catsrc::named("img.cat").image("quay.io/operatorhubio/catalog:latest").build()).await?;
         let cs = await_object(&catalogs, "img.cat", DEADLINE, "the image's registry unreachable", |c| {
             c.and_then(|c| c.status.as_ref()).is_some_and(|s| s.message.contains("unreachable"))
         })

@@ -5,16 +5,13 @@
 //! digest. A catalog image without a catalog and an invalid poll interval end in clear status messages. A poll
 //! that fails (the tag re-pushed with an image that is not a catalog) keeps serving the last good catalog.
 
-mod catalog_fixture;
-mod oci_support;
-
-use catalog_fixture::*;
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
-use oci_support::*;
+use olm_tests::catalog_fixture::*;
+use olm_tests::oci_fixture::*;
 use olm_tests::{await_object, eventually, with_namespace};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::time::{Duration, Instant};
 
 /// The FBC stream without bundle `drop` (and its channel entries): an older catalog.
@@ -66,7 +63,8 @@ async fn a_catalog_image_installs_and_a_repushed_tag_upgrades_across_replaces() 
     with_namespace(cluster, "catimg", |ctx| async move {
         let registry = oci::Registry::default();
         let prefix = format!("{}/{}", registry_addr(), ctx.namespace);
-        let published = oci::publish::push_tree(&registry, &root, &["etcd".to_string()], &prefix).await?;
+        let published =
+            oci::publish::push_tree(&registry, &root, &["etcd".to_string()], &prefix).await?;
         let tag = format!("{prefix}/catalog:latest");
         let old = without(&published.fbc, "etcdoperator.v0.9.4")?;
         let first = push_catalog(&registry, old, &tag).await?;
@@ -75,9 +73,11 @@ async fn a_catalog_image_installs_and_a_repushed_tag_upgrades_across_replaces() 
         let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
         let started = Instant::now();
-        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "community"},
-            "spec": {"sourceType": "grpc", "image": tag, "updateStrategy": {"registryPoll": {"interval": "2s"}}}})).await?;
+        create(
+            &ctx,
+            Catsrc::named("community").image(&tag).poll("2s").build(),
+        )
+        .await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         let cs = await_object(&catalogs, "community", DEADLINE, "READY", |c| {
             c.and_then(|c| c.status.as_ref())
@@ -87,43 +87,71 @@ async fn a_catalog_image_installs_and_a_repushed_tag_upgrades_across_replaces() 
         .await?;
         eprintln!("catalog image tag → READY in {:?}", started.elapsed());
         let status = cs.status.unwrap_or_default();
-        assert!(status.registry_service.is_none(), "served in-process, no registry Service");
+        assert!(
+            status.registry_service.is_none(),
+            "served in-process, no registry Service"
+        );
 
-        subscription(&ctx, "etcd", "etcd", "community", json!({"channel": "singlenamespace-alpha"})).await?;
+        subscription(
+            &ctx,
+            sub_to(&ctx, "etcd", "etcd", "community").channel("singlenamespace-alpha"),
+        )
+        .await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        await_object(&csvs, "etcdoperator.v0.9.2", Duration::from_secs(180), "Succeeded", |c| {
-            c.is_some_and(|c| c.phase().as_str() == "Succeeded")
-        })
+        await_object(
+            &csvs,
+            "etcdoperator.v0.9.2",
+            Duration::from_secs(180),
+            "Succeeded",
+            |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded"),
+        )
         .await?;
 
         // The tag moves to a catalog with a newer head; the poll sees the new digest and the operator upgrades.
         let second = push_catalog(&registry, published.fbc.clone(), &tag).await?;
         assert_ne!(first, second);
         let polled_at = Instant::now();
-        await_object(&csvs, "etcdoperator.v0.9.4", Duration::from_secs(180), "Succeeded", |c| {
-            c.is_some_and(|c| c.phase().as_str() == "Succeeded")
-        })
+        await_object(
+            &csvs,
+            "etcdoperator.v0.9.4",
+            Duration::from_secs(180),
+            "Succeeded",
+            |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded"),
+        )
         .await?;
-        eprintln!("re-pushed tag → upgraded CSV Succeeded in {:?}", polled_at.elapsed());
+        eprintln!(
+            "re-pushed tag → upgraded CSV Succeeded in {:?}",
+            polled_at.elapsed()
+        );
         let csv = csvs.get("etcdoperator.v0.9.4").await?;
         assert_eq!(csv.spec.replaces.as_deref(), Some("etcdoperator.v0.9.2"));
         let csvs_ref = &csvs;
         eventually(DEADLINE, "the replaced CSV deleted", || async move {
-            Ok(csvs_ref.get_opt("etcdoperator.v0.9.2").await?.is_none().then_some(()))
+            Ok(csvs_ref
+                .get_opt("etcdoperator.v0.9.2")
+                .await?
+                .is_none()
+                .then_some(()))
         })
         .await?;
         // catalog-operator records installedCSV once it sees the new CSV Succeeded: after, not with, the phase.
         let subs_api = subs(&ctx);
         let subs_ref = &subs_api;
-        eventually(DEADLINE, "the Subscription's installedCSV is the upgraded CSV", || async move {
-            let sub = subs_ref.get("etcd").await?;
-            let installed = sub.status.map(|s| s.installed_csv).unwrap_or_default();
-            Ok((installed == "etcdoperator.v0.9.4").then_some(()))
-        })
+        eventually(
+            DEADLINE,
+            "the Subscription's installedCSV is the upgraded CSV",
+            || async move {
+                let sub = subs_ref.get("etcd").await?;
+                let installed = sub.status.map(|s| s.installed_csv).unwrap_or_default();
+                Ok((installed == "etcdoperator.v0.9.4").then_some(()))
+            },
+        )
         .await?;
         let cs = catalogs.get("community").await?;
         assert!(
-            cs.status.and_then(|s| s.latest_image_registry_poll).is_some(),
+            cs.status
+                .and_then(|s| s.latest_image_registry_poll)
+                .is_some(),
             "latestImageRegistryPoll recorded"
         );
         Ok(())
@@ -141,28 +169,45 @@ async fn a_catalog_image_without_a_catalog_and_an_invalid_poll_interval_say_so()
         let layer = oci::build::tar_gz(&[("bin/opm".to_string(), b"#!/bin/sh\n".to_vec())])?;
         let empty = format!("{prefix}/empty:v1");
         registry
-            .push(&empty, &oci::Auth::Anonymous, vec![(oci::build::LAYER_MEDIA_TYPE.into(), layer)], &Default::default())
+            .push(
+                &empty,
+                &oci::Auth::Anonymous,
+                vec![(oci::build::LAYER_MEDIA_TYPE.into(), layer)],
+                &Default::default(),
+            )
             .await?;
         let good = format!("{prefix}/good:v1");
-        let docs = fbc_package("p", &[("p.v1.0.0", "1.0.0", None, "127.0.0.1:1/p@sha256:0")]);
+        let docs = fbc_package(
+            "p",
+            &[("p.v1.0.0", "1.0.0", None, "127.0.0.1:1/p@sha256:0")],
+        );
         push_catalog(&registry, fbc_text(&docs).into_bytes(), &good).await?;
 
         let _cat = catalog_operator(&ctx, &[]).await?;
-        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "empty"}, "spec": {"sourceType": "grpc", "image": empty}})).await?;
-        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "often"},
-            "spec": {"sourceType": "grpc", "image": good, "updateStrategy": {"registryPoll": {"interval": "often"}}}})).await?;
+        create(&ctx, Catsrc::named("empty").image(&empty).build()).await?;
+        create(
+            &ctx,
+            Catsrc::named("often").image(&good).poll("often").build(),
+        )
+        .await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         let cs = await_object(&catalogs, "empty", DEADLINE, "not a catalog", |c| {
-            c.and_then(|c| c.status.as_ref()).is_some_and(|s| s.message.contains("is not a catalog"))
+            c.and_then(|c| c.status.as_ref())
+                .is_some_and(|s| s.message.contains("is not a catalog"))
         })
         .await?;
         let status = cs.status.unwrap_or_default();
         assert_eq!(status.reason.as_str(), "RegistryServerError");
-        assert!(status.message.contains("no file-based catalog under /configs"), "{}", status.message);
+        assert!(
+            status
+                .message
+                .contains("no file-based catalog under /configs"),
+            "{}",
+            status.message
+        );
         let cs = await_object(&catalogs, "often", DEADLINE, "InvalidIntervalError", |c| {
-            c.and_then(|c| c.status.as_ref()).is_some_and(|s| s.reason.as_str() == "InvalidIntervalError")
+            c.and_then(|c| c.status.as_ref())
+                .is_some_and(|s| s.reason.as_str() == "InvalidIntervalError")
         })
         .await?;
         let message = cs.status.unwrap_or_default().message;
@@ -183,16 +228,24 @@ async fn a_failed_poll_keeps_serving_the_last_good_catalog() -> anyhow::Result<(
     with_namespace(cluster, "catimgkeep", |ctx| async move {
         let registry = oci::Registry::default();
         let prefix = format!("{}/{}", registry_addr(), ctx.namespace);
-        let published = oci::publish::push_tree(&registry, &root, &["etcd".to_string()], &prefix).await?;
+        let published =
+            oci::publish::push_tree(&registry, &root, &["etcd".to_string()], &prefix).await?;
         let tag = format!("{prefix}/catalog:latest");
-        let good = push_catalog(&registry, without(&published.fbc, "etcdoperator.v0.9.4")?, &tag).await?;
+        let good = push_catalog(
+            &registry,
+            without(&published.fbc, "etcdoperator.v0.9.4")?,
+            &tag,
+        )
+        .await?;
 
         let _cat = catalog_operator(&ctx, &[]).await?;
         let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
-        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "community"},
-            "spec": {"sourceType": "grpc", "image": tag, "updateStrategy": {"registryPoll": {"interval": "2s"}}}})).await?;
+        create(
+            &ctx,
+            Catsrc::named("community").image(&tag).poll("2s").build(),
+        )
+        .await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         await_object(&catalogs, "community", DEADLINE, "READY", |c| {
             c.and_then(|c| c.status.as_ref())
@@ -204,36 +257,73 @@ async fn a_failed_poll_keeps_serving_the_last_good_catalog() -> anyhow::Result<(
         // The tag now names an image that is not a catalog: the next poll fails to load it.
         let layer = oci::build::tar_gz(&[("bin/opm".to_string(), b"#!/bin/sh\n".to_vec())])?;
         let bad = registry
-            .push(&tag, &oci::Auth::Anonymous, vec![(oci::build::LAYER_MEDIA_TYPE.into(), layer)], &Default::default())
+            .push(
+                &tag,
+                &oci::Auth::Anonymous,
+                vec![(oci::build::LAYER_MEDIA_TYPE.into(), layer)],
+                &Default::default(),
+            )
             .await?;
         assert_ne!(good, bad);
-        let cs = await_object(&catalogs, "community", DEADLINE, "the failed poll reported", |c| {
-            c.and_then(|c| c.status.as_ref()).is_some_and(|s| s.message.contains("is not a catalog"))
-        })
+        let cs = await_object(
+            &catalogs,
+            "community",
+            DEADLINE,
+            "the failed poll reported",
+            |c| {
+                c.and_then(|c| c.status.as_ref())
+                    .is_some_and(|s| s.message.contains("is not a catalog"))
+            },
+        )
         .await?;
         let status = cs.status.unwrap_or_default();
-        assert!(status.message.contains("still serving the last catalog that loaded"), "{}", status.message);
+        assert!(
+            status
+                .message
+                .contains("still serving the last catalog that loaded"),
+            "{}",
+            status.message
+        );
         assert_eq!(
-            status.connection_state.map(|s| s.last_observed_state.as_str().to_string()).unwrap_or_default(),
+            status
+                .connection_state
+                .map(|s| s.last_observed_state.as_str().to_string())
+                .unwrap_or_default(),
             "READY",
             "the last good catalog still serves"
         );
 
         // Resolution still reads the last good catalog: a Subscription made now installs from it.
-        subscription(&ctx, "etcd", "etcd", "community", json!({"channel": "singlenamespace-alpha"})).await?;
+        subscription(
+            &ctx,
+            sub_to(&ctx, "etcd", "etcd", "community").channel("singlenamespace-alpha"),
+        )
+        .await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        await_object(&csvs, "etcdoperator.v0.9.2", Duration::from_secs(180), "Succeeded", |c| {
-            c.is_some_and(|c| c.phase().as_str() == "Succeeded")
-        })
+        await_object(
+            &csvs,
+            "etcdoperator.v0.9.2",
+            Duration::from_secs(180),
+            "Succeeded",
+            |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded"),
+        )
         .await?;
         let sub = subs(&ctx).get("etcd").await?;
-        let unhealthy = sub.status.as_ref().and_then(|s| sub_condition(s, "CatalogSourcesUnhealthy"));
-        assert_ne!(unhealthy.map(|c| c.0).as_deref(), Some("True"), "the catalog counts as healthy while it serves");
+        let unhealthy = sub
+            .status
+            .as_ref()
+            .and_then(|s| sub_condition(s, "CatalogSourcesUnhealthy"));
+        assert_ne!(
+            unhealthy.map(|c| c.0).as_deref(),
+            Some("True"),
+            "the catalog counts as healthy while it serves"
+        );
 
         // The tag back on a good catalog clears the error.
         push_catalog(&registry, published.fbc.clone(), &tag).await?;
         await_object(&catalogs, "community", DEADLINE, "the error cleared", |c| {
-            c.and_then(|c| c.status.as_ref()).is_some_and(|s| s.message.is_empty())
+            c.and_then(|c| c.status.as_ref())
+                .is_some_and(|s| s.message.is_empty())
         })
         .await?;
         Ok(())

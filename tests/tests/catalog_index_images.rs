@@ -3,14 +3,11 @@
 //! local registry and naming real community bundle images by digest (`bundlepath`), is served in-process by a
 //! CatalogSource with `spec.image` (READY, no Pod), and a Subscription installs from it.
 
-mod catalog_fixture;
-mod oci_support;
-
-use catalog_fixture::*;
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
-use oci_support::*;
+use olm_tests::catalog_fixture::*;
+use olm_tests::oci_fixture::*;
 use olm_tests::{await_object, with_namespace};
 use rusqlite::{Connection, params};
 use serde_json::json;
@@ -110,12 +107,7 @@ async fn a_sqlite_index_image_is_served_and_installs() -> anyhow::Result<()> {
         let _cat = catalog_operator(&ctx, &[]).await?;
         let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
-        create::<CatalogSource>(
-            &ctx,
-            json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "index"}, "spec": {"sourceType": "grpc", "image": tag}}),
-        )
-        .await?;
+        create(&ctx, Catsrc::named("index").image(&tag).build()).await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         let cs = await_object(&catalogs, "index", DEADLINE, "READY", |c| {
             c.and_then(|c| c.status.as_ref())
@@ -130,10 +122,7 @@ async fn a_sqlite_index_image_is_served_and_installs() -> anyhow::Result<()> {
 
         subscription(
             &ctx,
-            "etcd",
-            "etcd",
-            "index",
-            json!({"channel": "singlenamespace-alpha"}),
+            sub_to(&ctx, "etcd", "etcd", "index").channel("singlenamespace-alpha"),
         )
         .await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);

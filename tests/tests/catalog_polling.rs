@@ -3,13 +3,11 @@
 //! in `status.latestImageRegistryPoll`; an interval that does not parse is reported as
 //! `InvalidIntervalError` (the default 15m is used meanwhile) and the report clears once it is fixed.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use k8s_openapi::jiff::Timestamp;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 use messages::crd::catalog_source::CatalogSource;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, with_namespace};
 use serde_json::json;
 use std::time::Duration;
@@ -28,9 +26,7 @@ async fn a_catalog_polls_on_its_interval_and_an_invalid_interval_is_reported_unt
         let _op = catalog_operator(&ctx, &[]).await?;
         let catalog = Catalog::with(vec![Op::new("pi", "1.0.0")]);
         create::<k8s_openapi::api::core::v1::ConfigMap>(&ctx, catalog.configmap("polled")).await?;
-        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource", "metadata": {"name": "polled"},
-            "spec": {"sourceType": "configmap", "configMap": "polled", "updateStrategy": {"registryPoll": {"interval": "2s"}}}}))
-        .await?;
+        create(&ctx, Catsrc::named("polled").config_map("polled").poll("2s").build()).await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
 
         // Three successive polls: the status moves on each, about two seconds apart (timestamps have whole seconds).

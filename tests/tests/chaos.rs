@@ -14,10 +14,8 @@
 //! restart. `OLM_RS_CHAOS_SEEDS=N cargo test -p olm-tests --test chaos -- --ignored --nocapture` runs N seeds (the
 //! long run; `hack/chaos.sh N`).
 
-mod catalog_fixture;
 mod chaos_support;
 
-use catalog_fixture::*;
 use chaos_support::grpc_catalog::GrpcCatalog;
 use chaos_support::mid_run::approve_side;
 use chaos_support::plan::Which;
@@ -26,6 +24,7 @@ use chaos_support::table::{Row, missing_kinds, print_table, required_kinds, row_
 use chaos_support::workload::{CONVERGE, HEAD, Scope, at_head, workload};
 use kube::Api;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
+use olm_tests::catalog_fixture::*;
 use olm_tests::converge::diff;
 use olm_tests::fault_journal::compare;
 use olm_tests::{

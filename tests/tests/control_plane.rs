@@ -6,6 +6,8 @@ use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::InstallPlan;
+use messages::crd::subscription::Approval;
+use messages::testing::Ip;
 use olm_tests::{Cluster, DEFAULT_DEADLINE, await_object, with_namespace};
 use serde_json::json;
 
@@ -82,10 +84,10 @@ async fn an_empty_string_in_a_custom_resource_is_kept() -> anyhow::Result<()> {
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "emptystr", |ctx| async move {
         let api: Api<InstallPlan> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        let ip: InstallPlan = serde_json::from_value(json!({
-            "apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan", "metadata": {"name": "install-x"},
-            "spec": {"clusterServiceVersionNames": ["a.v1"], "approval": "Automatic", "approved": true}
-        }))?;
+        let ip = Ip::named("install-x")
+            .csvs(&["a.v1"])
+            .approval(Approval::Automatic, true)
+            .build();
         api.create(&PostParams::default(), &ip).await?;
         let status = json!({"status": {"phase": "Installing", "catalogSources": [], "plan": [{
             "resolving": "a.v1", "status": "Unknown",

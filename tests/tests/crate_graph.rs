@@ -1,5 +1,6 @@
 //! The crate layering, without a cluster: the operator binaries (olm-operator, catalog-operator, package-server)
-//! share library crates and never depend on one another, and no library crate depends on one of them. Read from
+//! share library crates and never depend on one another, and no library crate depends on one of them; the test kit
+//! (crate `testkit`) is only ever a dev-dependency. Read from
 //! `cargo metadata` of the workspace: normal and build dependencies (tests and dev-dependencies may use anything).
 
 use serde_json::Value;
@@ -8,8 +9,11 @@ use serde_json::Value;
 const BINARIES: [&str; 3] = ["olm-operator", "catalog-operator", "package-server"];
 /// The crate of the cluster tests, which drives every binary.
 const TESTS: &str = "olm-tests";
+/// The operators' test kit: a dev-dependency only.
+const TEST_KIT: &str = "testkit";
 
-/// Each dependency of a workspace crate on an operator binary, as `crate -> binary`.
+/// Each dependency of a workspace crate on an operator binary, or other than a dev-dependency on the test kit, as
+/// `crate -> dependency`.
 fn violations(metadata: &Value) -> Vec<String> {
     let mut out = Vec::new();
     for package in metadata["packages"].as_array().into_iter().flatten() {
@@ -20,7 +24,7 @@ fn violations(metadata: &Value) -> Vec<String> {
         for dep in package["dependencies"].as_array().into_iter().flatten() {
             let dep_name = dep["name"].as_str().unwrap_or_default();
             let dev = dep["kind"].as_str() == Some("dev");
-            if !dev && dep_name != name && BINARIES.contains(&dep_name) {
+            if !dev && dep_name != name && (BINARIES.contains(&dep_name) || dep_name == TEST_KIT) {
                 out.push(format!("{name} -> {dep_name}"));
             }
         }
@@ -58,14 +62,17 @@ fn no_crate_depends_on_an_operator_binary() -> anyhow::Result<()> {
 }
 
 #[test]
-fn a_binary_depending_on_another_is_named_and_dev_dependencies_are_not() -> anyhow::Result<()> {
+fn a_binary_or_test_kit_dependency_is_named_and_dev_dependencies_are_not() -> anyhow::Result<()> {
     let metadata: Value = serde_json::from_str(
         r#"{"packages": [
             {"name": "package-server", "dependencies": [
                 {"name": "catalog-image", "kind": null},
                 {"name": "catalog-operator", "kind": null}]},
-            {"name": "olm-operator", "dependencies": [{"name": "catalog-operator", "kind": "dev"}]},
+            {"name": "olm-operator", "dependencies": [
+                {"name": "catalog-operator", "kind": "dev"},
+                {"name": "testkit", "kind": "dev"}]},
             {"name": "catalog-image", "dependencies": [{"name": "olm-operator", "kind": "build"}]},
+            {"name": "oci", "dependencies": [{"name": "testkit", "kind": null}]},
             {"name": "olm-tests", "dependencies": [{"name": "olm-operator", "kind": null}]}
         ]}"#,
     )?;
@@ -73,7 +80,8 @@ fn a_binary_depending_on_another_is_named_and_dev_dependencies_are_not() -> anyh
         violations(&metadata),
         [
             "package-server -> catalog-operator",
-            "catalog-image -> olm-operator"
+            "catalog-image -> olm-operator",
+            "oci -> testkit"
         ]
     );
     Ok(())

@@ -5,9 +5,6 @@
 //! `plural: secrets`, under the stored CRD's name) still gets only the stored CRD's list, and fails when the API
 //! server refuses that CRD. A watch of the grants records every version they ever had.
 
-mod catalog_fixture;
-
-use catalog_fixture::{DEADLINE, operator_group, plans};
 use catalog_operator::self_grant::{GRANT_LABEL, Grantee, cr_list_grant_name};
 use futures::StreamExt;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule};
@@ -24,6 +21,7 @@ use messages::crd::install_plan::{
     StepStatus,
 };
 use messages::crd::subscription::Approval;
+use olm_tests::catalog_fixture::{DEADLINE, operator_group, plans};
 use olm_tests::rbac::{Answer, DeployedRbac, Scope, can_i, kubeconfig_as};
 use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
 use std::collections::BTreeMap;

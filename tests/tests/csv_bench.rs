@@ -9,6 +9,7 @@ use kube::api::{Api, PostParams};
 use kube::runtime::{WatchStreamExt, watcher};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::operator_group::OperatorGroup;
+use messages::testing::Og;
 use olm_tests::{Cluster, OperatorProcess, with_namespace};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -198,7 +199,7 @@ async fn csvs_reach_succeeded_quickly_and_the_operator_stays_small() -> anyhow::
         let ns = ctx.namespace.clone();
         let op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns]).await?;
         let pid = pid_of(op.http_port).ok_or_else(|| anyhow::anyhow!("operator pid not found"))?;
-        let og: OperatorGroup = serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ns]}}))?;
+        let og: OperatorGroup = Og::named("og").targets(&[&ns]).build();
         Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ns).create(&PostParams::default(), &og).await?;
         let idle = settled_rss(pid).await?;
 

@@ -1,12 +1,10 @@
 //! `replaces` chains on the real control plane (spec §2.7, scenario 11): a 3-CSV chain converges to its newest
 //! member whatever order the CSVs arrive in, and an upgrade replaces the running CSV step by step.
 
-mod csv_support;
-
-use csv_support::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::Api;
 use messages::crd::csv::{CsvPhase, CsvReason};
+use olm_tests::csv_fixture::*;
 
 /// then the group: the chain must converge to a.v3 Succeeded, with a.v1 and a.v2 replaced and deleted.
 async fn chain_converges(prefix: &str, order: [u32; 3]) -> anyhow::Result<()> {

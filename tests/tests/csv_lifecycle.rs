@@ -6,14 +6,12 @@
 //! with OLM's reason while a good CSV beside them succeeds. Requirements are in csv_requirements.rs, replaces
 //! chains in csv_chains.rs.
 
-mod csv_support;
-
-use csv_support::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{ClusterRole, Role, RoleBinding};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use messages::crd::csv::{CsvPhase, CsvReason, RequirementStatusReason};
+use olm_tests::csv_fixture::*;
 use olm_tests::{await_object, eventually};
 use serde_json::json;
 

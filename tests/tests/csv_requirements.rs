@@ -3,9 +3,6 @@
 //! Subscription's config reaches the Deployment; an OperatorCondition not upgradeable holds the upgrade; a
 //! `minKubeVersion` above the API server's version holds the CSV Pending with OLM's words, one below lets it install.
 
-mod csv_support;
-
-use csv_support::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::Role;
@@ -13,6 +10,7 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase, CsvReason, RequirementStatusReason};
 use messages::crd::operator_group::OperatorGroup;
 use olm_tests::await_object;
+use olm_tests::csv_fixture::*;
 use serde_json::json;
 
 #[tokio::test]

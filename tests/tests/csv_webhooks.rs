@@ -15,168 +15,15 @@ use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase, CsvReason};
 use messages::crd::operator_group::OperatorGroup;
-mod csv_support;
+use messages::testing::Og;
 
-use csv_support::{await_phase, csvs};
-use olm_tests::rbac::{DeployedRbac, kubeconfig_as};
-use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
-use serde_json::{Value, json};
-use sha2::Digest;
-use std::future::Future;
+use olm_tests::csv_fixture::webhooks::*;
+use olm_tests::csv_fixture::{await_phase, csvs};
+use olm_tests::{await_object, eventually};
+use serde_json::json;
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(90);
-
-fn hook(name: &str, kind: &str, deployment: &str, ns: &str) -> Value {
-    json!({
-        "generateName": name, "type": kind, "deploymentName": deployment, "containerPort": 9443,
-        "webhookPath": "/validate", "failurePolicy": "Ignore", "sideEffects": "None",
-        "admissionReviewVersions": ["v1"],
-        "rules": [{"apiGroups": [format!("{ns}.test.olm-rs.io")], "apiVersions": ["v1"],
-                   "resources": ["widgets"], "operations": ["CREATE"]}]
-    })
-}
-
-/// A CSV with one deployment `deployment` and the given webhook and owned-APIService definitions.
-fn csv(
-    name: &str,
-    deployment: &str,
-    modes: Value,
-    webhooks: Value,
-    api_services: Value,
-) -> anyhow::Result<ClusterServiceVersion> {
-    Ok(serde_json::from_value(json!({
-        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
-        "metadata": {"name": name},
-        "spec": {
-            "displayName": "Webhook operator", "version": "1.0.0",
-            "installModes": modes,
-            "install": {"strategy": "deployment", "spec": {
-                "deployments": [{"name": deployment, "spec": {
-                    "replicas": 1,
-                    "selector": {"matchLabels": {"app": deployment}},
-                    "template": {"metadata": {"labels": {"app": deployment}},
-                                 "spec": {"containers": [{"name": "server", "image": "example.com/webhook:1"}]}}
-                }}]
-            }},
-            "webhookdefinitions": webhooks,
-            "apiservicedefinitions": {"owned": api_services}
-        }
-    }))?)
-}
-
-fn own_namespace() -> Value {
-    json!([{"type": "OwnNamespace", "supported": true}, {"type": "SingleNamespace", "supported": true},
-           {"type": "MultiNamespace", "supported": false}, {"type": "AllNamespaces", "supported": true}])
-}
-
-async fn create_group(ctx: &TestContext) -> anyhow::Result<OperatorGroup> {
-    let og: OperatorGroup = serde_json::from_value(json!({
-        "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-        "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ctx.namespace]}
-    }))?;
-    Ok(
-        Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ctx.namespace)
-            .create(&PostParams::default(), &og)
-            .await?,
-    )
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-fn owner_selector(csv: &str, ns: &str) -> String {
-    format!("olm.owner={csv},olm.owner.namespace={ns},olm.owner.kind=ClusterServiceVersion")
-}
-
-/// Who olm-operator runs as.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Identity {
-    /// The test plane's admin kubeconfig.
-    Admin,
-    /// Its deploy/rbac ServiceAccount (`olm_tests::rbac`), which reads and replaces certificate Secrets only
-    /// through the per-CSV grant it makes itself (olm-operator/src/csv/served/cert_grant.rs).
-    OwnAccount,
-}
-
-/// Run `body` with an olm-operator (extra env) watching a fresh namespace; its log is printed on failure.
-async fn with_operator<F, Fut>(prefix: &str, env: &[(&str, &str)], body: F) -> anyhow::Result<()>
-where
-    F: FnOnce(TestContext) -> Fut,
-    Fut: Future<Output = anyhow::Result<()>>,
-{
-    with_operator_as(Identity::Admin, prefix, env, body).await
-}
-
-/// [`with_operator`] as `identity`.
-async fn with_operator_as<F, Fut>(
-    identity: Identity,
-    prefix: &str,
-    env: &[(&str, &str)],
-    body: F,
-) -> anyhow::Result<()>
-where
-    F: FnOnce(TestContext) -> Fut,
-    Fut: Future<Output = anyhow::Result<()>>,
-{
-    let cluster = Cluster::shared()?;
-    let env: Vec<(String, String)> = env
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    with_namespace(cluster, prefix, |ctx| async move {
-        let mut env: Vec<(String, String)> = env;
-        let mut args = vec!["--watched-namespaces".to_string(), ctx.namespace.clone()];
-        let rbac = match identity {
-            Identity::Admin => None,
-            Identity::OwnAccount => {
-                let rbac = DeployedRbac::apply(&ctx)?;
-                let kubeconfig = kubeconfig_as(&ctx, &rbac.user("olm-operator"))?;
-                env.push(("KUBECONFIG".into(), kubeconfig.display().to_string()));
-                env.push((
-                    "OPERATOR_SERVICE_ACCOUNT".into(),
-                    rbac.account("olm-operator"),
-                ));
-                args.extend(["--namespace".to_string(), ctx.namespace.clone()]);
-                Some(rbac)
-            }
-        };
-        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let op = OperatorProcess::start_with_env(ctx.cluster, "olm-operator", &args, &env).await?;
-        let result = body(ctx.clone()).await;
-        if result.is_err() {
-            let text = std::fs::read_to_string(&op.log).unwrap_or_default();
-            let tail: Vec<&str> = text.lines().rev().take(80).collect();
-            eprintln!(
-                "===== olm-operator log (last 80 lines) =====\n{}",
-                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-            );
-        }
-        drop(op);
-        if let Some(rbac) = rbac {
-            rbac.delete_cluster_objects(&ctx);
-        }
-        result
-    })
-    .await
-}
-
-fn ca_hash_of_deployment(d: &Deployment) -> Option<String> {
-    d.spec
-        .as_ref()?
-        .template
-        .metadata
-        .as_ref()?
-        .annotations
-        .as_ref()?
-        .get("olmcahash")
-        .cloned()
-}
 
 #[tokio::test]
 async fn a_webhook_operator_gets_certificates_a_service_and_scoped_configurations()
@@ -502,32 +349,6 @@ async fn rotation(identity: Identity) -> anyhow::Result<()> {
     .await
 }
 
-/// Nothing was created for a CSV that failed validation.
-async fn assert_nothing_served(ctx: &TestContext, csv: &str, service: &str) -> anyhow::Result<()> {
-    let ns = ctx.namespace.as_str();
-    let secret = Api::<Secret>::namespaced(ctx.client.clone(), ns)
-        .get_opt(&format!("{service}-cert"))
-        .await?;
-    let svc = Api::<Service>::namespaced(ctx.client.clone(), ns)
-        .get_opt(service)
-        .await?;
-    let params = ListParams::default().labels(&owner_selector(csv, ns));
-    let validating = Api::<ValidatingWebhookConfiguration>::all(ctx.client.clone())
-        .list(&params)
-        .await?;
-    let deployment = Api::<Deployment>::namespaced(ctx.client.clone(), ns)
-        .list(&params)
-        .await?;
-    assert!(secret.is_none(), "{csv}: no Secret");
-    assert!(svc.is_none(), "{csv}: no Service");
-    assert!(
-        validating.items.is_empty(),
-        "{csv}: no webhook configuration"
-    );
-    assert!(deployment.items.is_empty(), "{csv}: no deployment");
-    Ok(())
-}
-
 #[tokio::test]
 async fn bad_webhook_definitions_fail_with_a_clear_reason_and_create_nothing() -> anyhow::Result<()>
 {
@@ -708,23 +529,6 @@ async fn a_second_csv_owning_the_same_api_service_fails_with_olms_owner_conflict
     .await
 }
 
-/// A CRD `widgets.<group>` with versions v1 (stored) and v2, both served.
-fn crd(
-    group: &str,
-) -> anyhow::Result<
-    k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
-> {
-    let schema = json!({"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}});
-    Ok(serde_json::from_value(json!({
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": format!("widgets.{group}")},
-        "spec": {"group": group, "scope": "Namespaced",
-                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-                 "versions": [{"name": "v1", "served": true, "storage": true, "schema": schema},
-                              {"name": "v2", "served": true, "storage": false, "schema": schema}]}
-    }))?)
-}
-
 #[tokio::test]
 async fn a_conversion_webhook_points_the_owned_crd_at_the_service_until_the_csv_goes()
 -> anyhow::Result<()> {
@@ -732,9 +536,7 @@ async fn a_conversion_webhook_points_the_owned_crd_at_the_service_until_the_csv_
         use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
         let ns = ctx.namespace.clone();
         // An AllNamespaces group: conversion webhooks are only for operators supporting only AllNamespaces.
-        let og: OperatorGroup = serde_json::from_value(json!({
-            "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": "global"}, "spec": {}
-        }))?;
+        let og: OperatorGroup = Og::named("global").build();
         Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ns).create(&PostParams::default(), &og).await?;
         let group = format!("{ns}.test.olm-rs.io");
         let crds: Api<CustomResourceDefinition> = Api::all(ctx.client.clone());

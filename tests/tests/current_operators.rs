@@ -9,9 +9,6 @@
 //! that CA. Prints the time from CSV creation to Succeeded. The shared catalogs are the input: the tests fail
 //! when they are absent.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
@@ -22,8 +19,8 @@ use kube::api::{DeleteParams, ListParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::install_plan::InstallPlanPhase;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, TestContext, await_object, shared_operators, with_namespace};
-use serde_json::json;
 use std::time::{Duration, Instant};
 
 /// One real operator and what installing it must produce.
@@ -140,10 +137,7 @@ async fn install(
 ) -> anyhow::Result<(ClusterServiceVersion, Duration)> {
     subscription(
         ctx,
-        case.package,
-        case.package,
-        "community",
-        json!({"channel": case.channel}),
+        sub_to(ctx, case.package, case.package, "community").channel(case.channel),
     )
     .await?;
     let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
@@ -256,12 +250,7 @@ async fn run_case(case: &'static Case, stub: Option<Catalog>) -> anyhow::Result<
         let _cat = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
         let _olm = olm_operator(&ctx).await?;
         if case.all_namespaces {
-            create::<messages::crd::operator_group::OperatorGroup>(
-                &ctx,
-                json!({"apiVersion": "operators.coreos.com/v1",
-                "kind": "OperatorGroup", "metadata": {"name": "global"}, "spec": {}}),
-            )
-            .await?;
+            create(&ctx, Og::named("global").build()).await?;
         } else {
             operator_group(&ctx).await?;
         }

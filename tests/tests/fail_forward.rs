@@ -11,15 +11,13 @@
 //! - With `Default` the Subscription stays on the failed v1.1.0: resolution reports the candidate v1.2.0
 //!   rejected because v1.0.0 still holds the package (OLM's NotSatisfiable), and v1.2.0 is never installed.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase, CsvReason};
 use messages::crd::operator_group::{OperatorGroup, OperatorGroupSpec, UpgradeStrategyName};
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -90,7 +88,7 @@ async fn csv_phase(
 /// Up to the failed upgrade: v1.0.0 installed, v1.1.0 published and Failed, v1.0.0 Replacing.
 async fn install_then_fail(ctx: &TestContext) -> anyhow::Result<()> {
     configmap_catalog(ctx, "cat", &Catalog::with(vec![v1()]), 0).await?;
-    subscription(ctx, "ff", "ff", "cat", json!({})).await?;
+    subscription(ctx, sub_to(ctx, "ff", "ff", "cat")).await?;
     csv_phase(ctx, "ff.v1.0.0", CsvPhase::Succeeded).await?;
     publish(ctx, vec![v1(), v1_1_failing()]).await?;
     // (A transient failure, e.g. a 409 on one of its RoleBindings, may come first and is retried.)
@@ -239,7 +237,7 @@ async fn with_fail_forward_a_failed_install_plan_does_not_hold_the_subscription(
         let v1 = || Op::new("fp", "1.0.0").owns(&kept);
         let bad = || Op::new("fp", "2.0.0").replaces("fp.v1.0.0").owns(&dropped);
         configmap_catalog(&ctx, "cat", &Catalog::with(vec![v1()]), 0).await?;
-        subscription(&ctx, "fp", "fp", "cat", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "fp", "fp", "cat")).await?;
         await_sub(&ctx, "fp", "1.0.0 installed", |s| {
             s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "fp.v1.0.0"
         })

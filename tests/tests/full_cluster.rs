@@ -32,14 +32,15 @@ use messages::crd::catalog_source::{CatalogSource, GrpcConnectionState};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::install_plan::InstallPlan;
 use messages::crd::operator_group::OperatorGroup;
+use messages::crd::subscription::Approval;
 use messages::crd::subscription::Subscription;
+use messages::testing::{Catsrc, Og, Sub};
 use olm_tests::{FullCluster, await_object, dump_namespace, eventually};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
 mod full_cluster_pod_security;
 mod full_upgrade_support;
-mod oci_support;
 
 const OLM_NS: &str = "olm";
 const OPERATORS: [&str; 2] = ["olm-operator", "catalog-operator"];
@@ -321,25 +322,29 @@ fn test_catalog(package: &str) -> Value {
 async fn subscribe(client: &Client, ns: &str, package: &str) -> anyhow::Result<()> {
     let pp = PostParams::default();
     Api::<OperatorGroup>::namespaced(client.clone(), ns)
-        .create(
-            &pp,
-            &serde_json::from_value(
-                json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-            "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ns]}}),
-            )?,
-        )
+        .create(&pp, &Og::named("og").targets(&[ns]).build())
         .await?;
     Api::<ConfigMap>::namespaced(client.clone(), ns)
         .create(&pp, &serde_json::from_value(test_catalog(package))?)
         .await?;
     Api::<CatalogSource>::namespaced(client.clone(), ns)
-        .create(&pp, &serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "test-catalog"}, "spec": {"sourceType": "configmap", "configMap": "test-catalog"}}))?)
+        .create(
+            &pp,
+            &Catsrc::named("test-catalog")
+                .config_map("test-catalog")
+                .build(),
+        )
         .await?;
     Api::<Subscription>::namespaced(client.clone(), ns)
-        .create(&pp, &serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
-            "metadata": {"name": package},
-            "spec": {"name": package, "source": "test-catalog", "sourceNamespace": ns, "channel": "stable", "installPlanApproval": "Automatic"}}))?)
+        .create(
+            &pp,
+            &Sub::named(package)
+                .package(package)
+                .source("test-catalog", ns)
+                .channel("stable")
+                .approval(Approval::Automatic)
+                .build(),
+        )
         .await?;
     Ok(())
 }
@@ -538,7 +543,7 @@ async fn crd_changing_upgrade_from_an_image_catalog(
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     use kube::api::{ApiResource, DynamicObject};
 
-    let corpus = oci_support::community_bundles().context(
+    let corpus = olm_tests::oci_fixture::community_bundles().context(
         "../shared/catalogs/community-operators-prod-bundles is absent (this phase's input)",
     )?;
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
@@ -572,32 +577,21 @@ async fn crd_changing_upgrade_from_an_image_catalog(
 
     let pp = PostParams::default();
     Api::<OperatorGroup>::namespaced(client.clone(), ns)
-        .create(
-            &pp,
-            &serde_json::from_value(
-                json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-            "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ns]}}),
-            )?,
-        )
+        .create(&pp, &Og::named("og").targets(&[ns]).build())
         .await?;
     Api::<CatalogSource>::namespaced(client.clone(), ns)
-        .create(
-            &pp,
-            &serde_json::from_value(
-                json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "hawtio"}, "spec": {"sourceType": "grpc", "image": image}}),
-            )?,
-        )
+        .create(&pp, &Catsrc::named("hawtio").image(&image).build())
         .await?;
     Api::<Subscription>::namespaced(client.clone(), ns)
         .create(
             &pp,
-            &serde_json::from_value(
-                json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
-            "metadata": {"name": PACKAGE},
-            "spec": {"name": PACKAGE, "source": "hawtio", "sourceNamespace": ns, "channel": CHANNEL,
-                     "startingCSV": OLD, "installPlanApproval": "Manual"}}),
-            )?,
+            &Sub::named(PACKAGE)
+                .package(PACKAGE)
+                .source("hawtio", ns)
+                .channel(CHANNEL)
+                .starting_csv(OLD)
+                .approval(Approval::Manual)
+                .build(),
         )
         .await?;
 
@@ -661,11 +655,11 @@ async fn crd_changing_upgrade_from_an_image_catalog(
         Api::<Subscription>::namespaced(client.clone(), ns)
             .create(
                 &pp,
-                &serde_json::from_value(
-                    json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
-                "metadata": {"name": package},
-                "spec": {"name": package, "source": "hawtio", "sourceNamespace": ns, "channel": channel}}),
-                )?,
+                &Sub::named(package)
+                    .package(package)
+                    .source("hawtio", ns)
+                    .channel(channel)
+                    .build(),
             )
             .await?;
         // The namespace also holds hawtio's Manual Subscription; whichever approval the plan gets, approving it

@@ -23,13 +23,11 @@ use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::{Client, ResourceExt};
+use olm_tests::release_fixture::{helm, kubectl, run};
 use olm_tests::{FullCluster, await_object, dump_namespace};
-use release_support::{helm, kubectl, run};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-mod release_support;
 
 const V1: &str = "0.0.1-test";
 const V2: &str = "0.0.2-test";

@@ -17,6 +17,7 @@ use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, PostP
 use kube::core::GroupVersionKind;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase, CsvReason};
 use messages::crd::operator_group::OperatorGroup;
+use messages::testing::Og;
 use olm_tests::{FullCluster, await_object, dump_namespace, eventually};
 use serde_json::json;
 use sha2::Digest;
@@ -144,9 +145,7 @@ async fn load(widgets: Api<DynamicObject>, stop: Arc<AtomicBool>, origin: Instan
 async fn rotation(client: &kube::Client, ns: &str, crd_name: &str) -> anyhow::Result<()> {
     let pp = PostParams::default();
     Api::<OperatorGroup>::namespaced(client.clone(), ns)
-        .create(&pp, &serde_json::from_value(json!({
-            "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": "global"}, "spec": {}
-        }))?)
+        .create(&pp, &Og::named("global").build())
         .await?;
     let validating = json!({
         "generateName": format!("vwidgets.{GROUP}"), "type": "ValidatingAdmissionWebhook",

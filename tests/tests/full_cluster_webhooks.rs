@@ -13,6 +13,7 @@ use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, PostP
 use kube::core::GroupVersionKind;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::operator_group::OperatorGroup;
+use messages::testing::Og;
 use olm_tests::{FullCluster, await_object, await_webhook_denial, dump_namespace, eventually};
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -71,9 +72,7 @@ async fn proof(client: &kube::Client, ns: &str, crd_name: &str) -> anyhow::Resul
     let pp = PostParams::default();
     // Conversion webhooks are for operators installed in AllNamespaces mode only.
     Api::<OperatorGroup>::namespaced(client.clone(), ns)
-        .create(&pp, &serde_json::from_value(json!({
-            "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": "global"}, "spec": {}
-        }))?)
+        .create(&pp, &Og::named("global").build())
         .await?;
     let hook = |name: &str, kind: &str, path: &str| {
         json!({"generateName": name, "type": kind, "deploymentName": "test-webhook", "containerPort": 9443,
@@ -218,10 +217,7 @@ async fn webhook_operator_time_to_succeeded_in_the_full_cluster() -> anyhow::Res
 async fn bench(client: &kube::Client, ns: &str) -> anyhow::Result<()> {
     let pp = PostParams::default();
     Api::<OperatorGroup>::namespaced(client.clone(), ns)
-        .create(&pp, &serde_json::from_value(json!({
-            "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": "own"},
-            "spec": {"targetNamespaces": [ns]}
-        }))?)
+        .create(&pp, &Og::named("own").targets(&[ns]).build())
         .await?;
     let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
     let mut times = Vec::new();

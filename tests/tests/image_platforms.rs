@@ -3,12 +3,10 @@
 //! client is given, and an index without that platform is refused naming the platforms it has. The pull is
 //! catalog-operator's own (`catalog_operator::unpacker::pull_bundle`).
 
-mod oci_support;
-
 use catalog_operator::unpacker::pull_bundle;
 use oci::Auth;
 use oci::platform::Platform;
-use oci_support::*;
+use olm_tests::oci_fixture::*;
 use std::collections::BTreeMap;
 
 /// Pushes a bundle image whose CSV is named `csv` as `reference`; returns its manifest digest.

@@ -3,14 +3,11 @@
 //! namespace gets its own Automatic plan (OLM v0 would make both Manual; we do not). Deleting a pending
 //! plan yields a fresh one.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use kube::api::DeleteParams;
 use messages::crd::install_plan::InstallPlanPhase;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, with_namespace};
-use serde_json::json;
 
 #[tokio::test]
 async fn a_manual_plan_waits_for_approval_without_making_other_subscriptions_manual()
@@ -28,13 +25,10 @@ async fn a_manual_plan_waits_for_approval_without_making_other_subscriptions_man
         .await?;
         subscription(
             &ctx,
-            "epsilon",
-            "epsilon",
-            "cat",
-            json!({"installPlanApproval": "Manual"}),
+            sub_to(&ctx, "epsilon", "epsilon", "cat").approval(Approval::Manual),
         )
         .await?;
-        subscription(&ctx, "zeta", "zeta", "cat", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "zeta", "zeta", "cat")).await?;
 
         let pending = await_sub(&ctx, "epsilon", "waiting for approval", |s| {
             sub_condition(s, "InstallPlanPending").is_some_and(|c| c.1 == "RequiresApproval")

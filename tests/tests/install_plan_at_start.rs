@@ -3,12 +3,10 @@
 //! `Store::wait_until_ready`, whose oneshot wakes only the last task that polled it, so the plan hung in
 //! Installing forever; the stores' readiness is now one gate any number of tasks can wait on.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use kube::Api;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::InstallPlanPhase;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, with_namespace};
 
 #[tokio::test]
@@ -16,7 +14,7 @@ async fn a_plan_installing_before_the_operator_starts_completes() -> anyhow::Res
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "ipstart", |ctx| async move {
         operator_group(&ctx).await?;
-        subscription(&ctx, "omicron", "omicron", "cat", serde_json::json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "omicron", "omicron", "cat")).await?;
         let csv = Op::new("omicron", "1.0.0").csv();
         let plan = hand_written_plan(&ctx, &["omicron.v1.0.0"], &csv).await?;
 

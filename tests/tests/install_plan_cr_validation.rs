@@ -4,15 +4,13 @@
 //! CRD stays as it was, no new CSV); once the resource is fixed and the failed plan deleted, the next plan
 //! fails on a second resource only the new `pattern` refuses; once that is fixed too, the upgrade goes through.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::api::{ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use messages::crd::install_plan::InstallPlanPhase;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, with_namespace};
 use serde_json::json;
 
@@ -30,7 +28,7 @@ async fn an_upgrade_whose_schema_rejects_an_existing_resource_fails_until_the_re
                                                    "tier": {"type": "string", "pattern": "^[a-z]+$"}}});
         operator_group(&ctx).await?;
         configmap_catalog(&ctx, "cat", &Catalog::with(vec![Op::new("nu", "1.0.0").owns(&loose)]), 0).await?;
-        subscription(&ctx, "nu", "nu", "cat", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "nu", "nu", "cat")).await?;
         await_sub(&ctx, "nu", "1.0.0 installed", |s| {
             s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "nu.v1.0.0"
         })

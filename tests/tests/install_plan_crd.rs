@@ -1,14 +1,12 @@
 //! CRD upgrade safety (spec §8 scenarios 28, 31): when the catalog publishes an upgrade whose CRD drops a
 //! stored version, the upgrade's plan fails with "risk of data loss" once the retry window passes.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 use messages::crd::install_plan::InstallPlanPhase;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, with_namespace};
 use serde_json::json;
 
@@ -31,7 +29,7 @@ async fn an_upgrade_that_drops_a_stored_crd_version_fails_with_risk_of_data_loss
             0,
         )
         .await?;
-        subscription(&ctx, "mu", "mu", "cat", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "mu", "mu", "cat")).await?;
         await_sub(&ctx, "mu", "1.0.0 installed", |s| {
             s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "mu.v1.0.0"
         })

@@ -3,12 +3,10 @@
 //! another CSV in the namespace already owns one of that CSV's CRDs, and the CSV is not created; the CSVs a
 //! plan names are not checked. The plans are written by hand, as an older OLM or a user could have.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use kube::Api;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::InstallPlanPhase;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, with_namespace};
 use serde_json::json;
 
@@ -21,7 +19,7 @@ async fn a_dependency_csv_owning_a_crd_someone_else_owns_fails_its_plan() -> any
         let crd = Crd::new("pulleys", &format!("{suffix}.owners.olm-rs.io"), "Pulley");
         let mut owner = Op::new("incumbent", "1.0.0").owns(&crd).csv();
         owner["metadata"]["namespace"] = json!(ctx.namespace);
-        create::<ClusterServiceVersion>(&ctx, owner).await?;
+        create_manifest::<ClusterServiceVersion>(&ctx, owner).await?;
         // Started after the incumbent exists: its first list holds it, and plans execute only once the stores
         // listed (a CSV created a moment before a plan may not be in a running operator's store yet).
         let _op = catalog_operator(&ctx, &["--install-plan-retry-timeout", "1s"]).await?;

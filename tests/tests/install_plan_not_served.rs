@@ -5,14 +5,12 @@
 //! 0.1.0, channel `alpha`, from the shared catalogs), which current Kubernetes no longer serves: its plan names
 //! the bundle and the CRD, and creates nothing (OLM would create the CSV first).
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::api::PostParams;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::{InstallPlan, InstallPlanPhase};
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, shared_operators, with_namespace};
 use serde_json::json;
 
@@ -50,10 +48,8 @@ async fn a_step_of_an_api_nobody_serves_retries_then_fails_with_olms_message() -
         operator_group(&ctx).await?;
         // As OLM's e2e test writes it: an approved plan whose one step is a VerticalPodAutoscaler of a group
         // that does not exist.
-        let ip: InstallPlan = create(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
-            "metadata": {"name": "test-plan-api"},
-            "spec": {"clusterServiceVersionNames": [], "approval": "Automatic", "approved": true}}))
-        .await?;
+        let plan = Ip::named("test-plan-api").approval(Approval::Automatic, true);
+        let ip: InstallPlan = create(&ctx, plan.build()).await?;
         let mut with_status = ip;
         with_status.status = Some(serde_json::from_value(json!({"phase": "Installing", "catalogSources": [],
             "plan": [{"resolving": "test-csv", "status": "Unknown", "resource": {
@@ -107,7 +103,7 @@ async fn a_bundle_with_a_v1beta1_crd_fails_its_plan_naming_the_bundle_and_create
         operator_group(&ctx).await?;
         address_catalog(&ctx, "community", &format!("127.0.0.1:{port}")).await?;
         // Channel alpha holds only apicuritooperator.v0.1.0, whose CRD apicuritos.apicur.io is v1beta1.
-        subscription(&ctx, "apicurito", "apicurito", "community", json!({"channel": "alpha"})).await?;
+        subscription(&ctx, sub_to(&ctx, "apicurito", "apicurito", "community").channel("alpha")).await?;
         let sub = await_sub(&ctx, "apicurito", "InstallPlanFailed", |s| {
             sub_condition(s, "InstallPlanFailed").is_some_and(|c| c.0 == "True")
         })

@@ -6,20 +6,15 @@
 //! next one; `list`; `uninstall` with its OperatorGroup. Each step is checked both in what the tool prints and in
 //! the cluster.
 
-mod catalog_fixture;
-mod oci_support;
-mod package_server_support;
-
-use catalog_fixture::{DEADLINE, create, subs};
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::OperatorGroup;
-use oci_support::registry_addr;
+use olm_tests::catalog_fixture::{Catsrc, DEADLINE, create, subs};
+use olm_tests::oci_fixture::registry_addr;
 use olm_tests::{
     Cluster, OperatorProcess, TestContext, await_object, eventually, peer_bin_dir, with_namespace,
 };
-use serde_json::json;
 use std::process::Command;
 
 /// `kubectl operator -n NS ARGS...`: (succeeded, stdout, stderr).
@@ -63,7 +58,7 @@ async fn kubectl_operator_lists_installs_upgrades_and_uninstalls_through_olm_rs(
     let root =
         std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/samples/catalog");
     let cluster = Cluster::shared()?;
-    let _one_apiservice = package_server_support::exclusive().await;
+    let _one_apiservice = olm_tests::package_server_fixture::exclusive().await;
     with_namespace(cluster, "kubectl-operator", |ctx| async move {
         let registry = oci::Registry::default();
         let prefix = format!("{}/{}", registry_addr(), ctx.namespace);
@@ -77,7 +72,8 @@ async fn kubectl_operator_lists_installs_upgrades_and_uninstalls_through_olm_rs(
         )
         .await?;
         let _packages =
-            package_server_support::start(ctx.cluster, &ctx.client, &ctx.namespace).await?;
+            olm_tests::package_server_fixture::start(ctx.cluster, &ctx.client, &ctx.namespace)
+                .await?;
         let ns = ctx.namespace.as_str();
         let _cat = OperatorProcess::start(
             ctx.cluster,
@@ -94,10 +90,12 @@ async fn kubectl_operator_lists_installs_upgrades_and_uninstalls_through_olm_rs(
 
         // `catalog add` is not used: it pulls the image itself to read its labels, over HTTPS only (v0.6.0 has no
         // plain-HTTP option), and the tests' registry speaks HTTP. The CatalogSource it would create, by hand:
-        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "samples"},
-            "spec": {"sourceType": "grpc", "image": image, "displayName": "olm-rs samples", "publisher": "olm-rs"}}))
-        .await?;
+        let mut samples = Catsrc::named("samples")
+            .image(&image)
+            .display_name("olm-rs samples")
+            .build();
+        samples.spec.publisher = Some("olm-rs".to_string());
+        create(&ctx, samples).await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), ns);
         await_object(&catalogs, "samples", DEADLINE, "READY", |c| {
             c.and_then(|c| c.status.as_ref())
@@ -172,20 +170,26 @@ async fn kubectl_operator_lists_installs_upgrades_and_uninstalls_through_olm_rs(
         // uninstall finds the CSV through the Operator object's component refs (the first CSV listed), which follow
         // the upgrade: the replaced CSV drops out of them once deleted.
         let operators: Api<messages::crd::operator::Operator> = Api::all(ctx.client.clone());
-        await_object(&operators, &format!("etcd.{ns}"), DEADLINE, "refs name only the new CSV", |o| {
-            let csvs: Vec<String> = o
-                .and_then(|o| o.status.as_ref())
-                .and_then(|s| s.components.as_ref())
-                .map(|c| {
-                    c.refs
-                        .iter()
-                        .filter(|r| r.object.kind.as_deref() == Some("ClusterServiceVersion"))
-                        .filter_map(|r| r.object.name.clone())
-                        .collect()
-                })
-                .unwrap_or_default();
-            csvs == ["etcdoperator.v0.9.4"]
-        })
+        await_object(
+            &operators,
+            &format!("etcd.{ns}"),
+            DEADLINE,
+            "refs name only the new CSV",
+            |o| {
+                let csvs: Vec<String> = o
+                    .and_then(|o| o.status.as_ref())
+                    .and_then(|s| s.components.as_ref())
+                    .map(|c| {
+                        c.refs
+                            .iter()
+                            .filter(|r| r.object.kind.as_deref() == Some("ClusterServiceVersion"))
+                            .filter_map(|r| r.object.name.clone())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                csvs == ["etcdoperator.v0.9.4"]
+            },
+        )
         .await?;
         // uninstall removes the Subscription, the CSV and, asked to, the OperatorGroup.
         ok(&ctx, &["uninstall", "etcd", "--delete-operator-groups"])?;

@@ -3,17 +3,14 @@
 //! (`catalog_operator::bundle_ref`), so the plan stays far below what etcd stores per object (about 1.5 MiB),
 //! and every object still reaches the cluster. Prints the plan's stored size and the time to install.
 
-mod catalog_fixture;
-mod oci_support;
-
-use catalog_fixture::*;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::InstallPlan;
 use messages::crd::subscription::SubscriptionState;
-use oci_support::*;
+use olm_tests::catalog_fixture::*;
+use olm_tests::oci_fixture::*;
 use olm_tests::{await_object, with_namespace};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -102,7 +99,7 @@ async fn a_three_mib_bundle_installs_and_its_plan_refers_to_the_objects() -> any
         operator_group(&ctx).await?;
         address_catalog(&ctx, "large", &format!("127.0.0.1:{}", serve.port)).await?;
         let started = Instant::now();
-        subscription(&ctx, "large", "large", "large", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "large", "large", "large")).await?;
         let sub = await_sub(&ctx, "large", "AtLatestKnown", |s| {
             s.state == SubscriptionState::AtLatestKnown
         })

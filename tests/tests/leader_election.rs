@@ -7,6 +7,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{Api, PostParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::operator_group::OperatorGroup;
+use messages::testing::Og;
 use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -91,10 +92,7 @@ async fn of_two_replicas_only_the_lease_holder_acts_and_the_other_takes_over_whe
     with_namespace(cluster, "leader", |ctx| async move {
         let leases: Api<Lease> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        let og: OperatorGroup = serde_json::from_value(
-            json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-            "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ctx.namespace]}}),
-        )?;
+        let og: OperatorGroup = Og::named("og").targets(&[&ctx.namespace]).build();
         Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ctx.namespace)
             .create(&PostParams::default(), &og)
             .await?;

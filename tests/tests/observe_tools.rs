@@ -5,20 +5,15 @@
 //! of both; Prometheus' graph page draws the install-duration histogram. Screenshots are written under the
 //! test output folder (printed). Without the tools these tests fail, saying how to start them.
 
-mod catalog_fixture;
-#[path = "operator_group_support/mod.rs"]
-mod og_support;
-
-use catalog_fixture::*;
 use kube::Api;
 use kube::api::{DeleteParams, PostParams};
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{
     Cluster, Observe, OperatorProcess, await_object, browser_dom, browser_screenshot, eventually,
     output_dir, with_namespace,
 };
-use serde_json::json;
 use std::time::Duration;
 
 const SCRAPE: Duration = Duration::from_secs(60);
@@ -62,7 +57,7 @@ async fn scenario_38_through_prometheus_and_the_install_trace_in_phoenix() -> an
         // csv_abnormal with OLM's labels; csv_succeeded 0 beside it (scenario 38: UnsupportedOperatorGroup).
         operator_group(&ctx).await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), ns);
-        csvs.create(&PostParams::default(), &og_support::csv("allns.v1", &["AllNamespaces"], &[])?).await?;
+        csvs.create(&PostParams::default(), &olm_tests::operator_group_fixture::csv("allns.v1", &["AllNamespaces"], &[])?).await?;
         let abnormal = prom(&observe, &format!("csv_abnormal{{{t},name=\"allns.v1\"}}"), "csv_abnormal UnsupportedOperatorGroup", |v| v.iter().any(|(l, x)| *x == 1.0 && l.get("reason").map(String::as_str) == Some("UnsupportedOperatorGroup"))).await?;
         let labels = &abnormal[0].0;
         assert_eq!(labels.get("namespace").map(String::as_str), Some(ns));
@@ -77,7 +72,7 @@ async fn scenario_38_through_prometheus_and_the_install_trace_in_phoenix() -> an
         let crd = Crd::new("probes", &format!("{}.observe.olm-rs.io", &ns[ns.len() - 6..]), "Probe");
         configmap_catalog(&ctx, "cat", &Catalog::with(vec![Op::new("watched", "0.1.0").owns(&crd)]), 0).await?;
         prom(&observe, &format!("catalogsource_ready{{{t},namespace=\"{ns}\",name=\"cat\"}}"), "catalogsource_ready 1", |v| v.len() == 1 && v[0].1 == 1.0).await?;
-        subscription(&ctx, "watched", "watched", "cat", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "watched", "watched", "cat")).await?;
         await_sub(&ctx, "watched", "AtLatestKnown", |s| s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "watched.v0.1.0").await?;
         await_object(&csvs, "watched.v0.1.0", DEADLINE, "Succeeded", |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded")).await?;
         // Relabel on phase change: the CSV's abnormal series went, csv_succeeded is 1.

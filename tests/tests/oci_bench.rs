@@ -5,16 +5,12 @@
 //!   RSS before and with it loaded;
 //! - Subscription created → CSV Succeeded, p50/p99 over 20 installs of bundle images from a catalog image.
 
-mod catalog_fixture;
-mod oci_support;
-
-use catalog_fixture::*;
 use catalog_operator::unpacker::{Poll, Unpacker};
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
-use oci_support::*;
+use olm_tests::catalog_fixture::*;
+use olm_tests::oci_fixture::*;
 use olm_tests::{await_object, with_namespace};
-use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -133,8 +129,7 @@ async fn bundle_unpack_catalog_image_load_and_installs_from_images() -> anyhow::
         let idle = rss_kib(op.http_port);
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         let started = Instant::now();
-        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "community"}, "spec": {"sourceType": "grpc", "image": fbc_image}})).await?;
+        create(&ctx, Catsrc::named("community").image(&fbc_image).build()).await?;
         await_object(&catalogs, "community", Duration::from_secs(300), "READY", |c| {
             c.and_then(|c| c.status.as_ref()).and_then(|s| s.connection_state.as_ref()).is_some_and(|s| s.last_observed_state.as_str() == "READY")
         })
@@ -152,8 +147,7 @@ async fn bundle_unpack_catalog_image_load_and_installs_from_images() -> anyhow::
         let bench_image = format!("{prefix}/bench-catalog:latest");
         oci::publish::push_catalog_files(&registry, vec![("configs/catalog.json".into(), fbc_text(&docs).into_bytes())], &bench_image).await?;
         operator_group(&ctx).await?;
-        create::<CatalogSource>(&ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "bench"}, "spec": {"sourceType": "grpc", "image": bench_image}})).await?;
+        create(&ctx, Catsrc::named("bench").image(&bench_image).build()).await?;
         await_object(&catalogs, "bench", DEADLINE, "READY", |c| {
             c.and_then(|c| c.status.as_ref()).and_then(|s| s.connection_state.as_ref()).is_some_and(|s| s.last_observed_state.as_str() == "READY")
         })
@@ -163,7 +157,7 @@ async fn bundle_unpack_catalog_image_load_and_installs_from_images() -> anyhow::
         for i in 0..INSTALLS {
             let name = format!("bench{i}");
             let started = Instant::now();
-            subscription(&ctx, &name, &name, "bench", json!({})).await?;
+            subscription(&ctx, sub_to(&ctx, &name, &name, "bench")).await?;
             await_object(&csvs, &format!("{name}.v1.0.0"), DEADLINE, "Succeeded", |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded")).await?;
             took.push(started.elapsed());
         }

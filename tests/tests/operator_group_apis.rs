@@ -11,9 +11,9 @@ use olm_tests::{Cluster, OperatorProcess, await_object, with_namespace};
 use serde_json::json;
 use std::collections::BTreeSet;
 
-mod operator_group_support;
-use operator_group_support::{
-    DEADLINE, Extra, csv, delete_crd, ensure_crd, og, phase_reason, provided,
+use messages::testing::Og;
+use olm_tests::operator_group_fixture::{
+    DEADLINE, Extra, csv, delete_crd, ensure_crd, phase_reason, provided,
 };
 
 fn api(kind: &str, group: &str) -> (String, String, String) {
@@ -69,7 +69,7 @@ async fn many_csvs_adding_apis_to_one_group_at_once_lose_no_update() -> anyhow::
             let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
             ogs.create(
                 &PostParams::default(),
-                &og("og", json!({"targetNamespaces": [ns]}))?,
+                &Og::named("og").targets(&[&ns]).build(),
             )
             .await?;
             // Record every value the annotation takes: a lost update shows as a value dropping an API an
@@ -186,13 +186,13 @@ async fn overlapping_groups_conflict_on_the_same_api_until_the_other_csv_goes() 
             ogs_a
                 .create(
                     &PostParams::default(),
-                    &og("a", json!({"targetNamespaces": [a]}))?,
+                    &Og::named("a").targets(&[&a]).build(),
                 )
                 .await?;
             ogs_b
                 .create(
                     &PostParams::default(),
-                    &og("b", json!({"targetNamespaces": [a]}))?,
+                    &Og::named("b").targets(&[&a]).build(),
                 )
                 .await?;
             let csvs_a: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &a);
@@ -306,10 +306,10 @@ async fn a_static_group_protects_its_apis() -> anyhow::Result<()> {
                 OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns])
                     .await?;
             let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
-            let mut group_obj = og(
-                "static",
-                json!({"targetNamespaces": [ns], "staticProvidedAPIs": true}),
-            )?;
+            let mut group_obj = Og::named("static")
+                .targets(&[&ns])
+                .static_provided_apis(true)
+                .build();
             group_obj.metadata.annotations =
                 Some([("olm.providedAPIs".to_string(), key(&goose))].into());
             ogs.create(&PostParams::default(), &group_obj).await?;
@@ -405,12 +405,12 @@ async fn group_failures_recover_to_pending_when_fixed() -> anyhow::Result<()> {
             csvs.create(&PostParams::default(), &csv(name, &["OwnNamespace"], &[])?).await?;
             await_phase(&csvs, name, "Failed/NoOperatorGroup", |p, r| p == "Failed" && r == "NoOperatorGroup").await?;
             // Targets [other] need SingleNamespace (scenario 8).
-            ogs.create(&PostParams::default(), &og("og", json!({"targetNamespaces": [other]}))?).await?;
+            ogs.create(&PostParams::default(), &Og::named("og").targets(&[&other]).build()).await?;
             await_phase(&csvs, name, "Failed/UnsupportedOperatorGroup", |p, r| p == "Failed" && r == "UnsupportedOperatorGroup").await?;
             csvs.patch(name, &PatchParams::default(), &Patch::Merge(json!({"spec": {"installModes": [{"type": "OwnNamespace", "supported": true}, {"type": "SingleNamespace", "supported": true}]}}))).await?;
             await_phase(&csvs, name, "Succeeded once SingleNamespace is supported", |p, _| p == "Succeeded").await?;
             // A second group: TooManyOperatorGroups, recovering once it goes.
-            ogs.create(&PostParams::default(), &og("second", json!({}))?).await?;
+            ogs.create(&PostParams::default(), &Og::named("second").build()).await?;
             await_phase(&csvs, name, "Failed/TooManyOperatorGroups", |p, r| p == "Failed" && r == "TooManyOperatorGroups").await?;
             ogs.delete("second", &DeleteParams::default()).await?;
             await_phase(&csvs, name, "recovered from TooManyOperatorGroups", |p, r| p != "Failed" && r != "TooManyOperatorGroups").await?;

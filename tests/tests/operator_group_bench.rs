@@ -13,8 +13,8 @@ use olm_tests::{Cluster, OperatorProcess, await_object, eventually, with_namespa
 use serde_json::json;
 use std::time::{Duration, Instant};
 
-mod operator_group_support;
-use operator_group_support::{csv, og};
+use messages::testing::Og;
+use olm_tests::operator_group_fixture::csv;
 
 /// The pid of the operator serving on `port` (found by its command line).
 fn pid_of(port: u16) -> Option<u32> {
@@ -76,7 +76,7 @@ async fn copies_of_an_all_namespaces_operator_reach_a_thousand_namespaces() -> a
             let scope = std::iter::once(ns.clone()).chain(names.iter().cloned()).collect::<Vec<_>>().join(",");
             let op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &scope]).await?;
             let ogs = Api::namespaced(ctx.client.clone(), &ns);
-            ogs.create(&PostParams::default(), &og("global", json!({}))?).await?;
+            ogs.create(&PostParams::default(), &Og::named("global").build()).await?;
             let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
             let t0 = Instant::now();
             csvs.create(&PostParams::default(), &csv("bench.v1.0.0", &["AllNamespaces"], &[])?).await?;

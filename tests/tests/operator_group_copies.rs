@@ -10,10 +10,10 @@ use messages::crd::olm_config::OLMConfig;
 use olm_tests::{Cluster, OperatorProcess, await_object, eventually, with_namespace};
 use serde_json::json;
 
-mod operator_group_support;
 use k8s_openapi::api::rbac::v1::{ClusterRole, Role, RoleBinding};
 use kube::api::ListParams;
-use operator_group_support::{DEADLINE, Extra, csv, og, with_permissions};
+use messages::testing::Og;
+use olm_tests::operator_group_fixture::{DEADLINE, Extra, csv, with_permissions};
 
 const NAME: &str = "copied.v1.0.0";
 
@@ -121,7 +121,7 @@ async fn an_all_namespaces_operator_is_copied_where_its_group_reaches() -> anyho
             )
             .await?;
             let ogs = Api::namespaced(ctx.client.clone(), &ns);
-            ogs.create(&PostParams::default(), &og("global", json!({}))?)
+            ogs.create(&PostParams::default(), &Og::named("global").build())
                 .await?;
             let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
             csvs.create(
@@ -243,7 +243,7 @@ async fn a_multi_namespace_operator_is_copied_into_its_other_target_only() -> an
                 Api::namespaced(ctx.client.clone(), &ns);
             ogs.create(
                 &PostParams::default(),
-                &og("og", json!({"targetNamespaces": [target, ns]}))?,
+                &Og::named("og").targets(&[&target, &ns]).build(),
             )
             .await?;
             let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);

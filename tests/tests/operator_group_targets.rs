@@ -12,8 +12,8 @@ use olm_tests::{Cluster, OperatorProcess, await_object, eventually, with_namespa
 use serde_json::json;
 use std::collections::BTreeSet;
 
-mod operator_group_support;
-use operator_group_support::{DEADLINE, Extra, og};
+use messages::testing::Og;
+use olm_tests::operator_group_fixture::{DEADLINE, Extra};
 
 fn status_namespaces(og: &OperatorGroup) -> Option<BTreeSet<String>> {
     og.status
@@ -108,7 +108,7 @@ async fn namespace_labels_follow_the_targets_of_a_group() -> anyhow::Result<()> 
             let created = ogs
                 .create(
                     &PostParams::default(),
-                    &og("og", json!({"targetNamespaces": [t1]}))?,
+                    &Og::named("og").targets(&[&t1]).build(),
                 )
                 .await?;
             let uid = created.metadata.uid.clone().unwrap_or_default();
@@ -173,10 +173,9 @@ async fn a_selector_group_follows_namespace_labels() -> anyhow::Result<()> {
             let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
             ogs.create(
                 &PostParams::default(),
-                &og(
-                    "og",
-                    json!({"selector": {"matchLabels": {"olm-rs.io/team": team}}}),
-                )?,
+                &Og::named("og")
+                    .selector(&[("olm-rs.io/team", &team)])
+                    .build(),
             )
             .await?;
             await_targets(&ogs, "og", set(&[])).await?;
@@ -227,7 +226,7 @@ async fn two_groups_in_a_namespace_both_carry_the_multiple_group_condition_until
         let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
         ogs.create(
             &PostParams::default(),
-            &og("first", json!({"targetNamespaces": [ns]}))?,
+            &Og::named("first").targets(&[&ns]).build(),
         )
         .await?;
         await_object(
@@ -238,7 +237,7 @@ async fn two_groups_in_a_namespace_both_carry_the_multiple_group_condition_until
             |o: Option<&OperatorGroup>| o.is_some_and(|o| o.status.is_some() && !multiple(o)),
         )
         .await?;
-        ogs.create(&PostParams::default(), &og("second", json!({}))?)
+        ogs.create(&PostParams::default(), &Og::named("second").build())
             .await?;
         for name in ["first", "second"] {
             await_object(
@@ -294,10 +293,10 @@ async fn a_group_reports_its_service_account_missing_then_references_it() -> any
         let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
         ogs.create(
             &PostParams::default(),
-            &og(
-                "scoped",
-                json!({"targetNamespaces": [ns], "serviceAccountName": "installer"}),
-            )?,
+            &Og::named("scoped")
+                .targets(&[&ns])
+                .service_account("installer")
+                .build(),
         )
         .await?;
         await_object(
@@ -376,7 +375,7 @@ async fn a_group_gets_three_aggregate_cluster_roles_that_go_with_it() -> anyhow:
         let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
         ogs.create(
             &PostParams::default(),
-            &og("og", json!({"targetNamespaces": [ns]}))?,
+            &Og::named("og").targets(&[&ns]).build(),
         )
         .await?;
         let roles: Api<ClusterRole> = Api::all(ctx.client.clone());

@@ -4,17 +4,14 @@
 //! RBAC, each labelled `operators.coreos.com/<package>.<namespace>`; deleting the Operator deletes no component,
 //! and the Operator comes back while its components remain.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
 use kube::api::DeleteParams;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::operator::Operator;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, with_namespace};
-use serde_json::json;
 use std::collections::BTreeSet;
 
 fn kinds(op: &Operator) -> BTreeSet<String> {
@@ -64,7 +61,7 @@ async fn a_subscribed_package_gets_an_operator_listing_its_components_and_deleti
             0,
         )
         .await?;
-        subscription(&ctx, "viewed", "viewed", "cat", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "viewed", "viewed", "cat")).await?;
         await_sub(&ctx, "viewed", "AtLatestKnown", |s| {
             s.state == SubscriptionState::AtLatestKnown
         })

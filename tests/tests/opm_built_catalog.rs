@@ -4,16 +4,12 @@
 //! makes (run with the same opm), and its `LABEL`s. Only the base image's binaries are missing, which olm-rs does
 //! not use. A CatalogSource naming the image reads READY, and a Subscription installs from it.
 
-mod catalog_fixture;
-mod oci_support;
-
-use catalog_fixture::*;
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::subscription::SubscriptionState;
-use oci_support::*;
+use olm_tests::catalog_fixture::*;
+use olm_tests::oci_fixture::*;
 use olm_tests::{await_object, with_namespace};
-use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -86,7 +82,10 @@ async fn olm_rs_serves_a_catalog_image_laid_out_by_opm_generate_dockerfile() -> 
             &work,
         )?;
         let mut files = oci::build::files_from_dir(&work.join("catalog"), "configs")?;
-        files.extend(oci::build::files_from_dir(&work.join("cache"), "tmp/cache")?);
+        files.extend(oci::build::files_from_dir(
+            &work.join("cache"),
+            "tmp/cache",
+        )?);
         assert!(
             files.iter().any(|(p, _)| p.starts_with("tmp/cache/")),
             "opm wrote its cache"
@@ -96,7 +95,10 @@ async fn olm_rs_serves_a_catalog_image_laid_out_by_opm_generate_dockerfile() -> 
             .push(
                 &reference,
                 &oci::Auth::Anonymous,
-                vec![(oci::build::LAYER_MEDIA_TYPE.into(), oci::build::tar_gz(&files)?)],
+                vec![(
+                    oci::build::LAYER_MEDIA_TYPE.into(),
+                    oci::build::tar_gz(&files)?,
+                )],
                 &labels,
             )
             .await?;
@@ -104,13 +106,8 @@ async fn olm_rs_serves_a_catalog_image_laid_out_by_opm_generate_dockerfile() -> 
         let _cat = catalog_operator(&ctx, &["--registry-probe-interval", "500ms"]).await?;
         let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
-        create::<CatalogSource>(
-            &ctx,
-            json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-                "metadata": {"name": "opm-built"},
-                "spec": {"sourceType": "grpc", "image": oci::publish::pinned(&reference, &digest)}}),
-        )
-        .await?;
+        let image = oci::publish::pinned(&reference, &digest);
+        create(&ctx, Catsrc::named("opm-built").image(&image).build()).await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         await_object(&catalogs, "opm-built", DEADLINE, "READY", |c| {
             c.and_then(|c| c.status.as_ref())
@@ -120,10 +117,7 @@ async fn olm_rs_serves_a_catalog_image_laid_out_by_opm_generate_dockerfile() -> 
         .await?;
         subscription(
             &ctx,
-            "etcd",
-            "etcd",
-            "opm-built",
-            json!({"channel": "singlenamespace-alpha"}),
+            sub_to(&ctx, "etcd", "etcd", "opm-built").channel("singlenamespace-alpha"),
         )
         .await?;
         await_sub(&ctx, "etcd", "installed from opm's layout", |s| {

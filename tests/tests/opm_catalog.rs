@@ -3,16 +3,13 @@
 //! CatalogSource; and olm-rs installs from opm's registry, starting at apicurito.v1.0.2 and upgrading along
 //! `replaces` to the channel head apicurito.v1.0.3, which ends `Succeeded` while v1.0.2 is gone.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use kube::Api;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{
     Cluster, await_object, bin_path, eventually, peer_bin_dir, shared_catalogs, with_namespace,
 };
-use serde_json::json;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -66,7 +63,10 @@ async fn olm_rs_installs_and_upgrades_from_opm_serving_the_fbc_olm_rs_rendered()
         let dir = std::env::temp_dir().join(format!("olm-rs-{}", ctx.namespace));
         let catalog = dir.join("catalog");
         render(&package, &catalog)?;
-        run(Command::new(&opm).arg("validate").arg(&catalog), "opm validate")?;
+        run(
+            Command::new(&opm).arg("validate").arg(&catalog),
+            "opm validate",
+        )?;
 
         let port = free_port()?;
         let log = std::fs::File::create(dir.join("opm-serve.log"))?;
@@ -83,7 +83,12 @@ async fn olm_rs_installs_and_upgrades_from_opm_serving_the_fbc_olm_rs_rendered()
         let address = format!("127.0.0.1:{port}");
         eventually(DEADLINE, "opm serve listening", || {
             let address = address.clone();
-            async move { Ok(tokio::net::TcpStream::connect(&address).await.ok().map(|_| ())) }
+            async move {
+                Ok(tokio::net::TcpStream::connect(&address)
+                    .await
+                    .ok()
+                    .map(|_| ()))
+            }
         })
         .await?;
 
@@ -93,10 +98,10 @@ async fn olm_rs_installs_and_upgrades_from_opm_serving_the_fbc_olm_rs_rendered()
         address_catalog(&ctx, "opm", &address).await?;
         subscription(
             &ctx,
-            "apicurito",
-            "apicurito",
-            "opm",
-            json!({"channel": "latest", "startingCSV": "apicurito.v1.0.2", "installPlanApproval": "Automatic"}),
+            sub_to(&ctx, "apicurito", "apicurito", "opm")
+                .channel("latest")
+                .starting_csv("apicurito.v1.0.2")
+                .approval(Approval::Automatic),
         )
         .await?;
         let sub = await_sub(&ctx, "apicurito", "upgraded to the head", |s| {
@@ -115,14 +120,24 @@ async fn olm_rs_installs_and_upgrades_from_opm_serving_the_fbc_olm_rs_rendered()
         );
         eventually(DEADLINE, "apicurito.v1.0.2 replaced and deleted", || {
             let csvs = csvs.clone();
-            async move { Ok(csvs.get_opt("apicurito.v1.0.2").await?.is_none().then_some(())) }
+            async move {
+                Ok(csvs
+                    .get_opt("apicurito.v1.0.2")
+                    .await?
+                    .is_none()
+                    .then_some(()))
+            }
         })
         .await?;
         let plans = plans(&ctx).list(&Default::default()).await?;
         assert!(
             plans.items.len() >= 2,
             "one plan to install v1.0.2 and one to upgrade: {:?}",
-            plans.items.iter().map(|p| &p.spec.cluster_service_version_names).collect::<Vec<_>>()
+            plans
+                .items
+                .iter()
+                .map(|p| &p.spec.cluster_service_version_names)
+                .collect::<Vec<_>>()
         );
         drop(sub);
         let _ = std::fs::remove_dir_all(&dir);

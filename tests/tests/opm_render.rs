@@ -4,11 +4,9 @@
 //! and required APIs and required packages, and the same objects as olm-rs unpacks from the image; for the catalog
 //! image, the same packages, channels and bundles as the FBC olm-rs pushed. Needs the local registry only.
 
-mod oci_support;
-
 use catalog_operator::unpacker::pull_bundle;
 use oci::Auth;
-use oci_support::*;
+use olm_tests::oci_fixture::*;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

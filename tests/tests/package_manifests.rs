@@ -6,18 +6,15 @@
 //! left out; a new catalog head reaches `kubectl get packagemanifests -w`; a current kubectl explains the kind
 //! from the OpenAPI v3 document, finds it through discovery and prints it wide.
 
-mod catalog_fixture;
-mod package_server_support;
-
-use catalog_fixture::*;
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use kube::Api;
 use kube::api::{DeleteParams, PostParams};
 use messages::crd::catalog_source::CatalogSource;
+use olm_tests::catalog_fixture::*;
+use olm_tests::package_server_fixture::*;
 use olm_tests::{Cluster, eventually, with_namespace};
 use package_server::types::PackageManifest;
-use package_server_support::*;
 use registry::client::{ClientOptions, RegistryClient};
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -83,7 +80,11 @@ async fn the_community_catalog_is_listed_through_kubectl_in_every_namespace() ->
     let _apiservice = exclusive().await;
     with_namespace(cluster, "pkgs", |ctx| async move {
         let fbc = community_fbc();
-        anyhow::ensure!(fbc.is_dir(), "the community FBC is missing at {}", fbc.display());
+        anyhow::ensure!(
+            fbc.is_dir(),
+            "the community FBC is missing at {}",
+            fbc.display()
+        );
         let registry = RegistryProcess::start(&[fbc.as_path()], free_port()?)?;
         let address = format!("127.0.0.1:{}", registry.port);
         let probe = RegistryClient::connect(&address, ClientOptions::default())?;
@@ -93,10 +94,13 @@ async fn the_community_catalog_is_listed_through_kubectl_in_every_namespace() ->
         .await?;
         let mut want = want;
         want.sort();
-        create::<CatalogSource>(&ctx, serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "community", "labels": {"team": "platform"}},
-            "spec": {"sourceType": "grpc", "address": address, "displayName": "Community Operators", "publisher": "Red Hat"}}))
-        .await?;
+        let mut community = Catsrc::named("community")
+            .address(&address)
+            .display_name("Community Operators")
+            .publisher("Red Hat")
+            .build();
+        community.metadata.labels = Some([("team".to_string(), "platform".to_string())].into());
+        create(&ctx, community).await?;
         let other = format!("{}-other", ctx.namespace);
         second_namespace(&ctx.client, &other).await?;
         let result = async {
@@ -110,7 +114,11 @@ async fn the_community_catalog_is_listed_through_kubectl_in_every_namespace() ->
             })
             .await?;
             assert_eq!(listed.len(), 33, "the FBC has 33 packages");
-            assert_eq!(names(cluster, &other, &[])?, want, "a global catalog shows in every namespace");
+            assert_eq!(
+                names(cluster, &other, &[])?,
+                want,
+                "a global catalog shows in every namespace"
+            );
 
             // Label selectors.
             assert_eq!(names(cluster, &other, &["-l", "catalog=community"])?, want);
@@ -120,37 +128,89 @@ async fn the_community_catalog_is_listed_through_kubectl_in_every_namespace() ->
 
             // Field selectors.
             let pkg = want[0].clone();
-            assert_eq!(names(cluster, &other, &["--field-selector", &format!("metadata.name={pkg}")])?, std::slice::from_ref(&pkg));
-            assert_eq!(names(cluster, &other, &["--field-selector", &format!("metadata.namespace={other}")])?, want);
-            let (ok, _, err) = kubectl(cluster, &["get", "packagemanifests", "-n", ns, "--field-selector", "status.catalogSource=community"])?;
+            assert_eq!(
+                names(
+                    cluster,
+                    &other,
+                    &["--field-selector", &format!("metadata.name={pkg}")]
+                )?,
+                std::slice::from_ref(&pkg)
+            );
+            assert_eq!(
+                names(
+                    cluster,
+                    &other,
+                    &["--field-selector", &format!("metadata.namespace={other}")]
+                )?,
+                want
+            );
+            let (ok, _, err) = kubectl(
+                cluster,
+                &[
+                    "get",
+                    "packagemanifests",
+                    "-n",
+                    ns,
+                    "--field-selector",
+                    "status.catalogSource=community",
+                ],
+            )?;
             assert!(!ok && err.contains("field label not supported"), "{err}");
 
             // Table output as kubectl prints it: OLM's columns and the catalog's display name.
             let (ok, table, err) = kubectl(cluster, &["get", "packagemanifests", "-n", &other])?;
             anyhow::ensure!(ok, "{err}");
-            let header: Vec<&str> = table.lines().next().unwrap_or("").split_whitespace().collect();
+            let header: Vec<&str> = table
+                .lines()
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .collect();
             assert_eq!(header, ["NAME", "CATALOG", "AGE"]);
-            assert!(table.lines().skip(1).all(|l| l.contains("Community Operators")), "{table}");
+            assert!(
+                table
+                    .lines()
+                    .skip(1)
+                    .all(|l| l.contains("Community Operators")),
+                "{table}"
+            );
 
             // The OpenAPI document reached the aggregator: kubectl explain knows the kind.
-            eventually(DEADLINE, "kubectl explain packagemanifest.status", || async {
-                let (ok, out, _) = kubectl(cluster, &["explain", "packagemanifest.status"])?;
-                Ok((ok && out.contains("catalogSource")).then_some(()))
-            })
+            eventually(
+                DEADLINE,
+                "kubectl explain packagemanifest.status",
+                || async {
+                    let (ok, out, _) = kubectl(cluster, &["explain", "packagemanifest.status"])?;
+                    Ok((ok && out.contains("catalogSource")).then_some(()))
+                },
+            )
             .await?;
 
             // One package in full, from the second namespace.
-            let (ok, yaml, err) = kubectl(cluster, &["get", "packagemanifest", &pkg, "-n", &other, "-o", "yaml"])?;
+            let (ok, yaml, err) = kubectl(
+                cluster,
+                &["get", "packagemanifest", &pkg, "-n", &other, "-o", "yaml"],
+            )?;
             anyhow::ensure!(ok, "{err}");
             let m: PackageManifest = serde_saphyr::from_str(&yaml)?;
             check_manifest(&m, &pkg, ns, &other)?;
 
             // Straight to the server, not through the aggregator: no front-proxy certificate, no user, whatever
             // the headers claim; the health check needs none.
-            let path = format!("/apis/packages.operators.coreos.com/v1/namespaces/{ns}/packagemanifests");
+            let path =
+                format!("/apis/packages.operators.coreos.com/v1/namespaces/{ns}/packagemanifests");
             assert_eq!(direct_status(&server, &path, &[])?, "401");
             assert_eq!(
-                direct_status(&server, &path, &["-H", "X-Remote-User: admin", "-H", "X-Remote-Group: system:masters"])?,
+                direct_status(
+                    &server,
+                    &path,
+                    &[
+                        "-H",
+                        "X-Remote-User: admin",
+                        "-H",
+                        "X-Remote-Group: system:masters"
+                    ]
+                )?,
                 "401",
                 "request headers count only behind a front-proxy certificate"
             );
@@ -158,12 +218,20 @@ async fn the_community_catalog_is_listed_through_kubectl_in_every_namespace() ->
 
             // Someone without rights.
             let token = token_without_rights(&ctx).await?;
-            let (ok, _, err) = kubectl(cluster, &["--token", &token, "get", "packagemanifests", "-n", ns])?;
-            assert!(!ok && err.contains("forbidden"), "a user without rights is refused: {err}");
+            let (ok, _, err) = kubectl(
+                cluster,
+                &["--token", &token, "get", "packagemanifests", "-n", ns],
+            )?;
+            assert!(
+                !ok && err.contains("forbidden"),
+                "a user without rights is refused: {err}"
+            );
 
             // The catalog deleted: its packages go.
             let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), ns);
-            catalogs.delete("community", &DeleteParams::default()).await?;
+            catalogs
+                .delete("community", &DeleteParams::default())
+                .await?;
             eventually(DEADLINE, "the packages gone with their catalog", || async {
                 Ok(names(cluster, &other, &[])?.is_empty().then_some(()))
             })
@@ -477,9 +545,7 @@ async fn an_image_catalog_is_listed_from_its_image() -> anyhow::Result<()> {
         let image = format!("{prefix}/catalog:v1");
         oci::publish::push_catalog(&registry, &fbc, &image).await?;
         std::fs::remove_dir_all(&dir)?;
-        let catalog: CatalogSource = serde_json::from_value(serde_json::json!({
-            "apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "images"}, "spec": {"sourceType": "grpc", "image": image}}))?;
+        let catalog = Catsrc::named("images").image(&image).build();
         Api::<CatalogSource>::namespaced(ctx.client.clone(), &ctx.namespace)
             .create(&PostParams::default(), &catalog)
             .await?;
@@ -534,13 +600,18 @@ async fn a_current_kubectl_explains_discovers_and_lists_packagemanifests() -> an
     let _apiservice = exclusive().await;
     with_namespace(cluster, "pkgctl", |ctx| async move {
         let fbc = community_fbc();
-        anyhow::ensure!(fbc.is_dir(), "the community FBC is missing at {}", fbc.display());
+        anyhow::ensure!(
+            fbc.is_dir(),
+            "the community FBC is missing at {}",
+            fbc.display()
+        );
         let registry = RegistryProcess::start(&[fbc.as_path()], free_port()?)?;
         let address = format!("127.0.0.1:{}", registry.port);
-        create::<CatalogSource>(&ctx, serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "community"},
-            "spec": {"sourceType": "grpc", "address": address, "displayName": "Community Operators", "publisher": "Red Hat"}}))
-        .await?;
+        let community = Catsrc::named("community")
+            .address(&address)
+            .display_name("Community Operators")
+            .publisher("Red Hat");
+        create(&ctx, community.build()).await?;
         let server = start(cluster, &ctx.client, &ctx.namespace).await?;
         let ns = ctx.namespace.as_str();
         eventually(DEADLINE, "the 33 packages listed", || async {
@@ -549,10 +620,15 @@ async fn a_current_kubectl_explains_discovers_and_lists_packagemanifests() -> an
         .await?;
 
         // kubectl explain: the schema of one field, from the OpenAPI v3 document.
-        let explained = eventually(DEADLINE, "kubectl explain packagemanifests.status.channels", || async {
-            let (ok, out, _) = kubectl(cluster, &["explain", "packagemanifests.status.channels"])?;
-            Ok((ok && out.contains("FIELD: channels")).then_some(out))
-        })
+        let explained = eventually(
+            DEADLINE,
+            "kubectl explain packagemanifests.status.channels",
+            || async {
+                let (ok, out, _) =
+                    kubectl(cluster, &["explain", "packagemanifests.status.channels"])?;
+                Ok((ok && out.contains("FIELD: channels")).then_some(out))
+            },
+        )
         .await?;
         for want in [
             "GROUP:      packages.operators.coreos.com",
@@ -569,27 +645,80 @@ async fn a_current_kubectl_explains_discovers_and_lists_packagemanifests() -> an
         }
         let (ok, tree, err) = kubectl(cluster, &["explain", "packagemanifests", "--recursive"])?;
         anyhow::ensure!(ok, "kubectl explain --recursive: {err}");
-        for want in ["catalogSourceDisplayName", "currentCSVDesc", "installModes", "base64data", "creationTimestamp"] {
-            assert!(tree.contains(want), "{want:?} not in the recursive explain:\n{tree}");
+        for want in [
+            "catalogSourceDisplayName",
+            "currentCSVDesc",
+            "installModes",
+            "base64data",
+            "creationTimestamp",
+        ] {
+            assert!(
+                tree.contains(want),
+                "{want:?} not in the recursive explain:\n{tree}"
+            );
         }
 
         // kubectl api-resources: the resource as OLM's packageserver declares it.
-        let (ok, out, err) = kubectl(cluster, &["api-resources", "--api-group=packages.operators.coreos.com", "-o", "wide"])?;
+        let (ok, out, err) = kubectl(
+            cluster,
+            &[
+                "api-resources",
+                "--api-group=packages.operators.coreos.com",
+                "-o",
+                "wide",
+            ],
+        )?;
         anyhow::ensure!(ok, "kubectl api-resources: {err}");
-        let rows: Vec<Vec<&str>> = out.lines().map(|l| l.split_whitespace().collect()).collect();
+        let rows: Vec<Vec<&str>> = out
+            .lines()
+            .map(|l| l.split_whitespace().collect())
+            .collect();
         assert_eq!(rows.len(), 2, "{out}");
-        assert_eq!(rows[0], ["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND", "VERBS", "CATEGORIES"]);
+        assert_eq!(
+            rows[0],
+            [
+                "NAME",
+                "SHORTNAMES",
+                "APIVERSION",
+                "NAMESPACED",
+                "KIND",
+                "VERBS",
+                "CATEGORIES"
+            ]
+        );
         assert_eq!(
             rows[1],
-            ["packagemanifests", "packages.operators.coreos.com/v1", "true", "PackageManifest", "get,list,watch"]
+            [
+                "packagemanifests",
+                "packages.operators.coreos.com/v1",
+                "true",
+                "PackageManifest",
+                "get,list,watch"
+            ]
         );
 
         // kubectl get -o wide: the server's Table, every package.
-        let (ok, table, err) = kubectl(cluster, &["get", "packagemanifests", "-n", ns, "-o", "wide"])?;
+        let (ok, table, err) = kubectl(
+            cluster,
+            &["get", "packagemanifests", "-n", ns, "-o", "wide"],
+        )?;
         anyhow::ensure!(ok, "kubectl get -o wide: {err}");
-        let header: Vec<&str> = table.lines().next().unwrap_or("").split_whitespace().collect();
+        let header: Vec<&str> = table
+            .lines()
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
         assert_eq!(header, ["NAME", "CATALOG", "AGE"]);
-        assert_eq!(table.lines().skip(1).filter(|l| l.contains("Community Operators")).count(), 33, "{table}");
+        assert_eq!(
+            table
+                .lines()
+                .skip(1)
+                .filter(|l| l.contains("Community Operators"))
+                .count(),
+            33,
+            "{table}"
+        );
 
         // The aggregator's OpenAPI v3 index names our document by its hash, and serves that document.
         let (ok, index, err) = kubectl(cluster, &["get", "--raw", "/openapi/v3"])?;
@@ -599,12 +728,19 @@ async fn a_current_kubectl_explains_discovers_and_lists_packagemanifests() -> an
             .as_str()
             .ok_or_else(|| anyhow::anyhow!("the group-version is not in the index: {index}"))?
             .to_string();
-        let hash = url.split_once("?hash=").map(|(_, h)| h.to_string()).unwrap_or_default();
+        let hash = url
+            .split_once("?hash=")
+            .map(|(_, h)| h.to_string())
+            .unwrap_or_default();
         let out = std::process::Command::new("kubectl")
             .args(["get", "--raw", &url])
             .env("KUBECONFIG", &cluster.kubeconfig)
             .output()?;
-        anyhow::ensure!(out.status.success(), "GET {url}: {}", String::from_utf8_lossy(&out.stderr));
+        anyhow::ensure!(
+            out.status.success(),
+            "GET {url}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert_eq!(sha512_hex(&out.stdout), hash, "the hash is the document's");
         let doc: serde_json::Value = serde_json::from_slice(&out.stdout)?;
         assert_eq!(doc["openapi"], "3.0.0");
@@ -613,24 +749,46 @@ async fn a_current_kubectl_explains_discovers_and_lists_packagemanifests() -> an
         let accept = "Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
         let fresh = as_aggregator(cluster, &server, "/apis", &[accept])?;
         assert_eq!(fresh.status, 200);
-        assert_eq!(fresh.header("content-type"), Some("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"));
+        assert_eq!(
+            fresh.header("content-type"),
+            Some("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")
+        );
         let list: serde_json::Value = serde_json::from_slice(&fresh.body)?;
         assert_eq!(list["kind"], "APIGroupDiscoveryList");
-        assert_eq!(list["items"][0]["versions"][0]["resources"][0]["resource"], "packagemanifests");
+        assert_eq!(
+            list["items"][0]["versions"][0]["resources"][0]["resource"],
+            "packagemanifests"
+        );
         let etag = fresh.header("etag").unwrap_or_default().to_string();
-        let cached = as_aggregator(cluster, &server, "/apis", &[accept, &format!("If-None-Match: {etag}")])?;
+        let cached = as_aggregator(
+            cluster,
+            &server,
+            "/apis",
+            &[accept, &format!("If-None-Match: {etag}")],
+        )?;
         assert_eq!(cached.status, 304);
         let legacy = as_aggregator(cluster, &server, "/apis", &["Accept: application/json"])?;
         let groups: serde_json::Value = serde_json::from_slice(&legacy.body)?;
-        assert_eq!(groups["kind"], "APIGroupList", "without the profile, the unaggregated answer");
+        assert_eq!(
+            groups["kind"], "APIGroupList",
+            "without the profile, the unaggregated answer"
+        );
 
         // That document is the server's own (not one the aggregator converted from v2), immutable under its
         // hash; a stale hash is redirected to the current one.
         let current = as_aggregator(cluster, &server, &url, &[])?;
         assert_eq!(current.status, 200);
         assert_eq!(current.header("cache-control"), Some("public, immutable"));
-        assert!(current.body == out.stdout, "the aggregator serves the server's document as is");
-        let stale = as_aggregator(cluster, &server, "/openapi/v3/apis/packages.operators.coreos.com/v1?hash=0BAD", &[])?;
+        assert!(
+            current.body == out.stdout,
+            "the aggregator serves the server's document as is"
+        );
+        let stale = as_aggregator(
+            cluster,
+            &server,
+            "/openapi/v3/apis/packages.operators.coreos.com/v1?hash=0BAD",
+            &[],
+        )?;
         assert_eq!(stale.status, 301);
         assert_eq!(stale.header("location"), Some(url.as_str()));
         anyhow::Ok(())

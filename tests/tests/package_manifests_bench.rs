@@ -4,13 +4,9 @@
 //!
 //! `OLM_RS_SHARED=/path/to/shared cargo test -p olm-tests --test package_manifests_bench -- --ignored --nocapture`
 
-mod catalog_fixture;
-mod package_server_support;
-
-use catalog_fixture::*;
-use messages::crd::catalog_source::CatalogSource;
+use olm_tests::catalog_fixture::*;
+use olm_tests::package_server_fixture::*;
 use olm_tests::{Cluster, eventually, with_namespace};
-use package_server_support::*;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -63,10 +59,10 @@ async fn add_catalogs(
     address: &str,
 ) -> anyhow::Result<()> {
     for i in from..to {
-        create::<CatalogSource>(ctx, serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": format!("community-{i}")},
-            "spec": {"sourceType": "grpc", "address": address, "displayName": format!("Community {i}")}}))
-        .await?;
+        let source = Catsrc::named(&format!("community-{i}"))
+            .address(address)
+            .display_name(&format!("Community {i}"));
+        create(ctx, source.build()).await?;
     }
     Ok(())
 }

@@ -5,16 +5,13 @@
 //! serves the catalog and installs from it; package-server, run with the same flags, lists its package.
 
 mod auth_registry;
-mod catalog_fixture;
-mod oci_support;
-mod package_server_support;
 
 use auth_registry::{AuthRegistry, Tls, outward_ip};
-use catalog_fixture::*;
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
-use oci_support::*;
+use olm_tests::catalog_fixture::*;
+use olm_tests::oci_fixture::*;
 use olm_tests::{await_object, eventually, with_namespace};
 use serde_json::json;
 use std::time::Duration;
@@ -31,7 +28,7 @@ async fn a_mirrored_private_catalog_installs_and_is_listed_with_the_global_pull_
     let tls = Tls::for_ip(ip)?;
     let private = AuthRegistry::start_on(ip, Some(&tls)).await?;
     let cluster = olm_tests::Cluster::shared()?;
-    let _apiservice = package_server_support::exclusive().await;
+    let _apiservice = olm_tests::package_server_fixture::exclusive().await;
     with_namespace(cluster, "privcat", |ctx| async move {
         let dir = std::env::temp_dir().join(format!("olm-rs-{}", ctx.namespace));
         let (ca, conf) =
@@ -56,9 +53,7 @@ async fn a_mirrored_private_catalog_installs_and_is_listed_with_the_global_pull_
 
         // The global pull secret: the only place the private registry's credentials are.
         let config = auth_registry::docker_config(&private.addr);
-        create::<k8s_openapi::api::core::v1::Secret>(
-            &ctx,
-            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "global-pull"},
+        create_manifest::<k8s_openapi::api::core::v1::Secret>(&ctx, json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "global-pull"},
                 "type": "kubernetes.io/dockerconfigjson", "stringData": {".dockerconfigjson": config}}),
         )
         .await?;
@@ -72,13 +67,10 @@ async fn a_mirrored_private_catalog_installs_and_is_listed_with_the_global_pull_
         let _cat = catalog_operator(&ctx, &flags).await?;
         let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
-        create::<CatalogSource>(
-            &ctx,
-            json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-                "metadata": {"name": "private"},
-                "spec": {"sourceType": "grpc", "image": "quay.io/private-org/catalog:v1", "displayName": "Private"}}),
-        )
-        .await?;
+        let private = Catsrc::named("private")
+            .image("quay.io/private-org/catalog:v1")
+            .display_name("Private");
+        create(&ctx, private.build()).await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         await_object(&catalogs, "private", DEADLINE, "READY through the mirror", |c| {
             c.and_then(|c| c.status.as_ref())
@@ -86,17 +78,17 @@ async fn a_mirrored_private_catalog_installs_and_is_listed_with_the_global_pull_
                 .is_some_and(|s| s.last_observed_state.as_str() == "READY")
         })
         .await?;
-        subscription(&ctx, "etcd", "etcd", "private", json!({"channel": "singlenamespace-alpha"})).await?;
+        subscription(&ctx, sub_to(&ctx, "etcd", "etcd", "private").channel("singlenamespace-alpha")).await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         await_object(&csvs, "etcdoperator.v0.9.4", Duration::from_secs(180), "installed from the private catalog", |c| c.is_some())
             .await?;
 
         // package-server, with the same flags, lists the package of the private catalog.
-        let _server = package_server_support::start_with(cluster, &ctx.client, &ctx.namespace, &flags).await?;
+        let _server = olm_tests::package_server_fixture::start_with(cluster, &ctx.client, &ctx.namespace, &flags).await?;
         let ns = ctx.namespace.clone();
         let ns = &ns;
         eventually(Duration::from_secs(60), "etcd listed by package-server", || async move {
-            let names = package_server_support::names(cluster, ns, &[])?;
+            let names = olm_tests::package_server_fixture::names(cluster, ns, &[])?;
             Ok(names.contains(&"etcd".to_string()).then_some(()))
         })
         .await?;

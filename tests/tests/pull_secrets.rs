@@ -5,15 +5,13 @@
 //! registry refused it.
 
 mod auth_registry;
-mod catalog_fixture;
-mod oci_support;
 
 use auth_registry::AuthRegistry;
-use catalog_fixture::*;
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
-use oci_support::*;
+use olm_tests::catalog_fixture::*;
+use olm_tests::oci_fixture::*;
 use olm_tests::{await_object, with_namespace};
 use serde_json::json;
 use std::time::Duration;
@@ -45,7 +43,7 @@ async fn a_catalog_image_behind_registry_auth_is_pulled_with_the_catalogs_pull_s
             .await?;
 
         let config = auth_registry::docker_config(&auth_registry.addr);
-        create::<k8s_openapi::api::core::v1::Secret>(
+        create_manifest::<k8s_openapi::api::core::v1::Secret>(
             &ctx,
             json!({"apiVersion": "v1", "kind": "Secret",
             "metadata": {"name": "pull"}, "type": "kubernetes.io/dockerconfigjson",
@@ -56,20 +54,9 @@ async fn a_catalog_image_behind_registry_auth_is_pulled_with_the_catalogs_pull_s
         let _cat = catalog_operator(&ctx, &[]).await?;
         let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
-        create::<CatalogSource>(
-            &ctx,
-            json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "private"},
-            "spec": {"sourceType": "grpc", "image": tag, "secrets": ["pull"]}}),
-        )
-        .await?;
-        create::<CatalogSource>(
-            &ctx,
-            json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "nosecret"},
-            "spec": {"sourceType": "grpc", "image": tag}}),
-        )
-        .await?;
+        let private = Catsrc::named("private").image(&tag).secrets(&["pull"]);
+        create(&ctx, private.build()).await?;
+        create(&ctx, Catsrc::named("nosecret").image(&tag).build()).await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         await_object(
             &catalogs,
@@ -107,10 +94,7 @@ async fn a_catalog_image_behind_registry_auth_is_pulled_with_the_catalogs_pull_s
 
         subscription(
             &ctx,
-            "etcd",
-            "etcd",
-            "private",
-            json!({"channel": "singlenamespace-alpha"}),
+            sub_to(&ctx, "etcd", "etcd", "private").channel("singlenamespace-alpha"),
         )
         .await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);

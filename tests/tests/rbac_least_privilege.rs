@@ -62,6 +62,7 @@ async fn catalog_operator_grants(
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     use kube::api::{DeleteParams, PostParams};
     use messages::crd::catalog_source::CatalogSource;
+    use messages::testing::Catsrc;
 
     let account = rbac.account("catalog-operator");
     let grantee = Grantee {
@@ -82,9 +83,13 @@ async fn catalog_operator_grants(
             .await?;
     }
     let catalog = kube::Api::<CatalogSource>::namespaced(ctx.client.clone(), &ctx.namespace)
-        .create(&pp, &serde_json::from_value(serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1",
-            "kind": "CatalogSource", "metadata": {"name": "private"},
-            "spec": {"sourceType": "grpc", "image": "registry.example/catalog:1", "secrets": ["pull"]}}))?)
+        .create(
+            &pp,
+            &Catsrc::named("private")
+                .image("registry.example/catalog:1")
+                .secrets(&["pull"])
+                .build(),
+        )
         .await?;
     wrong.extend(differences(
         ctx,
@@ -372,427 +377,165 @@ async fn namespace_uid(ctx: &TestContext) -> anyhow::Result<String> {
 use Answer::{No, Yes};
 use Scope::{AllNamespaces, Other, Own};
 
+/// (verb, resource[#subresource], scope, expected): one `kubectl auth can-i` question and its answer.
+type Check = (&'static str, &'static str, Scope, Answer);
+
+/// Each ServiceAccount of deploy/rbac and what it must answer as deployed.
+const AS_DEPLOYED: &[(&str, &[Check])] = &[
+    ("olm-operator", OLM_OPERATOR),
+    ("catalog-operator", CATALOG_OPERATOR),
+    ("package-server", PACKAGE_SERVER),
+];
+
 /// (verb, resource[#subresource], scope, expected) for olm-operator.
-const OLM_OPERATOR: &[(&str, &str, Scope, Answer)] = &[
+#[rustfmt::skip] // one check a line, in columns
+const OLM_OPERATOR: &[Check] = &[
     // What it does.
-    (
-        "update",
-        "clusterserviceversions.operators.coreos.com",
-        AllNamespaces,
-        Yes,
-    ),
-    ("create", "deployments.apps", AllNamespaces, Yes),
-    (
-        "create",
-        "clusterroles.rbac.authorization.k8s.io",
-        AllNamespaces,
-        Yes,
-    ),
-    ("patch", "namespaces", AllNamespaces, Yes),
-    (
-        "watch",
-        "subscriptions.operators.coreos.com",
-        AllNamespaces,
-        Yes,
-    ),
-    (
-        "create",
-        "operatorconditions.operators.coreos.com",
-        AllNamespaces,
-        Yes,
-    ),
-    ("update", "leases.coordination.k8s.io", Own, Yes),
+    ("update",           "clusterserviceversions.operators.coreos.com",                  AllNamespaces, Yes),
+    ("create",           "deployments.apps",                                             AllNamespaces, Yes),
+    ("create",           "clusterroles.rbac.authorization.k8s.io",                       AllNamespaces, Yes),
+    ("patch",            "namespaces",                                                   AllNamespaces, Yes),
+    ("watch",            "subscriptions.operators.coreos.com",                           AllNamespaces, Yes),
+    ("create",           "operatorconditions.operators.coreos.com",                      AllNamespaces, Yes),
+    ("update",           "leases.coordination.k8s.io",                                   Own,           Yes),
     // Server-side apply (olm-operator/src/apply) is `patch`: the rendered Deployments, RBAC, Services, webhook
     // configurations and APIServices.
-    ("patch", "deployments.apps", AllNamespaces, Yes),
-    (
-        "patch",
-        "clusterrolebindings.rbac.authorization.k8s.io",
-        AllNamespaces,
-        Yes,
-    ),
-    ("patch", "services", AllNamespaces, Yes),
-    (
-        "patch",
-        "mutatingwebhookconfigurations.admissionregistration.k8s.io",
-        AllNamespaces,
-        Yes,
-    ),
-    (
-        "patch",
-        "apiservices.apiregistration.k8s.io",
-        AllNamespaces,
-        Yes,
-    ),
+    ("patch",            "deployments.apps",                                             AllNamespaces, Yes),
+    ("patch",            "clusterrolebindings.rbac.authorization.k8s.io",                AllNamespaces, Yes),
+    ("patch",            "services",                                                     AllNamespaces, Yes),
+    ("patch",            "mutatingwebhookconfigurations.admissionregistration.k8s.io",   AllNamespaces, Yes),
+    ("patch",            "apiservices.apiregistration.k8s.io",                           AllNamespaces, Yes),
     // The Operator view (operator_view/): component labels by patch, Operators and their status.
-    (
-        "patch",
-        "subscriptions.operators.coreos.com",
-        AllNamespaces,
-        Yes,
-    ),
-    (
-        "patch",
-        "installplans.operators.coreos.com",
-        AllNamespaces,
-        Yes,
-    ),
-    (
-        "create",
-        "operators.operators.coreos.com",
-        AllNamespaces,
-        Yes,
-    ),
-    (
-        "patch",
-        "operators.operators.coreos.com#status",
-        AllNamespaces,
-        Yes,
-    ),
+    ("patch",            "subscriptions.operators.coreos.com",                           AllNamespaces, Yes),
+    ("patch",            "installplans.operators.coreos.com",                            AllNamespaces, Yes),
+    ("create",           "operators.operators.coreos.com",                               AllNamespaces, Yes),
+    ("patch",            "operators.operators.coreos.com#status",                        AllNamespaces, Yes),
     // Webhooks and API services (csv/served): certificate Secrets created (read and replaced through the per-CSV
     // grant), Services, webhook configurations, APIServices, CRD conversion.
-    ("create", "secrets", AllNamespaces, Yes),
-    ("create", "services", AllNamespaces, Yes),
-    (
-        "create",
-        "validatingwebhookconfigurations.admissionregistration.k8s.io",
-        AllNamespaces,
-        Yes,
-    ),
-    (
-        "deletecollection",
-        "mutatingwebhookconfigurations.admissionregistration.k8s.io",
-        AllNamespaces,
-        Yes,
-    ),
-    (
-        "create",
-        "apiservices.apiregistration.k8s.io",
-        AllNamespaces,
-        Yes,
-    ),
-    (
-        "update",
-        "customresourcedefinitions.apiextensions.k8s.io",
-        AllNamespaces,
-        Yes,
-    ),
+    ("create",           "secrets",                                                      AllNamespaces, Yes),
+    ("create",           "services",                                                     AllNamespaces, Yes),
+    ("create",           "validatingwebhookconfigurations.admissionregistration.k8s.io", AllNamespaces, Yes),
+    ("deletecollection", "mutatingwebhookconfigurations.admissionregistration.k8s.io",   AllNamespaces, Yes),
+    ("create",           "apiservices.apiregistration.k8s.io",                           AllNamespaces, Yes),
+    ("update",           "customresourcedefinitions.apiextensions.k8s.io",               AllNamespaces, Yes),
     // The metrics endpoints (endpoint_auth.rs): token and access reviews.
-    (
-        "create",
-        "tokenreviews.authentication.k8s.io",
-        AllNamespaces,
-        Yes,
-    ),
-    (
-        "create",
-        "subjectaccessreviews.authorization.k8s.io",
-        AllNamespaces,
-        Yes,
-    ),
+    ("create",           "tokenreviews.authentication.k8s.io",                           AllNamespaces, Yes),
+    ("create",           "subjectaccessreviews.authorization.k8s.io",                    AllNamespaces, Yes),
     // Kept on purpose, the power to install RBAC (deploy/rbac/olm-operator.yaml, docs/operations.md).
-    (
-        "escalate",
-        "clusterroles.rbac.authorization.k8s.io",
-        AllNamespaces,
-        Yes,
-    ),
-    (
-        "bind",
-        "clusterroles.rbac.authorization.k8s.io",
-        AllNamespaces,
-        Yes,
-    ),
+    ("escalate",         "clusterroles.rbac.authorization.k8s.io",                       AllNamespaces, Yes),
+    ("bind",             "clusterroles.rbac.authorization.k8s.io",                       AllNamespaces, Yes),
     // What it must not: read or change Secrets (but create a certificate pair)...
-    ("get", "secrets", AllNamespaces, No),
-    ("get", "secrets", Own, No),
-    ("update", "secrets", AllNamespaces, No),
-    ("patch", "secrets", AllNamespaces, No),
-    ("list", "secrets", AllNamespaces, No),
-    ("list", "secrets", Own, No),
-    ("watch", "secrets", AllNamespaces, No),
-    ("delete", "secrets", AllNamespaces, No),
+    ("get",              "secrets",                                                      AllNamespaces, No),
+    ("get",              "secrets",                                                      Own,           No),
+    ("update",           "secrets",                                                      AllNamespaces, No),
+    ("patch",            "secrets",                                                      AllNamespaces, No),
+    ("list",             "secrets",                                                      AllNamespaces, No),
+    ("list",             "secrets",                                                      Own,           No),
+    ("watch",            "secrets",                                                      AllNamespaces, No),
+    ("delete",           "secrets",                                                      AllNamespaces, No),
     // ... act as anyone (only the one account a group names, through a grant), or mint tokens ...
-    ("impersonate", "serviceaccounts", AllNamespaces, No),
-    ("impersonate", "serviceaccounts", Own, No),
-    ("impersonate", "users", AllNamespaces, No),
-    ("impersonate", "groups", AllNamespaces, No),
-    ("create", "serviceaccounts#token", AllNamespaces, No),
+    ("impersonate",      "serviceaccounts",                                              AllNamespaces, No),
+    ("impersonate",      "serviceaccounts",                                              Own,           No),
+    ("impersonate",      "users",                                                        AllNamespaces, No),
+    ("impersonate",      "groups",                                                       AllNamespaces, No),
+    ("create",           "serviceaccounts#token",                                        AllNamespaces, No),
     // ... touch pods, nodes or namespaces ...
-    ("get", "pods", AllNamespaces, No),
-    ("create", "pods", AllNamespaces, No),
-    ("create", "pods#exec", AllNamespaces, No),
-    ("delete", "nodes", AllNamespaces, No),
-    ("delete", "namespaces", AllNamespaces, No),
-    ("list", "configmaps", AllNamespaces, No),
+    ("get",              "pods",                                                         AllNamespaces, No),
+    ("create",           "pods",                                                         AllNamespaces, No),
+    ("create",           "pods#exec",                                                    AllNamespaces, No),
+    ("delete",           "nodes",                                                        AllNamespaces, No),
+    ("delete",           "namespaces",                                                   AllNamespaces, No),
+    ("list",             "configmaps",                                                   AllNamespaces, No),
     // ... or what another component owns; applied objects are never replaced.
-    (
-        "update",
-        "subscriptions.operators.coreos.com",
-        AllNamespaces,
-        No,
-    ),
-    (
-        "create",
-        "installplans.operators.coreos.com",
-        AllNamespaces,
-        No,
-    ),
-    (
-        "update",
-        "installplans.operators.coreos.com",
-        AllNamespaces,
-        No,
-    ),
-    (
-        "delete",
-        "operators.operators.coreos.com",
-        AllNamespaces,
-        No,
-    ),
-    (
-        "update",
-        "validatingwebhookconfigurations.admissionregistration.k8s.io",
-        AllNamespaces,
-        No,
-    ),
-    (
-        "update",
-        "apiservices.apiregistration.k8s.io",
-        AllNamespaces,
-        No,
-    ),
-    ("delete", "services", AllNamespaces, No),
-    (
-        "delete",
-        "apiservices.apiregistration.k8s.io",
-        AllNamespaces,
-        No,
-    ),
-    ("update", "leases.coordination.k8s.io", Other, No),
-    (
-        "delete",
-        "customresourcedefinitions.apiextensions.k8s.io",
-        AllNamespaces,
-        No,
-    ),
+    ("update",           "subscriptions.operators.coreos.com",                           AllNamespaces, No),
+    ("create",           "installplans.operators.coreos.com",                            AllNamespaces, No),
+    ("update",           "installplans.operators.coreos.com",                            AllNamespaces, No),
+    ("delete",           "operators.operators.coreos.com",                               AllNamespaces, No),
+    ("update",           "validatingwebhookconfigurations.admissionregistration.k8s.io", AllNamespaces, No),
+    ("update",           "apiservices.apiregistration.k8s.io",                           AllNamespaces, No),
+    ("delete",           "services",                                                     AllNamespaces, No),
+    ("delete",           "apiservices.apiregistration.k8s.io",                           AllNamespaces, No),
+    ("update",           "leases.coordination.k8s.io",                                   Other,         No),
+    ("delete",           "customresourcedefinitions.apiextensions.k8s.io",               AllNamespaces, No),
 ];
 
 /// (verb, resource[#subresource], scope, expected) for catalog-operator.
-const CATALOG_OPERATOR: &[(&str, &str, Scope, Answer)] = &[
+#[rustfmt::skip] // one check a line, in columns
+const CATALOG_OPERATOR: &[Check] = &[
     // What it does.
-    (
-        "create",
-        "installplans.operators.coreos.com",
-        AllNamespaces,
-        Yes,
-    ),
-    (
-        "update",
-        "subscriptions.operators.coreos.com#status",
-        AllNamespaces,
-        Yes,
-    ),
-    (
-        "create",
-        "customresourcedefinitions.apiextensions.k8s.io",
-        AllNamespaces,
-        Yes,
-    ),
-    (
-        "update",
-        "customresourcedefinitions.apiextensions.k8s.io",
-        AllNamespaces,
-        Yes,
-    ),
-    ("create", "secrets", AllNamespaces, Yes),
-    ("update", "leases.coordination.k8s.io", Own, Yes),
-    (
-        "create",
-        "tokenreviews.authentication.k8s.io",
-        AllNamespaces,
-        Yes,
-    ),
-    (
-        "create",
-        "subjectaccessreviews.authorization.k8s.io",
-        AllNamespaces,
-        Yes,
-    ),
+    ("create",      "installplans.operators.coreos.com",              AllNamespaces, Yes),
+    ("update",      "subscriptions.operators.coreos.com#status",      AllNamespaces, Yes),
+    ("create",      "customresourcedefinitions.apiextensions.k8s.io", AllNamespaces, Yes),
+    ("update",      "customresourcedefinitions.apiextensions.k8s.io", AllNamespaces, Yes),
+    ("create",      "secrets",                                        AllNamespaces, Yes),
+    ("update",      "leases.coordination.k8s.io",                     Own,           Yes),
+    ("create",      "tokenreviews.authentication.k8s.io",             AllNamespaces, Yes),
+    ("create",      "subjectaccessreviews.authorization.k8s.io",      AllNamespaces, Yes),
     // Kept on purpose, the power to install a bundle's RBAC (deploy/rbac/catalog-operator.yaml).
-    (
-        "escalate",
-        "clusterroles.rbac.authorization.k8s.io",
-        AllNamespaces,
-        Yes,
-    ),
-    (
-        "bind",
-        "clusterroles.rbac.authorization.k8s.io",
-        AllNamespaces,
-        Yes,
-    ),
+    ("escalate",    "clusterroles.rbac.authorization.k8s.io",         AllNamespaces, Yes),
+    ("bind",        "clusterroles.rbac.authorization.k8s.io",         AllNamespaces, Yes),
     // What it must not: pods (catalog images are served in-process) ...
-    ("create", "pods", AllNamespaces, No),
-    ("get", "pods", AllNamespaces, No),
-    ("list", "pods", AllNamespaces, No),
-    ("delete", "pods", AllNamespaces, No),
-    ("create", "pods#exec", AllNamespaces, No),
+    ("create",      "pods",                                           AllNamespaces, No),
+    ("get",         "pods",                                           AllNamespaces, No),
+    ("list",        "pods",                                           AllNamespaces, No),
+    ("delete",      "pods",                                           AllNamespaces, No),
+    ("create",      "pods#exec",                                      AllNamespaces, No),
     // ... Secrets but creating a bundle's (pull secrets through the per-catalog grant) ...
-    ("get", "secrets", AllNamespaces, No),
-    ("get", "secrets", Own, No),
-    ("get", "secrets", Other, No),
-    ("list", "secrets", AllNamespaces, No),
-    ("update", "secrets", AllNamespaces, No),
+    ("get",         "secrets",                                        AllNamespaces, No),
+    ("get",         "secrets",                                        Own,           No),
+    ("get",         "secrets",                                        Other,         No),
+    ("list",        "secrets",                                        AllNamespaces, No),
+    ("update",      "secrets",                                        AllNamespaces, No),
     // ... act as anyone (only the one account a group names, through a grant), or mint tokens ...
-    ("impersonate", "serviceaccounts", AllNamespaces, No),
-    ("impersonate", "serviceaccounts", Other, No),
-    ("impersonate", "users", AllNamespaces, No),
-    ("impersonate", "groups", AllNamespaces, No),
-    ("create", "serviceaccounts#token", AllNamespaces, No),
+    ("impersonate", "serviceaccounts",                                AllNamespaces, No),
+    ("impersonate", "serviceaccounts",                                Other,         No),
+    ("impersonate", "users",                                          AllNamespaces, No),
+    ("impersonate", "groups",                                         AllNamespaces, No),
+    ("create",      "serviceaccounts#token",                          AllNamespaces, No),
     // ... delete RBAC or list it ...
-    (
-        "delete",
-        "clusterroles.rbac.authorization.k8s.io",
-        AllNamespaces,
-        No,
-    ),
-    (
-        "delete",
-        "clusterrolebindings.rbac.authorization.k8s.io",
-        AllNamespaces,
-        No,
-    ),
-    (
-        "list",
-        "clusterroles.rbac.authorization.k8s.io",
-        AllNamespaces,
-        No,
-    ),
+    ("delete",      "clusterroles.rbac.authorization.k8s.io",         AllNamespaces, No),
+    ("delete",      "clusterrolebindings.rbac.authorization.k8s.io",  AllNamespaces, No),
+    ("list",        "clusterroles.rbac.authorization.k8s.io",         AllNamespaces, No),
     // ... patch what it only creates or replaces, or read what it only writes ...
-    (
-        "patch",
-        "customresourcedefinitions.apiextensions.k8s.io",
-        AllNamespaces,
-        No,
-    ),
-    (
-        "patch",
-        "subscriptions.operators.coreos.com",
-        AllNamespaces,
-        No,
-    ),
-    (
-        "patch",
-        "clusterserviceversions.operators.coreos.com",
-        AllNamespaces,
-        No,
-    ),
-    (
-        "patch",
-        "catalogsources.operators.coreos.com",
-        AllNamespaces,
-        No,
-    ),
-    ("get", "services", AllNamespaces, No),
-    ("get", "serviceaccounts", AllNamespaces, No),
+    ("patch",       "customresourcedefinitions.apiextensions.k8s.io", AllNamespaces, No),
+    ("patch",       "subscriptions.operators.coreos.com",             AllNamespaces, No),
+    ("patch",       "clusterserviceversions.operators.coreos.com",    AllNamespaces, No),
+    ("patch",       "catalogsources.operators.coreos.com",            AllNamespaces, No),
+    ("get",         "services",                                       AllNamespaces, No),
+    ("get",         "serviceaccounts",                                AllNamespaces, No),
     // ... or what olm-operator owns.
-    ("delete", "nodes", AllNamespaces, No),
-    ("create", "deployments.apps", AllNamespaces, No),
-    (
-        "delete",
-        "clusterserviceversions.operators.coreos.com",
-        AllNamespaces,
-        No,
-    ),
-    (
-        "delete",
-        "customresourcedefinitions.apiextensions.k8s.io",
-        AllNamespaces,
-        No,
-    ),
-    ("patch", "namespaces", AllNamespaces, No),
-    ("update", "leases.coordination.k8s.io", Other, No),
+    ("delete",      "nodes",                                          AllNamespaces, No),
+    ("create",      "deployments.apps",                               AllNamespaces, No),
+    ("delete",      "clusterserviceversions.operators.coreos.com",    AllNamespaces, No),
+    ("delete",      "customresourcedefinitions.apiextensions.k8s.io", AllNamespaces, No),
+    ("patch",       "namespaces",                                     AllNamespaces, No),
+    ("update",      "leases.coordination.k8s.io",                     Other,         No),
 ];
 
 /// (verb, resource[#subresource], scope, expected) for package-server.
-const PACKAGE_SERVER: &[(&str, &str, Scope, Answer)] = &[
+#[rustfmt::skip] // one check a line, in columns
+const PACKAGE_SERVER: &[Check] = &[
     // What it does.
-    (
-        "watch",
-        "catalogsources.operators.coreos.com",
-        AllNamespaces,
-        Yes,
-    ),
-    (
-        "create",
-        "subjectaccessreviews.authorization.k8s.io",
-        AllNamespaces,
-        Yes,
-    ),
-    (
-        "create",
-        "tokenreviews.authentication.k8s.io",
-        AllNamespaces,
-        Yes,
-    ),
-    (
-        "get",
-        "configmaps/extension-apiserver-authentication",
-        Other,
-        Yes,
-    ),
-    (
-        "patch",
-        "apiservices.apiregistration.k8s.io/v1.packages.operators.coreos.com",
-        AllNamespaces,
-        Yes,
-    ),
-    ("get", "secrets/packageserver-serving-cert", Own, Yes),
-    ("update", "secrets/packageserver-serving-cert", Own, Yes),
-    ("create", "secrets", Own, Yes),
+    ("watch",       "catalogsources.operators.coreos.com",                                 AllNamespaces, Yes),
+    ("create",      "subjectaccessreviews.authorization.k8s.io",                           AllNamespaces, Yes),
+    ("create",      "tokenreviews.authentication.k8s.io",                                  AllNamespaces, Yes),
+    ("get",         "configmaps/extension-apiserver-authentication",                       Other,         Yes),
+    ("patch",       "apiservices.apiregistration.k8s.io/v1.packages.operators.coreos.com", AllNamespaces, Yes),
+    ("get",         "secrets/packageserver-serving-cert",                                  Own,           Yes),
+    ("update",      "secrets/packageserver-serving-cert",                                  Own,           Yes),
+    ("create",      "secrets",                                                             Own,           Yes),
     // What it must not.
-    (
-        "update",
-        "catalogsources.operators.coreos.com",
-        AllNamespaces,
-        No,
-    ),
-    (
-        "patch",
-        "catalogsources.operators.coreos.com#status",
-        AllNamespaces,
-        No,
-    ),
-    (
-        "patch",
-        "apiservices.apiregistration.k8s.io/v1.apps",
-        AllNamespaces,
-        No,
-    ),
-    (
-        "create",
-        "apiservices.apiregistration.k8s.io",
-        AllNamespaces,
-        No,
-    ),
-    ("list", "configmaps", AllNamespaces, No),
-    ("watch", "configmaps", AllNamespaces, No),
-    ("get", "secrets", Own, No),
-    ("create", "secrets", Other, No),
-    ("impersonate", "serviceaccounts", AllNamespaces, No),
-    (
-        "escalate",
-        "clusterroles.rbac.authorization.k8s.io",
-        AllNamespaces,
-        No,
-    ),
-    (
-        "list",
-        "clusterserviceversions.operators.coreos.com",
-        AllNamespaces,
-        No,
-    ),
+    ("update",      "catalogsources.operators.coreos.com",                                 AllNamespaces, No),
+    ("patch",       "catalogsources.operators.coreos.com#status",                          AllNamespaces, No),
+    ("patch",       "apiservices.apiregistration.k8s.io/v1.apps",                          AllNamespaces, No),
+    ("create",      "apiservices.apiregistration.k8s.io",                                  AllNamespaces, No),
+    ("list",        "configmaps",                                                          AllNamespaces, No),
+    ("watch",       "configmaps",                                                          AllNamespaces, No),
+    ("get",         "secrets",                                                             Own,           No),
+    ("create",      "secrets",                                                             Other,         No),
+    ("impersonate", "serviceaccounts",                                                     AllNamespaces, No),
+    ("escalate",    "clusterroles.rbac.authorization.k8s.io",                              AllNamespaces, No),
+    ("list",        "clusterserviceversions.operators.coreos.com",                         AllNamespaces, No),
 ];
 
 /// Every step kind an InstallPlan may create (catalog-operator's step_kinds::ALL): catalog-operator may create
@@ -845,21 +588,10 @@ async fn each_service_account_holds_what_its_operator_uses_and_is_refused_the_re
     with_namespace(cluster, "rbac", |ctx| async move {
         let rbac = DeployedRbac::apply(&ctx)?;
         let checked = (|| -> anyhow::Result<Vec<String>> {
-            let mut wrong = differences(&ctx, &rbac, "olm-operator", "as deployed", OLM_OPERATOR)?;
-            wrong.extend(differences(
-                &ctx,
-                &rbac,
-                "catalog-operator",
-                "as deployed",
-                CATALOG_OPERATOR,
-            )?);
-            wrong.extend(differences(
-                &ctx,
-                &rbac,
-                "package-server",
-                "as deployed",
-                PACKAGE_SERVER,
-            )?);
+            let mut wrong = Vec::new();
+            for (account, checks) in AS_DEPLOYED {
+                wrong.extend(differences(&ctx, &rbac, account, "as deployed", checks)?);
+            }
             Ok(wrong)
         })();
         // Every step kind, asked as a SubjectAccessReview with the group spelled out: `kubectl auth can-i` maps

@@ -4,12 +4,10 @@
 //! Also the OCI labels `hack/images/mkoci.py` writes. (The install itself: full_cluster_release.)
 
 use anyhow::Context;
-use release_support::{helm, kubectl, objects, repo_root, run};
+use olm_tests::release_fixture::{helm, kubectl, objects, repo_root, run};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
-
-mod release_support;
 
 const CHART: &str = "deploy/chart/olm-rs";
 

@@ -20,15 +20,14 @@
 //! Succeeded and the requests that install cost, the time a new namespace's copies take to appear (copies on),
 //! and idle requests per second over `OLM_RS_SCALE_IDLE_SECS` (120).
 
-mod catalog_fixture;
 mod scale_support;
 
-use catalog_fixture::*;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use messages::crd::csv::ClusterServiceVersion;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually};
 use scale_support::{
     AuditLog, Counts, by_resource, by_verb, rss_and_cpu, rss_anon, total, view, writes,
@@ -119,10 +118,7 @@ impl Bench {
         let started = Instant::now();
         subscription(
             &c,
-            "probe",
-            "probe",
-            "cat",
-            json!({"sourceNamespace": CATALOG_NS}),
+            sub_to(&c, "probe", "probe", "cat").source("cat", CATALOG_NS),
         )
         .await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(self.client.clone(), &ns);
@@ -331,19 +327,12 @@ async fn scale_steps() -> anyhow::Result<()> {
     }
 
     let global = ctx(&b, GLOBAL_NS);
-    create::<messages::crd::operator_group::OperatorGroup>(
-        &global,
-        json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": "global"}, "spec": {}}),
-    )
-    .await?;
+    create(&global, Og::named("global").build()).await?;
     for i in 0..globals {
         let name = format!("global{i}");
         subscription(
             &global,
-            &name,
-            &name,
-            "cat",
-            json!({"sourceNamespace": CATALOG_NS}),
+            sub_to(&global, &name, &name, "cat").source("cat", CATALOG_NS),
         )
         .await?;
     }
@@ -405,10 +394,7 @@ async fn scale_steps() -> anyhow::Result<()> {
                 operator_group(&c).await?;
                 subscription(
                     &c,
-                    "own",
-                    "own",
-                    "cat",
-                    json!({"sourceNamespace": CATALOG_NS}),
+                    sub_to(&c, "own", "own", "cat").source("cat", CATALOG_NS),
                 )
                 .await?;
                 anyhow::Ok(())

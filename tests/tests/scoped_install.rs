@@ -9,10 +9,7 @@
 //! ServiceAccounts (no `impersonate` at all), each grants itself the impersonation of exactly that account, in
 //! that namespace, and can impersonate no other.
 
-mod catalog_fixture;
-
 use anyhow::Context;
-use catalog_fixture::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
@@ -25,9 +22,9 @@ use messages::crd::install_plan::{
     InstallPlan, InstallPlanConditionType, InstallPlanPhase, StepStatus,
 };
 use messages::crd::operator_group::{OperatorGroup, OperatorGroupSpec};
+use olm_tests::catalog_fixture::*;
 use olm_tests::rbac::{Answer, DeployedRbac, Scope, can_i, kubeconfig_as};
 use olm_tests::{OperatorProcess, TestContext, await_object, with_namespace};
-use serde_json::json;
 
 /// The account the group names.
 const DEPLOYER: &str = "deployer";
@@ -121,7 +118,7 @@ async fn install(ctx: &TestContext) -> anyhow::Result<(OperatorProcess, Operator
         0,
     )
     .await?;
-    subscription(ctx, "scoped", "scoped", "cat", json!({})).await?;
+    subscription(ctx, sub_to(ctx, "scoped", "scoped", "cat")).await?;
     Ok((olm, cat, crd))
 }
 
@@ -444,7 +441,7 @@ async fn the_operators_own_accounts_act_only_as_the_account_the_group_names() ->
                 0,
             )
             .await?;
-            subscription(&ctx, "scoped", "scoped", "cat", json!({})).await?;
+            subscription(&ctx, sub_to(&ctx, "scoped", "scoped", "cat")).await?;
             let name = plan_name(&ctx).await?;
             let ip = await_object(&plans(&ctx), &name, DEADLINE, "Complete", |ip| {
                 ip.is_some_and(|ip| ip.phase() == InstallPlanPhase::Complete)

@@ -8,17 +8,16 @@
 //! it stops. It prints one markdown table, the one in docs/performance.md, and each operator's requests during
 //! the installs by verb and resource. `OLM_RS_SBS_ONLY=v0` or `rs` runs one OLM alone.
 
-mod catalog_fixture;
 mod scale_support;
 mod side_by_side_support;
 
-use catalog_fixture::{Catalog, Op, RegistryProcess, free_port};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, PostParams};
 use kube::{Client, ResourceExt};
 use messages::crd::catalog_source::{CatalogSource, GrpcConnectionState};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::testing::{Catsrc, Og, Sub};
+use olm_tests::catalog_fixture::{Catalog, Op, RegistryProcess, free_port};
 use olm_tests::{Cluster, await_object, eventually};
 use scale_support::{AuditLog, by_resource, rss_and_cpu, total};
 use side_by_side_support::{Figures, Olm, Process, percentile, start, table};

@@ -2,12 +2,9 @@
 //! another from a ConfigMap catalog with both operators running, each timed from creation to AtLatestKnown
 //! (plan Complete) and to CSV Succeeded (p50, p99), then an install + 3-step upgrade, and both operators' RSS.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, with_namespace};
-use serde_json::json;
 use std::time::{Duration, Instant};
 
 const INSTALLS: usize = 50;
@@ -53,7 +50,7 @@ async fn fifty_installs_and_a_three_step_upgrade() -> anyhow::Result<()> {
         for i in 0..INSTALLS {
             let name = format!("bench{i}");
             let started = Instant::now();
-            subscription(&ctx, &name, &name, "cat", json!({})).await?;
+            subscription(&ctx, sub_to(&ctx, &name, &name, "cat")).await?;
             await_sub(&ctx, &name, "installed", |s| s.state == SubscriptionState::AtLatestKnown).await?;
             took.push(started.elapsed());
             olm_tests::await_object(&csvs, &format!("{name}.v1.0.0"), DEADLINE, "Succeeded", |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded")).await?;
@@ -62,7 +59,7 @@ async fn fifty_installs_and_a_three_step_upgrade() -> anyhow::Result<()> {
         took.sort();
         succeeded.sort();
         let started = Instant::now();
-        subscription(&ctx, "chain", "chain", "cat", json!({"startingCSV": "chain.v1.0.0"})).await?;
+        subscription(&ctx, sub_to(&ctx, "chain", "chain", "cat").starting_csv("chain.v1.0.0")).await?;
         await_sub(&ctx, "chain", "upgraded to the head", |s| s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "chain.v1.3.0").await?;
         let upgrade = started.elapsed();
         eprintln!(

@@ -8,9 +8,6 @@
 //! the package notice: the channel and bundle conditions go and the roll-up follows; then with no notice: every
 //! deprecation condition goes.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use kube::Api;
 use kube::api::PostParams;
 use messages::crd::catalog_source::{
@@ -18,6 +15,7 @@ use messages::crd::catalog_source::{
 };
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::subscription::{SubscriptionState, SubscriptionStatus};
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, TestContext, await_object, with_namespace};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -135,7 +133,7 @@ async fn catalog_deprecations_show_on_the_subscription_and_go_with_the_catalog_n
         let serve = RegistryProcess::start(&[&fbc], port)?;
         operator_group(&ctx).await?;
         polled_catalog(&ctx, port).await?;
-        subscription(&ctx, "dep", "dep", "cat", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "dep", "dep", "cat")).await?;
 
         // The deprecated bundle installs, and every level's notice shows.
         await_sub(&ctx, "dep", "the deprecated bundle installed", |s| {

@@ -5,12 +5,9 @@
 //! [architecture.md](../../docs/architecture.md#message-flow). No olm-operator runs, so the CSV's phases
 //! (each a `CsvChanged` resolution) do not count: only its creation by the plan does.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, OperatorProcess, eventually, with_namespace};
-use serde_json::json;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -71,14 +68,14 @@ async fn one_subscription_install_costs_few_resolution_runs() -> anyhow::Result<
         )
         .await?;
         // The catalog loaded and resolved once with nothing to do.
-        subscription(&ctx, "warm", "warm", "cat", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "warm", "warm", "cat")).await?;
         await_sub(&ctx, "warm", "installed", |s| {
             s.state == SubscriptionState::AtLatestKnown
         })
         .await?;
         let before = settled(&op).await?;
 
-        subscription(&ctx, "solo", "solo", "cat", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "solo", "solo", "cat")).await?;
         await_sub(&ctx, "solo", "installed", |s| {
             s.state == SubscriptionState::AtLatestKnown
         })

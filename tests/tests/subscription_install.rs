@@ -2,15 +2,12 @@
 //! gets an Automatic InstallPlan with OLM's steps, the plan completes, the Subscription reaches AtLatestKnown;
 //! upgrades walk a `replaces` chain one InstallPlan at a time; a `skipRange` jumps straight to the head.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use kube::Api;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::InstallPlanPhase;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, with_namespace};
-use serde_json::json;
 use std::time::Instant;
 
 #[tokio::test]
@@ -23,7 +20,7 @@ async fn a_subscription_installs_the_channel_head_through_an_automatic_plan() ->
         let catalog = Catalog::with(vec![Op::new("alpha", "0.1.0").owns(&crd)]);
         operator_group(&ctx).await?;
         configmap_catalog(&ctx, "cat", &catalog, 0).await?;
-        subscription(&ctx, "alpha", "alpha", "cat", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "alpha", "alpha", "cat")).await?;
 
         let sub = await_sub(&ctx, "alpha", "AtLatestKnown alpha.v0.1.0", |s| s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "alpha.v0.1.0").await?;
         let status = sub.status.expect("status");
@@ -76,10 +73,7 @@ async fn an_upgrade_walks_a_three_step_replaces_chain_one_plan_at_a_time() -> an
         let started = Instant::now();
         subscription(
             &ctx,
-            "beta",
-            "beta",
-            "cat",
-            json!({"startingCSV": "beta.v1.0.0"}),
+            sub_to(&ctx, "beta", "beta", "cat").starting_csv("beta.v1.0.0"),
         )
         .await?;
         await_sub(&ctx, "beta", "installed the head beta.v1.3.0", |s| {
@@ -135,10 +129,7 @@ async fn a_skip_range_jumps_from_the_installed_version_to_the_head() -> anyhow::
         configmap_catalog(&ctx, "cat", &catalog, 0).await?;
         subscription(
             &ctx,
-            "gamma",
-            "gamma",
-            "cat",
-            json!({"startingCSV": "gamma.v0.1.0"}),
+            sub_to(&ctx, "gamma", "gamma", "cat").starting_csv("gamma.v0.1.0"),
         )
         .await?;
         await_sub(&ctx, "gamma", "installed gamma.v0.3.0", |s| {
@@ -182,7 +173,7 @@ async fn old_install_plans_are_garbage_collected_down_to_five() -> anyhow::Resul
         )
         .await?;
         for n in &names {
-            subscription(&ctx, n, n, "cat", json!({})).await?;
+            subscription(&ctx, sub_to(&ctx, n, n, "cat")).await?;
             await_sub(&ctx, n, "installed", |s| {
                 s.state == SubscriptionState::AtLatestKnown
             })

@@ -5,15 +5,12 @@
 //! fails with the API server's reason, as it would on a cluster running OLM v0. The shared catalogs are the tests'
 //! input: they fail when it is absent.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, shared_catalogs, with_namespace};
-use serde_json::json;
 use std::time::{Duration, Instant};
 
 #[tokio::test]
@@ -32,10 +29,7 @@ async fn a_real_bundle_package_installs_to_succeeded_with_its_deployment_availab
         let started = Instant::now();
         subscription(
             &ctx,
-            "apicurito",
-            "apicurito",
-            "community",
-            json!({"channel": "latest"}),
+            sub_to(&ctx, "apicurito", "apicurito", "community").channel("latest"),
         )
         .await?;
         let sub = await_sub(&ctx, "apicurito", "AtLatestKnown", |s| {
@@ -96,10 +90,7 @@ async fn a_csv_olms_schema_rejects_fails_its_plan_with_the_apiservers_reason() -
         address_catalog(&ctx, "community", &format!("127.0.0.1:{port}")).await?;
         subscription(
             &ctx,
-            "odoo",
-            "odoo-operator",
-            "community",
-            json!({"channel": "alpha"}),
+            sub_to(&ctx, "odoo", "odoo-operator", "community").channel("alpha"),
         )
         .await?;
         let sub = await_sub(&ctx, "odoo", "InstallPlanFailed", |s| {

@@ -2,10 +2,8 @@
 //! the resolver's readable explanation; a required API is pulled in from another catalog, preferring the
 //! higher priority, through a generated Subscription.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, with_namespace};
 use serde_json::json;
 
@@ -23,7 +21,7 @@ async fn a_missing_package_fails_resolution_with_an_explanation_and_recovers_whe
             0,
         )
         .await?;
-        subscription(&ctx, "nope", "nope", "cat", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "nope", "nope", "cat")).await?;
         // Before the catalog has loaded, the condition can say the catalog is not visible yet; wait for the
         // resolver's verdict on the package itself.
         let sub = await_sub(&ctx, "nope", "ResolutionFailed on the package", |s| {
@@ -97,7 +95,7 @@ async fn a_required_api_is_pulled_in_from_the_higher_priority_of_two_other_catal
             0,
         )
         .await?;
-        subscription(&ctx, "eta", "eta", "main", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "eta", "eta", "main")).await?;
 
         let sub = await_sub(&ctx, "eta", "eta installed", |s| {
             s.state == SubscriptionState::AtLatestKnown

@@ -2,12 +2,10 @@
 //! holds only the starting CSV (and its CRD) and waits for approval; once approved, the next plan upgrades
 //! one step along `replaces`, again waiting for approval, and so on to the head.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use kube::api::{Patch, PatchParams};
 use messages::crd::install_plan::{InstallPlan, InstallPlanPhase};
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, with_namespace};
 use serde_json::json;
 
@@ -93,10 +91,9 @@ async fn a_manual_subscription_with_a_starting_csv_installs_it_then_upgrades_one
         .await?;
         subscription(
             &ctx,
-            "kappa",
-            "kappa",
-            "cat",
-            json!({"startingCSV": "kappa.v1.0.0", "installPlanApproval": "Manual"}),
+            sub_to(&ctx, "kappa", "kappa", "cat")
+                .starting_csv("kappa.v1.0.0")
+                .approval(Approval::Manual),
         )
         .await?;
 

@@ -15,7 +15,9 @@ use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::install_plan::InstallPlan;
 use messages::crd::operator_group::OperatorGroup;
+use messages::crd::subscription::Approval;
 use messages::msg::{Journal, JournalEvent};
+use messages::testing::{Ip, Og};
 use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
 use serde_json::json;
 use std::time::Duration;
@@ -101,9 +103,7 @@ async fn an_operator_installed_by_olm_v0_keeps_running_untouched() -> anyhow::Re
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "takeover", |ctx| async move {
         let ns = ctx.namespace.clone();
-        let og: OperatorGroup = serde_json::from_value(json!({
-            "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-            "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ns]}}))?;
+        let og: OperatorGroup = Og::named("og").targets(&[&ns]).build();
         Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ns)
             .create(&PostParams::default(), &og)
             .await?;
@@ -201,11 +201,11 @@ async fn plan_as_olm_wrote_it(ctx: &TestContext) -> anyhow::Result<String> {
             "ownerReferences": [{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
                 "name": "op.v1.0.0", "uid": "", "controller": false, "blockOwnerDeletion": false}]}});
     let plans: Api<InstallPlan> = Api::namespaced(ctx.client.clone(), ns);
-    let ip: InstallPlan = serde_json::from_value(
-        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
-        "metadata": {"name": "install-olmv0"},
-        "spec": {"clusterServiceVersionNames": ["op.v1.0.0"], "approval": "Manual", "approved": false, "generation": 1}}),
-    )?;
+    let mut ip = Ip::named("install-olmv0")
+        .csvs(&["op.v1.0.0"])
+        .approval(Approval::Manual, false)
+        .build();
+    ip.spec.generation = Some(1);
     let mut ip = plans.create(&PostParams::default(), &ip).await?;
     ip.status = Some(serde_json::from_value(
         json!({"phase": "RequiresApproval", "catalogSources": ["cat"],
@@ -227,9 +227,7 @@ async fn a_plan_olm_v0_left_waiting_for_approval_completes_once_approved() -> an
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "takeoverplan", |ctx| async move {
         let ns = ctx.namespace.clone();
-        let og: OperatorGroup = serde_json::from_value(json!({
-            "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-            "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ns]}}))?;
+        let og: OperatorGroup = Og::named("og").targets(&[&ns]).build();
         Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ns)
             .create(&PostParams::default(), &og)
             .await?;

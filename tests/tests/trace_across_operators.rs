@@ -5,16 +5,13 @@
 //! to it. Both operators export over OTLP/gRPC to a receiver of the test's own, which must see spans of both
 //! services in the trace the annotations name.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use kube::Api;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{
     Cluster, OperatorProcess, OtlpReceiver, ReceivedSpan, await_object, with_namespace,
 };
-use serde_json::json;
 use std::collections::BTreeSet;
 
 const TRACEPARENT: &str = "tracing.olm.operatorframework.io/traceparent";
@@ -78,7 +75,7 @@ async fn resolution_and_csv_install_spans_of_both_operators_share_one_trace() ->
         let crd = Crd::new("gizmos", &format!("{}.trace.olm-rs.io", &ns[ns.len() - 6..]), "Gizmo");
         operator_group(&ctx).await?;
         configmap_catalog(&ctx, "cat", &Catalog::with(vec![Op::new("traced", "0.1.0").owns(&crd)]), 0).await?;
-        subscription(&ctx, "traced", "traced", "cat", json!({})).await?;
+        subscription(&ctx, sub_to(&ctx, "traced", "traced", "cat")).await?;
 
         let sub = await_sub(&ctx, "traced", "AtLatestKnown traced.v0.1.0", |s| {
             s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "traced.v0.1.0"

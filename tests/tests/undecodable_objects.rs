@@ -7,9 +7,6 @@
 //! (its Deployment deleted stays deleted) until the CSV decodes again; deleted while it does not decode, its
 //! actor is stopped all the same.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Event;
 use kube::Api;
@@ -18,6 +15,7 @@ use kube::api::{
 };
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::msg::{Journal, JournalEvent};
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, OperatorProcess, await_object, eventually, with_namespace};
 use serde_json::{Value, json};
 
@@ -46,7 +44,7 @@ async fn a_csv_that_does_not_decode_is_skipped_and_the_others_reconcile() -> any
             csvs.get("bad.v1.0.0").await.is_err(),
             "the stored CSV must not decode as our type"
         );
-        create::<ClusterServiceVersion>(&ctx, Op::new("good", "1.0.0").csv()).await?;
+        create_manifest::<ClusterServiceVersion>(&ctx, Op::new("good", "1.0.0").csv()).await?;
 
         let olm = olm_operator(&ctx).await?;
         await_object(&csvs, "good.v1.0.0", DEADLINE, "Succeeded beside a bad CSV", |c| {
@@ -111,7 +109,7 @@ async fn a_csv_that_stops_decoding_is_held_until_it_decodes_and_its_deletion_sti
         let op = Op::new("held", "1.0.0");
         let name = op.name();
         let csv = op.csv();
-        create::<ClusterServiceVersion>(&ctx, csv.clone()).await?;
+        create_manifest::<ClusterServiceVersion>(&ctx, csv.clone()).await?;
         let olm = olm_operator(&ctx).await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &ctx.namespace);

@@ -10,17 +10,14 @@
 //! paces the chain and it converged before the fix too), and the CSVs created directly with the timing of the
 //! report (v3 and v4 arriving together while v2 is Installing), which reproduces the defect every time.
 
-mod catalog_fixture;
-
-use catalog_fixture::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
 use kube::api::ListParams;
 use messages::crd::annotations;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, eventually, with_namespace};
-use serde_json::json;
 use std::time::{Duration, Instant};
 
 /// Far below the 5-minute install timeout a stalled chain waits for, far above a converging chain (~10-20 s).
@@ -62,10 +59,9 @@ async fn one_run(cluster: &'static Cluster) -> anyhow::Result<Duration> {
         let start = Instant::now();
         subscription(
             &ctx,
-            "chain",
-            "chain",
-            "cat",
-            json!({"startingCSV": "chain.v1.0.0", "installPlanApproval": "Automatic"}),
+            sub_to(&ctx, "chain", "chain", "cat")
+                .starting_csv("chain.v1.0.0")
+                .approval(Approval::Automatic),
         )
         .await?;
         let head = "chain.v1.3.0";
@@ -145,13 +141,13 @@ async fn one_direct_run(cluster: &'static Cluster) -> anyhow::Result<Duration> {
                 .await
             }
         };
-        create::<ClusterServiceVersion>(&ctx, op(0)).await?;
+        create_manifest::<ClusterServiceVersion>(&ctx, op(0)).await?;
         phase_is("chain.v1.0.0", CsvPhase::Succeeded).await?;
         let start = Instant::now();
-        create::<ClusterServiceVersion>(&ctx, op(1)).await?;
+        create_manifest::<ClusterServiceVersion>(&ctx, op(1)).await?;
         phase_is("chain.v1.1.0", CsvPhase::Installing).await?;
-        create::<ClusterServiceVersion>(&ctx, op(2)).await?;
-        create::<ClusterServiceVersion>(&ctx, op(3)).await?;
+        create_manifest::<ClusterServiceVersion>(&ctx, op(2)).await?;
+        create_manifest::<ClusterServiceVersion>(&ctx, op(3)).await?;
         let head = "chain.v1.3.0";
         let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         let (csvs, deployments) = (&csvs, &deployments);

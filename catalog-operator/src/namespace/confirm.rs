@@ -48,7 +48,7 @@ pub async fn read_unseen(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fake_api::FakeApi;
+    use testkit::fake_api::FakeApi;
 
     fn sub(plan: Option<&str>) -> Arc<Subscription> {
         sub_in(plan, "UpgradePending")

@@ -58,9 +58,9 @@ pub async fn create(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fake_api::FakeApi;
     use kube::api::PostParams;
     use messages::crd::install_plan::{InstallPlanPhase, InstallPlanStatus};
+    use testkit::fake_api::FakeApi;
 
     const PLANS: &str = "/apis/operators.coreos.com/v1alpha1/namespaces/ns/installplans";
 

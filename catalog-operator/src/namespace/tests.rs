@@ -2,8 +2,8 @@
 //! paused time.
 
 use super::*;
-use crate::fake_api::FakeApi;
 use std::time::Duration;
+use testkit::fake_api::FakeApi;
 
 fn catalog_changed(namespace: &str) -> Resolve {
     Resolve {

@@ -1,14 +1,14 @@
 //! The Subscription actor without a cluster (controller-rs scenario style): a fake API server
-//! ([`crate::fake_api`]) scripted with status codes, paused tokio time, the actor driven by the messages the
+//! ([`testkit::fake_api`]) scripted with status codes, paused tokio time, the actor driven by the messages the
 //! registry and namespace resolution send it, and its journal read back.
 
 use super::*;
-use crate::fake_api::FakeApi;
 use crate::shared::Stores;
 use messages::crd::subscription::{SubscriptionState, SubscriptionStatus};
 use messages::msg::{Journal, JournalEvent};
 use std::sync::Mutex;
 use std::time::Duration;
+use testkit::fake_api::FakeApi;
 
 fn shared(client: kube::Client) -> Shared {
     Shared::for_tests(client)

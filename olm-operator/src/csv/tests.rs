@@ -3,12 +3,12 @@
 //! actor driven by the watch event the registry sends it, and its journal read back.
 
 use super::*;
-use crate::fake_api::FakeApi;
 use crate::shared::{Registries, Stores};
 use messages::msg::{Journal, JournalEvent, RequeueReason};
 use olm_runtime::metrics::Metrics;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use testkit::fake_api::FakeApi;
 
 fn shared(client: kube::Client) -> Shared {
     let stores = Stores::empty();

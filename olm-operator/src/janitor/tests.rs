@@ -2,7 +2,6 @@
 //! paused tokio time, stores filled by hand, and the loop's journal read back.
 
 use super::*;
-use crate::fake_api::FakeApi;
 use crate::shared::{Registries, Stores};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::runtime::reflector::store;
@@ -12,6 +11,7 @@ use messages::msg::{Journal, JournalEvent};
 use olm_runtime::metrics::Metrics;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use testkit::fake_api::FakeApi;
 
 const BINDINGS: &str = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings";
 const ROLES: &str = "/apis/rbac.authorization.k8s.io/v1/clusterroles";

@@ -55,7 +55,7 @@ impl AuthRegistry {
 
     /// On `ip`, with htpasswd, over TLS when `tls` is given.
     pub async fn start_on(ip: std::net::IpAddr, tls: Option<&Tls>) -> anyhow::Result<Self> {
-        let port = catalog_fixture_free_port()?;
+        let port = olm_tests::catalog_fixture::free_port()?;
         let dir = std::env::temp_dir().join(format!(
             "olm-rs-auth-registry-{}-{port}",
             std::process::id()
@@ -115,12 +115,6 @@ impl Drop for AuthRegistry {
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-fn catalog_fixture_free_port() -> anyhow::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
 }
 
 /// This machine's address on its default route (not loopback: loopback registries are spoken to over plain HTTP).

@@ -3,7 +3,7 @@
 //! the registry can be killed and started again on another port.
 
 use super::workload::{SIDE_VERSIONS, Scope, gizmo};
-use crate::catalog_fixture::*;
+use olm_tests::catalog_fixture::*;
 use olm_tests::slow_tcp::SlowTcp;
 
 /// The gRPC catalog of the workload: the `registry` binary serving the second package from a file, behind a

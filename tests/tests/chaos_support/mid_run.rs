@@ -5,7 +5,6 @@
 use super::workload::{
     CONVERGE, GLOBAL_HEAD, SIDE_HEAD, Scope, TEMP_HEAD, gizmo, in_namespace, namespaces,
 };
-use crate::catalog_fixture::*;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -14,6 +13,7 @@ use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use messages::crd::annotations::OWNER_NAMESPACE;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::operator_group::OperatorGroup;
+use olm_tests::catalog_fixture::*;
 use olm_tests::converge::cluster_rbac;
 use olm_tests::{TestContext, eventually};
 use serde_json::json;
@@ -81,10 +81,9 @@ pub async fn create_temp(ctx: &TestContext) -> anyhow::Result<()> {
     exists_is_done(
         subscription(
             &temp,
-            "temp",
-            "temp",
-            "cat",
-            json!({"sourceNamespace": ctx.namespace, "installPlanApproval": "Automatic"}),
+            sub_to(&temp, "temp", "temp", "cat")
+                .source("cat", &ctx.namespace)
+                .approval(Approval::Automatic),
         )
         .await,
     )

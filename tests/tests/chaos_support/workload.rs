@@ -7,18 +7,16 @@
 //! cluster holds it ([`at_head`]).
 
 use super::grpc_catalog::GrpcCatalog;
-use crate::catalog_fixture::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
 use kube::api::ListParams;
 use messages::crd::annotations;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
-use messages::crd::operator_group::OperatorGroup;
 use messages::crd::subscription::{Subscription, SubscriptionState};
 use olm_tests::TestContext;
+use olm_tests::catalog_fixture::*;
 use olm_tests::converge::{cluster_rbac, group_roles};
-use serde_json::json;
 use std::time::Duration;
 
 /// The deadline of every wait for state in a run (the workload's mid-run writes, convergence).
@@ -238,18 +236,14 @@ pub async fn workload(ctx: &TestContext, grpc: &GrpcCatalog, scope: Scope) -> an
     address_catalog(ctx, "grpc", &grpc.address()).await?;
     subscription(
         ctx,
-        "chain",
-        "chain",
-        "cat",
-        json!({"startingCSV": "chain.v1.0.0", "installPlanApproval": "Automatic"}),
+        sub_to(ctx, "chain", "chain", "cat")
+            .starting_csv("chain.v1.0.0")
+            .approval(Approval::Automatic),
     )
     .await?;
     subscription(
         ctx,
-        "side",
-        "side",
-        "grpc",
-        json!({"installPlanApproval": "Manual"}),
+        sub_to(ctx, "side", "side", "grpc").approval(Approval::Manual),
     )
     .await?;
     if scope == Scope::Full {
@@ -259,25 +253,18 @@ pub async fn workload(ctx: &TestContext, grpc: &GrpcCatalog, scope: Scope) -> an
         operator_group(&second).await?;
         subscription(
             &second,
-            "app",
-            "app",
-            "cat",
-            json!({"sourceNamespace": catalogs, "installPlanApproval": "Automatic"}),
+            sub_to(&second, "app", "app", "cat")
+                .source("cat", catalogs)
+                .approval(Approval::Automatic),
         )
         .await?;
         let global = in_ns(format!("{catalogs}-g"));
-        create::<OperatorGroup>(
-            &global,
-            json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-                   "metadata": {"name": "global"}, "spec": {}}),
-        )
-        .await?;
+        create(&global, Og::named("global").build()).await?;
         subscription(
             &global,
-            "global",
-            "global",
-            "cat",
-            json!({"sourceNamespace": catalogs, "installPlanApproval": "Automatic"}),
+            sub_to(&global, "global", "global", "cat")
+                .source("cat", catalogs)
+                .approval(Approval::Automatic),
         )
         .await?;
     }

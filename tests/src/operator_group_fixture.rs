@@ -1,6 +1,5 @@
-//! Shared pieces of the OperatorGroup cluster tests: extra namespaces, groups, CSVs and CRDs of a test.
-
-#![allow(dead_code, reason = "each test file uses a part of this module")]
+//! Shared pieces of the OperatorGroup cluster tests: extra namespaces, CSVs and CRDs of a test (groups are built with
+//! `messages::testing::Og`).
 
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -54,12 +53,6 @@ impl Extra {
             let _ = api.delete(&name, &DeleteParams::background()).await;
         }
     }
-}
-
-pub fn og(name: &str, spec: serde_json::Value) -> anyhow::Result<OperatorGroup> {
-    Ok(serde_json::from_value(
-        json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": name}, "spec": spec}),
-    )?)
 }
 
 /// A CSV without deployments owning the CRDs `(plural, group, kind)` at `v1`, supporting `modes`.

@@ -1,7 +1,7 @@
 //! TEST ONLY: the import graph of a binary's top-level modules must have no circle. Every `crate::<module>`
 //! path in `src/**/*.rs` (in `use` lines and inline, braces expanded, comments left out) is an edge from the
-//! top-level module of the file to `<module>`; a circle is reported with a file of each edge. Shared by path with
-//! catalog-operator (like `fake_api.rs`), each crate checking its own `CARGO_MANIFEST_DIR`.
+//! top-level module of the file to `<module>`; a circle is reported with a file of each edge. Used by both
+//! operators' tests, each crate checking its own `CARGO_MANIFEST_DIR`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -1,16 +1,18 @@
 //! What the CSV cluster tests share (csv_lifecycle, csv_requirements, csv_chains): a CSV and group built as a
 //! user writes them, waits on phases and deletions, Events and metrics of olm-operator, and one olm-operator
-//! process per test watching that test's namespace.
-#![allow(dead_code)] // each test binary uses part of it
+//! process per test watching that test's namespace; `webhooks`, what csv_webhooks adds.
 
+use crate::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
 use k8s_openapi::api::core::v1::Event;
 use kube::api::{Api, ListParams, PostParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase, CsvReason};
 use messages::crd::operator_group::OperatorGroup;
-use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
+use messages::testing::Og;
 use serde_json::{Value, json};
 use std::future::Future;
 use std::time::Duration;
+
+pub mod webhooks;
 
 pub const DEADLINE: Duration = Duration::from_secs(90);
 
@@ -51,10 +53,7 @@ pub async fn create_csv(ctx: &TestContext, value: Value) -> anyhow::Result<()> {
 }
 
 pub async fn create_group(ctx: &TestContext) -> anyhow::Result<()> {
-    let og: OperatorGroup = serde_json::from_value(json!({
-        "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-        "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ctx.namespace]}
-    }))?;
+    let og: OperatorGroup = Og::named("og").targets(&[&ctx.namespace]).build();
     Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ctx.namespace)
         .create(&PostParams::default(), &og)
         .await?;

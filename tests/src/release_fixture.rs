@@ -2,8 +2,6 @@
 //! rendered manifests keyed by kind, namespace and name.
 //! Each test crate uses part of it.
 
-#![allow(dead_code)]
-
 use anyhow::{Context, bail};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -49,7 +47,7 @@ pub fn kubectl() -> anyhow::Result<PathBuf> {
 
 /// helm, the test peer (hack/peers.sh, HELM_VERSION of hack/versions.env).
 pub fn helm() -> anyhow::Result<PathBuf> {
-    Ok(olm_tests::peer_bin_dir("helm")?.join("helm"))
+    Ok(crate::peer_bin_dir("helm")?.join("helm"))
 }
 
 /// The objects of a multi-document YAML stream, keyed `Kind namespace/name` (empty documents dropped).

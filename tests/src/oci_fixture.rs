@@ -2,8 +2,6 @@
 //! hack/lib/registry.sh), its access log to count the requests a repository received, the shared community
 //! bundles, and an FBC document builder for hand-made catalogs.
 
-#![allow(dead_code)]
-
 use serde_json::{Value, json};
 use std::path::PathBuf;
 

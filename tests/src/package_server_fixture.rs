@@ -4,8 +4,7 @@
 //! is cluster-scoped: one test at a time holds it ([`exclusive`]), and it is deleted when the guard drops, so a
 //! stopped server never leaves an unavailable API group behind (that would stall namespace deletion).
 
-#![allow(dead_code)]
-
+use crate::{Cluster, OperatorProcess, await_object};
 use anyhow::Context;
 use k8s_openapi::api::core::v1::{
     EndpointAddress, EndpointPort, EndpointSubset, Endpoints, Service, ServicePort, ServiceSpec,
@@ -16,7 +15,6 @@ use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::{
 };
 use kube::Api;
 use kube::api::{DeleteParams, PostParams};
-use olm_tests::{Cluster, OperatorProcess, await_object};
 use std::time::Duration;
 
 pub const APISERVICE: &str = "v1.packages.operators.coreos.com";

@@ -1,17 +1,22 @@
 //! Catalog fixtures for the catalog-operator cluster tests: small operators (a CSV with one Deployment,
 //! optionally owning or requiring a CRD) arranged in packages and channels, served either as a ConfigMap
 //! catalog (in-process) or by the `registry` binary (gRPC). Also the common objects (OperatorGroup,
-//! CatalogSource, Subscription) and waits.
+//! CatalogSource, Subscription, built typed with `messages::testing`) and waits. The CSV and CRD manifests a
+//! catalog serves stay JSON documents: they are the catalog's content, as a bundle author writes it.
 
-#![allow(dead_code)]
-
+use crate::{OperatorProcess, TestContext, eventually};
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Api;
 use kube::api::PostParams;
 use messages::crd::catalog_source::CatalogSource;
-use messages::crd::install_plan::InstallPlan;
+use messages::crd::install_plan::{
+    InstallPlan, InstallPlanPhase, InstallPlanStatus, Step, StepResource, StepStatus,
+};
 use messages::crd::operator_group::OperatorGroup;
+pub use messages::crd::subscription::Approval;
 use messages::crd::subscription::Subscription;
-use olm_tests::{OperatorProcess, TestContext, eventually};
+pub use messages::testing::{Catsrc, Ip, Og, Sub};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -215,8 +220,15 @@ impl Catalog {
     }
 
     /// The catalog as a ConfigMap object named `name`.
-    pub fn configmap(&self, name: &str) -> Value {
-        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": self.configmap_data()})
+    pub fn configmap(&self, name: &str) -> ConfigMap {
+        ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name.to_string()),
+                ..ObjectMeta::default()
+            },
+            data: Some(self.configmap_data()),
+            ..ConfigMap::default()
+        }
     }
 
     /// Write the catalog as a ConfigMap file the `registry` binary serves; returns the file.
@@ -227,12 +239,13 @@ impl Catalog {
     ) -> anyhow::Result<std::path::PathBuf> {
         std::fs::create_dir_all(dir)?;
         let path = dir.join(format!("{name}.json"));
-        std::fs::write(&path, self.configmap(name).to_string())?;
+        std::fs::write(&path, serde_json::to_string(&self.configmap(name))?)?;
         Ok(path)
     }
 }
 
-pub async fn create<K>(ctx: &TestContext, value: Value) -> anyhow::Result<K>
+/// Create `obj` in the test namespace.
+pub async fn create<K>(ctx: &TestContext, obj: K) -> anyhow::Result<K>
 where
     K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
         + Clone
@@ -241,50 +254,61 @@ where
         + std::fmt::Debug,
 {
     let api: Api<K> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-    let obj: K = serde_json::from_value(value)?;
     Ok(api.create(&PostParams::default(), &obj).await?)
 }
 
-pub async fn operator_group(ctx: &TestContext) -> anyhow::Result<OperatorGroup> {
-    create(ctx, json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": "og"}, "spec": {"targetNamespaces": [ctx.namespace]}})).await
+/// Create the manifest `value` (a catalog's CSV, or an object a test writes as JSON on purpose) as a `K` in the
+/// test namespace.
+pub async fn create_manifest<K>(ctx: &TestContext, value: Value) -> anyhow::Result<K>
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + serde::Serialize
+        + std::fmt::Debug,
+{
+    create(ctx, serde_json::from_value(value)?).await
 }
 
+/// The OperatorGroup `og` targeting the test namespace.
+pub async fn operator_group(ctx: &TestContext) -> anyhow::Result<OperatorGroup> {
+    create(ctx, Og::named("og").targets(&[&ctx.namespace]).build()).await
+}
+
+/// The ConfigMap catalog `name` (the ConfigMap and its CatalogSource) serving `catalog`.
 pub async fn configmap_catalog(
     ctx: &TestContext,
     name: &str,
     catalog: &Catalog,
     priority: i32,
 ) -> anyhow::Result<CatalogSource> {
-    create::<k8s_openapi::api::core::v1::ConfigMap>(ctx, catalog.configmap(name)).await?;
-    create(ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource", "metadata": {"name": name},
-                       "spec": {"sourceType": "configmap", "configMap": name, "priority": priority}}))
-    .await
+    create(ctx, catalog.configmap(name)).await?;
+    let source = Catsrc::named(name).config_map(name).priority(priority);
+    create(ctx, source.build()).await
 }
 
+/// The gRPC CatalogSource `name` at `address`.
 pub async fn address_catalog(
     ctx: &TestContext,
     name: &str,
     address: &str,
 ) -> anyhow::Result<CatalogSource> {
-    create(ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource", "metadata": {"name": name},
-                       "spec": {"sourceType": "grpc", "address": address}}))
-    .await
+    create(ctx, Catsrc::named(name).address(address).build()).await
 }
 
-pub async fn subscription(
-    ctx: &TestContext,
-    name: &str,
-    package: &str,
-    catalog: &str,
-    extra: Value,
-) -> anyhow::Result<Subscription> {
-    let mut spec = json!({"name": package, "source": catalog, "sourceNamespace": ctx.namespace, "channel": "stable"});
-    if let (Some(s), Some(e)) = (spec.as_object_mut(), extra.as_object()) {
-        for (k, v) in e {
-            s.insert(k.clone(), v.clone());
-        }
-    }
-    create(ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription", "metadata": {"name": name}, "spec": spec})).await
+/// A Subscription `name` to `package` in channel `stable` of the catalog `catalog` of the test namespace (not
+/// created: change it with the builder, then [`subscription`]).
+pub fn sub_to(ctx: &TestContext, name: &str, package: &str, catalog: &str) -> Sub {
+    Sub::named(name)
+        .in_ns(&ctx.namespace)
+        .package(package)
+        .source(catalog, &ctx.namespace)
+        .channel("stable")
+}
+
+/// Create the Subscription `sub` in the test namespace.
+pub async fn subscription(ctx: &TestContext, sub: Sub) -> anyhow::Result<Subscription> {
+    create(ctx, sub.build()).await
 }
 
 /// Start the catalog-operator watching the test namespace, with that namespace as its global catalog namespace.
@@ -374,18 +398,34 @@ pub async fn hand_written_plan(
         .as_str()
         .unwrap_or_default()
         .to_string();
-    let ip: InstallPlan = create(ctx, json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
-        "metadata": {"generateName": "manual-"},
-        "spec": {"clusterServiceVersionNames": names, "approval": "Automatic", "approved": true, "generation": 1}}))
-    .await?;
+    let mut ip = Ip::named("")
+        .csvs(names)
+        .approval(Approval::Automatic, true)
+        .build();
+    ip.metadata.name = None;
+    ip.metadata.generate_name = Some("manual-".to_string());
+    ip.spec.generation = Some(1);
+    let ip = create(ctx, ip).await?;
     let plan_name = ip.metadata.name.clone().unwrap_or_default();
     let mut with_status = ip;
-    with_status.status = Some(serde_json::from_value(
-        json!({"phase": "Installing", "catalogSources": [],
-        "plan": [{"resolving": name, "status": "Unknown", "resource": {"sourceName": "cat", "sourceNamespace": ctx.namespace,
-            "group": "operators.coreos.com", "version": "v1alpha1", "kind": "ClusterServiceVersion", "name": name,
-            "manifest": csv.to_string()}}]}),
-    )?);
+    with_status.status = Some(InstallPlanStatus {
+        phase: InstallPlanPhase::Installing,
+        plan: vec![Step {
+            resolving: name.clone(),
+            resource: StepResource {
+                source_name: "cat".to_string(),
+                source_namespace: ctx.namespace.clone(),
+                group: "operators.coreos.com".to_string(),
+                version: "v1alpha1".to_string(),
+                kind: "ClusterServiceVersion".to_string(),
+                name,
+                manifest: csv.to_string(),
+            },
+            optional: false,
+            status: StepStatus::Unknown,
+        }],
+        ..InstallPlanStatus::default()
+    });
     plans(ctx)
         .replace_status(&plan_name, &PostParams::default(), &with_status)
         .await?;
@@ -406,7 +446,7 @@ pub struct RegistryProcess {
 
 impl RegistryProcess {
     pub fn start(paths: &[&std::path::Path], port: u16) -> anyhow::Result<Self> {
-        let bin = olm_tests::bin_path("registry")?;
+        let bin = crate::bin_path("registry")?;
         let log = std::env::temp_dir().join(format!("olm-rs-registry-{port}.log"));
         let out = std::fs::File::create(&log)?;
         let child = std::process::Command::new(bin)

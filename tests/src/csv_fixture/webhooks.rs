@@ -1,0 +1,211 @@
+//! What csv_webhooks' tests share: a webhook CSV and its definitions, the group, an olm-operator per test (as
+//! the admin or as its own deploy/rbac account) and the checks on what a CSV serves.
+
+use crate::rbac::{DeployedRbac, kubeconfig_as};
+use crate::{Cluster, OperatorProcess, TestContext, with_namespace};
+use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{Secret, Service};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ListParams, PostParams};
+use messages::crd::csv::ClusterServiceVersion;
+use messages::crd::operator_group::OperatorGroup;
+use messages::testing::Og;
+use serde_json::{Value, json};
+use sha2::Digest;
+use std::future::Future;
+
+pub fn hook(name: &str, kind: &str, deployment: &str, ns: &str) -> Value {
+    json!({
+        "generateName": name, "type": kind, "deploymentName": deployment, "containerPort": 9443,
+        "webhookPath": "/validate", "failurePolicy": "Ignore", "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+        "rules": [{"apiGroups": [format!("{ns}.test.olm-rs.io")], "apiVersions": ["v1"],
+                   "resources": ["widgets"], "operations": ["CREATE"]}]
+    })
+}
+
+/// A CSV with one deployment `deployment` and the given webhook and owned-APIService definitions.
+pub fn csv(
+    name: &str,
+    deployment: &str,
+    modes: Value,
+    webhooks: Value,
+    api_services: Value,
+) -> anyhow::Result<ClusterServiceVersion> {
+    Ok(serde_json::from_value(json!({
+        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+        "metadata": {"name": name},
+        "spec": {
+            "displayName": "Webhook operator", "version": "1.0.0",
+            "installModes": modes,
+            "install": {"strategy": "deployment", "spec": {
+                "deployments": [{"name": deployment, "spec": {
+                    "replicas": 1,
+                    "selector": {"matchLabels": {"app": deployment}},
+                    "template": {"metadata": {"labels": {"app": deployment}},
+                                 "spec": {"containers": [{"name": "server", "image": "example.com/webhook:1"}]}}
+                }}]
+            }},
+            "webhookdefinitions": webhooks,
+            "apiservicedefinitions": {"owned": api_services}
+        }
+    }))?)
+}
+
+pub fn own_namespace() -> Value {
+    json!([{"type": "OwnNamespace", "supported": true}, {"type": "SingleNamespace", "supported": true},
+           {"type": "MultiNamespace", "supported": false}, {"type": "AllNamespaces", "supported": true}])
+}
+
+pub async fn create_group(ctx: &TestContext) -> anyhow::Result<OperatorGroup> {
+    let og = Og::named("og").targets(&[&ctx.namespace]).build();
+    Ok(
+        Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ctx.namespace)
+            .create(&PostParams::default(), &og)
+            .await?,
+    )
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+pub fn owner_selector(csv: &str, ns: &str) -> String {
+    format!("olm.owner={csv},olm.owner.namespace={ns},olm.owner.kind=ClusterServiceVersion")
+}
+
+/// Who olm-operator runs as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Identity {
+    /// The test plane's admin kubeconfig.
+    Admin,
+    /// Its deploy/rbac ServiceAccount (`crate::rbac`), which reads and replaces certificate Secrets only
+    /// through the per-CSV grant it makes itself (olm-operator/src/csv/served/cert_grant.rs).
+    OwnAccount,
+}
+
+/// Run `body` with an olm-operator (extra env) watching a fresh namespace; its log is printed on failure.
+pub async fn with_operator<F, Fut>(
+    prefix: &str,
+    env: &[(&str, &str)],
+    body: F,
+) -> anyhow::Result<()>
+where
+    F: FnOnce(TestContext) -> Fut,
+    Fut: Future<Output = anyhow::Result<()>>,
+{
+    with_operator_as(Identity::Admin, prefix, env, body).await
+}
+
+/// [`with_operator`] as `identity`.
+pub async fn with_operator_as<F, Fut>(
+    identity: Identity,
+    prefix: &str,
+    env: &[(&str, &str)],
+    body: F,
+) -> anyhow::Result<()>
+where
+    F: FnOnce(TestContext) -> Fut,
+    Fut: Future<Output = anyhow::Result<()>>,
+{
+    let cluster = Cluster::shared()?;
+    let env: Vec<(String, String)> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    with_namespace(cluster, prefix, |ctx| async move {
+        let mut env: Vec<(String, String)> = env;
+        let mut args = vec!["--watched-namespaces".to_string(), ctx.namespace.clone()];
+        let rbac = match identity {
+            Identity::Admin => None,
+            Identity::OwnAccount => {
+                let rbac = DeployedRbac::apply(&ctx)?;
+                let kubeconfig = kubeconfig_as(&ctx, &rbac.user("olm-operator"))?;
+                env.push(("KUBECONFIG".into(), kubeconfig.display().to_string()));
+                env.push((
+                    "OPERATOR_SERVICE_ACCOUNT".into(),
+                    rbac.account("olm-operator"),
+                ));
+                args.extend(["--namespace".to_string(), ctx.namespace.clone()]);
+                Some(rbac)
+            }
+        };
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let op = OperatorProcess::start_with_env(ctx.cluster, "olm-operator", &args, &env).await?;
+        let result = body(ctx.clone()).await;
+        if result.is_err() {
+            let text = std::fs::read_to_string(&op.log).unwrap_or_default();
+            let tail: Vec<&str> = text.lines().rev().take(80).collect();
+            eprintln!(
+                "===== olm-operator log (last 80 lines) =====\n{}",
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            );
+        }
+        drop(op);
+        if let Some(rbac) = rbac {
+            rbac.delete_cluster_objects(&ctx);
+        }
+        result
+    })
+    .await
+}
+
+pub fn ca_hash_of_deployment(d: &Deployment) -> Option<String> {
+    d.spec
+        .as_ref()?
+        .template
+        .metadata
+        .as_ref()?
+        .annotations
+        .as_ref()?
+        .get("olmcahash")
+        .cloned()
+}
+
+/// Nothing was created for a CSV that failed validation.
+pub async fn assert_nothing_served(
+    ctx: &TestContext,
+    csv: &str,
+    service: &str,
+) -> anyhow::Result<()> {
+    let ns = ctx.namespace.as_str();
+    let secret = Api::<Secret>::namespaced(ctx.client.clone(), ns)
+        .get_opt(&format!("{service}-cert"))
+        .await?;
+    let svc = Api::<Service>::namespaced(ctx.client.clone(), ns)
+        .get_opt(service)
+        .await?;
+    let params = ListParams::default().labels(&owner_selector(csv, ns));
+    let validating = Api::<ValidatingWebhookConfiguration>::all(ctx.client.clone())
+        .list(&params)
+        .await?;
+    let deployment = Api::<Deployment>::namespaced(ctx.client.clone(), ns)
+        .list(&params)
+        .await?;
+    assert!(secret.is_none(), "{csv}: no Secret");
+    assert!(svc.is_none(), "{csv}: no Service");
+    assert!(
+        validating.items.is_empty(),
+        "{csv}: no webhook configuration"
+    );
+    assert!(deployment.items.is_empty(), "{csv}: no deployment");
+    Ok(())
+}
+
+/// A CRD `widgets.<group>` with versions v1 (stored) and v2, both served.
+pub fn crd(group: &str) -> anyhow::Result<CustomResourceDefinition> {
+    let schema = json!({"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}});
+    Ok(serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("widgets.{group}")},
+        "spec": {"group": group, "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                 "versions": [{"name": "v1", "served": true, "storage": true, "schema": schema},
+                              {"name": "v2", "served": true, "storage": false, "schema": schema}]}
+    }))?)
+}
