@@ -99,7 +99,16 @@ async fn seeds(list: Vec<u64>, rerun: Option<u64>) -> anyhow::Result<()> {
         .map(|s| (*s, false))
         .chain(rerun.map(|s| (s, true)));
     for (seed, again) in runs {
-        let mut row = one_run(cluster, &tag, Some(seed), Some(&baseline.snapshot)).await?;
+        // A harness error (the test's own client, a plane process that did not come back) fails the seed, not
+        // the whole bench: a long run keeps going and reports it.
+        let mut row = match one_run(cluster, &tag, Some(seed), Some(&baseline.snapshot)).await {
+            Ok(row) => row,
+            Err(error) => {
+                eprintln!("row: {seed} | the harness failed: {error:#}");
+                failures.push(format!("seed {seed}: the harness failed: {error:#}"));
+                continue;
+            }
+        };
         row.rerun = again;
         let mut wrong = failures_of(&baseline, &row, &required);
         if again {
