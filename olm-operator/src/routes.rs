@@ -81,6 +81,10 @@ pub enum JanitorMsg {
     /// An OperatorGroup actor stopped because its group is gone: delete the group's ClusterRoles (labelled
     /// `olm.owner.kind=OperatorGroup` with its name and namespace).
     GroupGone(ObjectKey),
+    /// A namespace is being deleted or is gone: sweep again. Its CSVs and groups go with it, but the control
+    /// plane can keep listing some of them after the namespace is gone (after an apiserver restart), so no
+    /// `CsvGone`/`GroupGone` comes for those; the sweep counts a gone namespace's owners as gone.
+    NamespaceGone(String),
 }
 
 impl Message for JanitorMsg {

@@ -122,6 +122,13 @@ impl Handler<JanitorMsg> for JanitorActor {
                 }
                 "stores synced"
             }
+            JanitorMsg::NamespaceGone(namespace) => {
+                tracing::debug!(%namespace, "namespace deleted: sweeping again");
+                if self.sweep == Sweep::Done {
+                    self.sweep = Sweep::Due;
+                }
+                "namespace gone"
+            }
         };
         reconcile::trigger(self, ctx, Cause::Message(cause));
     }

@@ -303,6 +303,41 @@ async fn the_sweep_deletes_the_roles_of_gone_groups() {
     );
 }
 
+/// Regression (chaos seed 24 of the 100-seed bench): a namespace deleted after the start-up sweep, whose
+/// OperatorGroup the control plane kept listing after the namespace was gone, so no `GroupGone` came and the
+/// group's ClusterRoles stayed. A deleted namespace makes the janitor sweep again, and the sweep counts a gone
+/// namespace's group as gone even while it is still listed.
+#[actix_rt::test]
+async fn a_deleted_namespace_makes_the_sweep_run_again() {
+    tokio::time::pause();
+    let api = sweep_api(
+        vec![],
+        vec![group_role("og-leftover-admin", "og", "gone")],
+        vec![],
+    );
+    let shared = shared(api.client(), vec![], &["ns"]);
+    let (reader, mut writer) = store::<messages::crd::operator_group::OperatorGroup>();
+    let mut og = messages::crd::operator_group::OperatorGroup::new("og", Default::default());
+    og.metadata.namespace = Some("gone".into());
+    writer.apply_watcher_event(&watcher::Event::Apply(og));
+    let _ = shared.stores.operator_groups.set(reader);
+    let (janitor, _journal) = start(shared);
+    janitor.do_send(JanitorMsg::StoresSynced);
+    settle(100).await;
+    assert_eq!(
+        swept(&api),
+        [(ROLES.to_string(), "og-leftover-admin".to_string())],
+        "a group still listed in a gone namespace counts as gone"
+    );
+    janitor.do_send(JanitorMsg::NamespaceGone("gone".into()));
+    settle(100).await;
+    assert_eq!(
+        requests(&api, "GET"),
+        [SWEPT, SWEPT].concat(),
+        "swept again"
+    );
+}
+
 /// An APIService left by a CSV of a namespace that is gone (or terminating: the APIService pointing at its
 /// deleted Service keeps it so) is swept, through `deletecollection` by name: olm-operator holds no `delete`.
 #[actix_rt::test]

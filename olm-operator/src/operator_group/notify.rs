@@ -366,10 +366,13 @@ pub fn namespace_store(
         api,
         kube::runtime::watcher::Config::default(),
         move |ns: &k8s_openapi::api::core::v1::Namespace| {
-            all_groups(
-                &shared,
-                OperatorGroupMsg::NamespaceChanged(ns.metadata.name.clone().unwrap_or_default()),
-            );
+            let name = ns.metadata.name.clone().unwrap_or_default();
+            if ns.metadata.deletion_timestamp.is_some()
+                && let Some(janitor) = shared.registries.janitor.get()
+            {
+                janitor.do_send(crate::routes::JanitorMsg::NamespaceGone(name.clone()));
+            }
+            all_groups(&shared, OperatorGroupMsg::NamespaceChanged(name));
         },
     )
 }
