@@ -12,8 +12,9 @@
 use super::known::Known;
 use super::observe::{self, in_ns};
 use super::prefetch::{self, Fetched, Prefetch};
-use super::{Cause as ResolveCause, Resolve, effects, plan};
+use super::{effects, plan};
 use crate::error::{self, Error, SyncError};
+use crate::routes::{Cause as ResolveCause, Resolve};
 use crate::shared::Shared;
 use crate::wants::{Decision, Want};
 use actix::prelude::*;

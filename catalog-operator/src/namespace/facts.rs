@@ -3,7 +3,7 @@
 //! [`super::plan::before`] from the namespace as [`super::observe`] saw it.
 
 use super::observe::Observed;
-use super::status::{self, Facts, PlanFacts, PlanRef};
+use crate::status::{self, Facts, PlanFacts, PlanRef};
 use crate::steps::GENERATED_BY;
 use messages::crd::install_plan::InstallPlan;
 use messages::crd::subscription::Subscription;

@@ -7,7 +7,7 @@
 //!   ([`super::input::installed`] keeps it, the resolver hides it when the chain is `Replacing` up to the
 //!   failure), so the failed CSV can be upgraded to the next bundle;
 //! - the Subscription: a failed InstallPlan makes it `UpgradeFailed` instead of `UpgradePending`
-//!   ([`super::status::before_resolution`]), so resolution runs again instead of waiting for that plan;
+//!   ([`crate::status::before_resolution`]), so resolution runs again instead of waiting for that plan;
 //! - olm-operator moves the `Failed` CSV to `Replacing` once its replacement exists.
 
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};

@@ -25,7 +25,6 @@ pub mod prefetch;
 pub mod relevance;
 pub mod reuse;
 pub mod settle;
-pub use crate::status;
 
 use crate::shared::Shared;
 use crate::wants::Want;
@@ -33,7 +32,7 @@ use actix::prelude::*;
 pub use actor::NamespaceActor;
 use std::collections::{BTreeSet, HashMap};
 
-pub use crate::routes::{Cause, Resolve};
+use crate::routes::{Cause, Resolve};
 
 /// Routes [`Resolve`] and [`Want`] to the namespace's actor, starting it on first need (and again if it died).
 /// Changes of global catalogs are gathered before they fan out to every subscribed namespace

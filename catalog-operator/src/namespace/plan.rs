@@ -15,7 +15,7 @@ mod build;
 use super::facts::{facts, plan_ref};
 use super::observe::Observed;
 use super::prefetch::{BundleId, Fetch};
-use super::status::{self, Decided};
+use crate::status::{self, Decided};
 use messages::crd::install_plan::{InstallPlan, InstallPlanPhase, InstallPlanStatus};
 use messages::crd::subscription::{
     Approval, Subscription, SubscriptionConditionType, SubscriptionReason, SubscriptionState,

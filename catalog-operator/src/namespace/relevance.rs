@@ -5,7 +5,7 @@
 //! removal of its last Subscription is followed through. Other causes (catalogs, InstallPlans, Subscriptions,
 //! retries) always resolve. Pure.
 
-use super::Cause;
+use crate::routes::Cause;
 
 /// Whether to resolve a namespace for `cause`, given whether its resolution actor already runs and whether any
 /// Subscription lives in it.

@@ -4,7 +4,7 @@
 //! Subscription, `BundleUnpackFailed` on the Subscription).
 
 use super::plan::NamespacePlan;
-use super::status::{self, PlanRef};
+use crate::status::{self, PlanRef};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use messages::crd::install_plan::InstallPlanPhase;
 use messages::crd::subscription::SubscriptionStatus;
