@@ -18,6 +18,7 @@ pub mod copied_csv;
 pub mod csv;
 pub mod error;
 pub mod events;
+pub mod group_announced;
 pub mod hash;
 
 /// The import-circle test of `testkit::import_graph`, on this crate.

@@ -37,6 +37,8 @@ pub struct Stores {
     pub scope: OnceLock<olm_runtime::wiring::Scope>,
     /// What CSV actors read besides CSVs and OperatorGroups (installed objects, CRDs, cluster info, metrics).
     pub csv: crate::stores::CsvStores,
+    /// The version of each OperatorGroup its members were last asked to look at (outlives a group actor).
+    pub groups_announced: crate::group_announced::Announced,
 }
 
 /// Registries are started after `Shared` is built (they hold it), hence the `OnceLock`s.
@@ -93,6 +95,7 @@ impl Stores {
             olm_config_status: OnceLock::new(),
             scope: OnceLock::new(),
             csv: Default::default(),
+            groups_announced: Default::default(),
         }
     }
 }

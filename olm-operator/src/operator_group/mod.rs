@@ -98,11 +98,19 @@ impl Handler<ObjectEvent<OperatorGroup>> for OperatorGroupActor {
     fn handle(&mut self, msg: ObjectEvent<OperatorGroup>, ctx: &mut Self::Context) {
         match msg {
             ObjectEvent::Observed(og) => {
+                let news = self
+                    .shared
+                    .stores
+                    .groups_announced
+                    .is_news(&self.key, og.metadata.resource_version.as_deref());
                 self.latest = Some(og);
-                self.requeue_members();
+                if news {
+                    self.requeue_members();
+                }
                 reconcile::trigger(self, ctx, Cause::Observed);
             }
             ObjectEvent::Deleted => {
+                self.shared.stores.groups_announced.forget(&self.key);
                 self.requeue_members();
                 let shared = self.shared.clone();
                 let key = self.key.clone();
