@@ -55,7 +55,7 @@ pub fn class(kind: Class) -> Option<ErrorClass> {
     }
 }
 
-/// The one requeue policy of catalog-operator's loops: conflicts after 100 ms; transient errors and
+/// The one requeue policy of catalog-operator's loops: conflicts after 100 ms, doubling for each in a row; transient errors and
 /// `Next::Backoff` waits 250 ms doubling up to 30 s (namespace resolution's backoff before the contract);
 /// rejected or forbidden writes after 60 s (a change of input runs earlier); a run abandoned after 5 min
 /// (resolution of a large catalog and bundle fetches take longer than an API call).
@@ -162,7 +162,8 @@ mod tests {
     }
 
     #[rstest]
-    #[case::conflicts_retry_soon(ErrorClass::Conflict, 5, Duration::from_millis(100))]
+    #[case::conflicts_retry_soon(ErrorClass::Conflict, 0, Duration::from_millis(100))]
+    #[case::conflicts_in_a_row_back_off(ErrorClass::Conflict, 3, Duration::from_millis(800))]
     #[case::the_first_transient_retry(ErrorClass::Transient, 0, Duration::from_millis(250))]
     #[case::transient_retries_double(ErrorClass::Transient, 3, Duration::from_secs(2))]
     #[case::transient_retries_are_capped(ErrorClass::Transient, 30, Duration::from_secs(30))]

@@ -85,7 +85,7 @@ pub fn class(kind: Class) -> ErrorClass {
     api::requeue(kind)
 }
 
-/// The one requeue policy of the CSV loop: conflicts retried after 100 ms; transient errors and
+/// The one requeue policy of the CSV loop: conflicts retried after 100 ms, doubling for each in a row; transient errors and
 /// `Next::Backoff` waits 1 s doubling up to 60 s; forbidden or rejected (invalid) writes after 60 s; a run abandoned after 60 s
 /// (a hung request must not hold the actor's mailbox for good). Each retry is jittered into `[d/2, d]`.
 pub fn policy() -> Policy {
@@ -133,7 +133,8 @@ mod tests {
     }
 
     #[rstest]
-    #[case::conflicts_retry_almost_immediately(Class::Conflict, 5, Duration::from_millis(100))]
+    #[case::conflicts_retry_almost_immediately(Class::Conflict, 0, Duration::from_millis(100))]
+    #[case::conflicts_in_a_row_back_off(Class::Conflict, 3, Duration::from_millis(800))]
     #[case::the_first_transient_retry_waits_a_second(Class::ServerError, 0, Duration::from_secs(1))]
     #[case::transient_retries_double(Class::ServerError, 3, Duration::from_secs(8))]
     #[case::transient_retries_are_capped_at_a_minute(

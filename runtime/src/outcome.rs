@@ -83,7 +83,9 @@ pub struct Policy {
     pub base: Duration,
     /// The largest backoff delay.
     pub cap: Duration,
-    /// The delay before retrying a `Conflict` (the next run reads the newer object).
+    /// The delay before retrying a first `Conflict` (the next run reads the newer object); doubled for each
+    /// conflict in a row, up to `cap`: a store that lags behind (a write whose answer was lost) kept a loop
+    /// retrying every 100 ms, and under chaos each of those runs could kill its actor (seed 41's restart storm).
     pub conflict: Duration,
     /// The delay before retrying a `Permanent` error (a change of input runs earlier).
     pub permanent: Duration,
@@ -114,7 +116,10 @@ impl Policy {
     pub fn error_delay(&self, class: ErrorClass, attempt: u32) -> Duration {
         match class {
             ErrorClass::Transient | ErrorClass::Deadline => self.backoff(attempt),
-            ErrorClass::Conflict => self.conflict,
+            ErrorClass::Conflict => {
+                let factor = 1u32.checked_shl(attempt.min(20)).unwrap_or(u32::MAX);
+                self.conflict.saturating_mul(factor).min(self.cap)
+            }
             ErrorClass::Permanent => self.permanent,
         }
     }

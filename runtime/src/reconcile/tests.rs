@@ -375,11 +375,9 @@ fn backoff_doubles_up_to_the_cap(#[case] attempt: u32, #[case] secs: u64) {
 #[rstest]
 #[case::transient_errors_back_off(ErrorClass::Transient, 2, Duration::from_secs(4))]
 #[case::a_deadline_backs_off(ErrorClass::Deadline, 1, Duration::from_secs(2))]
-#[case::a_conflict_retries_soon_whatever_the_count(
-    ErrorClass::Conflict,
-    5,
-    Duration::from_millis(100)
-)]
+#[case::a_first_conflict_retries_soon(ErrorClass::Conflict, 0, Duration::from_millis(100))]
+#[case::conflicts_in_a_row_back_off(ErrorClass::Conflict, 3, Duration::from_millis(800))]
+#[case::conflicts_back_off_up_to_the_cap(ErrorClass::Conflict, 20, Duration::from_secs(16))]
 #[case::a_permanent_error_waits_long(ErrorClass::Permanent, 0, Duration::from_secs(300))]
 fn each_error_class_has_one_policy(
     #[case] class: ErrorClass,
