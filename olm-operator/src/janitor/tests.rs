@@ -275,6 +275,19 @@ async fn a_gone_groups_cluster_roles_are_deleted_and_a_failed_delete_is_retried(
     );
 }
 
+/// A janitor whose group store holds OperatorGroup `og` in `namespace`, after its start-up sweep.
+async fn swept_with_group(shared: Shared, namespace: &str) -> Addr<JanitorActor> {
+    let (reader, mut writer) = store::<messages::crd::operator_group::OperatorGroup>();
+    let mut og = messages::crd::operator_group::OperatorGroup::new("og", Default::default());
+    og.metadata.namespace = Some(namespace.into());
+    writer.apply_watcher_event(&watcher::Event::Apply(og));
+    let _ = shared.stores.operator_groups.set(reader);
+    let (janitor, _journal) = start(shared);
+    janitor.do_send(JanitorMsg::StoresSynced);
+    settle(100).await;
+    janitor
+}
+
 /// The start-up sweep also deletes the ClusterRoles of OperatorGroups gone while no operator ran (with their
 /// namespace, or alone from a watched namespace), and leaves a live group's alone.
 #[actix_rt::test]
@@ -289,14 +302,7 @@ async fn the_sweep_deletes_the_roles_of_gone_groups() {
         vec![],
     );
     let shared = shared(api.client(), vec![], &["ns"]);
-    let (reader, mut writer) = store::<messages::crd::operator_group::OperatorGroup>();
-    let mut og = messages::crd::operator_group::OperatorGroup::new("og", Default::default());
-    og.metadata.namespace = Some("ns".into());
-    writer.apply_watcher_event(&watcher::Event::Apply(og));
-    let _ = shared.stores.operator_groups.set(reader);
-    let (janitor, _journal) = start(shared);
-    janitor.do_send(JanitorMsg::StoresSynced);
-    settle(100).await;
+    let _janitor = swept_with_group(shared, "ns").await;
     assert_eq!(
         swept(&api),
         [(ROLES.to_string(), "og-gone-ns-admin".to_string())]
@@ -316,14 +322,7 @@ async fn a_deleted_namespace_makes_the_sweep_run_again() {
         vec![],
     );
     let shared = shared(api.client(), vec![], &["ns"]);
-    let (reader, mut writer) = store::<messages::crd::operator_group::OperatorGroup>();
-    let mut og = messages::crd::operator_group::OperatorGroup::new("og", Default::default());
-    og.metadata.namespace = Some("gone".into());
-    writer.apply_watcher_event(&watcher::Event::Apply(og));
-    let _ = shared.stores.operator_groups.set(reader);
-    let (janitor, _journal) = start(shared);
-    janitor.do_send(JanitorMsg::StoresSynced);
-    settle(100).await;
+    let janitor = swept_with_group(shared, "gone").await;
     assert_eq!(
         swept(&api),
         [(ROLES.to_string(), "og-leftover-admin".to_string())],
