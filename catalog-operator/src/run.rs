@@ -115,7 +115,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
 
         let (catalogs, catalog_store) = wiring.start::<CatalogSourceActor>(shared.clone());
         let _ = shared.stores.catalog_sources.set(catalog_store);
-        let (subs, sub_store) = wiring.start::<SubscriptionActor>(shared.clone());
+        let (subs, sub_store) = wiring.start_projected::<SubscriptionActor, _>(
+            shared.clone(),
+            crate::catalog_health::project,
+        );
         let _ = shared.stores.subscriptions.set(sub_store);
         let _ = shared.registries.subscriptions.set(subs.recipient());
         let (plans, plan_store) = wiring.start::<InstallPlanActor>(shared.clone());

@@ -1,24 +1,17 @@
 //! Pure Subscription status logic (spec §4.1 step 3, §4.5): catalog health, the referenced InstallPlan's
 //! state, `currentCSV`/`installedCSV`/`state`, and the outcome of resolution.
 
+use crate::catalog_health::CatalogHealth;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use messages::crd::install_plan::{
     InstallPlanConditionReason, InstallPlanConditionType, InstallPlanPhase,
 };
 use messages::crd::subscription::{
-    InstallPlanReference, SubscriptionCatalogHealth, SubscriptionCondition,
-    SubscriptionConditionType as T, SubscriptionReason as R, SubscriptionState, SubscriptionStatus,
+    InstallPlanReference, SubscriptionCondition, SubscriptionConditionType as T,
+    SubscriptionReason as R, SubscriptionState, SubscriptionStatus,
 };
 use resolver::CatalogKey;
-
-/// One CatalogSource visible to the Subscription.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CatalogHealth {
-    pub key: CatalogKey,
-    pub uid: String,
-    pub healthy: bool,
-}
 
 /// What the Subscription's `installPlanRef` points at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,37 +180,6 @@ fn health_condition(
     }
 }
 
-fn catalog_health(
-    catalogs: &[CatalogHealth],
-    previous: &[SubscriptionCatalogHealth],
-    now: &Time,
-) -> Vec<SubscriptionCatalogHealth> {
-    catalogs
-        .iter()
-        .map(|c| {
-            let reference = ObjectReference {
-                api_version: Some("operators.coreos.com/v1alpha1".into()),
-                kind: Some("CatalogSource".into()),
-                name: Some(c.key.name.clone()),
-                namespace: Some(c.key.namespace.clone()),
-                uid: Some(c.uid.clone()),
-                ..Default::default()
-            };
-            let same = previous.iter().find(|p| {
-                p.catalog_source_ref.as_ref() == Some(&reference) && p.healthy == c.healthy
-            });
-            SubscriptionCatalogHealth {
-                catalog_source_ref: Some(reference),
-                last_updated: Some(
-                    same.and_then(|p| p.last_updated.clone())
-                        .unwrap_or_else(|| now.clone()),
-                ),
-                healthy: c.healthy,
-            }
-        })
-        .collect()
-}
-
 /// The Subscription's status before resolution.
 pub fn before_resolution(old: &SubscriptionStatus, f: &Facts, now: &Time) -> SubscriptionStatus {
     let mut s = old.clone();
@@ -351,10 +313,8 @@ pub fn before_resolution(old: &SubscriptionStatus, f: &Facts, now: &Time) -> Sub
         }
     }
     set(&mut s, health_condition(&f.target, &f.catalogs, now));
-    let health = catalog_health(&f.catalogs, &old.catalog_health, now);
-    if health != s.catalog_health {
-        s.catalog_health = health;
-    }
+    s.catalog_health = crate::catalog_health::entries(&f.catalogs, old, now);
+    s.catalog_health_summary = None;
     s
 }
 
@@ -483,12 +443,11 @@ pub fn same(a: &SubscriptionStatus, b: &SubscriptionStatus) -> bool {
             c.last_transition_time = None;
             c.last_heartbeat_time = None;
         }
-        for h in &mut s.catalog_health {
-            h.last_updated = None;
-        }
+        s.catalog_health = Vec::new();
+        s.catalog_health_summary = None;
         s
     };
-    strip(a) == strip(b)
+    crate::catalog_health::identity(a) == crate::catalog_health::identity(b) && strip(a) == strip(b)
 }
 
 /// The IP's `Installed` condition reason and message.

@@ -105,8 +105,22 @@ impl<M> Message for Broadcast<M> {
     type Result = ();
 }
 
-/// One event of the watch, routed to a registry.
-pub struct Watched<K>(pub watcher::Event<K>);
+/// One event of the watch, routed to a registry. Its objects are the watch store's own `Arc`s (see
+/// [`crate::watch`]), so an object an actor holds is not a second copy of the stored one.
+pub struct Watched<K>(pub watcher::Event<Arc<K>>);
+
+impl<K> From<watcher::Event<K>> for Watched<K> {
+    /// An event of objects no store holds (tests, and the watch's fallback).
+    fn from(event: watcher::Event<K>) -> Self {
+        Watched(match event {
+            watcher::Event::Apply(obj) => watcher::Event::Apply(Arc::new(obj)),
+            watcher::Event::InitApply(obj) => watcher::Event::InitApply(Arc::new(obj)),
+            watcher::Event::Delete(obj) => watcher::Event::Delete(Arc::new(obj)),
+            watcher::Event::Init => watcher::Event::Init,
+            watcher::Event::InitDone => watcher::Event::InitDone,
+        })
+    }
+}
 
 impl<K: 'static> Message for Watched<K> {
     type Result = ();
@@ -331,8 +345,8 @@ impl<A: ObjectActor> Registry<A> {
         self.metrics.set_held_undecodable(A::KIND, held);
     }
 
-    fn observe(&mut self, obj: A::Object) {
-        let Some(key) = ObjectKey::of(&obj) else {
+    fn observe(&mut self, obj: Arc<A::Object>) {
+        let Some(key) = ObjectKey::of(&*obj) else {
             tracing::warn!(kind = A::KIND, "ignoring an object without a name");
             return;
         };
@@ -359,7 +373,6 @@ impl<A: ObjectActor> Registry<A> {
                 addr
             }
         };
-        let obj = Arc::new(obj);
         self.children.insert(
             key.clone(),
             Child {
@@ -413,7 +426,7 @@ impl<A: ObjectActor> Handler<Watched<A::Object>> for Registry<A> {
         match event {
             watcher::Event::Apply(obj) | watcher::Event::InitApply(obj) => self.observe(obj),
             watcher::Event::Delete(obj) => {
-                if let Some(key) = ObjectKey::of(&obj) {
+                if let Some(key) = ObjectKey::of(&*obj) {
                     self.forget(&key);
                 }
             }

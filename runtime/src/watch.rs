@@ -4,7 +4,8 @@
 //! JSON does not match its kind is skipped and reported (a warning naming it, the registry's journal, the
 //! `olm_rs_undecodable_objects_total{kind}` counter and, when the watch has an [`Announcer`], a Warning Event on
 //! the object), and the rest of the kind keeps flowing. The registry holds its actor
-//! ([`crate::reconcile::hold`]). A deletion that does not decode is a deletion all the same: it reaches the
+//! ([`crate::reconcile::hold`]). The objects the registry gets are the store's own `Arc`s (`share`: one copy of
+//! each object, not two). A deletion that does not decode is a deletion all the same: it reaches the
 //! store and the registry as the deletion of the last version that decoded (the registry is told by key when the
 //! store has none).
 
@@ -75,6 +76,7 @@ where
     let (store, writer) = reflector::store();
     let last = last_stored(store.clone());
     let api: Api<Lenient<A::Object>> = Api::all(client);
+    let mut share = share::Share::new(store.clone());
     let handle = tokio::spawn(async move {
         let skipped = registry.clone();
         let skipped_scope = scope.clone();
@@ -100,9 +102,11 @@ where
                     if !in_scope(&scope, &event) {
                         continue;
                     }
-                    if registry.send(Watched(event)).await.is_err() {
-                        tracing::warn!(kind = A::KIND, "registry stopped; ending its watch");
-                        break;
+                    for shared in share.pass(event) {
+                        if registry.send(Watched(shared)).await.is_err() {
+                            tracing::warn!(kind = A::KIND, "registry stopped; ending its watch");
+                            return;
+                        }
                     }
                 }
                 Err(error) => tracing::warn!(
@@ -277,6 +281,8 @@ where
     });
     (store, handle)
 }
+
+mod share;
 
 #[cfg(test)]
 mod tests;

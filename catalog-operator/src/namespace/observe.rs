@@ -5,10 +5,10 @@
 //! not show (`super::reuse::unconfirmed_csvs`). Everything after it is pure ([`super::plan`]) until the effects.
 
 use super::input;
+use crate::catalog_health::CatalogHealth;
 use crate::deprecation::DeprecationIndex;
 use crate::error::SyncError;
 use crate::shared::Shared;
-use crate::status::CatalogHealth;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::Api;

@@ -19,6 +19,14 @@ pub fn updated(
     if status::same(&old, decided) {
         return None;
     }
+    if decided.catalog_health.is_empty() && decided.catalog_health_summary.is_some() {
+        // A summary is never written (it is not on the wire): writing would erase the list it stands for.
+        tracing::error!(
+            subscription = ?sub.metadata.name,
+            "a decided status carries catalogHealth as the store's summary; not written"
+        );
+        return None;
+    }
     let mut st = decided.clone();
     st.last_updated = Some(now);
     let mut out = sub.clone();

@@ -206,11 +206,27 @@ pub struct SubscriptionStatus {
     pub install_plan_ref: Option<k8s_openapi::api::core::v1::ObjectReference>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub catalog_health: Vec<SubscriptionCatalogHealth>,
+    /// Not on the wire: how catalog-operator's Subscription store holds a `catalogHealth` in the form it writes
+    /// (`catalog_health` is then empty), so that a Subscription's memory does not grow with the catalogs it sees.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub catalog_health_summary: Option<CatalogHealthSummary>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<SubscriptionCondition>,
     /// Go writes it always (non-pointer `metav1.Time`); absent here means never set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_updated: Option<Time>,
+}
+
+/// A `status.catalogHealth` whose entries are all in the form catalog-operator writes (a reference naming
+/// `operators.coreos.com/v1alpha1` CatalogSources by name, namespace and uid, one `lastUpdated` for every entry),
+/// reduced to what rebuilds it from the catalogs it names: a digest of its entries, their count and their time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CatalogHealthSummary {
+    /// The digest of the entries, times aside (what catalog-operator compares).
+    pub digest: u64,
+    pub entries: u32,
+    pub last_updated: Time,
 }
 
 /// `status.installplan`.

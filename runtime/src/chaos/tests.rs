@@ -318,7 +318,7 @@ async fn the_loop_survives_a_run_fault(#[case] kind: FaultKind, #[case] respawns
     tokio::time::pause();
     let (registry, shared, journal) = start(seed_for(kind, Site::Run));
     registry
-        .send(Watched(watcher::Event::Apply(cm("x"))))
+        .send(Watched::from(watcher::Event::Apply(cm("x"))))
         .await
         .expect("send");
     // Within the supervision period (panic, stop), the error retry (fail) or the delay (slow): a run completes.
@@ -349,7 +349,7 @@ async fn a_broadcast_message_is_faulted(#[case] kind: FaultKind, #[case] deliver
     tokio::time::pause();
     let (registry, shared, journal) = start(seed_for(kind, Site::Deliver));
     registry
-        .send(Watched(watcher::Event::Apply(cm("x"))))
+        .send(Watched::from(watcher::Event::Apply(cm("x"))))
         .await
         .expect("send");
     let msg = Requeue {
@@ -375,7 +375,7 @@ async fn a_forwarded_message_is_faulted(#[case] kind: FaultKind, #[case] deliver
     tokio::time::pause();
     let (registry, shared, journal) = start(seed_for(kind, Site::Forward));
     registry
-        .send(Watched(watcher::Event::Apply(cm("x"))))
+        .send(Watched::from(watcher::Event::Apply(cm("x"))))
         .await
         .expect("send");
     let msg = Requeue {
@@ -395,7 +395,7 @@ async fn without_chaos_nothing_is_faulted() {
     tokio::time::pause();
     let (registry, shared, journal) = start(ChaosConfig::new(1));
     registry
-        .send(Watched(watcher::Event::Apply(cm("x"))))
+        .send(Watched::from(watcher::Event::Apply(cm("x"))))
         .await
         .expect("send");
     for _ in 0..20 {

@@ -126,19 +126,19 @@ async fn one_actor_is_started_per_object_and_stopped_on_delete() {
     let probe = Probe::default();
     let (reg, journal, metrics) = registry(&probe);
     for n in 0..5 {
-        reg.send(Watched(watcher::Event::Apply(cm(&format!("c{n}")))))
+        reg.send(Watched::from(watcher::Event::Apply(cm(&format!("c{n}")))))
             .await
             .expect("send");
     }
-    reg.send(Watched(watcher::Event::Apply(cm("c0"))))
+    reg.send(Watched::from(watcher::Event::Apply(cm("c0"))))
         .await
         .expect("send");
     assert_eq!(settle(&reg).await, 5);
     assert_eq!(metrics.actor_counts().get("ConfigMap"), Some(&5));
-    reg.send(Watched(watcher::Event::Delete(cm("c1"))))
+    reg.send(Watched::from(watcher::Event::Delete(cm("c1"))))
         .await
         .expect("send");
-    reg.send(Watched(watcher::Event::Delete(cm("c2"))))
+    reg.send(Watched::from(watcher::Event::Delete(cm("c2"))))
         .await
         .expect("send");
     assert_eq!(settle(&reg).await, 3);
@@ -158,15 +158,17 @@ async fn a_relist_stops_the_actors_of_objects_that_vanished_meanwhile() {
     let probe = Probe::default();
     let (reg, _journal, _metrics) = registry(&probe);
     for name in ["a", "b", "c"] {
-        reg.send(Watched(watcher::Event::Apply(cm(name))))
+        reg.send(Watched::from(watcher::Event::Apply(cm(name))))
             .await
             .expect("send");
     }
-    reg.send(Watched(watcher::Event::Init)).await.expect("send");
-    reg.send(Watched(watcher::Event::InitApply(cm("b"))))
+    reg.send(Watched::from(watcher::Event::<ConfigMap>::Init))
         .await
         .expect("send");
-    reg.send(Watched(watcher::Event::InitDone))
+    reg.send(Watched::from(watcher::Event::InitApply(cm("b"))))
+        .await
+        .expect("send");
+    reg.send(Watched::from(watcher::Event::<ConfigMap>::InitDone))
         .await
         .expect("send");
     assert_eq!(settle(&reg).await, 1);
@@ -183,11 +185,11 @@ async fn an_actor_that_panicked_is_started_again_on_its_next_event() {
     let (reg, journal, _metrics) = registry(&probe);
     let mut bad = cm("x");
     bad.metadata.labels = Some([("panic".to_string(), "yes".to_string())].into());
-    reg.send(Watched(watcher::Event::Apply(bad)))
+    reg.send(Watched::from(watcher::Event::Apply(bad)))
         .await
         .expect("send");
     settle(&reg).await;
-    reg.send(Watched(watcher::Event::Apply(cm("x"))))
+    reg.send(Watched::from(watcher::Event::Apply(cm("x"))))
         .await
         .expect("send");
     assert_eq!(settle(&reg).await, 1);
@@ -209,7 +211,7 @@ async fn a_resync_requeues_every_live_actor_each_period() {
         .with_resync(Duration::from_millis(20))
         .start();
     for name in ["a", "b", "c"] {
-        reg.send(Watched(watcher::Event::Apply(cm(name))))
+        reg.send(Watched::from(watcher::Event::Apply(cm(name))))
             .await
             .expect("send");
     }
@@ -234,7 +236,7 @@ async fn a_zero_resync_period_means_no_resync() {
     let reg = Registry::<CmActor>::new(probe.clone(), metrics, journal)
         .with_resync(Duration::ZERO)
         .start();
-    reg.send(Watched(watcher::Event::Apply(cm("a"))))
+    reg.send(Watched::from(watcher::Event::Apply(cm("a"))))
         .await
         .expect("send");
     settle(&reg).await;
@@ -258,7 +260,7 @@ async fn the_registry_forwards_to_one_actor_and_broadcasts_by_filter() {
     let probe = Probe::default();
     let (reg, _journal, _metrics) = registry(&probe);
     for (ns, name) in [("a", "x"), ("a", "y"), ("b", "x")] {
-        reg.send(Watched(watcher::Event::Apply(cm_in(ns, name))))
+        reg.send(Watched::from(watcher::Event::Apply(cm_in(ns, name))))
             .await
             .expect("send");
     }
@@ -303,7 +305,7 @@ async fn an_ask_routed_by_the_registry_is_answered_by_the_actor_of_its_key() {
     let probe = Probe::default();
     let (reg, _journal, _metrics) = registry(&probe);
     for (ns, name) in [("a", "x"), ("a", "refuse")] {
-        reg.send(Watched(watcher::Event::Apply(cm_in(ns, name))))
+        reg.send(Watched::from(watcher::Event::Apply(cm_in(ns, name))))
             .await
             .expect("send");
     }
@@ -326,7 +328,7 @@ async fn an_ask_routed_by_the_registry_is_answered_by_the_actor_of_its_key() {
         "{nobody:?}"
     );
     // A deleted object's actor is not asked.
-    reg.send(Watched(watcher::Event::Delete(cm_in("a", "x"))))
+    reg.send(Watched::from(watcher::Event::Delete(cm_in("a", "x"))))
         .await
         .expect("send");
     let gone = reg
@@ -357,7 +359,7 @@ fn held_gauge(metrics: &Metrics) -> String {
 async fn an_object_that_stops_decoding_holds_its_actor_until_a_version_that_decodes() {
     let probe = Probe::default();
     let (reg, journal, metrics) = registry(&probe);
-    reg.send(Watched(watcher::Event::Apply(cm("x"))))
+    reg.send(Watched::from(watcher::Event::Apply(cm("x"))))
         .await
         .expect("send");
     reg.send(undecodable("x", false)).await.expect("send");
@@ -375,7 +377,7 @@ async fn an_object_that_stops_decoding_holds_its_actor_until_a_version_that_deco
         matches!(&e.event, JournalEvent::Undecodable { error, deleted: false, .. } if error.starts_with("x:"))
     });
     assert!(journaled, "the journal names the object and the error");
-    reg.send(Watched(watcher::Event::Apply(cm("x"))))
+    reg.send(Watched::from(watcher::Event::Apply(cm("x"))))
         .await
         .expect("send");
     settle(&reg).await;
@@ -392,7 +394,7 @@ async fn a_deletion_that_does_not_decode_stops_the_actor_of_its_key() {
     let probe = Probe::default();
     let (reg, journal, metrics) = registry(&probe);
     for name in ["x", "y"] {
-        reg.send(Watched(watcher::Event::Apply(cm(name))))
+        reg.send(Watched::from(watcher::Event::Apply(cm(name))))
             .await
             .expect("send");
     }
@@ -434,7 +436,7 @@ async fn a_deletion_that_does_not_decode_stops_the_actor_of_its_key() {
 async fn an_actor_started_again_is_told_again_that_its_object_does_not_decode() {
     let probe = Probe::default();
     let (reg, _journal, _metrics) = registry(&probe);
-    reg.send(Watched(watcher::Event::Apply(cm("x"))))
+    reg.send(Watched::from(watcher::Event::Apply(cm("x"))))
         .await
         .expect("send");
     reg.send(undecodable("x", false)).await.expect("send");

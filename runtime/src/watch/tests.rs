@@ -13,6 +13,7 @@ use http_body_util::{BodyExt, Full, StreamBody};
 use hyper::body::{Bytes, Frame};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
+use kube::ResourceExt;
 use kube::runtime::watcher::Config;
 use messages::key::ObjectKey;
 use messages::msg::{Journal, JournalEvent, ObjectEvent, Requeue};
@@ -442,4 +443,75 @@ async fn changed(told: &mut mpsc::UnboundedReceiver<String>) -> String {
         .await
         .expect("a change before the deadline")
         .expect("the watch is alive")
+}
+
+/// The reflector's store and the sharing step after it, fed one event at a time (as the watch task does).
+fn shared_through(
+    events: Vec<watcher::Event<ConfigMap>>,
+) -> (Store<ConfigMap>, Vec<watcher::Event<Arc<ConfigMap>>>) {
+    let (store, mut writer) = reflector::store();
+    let mut share = share::Share::new(store.clone());
+    let mut out = Vec::new();
+    for event in events {
+        writer.apply_watcher_event(&event);
+        out.extend(share.pass(event));
+    }
+    (store, out)
+}
+
+fn stored_arc(store: &Store<ConfigMap>, name: &str) -> Arc<ConfigMap> {
+    store
+        .get(&ObjectRef::new(name).within("ns"))
+        .expect("the store holds it")
+}
+
+#[test]
+fn a_change_reaches_the_registry_as_the_stores_own_object() {
+    let (store, out) = shared_through(vec![watcher::Event::Apply(cm("a", "1"))]);
+    let [watcher::Event::Apply(sent)] = out.as_slice() else {
+        panic!("one Apply expected, got {} events", out.len());
+    };
+    assert!(Arc::ptr_eq(sent, &stored_arc(&store, "a")));
+}
+
+#[test]
+fn a_listing_is_sent_after_it_is_stored_in_order_as_the_stores_objects() {
+    let (store, out) = shared_through(vec![
+        watcher::Event::Init,
+        watcher::Event::InitApply(cm("b", "2")),
+        watcher::Event::InitApply(cm("a", "3")),
+        watcher::Event::InitDone,
+    ]);
+    let names: Vec<String> = out
+        .iter()
+        .map(|e| match e {
+            watcher::Event::Init => "init".to_string(),
+            watcher::Event::InitDone => "done".to_string(),
+            watcher::Event::InitApply(o) => {
+                assert!(Arc::ptr_eq(o, &stored_arc(&store, &o.name_any())));
+                o.name_any()
+            }
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    assert_eq!(names, ["init", "b", "a", "done"]);
+}
+
+#[test]
+fn a_deletion_and_an_unstored_version_are_sent_as_new_objects() {
+    let (store, out) = shared_through(vec![
+        watcher::Event::Apply(cm("a", "1")),
+        watcher::Event::Delete(cm("a", "1")),
+    ]);
+    assert!(store.is_empty());
+    assert!(matches!(&out[1], watcher::Event::Delete(o) if o.name_any() == "a"));
+    // A version the store does not hold (another event replaced it first) is not swapped for the stored one.
+    let (store, _) = shared_through(vec![watcher::Event::Apply(cm("a", "2"))]);
+    let mut share = share::Share::new(store.clone());
+    let sent = match share.pass(watcher::Event::Apply(cm("a", "1"))).pop() {
+        Some(watcher::Event::Apply(sent)) => sent,
+        other => panic!("an Apply expected, got {other:?}"),
+    };
+    assert_eq!(sent.metadata.resource_version.as_deref(), Some("1"));
+    assert!(!Arc::ptr_eq(&sent, &stored_arc(&store, "a")));
 }

@@ -104,7 +104,7 @@ fn observed() -> Observed {
         groups: 1,
         fail_forward: false,
         visible: vec!["ns".into()],
-        health: vec![status::CatalogHealth {
+        health: vec![crate::catalog_health::CatalogHealth {
             key: CatalogKey::new("cat", "ns"),
             uid: "uid-cat".into(),
             healthy: true,
