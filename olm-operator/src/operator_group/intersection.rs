@@ -56,9 +56,7 @@ pub fn apis_of_intersecting_groups<'a>(
                 other.metadata.name.as_deref(),
             ) != me
         })
-        .filter(|other| {
-            targets::surface(other).is_some_and(|theirs| targets::intersect(&mine, &theirs))
-        })
+        .filter(|other| targets::surface_intersects(&mine, other))
         .flat_map(provided_apis::of_group)
         .collect()
 }

@@ -200,6 +200,7 @@ impl Reconciler for OperatorGroupActor {
             &self.api_roles_done,
             &self.created,
             &self.apis,
+            self.fingerprint.as_deref(),
         ) {
             Ok(plan) => plan,
             Err(error) => {

@@ -19,6 +19,8 @@ use messages::key::ObjectKey;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
+
 /// Everything one sync writes.
 #[derive(Debug, Default)]
 pub struct Plan {
@@ -105,6 +107,7 @@ pub fn plan(
     done_api_roles: &BTreeSet<String>,
     created: &BTreeSet<ObjectKey>,
     previous_apis: &ApiSet,
+    previous_fingerprint: Option<&str>,
 ) -> Result<Plan, Error> {
     let stores = &shared.stores;
     let (Some(ns_store), Some(csv_store), Some(og_store)) = (
@@ -118,23 +121,21 @@ pub fn plan(
     let group_ns = key.namespace_or_empty().to_string();
     let scope = stores.scope.get();
     let in_scope = |ns: &str| scope.is_none_or(|s| s.contains(Some(ns)));
-    let namespaces: Vec<(String, BTreeMap<String, String>)> = ns_store
-        .state()
+    // Borrowed from the store's objects: a sync runs for every group on every change, over every namespace.
+    let all_namespaces = ns_store.state();
+    let namespaces: Vec<(&str, &BTreeMap<String, String>)> = all_namespaces
         .iter()
         .filter_map(|n| {
-            n.metadata
-                .name
-                .clone()
-                .map(|name| (name, n.metadata.labels.clone().unwrap_or_default()))
+            let name = n.metadata.name.as_deref()?;
+            Some((name, n.metadata.labels.as_ref().unwrap_or(&NO_LABELS)))
         })
         .filter(|(name, _)| in_scope(name))
         .collect();
-    let targets = targets::select(group, namespaces.iter().map(|(n, l)| (n.as_str(), l))).map_err(
-        |source| Error::Targets {
+    let targets =
+        targets::select(group, namespaces.iter().copied()).map_err(|source| Error::Targets {
             key: key.clone(),
             source,
-        },
-    )?;
+        })?;
     let groups_in_namespace = og_store
         .state()
         .iter()
@@ -169,11 +170,7 @@ pub fn plan(
     let labels = if uid.is_empty() {
         Vec::new()
     } else {
-        machine::namespace_labels(
-            &uid,
-            Some(&targets),
-            namespaces.iter().map(|(n, l)| (n.as_str(), l)),
-        )
+        machine::namespace_labels(&uid, Some(&targets), namespaces.iter().copied())
     };
 
     let all_csvs = csv_store.state();
@@ -233,7 +230,7 @@ pub fn plan(
         &targets,
         copies_enabled,
         &shared.protected_copy_namespaces,
-        namespaces.iter().map(|(n, _)| n.as_str()),
+        namespaces.iter().map(|(n, _)| *n),
     );
     let copies = copy_writes(&current, &key, &members, &all_csvs, &copy_to, created);
     let copy_warnings = super::copy_warning::wanted(
@@ -270,16 +267,11 @@ pub fn plan(
         provided_apis::format(&apis),
         provided_apis::format(&provided_apis::of_group(&current))
     );
-    let requeue = all_csvs
-        .iter()
-        .filter(|c| !c.is_copied())
-        .filter(|c| {
-            c.metadata.namespace.as_deref() == Some(group_ns.as_str())
-                || !provided_apis::of_csv(c).is_disjoint(&apis)
-                || !provided_apis::of_csv(c).is_disjoint(previous_apis)
-        })
-        .filter_map(|c| ObjectKey::of(c.as_ref()))
-        .collect();
+    let requeue = if previous_fingerprint == Some(fingerprint.as_str()) {
+        Vec::new()
+    } else {
+        requeued(&all_csvs, &group_ns, &apis, previous_apis)
+    };
     Ok(Plan {
         apis,
         copy_warnings,
@@ -299,6 +291,36 @@ pub fn plan(
     })
 }
 
+/// The CSVs to requeue when a group's targets or APIs changed: its members, and every CSV providing one of the
+/// APIs it stands for now or stood for at its previous sync.
+fn requeued(
+    all: &[Arc<ClusterServiceVersion>],
+    group_ns: &str,
+    apis: &ApiSet,
+    previous_apis: &ApiSet,
+) -> Vec<ObjectKey> {
+    all.iter()
+        .filter(|c| !c.is_copied())
+        .filter(|c| {
+            c.metadata.namespace.as_deref() == Some(group_ns)
+                || ((!apis.is_empty() || !previous_apis.is_empty()) && {
+                    let provided = provided_apis::of_csv(c);
+                    !provided.is_disjoint(apis) || !provided.is_disjoint(previous_apis)
+                })
+        })
+        .filter_map(|c| ObjectKey::of(c.as_ref()))
+        .collect()
+}
+
+/// The namespace a copied CSV was copied from (its `olm.copiedFrom` label).
+fn copied_from(csv: &ClusterServiceVersion) -> Option<&str> {
+    csv.metadata
+        .labels
+        .as_ref()?
+        .get(annotations::COPIED_FROM)
+        .map(String::as_str)
+}
+
 fn copy_writes(
     group: &OperatorGroup,
     key: &ObjectKey,
@@ -308,11 +330,33 @@ fn copy_writes(
     created: &BTreeSet<ObjectKey>,
 ) -> Vec<CopyWrite> {
     let group_ns = key.namespace_or_empty();
-    let existing: BTreeMap<(String, String), &Arc<ClusterServiceVersion>> = all
-        .iter()
-        .filter(|c| c.metadata.namespace.as_deref() != Some(group_ns))
-        .filter_map(|c| Some(((c.metadata.namespace.clone()?, c.metadata.name.clone()?), c)))
-        .collect();
+    // Borrowed, and built only when there is a copy to make: every CSV of the cluster is read.
+    let existing: BTreeMap<(&str, &str), &Arc<ClusterServiceVersion>> = if copy_to.is_empty() {
+        all.iter()
+            .filter(|c| copied_from(c) == Some(group_ns))
+            .filter_map(|c| {
+                Some((
+                    (
+                        c.metadata.namespace.as_deref()?,
+                        c.metadata.name.as_deref()?,
+                    ),
+                    c,
+                ))
+            })
+            .collect()
+    } else {
+        all.iter()
+            .filter_map(|c| {
+                Some((
+                    (
+                        c.metadata.namespace.as_deref()?,
+                        c.metadata.name.as_deref()?,
+                    ),
+                    c,
+                ))
+            })
+            .collect()
+    };
     let mut writes = Vec::new();
     let mut wanted_keys = BTreeSet::new();
     for parent in members
@@ -325,7 +369,7 @@ fn copy_writes(
         for ns in copy_to {
             wanted_keys.insert((ns.clone(), name.clone()));
             let wanted = copied_csv::render(parent, ns);
-            match existing.get(&(ns.clone(), name.clone())) {
+            match existing.get(&(ns.as_str(), name.as_str())) {
                 None if created.contains(&ObjectKey::new(ns.clone(), name.clone())) => {}
                 None => writes.push(CopyWrite::Create(Box::new(wanted))),
                 Some(have) => {
@@ -346,18 +390,22 @@ fn copy_writes(
         .iter()
         .filter_map(|c| Some((c.metadata.name.as_deref()?, *c)))
         .collect();
-    for ((ns, name), copy) in &existing {
-        let labels = copy.metadata.labels.clone().unwrap_or_default();
-        let copy_annotations = copy.metadata.annotations.clone().unwrap_or_default();
-        let ours = labels.get(annotations::COPIED_FROM).map(String::as_str) == Some(group_ns)
-            && copy_annotations.get(annotations::OPERATOR_GROUP) == Some(&key.name);
+    for (&(ns, name), copy) in &existing {
+        let ours = ns != group_ns
+            && copied_from(copy) == Some(group_ns)
+            && copy
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(annotations::OPERATOR_GROUP))
+                == Some(&key.name);
         if !ours {
             continue;
         }
-        let parent = parents.get(name.as_str()).map(|p| p.as_ref());
-        let still_wanted = wanted_keys.contains(&(ns.clone(), name.clone()));
+        let parent = parents.get(name).map(|p| p.as_ref());
+        let still_wanted = wanted_keys.contains(&(ns.to_string(), name.to_string()));
         if copied_csv::dangling(copy, parent, still_wanted).is_some() {
-            writes.push(CopyWrite::Delete(ObjectKey::new(ns.clone(), name.clone())));
+            writes.push(CopyWrite::Delete(ObjectKey::new(ns, name)));
         }
     }
     writes

@@ -117,6 +117,27 @@ pub fn surface(group: &OperatorGroup) -> Option<Targets> {
     }
 }
 
+/// Whether `other`'s surface intersects `mine`: `intersect(mine, surface(other))`, read in place (every CSV sync
+/// asks it of every group, so it allocates nothing). A group without a computed status has no surface.
+pub fn surface_intersects(mine: &Targets, other: &OperatorGroup) -> bool {
+    let Some(namespaces) = other.status.as_ref().and_then(|s| s.namespaces.as_ref()) else {
+        return false;
+    };
+    let own = other.metadata.namespace.as_deref();
+    if namespaces.iter().any(String::is_empty) {
+        return match mine {
+            Targets::All => true,
+            Targets::Some(set) => !set.is_empty(),
+        };
+    }
+    match mine {
+        Targets::All => !namespaces.is_empty() || own.is_some(),
+        Targets::Some(set) => {
+            namespaces.iter().any(|n| set.contains(n)) || own.is_some_and(|n| set.contains(n))
+        }
+    }
+}
+
 /// Two surfaces intersect when they share a namespace; all namespaces intersects any non-empty set.
 pub fn intersect(a: &Targets, b: &Targets) -> bool {
     match (a, b) {
@@ -202,6 +223,46 @@ mod tests {
     #[test]
     fn a_group_without_status_has_no_surface_yet() {
         assert_eq!(surface(&group(OperatorGroupSpec::default())), None);
+    }
+
+    #[test]
+    fn surface_intersects_reads_what_surface_and_intersect_compute() {
+        let with_status = |ns: Option<&str>, namespaces: Option<Vec<&str>>| {
+            let mut og = group(OperatorGroupSpec::default());
+            og.metadata.namespace = ns.map(str::to_string);
+            og.status = namespaces.map(|n| OperatorGroupStatus {
+                namespaces: Some(n.into_iter().map(str::to_string).collect()),
+                ..Default::default()
+            });
+            og
+        };
+        let groups = [
+            with_status(Some("a"), None),
+            with_status(Some("a"), Some(vec![])),
+            with_status(None, Some(vec![])),
+            with_status(Some("a"), Some(vec![""])),
+            with_status(Some("a"), Some(vec!["b", "c"])),
+            with_status(None, Some(vec!["c"])),
+        ];
+        let mines = [
+            Targets::All,
+            set(&[]),
+            set(&["a"]),
+            set(&["b"]),
+            set(&["x"]),
+        ];
+        for other in &groups {
+            for mine in &mines {
+                let want = surface(other).is_some_and(|theirs| intersect(mine, &theirs));
+                assert_eq!(
+                    surface_intersects(mine, other),
+                    want,
+                    "{mine:?} against {:?} in {:?}",
+                    other.status,
+                    other.metadata.namespace
+                );
+            }
+        }
     }
 
     #[rstest]
