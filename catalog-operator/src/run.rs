@@ -82,6 +82,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                 crate::unpacker::CACHE_BYTES,
             )),
             catalog_images: Arc::new(crate::catalog_images::CatalogImages::new(images)),
+            health_writes: Arc::new(tokio::sync::Semaphore::new(crate::shared::HEALTH_WRITES)),
         };
         let resolver = NamespaceResolver::new(shared.clone()).start();
         let _ = shared.registries.resolve.set(resolver.clone().recipient());

@@ -36,7 +36,14 @@ pub struct Shared {
     pub bundles: Arc<crate::unpacker::Unpacker>,
     /// Catalog images served in-process.
     pub catalog_images: Arc<crate::catalog_images::CatalogImages>,
+    /// Subscription status writes that change only catalog health (a global catalog's fan-out rewrites every
+    /// Subscription) take one of these, so that such a fan-out never floods the API server ahead of the writes
+    /// of an install ([`HEALTH_WRITES`]).
+    pub health_writes: Arc<tokio::sync::Semaphore>,
 }
+
+/// Health-only Subscription status writes in flight at once.
+pub const HEALTH_WRITES: usize = 8;
 
 /// Settings from the command line.
 #[derive(Debug, Clone)]
@@ -201,6 +208,7 @@ impl Shared {
             kinds: Default::default(),
             bundles: Arc::default(),
             catalog_images: Arc::default(),
+            health_writes: Arc::new(tokio::sync::Semaphore::new(HEALTH_WRITES)),
         }
     }
 }

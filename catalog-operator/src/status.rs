@@ -434,6 +434,20 @@ pub fn planned(
     }
 }
 
+/// Whether `b` differs from `a` in catalog health only (`catalogHealth` and the `CatalogSourcesUnhealthy`
+/// condition, times aside): the writes of a global catalog's fan-out, which yield to an install's.
+pub fn health_only(a: &SubscriptionStatus, b: &SubscriptionStatus) -> bool {
+    let strip = |s: &SubscriptionStatus| {
+        let mut s = s.clone();
+        s.catalog_health = Vec::new();
+        s.catalog_health_summary = None;
+        s.conditions
+            .retain(|c| c.type_ != T::CatalogSourcesUnhealthy);
+        s
+    };
+    same(&strip(a), &strip(b))
+}
+
 /// Equal for the purpose of writing (timestamps aside).
 pub fn same(a: &SubscriptionStatus, b: &SubscriptionStatus) -> bool {
     let strip = |s: &SubscriptionStatus| {

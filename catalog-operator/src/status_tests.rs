@@ -432,3 +432,33 @@ fn the_successor_is_the_end_of_the_replaces_chain(
         .collect();
     assert_eq!(successor("a.v1", &replaced_by).as_deref(), want);
 }
+
+#[rstest]
+#[case::a_catalog_turning_unhealthy(vec![healthy("cat"), unhealthy("b")], None, true)]
+#[case::a_catalog_added(vec![healthy("cat"), healthy("b"), healthy("c")], None, true)]
+#[case::a_new_current_csv(vec![healthy("cat"), healthy("b")], Some("pkg.v2"), false)]
+fn only_catalog_health_changes_are_health_only_writes(
+    #[case] catalogs: Vec<CatalogHealth>,
+    #[case] current: Option<&str>,
+    #[case] want: bool,
+) {
+    let old = before_resolution(
+        &pending("pkg.v1"),
+        &facts(
+            vec![healthy("cat"), healthy("b")],
+            found(InstallPlanPhase::Installing),
+            false,
+        ),
+        &now(),
+    );
+    let mut new = before_resolution(
+        &old,
+        &facts(catalogs, found(InstallPlanPhase::Installing), false),
+        &now(),
+    );
+    if let Some(csv) = current {
+        new.current_csv = csv.into();
+    }
+    assert!(!same(&old, &new), "the case must change something");
+    assert_eq!(health_only(&old, &new), want);
+}

@@ -13,6 +13,7 @@ pub mod write;
 
 use crate::error::{self, Error};
 use crate::shared::Shared;
+use crate::status;
 use crate::wants::{Decision, News, Want};
 use actix::prelude::*;
 use kube::Api;
@@ -157,7 +158,15 @@ impl Reconciler for SubscriptionActor {
         let api: Api<Subscription> =
             Api::namespaced(self.shared.client.clone(), self.key.namespace_or_empty());
         let name = self.key.name.clone();
+        let old = sub.status.clone().unwrap_or_default();
+        let limit =
+            status::health_only(&old, &decision.status).then(|| self.shared.health_writes.clone());
         let fut = async move {
+            // A closed semaphore (never closed here) writes without a permit.
+            let _permit = match limit {
+                Some(limit) => limit.acquire_owned().await.ok(),
+                None => None,
+            };
             api.replace_status(&name, &PostParams::default(), &updated)
                 .await
         };

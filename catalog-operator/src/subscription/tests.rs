@@ -193,3 +193,58 @@ async fn a_conflict_retries_from_the_stores_copy_not_the_same_stale_one() {
         .collect();
     assert_eq!(versions, vec!["rv-0", "rv-store"]);
 }
+
+/// A decision that changes catalog health only (a global catalog's fan-out).
+fn health_decision(seq: u64) -> Decision {
+    let mut status = SubscriptionStatus::default();
+    status.catalog_health.push(Default::default());
+    Decision { seq, status }
+}
+
+/// `start`, with every health-write permit held by the test until the returned guard drops.
+async fn start_with_permits_taken(
+    script: Vec<u16>,
+) -> (Scenario, tokio::sync::OwnedSemaphorePermit) {
+    let api = FakeApi::new(script);
+    let shared = shared(api.client());
+    let held = shared
+        .health_writes
+        .clone()
+        .acquire_many_owned(crate::shared::HEALTH_WRITES as u32)
+        .await
+        .expect("permits");
+    let journal: SharedJournal = Arc::new(Mutex::new(Journal::with_capacity(100)));
+    let mut actor = SubscriptionActor::new(ObjectKey::new("ns", "a"), shared);
+    actor.attach(journal.clone());
+    let actor = actor.start();
+    actor.do_send(ObjectEvent::Observed(subscription()));
+    (
+        Scenario {
+            api,
+            actor,
+            journal,
+        },
+        held,
+    )
+}
+
+#[actix_rt::test]
+async fn a_health_only_write_waits_for_a_permit() {
+    tokio::time::pause();
+    let (s, held) = start_with_permits_taken(vec![]).await;
+    s.actor.do_send(health_decision(1));
+    settle(200).await;
+    assert!(writes(&s.api).is_empty(), "written without a permit");
+    drop(held);
+    settle(100).await;
+    assert_eq!(writes(&s.api).len(), 1);
+}
+
+#[actix_rt::test]
+async fn an_install_write_does_not_wait_for_health_permits() {
+    tokio::time::pause();
+    let (s, _held) = start_with_permits_taken(vec![]).await;
+    s.actor.do_send(decision(1, "pkg.v1"));
+    settle(100).await;
+    assert_eq!(writes(&s.api), vec!["pkg.v1"]);
+}
