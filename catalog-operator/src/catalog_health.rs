@@ -26,6 +26,21 @@ pub struct CatalogHealth {
     pub key: CatalogKey,
     pub uid: String,
     pub healthy: bool,
+    /// Still loading its content for the first time (no problem reported yet).
+    pub loading: bool,
+}
+
+/// The catalogs a Subscription's health reports: every visible one but those still loading for the first time,
+/// unless it is the one the Subscription targets. A new global catalog is listed once it has loaded (or failed),
+/// so adding one changes `catalogHealth` once and no Subscription's condition (nor the Operators showing them);
+/// resolution waits for loading catalogs all the same.
+pub fn reported<'a>(
+    catalogs: &'a [CatalogHealth],
+    target: &'a CatalogKey,
+) -> impl Iterator<Item = &'a CatalogHealth> {
+    catalogs
+        .iter()
+        .filter(move |c| !c.loading || &c.key == target)
 }
 
 const API_VERSION: &str = "operators.coreos.com/v1alpha1";

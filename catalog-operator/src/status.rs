@@ -312,8 +312,11 @@ pub fn before_resolution(old: &SubscriptionStatus, f: &Facts, now: &Time) -> Sub
             s.state = SubscriptionState::UpgradePending;
         }
     }
-    set(&mut s, health_condition(&f.target, &f.catalogs, now));
-    s.catalog_health = crate::catalog_health::entries(&f.catalogs, old, now);
+    let reported: Vec<CatalogHealth> = crate::catalog_health::reported(&f.catalogs, &f.target)
+        .cloned()
+        .collect();
+    set(&mut s, health_condition(&f.target, &reported, now));
+    s.catalog_health = crate::catalog_health::entries(&reported, old, now);
     s.catalog_health_summary = None;
     s
 }

@@ -13,6 +13,16 @@ fn healthy(name: &str) -> CatalogHealth {
         key: CatalogKey::new(name, "ns"),
         uid: format!("uid-{name}"),
         healthy: true,
+        loading: false,
+    }
+}
+
+/// A catalog still loading its content for the first time.
+fn loading(name: &str) -> CatalogHealth {
+    CatalogHealth {
+        healthy: false,
+        loading: true,
+        ..healthy(name)
     }
 }
 
@@ -77,11 +87,16 @@ fn cond(s: &SubscriptionStatus, t: T) -> Option<(String, R, String)> {
 #[case::the_targeted_catalog_is_unhealthy(vec![unhealthy("cat")], ("True", R::UnhealthyCatalogSourceFound, "targeted catalogsource ns/cat unhealthy"))]
 #[case::another_catalog_is_unhealthy(vec![healthy("cat"), unhealthy("b")], ("True", R::UnhealthyCatalogSourceFound, "unhealthy catalogsources: ns/b"))]
 #[case::every_catalog_is_healthy(vec![healthy("cat"), healthy("b")], ("False", R::AllCatalogSourcesHealthy, "all available catalogsources are healthy"))]
+#[case::another_catalog_still_loading_is_not_reported(vec![healthy("cat"), loading("b")], ("False", R::AllCatalogSourcesHealthy, "all available catalogsources are healthy"))]
+#[case::the_targeted_catalog_still_loading_is_reported(vec![loading("cat")], ("True", R::UnhealthyCatalogSourceFound, "targeted catalogsource ns/cat unhealthy"))]
 fn catalog_health_becomes_the_catalog_sources_unhealthy_condition(
     #[case] catalogs: Vec<CatalogHealth>,
     #[case] want: (&str, R, &str),
 ) {
-    let n = catalogs.len();
+    let n = catalogs
+        .iter()
+        .filter(|c| !c.loading || c.key.name == "cat")
+        .count();
     let s = before_resolution(
         &SubscriptionStatus::default(),
         &facts(catalogs, PlanFacts::NoRef, false),

@@ -13,6 +13,7 @@ fn catalog(name: &str, healthy: bool) -> CatalogHealth {
         key: CatalogKey::new(name, "ns"),
         uid: format!("uid-{name}"),
         healthy,
+        loading: false,
     }
 }
 

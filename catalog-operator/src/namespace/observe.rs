@@ -89,11 +89,14 @@ fn catalog_health(shared: &Shared, namespaces: &[String]) -> Vec<CatalogHealth> 
                 c.metadata.name.clone().unwrap_or_default(),
                 c.metadata.namespace.clone().unwrap_or_default(),
             );
-            let healthy = shared.catalogs.get(&key).is_some_and(|v| v.healthy);
+            let view = shared.catalogs.get(&key);
+            let healthy = view.as_ref().is_some_and(|v| v.healthy);
+            let loading = view.is_none_or(|v| !v.healthy && v.problem.is_empty());
             CatalogHealth {
                 key,
                 uid: c.metadata.uid.clone().unwrap_or_default(),
                 healthy,
+                loading,
             }
         })
         .collect();
@@ -138,12 +141,7 @@ pub async fn observe(
     let health = catalog_health(shared, &visible);
     let loading = health
         .iter()
-        .filter(|c| {
-            shared
-                .catalogs
-                .get(&c.key)
-                .is_none_or(|v| !v.healthy && v.problem.is_empty())
-        })
+        .filter(|c| c.loading)
         .map(|c| c.key.to_string())
         .collect();
     let notices = subs

@@ -108,6 +108,7 @@ fn observed() -> Observed {
             key: CatalogKey::new("cat", "ns"),
             uid: "uid-cat".into(),
             healthy: true,
+            loading: false,
         }],
         loading: Vec::new(),
         notices: BTreeMap::new(),
