@@ -128,10 +128,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let stores = shared.stores.clone();
         let _readiness = tokio::spawn(async move { stores.watch_readiness().await });
 
-        // A catalog ConfigMap (labelled by its CatalogSource) changed: that CatalogSource reloads it.
-        let (_cms, _) = spawn_store(
+        // A catalog ConfigMap (labelled by its CatalogSource) changed: that CatalogSource reloads it (reading it
+        // from the API: the store keeps no content).
+        let (_cms, _) = olm_runtime::watch::spawn_store_projected(
             Api::<ConfigMap>::all(client.clone()),
             watcher::Config::default().labels(CATALOG_SOURCE_LABEL),
+            |cm: &mut ConfigMap| {
+                cm.data = None;
+                cm.binary_data = None;
+            },
             move |cm: &ConfigMap| {
                 let (Some(ns), Some(name)) = (
                     cm.metadata.namespace.clone(),
