@@ -77,11 +77,17 @@ pub async fn start(shared: &Shared) -> Result<(), prometheus::Error> {
         move |c: &CustomResourceDefinition| requeue_crd_users(&s, c),
     );
     let _ = stores.crds.set(crds);
-    // A Subscription's config changed: its installed CSV re-renders its deployments (§2.6).
+    // A Subscription's config changed: its installed CSV re-renders its deployments (§2.6). Nothing here reads
+    // `catalogHealth` (one entry per visible catalog): the store does not keep it.
     let s = shared.clone();
-    let (subscriptions, _) = spawn_store(
+    let (subscriptions, _) = olm_runtime::watch::spawn_store_projected(
         Api::<messages::crd::subscription::Subscription>::all(client.clone()),
         watcher::Config::default(),
+        |sub: &mut messages::crd::subscription::Subscription| {
+            if let Some(status) = sub.status.as_mut() {
+                status.catalog_health = Vec::new();
+            }
+        },
         move |sub: &messages::crd::subscription::Subscription| {
             if let Some(key) = ObjectKey::of(sub) {
                 crate::operator_view::subscription_changed(&s, key);
