@@ -34,7 +34,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         registry_probe_interval,
         registry,
         global_pull_secret,
+        catalog_cache_dir,
     } = args;
+    let indexer = crate::catalog_images::child_indexer(catalog_cache_dir)?;
     // Bad registry files stop the operator here, naming the file.
     let images = registry.registry().map_err(anyhow::Error::msg)?;
     let _telemetry = olm_runtime::telemetry::init("catalog-operator", common.log_format)?;
@@ -81,7 +83,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                 images.clone(),
                 crate::unpacker::CACHE_BYTES,
             )),
-            catalog_images: Arc::new(crate::catalog_images::CatalogImages::new(images)),
+            catalog_images: Arc::new(crate::catalog_images::CatalogImages::new(images, indexer)),
         };
         let resolver = NamespaceResolver::new(shared.clone()).start();
         let _ = shared.registries.resolve.set(resolver.clone().recipient());

@@ -222,6 +222,18 @@ fn packages_totalling(mut sizes: Vec<(String, usize)>, target: usize) -> (Vec<St
     (chosen, total)
 }
 
+/// Deletes the Service and Endpoints `package_server_fixture::start` made, so the next start can make them.
+async fn forget_package_server(ctx: &olm_tests::TestContext) -> anyhow::Result<()> {
+    use k8s_openapi::api::core::v1::{Endpoints, Service};
+    let gone = |r: Result<_, kube::Error>| match r {
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        other => other.map(|_| ()),
+    };
+    gone(Api::<Service>::namespaced(ctx.client.clone(), &ctx.namespace).delete("packageserver", &Default::default()).await.map(|_| ()))?;
+    gone(Api::<Endpoints>::namespaced(ctx.client.clone(), &ctx.namespace).delete("packageserver", &Default::default()).await.map(|_| ()))?;
+    Ok(())
+}
+
 /// One catalog per size: a fresh catalog-operator and package-server each, RSS idle, the CatalogSource created →
 /// READY and → package-server listing every package, RSS then and after one heap-trim period, and peaks.
 #[tokio::test]
@@ -282,6 +294,8 @@ async fn catalog_memory_per_size() -> anyhow::Result<()> {
                 ));
                 eprintln!("BENCH {}", rows.last().map(String::as_str).unwrap_or_default());
                 catalogs.delete(name, &Default::default()).await?;
+                drop(server);
+                forget_package_server(&ctx).await?;
                 continue;
             }
             let (op_ready, _) = rss_and_peak(op_pid);
@@ -305,6 +319,7 @@ async fn catalog_memory_per_size() -> anyhow::Result<()> {
             catalogs.delete(name, &Default::default()).await?;
             drop(server);
             drop(op);
+            forget_package_server(&ctx).await?;
         }
         for r in rows {
             println!("BENCH {r}");

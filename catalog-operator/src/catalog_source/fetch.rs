@@ -79,7 +79,7 @@ async fn load_image(
         .catalog_images
         .load(key, image, &auth)
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| error_text(&e))
 }
 
 /// The labels that route a catalog ConfigMap's changes to its CatalogSource (a typed merge patch).
