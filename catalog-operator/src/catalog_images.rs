@@ -148,6 +148,22 @@ impl CatalogImages {
     }
 }
 
+/// The catalogs served to package-server (`--catalog-serve-addr`): `<namespace>/<name>` of the CatalogSource.
+impl registry::routed::Catalogs for CatalogImages {
+    fn store(&self, key: &str) -> Option<Arc<Store>> {
+        let (namespace, name) = key.split_once('/')?;
+        let key = CatalogKey {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        };
+        self.loaded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+            .map(|l| l.store.clone())
+    }
+}
+
 /// The connection state an in-process image catalog reports after a load: READY when it loaded; when it did
 /// not, TRANSIENT_FAILURE unless an earlier catalog still serves (then it stays READY with the error shown).
 pub fn connection_after(loaded: bool, serving_before: bool) -> registry::client::ConnectionState {

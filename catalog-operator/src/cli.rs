@@ -53,6 +53,11 @@ pub struct RunArgs {
     /// (unlinked files): an emptyDir in the pod. Default: `olm-rs-catalogs` in the temp folder.
     #[arg(long = "catalog-cache-dir", env = "OLM_RS_CATALOG_CACHE_DIR")]
     pub catalog_cache_dir: Option<std::path::PathBuf>,
+    /// Serve the catalog images this process loaded over the registry gRPC API on this address (each request
+    /// names its CatalogSource in `x-olm-catalog: <namespace>/<name>`), for package-server's
+    /// `--image-catalogs-address`. Off when unset.
+    #[arg(long = "catalog-serve-addr", env = "OLM_RS_CATALOG_SERVE_ADDR")]
+    pub catalog_serve_addr: Option<std::net::SocketAddr>,
 }
 
 fn go_duration(s: &str) -> Result<std::time::Duration, String> {

@@ -35,6 +35,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         registry,
         global_pull_secret,
         catalog_cache_dir,
+        catalog_serve_addr,
     } = args;
     let indexer = crate::catalog_images::child_indexer(catalog_cache_dir)?;
     // Bad registry files stop the operator here, naming the file.
@@ -85,6 +86,18 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             )),
             catalog_images: Arc::new(crate::catalog_images::CatalogImages::new(images, indexer)),
         };
+        if let Some(addr) = catalog_serve_addr {
+            let listener = registry::server::bind(addr).await?;
+            tracing::info!(grpc = %listener.local_addr()?, "catalog-operator serving its catalog images");
+            let images: Arc<dyn registry::routed::Catalogs> = shared.catalog_images.clone();
+            tokio::spawn(async move {
+                if let Err(e) =
+                    registry::server::serve_routed(images, listener, std::future::pending()).await
+                {
+                    tracing::error!(error = &e as &dyn std::error::Error, "the catalog gRPC server stopped");
+                }
+            });
+        }
         let resolver = NamespaceResolver::new(shared.clone()).start();
         let _ = shared.registries.resolve.set(resolver.clone().recipient());
         let _ = shared.registries.wants.set(resolver.recipient());
