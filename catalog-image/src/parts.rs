@@ -129,3 +129,32 @@ fn by_parts(
     })?;
     Ok((!cross_reference).then_some(counts))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FBC: &str = r#"{"schema":"olm.package","name":"a","defaultChannel":"stable"}
+{"schema":"olm.channel","package":"a","name":"stable","entries":[{"name":"a.v1"}]}
+{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a@sha256:1","properties":[{"type":"olm.package","value":{"packageName":"a","version":"1.0.0"}},{"type":"olm.csv.metadata","value":{"displayName":"A","description":"a body to write"}}]}
+"#;
+
+    #[test]
+    fn a_full_disk_is_a_cache_error_naming_the_body_file() {
+        let fs = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(fs.path().join("configs/a")).expect("mkdir");
+        std::fs::write(fs.path().join("configs/a/catalog.json"), FBC).expect("write");
+        let out = tempfile::tempdir().expect("tempdir");
+        // Every write to /dev/full fails with ENOSPC, as a full disk does.
+        std::os::unix::fs::symlink("/dev/full", out.path().join(registry::store::CACHE_BODIES))
+            .expect("symlink");
+        match write_cache("img", fs.path(), "configs", out.path()) {
+            Err(PartsError::Cache(e)) => {
+                let text = olm_error_text(&e);
+                assert!(text.contains("No space left on device") || text.contains("os error 28"), "{text}");
+            }
+            Err(PartsError::Image(e)) => panic!("expected a cache error, got {e}"),
+            Ok(counts) => panic!("expected a cache error, got {counts:?}"),
+        }
+    }
+}

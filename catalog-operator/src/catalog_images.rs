@@ -48,16 +48,25 @@ pub struct CatalogImages {
 }
 
 /// Indexing in a child process of this binary, in `cache` (default: `olm-rs-catalogs` in the temp folder),
-/// created and cleared of what a previous run left there.
-pub fn child_indexer(cache: Option<std::path::PathBuf>) -> std::io::Result<Indexer> {
+/// cleared of what a previous run left there. A cache folder that cannot be made is not fatal: each load then
+/// fails with a status naming it.
+pub fn child_indexer(cache: Option<std::path::PathBuf>) -> Indexer {
     let cache = cache.unwrap_or_else(|| std::env::temp_dir().join("olm-rs-catalogs"));
-    std::fs::create_dir_all(&cache)?;
+    if let Err(e) = std::fs::create_dir_all(&cache) {
+        tracing::warn!(cache = %cache.display(), error = &e as &dyn std::error::Error, "cannot create the catalog cache folder");
+    }
     catalog_image::indexer::clear_stale(&cache);
-    Ok(Indexer::Child {
-        exe: std::env::current_exe()?,
-        args: vec!["index-catalog".into(), "--job".into()],
-        cache,
-    })
+    match std::env::current_exe() {
+        Ok(exe) => Indexer::Child {
+            exe,
+            args: vec!["index-catalog".into(), "--job".into()],
+            cache,
+        },
+        Err(e) => {
+            tracing::warn!(error = &e as &dyn std::error::Error, "cannot find this binary to run the catalog indexer; indexing in-process");
+            Indexer::InProcess { cache }
+        }
+    }
 }
 
 impl CatalogImages {

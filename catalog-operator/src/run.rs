@@ -37,10 +37,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         catalog_cache_dir,
         catalog_serve_addr,
     } = args;
-    let indexer = crate::catalog_images::child_indexer(catalog_cache_dir)?;
     // Bad registry files stop the operator here, naming the file.
     let images = registry.registry().map_err(anyhow::Error::msg)?;
     let _telemetry = olm_runtime::telemetry::init("catalog-operator", common.log_format)?;
+    let indexer = crate::catalog_images::child_indexer(catalog_cache_dir);
     wiring::block_on_system(async move {
         let client = olm_runtime::client::connect(common.kubeconfig.as_deref()).await?;
         let metrics = Metrics::new()?;
