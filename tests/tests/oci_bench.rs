@@ -222,6 +222,12 @@ fn packages_totalling(mut sizes: Vec<(String, usize)>, target: usize) -> (Vec<St
     (chosen, total)
 }
 
+/// Whether the catalog-operator under test serves its catalogs to package-server (`--catalog-serve-addr`).
+fn shares_catalogs() -> anyhow::Result<bool> {
+    let out = std::process::Command::new(olm_tests::bin_path("catalog-operator")?).args(["run", "--help"]).output()?;
+    Ok(String::from_utf8_lossy(&out.stdout).contains("--catalog-serve-addr"))
+}
+
 /// Deletes the Service and Endpoints `package_server_fixture::start` made, so the next start can make them.
 async fn forget_package_server(ctx: &olm_tests::TestContext) -> anyhow::Result<()> {
     use k8s_openapi::api::core::v1::{Endpoints, Service};
@@ -272,9 +278,16 @@ async fn catalog_memory_per_size() -> anyhow::Result<()> {
         for (name, packages, bundles, files) in sizes {
             let image = format!("{prefix}/{name}-catalog:latest");
             oci::publish::push_catalog_files(&registry, files, &image).await?;
-            // 2. Fresh processes, idle.
-            let op = catalog_operator(&ctx, &[]).await?;
-            let server = pkgserver::start(cluster, &ctx.client, &ctx.namespace).await?;
+            // 2. Fresh processes, idle; package-server reads image catalogs from catalog-operator when the
+            // binaries can (`--catalog-serve-addr`), else pulls them itself.
+            let serve = format!("127.0.0.1:{}", free_port()?);
+            let (op_flags, ps_flags) = if shares_catalogs()? {
+                (vec!["--catalog-serve-addr", serve.as_str()], vec!["--image-catalogs-address", serve.as_str()])
+            } else {
+                (Vec::new(), Vec::new())
+            };
+            let op = catalog_operator(&ctx, &op_flags).await?;
+            let server = pkgserver::start_with(cluster, &ctx.client, &ctx.namespace, &ps_flags).await?;
             let (op_pid, ps_pid) = (op.pid(), server.process.pid());
             let (op_idle, ps_idle) = (rss_and_peak(op_pid).0, rss_and_peak(ps_pid).0);
             // 3. Load: READY, then package-server listing every package.
@@ -301,18 +314,24 @@ async fn catalog_memory_per_size() -> anyhow::Result<()> {
             let (op_ready, _) = rss_and_peak(op_pid);
             let label = format!("catalog={name}");
             let ns = ctx.namespace.clone();
-            olm_tests::eventually(Duration::from_secs(600), &format!("{packages} packages listed"), || async {
+            let listing = olm_tests::eventually(Duration::from_secs(300), &format!("{packages} packages listed"), || async {
                 Ok((pkgserver::names(cluster, &ns, &["-l", &label])?.len() == packages).then_some(()))
             })
-            .await?;
-            let listed = started.elapsed();
+            .await;
+            let listed = match listing {
+                Ok(()) => format!("{:.1?}", started.elapsed()),
+                Err(e) => {
+                    let why = server.process.logs().lines().rev().find(|l| l.contains("catalog unreadable")).unwrap_or_default().to_string();
+                    format!("not listed ({e}; {why})")
+                }
+            };
             let (ps_listed, _) = rss_and_peak(ps_pid);
             // A measurement window, not a wait for state: both binaries trim their heap every 30 s.
             tokio::time::sleep(Duration::from_secs(35)).await;
             let (op_settled, op_peak) = rss_and_peak(op_pid);
             let (ps_settled, ps_peak) = rss_and_peak(ps_pid);
             rows.push(format!(
-                "| {name}: {packages} packages, {bundles} bundles | READY {ready:.1?}, listed {listed:.1?} | catalog-operator idle {} / at READY {} / settled {} / peak {} | package-server idle {} / listed {} / settled {} / peak {} |",
+                "| {name}: {packages} packages, {bundles} bundles | READY {ready:.1?}, listed {listed} | catalog-operator idle {} / at READY {} / settled {} / peak {} | package-server idle {} / listed {} / settled {} / peak {} |",
                 mib(op_idle), mib(op_ready), mib(op_settled), mib(op_peak), mib(ps_idle), mib(ps_listed), mib(ps_settled), mib(ps_peak)
             ));
             eprintln!("BENCH {}", rows.last().map(String::as_str).unwrap_or_default());
