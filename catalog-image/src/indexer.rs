@@ -90,7 +90,7 @@ pub enum IndexError {
         reference: String,
         path: PathBuf,
         #[source]
-        source: CacheError,
+        source: Box<CacheError>,
     },
 }
 
@@ -110,20 +110,20 @@ pub enum JobError {
         source: serde_json::Error,
     },
     #[error(transparent)]
-    Image(#[from] PullError),
+    Image(#[from] Box<PullError>),
     #[error("cannot unpack catalog image {reference} into {}", .path.display())]
     Unpack {
         reference: String,
         path: PathBuf,
         #[source]
-        source: UnpackDirError,
+        source: Box<UnpackDirError>,
     },
     #[error("cannot write the index of catalog image {reference} into {}", .path.display())]
     Cache {
         reference: String,
         path: PathBuf,
         #[source]
-        source: CacheError,
+        source: Box<CacheError>,
     },
 }
 
@@ -150,26 +150,32 @@ impl Drop for JobDir {
 
 /// Index `image` (pulled from `reference`) as `indexer` says; returns the store and the indexer's summary.
 /// Blocking: run it off the async threads.
-pub fn index(indexer: &Indexer, reference: &str, image: Image) -> Result<(Store, String), IndexError> {
+pub fn index(
+    indexer: &Indexer,
+    reference: &str,
+    image: Image,
+) -> Result<(Store, String), IndexError> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or_default();
-    let dir = JobDir(indexer.cache().join(format!(
-        "{JOB_PREFIX}{}-{nanos}",
-        std::process::id()
-    )));
+    let dir = JobDir(
+        indexer
+            .cache()
+            .join(format!("{JOB_PREFIX}{}-{nanos}", std::process::id())),
+    );
     stage(&dir.0, reference, image)?;
     let summary = match indexer {
         Indexer::InProcess { .. } => run_job(&dir.0)?,
         Indexer::Child { exe, args, .. } => run_child(exe, args, &dir.0, reference)?,
     };
     let cache = dir.0.join(CACHE);
-    let store = Store::open_cache(&cache, BodyMode::Disk, true).map_err(|source| IndexError::Open {
-        reference: reference.to_string(),
-        path: cache.clone(),
-        source,
-    })?;
+    let store =
+        Store::open_cache(&cache, BodyMode::Disk, true).map_err(|source| IndexError::Open {
+            reference: reference.to_string(),
+            path: cache.clone(),
+            source: Box::new(source),
+        })?;
     Ok((store, summary))
 }
 
@@ -202,7 +208,12 @@ fn stage(dir: &Path, reference: &str, image: Image) -> Result<(), IndexError> {
     std::fs::write(&path, text).map_err(err(&path))
 }
 
-fn run_child(exe: &Path, args: &[String], dir: &Path, reference: &str) -> Result<String, IndexError> {
+fn run_child(
+    exe: &Path,
+    args: &[String],
+    dir: &Path,
+    reference: &str,
+) -> Result<String, IndexError> {
     let out = std::process::Command::new(exe)
         .args(args)
         .arg(dir)
@@ -262,11 +273,11 @@ pub fn run_job(dir: &Path) -> Result<String, JobError> {
             &mut written,
         )
         .map_err(|source| match source {
-            UnpackDirError::Layer(e) => JobError::Image(e),
+            UnpackDirError::Layer(e) => JobError::Image(Box::new(e)),
             source => JobError::Unpack {
                 reference: job.reference.clone(),
                 path: fs.clone(),
-                source,
+                source: Box::new(source),
             },
         })?;
         drop(bytes);
@@ -276,7 +287,7 @@ pub fn run_job(dir: &Path) -> Result<String, JobError> {
     let cache_err = |source: CacheError| JobError::Cache {
         reference: job.reference.clone(),
         path: cache.clone(),
-        source,
+        source: Box::new(source),
     };
     std::fs::create_dir_all(&cache).map_err(|source| {
         cache_err(CacheError::Write {
@@ -284,10 +295,11 @@ pub fn run_job(dir: &Path) -> Result<String, JobError> {
             source,
         })
     })?;
-    let counts = crate::parts::write_cache(&job.reference, &fs, &configs, &cache).map_err(|e| match e {
-        crate::parts::PartsError::Image(e) => JobError::Image(e),
-        crate::parts::PartsError::Cache(e) => cache_err(e),
-    })?;
+    let counts =
+        crate::parts::write_cache(&job.reference, &fs, &configs, &cache).map_err(|e| match e {
+            crate::parts::PartsError::Image(e) => JobError::Image(Box::new(e)),
+            crate::parts::PartsError::Cache(e) => cache_err(e),
+        })?;
     let _ = std::fs::remove_dir_all(&fs);
     Ok(format!(
         "{} packages, {} bundles (indexer peak RSS {} MiB)",
@@ -344,8 +356,14 @@ mod tests {
     ) {
         let (cache, result) = indexed(files);
         let (store, summary) = result.expect("indexed");
-        assert_eq!((store.packages().len(), store.bundle_count()), (packages, bundles));
-        assert!(summary.starts_with(&format!("{packages} packages, {bundles} bundles")), "{summary}");
+        assert_eq!(
+            (store.packages().len(), store.bundle_count()),
+            (packages, bundles)
+        );
+        assert!(
+            summary.starts_with(&format!("{packages} packages, {bundles} bundles")),
+            "{summary}"
+        );
         let head = registry::query::get_bundle_for_channel(&store, "a", "stable").expect("head");
         assert_eq!(head.csv_name, "a.v1");
         let left: Vec<_> = std::fs::read_dir(cache.path()).expect("cache").collect();
@@ -356,12 +374,18 @@ mod tests {
     #[case::nothing(&[("bin/registry", "x")], "is not a catalog: no file-based catalog under /configs")]
     #[case::not_fbc(&[("configs/a/catalog.json", "{not json")], "/configs/a/catalog.json")]
     #[case::no_package(&[("configs/a/notes.txt", "x"), ("configs/a/empty.json", "")], "is not a catalog")]
-    fn an_image_without_a_catalog_says_why_and_where(#[case] files: &[(&str, &str)], #[case] says: &str) {
+    fn an_image_without_a_catalog_says_why_and_where(
+        #[case] files: &[(&str, &str)],
+        #[case] says: &str,
+    ) {
         let (_cache, result) = indexed(files);
-        let err = result.err().expect("not a catalog");
+        let err = result.expect_err("not a catalog");
         let text = err.to_string();
         assert!(text.contains(says), "{text}");
-        assert!(!text.contains("/fs/"), "paths as the image has them: {text}");
+        assert!(
+            !text.contains("/fs/"),
+            "paths as the image has them: {text}"
+        );
     }
 
     #[test]
@@ -369,9 +393,15 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let blocked = dir.path().join("not-a-folder");
         std::fs::write(&blocked, "x").expect("write");
-        let indexer = Indexer::InProcess { cache: blocked.clone() };
-        let err = index(&indexer, "img", image(&[("configs/a/catalog.json", FBC)])).err().expect("cannot stage");
-        assert!(matches!(&err, IndexError::Stage { path, .. } if path.starts_with(&blocked)), "{err:?}");
+        let indexer = Indexer::InProcess {
+            cache: blocked.clone(),
+        };
+        let err = index(&indexer, "img", image(&[("configs/a/catalog.json", FBC)]))
+            .expect_err("cannot stage");
+        assert!(
+            matches!(&err, IndexError::Stage { path, .. } if path.starts_with(&blocked)),
+            "{err:?}"
+        );
         assert!(err.to_string().contains("not-a-folder"), "{err}");
     }
 

@@ -33,9 +33,9 @@ pub fn write_cache(
     };
     let classify = |e: CacheError| match e {
         CacheError::Load(e) => not_catalog(olm_error_text(&e)),
-        CacheError::Build(BuildError::Bodies(_)) | CacheError::Write { .. } | CacheError::Encode(_) => {
-            PartsError::Cache(e)
-        }
+        CacheError::Build(BuildError::Bodies(_))
+        | CacheError::Write { .. }
+        | CacheError::Encode(_) => PartsError::Cache(e),
         other => not_catalog(olm_error_text(&other)),
     };
     let root = fs.join(configs);
@@ -48,7 +48,8 @@ pub fn write_cache(
         match by_parts(&units, out).map_err(classify)? {
             Some(counts) => counts,
             None => {
-                let whole = catalog::fbc::load_dir(&root).map_err(|e| not_catalog(olm_error_text(&e)))?;
+                let whole =
+                    catalog::fbc::load_dir(&root).map_err(|e| not_catalog(olm_error_text(&e)))?;
                 whole_catalog(whole, out).map_err(classify)?
             }
         }
@@ -151,7 +152,10 @@ mod tests {
         match write_cache("img", fs.path(), "configs", out.path()) {
             Err(PartsError::Cache(e)) => {
                 let text = olm_error_text(&e);
-                assert!(text.contains("No space left on device") || text.contains("os error 28"), "{text}");
+                assert!(
+                    text.contains("No space left on device") || text.contains("os error 28"),
+                    "{text}"
+                );
             }
             Err(PartsError::Image(e)) => panic!("expected a cache error, got {e}"),
             Ok(counts) => panic!("expected a cache error, got {counts:?}"),

@@ -63,7 +63,10 @@ pub fn child_indexer(cache: Option<std::path::PathBuf>) -> Indexer {
             cache,
         },
         Err(e) => {
-            tracing::warn!(error = &e as &dyn std::error::Error, "cannot find this binary to run the catalog indexer; indexing in-process");
+            tracing::warn!(
+                error = &e as &dyn std::error::Error,
+                "cannot find this binary to run the catalog indexer; indexing in-process"
+            );
             Indexer::InProcess { cache }
         }
     }

@@ -12,7 +12,10 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Run(args) => catalog_operator::run::run(*args),
         Command::IndexCatalog(args) => match catalog_image::indexer::run_job(&args.job) {
-            Ok(summary) => Ok(println!("{summary}")),
+            Ok(summary) => {
+                println!("{summary}");
+                Ok(())
+            }
             Err(e) => {
                 // One line: the parent reads the last line of stderr into the CatalogSource's status.
                 eprintln!("{}", olm_runtime::error::chain(&e));

@@ -94,7 +94,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                 if let Err(e) =
                     registry::server::serve_routed(images, listener, std::future::pending()).await
                 {
-                    tracing::error!(error = &e as &dyn std::error::Error, "the catalog gRPC server stopped");
+                    tracing::error!(
+                        error = &e as &dyn std::error::Error,
+                        "the catalog gRPC server stopped"
+                    );
                 }
             });
         }

@@ -124,12 +124,24 @@ mod tests {
     use super::*;
     use crate::build;
 
-    fn unpack_all(layers: &[Vec<(String, Vec<u8>)>], limits: &Limits) -> (tempfile::TempDir, Result<u64, UnpackDirError>) {
+    fn unpack_all(
+        layers: &[Vec<(String, Vec<u8>)>],
+        limits: &Limits,
+    ) -> (tempfile::TempDir, Result<u64, UnpackDirError>) {
         let root = tempfile::tempdir().expect("tempdir");
         let mut written = 0;
         let result = layers.iter().enumerate().try_for_each(|(i, files)| {
             let bytes = build::tar_gz(files).expect("tar");
-            unpack_layer("img", i, build::LAYER_MEDIA_TYPE, &bytes, &|p: &str| p.starts_with("configs/"), limits, root.path(), &mut written)
+            unpack_layer(
+                "img",
+                i,
+                build::LAYER_MEDIA_TYPE,
+                &bytes,
+                &|p: &str| p.starts_with("configs/"),
+                limits,
+                root.path(),
+                &mut written,
+            )
         });
         (root, result.map(|()| written))
     }
@@ -141,23 +153,44 @@ mod tests {
     #[test]
     fn kept_files_are_written_and_later_layers_white_out_earlier_ones() {
         let layers = vec![
-            vec![file("configs/a/catalog.json", "a"), file("configs/b/catalog.json", "b"), file("bin/x", "x")],
-            vec![file("configs/a/.wh.catalog.json", ""), file("configs/c/catalog.json", "c")],
+            vec![
+                file("configs/a/catalog.json", "a"),
+                file("configs/b/catalog.json", "b"),
+                file("bin/x", "x"),
+            ],
+            vec![
+                file("configs/a/.wh.catalog.json", ""),
+                file("configs/c/catalog.json", "c"),
+            ],
         ];
         let (root, written) = unpack_all(&layers, &Limits::CATALOG);
         assert_eq!(written.expect("unpacked"), 3);
         assert!(!root.path().join("configs/a/catalog.json").exists());
-        assert_eq!(std::fs::read_to_string(root.path().join("configs/b/catalog.json")).expect("b"), "b");
-        assert_eq!(std::fs::read_to_string(root.path().join("configs/c/catalog.json")).expect("c"), "c");
+        assert_eq!(
+            std::fs::read_to_string(root.path().join("configs/b/catalog.json")).expect("b"),
+            "b"
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.path().join("configs/c/catalog.json")).expect("c"),
+            "c"
+        );
         assert!(!root.path().join("bin/x").exists());
     }
 
     #[test]
     fn content_over_the_limit_is_too_large() {
-        let limits = Limits { unpacked_bytes: 3, ..Limits::CATALOG };
-        let layers = vec![vec![file("configs/a.json", "ab"), file("configs/b.json", "cd")]];
+        let limits = Limits {
+            unpacked_bytes: 3,
+            ..Limits::CATALOG
+        };
+        let layers = vec![vec![
+            file("configs/a.json", "ab"),
+            file("configs/b.json", "cd"),
+        ]];
         let (_root, written) = unpack_all(&layers, &limits);
-        let Err(UnpackDirError::Layer(e)) = written else { panic!("expected TooLarge, got {written:?}") };
+        let Err(UnpackDirError::Layer(e)) = written else {
+            panic!("expected TooLarge, got {written:?}")
+        };
         assert_eq!(e.reason(), "TooLarge");
     }
 
@@ -167,8 +200,20 @@ mod tests {
         std::fs::write(root.path().join("configs"), "a file where the folder goes").expect("write");
         let bytes = build::tar_gz(&[file("configs/a.json", "a")]).expect("tar");
         let mut written = 0;
-        let err = unpack_layer("img", 0, build::LAYER_MEDIA_TYPE, &bytes, &|_: &str| true, &Limits::CATALOG, root.path(), &mut written)
-            .expect_err("not writable");
-        assert!(matches!(&err, UnpackDirError::Write { path, .. } if path.ends_with("configs")), "{err:?}");
+        let err = unpack_layer(
+            "img",
+            0,
+            build::LAYER_MEDIA_TYPE,
+            &bytes,
+            &|_: &str| true,
+            &Limits::CATALOG,
+            root.path(),
+            &mut written,
+        )
+        .expect_err("not writable");
+        assert!(
+            matches!(&err, UnpackDirError::Write { path, .. } if path.ends_with("configs")),
+            "{err:?}"
+        );
     }
 }

@@ -102,9 +102,12 @@ pub async fn served(
     };
     let client =
         RegistryClient::connect(address, options).map_err(|e| olm_runtime::error::chain(&e))?;
-    let read = load::load(&client, info)
-        .await
-        .map_err(|e| format!("reading the catalog from catalog-operator at {address}: {}", olm_runtime::error::chain(&e)));
+    let read = load::load(&client, info).await.map_err(|e| {
+        format!(
+            "reading the catalog from catalog-operator at {address}: {}",
+            olm_runtime::error::chain(&e)
+        )
+    });
     client.close();
     read
 }

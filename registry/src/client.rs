@@ -228,7 +228,10 @@ impl RegistryClient {
             .tcp_nodelay(true);
         let channel = endpoint.connect_lazy();
         let header = match &options.catalog {
-            Some(c) => Some(c.parse().map_err(|_| ClientError::Catalog { catalog: c.clone() })?),
+            Some(c) => Some(
+                c.parse()
+                    .map_err(|_| ClientError::Catalog { catalog: c.clone() })?,
+            ),
             None => None,
         };
         let raw = RawClient::with_interceptor(channel.clone(), CatalogHeader(header))

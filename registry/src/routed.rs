@@ -29,14 +29,21 @@ pub trait Catalogs: Send + Sync + 'static {
 
 /// The catalog a request names (pure).
 pub fn catalog_of(metadata: &tonic::metadata::MetadataMap) -> Result<&str, Status> {
-    let value = metadata
-        .get(CATALOG_HEADER)
-        .ok_or_else(|| Status::invalid_argument(format!("no {CATALOG_HEADER} metadata: name the catalog as <namespace>/<name>")))?;
+    let value = metadata.get(CATALOG_HEADER).ok_or_else(|| {
+        Status::invalid_argument(format!(
+            "no {CATALOG_HEADER} metadata: name the catalog as <namespace>/<name>"
+        ))
+    })?;
     value
         .to_str()
         .ok()
-        .filter(|v| v.split_once('/').is_some_and(|(ns, name)| !ns.is_empty() && !name.is_empty()))
-        .ok_or_else(|| Status::invalid_argument(format!("{CATALOG_HEADER} is not <namespace>/<name>")))
+        .filter(|v| {
+            v.split_once('/')
+                .is_some_and(|(ns, name)| !ns.is_empty() && !name.is_empty())
+        })
+        .ok_or_else(|| {
+            Status::invalid_argument(format!("{CATALOG_HEADER} is not <namespace>/<name>"))
+        })
 }
 
 #[derive(Clone)]
@@ -98,7 +105,9 @@ impl Registry for RoutedRegistry {
         &self,
         req: Request<api::GetAllReplacementsRequest>,
     ) -> Result<Response<Self::GetChannelEntriesThatReplaceStream>, Status> {
-        self.service(&req)?.get_channel_entries_that_replace(req).await
+        self.service(&req)?
+            .get_channel_entries_that_replace(req)
+            .await
     }
 
     async fn get_bundle_that_replaces(
@@ -112,21 +121,27 @@ impl Registry for RoutedRegistry {
         &self,
         req: Request<api::GetAllProvidersRequest>,
     ) -> Result<Response<Self::GetChannelEntriesThatProvideStream>, Status> {
-        self.service(&req)?.get_channel_entries_that_provide(req).await
+        self.service(&req)?
+            .get_channel_entries_that_provide(req)
+            .await
     }
 
     async fn get_latest_channel_entries_that_provide(
         &self,
         req: Request<api::GetLatestProvidersRequest>,
     ) -> Result<Response<Self::GetLatestChannelEntriesThatProvideStream>, Status> {
-        self.service(&req)?.get_latest_channel_entries_that_provide(req).await
+        self.service(&req)?
+            .get_latest_channel_entries_that_provide(req)
+            .await
     }
 
     async fn get_default_bundle_that_provides(
         &self,
         req: Request<api::GetDefaultProviderRequest>,
     ) -> Result<Response<api::Bundle>, Status> {
-        self.service(&req)?.get_default_bundle_that_provides(req).await
+        self.service(&req)?
+            .get_default_bundle_that_provides(req)
+            .await
     }
 
     async fn list_bundles(

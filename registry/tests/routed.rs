@@ -58,8 +58,14 @@ async fn each_client_reads_the_catalog_it_names_and_an_unknown_one_is_not_found(
             let _ = rx.await;
         },
     ));
-    assert_eq!(client(addr, "ns/a").list_packages().await.expect("a"), ["alpha"]);
-    assert_eq!(client(addr, "ns/b").list_packages().await.expect("b"), ["beta"]);
+    assert_eq!(
+        client(addr, "ns/a").list_packages().await.expect("a"),
+        ["alpha"]
+    );
+    assert_eq!(
+        client(addr, "ns/b").list_packages().await.expect("b"),
+        ["beta"]
+    );
     let head = client(addr, "ns/b")
         .get_bundle_for_channel("beta", "stable")
         .await

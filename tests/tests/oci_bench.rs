@@ -205,7 +205,11 @@ fn mib(kib: u64) -> String {
 /// The bundles of each package folder of the FBC at `dir`.
 fn bundles_per_package(dir: &std::path::Path) -> anyhow::Result<Vec<(String, usize)>> {
     let catalog = catalog::load::load_unchecked(dir)?;
-    Ok(catalog.packages.values().map(|p| (p.name.clone(), p.bundles.len())).collect())
+    Ok(catalog
+        .packages
+        .values()
+        .map(|p| (p.name.clone(), p.bundles.len()))
+        .collect())
 }
 
 /// Packages of `sizes`, largest first, whose bundles add up to at most `target`.
@@ -224,7 +228,9 @@ fn packages_totalling(mut sizes: Vec<(String, usize)>, target: usize) -> (Vec<St
 
 /// Whether the catalog-operator under test serves its catalogs to package-server (`--catalog-serve-addr`).
 fn shares_catalogs() -> anyhow::Result<bool> {
-    let out = std::process::Command::new(olm_tests::bin_path("catalog-operator")?).args(["run", "--help"]).output()?;
+    let out = std::process::Command::new(olm_tests::bin_path("catalog-operator")?)
+        .args(["run", "--help"])
+        .output()?;
     Ok(String::from_utf8_lossy(&out.stdout).contains("--catalog-serve-addr"))
 }
 
@@ -235,8 +241,18 @@ async fn forget_package_server(ctx: &olm_tests::TestContext) -> anyhow::Result<(
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
         other => other.map(|_| ()),
     };
-    gone(Api::<Service>::namespaced(ctx.client.clone(), &ctx.namespace).delete("packageserver", &Default::default()).await.map(|_| ()))?;
-    gone(Api::<Endpoints>::namespaced(ctx.client.clone(), &ctx.namespace).delete("packageserver", &Default::default()).await.map(|_| ()))?;
+    gone(
+        Api::<Service>::namespaced(ctx.client.clone(), &ctx.namespace)
+            .delete("packageserver", &Default::default())
+            .await
+            .map(|_| ()),
+    )?;
+    gone(
+        Api::<Endpoints>::namespaced(ctx.client.clone(), &ctx.namespace)
+            .delete("packageserver", &Default::default())
+            .await
+            .map(|_| ()),
+    )?;
     Ok(())
 }
 
@@ -248,9 +264,15 @@ async fn catalog_memory_per_size() -> anyhow::Result<()> {
     use olm_tests::package_server_fixture as pkgserver;
     let fbc_dir = std::env::var_os("OLM_RS_SHARED")
         .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared")
+        })
         .join("catalogs/community-operators-prod-fbc/catalogs/v4.21");
-    anyhow::ensure!(fbc_dir.is_dir(), "the community FBC is missing at {}", fbc_dir.display());
+    anyhow::ensure!(
+        fbc_dir.is_dir(),
+        "the community FBC is missing at {}",
+        fbc_dir.display()
+    );
     let cluster = olm_tests::Cluster::shared()?;
     let _apiservice = pkgserver::exclusive().await;
     with_namespace(cluster, "catmem", |ctx| async move {
