@@ -1,7 +1,8 @@
 //! Reading a catalog image, shared by both binaries that do it: catalog-operator serves image catalogs
 //! in-process (`catalog-operator/src/catalog_images.rs`) and package-server lists their packages
-//! (`package-server/src/image_catalog.rs`). Each pulls the image itself (crate `oci`); this crate turns what was
-//! pulled into the catalog both serve, and the pull Secrets into the credentials to pull it.
+//! (`package-server/src/image_catalog.rs`: read from catalog-operator, or, without `--image-catalogs-address`,
+//! pulled itself). The pull is crate `oci`'s; this crate turns what was pulled into the catalog served, and the
+//! pull Secrets into the credentials to pull it.
 //!
 //! - [`files`]: a pulled image's file-based catalog (the configs label, or `/configs`) indexed into a
 //!   [`registry::store::Store`], the store `registry serve` uses;

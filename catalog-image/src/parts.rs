@@ -9,11 +9,13 @@ use oci::PullError;
 use registry::store::{BuildError, CacheError, Store};
 use std::path::Path;
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum PartsError {
     /// The image's content is not a catalog (a parse error, no catalog at all, no package).
+    #[error(transparent)]
     Image(PullError),
     /// The index or body file could not be written.
+    #[error(transparent)]
     Cache(CacheError),
 }
 
@@ -32,15 +34,15 @@ pub fn write_cache(
         })
     };
     let classify = |e: CacheError| match e {
-        CacheError::Load(e) => not_catalog(olm_error_text(&e)),
+        CacheError::Load(e) => not_catalog(error_line(&e)),
         CacheError::Build(BuildError::Bodies(_))
         | CacheError::Write { .. }
         | CacheError::Encode(_) => PartsError::Cache(e),
-        other => not_catalog(olm_error_text(&other)),
+        other => not_catalog(error_line(&other)),
     };
     let root = fs.join(configs);
     let units = if root.is_dir() {
-        catalog::fbc::units(&root).map_err(|e| not_catalog(olm_error_text(&e)))?
+        catalog::fbc::units(&root).map_err(|e| not_catalog(error_line(&e)))?
     } else {
         Vec::new()
     };
@@ -49,7 +51,7 @@ pub fn write_cache(
             Some(counts) => counts,
             None => {
                 let whole =
-                    catalog::fbc::load_dir(&root).map_err(|e| not_catalog(olm_error_text(&e)))?;
+                    catalog::fbc::load_dir(&root).map_err(|e| not_catalog(error_line(&e)))?;
                 whole_catalog(whole, out).map_err(classify)?
             }
         }
@@ -76,7 +78,7 @@ pub fn write_cache(
 }
 
 /// A load error with its causes, on one line.
-fn olm_error_text(e: &dyn std::error::Error) -> String {
+fn error_line(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {
@@ -151,7 +153,7 @@ mod tests {
             .expect("symlink");
         match write_cache("img", fs.path(), "configs", out.path()) {
             Err(PartsError::Cache(e)) => {
-                let text = olm_error_text(&e);
+                let text = error_line(&e);
                 assert!(
                     text.contains("No space left on device") || text.contains("os error 28"),
                     "{text}"
