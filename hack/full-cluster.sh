@@ -322,6 +322,14 @@ patches:
       - op: add
         path: /spec/template/spec/containers/0/env/-
         value: {name: OLM_INSECURE_REGISTRIES, value: "$ip:$OCI_PORT"}
+  # No DNS here to reach catalog-operator's catalog Service: package-server pulls image catalogs itself.
+  - target: {kind: Deployment, name: package-server}
+    patch: |-
+      - op: test
+        path: /spec/template/spec/containers/0/args/7
+        value: --image-catalogs-address=catalog-operator-catalogs:50052
+      - op: remove
+        path: /spec/template/spec/containers/0/args/7
   - target: {kind: CatalogSource, name: olm-rs-catalog}
     patch: |-
       - op: remove

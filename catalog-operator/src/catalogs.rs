@@ -50,7 +50,7 @@ impl BundleSource {
         }
     }
 
-    /// Every package and (light) bundle, to build a snapshot.
+    /// Every package and bundle, as much of each as resolution reads ([`for_resolution`]), to build a snapshot.
     pub async fn content(&self) -> Result<(Vec<api::Package>, Vec<api::Bundle>), FetchError> {
         match self {
             BundleSource::Grpc(client) => {
@@ -59,7 +59,7 @@ impl BundleSource {
                 for n in names {
                     packages.push(client.get_package(&n).await?);
                 }
-                let bundles = client.list_bundles().await?;
+                let bundles = client.list_bundles_mapped(for_resolution).await?;
                 Ok((packages, bundles))
             }
             BundleSource::InProcess(store) => {
@@ -69,11 +69,26 @@ impl BundleSource {
                 }
                 let bundles = (0..store.list_order().len())
                     .filter_map(|i| registry::query::list_bundle_at(store, i))
+                    .map(|b| b.map(for_resolution))
                     .collect::<Result<Vec<_>, _>>()?;
                 Ok((packages, bundles))
             }
         }
     }
+}
+
+/// Properties resolution never reads, and the bulk of a catalog: a bundle's manifests and its CSV's metadata
+/// (description, examples, icon). Install reads them per bundle (`BundleSource::bundle`).
+pub const BULKY_PROPERTIES: [&str; 2] = ["olm.bundle.object", "olm.csv.metadata"];
+
+/// `b` cut to what a snapshot and the deprecation index read: no CSV JSON, objects or [`BULKY_PROPERTIES`], so a
+/// 10,000-bundle catalog's snapshot is built without its bodies in memory.
+pub fn for_resolution(mut b: api::Bundle) -> api::Bundle {
+    b.csv_json = String::new();
+    b.object = Vec::new();
+    b.properties
+        .retain(|p| !BULKY_PROPERTIES.contains(&p.r#type.as_str()));
+    b
 }
 
 /// What one CatalogSource currently serves.
@@ -127,5 +142,42 @@ impl Catalogs {
             .collect();
         out.sort_by(|a, b| a.key.cmp(&b.key));
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn property(type_: &str) -> api::Property {
+        api::Property {
+            r#type: type_.into(),
+            value: "{}".into(),
+        }
+    }
+
+    #[test]
+    fn a_bundle_for_resolution_keeps_what_the_resolver_reads_and_drops_its_bodies() {
+        let b = api::Bundle {
+            csv_name: "a.v1".into(),
+            csv_json: "{\"kind\":\"ClusterServiceVersion\"}".into(),
+            object: vec!["{}".into()],
+            properties: [
+                "olm.package",
+                "olm.csv.metadata",
+                "olm.gvk",
+                "olm.bundle.object",
+                "olm.deprecated",
+            ]
+            .into_iter()
+            .map(property)
+            .collect(),
+            ..Default::default()
+        };
+        let cut = for_resolution(b);
+        assert_eq!(cut.csv_name, "a.v1");
+        assert!(cut.csv_json.is_empty() && cut.object.is_empty());
+        let kept: Vec<_> = cut.properties.iter().map(|p| p.r#type.as_str()).collect();
+        assert_eq!(kept, ["olm.package", "olm.gvk", "olm.deprecated"]);
     }
 }

@@ -20,6 +20,16 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Write the operators.coreos.com CustomResourceDefinitions (generated from our types) into a folder.
     Crds(CrdsArgs),
+    /// Index a staged catalog image (run by `run` itself as a short-lived child, crate catalog-image `indexer`).
+    #[command(hide = true)]
+    IndexCatalog(IndexCatalogArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct IndexCatalogArgs {
+    /// The job folder `run` staged.
+    #[arg(long)]
+    pub job: std::path::PathBuf,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -39,6 +49,15 @@ pub struct RunArgs {
     /// `get` on it.
     #[arg(long = "global-pull-secret", env = "OLM_RS_GLOBAL_PULL_SECRET", value_parser = catalog_image::secret_ref::parse_secret_ref)]
     pub global_pull_secret: Option<catalog_image::secret_ref::SecretRef>,
+    /// Where catalog images are unpacked and indexed (a child process per load) and their bundle bodies kept
+    /// (unlinked files): an emptyDir in the pod. Default: `olm-rs-catalogs` in the temp folder.
+    #[arg(long = "catalog-cache-dir", env = "OLM_RS_CATALOG_CACHE_DIR")]
+    pub catalog_cache_dir: Option<std::path::PathBuf>,
+    /// Serve the catalog images this process loaded over the registry gRPC API on this address (each request
+    /// names its CatalogSource in `x-olm-catalog: <namespace>/<name>`), for package-server's
+    /// `--image-catalogs-address`. Off when unset.
+    #[arg(long = "catalog-serve-addr", env = "OLM_RS_CATALOG_SERVE_ADDR")]
+    pub catalog_serve_addr: Option<std::net::SocketAddr>,
 }
 
 fn go_duration(s: &str) -> Result<std::time::Duration, String> {

@@ -48,14 +48,19 @@ impl DeprecationIndex {
             }
         }
         for b in bundles {
-            if let Some(d) = &b.deprecation {
-                index.bundles.insert(
-                    (b.package_name.clone(), b.csv_name.clone()),
-                    d.message.clone(),
-                );
-            }
+            index.add_bundle(b);
         }
         index
+    }
+
+    /// Adds the notice of one more bundle (a catalog read one bundle at a time).
+    pub fn add_bundle(&mut self, b: &api::Bundle) {
+        if let Some(d) = &b.deprecation {
+            self.bundles.insert(
+                (b.package_name.clone(), b.csv_name.clone()),
+                d.message.clone(),
+            );
+        }
     }
 
     /// The notices for `bundle` of `package` reached through `channel`.

@@ -11,5 +11,16 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Run(args) => catalog_operator::run::run(*args),
+        Command::IndexCatalog(args) => match catalog_image::indexer::run_job(&args.job) {
+            Ok(summary) => {
+                println!("{summary}");
+                Ok(())
+            }
+            Err(e) => {
+                // One line: the parent reads the last line of stderr into the CatalogSource's status.
+                eprintln!("{}", olm_runtime::error::chain(&e));
+                std::process::exit(1)
+            }
+        },
     }
 }

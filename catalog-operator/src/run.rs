@@ -34,10 +34,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         registry_probe_interval,
         registry,
         global_pull_secret,
+        catalog_cache_dir,
+        catalog_serve_addr,
     } = args;
     // Bad registry files stop the operator here, naming the file.
     let images = registry.registry().map_err(anyhow::Error::msg)?;
     let _telemetry = olm_runtime::telemetry::init("catalog-operator", common.log_format)?;
+    let indexer = crate::catalog_images::child_indexer(catalog_cache_dir);
     wiring::block_on_system(async move {
         let client = olm_runtime::client::connect(common.kubeconfig.as_deref()).await?;
         let metrics = Metrics::new()?;
@@ -81,9 +84,24 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                 images.clone(),
                 crate::unpacker::CACHE_BYTES,
             )),
-            catalog_images: Arc::new(crate::catalog_images::CatalogImages::new(images)),
+            catalog_images: Arc::new(crate::catalog_images::CatalogImages::new(images, indexer)),
             health_writes: Arc::new(tokio::sync::Semaphore::new(crate::shared::HEALTH_WRITES)),
         };
+        if let Some(addr) = catalog_serve_addr {
+            let listener = registry::server::bind(addr).await?;
+            tracing::info!(grpc = %listener.local_addr()?, "catalog-operator serving its catalog images");
+            let images: Arc<dyn registry::routed::Catalogs> = shared.catalog_images.clone();
+            tokio::spawn(async move {
+                if let Err(e) =
+                    registry::server::serve_routed(images, listener, std::future::pending()).await
+                {
+                    tracing::error!(
+                        error = &e as &dyn std::error::Error,
+                        "the catalog gRPC server stopped"
+                    );
+                }
+            });
+        }
         let resolver = NamespaceResolver::new(shared.clone()).start();
         let _ = shared.registries.resolve.set(resolver.clone().recipient());
         let _ = shared.registries.wants.set(resolver.recipient());

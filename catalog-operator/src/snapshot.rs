@@ -39,9 +39,15 @@ pub fn entry(b: &api::Bundle) -> Result<BundleEntry, String> {
     // Only the `olm.deprecated` property makes a bundle unselectable (OLM v0); a catalog's `olm.deprecations`
     // notice (`b.deprecation`) is reported on the Subscription instead (crate::deprecation).
     let mut deprecated = false;
+    let provided_apis: Vec<Gvk> = b.provided_apis.iter().map(gvk).collect();
     for p in &b.properties {
         if p.r#type == "olm.deprecated" {
             deprecated = true;
+        }
+        // An `olm.gvk` property the bundle's provided APIs already hold is left out: it is most of a catalog
+        // snapshot's memory (a JSON object per API), and the resolver sees provided APIs as `olm.gvk` either way.
+        if p.r#type == "olm.gvk" && names_provided(&p.value, &provided_apis) {
+            continue;
         }
         let value = serde_json::from_str(&p.value).map_err(|e| {
             format!(
@@ -71,12 +77,85 @@ pub fn entry(b: &api::Bundle) -> Result<BundleEntry, String> {
         replaces: Some(b.replaces.clone()).filter(|r| !r.is_empty()),
         skips: b.skips.iter().filter(|s| !s.is_empty()).cloned().collect(),
         skip_range: Some(b.skip_range.clone()).filter(|r| !r.is_empty()),
-        provided_apis: b.provided_apis.iter().map(gvk).collect(),
+        provided_apis,
         required_apis: b.required_apis.iter().map(gvk).collect(),
         properties,
         bundle_path: b.bundle_path.clone(),
         deprecated,
     })
+}
+
+/// Whether `olm.gvk` property text `value` names an API of `provided`.
+fn names_provided(value: &str, provided: &[Gvk]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct GvkValue {
+        #[serde(default)]
+        group: String,
+        #[serde(default)]
+        version: String,
+        #[serde(default)]
+        kind: String,
+    }
+    serde_json::from_str::<GvkValue>(value).is_ok_and(|g| {
+        provided
+            .iter()
+            .any(|p| p.group == g.group && p.version == g.version && p.kind == g.kind)
+    })
+}
+
+/// The snapshot and deprecation index of a catalog held in this process, read one bundle at a time, so the
+/// catalog's wire bundles are never all in memory at once.
+pub fn from_store(
+    key: CatalogKey,
+    priority: i32,
+    store: &registry::store::Store,
+) -> Result<(Converted, crate::deprecation::DeprecationIndex), registry::query::QueryError> {
+    let packages = store
+        .packages()
+        .iter()
+        .map(|p| registry::query::get_package(store, &p.name))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut deprecations = crate::deprecation::DeprecationIndex::build(&packages, &[]);
+    let mut notes = Vec::new();
+    let mut entries = Vec::with_capacity(store.list_order().len());
+    for i in 0..store.list_order().len() {
+        let Some(b) = registry::query::list_bundle_at(store, i) else {
+            continue;
+        };
+        let b = crate::catalogs::for_resolution(b?);
+        deprecations.add_bundle(&b);
+        match entry(&b) {
+            Ok(e) => entries.push(e),
+            Err(note) => notes.push(note),
+        }
+    }
+    Ok((
+        Converted {
+            snapshot: snapshot_of(key, priority, &packages, entries),
+            notes,
+        },
+        deprecations,
+    ))
+}
+
+fn snapshot_of(
+    key: CatalogKey,
+    priority: i32,
+    packages: &[api::Package],
+    bundles: Vec<BundleEntry>,
+) -> CatalogSnapshot {
+    CatalogSnapshot {
+        key,
+        priority,
+        packages: packages
+            .iter()
+            .map(|p| PackageInfo {
+                name: p.name.clone(),
+                default_channel: p.default_channel_name.clone(),
+            })
+            .collect(),
+        bundles,
+    }
 }
 
 /// A catalog's bundles and packages as one resolver snapshot.
@@ -94,20 +173,8 @@ pub fn convert(
             Err(note) => notes.push(note),
         }
     }
-    let packages = packages
-        .iter()
-        .map(|p| PackageInfo {
-            name: p.name.clone(),
-            default_channel: p.default_channel_name.clone(),
-        })
-        .collect();
     Converted {
-        snapshot: CatalogSnapshot {
-            key,
-            priority,
-            packages,
-            bundles: entries,
-        },
+        snapshot: snapshot_of(key, priority, packages, entries),
         notes,
     }
 }
@@ -134,6 +201,37 @@ mod tests {
     #[case::a_prerelease_is_kept("1.0.0-rc.1", "1.0.0-rc.1")]
     fn versions_are_parsed_tolerantly(#[case] text: &str, #[case] want: &str) {
         assert_eq!(tolerant_version(text).expect("parse").to_string(), want);
+    }
+
+    #[rstest]
+    #[case::a_provided_api_is_kept_once(r#"{"group":"g","version":"v1","kind":"Store"}"#, false)]
+    #[case::another_api_is_kept_as_a_property(
+        r#"{"group":"g","version":"v1","kind":"Other"}"#,
+        true
+    )]
+    #[case::an_unreadable_value_is_kept(r#"not json"#, true)]
+    fn an_olm_gvk_property_is_left_out_when_the_provided_apis_hold_it(
+        #[case] value: &str,
+        #[case] kept: bool,
+    ) {
+        let mut b = bundle("a.v1", "1.0.0");
+        b.provided_apis = vec![api::GroupVersionKind {
+            group: "g".into(),
+            version: "v1".into(),
+            kind: "Store".into(),
+            plural: "stores".into(),
+        }];
+        b.properties = vec![api::Property {
+            r#type: "olm.gvk".into(),
+            value: value.into(),
+        }];
+        match entry(&b) {
+            Ok(e) => {
+                assert_eq!(e.provided_apis.len(), 1);
+                assert_eq!(e.properties.len(), usize::from(kept));
+            }
+            Err(note) => assert!(kept && note.contains("not JSON"), "{note}"),
+        }
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub fn normalize(path: &str) -> Option<String> {
 }
 
 /// One layer's tar bytes, decompressed according to its media type.
-fn reader<'a>(
+pub(crate) fn reader<'a>(
     reference: &str,
     media_type: &str,
     bytes: &'a [u8],

@@ -25,6 +25,7 @@ pub mod mirrors;
 pub mod options;
 pub mod platform;
 pub mod publish;
+pub mod unpack_dir;
 
 pub use bundle::UnpackedBundle;
 pub use client::{Auth, Image, Registry};

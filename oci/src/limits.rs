@@ -38,4 +38,14 @@ impl Limits {
         layers: 64,
         image_bytes: 64 << 20,
     };
+    /// Catalog images indexed from disk (catalog-operator's cache folder): the compressed layers are in memory
+    /// while they are pulled, the unpacked files only on disk (a 10,000-bundle catalog is about 200 MiB of FBC).
+    pub const CATALOG_ON_DISK: Limits = Limits {
+        manifest_bytes: 4 << 20,
+        layer_bytes: 128 << 20,
+        unpacked_bytes: 2 << 30,
+        file_bytes: 1 << 30,
+        layers: 64,
+        image_bytes: 128 << 20,
+    };
 }

@@ -100,6 +100,10 @@ pub struct RunArgs {
     /// catalog-operator's `--global-pull-secret`; package-server needs `get` on it.
     #[arg(long = "global-pull-secret", env = "OLM_RS_GLOBAL_PULL_SECRET", value_parser = catalog_image::secret_ref::parse_secret_ref)]
     pub global_pull_secret: Option<catalog_image::secret_ref::SecretRef>,
+    /// Read image catalogs (`spec.image`, no address) from catalog-operator, which serves the ones it loaded on
+    /// this gRPC address (its `--catalog-serve-addr`), instead of pulling and indexing each image here.
+    #[arg(long = "image-catalogs-address", env = "OLM_RS_IMAGE_CATALOGS_ADDRESS")]
+    pub image_catalogs_address: Option<String>,
     /// Log format on stdout.
     #[arg(long, env = "OLM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,

@@ -1,5 +1,7 @@
 //! Image catalogs (a `grpc` CatalogSource with `spec.image` and no address): catalog-operator serves them
-//! in-process, with no registry Pod or Service to dial (catalog-operator/src/catalog_images.rs), so
+//! in-process, with no registry Pod or Service to dial (catalog-operator/src/catalog_images.rs). With
+//! `--image-catalogs-address`, package-server reads them from catalog-operator's catalog gRPC server
+//! ([`served`]: the catalog loaded and indexed once, in catalog-operator; `registry::routed`). Without it,
 //! package-server pulls the same image itself, indexes its catalog the same way (crate `catalog-image`,
 //! `files::index`: the FBC under the configs label, or an older sqlite index) and lists it through the same
 //! queries as a ConfigMap catalog (`load::from_store`). A read first resolves the tag's digest (one HEAD): an
@@ -14,6 +16,7 @@ use crate::types::PackageManifest;
 use catalog_image::pull_secrets;
 use catalog_image::secret_ref::SecretRef;
 use oci::{Auth, Limits, Registry};
+use registry::client::{ClientOptions, RegistryClient};
 
 /// What a read of an image catalog found.
 #[derive(Debug)]
@@ -82,6 +85,31 @@ pub async fn read(
         digest,
         packages: Some(packages),
     })
+}
+
+/// The packages of an image catalog catalog-operator loaded, read from its catalog server at `address` with the
+/// same RPCs as an address catalog, naming the catalog (`<namespace>/<name>`) on every request. A catalog it
+/// has not loaded (yet) fails the read (NOT_FOUND); the actor retries, and reads again when catalog-operator
+/// records the catalog READY.
+pub async fn served(
+    address: &str,
+    options: ClientOptions,
+    info: &CatalogInfo,
+) -> Result<Vec<PackageManifest>, String> {
+    let options = ClientOptions {
+        catalog: Some(format!("{}/{}", info.namespace, info.name)),
+        ..options
+    };
+    let client =
+        RegistryClient::connect(address, options).map_err(|e| olm_runtime::error::chain(&e))?;
+    let read = load::load(&client, info).await.map_err(|e| {
+        format!(
+            "reading the catalog from catalog-operator at {address}: {}",
+            olm_runtime::error::chain(&e)
+        )
+    });
+    client.close();
+    read
 }
 
 #[cfg(test)]

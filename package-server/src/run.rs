@@ -39,6 +39,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         registry_probe_seconds,
         registry,
         global_pull_secret,
+        image_catalogs_address,
         log_format,
     } = args;
     // Bad registry files stop package-server here, naming the file.
@@ -81,6 +82,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             options,
             images,
             global_pull_secret,
+            image_catalogs: image_catalogs_address,
         });
         let server = Arc::new(
             Server::new(store, auth, Authorizer::new(client.clone()))

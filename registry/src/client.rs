@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio_stream::StreamExt;
+use tonic::metadata::{Ascii, MetadataValue};
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};
 use tonic_health::pb::health_check_response::ServingStatus;
@@ -119,6 +121,9 @@ pub struct ClientOptions {
     /// `keepalive_timeout` (a peer that vanished without closing the connection).
     pub keepalive_interval: Duration,
     pub keepalive_timeout: Duration,
+    /// The catalog (`<namespace>/<name>`) every request names in [`crate::routed::CATALOG_HEADER`], for a
+    /// server that serves many (catalog-operator's); None for a registry of one catalog.
+    pub catalog: Option<String>,
 }
 
 impl Default for ClientOptions {
@@ -133,6 +138,7 @@ impl Default for ClientOptions {
             max_stream_messages: 500_000,
             keepalive_interval: Duration::from_secs(30),
             keepalive_timeout: Duration::from_secs(10),
+            catalog: None,
         }
     }
 }
@@ -145,6 +151,8 @@ pub enum ClientError {
         #[source]
         source: tonic::transport::Error,
     },
+    #[error("invalid catalog name {catalog:?} (not ASCII)")]
+    Catalog { catalog: String },
     #[error("{rpc} failed")]
     Rpc {
         rpc: &'static str,
@@ -167,6 +175,7 @@ impl ClientError {
         match self {
             ClientError::Rpc { source, .. } => Some(source),
             ClientError::Address { .. }
+            | ClientError::Catalog { .. }
             | ClientError::StateTimeout { .. }
             | ClientError::Stream { .. } => None,
         }
@@ -175,9 +184,23 @@ impl ClientError {
 
 pub type Result<T, E = ClientError> = std::result::Result<T, E>;
 
+/// Names the catalog on every request ([`ClientOptions::catalog`]).
+#[derive(Clone)]
+pub struct CatalogHeader(Option<MetadataValue<Ascii>>);
+
+impl tonic::service::Interceptor for CatalogHeader {
+    fn call(&mut self, mut req: tonic::Request<()>) -> Result<tonic::Request<()>, Status> {
+        if let Some(v) = &self.0 {
+            req.metadata_mut()
+                .insert(crate::routed::CATALOG_HEADER, v.clone());
+        }
+        Ok(req)
+    }
+}
+
 /// A long-lived connection to one registry.
 pub struct RegistryClient {
-    raw: RawClient<Channel>,
+    raw: RawClient<InterceptedService<Channel, CatalogHeader>>,
     state: watch::Sender<ConnectionState>,
     options: ClientOptions,
     monitor: tokio::task::JoinHandle<()>,
@@ -204,7 +227,14 @@ impl RegistryClient {
             .keep_alive_while_idle(true)
             .tcp_nodelay(true);
         let channel = endpoint.connect_lazy();
-        let raw = RawClient::new(channel.clone())
+        let header = match &options.catalog {
+            Some(c) => Some(
+                c.parse()
+                    .map_err(|_| ClientError::Catalog { catalog: c.clone() })?,
+            ),
+            None => None,
+        };
+        let raw = RawClient::with_interceptor(channel.clone(), CatalogHeader(header))
             .max_decoding_message_size(options.max_message_bytes)
             .max_encoding_message_size(options.max_message_bytes);
         let (state, _) = watch::channel(ConnectionState::Idle);

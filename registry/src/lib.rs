@@ -20,6 +20,7 @@ pub mod cli;
 pub mod client;
 pub mod commands;
 pub mod query;
+pub mod routed;
 pub mod server;
 pub mod service;
 pub mod store;

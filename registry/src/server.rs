@@ -72,3 +72,25 @@ pub async fn serve(
         .await
         .map_err(ServeError::Transport)
 }
+
+/// Serves the catalogs of `catalogs` on `listener` (`api.Registry` routed by [`crate::routed::CATALOG_HEADER`],
+/// and health) until `shutdown` completes.
+pub async fn serve_routed(
+    catalogs: Arc<dyn crate::routed::Catalogs>,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
+    tonic::transport::Server::builder()
+        .add_service(api::registry_server::RegistryServer::new(
+            crate::routed::RoutedRegistry::new(catalogs),
+        ))
+        .add_service(tonic_health::pb::health_server::HealthServer::new(
+            AlwaysServing,
+        ))
+        .serve_with_incoming_shutdown(
+            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true)),
+            shutdown,
+        )
+        .await
+        .map_err(ServeError::Transport)
+}

@@ -253,6 +253,37 @@ impl<'a> Problem<'a> {
         }
     }
 
+    /// The properties a CEL rule sees for `v`: its bundle's, and an `olm.gvk` for each API it provides that no
+    /// `olm.gvk` property names (a catalog snapshot may keep provided APIs in `provided_apis` only).
+    pub fn cel_properties(&self, v: VarId) -> std::borrow::Cow<'a, [Property]> {
+        let own = self.properties(v);
+        let named = |g: &Gvk| {
+            own.iter().any(|p| {
+                p.type_ == "olm.gvk"
+                    && p.value.get("group").and_then(serde_json::Value::as_str)
+                        == Some(g.group.as_str())
+                    && p.value.get("version").and_then(serde_json::Value::as_str)
+                        == Some(g.version.as_str())
+                    && p.value.get("kind").and_then(serde_json::Value::as_str)
+                        == Some(g.kind.as_str())
+            })
+        };
+        let missing: Vec<Property> = self.vars[v as usize]
+            .provides
+            .iter()
+            .filter(|g| !named(g))
+            .map(|g| Property {
+                type_: "olm.gvk".into(),
+                value: gvk_value(g),
+            })
+            .collect();
+        if missing.is_empty() {
+            std::borrow::Cow::Borrowed(own)
+        } else {
+            std::borrow::Cow::Owned(own.iter().cloned().chain(missing).collect())
+        }
+    }
+
     pub fn catalog_index(&self, key: &CatalogKey) -> Option<usize> {
         self.catalogs.iter().position(|c| &c.key == key)
     }
@@ -347,7 +378,7 @@ impl<'a> Problem<'a> {
                 (0..self.vars.len() as VarId).filter(|&v| has_label(self.properties(v), label)),
             ),
             Requirement::Cel(rule) => out.extend(
-                (0..self.vars.len() as VarId).filter(|&v| rule.matches(self.properties(v))),
+                (0..self.vars.len() as VarId).filter(|&v| rule.matches(&self.cel_properties(v))),
             ),
             Requirement::Any(all) | Requirement::None(all) => {
                 for r in all {
@@ -369,6 +400,22 @@ impl<'a> Problem<'a> {
             })
             .collect()
     }
+}
+
+/// An `olm.gvk` property's value: `{"group", "version", "kind"}`.
+fn gvk_value(g: &Gvk) -> serde_json::Value {
+    #[derive(serde::Serialize)]
+    struct GvkValue<'a> {
+        group: &'a str,
+        version: &'a str,
+        kind: &'a str,
+    }
+    serde_json::to_value(GvkValue {
+        group: &g.group,
+        version: &g.version,
+        kind: &g.kind,
+    })
+    .unwrap_or_default()
 }
 
 /// OLM's `LabelPredicate`: an `olm.label` property whose `label` is `label`.

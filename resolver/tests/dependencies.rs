@@ -126,6 +126,13 @@ fn check(n: &Namespace, want: &[(&str, Want)], steps: &[(&str, &str)]) {
                "cel": {"rule": "properties.exists(p, p.type == 'certified' && p.value == 'true')"}})),
            b("b.v1", "b", "stable", "1.0.0").prop("certified", json!("false"))])]),
     vec![("s", Want::Failed("it requires a bundle whose properties satisfy `properties.exists(p, p.type == 'certified' && p.value == 'true')` (\"needs a certified store\"), and no bundle in the visible catalogs or the namespace satisfies it"))], vec![])]
+#[case::a_cel_constraint_sees_a_provided_api_as_an_olm_gvk_property(
+    ns(vec![sub("s", "a", "alpha", "cat")], vec![],
+       vec![cat("cat", NS, 0, vec![
+           b("a.v1", "a", "alpha", "1.0.0").prop("olm.constraint", json!({"failureMessage": "needs a Store API",
+               "cel": {"rule": "properties.exists(p, p.type == 'olm.gvk' && p.value.kind == 'Store')"}})),
+           b("c.v1", "c", "stable", "1.0.0").provides("Store")])]),
+    vec![("s", Want::Install("a.v1"))], vec![("c.v1", "c-stable-cat-ns"), ("a.v1", "s")])]
 #[case::a_cel_constraint_with_semver_compare(
     ns(vec![sub("s", "a", "alpha", "cat")], vec![],
        vec![cat("cat", NS, 0, vec![

@@ -217,6 +217,63 @@ async fn a_catalog_image_without_a_catalog_and_an_invalid_poll_interval_say_so()
     .await
 }
 
+/// Bad input while indexing (issue 33) is a status naming what and where, never a crash: a catalog file that
+/// does not parse names its path in the image; a cache folder that cannot be written (a file stands where it
+/// should be) names that folder; catalog-operator keeps running.
+#[tokio::test]
+async fn a_catalog_that_does_not_parse_and_an_unwritable_cache_folder_say_where()
+-> anyhow::Result<()> {
+    let cluster = olm_tests::Cluster::shared()?;
+    with_namespace(cluster, "catimgidx", |ctx| async move {
+        let registry = oci::Registry::default();
+        let prefix = format!("{}/{}", registry_addr(), ctx.namespace);
+        let broken = format!("{prefix}/broken:v1");
+        push_catalog(
+            &registry,
+            b"{\"schema\": \"olm.package\", not json".to_vec(),
+            &broken,
+        )
+        .await?;
+        let good = format!("{prefix}/good:v1");
+        let docs = fbc_package(
+            "p",
+            &[("p.v1.0.0", "1.0.0", None, "127.0.0.1:1/p@sha256:0")],
+        );
+        push_catalog(&registry, fbc_text(&docs).into_bytes(), &good).await?;
+        let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+        let message_of = |name: &'static str, says: &'static str| {
+            let catalogs = catalogs.clone();
+            async move {
+                let cs = await_object(&catalogs, name, DEADLINE, says, |c| {
+                    c.and_then(|c| c.status.as_ref())
+                        .is_some_and(|s| s.message.contains(says))
+                })
+                .await?;
+                anyhow::Ok(cs.status.unwrap_or_default().message)
+            }
+        };
+
+        let mut op = catalog_operator(&ctx, &[]).await?;
+        create(&ctx, Catsrc::named("broken").image(&broken).build()).await?;
+        let message = message_of("broken", "is not a catalog").await?;
+        assert!(message.contains("/configs/catalog.json"), "{message}");
+        assert!(op.exited().is_none(), "catalog-operator keeps running");
+        drop(op);
+
+        let dir = tempfile::tempdir()?;
+        let blocked = dir.path().join("not-a-folder");
+        std::fs::write(&blocked, "a file where the cache folder goes")?;
+        let blocked_s = blocked.display().to_string();
+        let mut op = catalog_operator(&ctx, &["--catalog-cache-dir", &blocked_s]).await?;
+        create(&ctx, Catsrc::named("good").image(&good).build()).await?;
+        let message = message_of("good", "cannot stage catalog image").await?;
+        assert!(message.contains(&blocked_s), "{message}");
+        assert!(op.exited().is_none(), "catalog-operator keeps running");
+        Ok(())
+    })
+    .await
+}
+
 #[tokio::test]
 async fn a_failed_poll_keeps_serving_the_last_good_catalog() -> anyhow::Result<()> {
     let root = std::path::PathBuf::from(

@@ -48,15 +48,27 @@ pub async fn content(
         (_, Some(source)) => (source, None),
         (_, None) => return Err(format!("{}", FetchError::NotServing(key))),
     };
-    let (packages, bundles) = source.content().await.map_err(|e| error_text(&e))?;
-    let (converted, deprecations) = tokio::task::spawn_blocking(move || {
-        (
-            snapshot::convert(key, priority, &packages, &bundles),
-            DeprecationIndex::build(&packages, &bundles),
-        )
-    })
-    .await
-    .map_err(|e| format!("snapshot task failed: {e}"))?;
+    let (converted, deprecations) = match &source {
+        // Read one bundle at a time: a large catalog's wire bundles are never all in memory.
+        BundleSource::InProcess(store) => {
+            let store = store.clone();
+            tokio::task::spawn_blocking(move || snapshot::from_store(key, priority, &store))
+                .await
+                .map_err(|e| format!("snapshot task failed: {e}"))?
+                .map_err(|e| error_text(&e))?
+        }
+        BundleSource::Grpc(_) => {
+            let (packages, bundles) = source.content().await.map_err(|e| error_text(&e))?;
+            tokio::task::spawn_blocking(move || {
+                (
+                    snapshot::convert(key, priority, &packages, &bundles),
+                    DeprecationIndex::build(&packages, &bundles),
+                )
+            })
+            .await
+            .map_err(|e| format!("snapshot task failed: {e}"))?
+        }
+    };
     Ok(Fetched {
         snapshot: converted.snapshot,
         deprecations,
@@ -79,7 +91,7 @@ async fn load_image(
         .catalog_images
         .load(key, image, &auth)
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| error_text(&e))
 }
 
 /// The labels that route a catalog ConfigMap's changes to its CatalogSource (a typed merge patch).

@@ -46,6 +46,9 @@ pub struct Shared {
     pub images: oci::Registry,
     /// The pull secret every image pull may use after the CatalogSource's own (`--global-pull-secret`).
     pub global_pull_secret: Option<catalog_image::secret_ref::SecretRef>,
+    /// catalog-operator's catalog gRPC address (`--image-catalogs-address`): image catalogs are read there,
+    /// not pulled (crate::image_catalog::served).
+    pub image_catalogs: Option<String>,
 }
 
 /// The registry connection changed state (sent by the monitor task of connection `generation`).
@@ -157,14 +160,17 @@ impl CatalogActor {
             (Source::ConfigMap(name), _) => {
                 Read::ConfigMap(self.shared.client.clone(), name.clone())
             }
-            (Source::Image(image), _) => Read::Image(
-                self.shared.images.clone(),
-                image.clone(),
-                self.image_read
-                    .as_ref()
-                    .filter(|(i, _)| i == image)
-                    .map(|(_, d)| d.clone()),
-            ),
+            (Source::Image(image), _) => match &self.shared.image_catalogs {
+                Some(address) => Read::Served(address.clone(), self.shared.options.clone()),
+                None => Read::Image(
+                    self.shared.images.clone(),
+                    image.clone(),
+                    self.image_read
+                        .as_ref()
+                        .filter(|(i, _)| i == image)
+                        .map(|(_, d)| d.clone()),
+                ),
+            },
             _ => return reconcile::now(Outcome::Done(Next::Idle)),
         };
         let started = std::time::Instant::now();
@@ -176,6 +182,11 @@ impl CatalogActor {
                     .await
                     .map_err(|e| olm_runtime::error::chain(&e))
                     .map(|p| (Some(p), None)),
+                Read::Served(address, options) => {
+                    crate::image_catalog::served(&address, options, &observed.info)
+                        .await
+                        .map(|p| (Some(p), None))
+                }
                 Read::ConfigMap(client, name) => read_config_map(client, name, observed.info)
                     .await
                     .map(|p| (Some(p), None)),
@@ -263,6 +274,8 @@ impl Reconciler for CatalogActor {
 
 enum Read {
     Grpc(Arc<RegistryClient>),
+    /// catalog-operator's catalog server (address, client options).
+    Served(String, ClientOptions),
     ConfigMap(kube::Client, String),
     /// Registry, image, digest read last.
     Image(oci::Registry, String, Option<String>),

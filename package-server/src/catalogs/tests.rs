@@ -104,6 +104,7 @@ fn actor(client: kube::Client, store: Arc<PackageStore>) -> Addr<CatalogActor> {
         options: ClientOptions::default(),
         images: oci::Registry::default(),
         global_pull_secret: None,
+        image_catalogs: None,
     };
     CatalogActor::new(ObjectKey::new("ns", "c"), shared).start()
 }
