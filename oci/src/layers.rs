@@ -101,14 +101,7 @@ pub fn unpack(
                 continue;
             }
             let size = entry.size();
-            if size > limits.file_bytes {
-                return Err(PullError::TooLarge {
-                    reference: reference.to_string(),
-                    what: format!("file /{path}"),
-                    size,
-                    limit: limits.file_bytes,
-                });
-            }
+            limits.check_file(reference, &path, size)?;
             let mut content = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
             entry
                 .read_to_end(&mut content)

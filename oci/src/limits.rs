@@ -18,6 +18,24 @@ pub struct Limits {
 }
 
 impl Limits {
+    /// Refuse a kept file of `size` bytes at `/path` of `reference` when it is over [`Limits::file_bytes`].
+    pub fn check_file(
+        &self,
+        reference: &str,
+        path: &str,
+        size: u64,
+    ) -> Result<(), crate::error::PullError> {
+        if size > self.file_bytes {
+            return Err(crate::error::PullError::TooLarge {
+                reference: reference.to_string(),
+                what: format!("file /{path}"),
+                size,
+                limit: self.file_bytes,
+            });
+        }
+        Ok(())
+    }
+
     /// Bundle images: a bundle's manifests are small (the largest community bundle is a few MiB of CRDs).
     pub const BUNDLE: Limits = Limits {
         manifest_bytes: 4 << 20,

@@ -68,15 +68,7 @@ pub fn unpack_layer(
             continue;
         }
         let size = entry.size();
-        if size > limits.file_bytes {
-            return Err(PullError::TooLarge {
-                reference: reference.to_string(),
-                what: format!("file /{path}"),
-                size,
-                limit: limits.file_bytes,
-            }
-            .into());
-        }
+        limits.check_file(reference, &path, size)?;
         *written += size;
         if *written > limits.unpacked_bytes {
             return Err(PullError::TooLarge {

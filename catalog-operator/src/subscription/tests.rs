@@ -44,8 +44,14 @@ struct Scenario {
 
 fn start(script: Vec<u16>) -> Scenario {
     let api = FakeApi::new(script);
+    let shared = shared(api.client());
+    start_on(api, shared)
+}
+
+/// The Subscription's actor on `shared`, told of the Subscription.
+fn start_on(api: FakeApi, shared: Shared) -> Scenario {
     let journal: SharedJournal = Arc::new(Mutex::new(Journal::with_capacity(100)));
-    let mut actor = SubscriptionActor::new(ObjectKey::new("ns", "a"), shared(api.client()));
+    let mut actor = SubscriptionActor::new(ObjectKey::new("ns", "a"), shared);
     actor.attach(journal.clone());
     let actor = actor.start();
     actor.do_send(ObjectEvent::Observed(subscription()));
@@ -213,19 +219,7 @@ async fn start_with_permits_taken(
         .acquire_many_owned(crate::shared::HEALTH_WRITES as u32)
         .await
         .expect("permits");
-    let journal: SharedJournal = Arc::new(Mutex::new(Journal::with_capacity(100)));
-    let mut actor = SubscriptionActor::new(ObjectKey::new("ns", "a"), shared);
-    actor.attach(journal.clone());
-    let actor = actor.start();
-    actor.do_send(ObjectEvent::Observed(subscription()));
-    (
-        Scenario {
-            api,
-            actor,
-            journal,
-        },
-        held,
-    )
+    (start_on(api, shared), held)
 }
 
 #[actix_rt::test]
