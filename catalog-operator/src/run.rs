@@ -86,7 +86,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             )),
             catalog_images: Arc::new(crate::catalog_images::CatalogImages::new(images, indexer)),
             health_writes: Arc::new(tokio::sync::Semaphore::new(crate::shared::HEALTH_WRITES)),
-            background_runs: Arc::new(tokio::sync::Semaphore::new(crate::shared::BACKGROUND_RUNS)),
         };
         if let Some(addr) = catalog_serve_addr {
             let listener = registry::server::bind(addr).await?;

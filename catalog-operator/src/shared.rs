@@ -40,16 +40,10 @@ pub struct Shared {
     /// Subscription) take one of these, so that such a fan-out never floods the API server ahead of the writes
     /// of an install ([`HEALTH_WRITES`]).
     pub health_writes: Arc<tokio::sync::Semaphore>,
-    /// Namespace resolution runs caused only by catalog changes take one of these (`namespace::run_class`:
-    /// a fan-out over every subscribed namespace never holds up a new Subscription's resolution).
-    pub background_runs: Arc<tokio::sync::Semaphore>,
 }
 
 /// Health-only Subscription status writes in flight at once.
 pub const HEALTH_WRITES: usize = 8;
-
-/// Background namespace resolution runs at once.
-pub const BACKGROUND_RUNS: usize = 4;
 
 /// Settings from the command line.
 #[derive(Debug, Clone)]
@@ -215,7 +209,6 @@ impl Shared {
             bundles: Arc::default(),
             catalog_images: Arc::default(),
             health_writes: Arc::new(tokio::sync::Semaphore::new(HEALTH_WRITES)),
-            background_runs: Arc::new(tokio::sync::Semaphore::new(BACKGROUND_RUNS)),
         }
     }
 }

@@ -12,7 +12,7 @@
 use super::known::Known;
 use super::observe::{self, in_ns};
 use super::prefetch::{self, Fetched, Prefetch};
-use super::{effects, plan, run_class};
+use super::{effects, plan};
 use crate::error::{self, Error, SyncError};
 use crate::routes::{Cause as ResolveCause, Resolve};
 use crate::shared::Shared;
@@ -33,8 +33,6 @@ pub struct NamespaceActor {
     known: Known,
     prefetch: Prefetch,
     control: Loop,
-    /// What the next run was asked for by ([`run_class`]: catalog changes alone make a background run).
-    causes: run_class::Causes,
 }
 
 impl NamespaceActor {
@@ -49,7 +47,6 @@ impl NamespaceActor {
             namespace,
             known: Known::default(),
             prefetch: Prefetch::default(),
-            causes: run_class::Causes::default(),
         }
     }
 }
@@ -94,22 +91,11 @@ impl Reconciler for NamespaceActor {
 
     fn run(&mut self, _ctx: &mut Context<Self>) -> ResponseActFuture<Self, Outcome> {
         let shared = self.shared.clone();
-        let background = self
-            .causes
-            .take_background()
-            .then(|| self.shared.background_runs.clone());
         // A reflector store fills only when its first list is complete; no decision before every store listed.
-        // A background run (a catalog fan-out's) then waits for its permit, held until the run ends.
-        let ready = async move {
-            shared.stores_ready().await;
-            match background {
-                Some(permits) => permits.acquire_owned().await.ok(),
-                None => None,
-            }
-        };
+        let ready = async move { shared.stores_ready().await };
         Box::pin(
             actix::fut::wrap_future::<_, Self>(ready)
-                .then(|permit, act, _ctx| {
+                .then(|(), act, _ctx| {
                     let ns = act.namespace.clone();
                     let subs = act
                         .known
@@ -117,14 +103,8 @@ impl Reconciler for NamespaceActor {
                     let plans = act.known.plans(in_ns(act.shared.install_plans(), &ns));
                     let fetched = act.prefetch.fetched().clone();
                     let span = tracing::info_span!("catalog.resolve", namespace = %ns);
-                    let run = one_run(act.shared.clone(), ns, subs, plans, fetched);
                     actix::fut::wrap_future(
-                        async move {
-                            let ran = run.await;
-                            drop(permit);
-                            ran
-                        }
-                        .instrument(span),
+                        one_run(act.shared.clone(), ns, subs, plans, fetched).instrument(span),
                     )
                 })
                 .map(|result, act, ctx| match result {
@@ -182,10 +162,6 @@ impl Handler<Resolve> for NamespaceActor {
     type Result = ();
 
     fn handle(&mut self, msg: Resolve, ctx: &mut Self::Context) {
-        self.causes.heard(match msg.cause {
-            ResolveCause::CatalogChanged => run_class::Heard::CatalogChanged,
-            _ => run_class::Heard::Other,
-        });
         let cause = match msg.cause {
             ResolveCause::Retry => Cause::Timer,
             other => Cause::Message(other.as_str()),
@@ -199,7 +175,6 @@ impl Handler<Want> for NamespaceActor {
 
     fn handle(&mut self, msg: Want, ctx: &mut Self::Context) {
         if self.known.hear(msg.news) {
-            self.causes.heard(run_class::Heard::Other);
             reconcile::trigger(self, ctx, Cause::Message("subscription want"));
         }
     }
@@ -210,7 +185,6 @@ impl Handler<Fetched> for NamespaceActor {
 
     fn handle(&mut self, msg: Fetched, ctx: &mut Self::Context) {
         self.prefetch.finished(msg);
-        self.causes.heard(run_class::Heard::Other);
         reconcile::trigger(self, ctx, Cause::Message("bundle fetched"));
     }
 }

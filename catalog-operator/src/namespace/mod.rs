@@ -24,7 +24,6 @@ pub mod plan_name;
 pub mod prefetch;
 pub mod relevance;
 pub mod reuse;
-pub mod run_class;
 pub mod settle;
 
 use crate::shared::Shared;
