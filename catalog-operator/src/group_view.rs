@@ -35,6 +35,14 @@ pub struct GroupViewStatus {
         skip_serializing_if = "Option::is_none"
     )]
     pub service_account_ref: Option<ObjectReference>,
+    /// `status.namespaces`: the targets olm-operator synced (`None` before its first sync, or when it does not
+    /// decode).
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub namespaces: Option<Vec<String>>,
 }
 
 /// `spec` with `upgradeStrategy` kept as written.

@@ -3,13 +3,19 @@
 //! from `controller_runtime_reconcile_total` on `/metrics` before and after. Resolution runs are the expensive
 //! ones (each reads the whole namespace and may resolve); the bound below is the path of
 //! [architecture.md](../../docs/architecture.md#message-flow). No olm-operator runs, so the CSV's phases
-//! (each a `CsvChanged` resolution) do not count: only its creation by the plan does.
+//! (each a `CsvChanged` resolution) do not count: only its creation by the plan does. Every status the second
+//! Subscription passes through is watched: none may say its resolution failed (a namespace resolved while its
+//! CSV exists but its plan is not Complete must not offer that bundle again beside the CSV).
 
+use futures::StreamExt;
+use kube::Api;
+use kube::runtime::watcher;
+use messages::crd::subscription::Subscription;
 use messages::crd::subscription::SubscriptionState;
 use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, OperatorProcess, eventually, with_namespace};
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 const KINDS: [&str; 3] = ["Namespace", "Subscription", "InstallPlan"];
 
@@ -75,12 +81,56 @@ async fn one_subscription_install_costs_few_resolution_runs() -> anyhow::Result<
         .await?;
         let before = settled(&op).await?;
 
+        // Every condition the Subscription "solo" is seen with, from before its creation.
+        let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+        let (listed, ready) = tokio::sync::oneshot::channel();
+        let history = tokio::spawn({
+            let seen = seen.clone();
+            let api: Api<Subscription> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+            let config = watcher::Config::default().fields("metadata.name=solo");
+            async move {
+                let mut listed = Some(listed);
+                let mut events = watcher(api, config).boxed();
+                while let Some(event) = events.next().await {
+                    match event {
+                        Ok(watcher::Event::InitDone) => {
+                            if let Some(tx) = listed.take() {
+                                let _ = tx.send(());
+                            }
+                        }
+                        Ok(watcher::Event::Apply(s) | watcher::Event::InitApply(s)) => {
+                            let conditions = s.status.map(|st| st.conditions).unwrap_or_default();
+                            seen.lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                .extend(conditions.into_iter().filter(|c| c.status == "True").map(
+                                    |c| format!("{:?}/{:?}: {}", c.type_, c.reason, c.message),
+                                ));
+                        }
+                        Ok(_) | Err(_) => {}
+                    }
+                }
+            }
+        });
+        tokio::time::timeout(DEADLINE, ready).await??;
+
         subscription(&ctx, sub_to(&ctx, "solo", "solo", "cat")).await?;
         await_sub(&ctx, "solo", "installed", |s| {
             s.state == SubscriptionState::AtLatestKnown
         })
         .await?;
         let after = settled(&op).await?;
+        history.abort();
+        let failed: Vec<String> = seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .filter(|c| c.starts_with("ResolutionFailed"))
+            .cloned()
+            .collect();
+        assert!(
+            failed.is_empty(),
+            "an install that succeeded showed a failed resolution on its way: {failed:?}"
+        );
         let cost: BTreeMap<&str, u64> = KINDS
             .iter()
             .map(|k| {

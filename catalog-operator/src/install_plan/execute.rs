@@ -6,7 +6,9 @@
 
 use super::crd_version::{self, CrdApi, CrdStep};
 use super::machine::Executed;
-use super::{crd_owners, crd_safety, not_served, operator_label, owner_refs, step_kinds};
+use super::{
+    crd_owners, crd_safety, group_annotations, not_served, operator_label, owner_refs, step_kinds,
+};
 use crate::error::error_text;
 use crate::steps::GENERATED_BY;
 use k8s_openapi::api::core::v1::ServiceAccount;
@@ -396,6 +398,13 @@ async fn apply(
                 crd_owners::competing(name, &owned, cx.plan_csvs, cx.crd_owners, cx.namespace)
             {
                 return Err(fail(message));
+            }
+            // The group annotations olm-operator would patch on first (`group_annotations`).
+            if let Some(wanted) = group_annotations::of(&cx.shared.operator_groups(), cx.namespace)
+            {
+                let entries: Vec<(&str, &str)> =
+                    wanted.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                merge_map(&mut obj, "annotations", &entries);
             }
         }
         "CustomResourceDefinition" => {}

@@ -13,6 +13,7 @@ pub mod crd_schema;
 pub mod crd_version;
 pub mod execute;
 pub mod first_status;
+pub mod group_annotations;
 pub mod machine;
 pub mod not_served;
 pub mod operator_label;

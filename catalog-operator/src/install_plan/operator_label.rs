@@ -9,7 +9,6 @@ use crate::steps::PROPERTIES_ANNOTATION;
 use messages::crd::annotations::operator_component_label;
 use messages::crd::install_plan::Step;
 use messages::crd::operator::operator_name;
-use messages::crd::subscription::Subscription;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 
@@ -42,12 +41,16 @@ pub fn by_csv(steps: &[Step], namespace: &str) -> HashMap<String, String> {
         .collect()
 }
 
-/// The labels of a new InstallPlan: the Operator label of each Subscription it is made for (the current plan of a
-/// Subscription carries it in OLM too, put there by the adoption controller).
-pub fn of_plan(owners: &[&Subscription], namespace: &str) -> BTreeMap<String, String> {
-    owners
-        .iter()
-        .map(|s| s.spec.package.as_str())
+/// The labels of a new InstallPlan: the Operator label of each Subscription it is made for, and of each new
+/// dependency Subscription it creates (the plan is that Subscription's first plan). OLM's adoption controller
+/// labels the current plan of every Subscription so; labelled from the start, a Subscription's first plan needs
+/// no label write, and olm-operator's Operator view lists no plans for it (`operator_view::plans`).
+pub fn of_plan<'a>(
+    packages: impl IntoIterator<Item = &'a str>,
+    namespace: &str,
+) -> BTreeMap<String, String> {
+    packages
+        .into_iter()
         .filter(|package| !package.is_empty())
         .map(|package| {
             (
@@ -110,24 +113,12 @@ mod tests {
     #[case::one_subscription(&["etcd"], &["operators.coreos.com/etcd.ns"])]
     #[case::two_subscriptions_one_plan(&["etcd", "vault"], &["operators.coreos.com/etcd.ns", "operators.coreos.com/vault.ns"])]
     #[case::a_subscription_without_package_names_nothing(&[""], &[])]
+    #[case::an_owner_and_its_new_dependency_once_each(&["etcd", "vault", "etcd"], &["operators.coreos.com/etcd.ns", "operators.coreos.com/vault.ns"])]
     fn a_new_plan_carries_its_subscriptions_operators(
         #[case] packages: &[&str],
         #[case] expected: &[&str],
     ) {
-        let subs: Vec<Subscription> = packages
-            .iter()
-            .map(|p| {
-                Subscription::new(
-                    p,
-                    messages::crd::subscription::SubscriptionSpec {
-                        package: p.to_string(),
-                        ..Default::default()
-                    },
-                )
-            })
-            .collect();
-        let owners: Vec<&Subscription> = subs.iter().collect();
-        let labels = of_plan(&owners, "ns");
+        let labels = of_plan(packages.iter().copied(), "ns");
         assert_eq!(
             labels.keys().map(String::as_str).collect::<Vec<_>>(),
             expected

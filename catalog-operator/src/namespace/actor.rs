@@ -72,7 +72,7 @@ async fn one_run(
     let mut o = observe::observe(&shared, &ns, subs, plans).await?;
     let before = plan::before(&o);
     if plan::wants_resolution(&o, &before) {
-        let resolution = observe::resolve(&shared, &o, plan::resolver_input(&before)).await?;
+        let resolution = observe::resolve(&shared, &o, plan::resolver_input(&o, &before)).await?;
         o.confirmed_csvs = observe::confirm_csvs(&shared, &o, &resolution).await?;
         o.resolution = Some(resolution);
     } else if !o.loading.is_empty() {

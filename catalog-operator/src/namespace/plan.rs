@@ -96,15 +96,28 @@ pub fn wants_resolution(o: &Observed, before: &[(Arc<Subscription>, Subscription
     !before.is_empty() && o.groups == 1 && o.loading.is_empty() && !all_pending
 }
 
-/// The Subscriptions as the resolver reads them: with their status before resolution.
+/// The Subscriptions as the resolver reads them: with their status before resolution. A Subscription waiting on
+/// its plan (`UpgradePending`) whose current CSV exists is read as having that CSV installed: its status waits
+/// for the plan to complete, but the CSV is in the namespace, and without it the resolver would offer the same
+/// bundle again beside it and report a package conflict (`ResolutionFailed`) for a Subscription on its way to
+/// `AtLatestKnown` (OLM's `ensureSubscriptionCSVState` records the CSV as installed as soon as it exists).
 pub fn resolver_input(
+    o: &Observed,
     before: &[(Arc<Subscription>, SubscriptionStatus)],
 ) -> Vec<Arc<Subscription>> {
     before
         .iter()
         .map(|(s, st)| {
             let mut s = (**s).clone();
-            s.status = Some(st.clone());
+            let mut st = st.clone();
+            if st.state == SubscriptionState::UpgradePending
+                && st.install_plan_ref.is_some()
+                && !st.current_csv.is_empty()
+                && o.csv_names.contains(&st.current_csv)
+            {
+                st.installed_csv = st.current_csv.clone();
+            }
+            s.status = Some(st);
             Arc::new(s)
         })
         .collect()

@@ -1,27 +1,52 @@
 //! What the view remembers between runs so that a run repeats no request whose answer cannot have changed: the
-//! InstallPlan each Subscription was last adopted with, the phase each CSV's owned objects were last adopted
-//! at, and the RBAC bindings last listed per Operator (olm-operator does not watch bindings). A failed run clears
-//! it all, so the next run redoes everything; a restart starts empty.
+//! InstallPlan each Subscription was last adopted with (or that it was seen with none), the phase each CSV's
+//! owned objects were last adopted at, and the RBAC bindings last listed per Operator (olm-operator does not
+//! watch bindings). A failed run clears it all, so the next run redoes everything; a restart starts empty.
 
 use super::components::Component;
 use messages::key::ObjectKey;
 use std::collections::HashMap;
 
+/// The plan a Subscription was last seen with by this process.
+#[derive(Debug, PartialEq, Eq)]
+enum Seen {
+    /// Seen with no plan.
+    NoPlan,
+    Plan(String),
+}
+
+/// How a Subscription's current plan relates to what the view saw of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanChange {
+    /// The plan it was last adopted with: nothing to do.
+    Same,
+    /// Its first plan, the Subscription seen before with none: catalog-operator labelled the plan when it made
+    /// it (`install_plan::operator_label::of_plan`), and no older plan carries the label: nothing to list.
+    First,
+    /// Another plan than last time, or a Subscription this process has not seen before: its plans are listed.
+    Changed,
+}
+
 #[derive(Default, Debug)]
 pub struct Memo {
-    plans: HashMap<ObjectKey, String>,
+    plans: HashMap<ObjectKey, Seen>,
     phases: HashMap<String, String>,
     bindings: HashMap<String, Vec<Component>>,
 }
 
 impl Memo {
-    /// Whether the Subscription's current plan differs from the one it was last adopted with (and remember it).
-    pub fn plan_changed(&mut self, sub: &ObjectKey, plan: &str) -> bool {
-        if self.plans.get(sub).is_some_and(|p| p == plan) {
-            return false;
+    /// How the Subscription's current plan relates to the one last seen (and remember it).
+    pub fn plan_change(&mut self, sub: &ObjectKey, plan: &str) -> PlanChange {
+        match self.plans.insert(sub.clone(), Seen::Plan(plan.to_owned())) {
+            Some(Seen::Plan(p)) if p == plan => PlanChange::Same,
+            Some(Seen::NoPlan) => PlanChange::First,
+            Some(Seen::Plan(_)) | None => PlanChange::Changed,
         }
-        self.plans.insert(sub.clone(), plan.to_owned());
-        true
+    }
+
+    /// The Subscription was seen with no plan.
+    pub fn no_plan(&mut self, sub: &ObjectKey) {
+        self.plans.insert(sub.clone(), Seen::NoPlan);
     }
 
     /// Whether the CSV (by uid) is at another phase than when its owned objects were last adopted (and remember
@@ -57,10 +82,26 @@ mod tests {
     fn a_plan_is_new_once() {
         let mut m = Memo::default();
         let sub = ObjectKey::new("ns", "s");
-        assert!(m.plan_changed(&sub, "install-1"));
-        assert!(!m.plan_changed(&sub, "install-1"));
-        assert!(m.plan_changed(&sub, "install-2"));
-        assert!(m.plan_changed(&ObjectKey::new("other", "s"), "install-2"));
+        assert_eq!(m.plan_change(&sub, "install-1"), PlanChange::Changed);
+        assert_eq!(m.plan_change(&sub, "install-1"), PlanChange::Same);
+        assert_eq!(m.plan_change(&sub, "install-2"), PlanChange::Changed);
+        assert_eq!(
+            m.plan_change(&ObjectKey::new("other", "s"), "install-2"),
+            PlanChange::Changed
+        );
+    }
+
+    #[test]
+    fn the_first_plan_of_a_subscription_seen_without_one_is_first() {
+        let mut m = Memo::default();
+        let sub = ObjectKey::new("ns", "s");
+        m.no_plan(&sub);
+        assert_eq!(m.plan_change(&sub, "install-1"), PlanChange::First);
+        assert_eq!(m.plan_change(&sub, "install-1"), PlanChange::Same);
+        assert_eq!(m.plan_change(&sub, "install-2"), PlanChange::Changed);
+        // A plan lost (the Subscription reset to none) and a new one: first again.
+        m.no_plan(&sub);
+        assert_eq!(m.plan_change(&sub, "install-3"), PlanChange::First);
     }
 
     #[test]

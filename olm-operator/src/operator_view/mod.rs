@@ -66,6 +66,11 @@ impl Handler<ViewChanged> for OperatorViewActor {
                 if !self.scope().contains(key.namespace.as_deref()) {
                     return;
                 }
+                // Seen with no plan as the change arrives (a run, a debounce later, may see its first plan
+                // already): that plan needs no listing (`memo::PlanChange::First`).
+                if self.without_plan(&key) {
+                    self.memo.no_plan(&key);
+                }
                 self.queue.add_subscription(key);
             }
             ViewChanged::Operators(names) => {
@@ -97,6 +102,24 @@ impl OperatorViewActor {
             .get()
             .cloned()
             .unwrap_or(olm_runtime::wiring::Scope::Cluster)
+    }
+
+    /// Whether the store holds the Subscription with no plan referenced.
+    fn without_plan(&self, key: &ObjectKey) -> bool {
+        let at =
+            kube::runtime::reflector::ObjectRef::new(&key.name).within(key.namespace_or_empty());
+        self.shared
+            .stores
+            .csv
+            .subscriptions
+            .get()
+            .and_then(|s| s.get(&at))
+            .is_some_and(|sub| {
+                sub.status
+                    .as_ref()
+                    .and_then(|st| st.install_plan_ref.as_ref())
+                    .is_none()
+            })
     }
 }
 

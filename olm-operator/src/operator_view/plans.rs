@@ -2,7 +2,9 @@
 //! how many requests, and which plans are labelled or unlabelled. The current plan of a Subscription carries
 //! the Operator's label, its older plans lose it (OLM's adoption controller). A run with a few such
 //! Subscriptions lists each one's labelled plans; a run with more lists every plan's metadata once, so a
-//! thousand new Subscriptions cost one list, not a thousand.
+//! thousand new Subscriptions cost one list, not a thousand. A Subscription's first plan, when the view saw it
+//! with none before, is not listed at all (`memo::PlanChange::First`: catalog-operator labels a plan for each
+//! Subscription it serves or creates).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 

@@ -9,7 +9,7 @@ use super::adopt;
 use super::components::{self, Component, Write};
 use super::index::{Adopting, Pending};
 use super::labels::{For, Kind, LabelWrite};
-use super::memo::Memo;
+use super::memo::{Memo, PlanChange};
 use super::plans::{self, Listing};
 use super::queue::Batch;
 use crate::shared::Shared;
@@ -202,17 +202,20 @@ fn adopt_subscriptions(
                     .push(operator.clone());
             }
         }
-        if let Some(current) = status
+        match status
             .and_then(|s| s.install_plan_ref.as_ref())
             .and_then(|r| r.name.clone())
-            .filter(|plan| memo.plan_changed(key, plan))
         {
-            plan_subs.push(PlanSub {
-                key: key.clone(),
-                namespace,
-                label,
-                current,
-            });
+            None => memo.no_plan(key),
+            Some(current) => match memo.plan_change(key, &current) {
+                PlanChange::Same | PlanChange::First => {}
+                PlanChange::Changed => plan_subs.push(PlanSub {
+                    key: key.clone(),
+                    namespace,
+                    label,
+                    current,
+                }),
+            },
         }
         names.insert(operator);
     }

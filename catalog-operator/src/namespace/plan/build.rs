@@ -166,7 +166,10 @@ pub fn plan_for(
             namespace: Some(o.namespace.clone()),
             owner_references: Some(owners.iter().map(|s| subscription_owner(s)).collect()),
             labels: Some(crate::install_plan::operator_label::of_plan(
-                owners,
+                owners
+                    .iter()
+                    .map(|s| s.spec.package.as_str())
+                    .chain(deps.iter().map(|d| d.package.as_str())),
                 &o.namespace,
             )),
             annotations: Some(o.trace.clone()),

@@ -395,3 +395,45 @@ fn a_step_of_two_bundles_waits_for_both_without_using_up_the_first() {
         "the other Subscription goes on without the pulling one"
     );
 }
+
+/// The resolver reads a Subscription waiting on its plan as installed at its current CSV once that CSV exists
+/// (else it offers the same bundle beside it and reports a package conflict); before that, as it was.
+#[rstest]
+#[case::its_csv_in_the_namespace("", &["a.v1"], "a.v1")]
+#[case::before_its_csv_is_made("", &[], "")]
+#[case::an_upgrade_whose_csv_exists("a.v0", &["a.v0", "a.v1"], "a.v1")]
+#[case::an_upgrade_before_its_csv_is_made("a.v0", &["a.v0"], "a.v0")]
+fn the_resolver_reads_a_pending_subscription_as_installed_once_its_csv_exists(
+    #[case] installed_before: &str,
+    #[case] csvs: &[&str],
+    #[case] read_as_installed: &str,
+) {
+    let mut o = observed();
+    o.csv_names = csvs.iter().map(|c| c.to_string()).collect();
+    o.plans = vec![plan_object(
+        "install-new",
+        "a.v1",
+        "sub",
+        1,
+        Some(InstallPlanPhase::Installing),
+    )];
+    let mut s = (*sub("sub", false)).clone();
+    s.status = Some(SubscriptionStatus {
+        state: SubscriptionState::UpgradePending,
+        current_csv: "a.v1".into(),
+        installed_csv: installed_before.into(),
+        install_plan_ref: Some(k8s_openapi::api::core::v1::ObjectReference {
+            name: Some("install-new".into()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    o.subs = vec![Arc::new(s)];
+    let before = before(&o);
+    let input = resolver_input(&o, &before);
+    let read = input[0].status.as_ref().expect("status");
+    assert_eq!(read.installed_csv, read_as_installed);
+    // The Subscription itself still waits on its plan, its installed CSV unchanged.
+    assert_eq!(before[0].1.state, SubscriptionState::UpgradePending);
+    assert_eq!(before[0].1.installed_csv, installed_before);
+}
