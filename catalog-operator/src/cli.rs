@@ -58,6 +58,21 @@ pub struct RunArgs {
     /// `--image-catalogs-address`. Off when unset.
     #[arg(long = "catalog-serve-addr", env = "OLM_RS_CATALOG_SERVE_ADDR")]
     pub catalog_serve_addr: Option<std::net::SocketAddr>,
+    /// The Service (no selector, in `--namespace`) that routes to the catalogs served on `--catalog-serve-addr`:
+    /// the leader, once it listens, points the Service's EndpointSlice `<service>-leader` at `--pod-ip` (the
+    /// standby serves nothing). Off when unset.
+    #[arg(
+        long = "catalog-serve-service",
+        env = "OLM_RS_CATALOG_SERVE_SERVICE",
+        requires_all = ["catalog_serve_addr", "pod_ip"]
+    )]
+    pub catalog_serve_service: Option<String>,
+    /// This pod's IP (the downward API's `status.podIP`), for `--catalog-serve-service`.
+    #[arg(long = "pod-ip", env = "POD_IP")]
+    pub pod_ip: Option<std::net::IpAddr>,
+    /// This pod's name (the downward API's `metadata.name`), named by the EndpointSlice's endpoint.
+    #[arg(long = "pod-name", env = "POD_NAME")]
+    pub pod_name: Option<String>,
 }
 
 fn go_duration(s: &str) -> Result<std::time::Duration, String> {

@@ -14,6 +14,7 @@
 pub mod bundle_content;
 pub mod bundle_image;
 pub mod bundle_ref;
+pub mod catalog_endpoint;
 pub mod catalog_health;
 pub mod catalog_images;
 pub mod catalog_source;

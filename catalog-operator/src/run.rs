@@ -36,6 +36,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         global_pull_secret,
         catalog_cache_dir,
         catalog_serve_addr,
+        catalog_serve_service,
+        pod_ip,
+        pod_name,
     } = args;
     // Bad registry files stop the operator here, naming the file.
     let images = registry.registry().map_err(anyhow::Error::msg)?;
@@ -89,7 +92,20 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         };
         if let Some(addr) = catalog_serve_addr {
             let listener = registry::server::bind(addr).await?;
-            tracing::info!(grpc = %listener.local_addr()?, "catalog-operator serving its catalog images");
+            let bound = listener.local_addr()?;
+            tracing::info!(grpc = %bound, "catalog-operator serving its catalog images");
+            if let (Some(service), Some(pod_ip)) = (catalog_serve_service, pod_ip) {
+                tokio::spawn(crate::catalog_endpoint::publish(
+                    client.clone(),
+                    crate::catalog_endpoint::Server {
+                        service,
+                        namespace: common.namespace.clone(),
+                        pod_name,
+                        pod_ip,
+                        port: bound.port(),
+                    },
+                ));
+            }
             let images: Arc<dyn registry::routed::Catalogs> = shared.catalog_images.clone();
             tokio::spawn(async move {
                 if let Err(e) =

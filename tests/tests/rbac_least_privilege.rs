@@ -469,6 +469,8 @@ const CATALOG_OPERATOR: &[Check] = &[
     ("update",      "customresourcedefinitions.apiextensions.k8s.io", AllNamespaces, Yes),
     ("create",      "secrets",                                        AllNamespaces, Yes),
     ("update",      "leases.coordination.k8s.io",                     Own,           Yes),
+    ("patch",       "endpointslices.discovery.k8s.io/catalog-operator-catalogs-leader", Own, Yes),
+    ("create",      "endpointslices.discovery.k8s.io/catalog-operator-catalogs-leader", Own, Yes),
     ("create",      "tokenreviews.authentication.k8s.io",             AllNamespaces, Yes),
     ("create",      "subjectaccessreviews.authorization.k8s.io",      AllNamespaces, Yes),
     // Kept on purpose, the power to install a bundle's RBAC (deploy/rbac/catalog-operator.yaml).
@@ -510,6 +512,11 @@ const CATALOG_OPERATOR: &[Check] = &[
     ("delete",      "customresourcedefinitions.apiextensions.k8s.io", AllNamespaces, No),
     ("patch",       "namespaces",                                     AllNamespaces, No),
     ("update",      "leases.coordination.k8s.io",                     Other,         No),
+    // Only its own slice, in its own namespace: no other Service's routing.
+    ("patch",       "endpointslices.discovery.k8s.io/other",          Own,           No),
+    ("delete",      "endpointslices.discovery.k8s.io/catalog-operator-catalogs-leader", Own, No),
+    ("patch",       "endpointslices.discovery.k8s.io/catalog-operator-catalogs-leader", Other, No),
+    ("list",        "endpointslices.discovery.k8s.io",                AllNamespaces, No),
 ];
 
 /// (verb, resource[#subresource], scope, expected) for package-server.
