@@ -67,8 +67,8 @@ pub struct Stores {
     pub csvs: OnceLock<Store<ClusterServiceVersion>>,
     /// Metadata and `spec.upgradeStrategy` only ([`GroupView`]): a spec we cannot decode must not hide a group.
     pub operator_groups: OnceLock<Store<GroupView>>,
-    /// True once every store above has completed its first list ([`Stores::watch_readiness`]).
-    ready: tokio::sync::watch::Sender<bool>,
+    /// Open once every store above has completed its first list ([`Stores::watch_readiness`]).
+    ready: olm_runtime::gate::Gate,
 }
 
 impl Stores {
@@ -93,7 +93,7 @@ impl Stores {
         if let Some(st) = self.operator_groups.get() {
             let _ = st.wait_until_ready().await;
         }
-        self.ready.send_replace(true);
+        self.ready.open();
     }
 }
 
@@ -126,9 +126,7 @@ impl Shared {
     /// Wait until every store has completed its first list (a dropped writer counts as ready). Any number of
     /// tasks may wait at once.
     pub async fn stores_ready(&self) {
-        let mut ready = self.stores.ready.subscribe();
-        // The sender lives in `Stores`, as long as `self`: `wait_for` cannot see it closed.
-        let _ = ready.wait_for(|r| *r).await;
+        self.stores.ready.opened().await;
     }
 
     pub fn subscriptions(&self) -> Vec<Arc<Subscription>> {

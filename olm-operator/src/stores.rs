@@ -17,7 +17,6 @@ use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::runtime::reflector::Store;
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
-use std::sync::atomic::AtomicBool;
 
 /// Label selector of the objects installed for a CSV (the owned-object watches, the janitor's sweep).
 pub const OWNED_BY_CSV: &str = "olm.owner.kind=ClusterServiceVersion";
@@ -40,7 +39,7 @@ pub struct CsvStores {
     pub metrics: OnceLock<CsvMetrics>,
     /// True once every store above (and the CSV and OperatorGroup stores) finished its first list: no
     /// decision is taken before, so a CSV is never failed for an OperatorGroup not yet seen.
-    pub ready: AtomicBool,
+    pub ready: olm_runtime::gate::Gate,
 }
 
 /// What the API server said about itself at start.

@@ -48,7 +48,9 @@ pub async fn connect(kubeconfig: Option<&Path>) -> Result<Client, ClientError> {
     }
     // API request latency by verb (`rest_client_request_duration_seconds`).
     let builder = kube::client::ClientBuilder::try_from(config).map_err(ClientError::Build)?;
+    // A stalled watch ends after `watch_idle::IDLE_LIMIT` instead of kube-runtime's 605 s.
     Ok(builder
+        .with_layer(&crate::watch_idle::LimitIdleWatches::default())
         .with_layer(&crate::api_metrics::TimeRequests)
         .build())
 }

@@ -111,17 +111,12 @@ impl Reconciler for CsvActor {
         &mut self.control
     }
 
+    /// Gather → decide → apply; [`CsvActor::settle`] records what the effects left.
     fn run(&mut self, _ctx: &mut Context<Self>) -> ResponseActFuture<Self, Outcome> {
         let Some(csv) = self.own.latest().cloned() else {
             return reconcile::now(Outcome::Done(Next::Idle));
         };
-        if !self
-            .shared
-            .stores
-            .csv
-            .ready
-            .load(std::sync::atomic::Ordering::Acquire)
-        {
+        if !self.shared.stores.csv.ready.is_open() {
             // No decision before every store listed once; `watches::mark_ready` then requeues every CSV.
             return reconcile::now(Outcome::Done(Next::Idle));
         }
@@ -129,11 +124,53 @@ impl Reconciler for CsvActor {
             return collect;
         }
         let mut gathered = observe::gather(&self.shared, &csv, Timestamp::now());
+        self.compare_with_no_retry_baseline(&mut gathered);
+        let decision = machine::decide(&gathered.observed);
+        let ran = Ran {
+            before: gathered.observed.phase.clone(),
+            neighbours: gathered.chain.clone(),
+            group_state: gathered.group_state.clone(),
+            counts_upgrade: decision.effects.contains(&Effect::CountUpgrade),
+            next: decision.next,
+        };
+        let span = tracing::info_span!("csv.reconcile", csv.namespace = %self.key.namespace_or_empty(), csv.name = %self.key.name, phase = %ran.before, mailbox.wait_ms = self.control.queue_wait().as_millis() as u64);
+        if let Some(annotations) = csv.metadata.annotations.as_ref() {
+            olm_runtime::trace_context::join(&span, annotations, trace_join(&ran.before));
+        }
+        tracing::debug!(parent: &span, step = ?decision.step, effects = ?decision.effects, next = ?decision.next, "decided");
+        let plan = self.plan(csv, decision, gathered);
+        let fut = effects::apply(self.shared.client.clone(), self.recorder.clone(), plan)
+            .instrument(span);
+        Box::pin(
+            fut.into_actor(self)
+                .map(move |applied, act, _ctx| act.settle(applied, ran)),
+        )
+    }
+
+    fn resynced(&mut self) {
+        self.own.resync(self.shared.stores.csvs.get(), &self.key);
+    }
+}
+
+/// What a run keeps from its decision for the moment its effects end.
+struct Ran {
+    /// The phase decided from.
+    before: CsvPhase,
+    /// The CSVs of its replacement chain, requeued when the phase changes.
+    neighbours: Vec<String>,
+    group_state: String,
+    counts_upgrade: bool,
+    next: Next,
+}
+
+impl CsvActor {
+    /// A CSV failed for good (`InstallComponentFailedNoRetry`) tries again when its group's state changed since
+    /// the failure; without a baseline (the operator restarted since) the group as it is now is it.
+    fn compare_with_no_retry_baseline(&mut self, gathered: &mut observe::Gathered) {
         let no_retry = gathered.observed.phase == messages::crd::csv::CsvPhase::Failed
             && gathered.observed.reason
                 == messages::crd::csv::CsvReason::InstallComponentFailedNoRetry;
         if no_retry {
-            // Without a baseline (the operator restarted since the failure) the group as it is now is it.
             let baseline = self
                 .no_retry_baseline
                 .get_or_insert_with(|| gathered.group_state.clone());
@@ -141,23 +178,21 @@ impl Reconciler for CsvActor {
         } else {
             self.no_retry_baseline = None;
         }
-        let group_state = gathered.group_state.clone();
-        let decision = machine::decide(&gathered.observed);
-        let before = gathered.observed.phase.clone();
-        let neighbours = gathered.chain.clone();
-        let span = tracing::info_span!("csv.reconcile", csv.namespace = %self.key.namespace_or_empty(), csv.name = %self.key.name, phase = %before, mailbox.wait_ms = self.control.queue_wait().as_millis() as u64);
-        if let Some(annotations) = csv.metadata.annotations.as_ref() {
-            olm_runtime::trace_context::join(&span, annotations, trace_join(&before));
-        }
-        tracing::debug!(parent: &span, step = ?decision.step, effects = ?decision.effects, next = ?decision.next, "decided");
+    }
+
+    /// The effects' input for `decision`.
+    fn plan(
+        &self,
+        csv: std::sync::Arc<ClusterServiceVersion>,
+        decision: machine::Decision,
+        gathered: observe::Gathered,
+    ) -> effects::Plan {
         let rbac_in_place = gathered
             .requirement_statuses
             .iter()
             .filter(|s| s.kind == "ServiceAccount")
             .all(|s| s.status == RequirementStatusReason::Present);
-        let counts_upgrade = decision.effects.contains(&Effect::CountUpgrade);
-        let next = decision.next;
-        let plan = effects::Plan {
+        effects::Plan {
             key: self.key.clone(),
             csv,
             decision,
@@ -170,52 +205,51 @@ impl Reconciler for CsvActor {
             rbac_in_place,
             shared: self.shared.clone(),
             operator_condition: gathered.operator_condition,
-        };
-        let fut = effects::apply(self.shared.client.clone(), self.recorder.clone(), plan)
-            .instrument(span);
-        Box::pin(fut.into_actor(self).map(move |applied, act, _ctx| {
-            if let Some(written) = applied.written {
-                // Failed for good now: remember the group as it was when deciding to install.
-                if written.reason() == messages::crd::csv::CsvReason::InstallComponentFailedNoRetry
-                    && act.no_retry_baseline.is_none()
-                {
-                    act.no_retry_baseline = Some(group_state);
-                }
-                act.own.wrote(written);
-            }
-            if counts_upgrade && applied.announced {
-                act.with_metrics(|m| m.count_upgrade());
-            }
-            act.publish_metrics();
-            let after = act.own.latest().map(|c| c.phase()).unwrap_or_default();
-            if after != before {
-                act.control.reset_backoff();
-                let namespace = act.key.namespace_or_empty().to_string();
-                for name in &neighbours {
-                    watches::requeue(&act.shared, ObjectKey::new(namespace.clone(), name.clone()));
-                }
-            }
-            if applied.deleted {
-                return Outcome::Finished;
-            }
-            match &applied.error {
-                Some(e) => {
-                    if error::class(e.kind()) == ErrorClass::Conflict {
-                        act.own.conflicted(act.shared.stores.csvs.get(), &act.key);
-                    }
-                    Outcome::failed(error::class(e.kind()), e)
-                }
-                None => Outcome::Done(next),
-            }
-        }))
+        }
     }
 
-    fn resynced(&mut self) {
-        self.own.resync(self.shared.stores.csvs.get(), &self.key);
+    /// Record what the effects wrote, publish the metrics, requeue the chain on a phase change, and say how the
+    /// run ended.
+    fn settle(&mut self, applied: effects::Applied, ran: Ran) -> Outcome {
+        if let Some(written) = applied.written {
+            // Failed for good now: remember the group as it was when deciding to install.
+            if written.reason() == messages::crd::csv::CsvReason::InstallComponentFailedNoRetry
+                && self.no_retry_baseline.is_none()
+            {
+                self.no_retry_baseline = Some(ran.group_state);
+            }
+            self.own.wrote(written);
+        }
+        if ran.counts_upgrade && applied.announced {
+            self.with_metrics(|m| m.count_upgrade());
+        }
+        self.publish_metrics();
+        let after = self.own.latest().map(|c| c.phase()).unwrap_or_default();
+        if after != ran.before {
+            self.control.reset_backoff();
+            let namespace = self.key.namespace_or_empty().to_string();
+            for name in &ran.neighbours {
+                watches::requeue(
+                    &self.shared,
+                    ObjectKey::new(namespace.clone(), name.clone()),
+                );
+            }
+        }
+        if applied.deleted {
+            return Outcome::Finished;
+        }
+        match &applied.error {
+            Some(e) => {
+                if error::class(e.kind()) == ErrorClass::Conflict {
+                    self.own
+                        .conflicted(self.shared.stores.csvs.get(), &self.key);
+                }
+                Outcome::failed(error::class(e.kind()), e)
+            }
+            None => Outcome::Done(ran.next),
+        }
     }
-}
 
-impl CsvActor {
     fn with_metrics(&self, f: impl FnOnce(&crate::metrics::CsvMetrics)) {
         if let Some(m) = self.shared.stores.csv.metrics.get() {
             f(m);

@@ -12,10 +12,7 @@ use testkit::fake_api::FakeApi;
 
 fn shared(client: kube::Client) -> Shared {
     let stores = Stores::empty();
-    stores
-        .csv
-        .ready
-        .store(true, std::sync::atomic::Ordering::Release);
+    stores.csv.ready.open();
     Shared {
         client,
         metrics: Metrics::new().expect("metrics"),

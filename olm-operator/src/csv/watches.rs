@@ -138,10 +138,7 @@ async fn mark_ready(shared: &Shared) {
         );
         return;
     }
-    stores
-        .csv
-        .ready
-        .store(true, std::sync::atomic::Ordering::Release);
+    stores.csv.ready.open();
     tracing::info!("CSV stores synced");
     // CSV actors take no decision before this point: every one started so far runs now.
     if let Some(registry) = shared.registries.csvs.get() {

@@ -79,11 +79,7 @@ pub fn spawn(shared: &Shared) -> Singleton<JanitorMsg> {
     let shared = shared.clone();
     Singleton::start("Janitor", move |start| {
         let janitor = JanitorActor::new(shared.clone()).start();
-        let synced = shared
-            .stores
-            .csv
-            .ready
-            .load(std::sync::atomic::Ordering::Acquire);
+        let synced = shared.stores.csv.ready.is_open();
         if start == Restart::Again && synced {
             let shared = shared.clone();
             let janitor = janitor.clone();
