@@ -1,8 +1,9 @@
 //! A fresh namespace per test: created with a random suffix, handed to the test body, dumped to stderr when the
-//! body fails, and deleted afterwards (kept when `OLM_TEST_NO_CLEANUP` is set, for debugging).
+//! body fails or panics, and deleted afterwards either way (kept when `OLM_TEST_NO_CLEANUP` is set, for debugging).
 
 use crate::cluster::Cluster;
 use crate::dump::dump_namespace;
+use futures::FutureExt;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Client;
 use kube::api::{Api, DeleteParams, PostParams};
@@ -45,9 +46,15 @@ where
         namespace: namespace.clone(),
         cluster,
     };
-    let result = body(ctx).await;
-    if let Err(error) = &result {
-        eprintln!("test in namespace {namespace} failed: {error:#}");
+    // A failed assertion panics: the namespace is deleted all the same, then the panic goes on.
+    let outcome = std::panic::AssertUnwindSafe(body(ctx)).catch_unwind().await;
+    let failed = match &outcome {
+        Ok(Err(error)) => Some(format!("{error:#}")),
+        Ok(Ok(())) => None,
+        Err(_) => Some("it panicked".to_string()),
+    };
+    if let Some(why) = failed {
+        eprintln!("test in namespace {namespace} failed: {why}");
         dump_namespace(&client, &namespace).await;
     }
     if std::env::var_os("OLM_TEST_NO_CLEANUP").is_none()
@@ -55,5 +62,8 @@ where
     {
         eprintln!("cleanup of namespace {namespace} failed: {error}");
     }
-    result
+    match outcome {
+        Ok(result) => result,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
 }
