@@ -51,7 +51,7 @@ impl Error {
 pub fn class(kind: Class) -> Option<ErrorClass> {
     match kind {
         Class::NotFound => None,
-        other => Some(api::requeue(other)),
+        other => Some(ErrorClass::of(other)),
     }
 }
 

@@ -42,12 +42,3 @@ pub mod steps;
 pub mod subscription;
 pub mod unpacker;
 pub mod wants;
-
-/// The import-circle test of `testkit::import_graph`, on this crate.
-#[cfg(test)]
-mod import_circles {
-    #[test]
-    fn the_top_level_modules_import_each_other_without_circles() {
-        testkit::import_graph::assert_acyclic(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
-    }
-}

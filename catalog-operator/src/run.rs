@@ -23,8 +23,9 @@ use olm_runtime::activation::{Activation, Stopped};
 use olm_runtime::leader::ElectionConfig;
 use olm_runtime::metrics::Metrics;
 use olm_runtime::registry::Forward;
+use olm_runtime::scope::Scope;
 use olm_runtime::watch::spawn_store;
-use olm_runtime::wiring::{self, Scope, Wiring};
+use olm_runtime::wiring::{self, Wiring};
 use std::sync::Arc;
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {

@@ -27,6 +27,7 @@ pub mod property;
 pub mod range;
 pub mod render;
 pub mod validate;
+pub mod yaml;
 
 pub use diagnostic::{Diagnostic, Diagnostics, Problem, Scope};
 pub use error::LoadError;

@@ -127,7 +127,7 @@ pub fn bundle_object_json(v: &Value) -> Result<String, ValueError> {
             serde_json::from_str(trimmed).map_err(|e| ValueError::Manifest(e.to_string()))?;
         return Ok(parsed.to_string());
     }
-    let parsed = crate::documents::parse_yaml_documents(&text)
+    let parsed = crate::yaml::parse_yaml_documents(&text)
         .map_err(|e| ValueError::Manifest(e.to_string()))?
         .into_iter()
         .next()

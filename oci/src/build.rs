@@ -116,10 +116,10 @@ fn diff_id(media_type: &str, data: &[u8]) -> String {
     if media_type.ends_with("+gzip") || media_type.ends_with(".gzip") {
         let mut tar = Vec::new();
         if GzDecoder::new(data).read_to_end(&mut tar).is_ok() {
-            return crate::client::sha256_digest(&tar);
+            return crate::digest::sha256_digest(&tar);
         }
     }
-    crate::client::sha256_digest(data)
+    crate::digest::sha256_digest(data)
 }
 
 /// An OCI image config (linux/amd64, no entrypoint) with `labels`, its `rootfs.diff_ids` those of `layers`
@@ -184,7 +184,7 @@ mod tests {
         let v: serde_json::Value =
             serde_json::from_slice(&image_config(&labels, &layers)).expect("json");
         assert_eq!(v["config"]["Labels"][crate::CONFIGS_LABEL], "/configs");
-        let uncompressed = crate::client::sha256_digest(&tar(&files).expect("tar"));
+        let uncompressed = crate::digest::sha256_digest(&tar(&files).expect("tar"));
         assert_eq!(
             v["rootfs"]["diff_ids"],
             serde_json::json!([uncompressed, uncompressed]),

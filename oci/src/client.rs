@@ -3,7 +3,8 @@
 //! [`crate::manifest_read`]; blobs likewise, [`crate::capped`]), and push images we build. A thin layer over
 //! `oci-client` that turns its errors into [`PullError`]s and counts the requests it makes.
 
-use crate::error::PullError;
+use crate::digest::sha256_digest;
+use crate::error::{PullError, map_error};
 use crate::limits::Limits;
 use crate::manifest::Pulled;
 use crate::manifest_read::ManifestReader;
@@ -12,7 +13,6 @@ use crate::platform::Platform;
 use oci_client::client::{
     Certificate, CertificateEncoding, ClientConfig, ClientProtocol, Config, ImageLayer,
 };
-use oci_client::errors::{OciDistributionError, OciErrorCode};
 use oci_client::manifest::{
     IMAGE_CONFIG_MEDIA_TYPE, IMAGE_DOCKER_CONFIG_MEDIA_TYPE, IMAGE_MANIFEST_LIST_MEDIA_TYPE,
     IMAGE_MANIFEST_MEDIA_TYPE, OCI_IMAGE_INDEX_MEDIA_TYPE, OCI_IMAGE_MEDIA_TYPE, OciDescriptor,
@@ -110,13 +110,6 @@ const MANIFEST_TYPES: &[&str] = &[
     OCI_IMAGE_INDEX_MEDIA_TYPE,
     IMAGE_MANIFEST_LIST_MEDIA_TYPE,
 ];
-
-/// `sha256:<hex>` of `bytes`.
-pub fn sha256_digest(bytes: &[u8]) -> String {
-    let hash = Sha256::digest(bytes);
-    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
-}
 
 /// Whether `registry` (host[:port]) is spoken to over plain HTTP: loopback registries and the ones listed.
 fn plain_http(registry: &str, insecure: &[String]) -> bool {
@@ -650,83 +643,6 @@ fn pem_certificates(pem: &str) -> Vec<Vec<u8>> {
         let end = start + len + END.len();
         out.push(format!("{}\n", &rest[start..end]).into_bytes());
         rest = &rest[end..];
-    }
-    out
-}
-
-/// oci-client's error → ours.
-pub fn map_error(reference: &str, e: OciDistributionError) -> PullError {
-    let reference = reference.to_string();
-    match e {
-        OciDistributionError::RegistryError { envelope, .. } => {
-            let not_found = envelope.errors.iter().any(|x| {
-                matches!(
-                    x.code,
-                    OciErrorCode::ManifestUnknown
-                        | OciErrorCode::NameUnknown
-                        | OciErrorCode::BlobUnknown
-                        | OciErrorCode::NotFound
-                )
-            });
-            let denied = envelope
-                .errors
-                .iter()
-                .any(|x| matches!(x.code, OciErrorCode::Denied | OciErrorCode::Unauthorized));
-            let message = envelope
-                .errors
-                .iter()
-                .map(|x| x.message.clone())
-                .collect::<Vec<_>>()
-                .join("; ");
-            if not_found {
-                PullError::NotFound { reference }
-            } else if denied {
-                PullError::Unauthorized { reference, message }
-            } else {
-                PullError::Registry { reference, message }
-            }
-        }
-        OciDistributionError::ServerError { code: 404, .. }
-        | OciDistributionError::ImageManifestNotFoundError(_) => PullError::NotFound { reference },
-        OciDistributionError::UnauthorizedError { url } => PullError::Unauthorized {
-            reference,
-            message: format!("401 from {url}"),
-        },
-        OciDistributionError::AuthenticationFailure(message) => {
-            PullError::Unauthorized { reference, message }
-        }
-        OciDistributionError::DigestError(d) => PullError::DigestMismatch {
-            reference,
-            expected: String::new(),
-            actual: d.to_string(),
-        },
-        OciDistributionError::RequestError(e) if e.is_connect() || e.is_timeout() => {
-            PullError::Unreachable {
-                reference,
-                message: error_chain(&e),
-            }
-        }
-        OciDistributionError::UnsupportedMediaTypeError(media_type)
-        | OciDistributionError::IncompatibleLayerMediaTypeError(media_type) => {
-            PullError::WrongMediaType {
-                reference,
-                media_type,
-            }
-        }
-        other => PullError::Registry {
-            reference,
-            message: error_chain(&other),
-        },
-    }
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut cur = e.source();
-    while let Some(s) = cur {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        cur = s.source();
     }
     out
 }

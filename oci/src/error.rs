@@ -1,4 +1,7 @@
-//! Why a pull or an unpack failed, with a short reason (for conditions) and whether retrying may help.
+//! Why a pull or an unpack failed, with a short reason (for conditions) and whether retrying may help; oci-client's
+//! errors read as ours ([`map_error`]).
+
+use oci_client::errors::{OciDistributionError, OciErrorCode};
 
 /// Everything that can go wrong between an image reference and its unpacked content.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -106,4 +109,81 @@ impl PullError {
                 | PullError::Unauthorized { .. }
         )
     }
+}
+
+/// oci-client's error → ours.
+pub fn map_error(reference: &str, e: OciDistributionError) -> PullError {
+    let reference = reference.to_string();
+    match e {
+        OciDistributionError::RegistryError { envelope, .. } => {
+            let not_found = envelope.errors.iter().any(|x| {
+                matches!(
+                    x.code,
+                    OciErrorCode::ManifestUnknown
+                        | OciErrorCode::NameUnknown
+                        | OciErrorCode::BlobUnknown
+                        | OciErrorCode::NotFound
+                )
+            });
+            let denied = envelope
+                .errors
+                .iter()
+                .any(|x| matches!(x.code, OciErrorCode::Denied | OciErrorCode::Unauthorized));
+            let message = envelope
+                .errors
+                .iter()
+                .map(|x| x.message.clone())
+                .collect::<Vec<_>>()
+                .join("; ");
+            if not_found {
+                PullError::NotFound { reference }
+            } else if denied {
+                PullError::Unauthorized { reference, message }
+            } else {
+                PullError::Registry { reference, message }
+            }
+        }
+        OciDistributionError::ServerError { code: 404, .. }
+        | OciDistributionError::ImageManifestNotFoundError(_) => PullError::NotFound { reference },
+        OciDistributionError::UnauthorizedError { url } => PullError::Unauthorized {
+            reference,
+            message: format!("401 from {url}"),
+        },
+        OciDistributionError::AuthenticationFailure(message) => {
+            PullError::Unauthorized { reference, message }
+        }
+        OciDistributionError::DigestError(d) => PullError::DigestMismatch {
+            reference,
+            expected: String::new(),
+            actual: d.to_string(),
+        },
+        OciDistributionError::RequestError(e) if e.is_connect() || e.is_timeout() => {
+            PullError::Unreachable {
+                reference,
+                message: error_chain(&e),
+            }
+        }
+        OciDistributionError::UnsupportedMediaTypeError(media_type)
+        | OciDistributionError::IncompatibleLayerMediaTypeError(media_type) => {
+            PullError::WrongMediaType {
+                reference,
+                media_type,
+            }
+        }
+        other => PullError::Registry {
+            reference,
+            message: error_chain(&other),
+        },
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        cur = s.source();
+    }
+    out
 }

@@ -1,7 +1,9 @@
 //! Pushing an image index over manifests already in a repository (multi-platform images for tests and tools).
 
-use crate::client::{Auth, Registry, map_error, sha256_digest};
+use crate::client::{Auth, Registry};
+use crate::digest::sha256_digest;
 use crate::error::PullError;
+use crate::error::map_error;
 use crate::platform::Platform;
 use oci_client::Reference;
 use oci_client::manifest::{OCI_IMAGE_INDEX_MEDIA_TYPE, OCI_IMAGE_MEDIA_TYPE};

@@ -14,6 +14,7 @@ pub mod bundle;
 pub mod cache;
 pub mod capped;
 pub mod client;
+pub mod digest;
 pub mod error;
 pub mod index;
 pub mod layers;

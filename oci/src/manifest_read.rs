@@ -186,7 +186,7 @@ impl ManifestReader {
                 RegistryAuth::Bearer(token) => Credential::Bearer(token.clone()),
                 RegistryAuth::Anonymous => return Ok(response),
             },
-            Err(e) => return Err(crate::client::map_error(reference, e)),
+            Err(e) => return Err(crate::error::map_error(reference, e)),
         };
         self.lock().insert(repository, negotiated.clone());
         self.request(r, head, accept, Some(&negotiated), reference)
@@ -274,7 +274,7 @@ fn too_large(reference: &str, refused: Refused, cap: usize) -> PullError {
 }
 
 fn transport(reference: &str, e: reqwest::Error) -> PullError {
-    crate::client::map_error(reference, OciDistributionError::RequestError(e))
+    crate::error::map_error(reference, OciDistributionError::RequestError(e))
 }
 
 fn digest_header(response: &reqwest::Response) -> Option<String> {
@@ -286,7 +286,7 @@ fn digest_header(response: &reqwest::Response) -> Option<String> {
         .map(str::to_string)
 }
 
-/// An unsuccessful status as oci-client reports it (so [`crate::client::map_error`] classifies it the same).
+/// An unsuccessful status as oci-client reports it (so [`crate::error::map_error`] classifies it the same).
 fn status_error(reference: &str, status: reqwest::StatusCode, body: &[u8], url: &str) -> PullError {
     let url = url.to_string();
     let e = if status == reqwest::StatusCode::UNAUTHORIZED {
@@ -307,7 +307,7 @@ fn status_error(reference: &str, status: reqwest::StatusCode, body: &[u8], url: 
             },
         }
     };
-    crate::client::map_error(reference, e)
+    crate::error::map_error(reference, e)
 }
 
 fn same_algorithm(a: &str, b: &str) -> bool {
@@ -351,7 +351,7 @@ pub(crate) fn checked_digest(
     }
     Ok(header
         .or(wanted)
-        .map_or_else(|| crate::client::sha256_digest(body), str::to_string))
+        .map_or_else(|| crate::digest::sha256_digest(body), str::to_string))
 }
 
 #[cfg(test)]
@@ -383,7 +383,7 @@ mod tests {
     const BODY: &[u8] = b"{\"schemaVersion\":2}";
 
     fn sha256(body: &[u8]) -> String {
-        crate::client::sha256_digest(body)
+        crate::digest::sha256_digest(body)
     }
 
     #[rstest]

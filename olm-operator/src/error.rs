@@ -82,7 +82,7 @@ impl Error {
 /// The loop's error class of each kind, the one mapping of `olm_runtime::error` (invalid and forbidden are
 /// permanent): the class picks the requeue in [`policy`].
 pub fn class(kind: Class) -> ErrorClass {
-    api::requeue(kind)
+    ErrorClass::of(kind)
 }
 
 /// The one requeue policy of the CSV loop: conflicts retried after 100 ms, doubling for each in a row; transient errors and

@@ -7,7 +7,7 @@
 //! shared reads: reflector Stores (CSVs, OperatorGroups, Namespaces)
 //! ```
 //!
-//! The top-level modules import each other without circles (`testkit::import_graph` tests it): `run` wires the
+//! The modules import each other without circles (`tests/tests/crate_graph.rs` checks every level): `run` wires the
 //! registries' addresses into `shared` as recipients of message types (`routes`); `janitor` → `csv` →
 //! `operator_group`, `operator_condition`, `operator_view` → `shared` → `routes`, `stores` → `metrics`.
 
@@ -21,14 +21,6 @@ pub mod events;
 pub mod group_announced;
 pub mod hash;
 
-/// The import-circle test of `testkit::import_graph`, on this crate.
-#[cfg(test)]
-mod import_circles {
-    #[test]
-    fn the_top_level_modules_import_each_other_without_circles() {
-        testkit::import_graph::assert_acyclic(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
-    }
-}
 pub mod janitor;
 pub mod metrics;
 pub mod operator_condition;

@@ -34,7 +34,7 @@ pub struct Stores {
     /// The actor keeping the OLMConfig `DisabledCopiedCSVs` condition (`operator_group::olm_config`).
     pub olm_config_status: OnceLock<olm_runtime::singleton::Singleton<messages::msg::Requeue>>,
     /// The namespaces the operator watches (copies and labels stay inside them).
-    pub scope: OnceLock<olm_runtime::wiring::Scope>,
+    pub scope: OnceLock<olm_runtime::scope::Scope>,
     /// What CSV actors read besides CSVs and OperatorGroups (installed objects, CRDs, cluster info, metrics).
     pub csv: crate::stores::CsvStores,
     /// The version of each OperatorGroup its members were last asked to look at (outlives a group actor).

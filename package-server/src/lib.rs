@@ -19,7 +19,6 @@ pub mod conditional;
 pub mod csv_desc;
 pub mod der;
 pub mod discovery;
-pub mod image_catalog;
 pub mod load;
 pub mod manifest;
 pub mod openapi_paths;

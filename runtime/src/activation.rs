@@ -14,7 +14,7 @@
 use crate::heartbeat::Heartbeat;
 use crate::leader::{ElectionConfig, Elector, LeaderError, LostLeadership, Role};
 use crate::metrics::Metrics;
-use crate::wiring::ShutdownSignal;
+use crate::shutdown::ShutdownSignal;
 use kube::Client;
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;

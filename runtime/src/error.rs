@@ -4,7 +4,8 @@
 //! - [`classify`] sorts a `kube::Error` into a [`Class`]: by the HTTP status code the API server answered with
 //!   (a 409 split by its reason into [`Class::Conflict`] and [`Class::AlreadyExists`]), by the reason alone when a
 //!   status carries no code, and by kube's error variant when no answer came back ([`Class::Transport`]).
-//! - [`requeue`] maps a class to the reconcile loop's [`ErrorClass`], the decision both operators' policies share.
+//! - [`ErrorClass::of`](crate::outcome::ErrorClass::of) maps a class to the reconcile loop's retry class, the
+//!   decision both operators' policies share.
 //!   **Invalid (422, and 400 Bad Request) is permanent**: the API server rejected the object as built, and sending
 //!   the same object again cannot succeed until its input (the CSV, the plan, the catalog) changes, which runs the
 //!   loop anyway; so it is retried at the policy's slow `permanent` delay, never in a fast backoff. Forbidden is
@@ -14,7 +15,6 @@
 //! - [`chain`] prints an error and its sources joined with ": ", skipping a source whose text repeats the text
 //!   before it; an API server's refusal reads as its own message and reason, not kube's dump of the Status.
 
-use crate::outcome::ErrorClass;
 use kube::core::Status;
 
 /// What a `kube::Error` means to its caller.
@@ -92,21 +92,6 @@ pub fn classify_status(status: &Status) -> Class {
 /// Whether the error is the API server's answer of this class (shorthand for `classify(e) == class`).
 pub fn is(error: &kube::Error, class: Class) -> bool {
     classify(error) == class
-}
-
-/// The reconcile loop's retry class of an error class (see the module header: invalid and forbidden are
-/// permanent). A caller that ends its actor on [`Class::NotFound`] checks for it first.
-pub fn requeue(class: Class) -> ErrorClass {
-    match class {
-        Class::Conflict | Class::AlreadyExists => ErrorClass::Conflict,
-        Class::Invalid | Class::Forbidden => ErrorClass::Permanent,
-        Class::NotFound
-        | Class::Gone
-        | Class::TooManyRequests
-        | Class::ServerError
-        | Class::Transport
-        | Class::Other => ErrorClass::Transient,
-    }
 }
 
 /// The error and its sources on one line, joined with ": ". A source whose text is the text before it (or ends

@@ -2,6 +2,7 @@
 //! [`crate::reconcile`], so pure decisions (the CSV machine, the plan tables) return these types directly and
 //! their tests need no actor system.
 
+use crate::error::Class;
 use std::time::Duration;
 
 /// What a run that ended well asks for next.
@@ -29,6 +30,21 @@ pub enum ErrorClass {
 }
 
 impl ErrorClass {
+    /// The retry class of an API error class (`crate::error`'s module header: invalid and forbidden are
+    /// permanent). A caller that ends its actor on [`Class::NotFound`] checks for it first.
+    pub fn of(class: Class) -> Self {
+        match class {
+            Class::Conflict | Class::AlreadyExists => ErrorClass::Conflict,
+            Class::Invalid | Class::Forbidden => ErrorClass::Permanent,
+            Class::NotFound
+            | Class::Gone
+            | Class::TooManyRequests
+            | Class::ServerError
+            | Class::Transport
+            | Class::Other => ErrorClass::Transient,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorClass::Transient => "transient",

@@ -41,7 +41,7 @@ pub fn spawn_watch<A>(
     client: Client,
     config: watcher::Config,
     registry: Addr<Registry<A>>,
-    scope: crate::wiring::Scope,
+    scope: crate::scope::Scope,
 ) -> (Store<A::Object>, tokio::task::JoinHandle<()>)
 where
     A: ObjectActor,
@@ -64,7 +64,7 @@ pub fn spawn_watch_projected<A, P>(
     client: Client,
     config: watcher::Config,
     registry: Addr<Registry<A>>,
-    scope: crate::wiring::Scope,
+    scope: crate::scope::Scope,
     events: Option<Announcer>,
     project: P,
 ) -> (Store<A::Object>, tokio::task::JoinHandle<()>)
@@ -202,7 +202,7 @@ where
     }
 }
 
-fn in_scope<K: kube::Resource>(scope: &crate::wiring::Scope, event: &watcher::Event<K>) -> bool {
+fn in_scope<K: kube::Resource>(scope: &crate::scope::Scope, event: &watcher::Event<K>) -> bool {
     match event {
         watcher::Event::Apply(obj)
         | watcher::Event::InitApply(obj)

@@ -14,6 +14,7 @@ use crate::endpoint_auth::{AuthMode, EndpointAuth};
 use crate::endpoints::{self, EndpointState, Surface};
 use crate::metrics::Metrics;
 use crate::registry::{ObjectActor, Registry, SharedJournal};
+use crate::scope::Scope;
 use crate::undecodable::Announcer;
 use crate::watch::spawn_watch_projected;
 use actix::{Actor, Addr};
@@ -55,29 +56,6 @@ fn unreachable_runtime() -> tokio::runtime::Runtime {
     {
         Ok(rt) => rt,
         Err(e) => panic!("cannot build a tokio runtime: {e}"),
-    }
-}
-
-/// Which namespaces the operator watches.
-#[derive(Clone, Debug)]
-pub enum Scope {
-    Cluster,
-    Namespaces(Vec<String>),
-}
-
-impl Scope {
-    pub fn from_list(list: Option<Vec<String>>) -> Self {
-        match list {
-            Some(ns) => Scope::Namespaces(ns),
-            None => Scope::Cluster,
-        }
-    }
-
-    pub fn contains(&self, namespace: Option<&str>) -> bool {
-        match (self, namespace) {
-            (Scope::Cluster, _) | (_, None) => true,
-            (Scope::Namespaces(list), Some(ns)) => list.iter().any(|n| n == ns),
-        }
     }
 }
 
@@ -206,57 +184,4 @@ impl Wiring {
         tracing::info!(probes = %bound, metrics = %metrics, auth = ?metrics_auth, "metrics and debug endpoints on their own address");
         Ok(bound)
     }
-}
-
-/// SIGTERM (Kubernetes stopping the pod) and SIGINT, listened for from creation on: a signal that arrives while
-/// the operator is still starting (between waiting for the Lease and serving) is kept, not lost.
-pub struct ShutdownSignal {
-    #[cfg(unix)]
-    listeners: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
-}
-
-impl ShutdownSignal {
-    /// Start listening (inside the tokio runtime).
-    pub fn listen() -> Self {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            let listeners = match (
-                signal(SignalKind::terminate()),
-                signal(SignalKind::interrupt()),
-            ) {
-                (Ok(term), Ok(int)) => Some((term, int)),
-                (Err(error), _) | (_, Err(error)) => {
-                    tracing::warn!(
-                        error = &error as &dyn std::error::Error,
-                        "cannot listen for SIGTERM/SIGINT; Ctrl-C only"
-                    );
-                    None
-                }
-            };
-            Self { listeners }
-        }
-        #[cfg(not(unix))]
-        {
-            Self {}
-        }
-    }
-
-    /// Wait for the first SIGTERM or SIGINT since [`ShutdownSignal::listen`].
-    pub async fn recv(&mut self) {
-        #[cfg(unix)]
-        if let Some((term, int)) = self.listeners.as_mut() {
-            tokio::select! {
-                _ = term.recv() => {},
-                _ = int.recv() => {},
-            }
-            return;
-        }
-        let _ = tokio::signal::ctrl_c().await;
-    }
-}
-
-/// Wait for SIGTERM or SIGINT from now on.
-pub async fn shutdown_signal() {
-    ShutdownSignal::listen().recv().await;
 }

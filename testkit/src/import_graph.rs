@@ -1,31 +1,16 @@
-//! TEST ONLY: the import graph of a binary's top-level modules must have no circle. Every `crate::<module>`
-//! path in `src/**/*.rs` (in `use` lines and inline, braces expanded, comments left out) is an edge from the
-//! top-level module of the file to `<module>`; a circle is reported with a file of each edge. Used by both
-//! operators' tests, each crate checking its own `CARGO_MANIFEST_DIR`.
+//! TEST ONLY: the modules of a crate import each other without circles, at every level. Sibling modules (the
+//! children of one module, e.g. `csv::effects` and `csv::served`) are the nodes; an edge `a -> b` is a file under
+//! `a` naming a path under `b` (`crate::…`, `self::…`, `super::…` chains, `use` braces expanded, comments left
+//! out). A parent and its children are not siblings, so `super::Item` in a child and `child::Item` in its parent
+//! never make a circle. Test code is left out: files named `tests.rs` and everything after a file's first
+//! `#[cfg(test)]`. Used by the workspace's crate-graph test on every crate.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// `from → to → files naming the edge`.
+/// `from → to → files naming the edge`, nodes named by their module path (`csv::effects`; a top-level module
+/// is its name).
 pub type Graph = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
-
-/// The top-level modules under `src` (files and folders, but `lib.rs` and `main.rs`).
-fn top_modules(src: &Path) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    for entry in std::fs::read_dir(src).expect("read src").flatten() {
-        let path = entry.path();
-        let name = entry.file_name().to_string_lossy().to_string();
-        if path.is_dir() {
-            out.insert(name);
-        } else if let Some(stem) = name.strip_suffix(".rs")
-            && stem != "lib"
-            && stem != "main"
-        {
-            out.insert(stem.to_string());
-        }
-    }
-    out
-}
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("read dir").flatten() {
@@ -36,6 +21,23 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
             out.push(path);
         }
     }
+}
+
+/// The module path of a file under `src` (`a/b.rs` and `a/b/mod.rs` are `["a", "b"]`; `lib.rs` and `main.rs`
+/// are the crate root).
+pub fn module_of(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().to_string())
+        .collect();
+    if let Some(last) = parts.pop() {
+        let stem = last.strip_suffix(".rs").unwrap_or(&last).to_string();
+        let root = parts.is_empty() && (stem == "lib" || stem == "main");
+        if stem != "mod" && !root {
+            parts.push(stem);
+        }
+    }
+    parts
 }
 
 /// The source without `//` comments (doc comments included) and `/* */` blocks.
@@ -58,9 +60,33 @@ fn without_comments(text: &str) -> String {
     out
 }
 
-/// The first path segment of each item of a `use` group `{a, b::c, d::{e, f}}` (`text` after the `{`).
-fn group_heads(text: &str) -> Vec<String> {
-    let mut heads = Vec::new();
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The identifiers of `a::b::c` at the start of `text`, and what follows them.
+fn segments(text: &str) -> (Vec<String>, &str) {
+    let mut out = Vec::new();
+    let mut rest = text;
+    loop {
+        let ident: String = rest.chars().take_while(|c| is_ident(*c)).collect();
+        if ident.is_empty() {
+            return (out, rest);
+        }
+        rest = &rest[ident.len()..];
+        out.push(ident);
+        match rest.strip_prefix("::") {
+            Some(r) if r.starts_with(|c: char| is_ident(c)) => rest = r,
+            Some(r) => return (out, r),
+            None => return (out, rest),
+        }
+    }
+}
+
+/// The items of a `use` group `{a, b::c, d::{e, f}}` (`text` after the `{`), each as its segments, nested groups
+/// expanded.
+fn group_items(text: &str) -> Vec<Vec<String>> {
+    let mut items = Vec::new();
     let mut depth = 0usize;
     let mut item = String::new();
     for c in text.chars() {
@@ -74,94 +100,108 @@ fn group_heads(text: &str) -> Vec<String> {
                 depth -= 1;
                 item.push(c);
             }
-            ',' if depth == 0 => heads.push(std::mem::take(&mut item)),
+            ',' if depth == 0 => items.push(std::mem::take(&mut item)),
             _ => item.push(c),
         }
     }
-    heads.push(item);
-    heads
-        .iter()
-        .map(|i| {
-            i.trim()
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect::<String>()
-        })
-        .filter(|h| !h.is_empty())
-        .collect()
+    items.push(item);
+    let mut out = Vec::new();
+    for item in &items {
+        let (segs, rest) = segments(item.trim());
+        match rest.strip_prefix('{') {
+            Some(inner) => {
+                for tail in group_items(inner) {
+                    out.push([segs.clone(), tail].concat());
+                }
+            }
+            None if !segs.is_empty() => out.push(segs),
+            None => {}
+        }
+    }
+    out
 }
 
-/// The modules a source text names through `crate::`, or through `super::` repeated `depth` times (the
-/// file's depth below the crate root: 1 for `src/a.rs` and `src/a/mod.rs`, 2 for `src/a/b.rs`).
-pub fn named_modules(text: &str, depth: usize) -> BTreeSet<String> {
+/// The module paths (from the crate root, items included) a source text of module `module` names.
+pub fn named_paths(text: &str, module: &[String]) -> Vec<Vec<String>> {
     let text = without_comments(text);
-    let mut out = BTreeSet::new();
-    let root = "super::".repeat(depth);
-    let mut starts: Vec<(usize, usize)> = text
-        .match_indices("crate::")
-        .map(|(i, m)| (i, m.len()))
-        .collect();
-    if depth > 0 {
-        starts.extend(text.match_indices(root.as_str()).map(|(i, m)| (i, m.len())));
-    }
-    for (i, len) in starts {
-        let before = text[..i].chars().next_back();
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$' || c == ':') {
-            continue; // `$crate::`, `my_crate::`, a longer `super::` chain
-        }
-        let after = &text[i + len..];
-        if after.starts_with("super::") {
-            continue;
-        }
-        if let Some(group) = after.strip_prefix('{') {
-            out.extend(group_heads(group));
-        } else {
-            let head: String = after
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            if !head.is_empty() {
-                out.insert(head);
+    let mut out = Vec::new();
+    for keyword in ["crate::", "self::", "super::"] {
+        for (i, _) in text.match_indices(keyword) {
+            let before = text[..i].chars().next_back();
+            if before.is_some_and(|c| is_ident(c) || c == '$' || c == ':') {
+                continue; // `$crate::`, `my_crate::`, the inner links of a `super::super::` chain
+            }
+            let mut rest = &text[i + keyword.len()..];
+            let base: Vec<String> = match keyword {
+                "crate::" => Vec::new(),
+                "self::" => module.to_vec(),
+                _ => {
+                    let mut up = 1;
+                    while let Some(r) = rest.strip_prefix("super::") {
+                        up += 1;
+                        rest = r;
+                    }
+                    match module.len().checked_sub(up) {
+                        Some(keep) => module[..keep].to_vec(),
+                        None => continue,
+                    }
+                }
+            };
+            let (segs, after) = segments(rest);
+            match after.strip_prefix('{') {
+                Some(group) if !after.is_empty() => {
+                    for item in group_items(group) {
+                        out.push([base.clone(), segs.clone(), item].concat());
+                    }
+                }
+                _ if !segs.is_empty() => out.push([base, segs].concat()),
+                _ => {}
             }
         }
     }
     out
 }
 
-/// The graph of the top-level modules of the crate at `manifest_dir`.
+/// The sibling graph of the crate at `manifest_dir`.
 pub fn graph(manifest_dir: &Path) -> Graph {
     let src = manifest_dir.join("src");
-    let tops = top_modules(&src);
     let mut files = Vec::new();
     rust_files(&src, &mut files);
-    let mut graph = Graph::new();
-    for file in files {
-        let rel = file.strip_prefix(&src).expect("under src");
-        let first = rel
-            .components()
-            .next()
-            .map(|c| c.as_os_str().to_string_lossy().to_string())
-            .unwrap_or_default();
-        let from = first.strip_suffix(".rs").unwrap_or(&first).to_string();
-        if !tops.contains(&from) {
-            continue; // lib.rs, main.rs
+    let mut modules: BTreeSet<Vec<String>> = BTreeSet::new();
+    for file in &files {
+        let module = module_of(file.strip_prefix(&src).expect("under src"));
+        for n in 0..=module.len() {
+            modules.insert(module[..n].to_vec());
         }
-        let text = std::fs::read_to_string(&file).expect("read source");
-        let parts = rel.components().count();
-        let depth = if rel.file_name().is_some_and(|n| n == "mod.rs") {
-            parts - 1
-        } else {
-            parts
-        };
-        for to in named_modules(&text, depth) {
-            if to != from && tops.contains(&to) {
-                graph
-                    .entry(from.clone())
-                    .or_default()
-                    .entry(to)
-                    .or_default()
-                    .insert(rel.display().to_string());
+    }
+    let mut graph = Graph::new();
+    for file in &files {
+        let rel = file.strip_prefix(&src).expect("under src");
+        if rel.file_name().is_some_and(|n| n == "tests.rs")
+            || rel.components().any(|c| c.as_os_str() == "tests")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).expect("read source");
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let module = module_of(rel);
+        for path in named_paths(code, &module) {
+            let common = module.iter().zip(&path).take_while(|(a, b)| a == b).count();
+            if common >= module.len() || common >= path.len() {
+                continue; // the file's own module, an ancestor's items, or its own children
             }
+            let parent = &module[..common];
+            let target = [parent, &path[common..=common]].concat();
+            if !modules.contains(&target) {
+                continue; // an item of the common parent, not a sibling module
+            }
+            let from = [parent, &module[common..=common]].concat().join("::");
+            graph
+                .entry(from)
+                .or_default()
+                .entry(target.join("::"))
+                .or_default()
+                .insert(rel.display().to_string());
         }
     }
     graph
@@ -229,44 +269,14 @@ pub fn explain(graph: &Graph, circle: &[String]) -> String {
 /// Fail with the circle if the crate at `manifest_dir` has one.
 pub fn assert_acyclic(manifest_dir: &Path) {
     let graph = graph(manifest_dir);
-    assert!(
-        !graph.is_empty(),
-        "no module imports found: wrong directory?"
-    );
     if let Some(circle) = circle(&graph) {
         panic!(
-            "import circle between top-level modules:\n{}",
+            "import circle between sibling modules of {}:\n{}",
+            manifest_dir.display(),
             explain(&graph, &circle)
         );
     }
 }
 
-#[test]
-fn a_circle_is_found_and_braces_and_comments_are_read() {
-    let text = "use crate::{a::{x, y}, b};\n// crate::c\nfn f() { crate::d::g(); $crate::e; super::f::h(); }";
-    let names: Vec<String> = named_modules(text, 2).into_iter().collect();
-    assert_eq!(
-        names,
-        ["a", "b", "d"],
-        "super::f is inside the file's own top-level module"
-    );
-    let names: Vec<String> = named_modules("use super::super::f;\nuse super::g;", 2)
-        .into_iter()
-        .collect();
-    assert_eq!(names, ["f"], "two supers from depth 2 reach the crate root");
-    let mut graph = Graph::new();
-    for (from, to) in [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")] {
-        graph
-            .entry(from.to_string())
-            .or_default()
-            .entry(to.to_string())
-            .or_default()
-            .insert(format!("{from}.rs"));
-    }
-    assert_eq!(
-        circle(&graph),
-        Some(["a", "b", "c", "a"].map(String::from).to_vec())
-    );
-    graph.get_mut("c").map(|m| m.remove("a"));
-    assert_eq!(circle(&graph), None);
-}
+#[cfg(test)]
+mod tests;

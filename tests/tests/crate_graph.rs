@@ -32,8 +32,8 @@ fn violations(metadata: &Value) -> Vec<String> {
     out
 }
 
-#[test]
-fn no_crate_depends_on_an_operator_binary() -> anyhow::Result<()> {
+/// `cargo metadata` of the workspace (no dependencies, offline).
+fn workspace_metadata() -> anyhow::Result<Value> {
     let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let output = std::process::Command::new(cargo)
@@ -51,7 +51,12 @@ fn no_crate_depends_on_an_operator_binary() -> anyhow::Result<()> {
         "cargo metadata: {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let metadata: Value = serde_json::from_slice(&output.stdout)?;
+    Ok(serde_json::from_slice(&output.stdout)?)
+}
+
+#[test]
+fn no_crate_depends_on_an_operator_binary() -> anyhow::Result<()> {
+    let metadata = workspace_metadata()?;
     let crates = metadata["packages"].as_array().map_or(0, Vec::len);
     anyhow::ensure!(
         crates > BINARIES.len(),
@@ -84,5 +89,26 @@ fn a_binary_or_test_kit_dependency_is_named_and_dev_dependencies_are_not() -> an
             "oci -> testkit"
         ]
     );
+    Ok(())
+}
+
+/// Every crate's sibling modules import each other without circles, at every level (`testkit::import_graph`).
+#[test]
+fn no_crate_has_an_import_circle() -> anyhow::Result<()> {
+    let metadata = workspace_metadata()?;
+    let mut checked = 0;
+    for package in metadata["packages"].as_array().into_iter().flatten() {
+        let Some(manifest) = package["manifest_path"].as_str() else {
+            continue;
+        };
+        let dir = std::path::Path::new(manifest)
+            .parent()
+            .ok_or_else(|| anyhow::anyhow!("{manifest} has no folder"))?;
+        if dir.join("src").is_dir() {
+            testkit::import_graph::assert_acyclic(dir);
+            checked += 1;
+        }
+    }
+    anyhow::ensure!(checked > BINARIES.len(), "only {checked} crates checked");
     Ok(())
 }

@@ -85,7 +85,7 @@ mod tests {
 
     /// A CRD step as `steps.rs` builds it from a bundle's YAML manifest (the step carries JSON).
     fn crd_step(resolving: &str, yaml: &str) -> Step {
-        let docs = catalog::documents::parse_yaml_documents(yaml).expect("fixture is YAML");
+        let docs = catalog::yaml::parse_yaml_documents(yaml).expect("fixture is YAML");
         let obj = docs.into_iter().next().expect("one document");
         let (group, version) =
             crate::steps::group_version(obj["apiVersion"].as_str().unwrap_or_default());

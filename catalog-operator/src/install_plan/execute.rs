@@ -198,7 +198,7 @@ async fn execute_objects(cx: &Context<'_>, mut steps: Vec<Step>) -> (Vec<Step>, 
                         .instrument(span.clone()),
                 )
                 .await;
-                super::step_span::warned(cx, &step, warnings);
+                warned(cx, &step, warnings);
                 r
             }
             (_, other) => Ok(other.clone()),
@@ -337,6 +337,20 @@ async fn csv_uid(
     let uid = csv.metadata.uid.unwrap_or_default();
     cache.insert(name.to_string(), uid.clone());
     Ok(uid)
+}
+
+/// Count and announce the API warnings applying `step` drew.
+fn warned(cx: &Context<'_>, step: &Step, warnings: u64) {
+    if warnings == 0 {
+        return;
+    }
+    cx.warnings.inc_by(warnings);
+    tracing::warn!(plan = cx.plan_name, namespace = cx.namespace, kind = %step.resource.kind, name = %step.resource.name, warnings, "applied with warnings");
+    crate::events::publish(
+        cx.client,
+        crate::events::applied_with_warnings(&step.resource.kind, &step.resource.name, warnings),
+        crate::events::olm_ref("InstallPlan", cx.namespace, cx.plan_name, None),
+    );
 }
 
 fn merge_map(obj: &mut Value, field: &str, entries: &[(&str, &str)]) {

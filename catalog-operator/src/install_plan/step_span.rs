@@ -4,7 +4,6 @@
 //! status ERROR with the message). API warnings an applied object drew are counted in OLM's
 //! `installplan_warnings_total` and announced by a Warning Event `AppliedWithWarnings` on the InstallPlan.
 
-use super::execute::Context;
 use messages::crd::install_plan::{Step, StepStatus};
 
 pub fn span(namespace: &str, plan: &str, step: &Step) -> tracing::Span {
@@ -33,18 +32,4 @@ pub fn finish(span: &tracing::Span, result: Result<&StepStatus, &str>) {
             span.record("otel.status_message", message);
         }
     }
-}
-
-/// Count and announce the API warnings applying `step` drew.
-pub fn warned(cx: &Context<'_>, step: &Step, warnings: u64) {
-    if warnings == 0 {
-        return;
-    }
-    cx.warnings.inc_by(warnings);
-    tracing::warn!(plan = cx.plan_name, namespace = cx.namespace, kind = %step.resource.kind, name = %step.resource.name, warnings, "applied with warnings");
-    crate::events::publish(
-        cx.client,
-        crate::events::applied_with_warnings(&step.resource.kind, &step.resource.name, warnings),
-        crate::events::olm_ref("InstallPlan", cx.namespace, cx.plan_name, None),
-    );
 }

@@ -48,7 +48,7 @@ fn by_path(kind: &str) -> Vec<(&'static str, Vec<Value>)> {
 /// Sets `x-kubernetes-validations` on every node of `root` (one version's schema) that OLM gives rules.
 pub(super) fn add_rules(kind: &str, root: &mut Value) {
     for (path, rules) in by_path(kind) {
-        super::conform::set(root, path, "x-kubernetes-validations", Value::Array(rules));
+        super::schema_path::set(root, path, "x-kubernetes-validations", Value::Array(rules));
     }
 }
 

@@ -7,6 +7,7 @@
 //! Paths are written as in a schema walk: `.spec.install.spec.deployments[]` (`[]`: the items of a list).
 //! The Rust types stay lenient (`#[serde(default)]`): they decode whatever an older or foreign writer stored.
 
+use super::schema_path::{QUANTITY_PATTERN, node, set, unset};
 use serde_json::{Map, Value, json};
 
 /// `(kind, path, required fields)`: OLM's required lists, set as they are upstream.
@@ -154,9 +155,6 @@ const CONDITION_LISTS: &[(&str, &str)] = &[
     ("OperatorCondition", ".status.conditions[]"),
     ("OperatorCondition", ".spec.overrides[]"),
 ];
-
-/// A Kubernetes resource quantity (`resource.Quantity`'s pattern in every published schema).
-pub const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
 
 /// `(kind, version, path, key)`: markers our shared Rust types put in a version whose OLM schema lacks them.
 const NOT_IN_VERSION: &[(&str, &str, &str, &str)] = &[
@@ -381,35 +379,6 @@ fn drop_required(map: &mut Map<String, Value>, field: &str) -> bool {
         map.remove("required");
     }
     dropped
-}
-
-/// The schema node at a dotted path, if the schema has it.
-pub(super) fn node<'a>(root: &'a mut Value, path: &str) -> Option<&'a mut Value> {
-    let mut cur = root;
-    for part in path.split('.').filter(|p| !p.is_empty()) {
-        let (name, items) = match part.strip_suffix("[]") {
-            Some(name) => (name, true),
-            None => (part, false),
-        };
-        cur = cur.get_mut("properties")?.get_mut(name)?;
-        if items {
-            cur = cur.get_mut("items")?;
-        }
-    }
-    Some(cur)
-}
-
-/// Sets `key: value` at `path` where the schema has that node (a version may lack it).
-pub(super) fn set(root: &mut Value, path: &str, key: &str, value: Value) {
-    if let Some(map) = node(root, path).and_then(Value::as_object_mut) {
-        map.insert(key.to_owned(), value);
-    }
-}
-
-fn unset(root: &mut Value, path: &str, key: &str) {
-    if let Some(map) = node(root, path).and_then(Value::as_object_mut) {
-        map.remove(key);
-    }
 }
 
 #[cfg(test)]

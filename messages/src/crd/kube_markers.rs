@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::conform::QUANTITY_PATTERN;
+use super::schema_path::QUANTITY_PATTERN;
 
 /// A PodSpec's lists keyed like Kubernetes' `+listType=map` markers: `(field, keys)`.
 const POD_SPEC_LIST_MAPS: &[(&str, &[&str])] = &[

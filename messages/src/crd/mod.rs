@@ -14,6 +14,7 @@ pub mod operator;
 pub mod operator_condition;
 pub mod operator_group;
 pub mod schema;
+mod schema_path;
 pub mod subscription;
 mod wire_enum;
 

@@ -4,7 +4,7 @@
 
 use messages::crd::annotations;
 use messages::crd::csv::ClusterServiceVersion;
-use olm_runtime::wiring::Scope;
+use olm_runtime::scope::Scope;
 
 /// Where the parent of `copy` lives (`olm.operatorNamespace`), if the copy names it.
 pub fn parent_namespace(copy: &ClusterServiceVersion) -> Option<&str> {

@@ -4,6 +4,7 @@
 //! subresource and emit an Event for a phase change. Install errors become a Failed status here (classified in
 //! `error.rs`).
 
+use super::apply_object::{apply_object, shown};
 use super::machine::{self, Decision, Effect, Step};
 use super::status;
 use crate::error::Error;
@@ -19,9 +20,6 @@ use kube::{Api, Client, Resource};
 use messages::crd::csv::{ClusterServiceVersion, RequirementStatus};
 use messages::key::ObjectKey;
 use olm_runtime::error::{self as api_error, Class};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-use std::fmt::Debug;
 use std::sync::Arc;
 
 /// Everything one reconcile's I/O needs (all owned, so the future is `'static`).
@@ -289,28 +287,6 @@ where
         client.clone(),
         obj.meta().namespace.as_deref().unwrap_or_default(),
     )
-}
-
-fn shown<K: Resource>(obj: &K) -> String {
-    match &obj.meta().namespace {
-        Some(ns) => format!("{ns}/{}", obj.meta().name.clone().unwrap_or_default()),
-        None => obj.meta().name.clone().unwrap_or_default(),
-    }
-}
-
-/// Server-side apply (`crate::apply`), as a CSV effect's error.
-pub(crate) async fn apply_object<K>(api: Api<K>, obj: &K, kind: &'static str) -> Result<(), Error>
-where
-    K: Resource + Clone + Serialize + DeserializeOwned + Debug,
-{
-    crate::apply::apply(&api, obj)
-        .await
-        .map_err(|f| Error::Apply {
-            verb: f.verb,
-            kind,
-            name: shown(obj),
-            source: f.source,
-        })
 }
 
 /// Create the service account, or add this CSV to the owners of an existing one (a newer CSV of the same

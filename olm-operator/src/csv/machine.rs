@@ -60,6 +60,8 @@ pub const MSG_INSTALL_WAITING: &str = "waiting for install components to report 
 pub const MSG_INSTALL_SUCCEEDED: &str = "install strategy completed with no errors";
 pub const MSG_INSTALL_TIMEOUT: &str = "install timeout";
 pub const MSG_OWNER_CONFLICT: &str = "conflicting CRD owner in namespace";
+/// An APIService another CSV owns (OLM's `unable to adopt APIService`).
+pub const MSG_API_SERVICE_OWNER_CONFLICT: &str = "unable to adopt APIService";
 pub const MSG_NO_OPERATOR_GROUP: &str = "csv in namespace with no operatorgroups";
 pub const MSG_TOO_MANY_OPERATOR_GROUPS: &str =
     "csv created in namespace with multiple operatorgroups, can't pick one automatically";
@@ -314,9 +316,7 @@ fn pending(o: &Observed) -> Decision {
     {
         let message = match conflict {
             OwnerConflict::Crd(_) => MSG_OWNER_CONFLICT.to_string(),
-            OwnerConflict::ApiService => {
-                super::served::api_services::MSG_OWNER_CONFLICT.to_string()
-            }
+            OwnerConflict::ApiService => MSG_API_SERVICE_OWNER_CONFLICT.to_string(),
             OwnerConflict::Deployment { deployment, owner } => format!(
                 "deployment {deployment} is owned by csv {owner}, which is not in this CSV's replacement chain"
             ),

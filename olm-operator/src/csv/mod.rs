@@ -11,6 +11,7 @@
 
 pub mod account_view;
 pub mod adopt;
+pub mod apply_object;
 pub mod chain;
 pub mod durations;
 pub mod effects;

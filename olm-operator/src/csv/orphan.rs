@@ -3,7 +3,8 @@
 
 use super::CsvActor;
 use crate::copied_csv::orphan;
-use crate::operator_group::effects::{self, CopyWrite};
+use crate::operator_group::effects;
+use crate::operator_group::writes::CopyWrite;
 use actix::prelude::*;
 use messages::crd::csv::ClusterServiceVersion;
 use olm_runtime::outcome::{ErrorClass, Next, Outcome};

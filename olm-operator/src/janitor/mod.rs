@@ -228,7 +228,7 @@ struct SweepInput {
     csvs: BTreeSet<ObjectKey>,
     /// `None` while the group store is not there: every group counts as present.
     groups: Option<BTreeSet<ObjectKey>>,
-    scope: Option<olm_runtime::wiring::Scope>,
+    scope: Option<olm_runtime::scope::Scope>,
 }
 
 impl SweepInput {

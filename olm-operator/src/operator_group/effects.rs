@@ -3,8 +3,8 @@
 
 use super::machine::LabelChange;
 use super::provided_apis::{self, ApiSet};
+use super::writes::{CopyWrite, TenantRbac};
 use crate::apply;
-use crate::copied_csv;
 use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::ClusterRole;
@@ -237,23 +237,6 @@ pub async fn apply_cluster_roles(client: &Client, roles: Vec<ClusterRole>) -> Re
     Ok(())
 }
 
-/// One write of the copy fan-out. Copies are created and replaced, not applied (OLM's `syncCopyCSV`): the write
-/// is decided on the copy read (its spec and status hashes), a live `olm.targetNamespaces` must go whoever set
-/// it while other annotations and labels stay, the status takes a second write to the subresource anyway, and a
-/// 409 or 404 means a newer event rewrites the copy.
-#[derive(Debug, Clone)]
-pub enum CopyWrite {
-    /// Create the copy, then set its status.
-    Create(Box<ClusterServiceVersion>),
-    /// Update the copy (object and/or status) to the wanted one.
-    Update {
-        wanted: Box<ClusterServiceVersion>,
-        existing: Box<ClusterServiceVersion>,
-        drift: copied_csv::Drift,
-    },
-    Delete(ObjectKey),
-}
-
 /// Run the copy writes, [`FAN_OUT`] at a time. Returns how many API requests were made and the first error.
 pub async fn write_copies(client: &Client, writes: Vec<CopyWrite>) -> (usize, Result<()>) {
     let results: Vec<(usize, Result<()>)> = stream::iter(writes)
@@ -368,7 +351,7 @@ async fn replace_status(
 
 /// Apply the operators' RBAC of one target: Roles by server-side apply (rules refreshed), the rest created
 /// only when absent (OLM: bindings are only created; lifted RBAC is create-only).
-pub async fn apply_tenant_rbac(client: &Client, rbac: &super::plan::TenantRbac) -> Result<()> {
+pub async fn apply_tenant_rbac(client: &Client, rbac: &TenantRbac) -> Result<()> {
     use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
     for role in &rbac.roles {
         let ns = role.metadata.namespace.clone().unwrap_or_default();

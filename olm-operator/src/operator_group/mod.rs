@@ -20,6 +20,7 @@ pub mod plan;
 pub mod provided_apis;
 pub mod service_account;
 pub mod targets;
+pub mod writes;
 
 use crate::shared::Shared;
 use actix::prelude::*;

@@ -134,7 +134,7 @@ pub async fn apply(
             .copies
             .iter()
             .filter_map(|w| {
-                if let effects::CopyWrite::Create(c) = w {
+                if let super::writes::CopyWrite::Create(c) = w {
                     ObjectKey::of(c.as_ref())
                 } else {
                     None

@@ -1,11 +1,11 @@
 //! Gather one OperatorGroup sync from the shared stores into a [`Plan`] (synchronous, no I/O): the pure
 //! decisions of `machine`, `targets` and `copied_csv` applied to what the stores hold now.
 
-use super::effects::CopyWrite;
 use super::machine::{self, LabelChange};
 use super::provided_apis::{self, ApiSet};
 use super::service_account;
 use super::targets::{self, Targets};
+use super::writes::{CopyWrite, TenantRbac};
 use crate::copied_csv;
 use crate::rbac::render::{self, OwnedApi};
 use crate::shared::Shared;
@@ -47,18 +47,6 @@ pub struct Plan {
     pub label_account: Option<ObjectKey>,
     /// `DisabledCopiedCSVs` Warning Events to ensure or clear on members.
     pub copy_warnings: Vec<super::copy_warning::CopyWarning>,
-}
-
-/// One CSV's RBAC for one target namespace (or lifted), keyed by `done` once applied.
-#[derive(Debug, Default)]
-pub struct TenantRbac {
-    pub done: String,
-    pub roles: Vec<k8s_openapi::api::rbac::v1::Role>,
-    pub bindings: Vec<k8s_openapi::api::rbac::v1::RoleBinding>,
-    pub cluster_roles: Vec<ClusterRole>,
-    pub cluster_bindings: Vec<k8s_openapi::api::rbac::v1::ClusterRoleBinding>,
-    /// Remove the RBAC lifted for this CSV (name, namespace): the group no longer targets all namespaces.
-    pub unlift: Option<(String, String)>,
 }
 
 /// `done` keys of lifted RBAC (`lift/<csv uid>/<hash>`) and of its removal (`unlift/<csv uid>`).

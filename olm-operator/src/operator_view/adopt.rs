@@ -59,10 +59,10 @@ pub fn owned_crds(csv: &ClusterServiceVersion) -> Vec<String> {
 /// Whether an Operator is this olm-operator's to keep: every Operator when it watches the whole cluster;
 /// with watched namespaces, only `<package>.<namespace>` of one of them (several scoped olm-operators on one
 /// cluster must not fight over each other's Operators).
-pub fn in_scope(scope: &olm_runtime::wiring::Scope, operator: &str) -> bool {
+pub fn in_scope(scope: &olm_runtime::scope::Scope, operator: &str) -> bool {
     match scope {
-        olm_runtime::wiring::Scope::Cluster => true,
-        olm_runtime::wiring::Scope::Namespaces(list) => list.iter().any(|ns| {
+        olm_runtime::scope::Scope::Cluster => true,
+        olm_runtime::scope::Scope::Namespaces(list) => list.iter().any(|ns| {
             operator
                 .strip_suffix(ns.as_str())
                 .is_some_and(|rest| rest.len() > 1 && rest.ends_with('.'))

@@ -95,13 +95,13 @@ impl Handler<ViewChanged> for OperatorViewActor {
 }
 
 impl OperatorViewActor {
-    fn scope(&self) -> olm_runtime::wiring::Scope {
+    fn scope(&self) -> olm_runtime::scope::Scope {
         self.shared
             .stores
             .scope
             .get()
             .cloned()
-            .unwrap_or(olm_runtime::wiring::Scope::Cluster)
+            .unwrap_or(olm_runtime::scope::Scope::Cluster)
     }
 
     /// Whether the store holds the Subscription with no plan referenced.

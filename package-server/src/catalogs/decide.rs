@@ -28,7 +28,7 @@ pub enum Source {
     /// A ConfigMap in the catalog's namespace (`configmap`/`internal` catalogs: olm-rs runs no registry pod for
     /// them, catalog-operator loads them in-process, so we read the ConfigMap too).
     ConfigMap(String),
-    /// A catalog image catalog-operator serves in-process (no address): pulled here too (crate::image_catalog).
+    /// A catalog image catalog-operator serves in-process (no address): pulled here too (crate::catalogs::image_catalog).
     Image(String),
     None,
 }

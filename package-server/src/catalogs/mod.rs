@@ -1,7 +1,7 @@
 //! One actor per CatalogSource (through the runtime's registry), on the reconcile contract
 //! (`olm_runtime::reconcile`): it keeps a registry gRPC connection to the catalog's address (`spec.address`, else
 //! `status.registryService`, OLM's `Address()`), or, for a `configmap` catalog (which olm-rs serves without OLM's
-//! registry pod), reads its ConfigMap, or, for an image catalog, pulls its image (crate::image_catalog); it reads
+//! registry pod), reads its ConfigMap, or, for an image catalog, pulls its image (crate::catalogs::image_catalog); it reads
 //! the catalog (`load.rs`) and replaces the catalog's packages in the store. It reads again when the catalog's
 //! served content may have changed: the address, display name, publisher or labels change, the catalog-operator
 //! records a poll (`latestImageRegistryPoll`) or a new connection state, our own connection becomes READY, or
@@ -21,6 +21,7 @@
 //! ```
 
 pub mod decide;
+pub mod image_catalog;
 
 use crate::load;
 use crate::manifest::CatalogInfo;
@@ -42,12 +43,12 @@ pub struct Shared {
     pub client: kube::Client,
     pub store: Arc<PackageStore>,
     pub options: ClientOptions,
-    /// Pulls image catalogs (crate::image_catalog).
+    /// Pulls image catalogs (crate::catalogs::image_catalog).
     pub images: oci::Registry,
     /// The pull secret every image pull may use after the CatalogSource's own (`--global-pull-secret`).
     pub global_pull_secret: Option<catalog_image::secret_ref::SecretRef>,
     /// catalog-operator's catalog gRPC address (`--image-catalogs-address`): image catalogs are read there,
-    /// not pulled (crate::image_catalog::served).
+    /// not pulled (crate::catalogs::image_catalog::served).
     pub image_catalogs: Option<String>,
 }
 
@@ -183,7 +184,7 @@ impl CatalogActor {
                     .map_err(|e| olm_runtime::error::chain(&e))
                     .map(|p| (Some(p), None)),
                 Read::Served(address, options) => {
-                    crate::image_catalog::served(&address, options, &observed.info)
+                    crate::catalogs::image_catalog::served(&address, options, &observed.info)
                         .await
                         .map(|p| (Some(p), None))
                 }
@@ -191,10 +192,13 @@ impl CatalogActor {
                     .await
                     .map(|p| (Some(p), None)),
                 Read::Image(registry, image, last) => {
-                    let auth =
-                        crate::image_catalog::credentials(&client, &observed, global.as_ref())
-                            .await;
-                    crate::image_catalog::read(
+                    let auth = crate::catalogs::image_catalog::credentials(
+                        &client,
+                        &observed,
+                        global.as_ref(),
+                    )
+                    .await;
+                    crate::catalogs::image_catalog::read(
                         &registry,
                         &image,
                         &auth,

@@ -1,6 +1,7 @@
 //! Table tests of the error classification, its requeue class, and the chain formatter.
 
 use super::*;
+use crate::outcome::ErrorClass;
 use rstest::rstest;
 
 fn api(code: u16, reason: &str) -> kube::Error {
@@ -57,7 +58,7 @@ fn errors_are_classified(#[case] error: kube::Error, #[case] class: Class) {
 #[case::transport_backs_off(Class::Transport, ErrorClass::Transient)]
 #[case::other_backs_off(Class::Other, ErrorClass::Transient)]
 fn each_class_has_one_requeue(#[case] class: Class, #[case] retry: ErrorClass) {
-    assert_eq!(requeue(class), retry);
+    assert_eq!(ErrorClass::of(class), retry);
 }
 
 /// A layer of context over a cause, as the crates' `thiserror` variants are.

@@ -5,7 +5,7 @@
 use super::*;
 use crate::metrics::Metrics;
 use crate::registry::SharedJournal;
-use crate::wiring::Scope;
+use crate::scope::Scope;
 use actix::prelude::*;
 use futures::StreamExt;
 use http_body_util::combinators::UnsyncBoxBody;

@@ -16,9 +16,6 @@ use messages::crd::annotations;
 use messages::crd::csv::{ApiServiceDescription, ClusterServiceVersion, CsvPhase};
 use std::collections::BTreeMap;
 
-/// OLM's `ErrAPIServiceOwnerConflict` text.
-pub const MSG_OWNER_CONFLICT: &str = "unable to adopt APIService";
-
 /// The owned descriptions.
 pub fn owned(csv: &ClusterServiceVersion) -> Vec<ApiServiceDescription> {
     csv.spec

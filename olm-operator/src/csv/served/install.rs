@@ -19,7 +19,7 @@ use super::objects::{self, KUBE_SYSTEM, Owner};
 use super::plan;
 use super::webhooks;
 use crate::apply::post_params;
-use crate::csv::effects::apply_object;
+use crate::csv::apply_object::apply_object;
 use crate::error::Error;
 use crate::shared::Shared;
 use crate::strategy::{self, Rendered};

@@ -2,7 +2,6 @@
 //! configurations carrying a CSV's owner labels. A change requeues the owning CSV (by owner labels); an
 //! APIService change requeues every CSV that owns or requires it (required ones wait for `Available`).
 
-use crate::csv::watches::requeue;
 use crate::shared::Shared;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
@@ -69,7 +68,7 @@ fn requeue_labelled_owner<K: Resource>(shared: &Shared, obj: &K) {
     if let (Some(name), Some(namespace)) =
         (get(annotations::OWNER), get(annotations::OWNER_NAMESPACE))
     {
-        requeue(shared, ObjectKey::new(namespace, name));
+        shared.requeue_csv(ObjectKey::new(namespace, name));
     }
 }
 
@@ -79,7 +78,7 @@ pub fn api_service_changed(shared: &Shared, api: &APIService) {
     let Some(name) = api.metadata.name.as_deref() else {
         return;
     };
-    crate::csv::watches::requeue_where(shared, |c| {
+    shared.requeue_csvs_where(|c| {
         c.spec.api_service_definitions.as_ref().is_some_and(|d| {
             d.owned
                 .iter()

@@ -88,16 +88,16 @@ fn labelled_means_the_component_label_key_is_present() {
 
 #[rstest]
 #[case::the_whole_cluster_keeps_every_operator(
-    olm_runtime::wiring::Scope::Cluster,
+    olm_runtime::scope::Scope::Cluster,
     "etcd.anywhere",
     true
 )]
-#[case::a_package_in_a_watched_namespace(olm_runtime::wiring::Scope::Namespaces(vec!["ns".into()]), "etcd.ns", true)]
-#[case::a_package_in_another_namespace(olm_runtime::wiring::Scope::Namespaces(vec!["ns".into()]), "etcd.other", false)]
-#[case::a_namespace_that_only_ends_like_a_watched_one(olm_runtime::wiring::Scope::Namespaces(vec!["ns".into()]), "etcd.xns", false)]
-#[case::a_name_that_is_only_the_namespace(olm_runtime::wiring::Scope::Namespaces(vec!["ns".into()]), ".ns", false)]
+#[case::a_package_in_a_watched_namespace(olm_runtime::scope::Scope::Namespaces(vec!["ns".into()]), "etcd.ns", true)]
+#[case::a_package_in_another_namespace(olm_runtime::scope::Scope::Namespaces(vec!["ns".into()]), "etcd.other", false)]
+#[case::a_namespace_that_only_ends_like_a_watched_one(olm_runtime::scope::Scope::Namespaces(vec!["ns".into()]), "etcd.xns", false)]
+#[case::a_name_that_is_only_the_namespace(olm_runtime::scope::Scope::Namespaces(vec!["ns".into()]), ".ns", false)]
 fn operators_in_scope(
-    #[case] scope: olm_runtime::wiring::Scope,
+    #[case] scope: olm_runtime::scope::Scope,
     #[case] operator: &str,
     #[case] expected: bool,
 ) {
