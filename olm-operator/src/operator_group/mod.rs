@@ -3,7 +3,7 @@
 //! (the only writer of it: CSV actors send [`ChangeProvidedApis`]), generated ClusterRoles, copied CSVs.
 //!
 //! ```text
-//! Namespace store ──NamespaceChanged──▶ every OperatorGroupActor
+//! Namespace store ──NamespaceChanged──▶ every OperatorGroupActor (synced if it cares: `namespace_interest`)
 //! CsvActor ──MemberChanged / ChangeProvidedApis──▶ OperatorGroupActor ──Requeue──▶ CsvActors providing its APIs
 //! ```
 
@@ -13,6 +13,7 @@ pub mod intersection;
 pub mod lifted;
 pub mod machine;
 pub mod metrics;
+pub mod namespace_interest;
 pub mod new_members;
 pub mod notify;
 pub mod olm_config;
@@ -143,6 +144,12 @@ impl Handler<OperatorGroupMsg> for OperatorGroupActor {
     type Result = ();
 
     fn handle(&mut self, msg: OperatorGroupMsg, ctx: &mut Self::Context) {
+        if let (OperatorGroupMsg::NamespaceChanged(ns), Some(group)) =
+            (&msg, self.latest.as_deref())
+            && !namespace_interest::cares(group, ns)
+        {
+            return;
+        }
         tracing::trace!(og = %self.key, ?msg, "operator group nudged");
         reconcile::trigger(self, ctx, Cause::Message("operator group message"));
     }
