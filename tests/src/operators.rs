@@ -22,6 +22,17 @@ fn free_port() -> anyhow::Result<u16> {
     Ok(listener.local_addr()?.port())
 }
 
+/// Leader election on a short lease (4 s, renewed within 3 s, retried every 1 s), so a standby takes over within
+/// seconds of a leader kill in the tests that kill one; add `--leader-elect` and an identity.
+pub const FAST_LEASE: [&str; 6] = [
+    "--leader-elect-lease-duration",
+    "4",
+    "--leader-elect-renew-deadline",
+    "3",
+    "--leader-elect-retry-period",
+    "1",
+];
+
 impl OperatorProcess {
     /// Start `binary run` with the given extra flags, and wait until its `/healthz` answers.
     pub async fn start(cluster: &Cluster, binary: &str, extra: &[&str]) -> anyhow::Result<Self> {

@@ -7,7 +7,7 @@
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::api::Api;
-use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, with_namespace};
+use olm_tests::{Cluster, FAST_LEASE, OperatorProcess, TestContext, await_object, with_namespace};
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -35,28 +35,24 @@ fn own_address() -> anyhow::Result<String> {
 async fn replica(ctx: &TestContext, identity: &str, ip: &str) -> anyhow::Result<OperatorProcess> {
     let ns = ctx.namespace.as_str();
     let serve = format!("{ip}:0");
+    let mut args = vec![
+        "--watched-namespaces",
+        ns,
+        "--namespace",
+        ns,
+        "--leader-elect",
+        "--leader-elect-identity",
+        identity,
+        "--catalog-serve-addr",
+        &serve,
+        "--catalog-serve-service",
+        SERVICE,
+    ];
+    args.extend(FAST_LEASE);
     OperatorProcess::start_with_env(
         ctx.cluster,
         "catalog-operator",
-        &[
-            "--watched-namespaces",
-            ns,
-            "--namespace",
-            ns,
-            "--leader-elect",
-            "--leader-elect-identity",
-            identity,
-            "--leader-elect-lease-duration",
-            "4",
-            "--leader-elect-renew-deadline",
-            "3",
-            "--leader-elect-retry-period",
-            "1",
-            "--catalog-serve-addr",
-            &serve,
-            "--catalog-serve-service",
-            SERVICE,
-        ],
+        &args,
         &[("POD_IP", ip), ("POD_NAME", identity)],
     )
     .await

@@ -8,7 +8,9 @@ use kube::api::{Api, PostParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::operator_group::OperatorGroup;
 use messages::testing::Og;
-use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
+use olm_tests::{
+    Cluster, FAST_LEASE, OperatorProcess, TestContext, await_object, eventually, with_namespace,
+};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -34,26 +36,17 @@ fn csv(name: &str) -> Value {
 
 async fn replica(ctx: &TestContext, identity: &str) -> anyhow::Result<OperatorProcess> {
     let ns = ctx.namespace.as_str();
-    OperatorProcess::start(
-        ctx.cluster,
-        "olm-operator",
-        &[
-            "--watched-namespaces",
-            ns,
-            "--namespace",
-            ns,
-            "--leader-elect",
-            "--leader-elect-identity",
-            identity,
-            "--leader-elect-lease-duration",
-            "4",
-            "--leader-elect-renew-deadline",
-            "3",
-            "--leader-elect-retry-period",
-            "1",
-        ],
-    )
-    .await
+    let mut args = vec![
+        "--watched-namespaces",
+        ns,
+        "--namespace",
+        ns,
+        "--leader-elect",
+        "--leader-elect-identity",
+        identity,
+    ];
+    args.extend(FAST_LEASE);
+    OperatorProcess::start(ctx.cluster, "olm-operator", &args).await
 }
 
 fn holder(lease: Option<&Lease>) -> Option<&str> {
