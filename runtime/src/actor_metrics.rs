@@ -4,8 +4,8 @@
 //! mailbox), the mailbox wait (`workqueue_queue_duration_seconds{name}`: first cause → run start), the handler
 //! time (`workqueue_work_duration_seconds{name}`), the outcomes (`controller_runtime_reconcile_total{controller,
 //! result}` with result `success|error|requeue|requeue_after`, `controller_runtime_reconcile_errors_total
-//! {controller}`), and `olm_rs_actor_restarts_total{kind}` (an actor found dead and started again by its
-//! registry). The reconcile loop ([`crate::reconcile`]) and the registry report here through a process-wide
+//! {controller}`), `olm_rs_actor_restarts_total{kind}` (an actor found dead and started again by its
+//! registry) and `olm_rs_watch_handler_panics_total{kind}` (a watch's change handler that panicked). The reconcile loop ([`crate::reconcile`]) and the registry report here through a process-wide
 //! handle set by [`crate::metrics::Metrics::new`]: the loop has no other path to the registry of metrics.
 
 use crate::outcome::{Next, Outcome};
@@ -26,6 +26,7 @@ pub struct ActorMetrics {
     reconciles: IntCounterVec,
     errors: IntCounterVec,
     restarts: IntCounterVec,
+    handler_panics: IntCounterVec,
 }
 
 static GLOBAL: OnceLock<ActorMetrics> = OnceLock::new();
@@ -85,6 +86,13 @@ impl ActorMetrics {
                 ),
                 &["kind"],
             )?,
+            handler_panics: IntCounterVec::new(
+                Opts::new(
+                    "olm_rs_watch_handler_panics_total",
+                    "Panics caught in a watch's change handler (the watch and its store went on), by kind watched",
+                ),
+                &["kind"],
+            )?,
         };
         registry.register(Box::new(m.depth.clone()))?;
         registry.register(Box::new(m.queue.clone()))?;
@@ -92,6 +100,7 @@ impl ActorMetrics {
         registry.register(Box::new(m.reconciles.clone()))?;
         registry.register(Box::new(m.errors.clone()))?;
         registry.register(Box::new(m.restarts.clone()))?;
+        registry.register(Box::new(m.handler_panics.clone()))?;
         Ok(m)
     }
 
@@ -135,6 +144,13 @@ impl ActorMetrics {
 
     pub fn restarted(&self, kind: &str) {
         self.restarts.with_label_values(&[kind]).inc();
+    }
+}
+
+/// Count a panic caught in the change handler of a watch of `kind` (`crate::watch::spawn_store`).
+pub fn handler_panicked(kind: &str) {
+    if let Some(m) = global() {
+        m.handler_panics.with_label_values(&[kind]).inc();
     }
 }
 

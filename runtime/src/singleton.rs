@@ -5,11 +5,14 @@
 //! closed starts a new actor (`start(Restart::Again)`, which must make up for what the dead one held only in
 //! memory) and sends to it; a check every [`crate::registry::SUPERVISE_EVERY`] does the same when no message
 //! comes (an actor that died after its last message still has its lost work to make up). Restarts are logged
-//! and counted.
+//! and counted. A send from off the actix thread (a watch's change handler runs on a runtime worker) cannot start
+//! an actor there (actix starts actors with `spawn_local`, which panics outside the System's thread): when the
+//! actor died, such a send is handed to the System's arbiter, which starts the new actor and delivers it.
 
 use actix::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::ThreadId;
 
 /// Which start of the actor this is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +40,8 @@ where
     current: Mutex<Recipient<M>>,
     start: Start<M>,
     restarts: AtomicU64,
+    /// The thread of the actix arbiter the singleton was started on, and that arbiter: actors start there.
+    home: (ThreadId, ArbiterHandle),
 }
 
 impl<M> Inner<M>
@@ -74,6 +79,7 @@ where
             current: Mutex::new(first),
             start: Box::new(start),
             restarts: AtomicU64::new(0),
+            home: (std::thread::current().id(), Arbiter::current()),
         });
         let watched = Arc::downgrade(&inner);
         actix::spawn(async move {
@@ -89,9 +95,32 @@ where
         Self { inner }
     }
 
-    /// Send to the actor, starting a new one first when the current one died.
+    /// Send to the actor, starting a new one first when the current one died (on the actix thread: from any
+    /// other thread, the start and this message go through the arbiter).
     pub fn do_send(&self, msg: M) {
-        self.inner.alive().do_send(msg);
+        let (thread, arbiter) = &self.inner.home;
+        if std::thread::current().id() == *thread {
+            self.inner.alive().do_send(msg);
+            return;
+        }
+        {
+            let current = self
+                .inner
+                .current
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if current.connected() {
+                current.do_send(msg);
+                return;
+            }
+        }
+        let inner = self.inner.clone();
+        if !arbiter.spawn_fn(move || inner.alive().do_send(msg)) {
+            tracing::warn!(
+                kind = self.inner.kind,
+                "the actix system has stopped: a message to a dead actor is dropped"
+            );
+        }
     }
 
     /// How many times the actor was started again.
@@ -187,6 +216,38 @@ mod tests {
         .await
         .expect("the second count arrives");
         assert_eq!(got, vec![(Restart::First, 1), (Restart::Again, 2)]);
+        assert_eq!(single.restarts(), 1);
+    }
+
+    #[actix_rt::test]
+    async fn a_send_from_another_thread_to_a_dead_singleton_starts_it_on_the_actix_thread() {
+        let (single, seen) = counter();
+        single.do_send(Msg::Stop);
+        let closed = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+            while single.connected() {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await;
+        assert!(closed.is_ok(), "the actor did not stop");
+        // A watch's change handler runs on a runtime worker, not on the actix thread.
+        let sender = Singleton {
+            inner: single.inner.clone(),
+        };
+        let sent = std::thread::spawn(move || sender.do_send(Msg::Count(7))).join();
+        assert!(sent.is_ok(), "the send from another thread panicked");
+        let got = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+            loop {
+                let now = seen.lock().unwrap_or_else(PoisonError::into_inner).clone();
+                if !now.is_empty() {
+                    return now;
+                }
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("the count arrives");
+        assert_eq!(got, vec![(Restart::Again, 7)]);
         assert_eq!(single.restarts(), 1);
     }
 

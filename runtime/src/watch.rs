@@ -214,7 +214,8 @@ fn in_scope<K: kube::Resource>(scope: &crate::scope::Scope, event: &watcher::Eve
 /// A plain watch of a kind no actor owns (e.g. Namespaces, Deployments), kept as a store for reads; `on_change` is
 /// called for each applied or deleted object, e.g. to send typed messages to the actors that care. Objects that
 /// do not decode are skipped with a warning naming them; a deletion that does not decode removes the stored
-/// version (and `on_change` sees it) all the same.
+/// version (and `on_change` sees it) all the same. A panic in `on_change` is caught, logged and counted
+/// (`olm_rs_watch_handler_panics_total{kind}`); the store keeps following the API.
 pub fn spawn_store<K, F>(
     api: Api<K>,
     config: watcher::Config,
@@ -272,7 +273,16 @@ where
         futures::pin_mut!(stream);
         while let Some(item) = stream.next().await {
             match item {
-                Ok(obj) => on_change(&obj),
+                Ok(obj) => {
+                    // A handler that panics (a bug, or an actor started off the actix thread) must not end the
+                    // watch: the store would stay at this version for good, silently, and every reader with it.
+                    let handled =
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| on_change(&obj)));
+                    if handled.is_err() {
+                        tracing::error!(kind = %K::kind(&()), namespace = ?obj.meta().namespace, name = ?obj.meta().name, "the change handler panicked; the store goes on");
+                        crate::actor_metrics::handler_panicked(&K::kind(&()));
+                    }
+                }
                 Err(error) => {
                     tracing::warn!(kind = %K::kind(&()), error = &error as &dyn std::error::Error, "watch error (retrying with backoff)")
                 }

@@ -438,6 +438,39 @@ async fn a_plain_store_drops_an_object_whose_deletion_does_not_decode() {
     assert!(store.get(&ObjectRef::new("a").within("ns")).is_none());
 }
 
+#[actix_rt::test]
+async fn a_change_handler_that_panics_leaves_the_store_following_the_api() {
+    let (client, events) = fake_api(vec![stored("a", "1", true)]);
+    let (tell, mut told) = mpsc::unbounded_channel();
+    let api: Api<ConfigMap> = Api::all(client);
+    let (store, task) = spawn_store(api, Config::default(), move |cm: &ConfigMap| {
+        let name = cm.metadata.name.clone().unwrap_or_default();
+        assert_ne!(name, "boom", "the handler's bug");
+        let _ = tell.send(name);
+    });
+    assert_eq!(changed(&mut told).await, "a");
+    events
+        .send(watch_event("ADDED", stored("boom", "2", true)))
+        .expect("open");
+    events
+        .send(watch_event("MODIFIED", stored("a", "3", true)))
+        .expect("open");
+    assert_eq!(
+        changed(&mut told).await,
+        "a",
+        "the change after the panic reaches the handler"
+    );
+    assert!(!task.is_finished(), "the watch task ended");
+    assert_eq!(
+        store
+            .get(&ObjectRef::new("a").within("ns"))
+            .and_then(|cm| cm.metadata.resource_version.clone())
+            .as_deref(),
+        Some("3")
+    );
+    assert!(store.get(&ObjectRef::new("boom").within("ns")).is_some());
+}
+
 async fn changed(told: &mut mpsc::UnboundedReceiver<String>) -> String {
     tokio::time::timeout(Duration::from_secs(10), told.recv())
         .await
