@@ -11,9 +11,9 @@ use crate::install_plan::InstallPlanActor;
 use crate::metrics::CatalogMetrics;
 use crate::namespace::NamespaceResolver;
 use crate::routes::Cause;
-use crate::shared::{Config, Registries, Shared, Stores};
+use crate::shared::{Config, Registries, Shared, StoreWriters, Stores};
 use crate::subscription::SubscriptionActor;
-use actix::Actor;
+use actix::AsyncContext;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use kube::runtime::watcher;
@@ -75,12 +75,26 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             return anyhow::Ok(());
         }
 
+        // Every mailbox and store exists before any actor or watch starts: what the actors share is built
+        // from them, then the actors and watches are started with it.
+        let catalogs = Wiring::prepare::<CatalogSourceActor>();
+        let subs = Wiring::prepare::<SubscriptionActor>();
+        let plans = Wiring::prepare::<InstallPlanActor>();
+        let resolver_mailbox = actix::Context::<NamespaceResolver>::new();
+        let resolver = resolver_mailbox.address();
+        let (stores, writers) = Stores::new(catalogs.store(), subs.store(), plans.store());
         let shared = Shared {
             client: client.clone(),
             metrics: metrics.clone(),
             catalog_metrics,
-            stores: Arc::new(Stores::default()),
-            registries: Arc::new(Registries::default()),
+            stores: Arc::new(stores),
+            registries: Arc::new(Registries {
+                subscriptions: subs.addr().recipient(),
+                resolve: resolver.clone().recipient(),
+                wants: resolver.recipient(),
+                install_plans: plans.addr().recipient(),
+                handovers: Default::default(),
+            }),
             catalogs: Arc::default(),
             config: Arc::new(config),
             kinds: Default::default(),
@@ -119,13 +133,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                 }
             });
         }
-        let resolver = NamespaceResolver::new(shared.clone()).start();
-        let _ = shared.registries.resolve.set(resolver.clone().recipient());
-        let _ = shared.registries.wants.set(resolver.recipient());
+        resolver_mailbox.run(NamespaceResolver::new(shared.clone()));
 
         // Stores whose changes only trigger resolution.
+        let StoreWriters {
+            csvs,
+            operator_groups,
+        } = writers;
         let (sh, sc) = (shared.clone(), scope.clone());
-        let (csvs, _) = olm_runtime::watch::spawn_store_projected(
+        olm_runtime::watch::spawn_store_projected(
+            csvs,
             Api::<ClusterServiceVersion>::all(client.clone()),
             scoped(&scope).labels(crate::csv_view::NOT_COPIED),
             crate::csv_view::project,
@@ -133,9 +150,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                 trigger(&sh, &sc, o.metadata.namespace.as_deref(), Cause::CsvChanged)
             },
         );
-        let _ = shared.stores.csvs.set(csvs);
         let (sh, sc) = (shared.clone(), scope.clone());
-        let (groups, _) = spawn_store(
+        spawn_store(
+            operator_groups,
             Api::<GroupView>::all(client.clone()),
             scoped(&scope),
             move |o: &GroupView| {
@@ -147,25 +164,18 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                 )
             },
         );
-        let _ = shared.stores.operator_groups.set(groups);
 
-        let (catalogs, catalog_store) = wiring.start::<CatalogSourceActor>(shared.clone());
-        let _ = shared.stores.catalog_sources.set(catalog_store);
-        let (subs, sub_store) = wiring.start_projected::<SubscriptionActor, _>(
-            shared.clone(),
-            crate::catalog_health::project,
-        );
-        let _ = shared.stores.subscriptions.set(sub_store);
-        let _ = shared.registries.subscriptions.set(subs.recipient());
-        let (plans, plan_store) = wiring.start::<InstallPlanActor>(shared.clone());
-        let _ = shared.stores.install_plans.set(plan_store);
-        let _ = shared.registries.install_plans.set(plans.recipient());
+        let catalog_registry = catalogs.addr();
+        wiring.start(catalogs, shared.clone());
+        wiring.start_projected(subs, shared.clone(), crate::catalog_health::project);
+        wiring.start(plans, shared.clone());
         let stores = shared.stores.clone();
         let _readiness = tokio::spawn(async move { stores.watch_readiness().await });
 
         // A catalog ConfigMap (labelled by its CatalogSource) changed: that CatalogSource reloads it (reading it
         // from the API: the store keeps no content).
-        let (_cms, _) = olm_runtime::watch::spawn_store_projected(
+        olm_runtime::watch::spawn_store_projected(
+            kube::runtime::reflector::store::Writer::default(),
             Api::<ConfigMap>::all(client.clone()),
             watcher::Config::default().labels(CATALOG_SOURCE_LABEL),
             |cm: &mut ConfigMap| {
@@ -183,7 +193,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                 ) else {
                     return;
                 };
-                catalogs.do_send(Forward(ObjectKey::new(ns, name), Refresh));
+                catalog_registry.do_send(Forward(ObjectKey::new(ns, name), Refresh));
             },
         );
 

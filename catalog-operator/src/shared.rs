@@ -4,6 +4,7 @@
 use actix::Recipient;
 use kube::Client;
 use kube::runtime::reflector::Store;
+use kube::runtime::reflector::store::Writer;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::InstallPlan;
@@ -11,7 +12,7 @@ use messages::crd::subscription::Subscription;
 use messages::key::ObjectKey;
 use olm_runtime::metrics::Metrics;
 use olm_runtime::registry::Forward;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::catalogs::Catalogs;
@@ -58,56 +59,71 @@ pub struct Config {
     pub global_pull_secret: Option<catalog_image::secret_ref::SecretRef>,
 }
 
-/// Read-only caches filled by the watches.
-#[derive(Default)]
+/// Read-only caches filled by the watches, made before the actors (empty until their watches list).
 pub struct Stores {
-    pub catalog_sources: OnceLock<Store<CatalogSource>>,
-    pub subscriptions: OnceLock<Store<Subscription>>,
-    pub install_plans: OnceLock<Store<InstallPlan>>,
-    pub csvs: OnceLock<Store<ClusterServiceVersion>>,
+    pub catalog_sources: Store<CatalogSource>,
+    pub subscriptions: Store<Subscription>,
+    pub install_plans: Store<InstallPlan>,
+    pub csvs: Store<ClusterServiceVersion>,
     /// Metadata and `spec.upgradeStrategy` only ([`GroupView`]): a spec we cannot decode must not hide a group.
-    pub operator_groups: OnceLock<Store<GroupView>>,
+    pub operator_groups: Store<GroupView>,
     /// Open once every store above has completed its first list ([`Stores::watch_readiness`]).
     ready: olm_runtime::gate::Gate,
 }
 
+/// The writing ends of the stores plain watches fill (the other stores are their registries').
+pub struct StoreWriters {
+    pub csvs: Writer<ClusterServiceVersion>,
+    pub operator_groups: Writer<GroupView>,
+}
+
 impl Stores {
-    /// Wait for every store's first list, then open the gate [`Shared::stores_ready`] waits on. Call once, after
-    /// every store is set. This task is the only one to wait on the stores themselves: kube-runtime's
-    /// `Store::wait_until_ready` sits on a futures `oneshot` receiver, which keeps the waker of the last task
-    /// that polled it only, so with two concurrent waiters one of them may never wake (an InstallPlan present
-    /// at start then hung forever, waiting beside the namespace sync).
+    /// The stores, the registries' own given, the rest empty with their writers.
+    pub fn new(
+        catalog_sources: Store<CatalogSource>,
+        subscriptions: Store<Subscription>,
+        install_plans: Store<InstallPlan>,
+    ) -> (Self, StoreWriters) {
+        let writers = StoreWriters {
+            csvs: Writer::default(),
+            operator_groups: Writer::default(),
+        };
+        let stores = Self {
+            catalog_sources,
+            subscriptions,
+            install_plans,
+            csvs: writers.csvs.as_reader(),
+            operator_groups: writers.operator_groups.as_reader(),
+            ready: olm_runtime::gate::Gate::default(),
+        };
+        (stores, writers)
+    }
+
+    /// Wait for every store's first list, then open the gate [`Shared::stores_ready`] waits on. Call once. This
+    /// task is the only one to wait on the stores themselves: kube-runtime's `Store::wait_until_ready` sits on a
+    /// futures `oneshot` receiver, which keeps the waker of the last task that polled it only, so with two
+    /// concurrent waiters one of them may never wake (an InstallPlan present at start then hung forever, waiting
+    /// beside the namespace sync).
     pub async fn watch_readiness(&self) {
-        if let Some(st) = self.subscriptions.get() {
-            let _ = st.wait_until_ready().await;
-        }
-        if let Some(st) = self.install_plans.get() {
-            let _ = st.wait_until_ready().await;
-        }
-        if let Some(st) = self.catalog_sources.get() {
-            let _ = st.wait_until_ready().await;
-        }
-        if let Some(st) = self.csvs.get() {
-            let _ = st.wait_until_ready().await;
-        }
-        if let Some(st) = self.operator_groups.get() {
-            let _ = st.wait_until_ready().await;
-        }
+        let _ = self.subscriptions.wait_until_ready().await;
+        let _ = self.install_plans.wait_until_ready().await;
+        let _ = self.catalog_sources.wait_until_ready().await;
+        let _ = self.csvs.wait_until_ready().await;
+        let _ = self.operator_groups.wait_until_ready().await;
         self.ready.open();
     }
 }
 
 /// Where actors send each other typed messages: recipients of message types (never actor types, so this module
-/// imports no actor module). Started after `Shared` is built (the actors hold it), hence the `OnceLock`s.
-#[derive(Default)]
+/// imports no actor module), made before the actors (`olm_runtime::wiring::Prepared`, the resolver's context).
 pub struct Registries {
     /// The Subscription registry: the namespace actors' decisions, routed to each Subscription's actor.
-    pub subscriptions: OnceLock<Recipient<Forward<Decision>>>,
+    pub subscriptions: Recipient<Forward<Decision>>,
     /// The namespace router (`namespace::NamespaceResolver`): resolution requests and Subscriptions' wants.
-    pub resolve: OnceLock<Recipient<Resolve>>,
-    pub wants: OnceLock<Recipient<Want>>,
+    pub resolve: Recipient<Resolve>,
+    pub wants: Recipient<Want>,
     /// The InstallPlan registry: nudges to the actor of a plan whose first status was handed over.
-    pub install_plans: OnceLock<Recipient<Forward<HandedOver>>>,
+    pub install_plans: Recipient<Forward<HandedOver>>,
     /// First statuses of new InstallPlans, from resolution to each plan's actor.
     pub handovers: Handovers,
 }
@@ -115,12 +131,10 @@ pub struct Registries {
 impl Shared {
     /// Ask for the resolution of `namespace` (coalesced by the resolver).
     pub fn resolve(&self, namespace: &str, cause: Cause) {
-        if let Some(hub) = self.registries.resolve.get() {
-            hub.do_send(Resolve {
-                namespace: namespace.to_string(),
-                cause,
-            });
-        }
+        self.registries.resolve.do_send(Resolve {
+            namespace: namespace.to_string(),
+            cause,
+        });
     }
 
     /// Wait until every store has completed its first list (a dropped writer counts as ready). Any number of
@@ -130,72 +144,72 @@ impl Shared {
     }
 
     pub fn subscriptions(&self) -> Vec<Arc<Subscription>> {
-        self.stores
-            .subscriptions
-            .get()
-            .map(Store::state)
-            .unwrap_or_default()
+        self.stores.subscriptions.state()
     }
 
     pub fn install_plans(&self) -> Vec<Arc<InstallPlan>> {
-        self.stores
-            .install_plans
-            .get()
-            .map(Store::state)
-            .unwrap_or_default()
+        self.stores.install_plans.state()
     }
 
     /// Plan `key` as the store holds it.
     pub fn install_plan(&self, key: &ObjectKey) -> Option<Arc<InstallPlan>> {
-        let store = self.stores.install_plans.get()?;
-        store.get(
+        self.stores.install_plans.get(
             &kube::runtime::reflector::ObjectRef::new(&key.name).within(key.namespace_or_empty()),
         )
     }
 
     pub fn catalog_sources(&self) -> Vec<Arc<CatalogSource>> {
-        self.stores
-            .catalog_sources
-            .get()
-            .map(Store::state)
-            .unwrap_or_default()
+        self.stores.catalog_sources.state()
     }
 
     /// Whether any Subscription lives in `namespace`.
     pub fn has_subscription(&self, namespace: &str) -> bool {
-        self.stores.subscriptions.get().is_some_and(|s| {
-            s.state()
-                .iter()
-                .any(|sub| sub.metadata.namespace.as_deref() == Some(namespace))
-        })
+        self.stores
+            .subscriptions
+            .state()
+            .iter()
+            .any(|sub| sub.metadata.namespace.as_deref() == Some(namespace))
     }
 
     pub fn csvs(&self) -> Vec<Arc<ClusterServiceVersion>> {
-        self.stores.csvs.get().map(Store::state).unwrap_or_default()
+        self.stores.csvs.state()
     }
 
     pub fn operator_groups(&self) -> Vec<Arc<GroupView>> {
-        self.stores
-            .operator_groups
-            .get()
-            .map(Store::state)
-            .unwrap_or_default()
+        self.stores.operator_groups.state()
     }
 }
 
 #[cfg(test)]
 impl Shared {
-    /// A `Shared` on `client` with empty stores and registries, global namespace `olm` (actor tests without a
-    /// cluster).
+    /// A `Shared` on `client` with empty stores (listed: nothing), registries whose actors never run (what is
+    /// sent to them is dropped), global namespace `olm` (actor tests without a cluster).
     pub fn for_tests(client: Client) -> Self {
+        use crate::install_plan::InstallPlanActor;
+        use crate::namespace::NamespaceResolver;
+        use crate::subscription::SubscriptionActor;
+        use actix::AsyncContext;
+        use olm_runtime::wiring::Wiring;
         let metrics = Metrics::new().expect("metrics");
         let catalog_metrics = CatalogMetrics::register(&metrics.registry).expect("catalog metrics");
+        let (stores, _writers) = Stores::new(
+            Writer::default().as_reader(),
+            Writer::default().as_reader(),
+            Writer::default().as_reader(),
+        );
+        let resolver = actix::Context::<NamespaceResolver>::new().address();
         Shared {
             client,
             metrics,
             catalog_metrics,
-            stores: Arc::new(Stores::default()),
-            registries: Arc::new(Registries::default()),
+            stores: Arc::new(stores),
+            registries: Arc::new(Registries {
+                subscriptions: Wiring::prepare::<SubscriptionActor>().addr().recipient(),
+                resolve: resolver.clone().recipient(),
+                wants: resolver.recipient(),
+                install_plans: Wiring::prepare::<InstallPlanActor>().addr().recipient(),
+                handovers: Handovers::default(),
+            }),
             catalogs: Arc::new(Catalogs::default()),
             config: Arc::new(Config {
                 global_namespace: "olm".into(),

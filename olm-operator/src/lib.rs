@@ -34,3 +34,6 @@ pub mod shared;
 pub mod stores;
 pub mod strategy;
 pub mod transition;
+
+#[cfg(test)]
+mod tests;

@@ -4,13 +4,20 @@
 
 use crate::cli::RunArgs;
 use crate::csv::CsvActor;
+use crate::janitor::JanitorActor;
+use crate::metrics::CsvMetrics;
+use crate::operator_condition::actor::OperatorConditionActor;
 use crate::operator_group::OperatorGroupActor;
+use crate::operator_group::olm_config::OlmConfigActor;
+use crate::operator_view::OperatorViewActor;
 use crate::routes::Route;
-use crate::shared::{Registries, Shared, Stores};
+use crate::shared::{Registries, Shared, StoreWriters, Stores};
+use crate::stores::CsvStores;
 use olm_runtime::activation::{Activation, Stopped};
 use olm_runtime::leader::ElectionConfig;
 use olm_runtime::metrics::Metrics;
 use olm_runtime::scope::Scope;
+use olm_runtime::singleton::Singleton;
 use olm_runtime::wiring::{self, Wiring};
 use std::sync::Arc;
 
@@ -24,18 +31,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let client = olm_runtime::client::connect(common.kubeconfig.as_deref()).await?;
         let metrics = Metrics::new()?;
         let scope = Scope::from_list(common.watch_scope());
-        let shared = Shared {
-            client: client.clone(),
-            metrics: metrics.clone(),
-            stores: Arc::new(Stores::empty()),
-            registries: Arc::new(Registries::default()),
-            protected_copy_namespaces: Arc::new(
-                protected_copied_csv_namespaces
-                    .into_iter()
-                    .filter(|n| !n.is_empty())
-                    .collect(),
-            ),
-        };
         // A bad OLM_RS_CHAOS stops the operator here, before any actor runs.
         olm_runtime::chaos::init_from_env()?;
         // Scoped installs act as an OperatorGroup's account through a grant made per account (deploy/rbac).
@@ -53,48 +48,68 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             tracing::info!("olm-operator stopping before it led");
             return anyhow::Ok(());
         }
-
-        let _ = shared.stores.scope.set(wiring.scope.clone());
-        let (namespaces, _task) = crate::operator_group::notify::namespace_store(&shared);
-        let _ = shared.stores.namespaces.set(namespaces);
-        let (olm_config, _task) = crate::operator_group::notify::olm_config_store(&shared);
-        let _ = shared.stores.olm_config.set(olm_config);
-        let _ = shared
-            .stores
-            .olm_config_status
-            .set(crate::operator_group::olm_config::spawn(&shared));
-        let _ = shared
-            .registries
-            .janitor
-            .set(crate::janitor::spawn(&shared));
-        // Copied CSVs are kept cut down (`copied_csv::projection`): their content is their parent's.
-        let (csvs, csv_store) = wiring
-            .start_projected::<CsvActor, _>(shared.clone(), crate::copied_csv::projection::project);
-        let _ = shared.stores.csvs.set(csv_store);
-        let _ = shared
-            .registries
-            .csvs
-            .set(Route::new(csvs.clone().recipient(), csvs.recipient()));
-        let (ogs, og_store) = wiring.start::<OperatorGroupActor>(shared.clone());
-        let _ = shared.stores.operator_groups.set(og_store);
-        let _ = shared.registries.group_asks.set(ogs.clone().recipient());
-        let _ = shared
-            .registries
-            .operator_groups
-            .set(Route::new(ogs.clone().recipient(), ogs.recipient()));
-        let (_conditions, condition_store) =
-            wiring
-                .start::<crate::operator_condition::actor::OperatorConditionActor>(shared.clone());
-        let _ = shared.stores.csv.operator_conditions.set(condition_store);
-        crate::operator_view::start(&shared);
         // Discovery can wait seconds for an unavailable API group: a signal or a lost Lease ends it.
-        match activation
-            .while_active(crate::csv::watches::start(&shared))
+        let cluster_info = match activation
+            .while_active(crate::csv::watches::cluster_info(&client))
             .await
         {
-            Ok(started) => started?,
+            Ok(info) => info,
             Err(stopped) => return stopping(stopped),
-        }
+        };
+
+        // Every mailbox and store exists before any actor or watch starts: what the actors share is built
+        // from them, then the actors and watches are started with it.
+        let csvs = Wiring::prepare::<CsvActor>();
+        let groups = Wiring::prepare::<OperatorGroupActor>();
+        let conditions = Wiring::prepare::<OperatorConditionActor>();
+        let (operator_view, view) = Singleton::prepare::<OperatorViewActor>("OperatorView");
+        let (janitor, janitor_mailbox) = Singleton::prepare::<JanitorActor>("Janitor");
+        let (olm_config_status, olm_config) = Singleton::prepare::<OlmConfigActor>("OLMConfig");
+        let csv_stores = CsvStores::new(
+            conditions.store(),
+            cluster_info,
+            CsvMetrics::register(&metrics.registry)?,
+        );
+        let (stores, writers) = Stores::new(
+            csvs.store(),
+            groups.store(),
+            wiring.scope.clone(),
+            csv_stores,
+        );
+        let shared = Shared {
+            client: client.clone(),
+            metrics: metrics.clone(),
+            stores: Arc::new(stores),
+            registries: Arc::new(Registries {
+                csvs: Route::new(csvs.addr().recipient(), csvs.addr().recipient()),
+                operator_groups: Route::new(groups.addr().recipient(), groups.addr().recipient()),
+                group_asks: groups.addr().recipient(),
+                operator_view,
+                janitor,
+                olm_config_status,
+            }),
+            protected_copy_namespaces: Arc::new(
+                protected_copied_csv_namespaces
+                    .into_iter()
+                    .filter(|n| !n.is_empty())
+                    .collect(),
+            ),
+        };
+        let StoreWriters {
+            namespaces,
+            olm_config: olm_config_writer,
+            csv: csv_writers,
+        } = writers;
+        crate::operator_group::notify::namespace_store(&shared, namespaces);
+        crate::operator_group::notify::olm_config_store(&shared, olm_config_writer);
+        crate::operator_group::olm_config::start(&shared, olm_config);
+        crate::janitor::start(&shared, janitor_mailbox);
+        // Copied CSVs are kept cut down (`copied_csv::projection`): their content is their parent's.
+        wiring.start_projected(csvs, shared.clone(), crate::copied_csv::projection::project);
+        wiring.start(groups, shared.clone());
+        wiring.start(conditions, shared.clone());
+        crate::operator_view::start(&shared, view);
+        crate::csv::watches::start(&shared, csv_writers);
         tracing::info!(namespace = %common.namespace, "olm-operator running");
         stopping(activation.run_until_stopped().await)
     })?

@@ -3,16 +3,22 @@
 //! this module imports no actor module, so no import circle runs through it; `run.rs` wires them in).
 
 use crate::routes::{JanitorMsg, Route, ViewChanged};
+use crate::stores::{CsvStores, CsvWriters};
 use actix::Recipient;
+use k8s_openapi::api::core::v1::Namespace;
 use kube::Client;
 use kube::runtime::reflector::Store;
+use kube::runtime::reflector::store::Writer;
 use messages::crd::csv::ClusterServiceVersion;
+use messages::crd::olm_config::OLMConfig;
 use messages::crd::operator_group::OperatorGroup;
 use messages::key::ObjectKey;
 use messages::msg::{ChangeProvidedApis, OperatorGroupMsg, Requeue, RequeueReason};
 use olm_runtime::metrics::Metrics;
 use olm_runtime::registry::{Ask, Forward};
-use std::sync::{Arc, OnceLock};
+use olm_runtime::scope::Scope;
+use olm_runtime::singleton::Singleton;
+use std::sync::Arc;
 
 #[derive(Clone)]
 pub struct Shared {
@@ -24,78 +30,92 @@ pub struct Shared {
     pub protected_copy_namespaces: Arc<std::collections::BTreeSet<String>>,
 }
 
-/// Read-only caches filled by the watches.
+/// Read-only caches filled by the watches, made before the actors (empty until their watches list).
 pub struct Stores {
-    pub csvs: OnceLock<Store<ClusterServiceVersion>>,
-    pub operator_groups: OnceLock<Store<OperatorGroup>>,
-    pub namespaces: OnceLock<Store<k8s_openapi::api::core::v1::Namespace>>,
+    pub csvs: Store<ClusterServiceVersion>,
+    pub operator_groups: Store<OperatorGroup>,
+    pub namespaces: Store<Namespace>,
     /// The cluster's OLMConfig (`disableCopiedCSVs`).
-    pub olm_config: OnceLock<Store<messages::crd::olm_config::OLMConfig>>,
-    /// The actor keeping the OLMConfig `DisabledCopiedCSVs` condition (`operator_group::olm_config`).
-    pub olm_config_status: OnceLock<olm_runtime::singleton::Singleton<messages::msg::Requeue>>,
+    pub olm_config: Store<OLMConfig>,
     /// The namespaces the operator watches (copies and labels stay inside them).
-    pub scope: OnceLock<olm_runtime::scope::Scope>,
+    pub scope: Scope,
     /// What CSV actors read besides CSVs and OperatorGroups (installed objects, CRDs, cluster info, metrics).
-    pub csv: crate::stores::CsvStores,
+    pub csv: CsvStores,
     /// The version of each OperatorGroup its members were last asked to look at (outlives a group actor).
     pub groups_announced: crate::group_announced::Announced,
 }
 
-/// Registries are started after `Shared` is built (they hold it), hence the `OnceLock`s.
-#[derive(Default)]
+/// The writing ends of the stores plain watches fill (the CSV and OperatorGroup stores are their registries').
+pub struct StoreWriters {
+    pub namespaces: Writer<Namespace>,
+    pub olm_config: Writer<OLMConfig>,
+    pub csv: CsvWriters,
+}
+
+impl Stores {
+    /// The stores, the CSV and OperatorGroup ones given (their registries' own), the rest empty with their
+    /// writers.
+    pub fn new(
+        csvs: Store<ClusterServiceVersion>,
+        operator_groups: Store<OperatorGroup>,
+        scope: Scope,
+        (csv, csv_writers): (CsvStores, CsvWriters),
+    ) -> (Self, StoreWriters) {
+        let writers = StoreWriters {
+            namespaces: Writer::default(),
+            olm_config: Writer::default(),
+            csv: csv_writers,
+        };
+        let stores = Self {
+            csvs,
+            operator_groups,
+            namespaces: writers.namespaces.as_reader(),
+            olm_config: writers.olm_config.as_reader(),
+            scope,
+            csv,
+            groups_announced: Default::default(),
+        };
+        (stores, writers)
+    }
+}
+
+/// Where actors send each other typed messages, made before the actors: the registries' mailboxes exist before
+/// they run (`olm_runtime::wiring::Prepared`), the singletons' likewise (`Singleton::prepare`).
 pub struct Registries {
     /// The CSV registry: requeues of CSV actors.
-    pub csvs: OnceLock<Route<Requeue>>,
+    pub csvs: Route<Requeue>,
     /// The OperatorGroup registry: nudges of group actors.
-    pub operator_groups: OnceLock<Route<OperatorGroupMsg>>,
+    pub operator_groups: Route<OperatorGroupMsg>,
     /// The OperatorGroup registry: a CSV's request to change its group's provided APIs (answered).
-    pub group_asks: OnceLock<Recipient<Ask<ChangeProvidedApis>>>,
+    pub group_asks: Recipient<Ask<ChangeProvidedApis>>,
     /// The Operator view (`operators.coreos.com/v1` Operators); started again by the next message when it died.
-    pub operator_view: OnceLock<olm_runtime::singleton::Singleton<ViewChanged>>,
+    pub operator_view: Singleton<ViewChanged>,
     /// The cluster janitor (`janitor/`): what gone CSVs leave in the cluster, the start-up RBAC sweep; started
     /// again by the next message when it died.
-    pub janitor: OnceLock<olm_runtime::singleton::Singleton<JanitorMsg>>,
+    pub janitor: Singleton<JanitorMsg>,
+    /// The actor keeping the OLMConfig `DisabledCopiedCSVs` condition (`operator_group::olm_config`).
+    pub olm_config_status: Singleton<Requeue>,
 }
 
 impl Shared {
     /// Ask the actor of CSV `key` (if it runs) to reconcile now: routed by the CSV registry itself.
     pub fn requeue_csv(&self, key: ObjectKey) {
-        if let Some(registry) = self.registries.csvs.get() {
-            registry.do_send(Forward(
-                key,
-                Requeue {
-                    reason: RequeueReason::DependencyChanged,
-                },
-            ));
-        }
+        self.registries.csvs.do_send(Forward(
+            key,
+            Requeue {
+                reason: RequeueReason::DependencyChanged,
+            },
+        ));
     }
 
     /// Requeue every cached CSV matching `pred`.
     pub fn requeue_csvs_where(&self, pred: impl Fn(&ClusterServiceVersion) -> bool) {
-        let Some(csvs) = self.stores.csvs.get() else {
-            return;
-        };
-        for csv in csvs.state() {
+        for csv in self.stores.csvs.state() {
             if pred(&csv)
                 && let Some(key) = ObjectKey::of(csv.as_ref())
             {
                 self.requeue_csv(key);
             }
-        }
-    }
-}
-
-impl Stores {
-    pub fn empty() -> Self {
-        Self {
-            csvs: OnceLock::new(),
-            operator_groups: OnceLock::new(),
-            namespaces: OnceLock::new(),
-            olm_config: OnceLock::new(),
-            olm_config_status: OnceLock::new(),
-            scope: OnceLock::new(),
-            csv: Default::default(),
-            groups_announced: Default::default(),
         }
     }
 }

@@ -77,14 +77,17 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             probe_interval: Duration::from_secs(registry_probe_seconds.max(1)),
             ..ClientOptions::default()
         };
-        let _catalogs = wiring.start::<CatalogActor>(Shared {
-            client: client.clone(),
-            store: store.clone(),
-            options,
-            images,
-            global_pull_secret,
-            image_catalogs: image_catalogs_address,
-        });
+        wiring.start(
+            Wiring::prepare::<CatalogActor>(),
+            Shared {
+                client: client.clone(),
+                store: store.clone(),
+                options,
+                images,
+                global_pull_secret,
+                image_catalogs: image_catalogs_address,
+            },
+        );
         let server = Arc::new(
             Server::new(store, auth, Authorizer::new(client.clone()))
                 .context("serialize the OpenAPI and discovery documents")?,

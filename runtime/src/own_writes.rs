@@ -62,7 +62,7 @@ where
     }
 
     /// A write of ours conflicted (409): stop waiting for our last write's event and take the store's copy.
-    pub fn conflicted(&mut self, store: Option<&Store<K>>, key: &ObjectKey) {
+    pub fn conflicted(&mut self, store: &Store<K>, key: &ObjectKey) {
         self.awaiting = None;
         if let Some(stored) = lookup(store, key) {
             self.latest = Some(stored);
@@ -70,7 +70,7 @@ where
     }
 
     /// The resync's safety net for a watch that relisted past our write: take the store's copy if still waiting.
-    pub fn resync(&mut self, store: Option<&Store<K>>, key: &ObjectKey) {
+    pub fn resync(&mut self, store: &Store<K>, key: &ObjectKey) {
         if self.awaiting.take().is_some()
             && let Some(stored) = lookup(store, key)
         {
@@ -79,7 +79,7 @@ where
     }
 }
 
-fn lookup<K>(store: Option<&Store<K>>, key: &ObjectKey) -> Option<Arc<K>>
+fn lookup<K>(store: &Store<K>, key: &ObjectKey) -> Option<Arc<K>>
 where
     K: Resource<DynamicType = ()> + Clone + 'static,
 {
@@ -87,7 +87,7 @@ where
         Some(ns) => ObjectRef::new(&key.name).within(ns),
         None => ObjectRef::new(&key.name),
     };
-    store?.get(&reference)
+    store.get(&reference)
 }
 
 #[cfg(test)]
@@ -149,7 +149,7 @@ mod tests {
         let mut w = OwnWrites::default();
         w.wrote(cm("5"));
         let store = store_with("9");
-        w.conflicted(Some(&store), &ObjectKey::new("ns", "a"));
+        w.conflicted(&store, &ObjectKey::new("ns", "a"));
         assert_eq!(rv(&w).as_deref(), Some("9"));
         assert!(!w.is_awaiting());
         assert!(w.observe(cm("11")), "the next event is taken");
@@ -161,11 +161,11 @@ mod tests {
         let key = ObjectKey::new("ns", "a");
         let mut idle = OwnWrites::default();
         idle.observe(cm("12"));
-        idle.resync(Some(&store), &key);
+        idle.resync(&store, &key);
         assert_eq!(rv(&idle).as_deref(), Some("12"), "nothing awaited: kept");
         let mut waiting = OwnWrites::default();
         waiting.wrote(cm("5"));
-        waiting.resync(Some(&store), &key);
+        waiting.resync(&store, &key);
         assert_eq!(rv(&waiting).as_deref(), Some("9"));
         assert!(!waiting.is_awaiting());
     }

@@ -32,13 +32,19 @@ where
     inner: Arc<Inner<M>>,
 }
 
+/// A singleton's first mailbox, its actor not running yet ([`Singleton::prepare`]).
+pub struct Pending<A: Actor<Context = Context<A>>> {
+    context: Context<A>,
+}
+
 struct Inner<M>
 where
     M: Message<Result = ()> + Send + 'static,
 {
     kind: &'static str,
     current: Mutex<Recipient<M>>,
-    start: Start<M>,
+    /// How to start a new actor: set when the first one runs ([`Singleton::start`], [`Singleton::run`]).
+    start: Mutex<Option<Start<M>>>,
     restarts: AtomicU64,
     /// The thread of the actix arbiter the singleton was started on, and that arbiter: actors start there.
     home: (ThreadId, ArbiterHandle),
@@ -52,13 +58,16 @@ where
     fn alive(&self) -> std::sync::MutexGuard<'_, Recipient<M>> {
         let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
         if !current.connected() {
-            let n = self.restarts.fetch_add(1, Ordering::Relaxed) + 1;
-            tracing::warn!(
-                kind = self.kind,
-                restarts = n,
-                "the actor had died; starting it again"
-            );
-            *current = (self.start)(Restart::Again);
+            let start = self.start.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(start) = start.as_ref() {
+                let n = self.restarts.fetch_add(1, Ordering::Relaxed) + 1;
+                tracing::warn!(
+                    kind = self.kind,
+                    restarts = n,
+                    "the actor had died; starting it again"
+                );
+                *current = start(Restart::Again);
+            }
         }
         current
     }
@@ -74,14 +83,57 @@ where
         start: impl Fn(Restart) -> Recipient<M> + Send + Sync + 'static,
     ) -> Self {
         let first = start(Restart::First);
-        let inner = Arc::new(Inner {
-            kind,
-            current: Mutex::new(first),
-            start: Box::new(start),
-            restarts: AtomicU64::new(0),
-            home: (std::thread::current().id(), Arbiter::current()),
-        });
-        let watched = Arc::downgrade(&inner);
+        let single = Self::with_current(kind, first);
+        single.supervise(Box::new(start));
+        single
+    }
+
+    /// The singleton of actor kind `A` before its first actor runs (inside the actix system): its mailbox exists
+    /// (messages wait there), so what the actor shares can hold the singleton; [`Self::run`] starts it.
+    pub fn prepare<A>(kind: &'static str) -> (Self, Pending<A>)
+    where
+        A: Actor<Context = Context<A>> + Handler<M>,
+        M::Result: Send,
+    {
+        let context = Context::new();
+        let first = context.address().recipient();
+        (Self::with_current(kind, first), Pending { context })
+    }
+
+    /// Run `first` in the prepared mailbox, and from then on start a dead actor again with
+    /// `again(Restart::Again)`.
+    pub fn run<A>(
+        &self,
+        pending: Pending<A>,
+        first: A,
+        again: impl Fn(Restart) -> Recipient<M> + Send + Sync + 'static,
+    ) where
+        A: Actor<Context = Context<A>>,
+    {
+        pending.context.run(first);
+        self.supervise(Box::new(again));
+    }
+
+    fn with_current(kind: &'static str, first: Recipient<M>) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                kind,
+                current: Mutex::new(first),
+                start: Mutex::new(None),
+                restarts: AtomicU64::new(0),
+                home: (std::thread::current().id(), Arbiter::current()),
+            }),
+        }
+    }
+
+    /// Keep `start` for restarts, and check every [`crate::registry::SUPERVISE_EVERY`] that the actor lives.
+    fn supervise(&self, start: Start<M>) {
+        *self
+            .inner
+            .start
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(start);
+        let watched = Arc::downgrade(&self.inner);
         actix::spawn(async move {
             let mut every = tokio::time::interval(crate::registry::SUPERVISE_EVERY);
             loop {
@@ -92,7 +144,6 @@ where
                 drop(inner.alive());
             }
         });
-        Self { inner }
     }
 
     /// Send to the actor, starting a new one first when the current one died (on the actix thread: from any

@@ -15,7 +15,7 @@ use crate::undecodable::{Announcer, Skipped};
 use actix::Addr;
 use futures::{Stream, StreamExt, TryStreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::reflector::{self, ObjectRef, Store, store::Writer};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
 use serde::de::DeserializeOwned;
@@ -47,33 +47,38 @@ where
     A: ObjectActor,
     A::Object: DeserializeOwned + kube::Resource<DynamicType = ()>,
 {
-    spawn_watch_projected(
+    let writer = Writer::default();
+    let store = writer.as_reader();
+    let task = spawn_watch_projected(
+        writer,
         client,
         config,
         registry,
         scope,
         None,
         |_: &mut A::Object| {},
-    )
+    );
+    (store, task)
 }
 
 /// [`spawn_watch`] keeping only what `project` leaves of each object, in the store and in what the registry and
 /// its actors get (e.g. olm-operator's copied CSVs without the content their parent has); with `events`, a
 /// Warning Event on each object whose current version does not decode.
 pub fn spawn_watch_projected<A, P>(
+    writer: Writer<A::Object>,
     client: Client,
     config: watcher::Config,
     registry: Addr<Registry<A>>,
     scope: crate::scope::Scope,
     events: Option<Announcer>,
     project: P,
-) -> (Store<A::Object>, tokio::task::JoinHandle<()>)
+) -> tokio::task::JoinHandle<()>
 where
     A: ObjectActor,
     A::Object: DeserializeOwned + kube::Resource<DynamicType = ()>,
     P: Fn(&mut A::Object) + Send + 'static,
 {
-    let (store, writer) = reflector::store();
+    let store = writer.as_reader();
     let last = last_stored(store.clone());
     let api: Api<Lenient<A::Object>> = Api::all(client);
     let mut share = share::Share::new(store.clone());
@@ -117,7 +122,7 @@ where
             }
         }
     });
-    (store, handle)
+    handle
 }
 
 /// The events of a lenient watch with every object that did not decode taken out and handed to `skip`; a
@@ -202,6 +207,14 @@ where
     }
 }
 
+/// Whether `store` has listed once (false when its watch ended first).
+pub async fn listed<K>(store: &Store<K>) -> bool
+where
+    K: kube::Resource<DynamicType = ()> + Clone + 'static,
+{
+    store.wait_until_ready().await.is_ok()
+}
+
 fn in_scope<K: kube::Resource>(scope: &crate::scope::Scope, event: &watcher::Event<K>) -> bool {
     match event {
         watcher::Event::Apply(obj)
@@ -211,16 +224,18 @@ fn in_scope<K: kube::Resource>(scope: &crate::scope::Scope, event: &watcher::Eve
     }
 }
 
-/// A plain watch of a kind no actor owns (e.g. Namespaces, Deployments), kept as a store for reads; `on_change` is
-/// called for each applied or deleted object, e.g. to send typed messages to the actors that care. Objects that
-/// do not decode are skipped with a warning naming them; a deletion that does not decode removes the stored
-/// version (and `on_change` sees it) all the same. A panic in `on_change` is caught, logged and counted
+/// A plain watch of a kind no actor owns (e.g. Namespaces, Deployments) filling the store of `writer` (made
+/// before the actors that read it: `Writer::default()`, `writer.as_reader()`); `on_change` is called for each
+/// applied or deleted object, e.g. to send typed messages to the actors that care. Objects that do not decode are
+/// skipped with a warning naming them; a deletion that does not decode removes the stored version (and
+/// `on_change` sees it) all the same. A panic in `on_change` is caught, logged and counted
 /// (`olm_rs_watch_handler_panics_total{kind}`); the store keeps following the API.
 pub fn spawn_store<K, F>(
+    writer: Writer<K>,
     api: Api<K>,
     config: watcher::Config,
     on_change: F,
-) -> (Store<K>, tokio::task::JoinHandle<()>)
+) -> tokio::task::JoinHandle<()>
 where
     K: kube::Resource<DynamicType = ()>
         + Clone
@@ -231,17 +246,18 @@ where
         + 'static,
     F: FnMut(&K) + Send + 'static,
 {
-    spawn_store_projected(api, config, |_: &mut K| {}, on_change)
+    spawn_store_projected(writer, api, config, |_: &mut K| {}, on_change)
 }
 
 /// [`spawn_store`] keeping only what `project` leaves of each object (e.g. a CRD without its schemas, when
 /// readers need only its names, versions and conditions): the store's memory follows what is read.
 pub fn spawn_store_projected<K, P, F>(
+    writer: Writer<K>,
     api: Api<K>,
     config: watcher::Config,
     project: P,
     mut on_change: F,
-) -> (Store<K>, tokio::task::JoinHandle<()>)
+) -> tokio::task::JoinHandle<()>
 where
     P: Fn(&mut K) + Send + 'static,
     K: kube::Resource<DynamicType = ()>
@@ -253,8 +269,7 @@ where
         + 'static,
     F: FnMut(&K) + Send + 'static,
 {
-    let (store, writer) = reflector::store();
-    let last = last_stored(store.clone());
+    let last = last_stored(writer.as_reader());
     let api: Api<Lenient<K>> = Api::all(api.into_client());
     let handle = tokio::spawn(async move {
         let decoded = decode(
@@ -289,7 +304,7 @@ where
             }
         }
     });
-    (store, handle)
+    handle
 }
 
 mod share;

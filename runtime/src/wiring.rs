@@ -17,9 +17,10 @@ use crate::registry::{ObjectActor, Registry, SharedJournal};
 use crate::scope::Scope;
 use crate::undecodable::Announcer;
 use crate::watch::spawn_watch_projected;
-use actix::{Actor, Addr};
+use actix::{Addr, AsyncContext, Context};
 use kube::Client;
 use kube::runtime::reflector::Store;
+use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher;
 use messages::msg::Journal;
 use serde::de::DeserializeOwned;
@@ -98,28 +99,46 @@ impl Wiring {
         self
     }
 
-    /// Start the registry of actor kind `A` and the watch feeding it. Namespaced kinds are watched in the scope
-    /// (one namespace: a watch with a `metadata.namespace` field selector; several: a cluster watch whose events outside the scope are dropped).
-    pub fn start<A>(&mut self, shared: A::Shared) -> (Addr<Registry<A>>, Store<A::Object>)
+    /// The registry of actor kind `A` and its store, not started yet: their address and store exist from now on
+    /// (to build what the actors share), the registry runs from [`Self::start`].
+    pub fn prepare<A>() -> Prepared<A>
     where
         A: ObjectActor,
         A::Object: DeserializeOwned + kube::Resource<DynamicType = ()>,
     {
-        self.start_projected::<A, _>(shared, |_: &mut A::Object| {})
+        let context = Context::new();
+        let addr = context.address();
+        Prepared {
+            context,
+            addr,
+            writer: Writer::default(),
+        }
+    }
+
+    /// Start the prepared registry of actor kind `A` and the watch feeding it. Namespaced kinds are watched in the
+    /// scope (one namespace: a watch with a `metadata.namespace` field selector; several: a cluster watch whose
+    /// events outside the scope are dropped).
+    pub fn start<A>(&mut self, prepared: Prepared<A>, shared: A::Shared)
+    where
+        A: ObjectActor,
+        A::Object: DeserializeOwned + kube::Resource<DynamicType = ()>,
+    {
+        self.start_projected::<A, _>(prepared, shared, |_: &mut A::Object| {})
     }
 
     /// [`Self::start`] with each watched object cut down by `project` before the store, the registry and the
     /// actors see it (`crate::watch::spawn_watch_projected`).
-    pub fn start_projected<A, P>(
-        &mut self,
-        shared: A::Shared,
-        project: P,
-    ) -> (Addr<Registry<A>>, Store<A::Object>)
+    pub fn start_projected<A, P>(&mut self, prepared: Prepared<A>, shared: A::Shared, project: P)
     where
         A: ObjectActor,
         A::Object: DeserializeOwned + kube::Resource<DynamicType = ()>,
         P: Fn(&mut A::Object) + Send + 'static,
     {
+        let Prepared {
+            context,
+            addr,
+            writer,
+        } = prepared;
         let journal: SharedJournal = Arc::new(Mutex::new(Journal::with_capacity(JOURNAL_CAPACITY)));
         let registry = Registry::<A>::new(shared, self.metrics.clone(), journal.clone())
             .with_resync(self.resync);
@@ -131,24 +150,24 @@ impl Wiring {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(journal);
-        let addr = registry.start();
+        context.run(registry);
         let config = match &self.scope {
             Scope::Namespaces(list) if list.len() == 1 => {
                 watcher::Config::default().fields(&format!("metadata.namespace={}", list[0]))
             }
             _ => watcher::Config::default(),
         };
-        let (store, _task) = spawn_watch_projected(
+        let _task = spawn_watch_projected(
+            writer,
             self.client.clone(),
             config,
-            addr.clone(),
+            addr,
             self.scope.clone(),
             self.reporter
                 .as_deref()
                 .map(|controller| Announcer::new(self.client.clone(), controller)),
             project,
         );
-        (addr, store)
     }
 
     /// Serve `/healthz`, `/readyz`, `/metrics`, `/debug/*` on `addr` (with `--metrics-bind-address`, the probes
@@ -183,5 +202,31 @@ impl Wiring {
         let metrics = endpoints::serve(*metrics_addr, Surface::All, state).await?;
         tracing::info!(probes = %bound, metrics = %metrics, auth = ?metrics_auth, "metrics and debug endpoints on their own address");
         Ok(bound)
+    }
+}
+
+/// A registry and its store made before the actors that use them ([`Wiring::prepare`]): what the actors share is
+/// built with [`Prepared::addr`] and [`Prepared::store`], then the registry is started ([`Wiring::start`]).
+/// Messages sent before it starts wait in its mailbox; the store is empty until its watch lists.
+pub struct Prepared<A>
+where
+    A: ObjectActor,
+    A::Object: kube::Resource<DynamicType = ()>,
+{
+    context: Context<Registry<A>>,
+    addr: Addr<Registry<A>>,
+    writer: Writer<A::Object>,
+}
+
+impl<A: ObjectActor> Prepared<A>
+where
+    A::Object: kube::Resource<DynamicType = ()>,
+{
+    pub fn addr(&self) -> Addr<Registry<A>> {
+        self.addr.clone()
+    }
+
+    pub fn store(&self) -> Store<A::Object> {
+        self.writer.as_reader()
     }
 }

@@ -144,7 +144,7 @@ impl Reconciler for InstallPlanActor {
 
     fn resynced(&mut self) {
         self.own
-            .resync(self.shared.stores.install_plans.get(), &self.key);
+            .resync(&self.shared.stores.install_plans, &self.key);
     }
 }
 
@@ -279,7 +279,7 @@ impl InstallPlanActor {
                         // take the store's; awaiting our last write's event instead left the plan conflicting until
                         // the resync when olm-operator labelled it during a pass.
                         act.own
-                            .conflicted(act.shared.stores.install_plans.get(), &act.key);
+                            .conflicted(&act.shared.stores.install_plans, &act.key);
                     }
                     let e = Error::InstallPlanStatus {
                         key: act.key.clone(),

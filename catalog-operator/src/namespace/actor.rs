@@ -149,12 +149,10 @@ impl NamespaceActor {
     }
 
     fn send(&self, name: &str, decision: Decision) {
-        if let Some(subs) = self.shared.registries.subscriptions.get() {
-            subs.do_send(Forward(
-                ObjectKey::new(self.namespace.clone(), name.to_string()),
-                decision,
-            ));
-        }
+        self.shared.registries.subscriptions.do_send(Forward(
+            ObjectKey::new(self.namespace.clone(), name.to_string()),
+            decision,
+        ));
     }
 }
 

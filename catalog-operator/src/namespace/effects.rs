@@ -111,9 +111,10 @@ const NUDGE_FOR: std::time::Duration = std::time::Duration::from_secs(300);
 /// plan was deleted before its actor existed).
 fn nudge_until_written(shared: Shared, key: ObjectKey) {
     let nudge = |shared: &Shared, key: &ObjectKey| {
-        if let Some(plans) = shared.registries.install_plans.get() {
-            plans.do_send(Forward(key.clone(), handover::HandedOver));
-        }
+        shared
+            .registries
+            .install_plans
+            .do_send(Forward(key.clone(), handover::HandedOver));
     };
     nudge(&shared, &key);
     actix::spawn(async move {

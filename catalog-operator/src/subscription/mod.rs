@@ -105,12 +105,10 @@ pub fn sync_labels(sub: &Subscription) -> [String; 5] {
 
 impl SubscriptionActor {
     fn tell(&self, news: News) {
-        if let Some(hub) = self.shared.registries.wants.get() {
-            hub.do_send(Want {
-                namespace: self.key.namespace_or_empty().to_string(),
-                news,
-            });
-        }
+        self.shared.registries.wants.do_send(Want {
+            namespace: self.key.namespace_or_empty().to_string(),
+            news,
+        });
     }
 
     fn want(&self) {
@@ -186,7 +184,7 @@ impl Reconciler for SubscriptionActor {
                         // Our copy is stale (a write we never saw the event of, e.g. the Operator view's
                         // labels after a relist): retry from the store's, not with the same copy forever.
                         act.own
-                            .conflicted(act.shared.stores.subscriptions.get(), &act.key);
+                            .conflicted(&act.shared.stores.subscriptions, &act.key);
                     }
                     let e = Error::SubscriptionStatus {
                         key: act.key.clone(),
@@ -200,7 +198,7 @@ impl Reconciler for SubscriptionActor {
 
     fn resynced(&mut self) {
         self.own
-            .resync(self.shared.stores.subscriptions.get(), &self.key);
+            .resync(&self.shared.stores.subscriptions, &self.key);
     }
 }
 

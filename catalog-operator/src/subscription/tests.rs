@@ -174,8 +174,11 @@ async fn a_conflict_retries_from_the_stores_copy_not_the_same_stale_one() {
     let mut newer = (*subscription()).clone();
     newer.metadata.resource_version = Some("rv-store".into());
     writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(newer));
-    let stores = Stores::default();
-    assert!(stores.subscriptions.set(writer.as_reader()).is_ok());
+    let (stores, _writers) = Stores::new(
+        kube::runtime::reflector::store::Writer::default().as_reader(),
+        writer.as_reader(),
+        kube::runtime::reflector::store::Writer::default().as_reader(),
+    );
     let api = FakeApi::new(vec![409]);
     let mut sh = shared(api.client());
     sh.stores = Arc::new(stores);

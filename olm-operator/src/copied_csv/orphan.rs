@@ -17,10 +17,10 @@ pub fn parent_namespace(copy: &ClusterServiceVersion) -> Option<&str> {
 
 /// Whether the CSV store would hold the parent's namespace: a cluster watch, or several watched namespaces
 /// including it (one watched namespace is watched alone, so "missing" would be a guess).
-pub fn parent_visible(scope: Option<&Scope>, parent_ns: &str) -> bool {
+pub fn parent_visible(scope: &Scope, parent_ns: &str) -> bool {
     match scope {
-        Some(Scope::Namespaces(list)) => list.len() > 1 && list.iter().any(|n| n == parent_ns),
-        Some(Scope::Cluster) | None => true,
+        Scope::Namespaces(list) => list.len() > 1 && list.iter().any(|n| n == parent_ns),
+        Scope::Cluster => true,
     }
 }
 
@@ -28,7 +28,7 @@ pub fn parent_visible(scope: Option<&Scope>, parent_ns: &str) -> bool {
 pub fn orphaned(
     copy: &ClusterServiceVersion,
     parent: Option<&ClusterServiceVersion>,
-    scope: Option<&Scope>,
+    scope: &Scope,
 ) -> bool {
     copy.is_copied()
         && parent_namespace(copy).is_some_and(|ns| parent_visible(scope, ns))
@@ -66,28 +66,23 @@ mod tests {
     }
 
     #[rstest]
-    #[case::a_copy_without_its_parent_goes(copy(Some("ops")), None, Some(Scope::Cluster), true)]
-    #[case::a_copy_with_its_parent_stays(
-        copy(Some("ops")),
-        Some(parent()),
-        Some(Scope::Cluster),
-        false
-    )]
-    #[case::a_parent_outside_the_watched_namespaces_is_not_known_missing(copy(Some("ops")), None, Some(namespaces(&["target", "x"])), false)]
-    #[case::one_watched_namespace_cannot_tell(copy(Some("ops")), None, Some(namespaces(&["ops"])), false)]
-    #[case::several_watched_namespaces_including_the_parents(copy(Some("ops")), None, Some(namespaces(&["ops", "target"])), true)]
+    #[case::a_copy_without_its_parent_goes(copy(Some("ops")), None, Scope::Cluster, true)]
+    #[case::a_copy_with_its_parent_stays(copy(Some("ops")), Some(parent()), Scope::Cluster, false)]
+    #[case::a_parent_outside_the_watched_namespaces_is_not_known_missing(copy(Some("ops")), None, namespaces(&["target", "x"]), false)]
+    #[case::one_watched_namespace_cannot_tell(copy(Some("ops")), None, namespaces(&["ops"]), false)]
+    #[case::several_watched_namespaces_including_the_parents(copy(Some("ops")), None, namespaces(&["ops", "target"]), true)]
     #[case::a_copy_naming_no_parent_namespace_is_left_to_its_group(
         copy(None),
         None,
-        Some(Scope::Cluster),
+        Scope::Cluster,
         false
     )]
     fn a_copy_collects_itself_only_when_its_parent_is_known_missing(
         #[case] copy: ClusterServiceVersion,
         #[case] parent: Option<ClusterServiceVersion>,
-        #[case] scope: Option<Scope>,
+        #[case] scope: Scope,
         #[case] expected: bool,
     ) {
-        assert_eq!(orphaned(&copy, parent.as_ref(), scope.as_ref()), expected);
+        assert_eq!(orphaned(&copy, parent.as_ref(), &scope), expected);
     }
 }

@@ -91,13 +91,7 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
                         &csv,
                         r,
                         async |r: &Rendered| {
-                            let known = shared
-                                .stores
-                                .csv
-                                .deployments
-                                .get()
-                                .map(kube::runtime::reflector::Store::state)
-                                .unwrap_or_default();
+                            let known = shared.stores.csv.deployments.state();
                             install(
                                 &applier.client,
                                 &namespace,

@@ -149,7 +149,7 @@ impl Reconciler for CsvActor {
     }
 
     fn resynced(&mut self) {
-        self.own.resync(self.shared.stores.csvs.get(), &self.key);
+        self.own.resync(&self.shared.stores.csvs, &self.key);
     }
 }
 
@@ -222,7 +222,7 @@ impl CsvActor {
             self.own.wrote(written);
         }
         if ran.counts_upgrade && applied.announced {
-            self.with_metrics(|m| m.count_upgrade());
+            self.shared.stores.csv.metrics.count_upgrade();
         }
         self.publish_metrics();
         let after = self.own.latest().map(|c| c.phase()).unwrap_or_default();
@@ -242,8 +242,7 @@ impl CsvActor {
         match &applied.error {
             Some(e) => {
                 if error::class(e.kind()) == ErrorClass::Conflict {
-                    self.own
-                        .conflicted(self.shared.stores.csvs.get(), &self.key);
+                    self.own.conflicted(&self.shared.stores.csvs, &self.key);
                 }
                 Outcome::failed(error::class(e.kind()), e)
             }
@@ -251,19 +250,9 @@ impl CsvActor {
         }
     }
 
-    fn with_metrics(&self, f: impl FnOnce(&crate::metrics::CsvMetrics)) {
-        if let Some(m) = self.shared.stores.csv.metrics.get() {
-            f(m);
-        }
-    }
-
     fn publish_metrics(&mut self) {
-        let Some(metrics) = self.shared.stores.csv.metrics.get().cloned() else {
-            return;
-        };
-        if let Some(store) = self.shared.stores.csvs.get() {
-            metrics.set_count(store.state().len());
-        }
+        let metrics = &self.shared.stores.csv.metrics;
+        metrics.set_count(self.shared.stores.csvs.state().len());
         let Some(csv) = self.own.latest() else {
             return;
         };
@@ -281,10 +270,8 @@ impl CsvActor {
                     .stores
                     .csv
                     .subscriptions
-                    .get()
-                    .map(|s| s.state())
+                    .state()
                     .iter()
-                    .flatten()
                     .map(|s| s.as_ref()),
             );
             let at = k8s_openapi::jiff::Timestamp::now();
@@ -307,13 +294,9 @@ impl CsvActor {
     /// owner labels (`crate::janitor`).
     fn cleanup(&mut self) {
         let mut series = self.series.take();
-        self.with_metrics(|m| m.forget(&mut series));
-        if let (Some(m), Some(store)) = (
-            self.shared.stores.csv.metrics.get(),
-            self.shared.stores.csvs.get(),
-        ) {
-            m.set_count(store.state().len());
-        }
+        let metrics = &self.shared.stores.csv.metrics;
+        metrics.forget(&mut series);
+        metrics.set_count(self.shared.stores.csvs.state().len());
         // The CSVs replacing this one may be waiting for it to be gone.
         let namespace = self.key.namespace_or_empty().to_string();
         watches::requeue_where(&self.shared, |c| {
@@ -321,14 +304,15 @@ impl CsvActor {
                 && c.spec.replaces.as_deref() == Some(self.key.name.as_str())
         });
         // What it served and its cluster RBAC: deleted by the janitor, the one writer of those, with retries.
-        if let Some(janitor) = self.shared.registries.janitor.get() {
-            let csv = self.own.latest().cloned();
-            janitor.do_send(JanitorMsg::CsvGone(CsvGone {
+        let csv = self.own.latest().cloned();
+        self.shared
+            .registries
+            .janitor
+            .do_send(JanitorMsg::CsvGone(CsvGone {
                 key: self.key.clone(),
                 uid: csv.as_ref().and_then(|c| c.metadata.uid.clone()),
                 csv,
             }));
-        }
     }
 }
 

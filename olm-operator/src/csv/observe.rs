@@ -37,9 +37,7 @@ pub fn gather(shared: &Shared, csv: &ClusterServiceVersion, now: Timestamp) -> G
     let peers: Vec<Peer> = shared
         .stores
         .csvs
-        .get()
-        .map(|s| s.state())
-        .unwrap_or_default()
+        .state()
         .iter()
         .filter(|c| c.metadata.namespace.as_deref() == Some(namespace.as_str()))
         .map(|c| Peer::of(c))
@@ -51,12 +49,7 @@ pub fn gather(shared: &Shared, csv: &ClusterServiceVersion, now: Timestamp) -> G
         Ok(Err(_)) | Err(_) => None,
     };
     let spec = spec_check(csv, &me, &peers);
-    let groups = shared
-        .stores
-        .operator_groups
-        .get()
-        .map(|s| s.state())
-        .unwrap_or_default();
+    let groups = shared.stores.operator_groups.state();
     let in_namespace: Vec<&messages::crd::operator_group::OperatorGroup> = groups
         .iter()
         .filter(|g| g.metadata.namespace.as_deref() == Some(namespace.as_str()))
@@ -90,12 +83,13 @@ pub fn gather(shared: &Shared, csv: &ClusterServiceVersion, now: Timestamp) -> G
         }
         _ => String::new(),
     };
-    let condition_of =
-        |name: &str| {
-            shared.stores.csv.operator_conditions.get().and_then(|s| {
-                s.get(&kube::runtime::reflector::ObjectRef::new(name).within(&namespace))
-            })
-        };
+    let condition_of = |name: &str| {
+        shared
+            .stores
+            .csv
+            .operator_conditions
+            .get(&kube::runtime::reflector::ObjectRef::new(name).within(&namespace))
+    };
     let operator_condition = csv.metadata.name.as_deref().and_then(condition_of);
     let operator_condition_stale = !csv.is_copied()
         && operator_condition.as_ref().is_none_or(|oc| {
@@ -159,8 +153,10 @@ fn subscription_config(
         csv.metadata.name.as_deref()?,
         csv.metadata.namespace.as_deref()?,
     );
-    let store = shared.stores.csv.subscriptions.get()?;
-    store
+    shared
+        .stores
+        .csv
+        .subscriptions
         .state()
         .iter()
         .find(|s| {
@@ -178,7 +174,7 @@ fn deployment_conflict(
     peers: &[Peer],
     rendered: Option<&Rendered>,
 ) -> Option<OwnerConflict> {
-    let store = shared.stores.csv.deployments.get()?;
+    let store = &shared.stores.csv.deployments;
     let chain = chain::chain(me, peers);
     rendered?
         .deployments
@@ -232,9 +228,7 @@ fn spec_check(csv: &ClusterServiceVersion, me: &Peer, peers: &[Peer]) -> SpecChe
 }
 
 fn installed(shared: &Shared, namespace: &str, rendered: &Rendered) -> InstallStatus {
-    let Some(store) = shared.stores.csv.deployments.get() else {
-        return InstallStatus::Waiting("the deployment cache is not ready".into());
-    };
+    let store = &shared.stores.csv.deployments;
     let live: Vec<Arc<Deployment>> = rendered
         .deployments
         .iter()
@@ -253,7 +247,7 @@ struct StoreCluster<'a> {
     shared: &'a Shared,
 }
 
-fn get<K>(store: Option<&Store<K>>, name: &str, namespace: Option<&str>) -> Option<Arc<K>>
+fn get<K>(store: &Store<K>, name: &str, namespace: Option<&str>) -> Option<Arc<K>>
 where
     K: kube::Resource<DynamicType = ()> + Clone + 'static,
 {
@@ -261,12 +255,12 @@ where
         Some(ns) => ObjectRef::new(name).within(ns),
         None => ObjectRef::new(name),
     };
-    store?.get(&reference)
+    store.get(&reference)
 }
 
 impl Cluster for StoreCluster<'_> {
     fn crd(&self, name: &str) -> Option<CrdFacts> {
-        let crd = get(self.shared.stores.csv.crds.get(), name, None)?;
+        let crd = get(&self.shared.stores.csv.crds, name, None)?;
         let conditions = crd
             .status
             .as_ref()
@@ -292,21 +286,16 @@ impl Cluster for StoreCluster<'_> {
     }
 
     fn server_version(&self) -> Option<String> {
-        self.shared
-            .stores
-            .csv
-            .cluster_info
-            .get()
-            .and_then(|i| i.server_version.clone())
+        self.shared.stores.csv.cluster_info.server_version.clone()
     }
 
     fn has_kind(&self, group: &str, version: &str, kind: &str) -> Option<bool> {
-        let kinds = self.shared.stores.csv.cluster_info.get()?.kinds.as_ref()?;
+        let kinds = self.shared.stores.csv.cluster_info.kinds.as_ref()?;
         Some(kinds.contains(&(group.to_string(), version.to_string(), kind.to_string())))
     }
 
     fn api_service_available(&self, name: &str) -> bool {
-        get(self.shared.stores.csv.api_services.get(), name, None)
+        get(&self.shared.stores.csv.api_services, name, None)
             .and_then(|a| a.status.clone())
             .and_then(|s| s.conditions)
             .is_some_and(|c| {
@@ -317,7 +306,7 @@ impl Cluster for StoreCluster<'_> {
 
     fn service_account(&self, namespace: &str, name: &str) -> Option<AccountFacts> {
         let sa = get(
-            self.shared.stores.csv.service_accounts.get(),
+            &self.shared.stores.csv.service_accounts,
             name,
             Some(namespace),
         )?;
@@ -333,7 +322,7 @@ impl Cluster for StoreCluster<'_> {
     }
 
     fn role_hash(&self, namespace: &str, name: &str) -> Option<String> {
-        let role = get(self.shared.stores.csv.roles.get(), name, Some(namespace))?;
+        let role = get(&self.shared.stores.csv.roles, name, Some(namespace))?;
         role.metadata
             .labels
             .as_ref()?
@@ -342,7 +331,7 @@ impl Cluster for StoreCluster<'_> {
     }
 
     fn cluster_role_hash(&self, name: &str) -> Option<String> {
-        let role = get(self.shared.stores.csv.cluster_roles.get(), name, None)?;
+        let role = get(&self.shared.stores.csv.cluster_roles, name, None)?;
         role.metadata
             .labels
             .as_ref()?

@@ -19,10 +19,9 @@ impl CsvActor {
             self.shared
                 .stores
                 .csvs
-                .get()?
                 .get(&kube::runtime::reflector::ObjectRef::new(&self.key.name).within(ns))
         });
-        if !orphan::orphaned(copy, parent.as_deref(), self.shared.stores.scope.get()) {
+        if !orphan::orphaned(copy, parent.as_deref(), &self.shared.stores.scope) {
             return None;
         }
         tracing::info!(csv = %self.key, "deleting a copy whose parent is gone");

@@ -50,12 +50,7 @@ pub async fn granted_applier(
 
 /// The client to write the CSV's RBAC and Deployments with, or why the group's account cannot be used yet.
 pub fn applier(operator: &Client, shared: &Shared, namespace: &str) -> Result<Applier, String> {
-    let groups = shared
-        .stores
-        .operator_groups
-        .get()
-        .map(|s| s.state())
-        .unwrap_or_default();
+    let groups = shared.stores.operator_groups.state();
     let refs: Vec<&OperatorGroup> = groups.iter().map(|g| g.as_ref()).collect();
     let who = match group_account(&refs, namespace) {
         None => scoped_install::Identity::Operator,

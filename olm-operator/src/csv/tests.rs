@@ -3,23 +3,15 @@
 //! actor driven by the watch event the registry sends it, and its journal read back.
 
 use super::*;
-use crate::shared::{Registries, Stores};
 use messages::msg::{Journal, JournalEvent, RequeueReason};
-use olm_runtime::metrics::Metrics;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use testkit::fake_api::FakeApi;
 
 fn shared(client: kube::Client) -> Shared {
-    let stores = Stores::empty();
-    stores.csv.ready.open();
-    Shared {
-        client,
-        metrics: Metrics::new().expect("metrics"),
-        stores: Arc::new(stores),
-        registries: Arc::new(Registries::default()),
-        protected_copy_namespaces: Arc::default(),
-    }
+    let shared = crate::tests::shared::shared(client, Default::default());
+    shared.stores.csv.ready.open();
+    shared
 }
 
 /// A valid CSV in a namespace without any OperatorGroup.

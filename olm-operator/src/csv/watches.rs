@@ -2,14 +2,12 @@
 //! owner (by OLM's owner labels) of a Deployment, ServiceAccount, Role or ClusterRole; every CSV naming a
 //! CRD that changed. Also reads the server version and discovery once, and registers the CSV metrics.
 
-use crate::metrics::CsvMetrics;
 use crate::shared::Shared;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{ClusterRole, Role};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
-use kube::runtime::reflector::Store;
 use kube::runtime::watcher;
 use kube::{Api, Resource};
 use messages::crd::annotations;
@@ -17,24 +15,32 @@ use messages::crd::csv::ClusterServiceVersion;
 use messages::key::ObjectKey;
 use messages::msg::{Requeue, RequeueReason};
 use olm_runtime::registry::{Broadcast, Filter, Forward};
-use olm_runtime::watch::spawn_store;
+use olm_runtime::watch::{listed as wait, spawn_store};
 use std::collections::BTreeSet;
 
-use crate::stores::ClusterInfo;
+use crate::stores::{ClusterInfo, CsvWriters};
 
 use crate::stores::OWNED_BY_CSV;
 
-pub async fn start(shared: &Shared) -> Result<(), prometheus::Error> {
-    let stores = &shared.stores.csv;
-    let _ = stores
-        .metrics
-        .set(CsvMetrics::register(&shared.metrics.registry)?);
-    let _ = stores.cluster_info.set(cluster_info(&shared.client).await);
+/// Start the watches filling the CSV stores (`writers`, made with [`crate::stores::CsvStores::new`]), then open
+/// the stores' gate once each listed.
+pub fn start(shared: &Shared, writers: CsvWriters) {
+    let CsvWriters {
+        deployments,
+        service_accounts,
+        roles,
+        cluster_roles,
+        crds,
+        api_services,
+        subscriptions,
+        served,
+    } = writers;
     let client = shared.client.clone();
     let owned = || watcher::Config::default().labels(OWNED_BY_CSV);
 
     let s = shared.clone();
-    let (deployments, _) = spawn_store(
+    spawn_store(
+        deployments,
         Api::<Deployment>::all(client.clone()),
         owned(),
         move |d: &Deployment| {
@@ -43,23 +49,23 @@ pub async fn start(shared: &Shared) -> Result<(), prometheus::Error> {
             crate::operator_view::touch_labelled(&s, d.metadata.labels.as_ref());
         },
     );
-    let _ = stores.deployments.set(deployments);
     let s = shared.clone();
-    let (roles, _) = spawn_store(
+    spawn_store(
+        roles,
         Api::<Role>::all(client.clone()),
         owned(),
         move |r: &Role| requeue_owner(&s, r),
     );
-    let _ = stores.roles.set(roles);
     let s = shared.clone();
-    let (cluster_roles, _) = spawn_store(
+    spawn_store(
+        cluster_roles,
         Api::<ClusterRole>::all(client.clone()),
         owned(),
         move |r: &ClusterRole| requeue_owner(&s, r),
     );
-    let _ = stores.cluster_roles.set(cluster_roles);
     let s = shared.clone();
-    let (accounts, _) = olm_runtime::watch::spawn_store_projected(
+    olm_runtime::watch::spawn_store_projected(
+        service_accounts,
         Api::<ServiceAccount>::all(client.clone()),
         watcher::Config::default(),
         super::account_view::project,
@@ -68,19 +74,19 @@ pub async fn start(shared: &Shared) -> Result<(), prometheus::Error> {
             nudge_groups_naming(&s, a);
         },
     );
-    let _ = stores.service_accounts.set(accounts);
     let s = shared.clone();
-    let (crds, _) = olm_runtime::watch::spawn_store_projected(
+    olm_runtime::watch::spawn_store_projected(
+        crds,
         Api::<CustomResourceDefinition>::all(client.clone()),
         watcher::Config::default().page_size(CRD_PAGE),
         without_schemas,
         move |c: &CustomResourceDefinition| requeue_crd_users(&s, c),
     );
-    let _ = stores.crds.set(crds);
     // A Subscription's config changed: its installed CSV re-renders its deployments (§2.6). Nothing here reads
     // `catalogHealth` (one entry per visible catalog): the store does not keep it.
     let s = shared.clone();
-    let (subscriptions, _) = olm_runtime::watch::spawn_store_projected(
+    olm_runtime::watch::spawn_store_projected(
+        subscriptions,
         Api::<messages::crd::subscription::Subscription>::all(client.clone()),
         watcher::Config::default(),
         |sub: &mut messages::crd::subscription::Subscription| {
@@ -100,20 +106,18 @@ pub async fn start(shared: &Shared) -> Result<(), prometheus::Error> {
             }
         },
     );
-    let _ = stores.subscriptions.set(subscriptions);
     // OperatorConditions: their own actors (`operator_condition::actor`, started in `run.rs`) write their status
     // and requeue the CSVs that read them.
     let s = shared.clone();
-    let (api_services, _) = spawn_store(
+    spawn_store(
+        api_services,
         Api::<APIService>::all(client),
         watcher::Config::default(),
         move |a: &APIService| super::served::watches::api_service_changed(&s, a),
     );
-    super::served::watches::start(shared);
-    let _ = stores.api_services.set(api_services);
+    super::served::watches::start(shared, served);
     let s = shared.clone();
     tokio::spawn(async move { mark_ready(&s).await });
-    Ok(())
 }
 
 /// Wait for the first full list of every store CSV decisions read, then open the gate. This task writes
@@ -121,16 +125,16 @@ pub async fn start(shared: &Shared) -> Result<(), prometheus::Error> {
 /// `StoresSynced` to the janitor, which sweeps).
 async fn mark_ready(shared: &Shared) {
     let stores = &shared.stores;
-    let synced = wait(stores.csvs.get()).await
-        && wait(stores.operator_groups.get()).await
-        && wait(stores.csv.deployments.get()).await
-        && wait(stores.csv.service_accounts.get()).await
-        && wait(stores.csv.roles.get()).await
-        && wait(stores.csv.cluster_roles.get()).await
-        && wait(stores.csv.crds.get()).await
-        && wait(stores.csv.api_services.get()).await
-        && wait(stores.csv.subscriptions.get()).await
-        && wait(stores.csv.operator_conditions.get()).await
+    let synced = wait(&stores.csvs).await
+        && wait(&stores.operator_groups).await
+        && wait(&stores.csv.deployments).await
+        && wait(&stores.csv.service_accounts).await
+        && wait(&stores.csv.roles).await
+        && wait(&stores.csv.cluster_roles).await
+        && wait(&stores.csv.crds).await
+        && wait(&stores.csv.api_services).await
+        && wait(&stores.csv.subscriptions).await
+        && wait(&stores.csv.operator_conditions).await
         && super::served::watches::synced(shared).await;
     if !synced {
         tracing::warn!(
@@ -141,31 +145,21 @@ async fn mark_ready(shared: &Shared) {
     stores.csv.ready.open();
     tracing::info!("CSV stores synced");
     // CSV actors take no decision before this point: every one started so far runs now.
-    if let Some(registry) = shared.registries.csvs.get() {
-        registry.do_send(Broadcast {
-            filter: Filter::All,
-            msg: dependency_changed(),
-        });
-    }
+    shared.registries.csvs.do_send(Broadcast {
+        filter: Filter::All,
+        msg: dependency_changed(),
+    });
     // The janitor sweeps the cluster RBAC of CSVs deleted while no operator ran (it reads the Namespace store).
-    if wait(stores.namespaces.get()).await
-        && let Some(janitor) = shared.registries.janitor.get()
-    {
-        janitor.do_send(crate::routes::JanitorMsg::StoresSynced);
+    if wait(&stores.namespaces).await {
+        shared
+            .registries
+            .janitor
+            .do_send(crate::routes::JanitorMsg::StoresSynced);
     }
 }
 
-async fn wait<K>(store: Option<&Store<K>>) -> bool
-where
-    K: Resource<DynamicType = ()> + Clone + 'static,
-{
-    match store {
-        Some(s) => s.wait_until_ready().await.is_ok(),
-        None => false,
-    }
-}
-
-async fn cluster_info(client: &kube::Client) -> ClusterInfo {
+/// The server version and discovery, read once at start.
+pub async fn cluster_info(client: &kube::Client) -> ClusterInfo {
     let server_version = match client.apiserver_version().await {
         Ok(info) => Some(info.git_version),
         Err(error) => {
@@ -307,12 +301,11 @@ fn nudge_groups_naming(shared: &Shared, account: &ServiceAccount) {
     for group in crate::operator_group::groups_in(shared, namespace) {
         if group.spec.service_account_name.as_deref() == Some(name)
             && let Some(key) = ObjectKey::of(group.as_ref())
-            && let Some(registry) = shared.registries.operator_groups.get()
         {
             let msg = messages::msg::OperatorGroupMsg::NamespaceChanged(
                 key.namespace_or_empty().to_string(),
             );
-            registry.do_send(Forward(key, msg));
+            shared.registries.operator_groups.do_send(Forward(key, msg));
         }
     }
 }
@@ -326,10 +319,7 @@ fn requeue_deployment_users(shared: &Shared, deployment: &Deployment) {
     ) else {
         return;
     };
-    let Some(csvs) = shared.stores.csvs.get() else {
-        return;
-    };
-    for csv in csvs.state() {
+    for csv in shared.stores.csvs.state() {
         let lists = csv.metadata.namespace.as_deref() == Some(namespace)
             && csv
                 .spec
@@ -361,10 +351,7 @@ fn requeue_crd_users(shared: &Shared, crd: &CustomResourceDefinition) {
     let Some(name) = crd.metadata.name.as_deref() else {
         return;
     };
-    let Some(csvs) = shared.stores.csvs.get() else {
-        return;
-    };
-    for csv in csvs.state() {
+    for csv in shared.stores.csvs.state() {
         let defs = csv.spec.custom_resource_definitions.as_ref();
         let uses = defs.is_some_and(|d| {
             d.owned

@@ -24,7 +24,7 @@ use messages::key::ObjectKey;
 use olm_runtime::outcome::{Next, Outcome};
 use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
 use olm_runtime::registry::SharedJournal;
-use olm_runtime::singleton::{Restart, Singleton};
+use olm_runtime::singleton::Pending;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How soon the sweep looks again at orphans that were too young to judge.
@@ -71,28 +71,29 @@ impl JanitorActor {
     }
 }
 
-/// Start the janitor; returns where to send its messages. A janitor that died (a panic, a stop) is started again
-/// by the next message ([`Singleton`]); the jobs the dead one held are lost with it, so the new one sweeps (the
+/// Run the janitor in its prepared mailbox (`shared.registries.janitor`). A janitor that died (a panic, a stop) is started again
+/// by the next message ([`olm_runtime::singleton::Singleton`]); the jobs the dead one held are lost with it, so the new one sweeps (the
 /// sweep finds what any lost job would have deleted) once the stores it reads are synced: at once when they
 /// were already, else on `StoresSynced` as at start-up.
-pub fn spawn(shared: &Shared) -> Singleton<JanitorMsg> {
-    let shared = shared.clone();
-    Singleton::start("Janitor", move |start| {
-        let janitor = JanitorActor::new(shared.clone()).start();
-        let synced = shared.stores.csv.ready.is_open();
-        if start == Restart::Again && synced {
-            let shared = shared.clone();
-            let janitor = janitor.clone();
-            actix::spawn(async move {
-                if let Some(namespaces) = shared.stores.namespaces.get()
-                    && namespaces.wait_until_ready().await.is_ok()
-                {
-                    janitor.do_send(JanitorMsg::StoresSynced);
-                }
-            });
-        }
-        janitor.recipient()
-    })
+pub fn start(shared: &Shared, pending: Pending<JanitorActor>) {
+    let again = shared.clone();
+    shared.registries.janitor.run(
+        pending,
+        JanitorActor::new(shared.clone()),
+        move |_restart| {
+            let janitor = JanitorActor::new(again.clone()).start();
+            if again.stores.csv.ready.is_open() {
+                let shared = again.clone();
+                let janitor = janitor.clone();
+                actix::spawn(async move {
+                    if shared.stores.namespaces.wait_until_ready().await.is_ok() {
+                        janitor.do_send(JanitorMsg::StoresSynced);
+                    }
+                });
+            }
+            janitor.recipient()
+        },
+    );
 }
 
 impl Actor for JanitorActor {
@@ -139,17 +140,14 @@ struct Job {
 impl JanitorActor {
     /// Decide every pending job from the stores as they are now; skipped ones are dropped.
     fn jobs(&mut self) -> Vec<Job> {
-        let csvs = self.shared.stores.csvs.get();
+        let csvs = &self.shared.stores.csvs;
         let mut jobs = Vec::new();
         let mut skipped = Vec::new();
         for (key, gone) in &self.pending {
-            let stored = csvs
-                .and_then(|s| s.get(&ObjectRef::new(&key.name).within(key.namespace_or_empty())));
-            let replaced = csvs.is_some_and(|s| {
-                s.state().iter().any(|c| {
-                    c.metadata.namespace.as_deref() == key.namespace.as_deref()
-                        && c.spec.replaces.as_deref() == Some(key.name.as_str())
-                })
+            let stored = csvs.get(&ObjectRef::new(&key.name).within(key.namespace_or_empty()));
+            let replaced = csvs.state().iter().any(|c| {
+                c.metadata.namespace.as_deref() == key.namespace.as_deref()
+                    && c.spec.replaces.as_deref() == Some(key.name.as_str())
             });
             let verdict = decide::verdict(
                 gone.uid.as_deref(),
@@ -178,12 +176,11 @@ impl JanitorActor {
     /// The gone groups to clean in this run: a group the store holds under its key again (made again with the
     /// same name) owns the labelled roles now, and is dropped.
     fn group_jobs(&mut self) -> Vec<ObjectKey> {
-        let groups = self.shared.stores.operator_groups.get();
+        let groups = &self.shared.stores.operator_groups;
         self.pending_groups.retain(|key| {
-            let back = groups.is_some_and(|s| {
-                s.get(&ObjectRef::new(&key.name).within(key.namespace_or_empty()))
-                    .is_some()
-            });
+            let back = groups
+                .get(&ObjectRef::new(&key.name).within(key.namespace_or_empty()))
+                .is_some();
             if back {
                 tracing::debug!(og = %key, "the gone group is back: its roles are its own");
             }
@@ -192,51 +189,50 @@ impl JanitorActor {
         self.pending_groups.iter().cloned().collect()
     }
 
-    /// What the sweep reads of the stores, copied out for the run (`None` while a store is missing).
-    fn sweep_input(&self) -> Option<SweepInput> {
+    /// What the sweep reads of the stores, copied out for the run.
+    fn sweep_input(&self) -> SweepInput {
         let stores = &self.shared.stores;
-        let namespaces = stores.namespaces.get()?;
-        let csvs = stores.csvs.get()?;
-        Some(SweepInput {
+        SweepInput {
             // A terminating namespace counts as gone: everything in it is being deleted, and an APIService
             // pointing at its deleted Service would keep it terminating for good (the namespace controller
             // cannot finish while discovery fails).
-            namespaces: namespaces
+            namespaces: stores
+                .namespaces
                 .state()
                 .iter()
                 .filter(|n| n.metadata.deletion_timestamp.is_none())
                 .filter_map(|n| n.metadata.name.clone())
                 .collect(),
-            csvs: csvs
+            csvs: stores
+                .csvs
                 .state()
                 .iter()
                 .filter_map(|c| ObjectKey::of(c.as_ref()))
                 .collect(),
-            groups: stores.operator_groups.get().map(|s| {
-                s.state()
-                    .iter()
-                    .filter_map(|g| ObjectKey::of(g.as_ref()))
-                    .collect()
-            }),
-            scope: stores.scope.get().cloned(),
-        })
+            groups: stores
+                .operator_groups
+                .state()
+                .iter()
+                .filter_map(|g| ObjectKey::of(g.as_ref()))
+                .collect(),
+            scope: stores.scope.clone(),
+        }
     }
 }
 
 struct SweepInput {
     namespaces: BTreeSet<String>,
     csvs: BTreeSet<ObjectKey>,
-    /// `None` while the group store is not there: every group counts as present.
-    groups: Option<BTreeSet<ObjectKey>>,
-    scope: Option<olm_runtime::scope::Scope>,
+    groups: BTreeSet<ObjectKey>,
+    scope: olm_runtime::scope::Scope,
 }
 
 impl SweepInput {
     async fn run(self, client: &kube::Client) -> Result<(usize, usize), crate::error::Error> {
         let namespace_exists = |ns: &str| self.namespaces.contains(ns);
-        let watched = |ns: &str| self.scope.as_ref().is_some_and(|s| s.contains(Some(ns)));
+        let watched = |ns: &str| self.scope.contains(Some(ns));
         let csv_exists = |k: &ObjectKey| self.csvs.contains(k);
-        let group_exists = |k: &ObjectKey| self.groups.as_ref().is_none_or(|g| g.contains(k));
+        let group_exists = |k: &ObjectKey| self.groups.contains(k);
         // Objects younger than this may belong to a namespace our store has not seen yet.
         let view = SweepView {
             settled: k8s_openapi::jiff::Timestamp::now()
@@ -261,7 +257,7 @@ impl Reconciler for JanitorActor {
         let jobs = self.jobs();
         let group_jobs = self.group_jobs();
         let sweep = match self.sweep {
-            Sweep::Due => self.sweep_input(),
+            Sweep::Due => Some(self.sweep_input()),
             Sweep::Waiting | Sweep::Done => None,
         };
         if jobs.is_empty() && group_jobs.is_empty() && sweep.is_none() {

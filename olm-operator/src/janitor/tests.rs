@@ -2,13 +2,9 @@
 //! paused tokio time, stores filled by hand, and the loop's journal read back.
 
 use super::*;
-use crate::shared::{Registries, Stores};
 use k8s_openapi::api::core::v1::Namespace;
-use kube::runtime::reflector::store;
-use kube::runtime::watcher;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::msg::{Journal, JournalEvent};
-use olm_runtime::metrics::Metrics;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use testkit::fake_api::FakeApi;
@@ -62,26 +58,31 @@ fn csv(uid: &str) -> ClusterServiceVersion {
 
 /// Shared state whose CSV store holds `csvs` and whose Namespace store holds `namespaces`.
 fn shared(client: kube::Client, csvs: Vec<ClusterServiceVersion>, namespaces: &[&str]) -> Shared {
-    let stores = Stores::empty();
-    let (reader, mut writer) = store::<ClusterServiceVersion>();
-    for c in csvs {
-        writer.apply_watcher_event(&watcher::Event::Apply(c));
-    }
-    let _ = stores.csvs.set(reader);
-    let (reader, mut writer) = store::<Namespace>();
-    for name in namespaces {
-        let mut ns = Namespace::default();
-        ns.metadata.name = Some((*name).to_string());
-        writer.apply_watcher_event(&watcher::Event::Apply(ns));
-    }
-    let _ = stores.namespaces.set(reader);
-    Shared {
+    with_groups(client, csvs, namespaces, Vec::new())
+}
+
+fn with_groups(
+    client: kube::Client,
+    csvs: Vec<ClusterServiceVersion>,
+    namespaces: &[&str],
+    operator_groups: Vec<messages::crd::operator_group::OperatorGroup>,
+) -> Shared {
+    let namespaces = namespaces
+        .iter()
+        .map(|name| {
+            let mut ns = Namespace::default();
+            ns.metadata.name = Some((*name).to_string());
+            ns
+        })
+        .collect();
+    crate::tests::shared::shared(
         client,
-        metrics: Metrics::new().expect("metrics"),
-        stores: Arc::new(stores),
-        registries: Arc::new(Registries::default()),
-        protected_copy_namespaces: Arc::default(),
-    }
+        crate::tests::shared::Objects {
+            csvs,
+            operator_groups,
+            namespaces,
+        },
+    )
 }
 
 fn start(shared: Shared) -> (Addr<JanitorActor>, SharedJournal) {
@@ -275,14 +276,12 @@ async fn a_gone_groups_cluster_roles_are_deleted_and_a_failed_delete_is_retried(
     );
 }
 
-/// A janitor whose group store holds OperatorGroup `og` in `namespace`, after its start-up sweep.
-async fn swept_with_group(shared: Shared, namespace: &str) -> Addr<JanitorActor> {
-    let (reader, mut writer) = store::<messages::crd::operator_group::OperatorGroup>();
+/// A janitor whose group store holds OperatorGroup `og` in `namespace` (and whose Namespace store holds `ns`),
+/// after its start-up sweep.
+async fn swept_with_group(client: kube::Client, namespace: &str) -> Addr<JanitorActor> {
     let mut og = messages::crd::operator_group::OperatorGroup::new("og", Default::default());
     og.metadata.namespace = Some(namespace.into());
-    writer.apply_watcher_event(&watcher::Event::Apply(og));
-    let _ = shared.stores.operator_groups.set(reader);
-    let (janitor, _journal) = start(shared);
+    let (janitor, _journal) = start(with_groups(client, vec![], &["ns"], vec![og]));
     janitor.do_send(JanitorMsg::StoresSynced);
     settle(100).await;
     janitor
@@ -301,8 +300,7 @@ async fn the_sweep_deletes_the_roles_of_gone_groups() {
         ],
         vec![],
     );
-    let shared = shared(api.client(), vec![], &["ns"]);
-    let _janitor = swept_with_group(shared, "ns").await;
+    let _janitor = swept_with_group(api.client(), "ns").await;
     assert_eq!(
         swept(&api),
         [(ROLES.to_string(), "og-gone-ns-admin".to_string())]
@@ -321,8 +319,7 @@ async fn a_deleted_namespace_makes_the_sweep_run_again() {
         vec![group_role("og-leftover-admin", "og", "gone")],
         vec![],
     );
-    let shared = shared(api.client(), vec![], &["ns"]);
-    let janitor = swept_with_group(shared, "gone").await;
+    let janitor = swept_with_group(api.client(), "gone").await;
     assert_eq!(
         swept(&api),
         [(ROLES.to_string(), "og-leftover-admin".to_string())],

@@ -24,14 +24,9 @@ pub fn owners<'a>(roles: impl IntoIterator<Item = &'a ObjectMeta>) -> BTreeSet<(
         .collect()
 }
 
-/// Whether the lifted RBAC of `csv` in `namespace` must be deleted: when the store says some is there, or when
-/// there is no store to ask (`None`).
-pub fn must_unlift(
-    lifted: Option<&BTreeSet<(String, String)>>,
-    csv: &str,
-    namespace: &str,
-) -> bool {
-    lifted.is_none_or(|l| l.contains(&(csv.to_owned(), namespace.to_owned())))
+/// Whether the lifted RBAC of `csv` in `namespace` must be deleted: when the store says some is there.
+pub fn must_unlift(lifted: &BTreeSet<(String, String)>, csv: &str, namespace: &str) -> bool {
+    lifted.contains(&(csv.to_owned(), namespace.to_owned()))
 }
 
 #[cfg(test)]
@@ -75,16 +70,14 @@ mod tests {
     }
 
     #[rstest]
-    #[case::no_store_means_delete(None, true)]
-    #[case::nothing_lifted_means_no_delete(Some(vec![]), false)]
-    #[case::its_own_lifted_roles_mean_delete(Some(vec![("op.v1", "ns")]), true)]
-    #[case::another_namespaces_lifted_roles_do_not(Some(vec![("op.v1", "other")]), false)]
-    fn unlift_when(#[case] lifted: Option<Vec<(&str, &str)>>, #[case] expected: bool) {
-        let set: Option<BTreeSet<(String, String)>> = lifted.map(|l| {
-            l.iter()
-                .map(|(c, n)| ((*c).to_owned(), (*n).to_owned()))
-                .collect()
-        });
-        assert_eq!(must_unlift(set.as_ref(), "op.v1", "ns"), expected);
+    #[case::nothing_lifted_means_no_delete(vec![], false)]
+    #[case::its_own_lifted_roles_mean_delete(vec![("op.v1", "ns")], true)]
+    #[case::another_namespaces_lifted_roles_do_not(vec![("op.v1", "other")], false)]
+    fn unlift_when(#[case] lifted: Vec<(&str, &str)>, #[case] expected: bool) {
+        let set: BTreeSet<(String, String)> = lifted
+            .iter()
+            .map(|(c, n)| ((*c).to_owned(), (*n).to_owned()))
+            .collect();
+        assert_eq!(must_unlift(&set, "op.v1", "ns"), expected);
     }
 }

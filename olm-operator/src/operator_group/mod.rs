@@ -85,12 +85,10 @@ impl OperatorGroupActor {
     /// The group changed (or went): the CSVs of its namespace decide again. The registry's store already shows
     /// the version this actor was sent (a reflector stores before it emits), so they read it.
     fn requeue_members(&self) {
-        if let Some(registry) = self.shared.registries.csvs.get() {
-            registry.do_send(Broadcast {
-                filter: Filter::Namespace(self.key.namespace_or_empty().to_string()),
-                msg: REQUEUE_CSVS,
-            });
-        }
+        self.shared.registries.csvs.do_send(Broadcast {
+            filter: Filter::Namespace(self.key.namespace_or_empty().to_string()),
+            msg: REQUEUE_CSVS,
+        });
     }
 }
 
@@ -192,16 +190,15 @@ impl Reconciler for OperatorGroupActor {
         let Some(group) = self.latest.clone() else {
             return reconcile::now(Outcome::Done(Next::Idle));
         };
-        if let Some(store) = self.shared.stores.csvs.get() {
-            self.created.retain(|k| {
-                store
-                    .get(
-                        &kube::runtime::reflector::ObjectRef::new(&k.name)
-                            .within(k.namespace_or_empty()),
-                    )
-                    .is_none()
-            });
-        }
+        let store = &self.shared.stores.csvs;
+        self.created.retain(|k| {
+            store
+                .get(
+                    &kube::runtime::reflector::ObjectRef::new(&k.name)
+                        .within(k.namespace_or_empty()),
+                )
+                .is_none()
+        });
         let plan = match plan::plan(
             &self.shared,
             &group,
@@ -265,14 +262,10 @@ pub fn groups_in(shared: &Shared, namespace: &str) -> Vec<Arc<OperatorGroup>> {
     shared
         .stores
         .operator_groups
-        .get()
-        .map(|s| {
-            s.state()
-                .into_iter()
-                .filter(|g| g.metadata.namespace.as_deref() == Some(namespace))
-                .collect()
-        })
-        .unwrap_or_default()
+        .state()
+        .into_iter()
+        .filter(|g| g.metadata.namespace.as_deref() == Some(namespace))
+        .collect()
 }
 
 /// Requeue reason used when a group asks CSVs to look again.

@@ -9,6 +9,7 @@ use crate::shared::Shared;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::Api;
+use kube::runtime::reflector::store::Writer;
 use messages::crd::annotations;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::OperatorGroup;
@@ -201,11 +202,14 @@ pub async fn group_deleted(
 ) {
     // Its ClusterRoles: the janitor's, which retries (a failed delete here was logged and lost: the roles of a
     // namespace deleted under API faults stayed for good).
-    if let Some(janitor) = shared.registries.janitor.get() {
-        janitor.do_send(crate::routes::JanitorMsg::GroupGone(key.clone()));
-    }
-    if let (Some(uid), Some(store)) = (uid, shared.stores.namespaces.get()) {
-        let namespaces: Vec<(String, std::collections::BTreeMap<String, String>)> = store
+    shared
+        .registries
+        .janitor
+        .do_send(crate::routes::JanitorMsg::GroupGone(key.clone()));
+    if let Some(uid) = uid {
+        let namespaces: Vec<(String, std::collections::BTreeMap<String, String>)> = shared
+            .stores
+            .namespaces
             .state()
             .iter()
             .filter_map(|n| {
@@ -227,18 +231,14 @@ pub async fn group_deleted(
     let members: BTreeSet<ObjectKey> = shared
         .stores
         .csvs
-        .get()
-        .map(|s| {
-            s.state()
-                .iter()
-                .filter(|c| {
-                    c.metadata.namespace.as_deref() == key.namespace.as_deref()
-                        || (!c.is_copied() && !super::provided_apis::of_csv(c).is_disjoint(apis))
-                })
-                .filter_map(|c| ObjectKey::of(c.as_ref()))
-                .collect()
+        .state()
+        .iter()
+        .filter(|c| {
+            c.metadata.namespace.as_deref() == key.namespace.as_deref()
+                || (!c.is_copied() && !super::provided_apis::of_csv(c).is_disjoint(apis))
         })
-        .unwrap_or_default();
+        .filter_map(|c| ObjectKey::of(c.as_ref()))
+        .collect();
     requeue_csvs(shared, members).await;
     for sibling in super::groups_in(shared, key.namespace_or_empty()) {
         if let Some(sibling_key) = ObjectKey::of(sibling.as_ref())
@@ -262,11 +262,8 @@ fn requeue_csv_keys(shared: &Shared, keys: Vec<ObjectKey>) {
     if keys.is_empty() {
         return;
     }
-    let Some(registry) = shared.registries.csvs.get() else {
-        return;
-    };
     // Routed by the CSV registry itself: no list of every actor, no look-up round trip.
-    registry.do_send(Broadcast {
+    shared.registries.csvs.do_send(Broadcast {
         filter: Filter::Keys(keys),
         msg: Requeue {
             reason: RequeueReason::DependencyChanged,
@@ -276,19 +273,18 @@ fn requeue_csv_keys(shared: &Shared, keys: Vec<ObjectKey>) {
 
 /// Send a message to one group's actor, if it runs: routed by the group registry itself (no look-up).
 pub fn send_to_group(shared: &Shared, key: &ObjectKey, msg: OperatorGroupMsg) {
-    if let Some(registry) = shared.registries.operator_groups.get() {
-        registry.do_send(Forward(key.clone(), msg));
-    }
+    shared
+        .registries
+        .operator_groups
+        .do_send(Forward(key.clone(), msg));
 }
 
 /// Nudge every group actor (namespace or OLMConfig changes).
 pub fn all_groups(shared: &Shared, msg: OperatorGroupMsg) {
-    if let Some(registry) = shared.registries.operator_groups.get() {
-        registry.do_send(Broadcast {
-            filter: Filter::All,
-            msg,
-        });
-    }
+    shared.registries.operator_groups.do_send(Broadcast {
+        filter: Filter::All,
+        msg,
+    });
 }
 
 /// A CSV changed or went away: tell the group(s) that care. A member tells the groups of its namespace; a
@@ -314,41 +310,35 @@ pub fn member_changed(shared: &Shared, key: &ObjectKey, csv: Option<&ClusterServ
         );
     }
     let parent_gone = csv.is_some_and(|c| !c.is_copied())
-        && shared.stores.csvs.get().is_some_and(|s| {
-            s.get(
+        && shared
+            .stores
+            .csvs
+            .get(
                 &kube::runtime::reflector::ObjectRef::new(&key.name)
                     .within(key.namespace_or_empty()),
             )
-            .is_none()
-        });
+            .is_none();
     if parent_gone && targets.is_empty() {
         // No group left to collect the copies of a deleted parent: each copy's own actor does
         // (`copied_csv::orphan`); requeue them.
         let copies: Vec<ObjectKey> = shared
             .stores
             .csvs
-            .get()
-            .map(|s| {
-                s.state()
-                    .into_iter()
-                    .filter(|c| {
-                        c.is_copied() && c.metadata.name.as_deref() == Some(key.name.as_str())
-                    })
-                    .filter(|c| {
-                        crate::copied_csv::orphan::parent_namespace(c) == key.namespace.as_deref()
-                    })
-                    .filter_map(|c| ObjectKey::of(c.as_ref()))
-                    .collect()
-            })
-            .unwrap_or_default();
+            .state()
+            .into_iter()
+            .filter(|c| c.is_copied() && c.metadata.name.as_deref() == Some(key.name.as_str()))
+            .filter(|c| crate::copied_csv::orphan::parent_namespace(c) == key.namespace.as_deref())
+            .filter_map(|c| ObjectKey::of(c.as_ref()))
+            .collect();
         requeue_csv_keys(shared, copies);
     }
     // Routed by the group registry itself (no look-up, no spawned task). A copy whose group has no actor any
     // more collects itself in its own actor when its parent is gone (`copied_csv::orphan`).
-    if let Some(registry) = shared.registries.operator_groups.get() {
-        for group in targets {
-            registry.do_send(Forward(group, OperatorGroupMsg::MemberChanged(key.clone())));
-        }
+    for group in targets {
+        shared
+            .registries
+            .operator_groups
+            .do_send(Forward(group, OperatorGroupMsg::MemberChanged(key.clone())));
     }
 }
 
@@ -356,21 +346,21 @@ pub fn member_changed(shared: &Shared, key: &ObjectKey, csv: Option<&ClusterServ
 /// copies into new namespaces).
 pub fn namespace_store(
     shared: &Shared,
-) -> (
-    kube::runtime::reflector::Store<k8s_openapi::api::core::v1::Namespace>,
-    tokio::task::JoinHandle<()>,
-) {
+    writer: Writer<k8s_openapi::api::core::v1::Namespace>,
+) -> tokio::task::JoinHandle<()> {
     let shared = shared.clone();
     let api = Api::<k8s_openapi::api::core::v1::Namespace>::all(shared.client.clone());
     olm_runtime::watch::spawn_store(
+        writer,
         api,
         kube::runtime::watcher::Config::default(),
         move |ns: &k8s_openapi::api::core::v1::Namespace| {
             let name = ns.metadata.name.clone().unwrap_or_default();
-            if ns.metadata.deletion_timestamp.is_some()
-                && let Some(janitor) = shared.registries.janitor.get()
-            {
-                janitor.do_send(crate::routes::JanitorMsg::NamespaceGone(name.clone()));
+            if ns.metadata.deletion_timestamp.is_some() {
+                shared
+                    .registries
+                    .janitor
+                    .do_send(crate::routes::JanitorMsg::NamespaceGone(name.clone()));
             }
             all_groups(&shared, OperatorGroupMsg::NamespaceChanged(name));
         },
@@ -380,13 +370,12 @@ pub fn namespace_store(
 /// The OLMConfig store; a change nudges every group (`disableCopiedCSVs`).
 pub fn olm_config_store(
     shared: &Shared,
-) -> (
-    kube::runtime::reflector::Store<messages::crd::olm_config::OLMConfig>,
-    tokio::task::JoinHandle<()>,
-) {
+    writer: Writer<messages::crd::olm_config::OLMConfig>,
+) -> tokio::task::JoinHandle<()> {
     let shared = shared.clone();
     let api = Api::<messages::crd::olm_config::OLMConfig>::all(shared.client.clone());
     olm_runtime::watch::spawn_store(
+        writer,
         api,
         kube::runtime::watcher::Config::default(),
         move |_config: &messages::crd::olm_config::OLMConfig| {
@@ -399,8 +388,6 @@ pub fn olm_config_store(
 /// Why a CSV's request to its group failed.
 #[derive(Debug, thiserror::Error)]
 pub enum AskError {
-    #[error("the operator group registry is not started")]
-    NoRegistry,
     #[error("operator group {0} has no running actor")]
     NoActor(ObjectKey),
     #[error("operator group {0} did not answer")]
@@ -426,12 +413,9 @@ pub async fn change_provided_apis(
             "",
         )));
     };
-    let key = ObjectKey::of(group.as_ref()).ok_or(AskError::NoRegistry)?;
-    let registry = shared
-        .registries
-        .group_asks
-        .get()
-        .ok_or(AskError::NoRegistry)?;
+    let key = ObjectKey::of(group.as_ref())
+        .ok_or_else(|| AskError::NoActor(ObjectKey::new(csv.namespace_or_empty(), "")))?;
+    let registry = &shared.registries.group_asks;
     let msg = messages::msg::ChangeProvidedApis {
         csv: csv.clone(),
         change,

@@ -16,7 +16,7 @@ use messages::key::ObjectKey;
 use messages::msg::{Requeue, RequeueReason};
 use olm_runtime::outcome::{Next, Outcome};
 use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
-use olm_runtime::singleton::Singleton;
+use olm_runtime::singleton::Pending;
 use std::sync::Arc;
 
 pub const MSG_ENABLED: &str = "Copied CSVs are enabled and present across the cluster";
@@ -81,37 +81,41 @@ pub fn has_all_namespaces_copies<'a>(
         })
 }
 
-/// Ask the condition's actor to run (no-op before it runs).
+/// Ask the condition's actor to run (queued in its mailbox until it runs).
 pub fn changed(shared: &Shared) {
-    if let Some(actor) = shared.stores.olm_config_status.get() {
-        actor.do_send(Requeue {
-            reason: RequeueReason::DependencyChanged,
-        });
-    }
+    shared.registries.olm_config_status.do_send(Requeue {
+        reason: RequeueReason::DependencyChanged,
+    });
 }
 
-/// Start the condition's actor; returns where to send its requeues. One that died is started again by the next
-/// requeue ([`Singleton`]): it holds nothing but its loop, and its first run reads the OLMConfig again.
-pub fn spawn(shared: &Shared) -> Singleton<Requeue> {
-    let shared = shared.clone();
-    Singleton::start("OLMConfig", move |_| {
-        OlmConfigActor {
-            shared: shared.clone(),
-            control: Loop::new(
-                "OLMConfig",
-                ObjectKey::cluster(OLM_CONFIG_NAME),
-                crate::error::policy(),
-            ),
-        }
-        .start()
-        .recipient()
-    })
+/// Run the condition's actor in its prepared mailbox (`shared.registries.olm_config_status`). One that died is started again by the next
+/// requeue ([`olm_runtime::singleton::Singleton`]): it holds nothing but its loop, and its first run reads the OLMConfig again.
+pub fn start(shared: &Shared, pending: Pending<OlmConfigActor>) {
+    let again = shared.clone();
+    shared.registries.olm_config_status.run(
+        pending,
+        OlmConfigActor::new(shared.clone()),
+        move |_| OlmConfigActor::new(again.clone()).start().recipient(),
+    );
 }
 
 /// The one writer of the OLMConfig's condition.
 pub struct OlmConfigActor {
     shared: Shared,
     control: Loop,
+}
+
+impl OlmConfigActor {
+    fn new(shared: Shared) -> Self {
+        Self {
+            shared,
+            control: Loop::new(
+                "OLMConfig",
+                ObjectKey::cluster(OLM_CONFIG_NAME),
+                crate::error::policy(),
+            ),
+        }
+    }
 }
 
 impl Actor for OlmConfigActor {
@@ -147,11 +151,12 @@ impl Handler<Requeue> for OlmConfigActor {
 
 async fn sync(shared: &Shared) -> Result<(), kube::Error> {
     let stores = &shared.stores;
-    let Some(config) = stores.olm_config.get().and_then(|s| {
-        s.state()
-            .into_iter()
-            .find(|c| c.metadata.name.as_deref() == Some(OLM_CONFIG_NAME))
-    }) else {
+    let Some(config) = stores
+        .olm_config
+        .state()
+        .into_iter()
+        .find(|c| c.metadata.name.as_deref() == Some(OLM_CONFIG_NAME))
+    else {
         return Ok(());
     };
     let disabled = config
@@ -160,12 +165,8 @@ async fn sync(shared: &Shared) -> Result<(), kube::Error> {
         .as_ref()
         .and_then(|f| f.disable_copied_csvs)
         == Some(true);
-    let csvs = stores.csvs.get().map(|s| s.state()).unwrap_or_default();
-    let groups = stores
-        .operator_groups
-        .get()
-        .map(|s| s.state())
-        .unwrap_or_default();
+    let csvs = stores.csvs.state();
+    let groups = stores.operator_groups.state();
     let unexpected = disabled
         && has_all_namespaces_copies(
             csvs.iter().map(|c| c.as_ref()),

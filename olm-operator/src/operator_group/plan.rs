@@ -78,8 +78,6 @@ pub fn forget_opposite(done: &mut BTreeSet<String>, applied: &str) {
 /// Why a sync cannot be planned.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("the stores are not started yet")]
-    NoStores,
     #[error("computing the targets of {key}")]
     Targets {
         key: ObjectKey,
@@ -98,17 +96,11 @@ pub fn plan(
     previous_fingerprint: Option<&str>,
 ) -> Result<Plan, Error> {
     let stores = &shared.stores;
-    let (Some(ns_store), Some(csv_store), Some(og_store)) = (
-        stores.namespaces.get(),
-        stores.csvs.get(),
-        stores.operator_groups.get(),
-    ) else {
-        return Err(Error::NoStores);
-    };
+    let (ns_store, csv_store, og_store) =
+        (&stores.namespaces, &stores.csvs, &stores.operator_groups);
     let key = ObjectKey::of(group.as_ref()).unwrap_or_else(|| ObjectKey::new("", ""));
     let group_ns = key.namespace_or_empty().to_string();
-    let scope = stores.scope.get();
-    let in_scope = |ns: &str| scope.is_none_or(|s| s.contains(Some(ns)));
+    let in_scope = |ns: &str| stores.scope.contains(Some(ns));
     // Borrowed from the store's objects: a sync runs for every group on every change, over every namespace.
     let all_namespaces = ns_store.state();
     let namespaces: Vec<(&str, &BTreeMap<String, String>)> = all_namespaces
@@ -131,12 +123,12 @@ pub fn plan(
         .count();
     let now = Time(k8s_openapi::jiff::Timestamp::now());
     let mut status = machine::status(group, &targets, groups_in_namespace, &now);
-    let found_account =
-        group.spec.service_account_name.as_deref().and_then(|name| {
-            stores.csv.service_accounts.get().and_then(|s| {
-                s.get(&kube::runtime::reflector::ObjectRef::new(name).within(&group_ns))
-            })
-        });
+    let found_account = group.spec.service_account_name.as_deref().and_then(|name| {
+        stores
+            .csv
+            .service_accounts
+            .get(&kube::runtime::reflector::ObjectRef::new(name).within(&group_ns))
+    });
     let account = service_account::Account::of(
         group.spec.service_account_name.as_deref(),
         found_account.as_deref(),
@@ -206,12 +198,9 @@ pub fn plan(
 
     let copies_enabled = stores
         .olm_config
-        .get()
-        .and_then(|s| {
-            s.state()
-                .into_iter()
-                .find(|c| c.metadata.name.as_deref() == Some(OLM_CONFIG_NAME))
-        })
+        .state()
+        .into_iter()
+        .find(|c| c.metadata.name.as_deref() == Some(OLM_CONFIG_NAME))
         .is_none_or(|c| c.spec.features.as_ref().and_then(|f| f.disable_copied_csvs) != Some(true));
     let copy_to = machine::copy_namespaces(
         &group_ns,
@@ -227,11 +216,8 @@ pub fn plan(
         &members,
         done_api_roles,
     );
-    let lifted = stores
-        .csv
-        .cluster_roles
-        .get()
-        .map(|s| super::lifted::owners(s.state().iter().map(|r| &r.metadata)));
+    let lifted = stores.csv.cluster_roles.state();
+    let lifted = super::lifted::owners(lifted.iter().map(|r| &r.metadata));
     let tenant_rbac = tenant_rbac(
         &current,
         &group_ns,
@@ -240,7 +226,7 @@ pub fn plan(
         &all_csvs,
         &copy_to,
         done_api_roles,
-        lifted.as_ref(),
+        &lifted,
     );
 
     // The service account reference too: members failed for good may install now (DetectedClusterChange).
@@ -413,7 +399,7 @@ fn tenant_rbac(
     all: &[Arc<ClusterServiceVersion>],
     copy_to: &BTreeSet<String>,
     done: &BTreeSet<String>,
-    lifted: Option<&BTreeSet<(String, String)>>,
+    lifted: &BTreeSet<(String, String)>,
 ) -> Vec<TenantRbac> {
     use crate::rbac::tenant;
     let mut out = Vec::new();

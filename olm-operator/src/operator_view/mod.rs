@@ -29,13 +29,14 @@ use crate::shared::Shared;
 use actix::prelude::*;
 use kube::Api;
 use kube::runtime::reflector::Store;
+use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher;
 use messages::crd::operator::Operator;
 use messages::crd::subscription::Subscription;
 use messages::key::ObjectKey;
 use olm_runtime::outcome::{Next, Outcome, Policy};
 use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
-use olm_runtime::singleton::{Restart, Singleton};
+use olm_runtime::singleton::Pending;
 
 use crate::routes::ViewChanged;
 
@@ -96,12 +97,7 @@ impl Handler<ViewChanged> for OperatorViewActor {
 
 impl OperatorViewActor {
     fn scope(&self) -> olm_runtime::scope::Scope {
-        self.shared
-            .stores
-            .scope
-            .get()
-            .cloned()
-            .unwrap_or(olm_runtime::scope::Scope::Cluster)
+        self.shared.stores.scope.clone()
     }
 
     /// Whether the store holds the Subscription with no plan referenced.
@@ -112,8 +108,7 @@ impl OperatorViewActor {
             .stores
             .csv
             .subscriptions
-            .get()
-            .and_then(|s| s.get(&at))
+            .get(&at)
             .is_some_and(|sub| {
                 sub.status
                     .as_ref()
@@ -165,27 +160,31 @@ impl Reconciler for OperatorViewActor {
     }
 }
 
-/// Start the view (its [`Singleton`] is in `shared.registries.operator_view` before any event can name it): a
-/// store of Operators (a changed or deleted Operator is looked at again), made once and shared by every start,
-/// and the actor. A view that died (a panic, a stop) is started again by the next message or the singleton's
-/// check; its queue and memo are gone with it, so the new one queues every Subscription and every Operator in
-/// its stores: a full pass, as at start-up.
-pub fn start(shared: &Shared) {
+/// Run the view in its prepared mailbox (`shared.registries.operator_view`): a store of Operators (a changed or
+/// deleted Operator is looked at again), made once and shared by every start, and the actor. A view that died
+/// (a panic, a stop) is started again by the next message or the singleton's check; its queue and memo are gone
+/// with it, so the new one queues every Subscription and every Operator in its stores: a full pass, as at
+/// start-up.
+pub fn start(shared: &Shared, pending: Pending<OperatorViewActor>) {
+    let writer = Writer::default();
+    let operators = writer.as_reader();
     let s = shared.clone();
-    let (operators, _task) = olm_runtime::watch::spawn_store(
+    olm_runtime::watch::spawn_store(
+        writer,
         Api::<Operator>::all(shared.client.clone()),
         watcher::Config::default(),
         move |o: &Operator| {
-            if let (Some(name), Some(view)) =
-                (o.metadata.name.clone(), s.registries.operator_view.get())
-            {
-                view.do_send(ViewChanged::Operators(vec![name]));
+            if let Some(name) = o.metadata.name.clone() {
+                s.registries
+                    .operator_view
+                    .do_send(ViewChanged::Operators(vec![name]));
             }
         },
     );
-    let s = shared.clone();
-    let view = Singleton::start("OperatorView", move |start| {
-        let actor = OperatorViewActor {
+    let actor = {
+        let s = shared.clone();
+        let operators = operators.clone();
+        move || OperatorViewActor {
             shared: s.clone(),
             debounce: None,
             operators: operators.clone(),
@@ -197,31 +196,32 @@ pub fn start(shared: &Shared) {
             queue: queue::Queue::default(),
             memo: memo::Memo::default(),
         }
-        .start();
-        if start == Restart::Again {
-            for msg in everything(s.stores.csv.subscriptions.get(), &operators) {
-                actor.do_send(msg);
+    };
+    let first = actor();
+    let s = shared.clone();
+    shared
+        .registries
+        .operator_view
+        .run(pending, first, move |_restart| {
+            let view = actor().start();
+            for msg in everything(&s.stores.csv.subscriptions, &operators) {
+                view.do_send(msg);
             }
-        }
-        actor.recipient()
-    });
-    let _ = shared.registries.operator_view.set(view);
+            view.recipient()
+        });
 }
 
 /// What a view started again must look at: every Subscription and every Operator its stores hold.
 fn everything(
-    subscriptions: Option<&Store<Subscription>>,
+    subscriptions: &Store<Subscription>,
     operators: &Store<Operator>,
 ) -> Vec<ViewChanged> {
     let mut all: Vec<ViewChanged> = subscriptions
-        .map(|subs| {
-            subs.state()
-                .iter()
-                .filter_map(|sub| ObjectKey::of(sub.as_ref()))
-                .map(ViewChanged::Subscription)
-                .collect()
-        })
-        .unwrap_or_default();
+        .state()
+        .iter()
+        .filter_map(|sub| ObjectKey::of(sub.as_ref()))
+        .map(ViewChanged::Subscription)
+        .collect();
     let names: Vec<String> = operators
         .state()
         .iter()
@@ -242,16 +242,18 @@ pub fn touch_labelled(
     if names.is_empty() {
         return;
     }
-    if let Some(view) = shared.registries.operator_view.get() {
-        view.do_send(ViewChanged::Operators(names));
-    }
+    shared
+        .registries
+        .operator_view
+        .do_send(ViewChanged::Operators(names));
 }
 
 /// Tell the view a Subscription changed.
 pub fn subscription_changed(shared: &Shared, key: ObjectKey) {
-    if let Some(view) = shared.registries.operator_view.get() {
-        view.do_send(ViewChanged::Subscription(key));
-    }
+    shared
+        .registries
+        .operator_view
+        .do_send(ViewChanged::Subscription(key));
 }
 
 #[cfg(test)]
@@ -278,7 +280,7 @@ mod restart_tests {
         }
         let (ops, mut op_writer) = reflector::store::<Operator>();
         op_writer.apply_watcher_event(&Event::Apply(operator("one.a")));
-        let mut all = everything(Some(&subs), &ops);
+        let mut all = everything(&subs, &ops);
         all.sort_by_key(|m| format!("{m:?}"));
         assert_eq!(
             all,
@@ -292,7 +294,8 @@ mod restart_tests {
 
     #[test]
     fn empty_stores_give_nothing_to_look_at() {
-        let (ops, _writer) = reflector::store::<Operator>();
-        assert!(everything(None, &ops).is_empty());
+        let (subs, _subs) = reflector::store::<Subscription>();
+        let (ops, _ops) = reflector::store::<Operator>();
+        assert!(everything(&subs, &ops).is_empty());
     }
 }

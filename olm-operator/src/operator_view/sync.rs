@@ -147,12 +147,11 @@ fn adopt_subscriptions(
     labels: &mut Vec<LabelWrite>,
     in_run: &mut InRun,
 ) -> Vec<PlanSub> {
-    let subs = shared.stores.csv.subscriptions.get();
-    let csvs = shared.stores.csvs.get();
+    let subs = &shared.stores.csv.subscriptions;
+    let csvs = &shared.stores.csvs;
     let mut plan_subs = Vec::new();
     for key in &batch.subscriptions {
-        let Some(sub) =
-            subs.and_then(|s| s.get(&ObjectRef::new(&key.name).within(key.namespace_or_empty())))
+        let Some(sub) = subs.get(&ObjectRef::new(&key.name).within(key.namespace_or_empty()))
         else {
             continue;
         };
@@ -185,7 +184,7 @@ fn adopt_subscriptions(
             .map(|s| s.installed_csv.as_str())
             .filter(|n| !n.is_empty())
         {
-            let csv = csvs.and_then(|s| s.get(&ObjectRef::new(installed).within(&namespace)));
+            let csv = csvs.get(&ObjectRef::new(installed).within(&namespace));
             if csv
                 .is_some_and(|c| !adopt::is_labelled(&c.metadata, &operator) && !adopt::is_copy(&c))
             {
@@ -298,7 +297,7 @@ fn adopting_csvs(
     found: &mut Found,
 ) -> Adopting {
     let mut adopting = Adopting::default();
-    for csv in state(shared.stores.csvs.get()) {
+    for csv in shared.stores.csvs.state() {
         if adopt::is_copy(&csv) {
             continue;
         }
@@ -336,13 +335,6 @@ fn owners_of(kind: Kind, meta: &ObjectMeta, pending: &Pending, in_run: &InRun) -
     out
 }
 
-fn state<K>(store: Option<&Store<K>>) -> Vec<std::sync::Arc<K>>
-where
-    K: Resource<DynamicType = ()> + Clone + 'static,
-{
-    store.map(Store::state).unwrap_or_default()
-}
-
 /// One pass over each store the view reads: the components of every pending Operator, and label writes for
 /// what the adopting CSVs own. Yields between stores, so a large batch does not hold olm-operator's actors.
 async fn scan_stores(
@@ -361,27 +353,22 @@ async fn scan_stores(
         labels,
         found,
     };
-    scan.kind::<Deployment>(s.deployments.get(), Kind::Deployment, true, true);
+    scan.kind::<Deployment>(&s.deployments, Kind::Deployment, true, true);
     tokio::task::yield_now().await;
-    scan.kind::<Namespace>(shared.stores.namespaces.get(), Kind::Namespace, true, false);
+    scan.kind::<Namespace>(&shared.stores.namespaces, Kind::Namespace, true, false);
     tokio::task::yield_now().await;
-    scan.kind::<Service>(s.served.services.get(), Kind::Service, true, true);
-    scan.kind::<APIService>(s.api_services.get(), Kind::ApiService, true, true);
-    scan.kind::<OperatorCondition>(
-        s.operator_conditions.get(),
-        Kind::OperatorCondition,
-        true,
-        true,
-    );
+    scan.kind::<Service>(&s.served.services, Kind::Service, true, true);
+    scan.kind::<APIService>(&s.api_services, Kind::ApiService, true, true);
+    scan.kind::<OperatorCondition>(&s.operator_conditions, Kind::OperatorCondition, true, true);
     tokio::task::yield_now().await;
-    scan.kind::<ServiceAccount>(s.service_accounts.get(), Kind::ServiceAccount, false, true);
+    scan.kind::<ServiceAccount>(&s.service_accounts, Kind::ServiceAccount, false, true);
     tokio::task::yield_now().await;
-    scan.kind::<Role>(s.roles.get(), Kind::Role, false, true);
-    scan.kind::<ClusterRole>(s.cluster_roles.get(), Kind::ClusterRole, false, true);
+    scan.kind::<Role>(&s.roles, Kind::Role, false, true);
+    scan.kind::<ClusterRole>(&s.cluster_roles, Kind::ClusterRole, false, true);
     tokio::task::yield_now().await;
-    scan.crds(s.crds.get());
+    scan.crds(&s.crds);
     tokio::task::yield_now().await;
-    scan.subscriptions(s.subscriptions.get());
+    scan.subscriptions(&s.subscriptions);
     tokio::task::yield_now().await;
 }
 
@@ -396,11 +383,11 @@ struct Scan<'a> {
 impl Scan<'_> {
     /// Objects of one kind: labelled ones are components; with `adopt`, what an adopting CSV owns is labelled
     /// (and a component).
-    fn kind<K>(&mut self, store: Option<&Store<K>>, kind: Kind, with_conditions: bool, adopt: bool)
+    fn kind<K>(&mut self, store: &Store<K>, kind: Kind, with_conditions: bool, adopt: bool)
     where
         K: Resource<DynamicType = ()> + Clone + Serialize + 'static,
     {
-        for o in state(store) {
+        for o in store.state() {
             let meta = o.meta();
             let mut mine = owners_of(kind, meta, self.pending, self.in_run);
             if adopt && !self.adopting.is_empty() {
@@ -414,8 +401,8 @@ impl Scan<'_> {
     }
 
     /// CRDs: owned by name (the CSV's owned CRDs), not by reference.
-    fn crds(&mut self, store: Option<&Store<CustomResourceDefinition>>) {
-        for crd in state(store) {
+    fn crds(&mut self, store: &Store<CustomResourceDefinition>) {
+        for crd in store.state() {
             let meta = crd.meta();
             let mut mine = owners_of(Kind::Crd, meta, self.pending, self.in_run);
             if !self.adopting.is_empty()
@@ -432,8 +419,8 @@ impl Scan<'_> {
 
     /// Subscriptions, and with each its current InstallPlan (the labelled plans are the current ones: older
     /// ones lose the label).
-    fn subscriptions(&mut self, store: Option<&Store<Subscription>>) {
-        for sub in state(store) {
+    fn subscriptions(&mut self, store: &Store<Subscription>) {
+        for sub in store.state() {
             let mine = owners_of(Kind::Subscription, &sub.metadata, self.pending, self.in_run);
             if mine.is_empty() {
                 continue;

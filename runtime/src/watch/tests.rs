@@ -419,7 +419,9 @@ async fn a_plain_store_drops_an_object_whose_deletion_does_not_decode() {
     let (client, events) = fake_api(vec![stored("a", "1", true)]);
     let (tell, mut told) = mpsc::unbounded_channel();
     let api: Api<ConfigMap> = Api::all(client);
-    let (store, _task) = spawn_store(api, Config::default(), move |cm: &ConfigMap| {
+    let writer = Writer::default();
+    let store = writer.as_reader();
+    let _task = spawn_store(writer, api, Config::default(), move |cm: &ConfigMap| {
         let _ = tell.send(cm.metadata.name.clone().unwrap_or_default());
     });
     assert_eq!(changed(&mut told).await, "a");
@@ -443,7 +445,9 @@ async fn a_change_handler_that_panics_leaves_the_store_following_the_api() {
     let (client, events) = fake_api(vec![stored("a", "1", true)]);
     let (tell, mut told) = mpsc::unbounded_channel();
     let api: Api<ConfigMap> = Api::all(client);
-    let (store, task) = spawn_store(api, Config::default(), move |cm: &ConfigMap| {
+    let writer = Writer::default();
+    let store = writer.as_reader();
+    let task = spawn_store(writer, api, Config::default(), move |cm: &ConfigMap| {
         let name = cm.metadata.name.clone().unwrap_or_default();
         assert_ne!(name, "boom", "the handler's bug");
         let _ = tell.send(name);

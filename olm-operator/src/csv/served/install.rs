@@ -22,7 +22,7 @@ use crate::apply::post_params;
 use crate::csv::apply_object::apply_object;
 use crate::error::Error;
 use crate::shared::Shared;
-use crate::strategy::{self, Rendered};
+use crate::strategy::Rendered;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
@@ -234,12 +234,7 @@ async fn write_secret(api: &Api<Secret>, secret: &Secret) -> Result<(), Error> {
 
 /// The namespace selector of the CSV's OperatorGroup (OLM: exactly one group, else an error).
 fn group_selector(shared: &Shared, namespace: &str) -> Result<Option<LabelSelector>, Error> {
-    let groups = shared
-        .stores
-        .operator_groups
-        .get()
-        .map(|s| s.state())
-        .unwrap_or_default();
+    let groups = shared.stores.operator_groups.state();
     let mine: Vec<_> = groups
         .iter()
         .filter(|g| g.metadata.namespace.as_deref() == Some(namespace))
@@ -340,14 +335,14 @@ pub async fn register(
     let served = &shared.stores.csv.served;
     remove_dropped::<ValidatingWebhookConfiguration>(
         client,
-        served.validating.get(),
+        &served.validating,
         csv,
         WebhookAdmissionType::ValidatingAdmissionWebhook,
     )
     .await?;
     remove_dropped::<MutatingWebhookConfiguration>(
         client,
-        served.mutating.get(),
+        &served.mutating,
         csv,
         WebhookAdmissionType::MutatingAdmissionWebhook,
     )
@@ -408,7 +403,7 @@ pub fn owners<'a>(
     csv: &'a ClusterServiceVersion,
     live: &APIService,
 ) -> Owners<'a> {
-    let store = shared.stores.csvs.get();
+    let store = &shared.stores.csvs;
     let namespace = csv.metadata.namespace.as_deref().unwrap_or_default();
     let labels = live.metadata.labels.as_ref();
     let get = |k: &str| labels.and_then(|l| l.get(k)).cloned();
@@ -417,14 +412,15 @@ pub fn owners<'a>(
         get(messages::crd::annotations::OWNER_NAMESPACE),
     ) {
         (Some(n), Some(ns)) => store
-            .and_then(|s| s.get(&ObjectRef::new(&n).within(&ns)))
+            .get(&ObjectRef::new(&n).within(&ns))
             .map(|c| c.phase()),
         _ => None,
     };
-    let replaces =
-        csv.spec.replaces.as_deref().filter(|r| {
-            store.is_some_and(|s| s.get(&ObjectRef::new(r).within(namespace)).is_some())
-        });
+    let replaces = csv
+        .spec
+        .replaces
+        .as_deref()
+        .filter(|r| store.get(&ObjectRef::new(r).within(namespace)).is_some());
     Owners {
         csv_name: csv.metadata.name.as_deref().unwrap_or_default(),
         namespace,
@@ -446,7 +442,6 @@ fn subscription_annotations(
         .stores
         .csv
         .subscriptions
-        .get()?
         .state()
         .iter()
         .find(|s| {
@@ -492,11 +487,10 @@ where
 }
 
 /// Delete this CSV's configurations of `type_` whose description it no longer lists (OLM's
-/// `cleanUpRemovedWebhooks`), found in olm-operator's store of CSV-owned configurations (listed from the API
-/// only when that store is missing).
+/// `cleanUpRemovedWebhooks`), found in olm-operator's store of CSV-owned configurations.
 async fn remove_dropped<K>(
     client: &Client,
-    store: Option<&kube::runtime::reflector::Store<K>>,
+    store: &kube::runtime::reflector::Store<K>,
     csv: &ClusterServiceVersion,
     type_: WebhookAdmissionType,
 ) -> Result<(), Error>
@@ -518,26 +512,8 @@ where
         .map(|d| d.generate_name.as_str())
         .collect();
     let api: Api<K> = Api::all(client.clone());
-    let gone = match store {
-        Some(store) => {
-            let live = store.state();
-            super::dropped::dropped(live.iter().map(|o| o.meta()), name, namespace, &kept)
-        }
-        None => {
-            let listed = api
-                .list_metadata(
-                    &ListParams::default().labels(&strategy::owner_selector(name, namespace)),
-                )
-                .await
-                .map_err(apply_err("list", "webhook configuration", name.to_string()))?;
-            super::dropped::dropped(
-                listed.items.iter().map(|o| &o.metadata),
-                name,
-                namespace,
-                &kept,
-            )
-        }
-    };
+    let live = store.state();
+    let gone = super::dropped::dropped(live.iter().map(|o| o.meta()), name, namespace, &kept);
     for live_name in gone {
         match api.delete(&live_name, &DeleteParams::background()).await {
             Ok(_) => {}

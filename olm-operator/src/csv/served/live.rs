@@ -31,8 +31,7 @@ impl Live for StoreLive<'_> {
             .csv
             .served
             .services
-            .get()
-            .and_then(|s| s.get(&ObjectRef::new(name).within(namespace)))
+            .get(&ObjectRef::new(name).within(namespace))
             .is_some()
     }
 
@@ -42,7 +41,6 @@ impl Live for StoreLive<'_> {
             .stores
             .csv
             .deployments
-            .get()?
             .get(&ObjectRef::new(name).within(namespace))?;
         super::objects::mounted_ca_hash(&d).map(String::from)
     }
@@ -56,9 +54,7 @@ impl Live for StoreLive<'_> {
         match type_ {
             WebhookAdmissionType::ValidatingAdmissionWebhook => stores
                 .validating
-                .get()
-                .map(|s| s.state())
-                .unwrap_or_default()
+                .state()
                 .iter()
                 .filter(|c| matches(c.metadata.labels.as_ref(), labels))
                 .flat_map(|c| {
@@ -71,9 +67,7 @@ impl Live for StoreLive<'_> {
                 .collect(),
             WebhookAdmissionType::MutatingAdmissionWebhook => stores
                 .mutating
-                .get()
-                .map(|s| s.state())
-                .unwrap_or_default()
+                .state()
                 .iter()
                 .filter(|c| matches(c.metadata.labels.as_ref(), labels))
                 .flat_map(|c| {
@@ -89,12 +83,7 @@ impl Live for StoreLive<'_> {
     }
 
     fn crd(&self, name: &str) -> Option<Arc<CustomResourceDefinition>> {
-        self.shared
-            .stores
-            .csv
-            .crds
-            .get()?
-            .get(&ObjectRef::new(name))
+        self.shared.stores.csv.crds.get(&ObjectRef::new(name))
     }
 
     fn rollout_completed_at(&self, namespace: &str, name: &str) -> Option<i64> {
@@ -103,7 +92,6 @@ impl Live for StoreLive<'_> {
             .stores
             .csv
             .deployments
-            .get()?
             .get(&ObjectRef::new(name).within(namespace))?;
         d.status
             .as_ref()?
@@ -122,7 +110,6 @@ impl Live for StoreLive<'_> {
             .stores
             .csv
             .api_services
-            .get()?
             .get(&ObjectRef::new(name))
     }
 }

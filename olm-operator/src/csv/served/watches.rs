@@ -8,58 +8,50 @@ use k8s_openapi::api::admissionregistration::v1::{
 };
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
-use kube::runtime::reflector::Store;
 use kube::runtime::watcher;
 use kube::{Api, Resource};
 use messages::crd::annotations;
 use messages::key::ObjectKey;
 use olm_runtime::watch::spawn_store;
 
-use crate::stores::OWNED_BY_CSV;
+use crate::stores::{OWNED_BY_CSV, ServedWriters};
 
-pub fn start(shared: &Shared) {
-    let stores = &shared.stores.csv.served;
+pub fn start(shared: &Shared, writers: ServedWriters) {
+    let ServedWriters {
+        services,
+        validating,
+        mutating,
+    } = writers;
     let owned = || watcher::Config::default().labels(OWNED_BY_CSV);
     let client = shared.client.clone();
     let s = shared.clone();
-    let (services, _) = spawn_store(
+    spawn_store(
+        services,
         Api::<Service>::all(client.clone()),
         owned(),
         move |o: &Service| requeue_labelled_owner(&s, o),
     );
-    let _ = stores.services.set(services);
     let s = shared.clone();
-    let (validating, _) = spawn_store(
+    spawn_store(
+        validating,
         Api::<ValidatingWebhookConfiguration>::all(client.clone()),
         owned(),
         move |o: &ValidatingWebhookConfiguration| requeue_labelled_owner(&s, o),
     );
-    let _ = stores.validating.set(validating);
     let s = shared.clone();
-    let (mutating, _) = spawn_store(
+    spawn_store(
+        mutating,
         Api::<MutatingWebhookConfiguration>::all(client),
         owned(),
         move |o: &MutatingWebhookConfiguration| requeue_labelled_owner(&s, o),
     );
-    let _ = stores.mutating.set(mutating);
 }
 
 /// True once every store above listed once (false when one is missing or its watch ended first).
 pub async fn synced(shared: &Shared) -> bool {
+    use olm_runtime::watch::listed as wait;
     let stores = &shared.stores.csv.served;
-    wait(stores.services.get()).await
-        && wait(stores.validating.get()).await
-        && wait(stores.mutating.get()).await
-}
-
-async fn wait<K>(store: Option<&Store<K>>) -> bool
-where
-    K: Resource<DynamicType = ()> + Clone + 'static,
-{
-    match store {
-        Some(s) => s.wait_until_ready().await.is_ok(),
-        None => false,
-    }
+    wait(&stores.services).await && wait(&stores.validating).await && wait(&stores.mutating).await
 }
 
 fn requeue_labelled_owner<K: Resource>(shared: &Shared, obj: &K) {
