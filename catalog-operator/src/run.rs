@@ -11,7 +11,7 @@ use crate::install_plan::InstallPlanActor;
 use crate::metrics::CatalogMetrics;
 use crate::namespace::NamespaceResolver;
 use crate::routes::Cause;
-use crate::shared::{Config, Registries, Shared, StoreWriters, Stores};
+use crate::shared::{Config, Process, Registries, Shared, StoreWriters, Stores};
 use crate::subscription::SubscriptionActor;
 use actix::AsyncContext;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -22,6 +22,7 @@ use messages::key::ObjectKey;
 use olm_runtime::activation::{Activation, Stopped};
 use olm_runtime::leader::ElectionConfig;
 use olm_runtime::metrics::Metrics;
+use olm_runtime::own_account::OwnAccount;
 use olm_runtime::registry::Forward;
 use olm_runtime::scope::Scope;
 use olm_runtime::watch::spawn_store;
@@ -57,11 +58,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             global_pull_secret,
         };
         // A bad OLM_RS_CHAOS stops the operator here, before any actor runs.
-        olm_runtime::chaos::init_from_env()?;
-        crate::self_grant::init_from_env(&common.namespace);
-        olm_runtime::own_account::init_from_env(&common.namespace);
+        let chaos = olm_runtime::chaos::from_env()?;
         let mut wiring = Wiring::new(client.clone(), metrics.clone(), scope.clone())
             .with_resync(std::time::Duration::from_secs(common.resync_seconds))
+            .with_chaos(chaos.clone())
             .with_events(crate::events::REPORTER);
         let election =
             ElectionConfig::from_args(&common.leader, &common.namespace, "catalog-operator");
@@ -104,6 +104,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             )),
             catalog_images: Arc::new(crate::catalog_images::CatalogImages::new(images, indexer)),
             health_writes: Arc::new(tokio::sync::Semaphore::new(crate::shared::HEALTH_WRITES)),
+            process: Arc::new(Process {
+                chaos,
+                own_account: OwnAccount::from_env(&common.namespace),
+                self_grantee: crate::self_grant::grantee_from_env(&common.namespace),
+                decision_numbers: Default::default(),
+            }),
         };
         if let Some(addr) = catalog_serve_addr {
             let listener = registry::server::bind(addr).await?;

@@ -24,7 +24,6 @@ use kube::api::{Patch, PatchParams};
 use kube::{Api, Client};
 use olm_runtime::error::{self as api_error, Class};
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
 /// The env var naming catalog-operator's ServiceAccount.
 pub const SERVICE_ACCOUNT_ENV: &str = "OPERATOR_SERVICE_ACCOUNT";
@@ -46,10 +45,9 @@ pub struct Grantee {
     pub package_server: Option<String>,
 }
 
-static GRANTEE: OnceLock<Option<Grantee>> = OnceLock::new();
-
-/// Record who this process is (once, at start): `OPERATOR_SERVICE_ACCOUNT` in `namespace`.
-pub fn init_from_env(namespace: &str) {
+/// Who this process is (read once, at start, into `Shared`'s process state): `OPERATOR_SERVICE_ACCOUNT` in
+/// `namespace`; none when unset (nothing is granted then).
+pub fn grantee_from_env(namespace: &str) -> Option<Grantee> {
     let grantee = std::env::var(SERVICE_ACCOUNT_ENV)
         .ok()
         .filter(|n| !n.trim().is_empty())
@@ -64,11 +62,7 @@ pub fn init_from_env(namespace: &str) {
     if let Some(g) = &grantee {
         tracing::info!(service_account = %g.name, namespace = %g.namespace, "narrow self-grants enabled (pull secrets, CRD-upgrade checks)");
     }
-    let _ = GRANTEE.set(grantee);
-}
-
-fn grantee() -> Option<&'static Grantee> {
-    GRANTEE.get().and_then(Option::as_ref)
+    grantee
 }
 
 fn bounded(name: String) -> String {
@@ -329,8 +323,12 @@ pub async fn apply_cr_list_revocation(
 
 /// After a Forbidden read of a pull secret: grant this process the catalog's pull secrets. Returns whether a
 /// grant was applied (false: no identity configured, or nothing to grant).
-pub async fn grant_pull_secrets(client: &Client, catalog: &CatalogRef<'_>) -> bool {
-    let Some(grantee) = grantee() else {
+pub async fn grant_pull_secrets(
+    client: &Client,
+    grantee: Option<&Grantee>,
+    catalog: &CatalogRef<'_>,
+) -> bool {
+    let Some(grantee) = grantee else {
         return false;
     };
     match apply_pull_secret_grant(client, grantee, catalog).await {
@@ -348,8 +346,8 @@ pub async fn grant_pull_secrets(client: &Client, catalog: &CatalogRef<'_>) -> bo
 }
 
 /// After a Forbidden list of a CRD's custom resources: grant this process that list. Returns whether it did.
-pub async fn grant_cr_list(client: &Client, crd: &CrdRef<'_>) -> bool {
-    let Some(grantee) = grantee() else {
+pub async fn grant_cr_list(client: &Client, grantee: Option<&Grantee>, crd: &CrdRef<'_>) -> bool {
+    let Some(grantee) = grantee else {
         return false;
     };
     match apply_cr_list_grant(client, grantee, crd).await {
@@ -373,8 +371,8 @@ pub async fn grant_cr_list(client: &Client, crd: &CrdRef<'_>) -> bool {
 
 /// After the check the list grant was for: revoke it. A failure is logged; the grant then stays until the next
 /// check of this CRD revokes it, or the CRD goes.
-pub async fn revoke_cr_list(client: &Client, crd: &CrdRef<'_>) {
-    let Some(grantee) = grantee() else {
+pub async fn revoke_cr_list(client: &Client, grantee: Option<&Grantee>, crd: &CrdRef<'_>) {
+    let Some(grantee) = grantee else {
         return;
     };
     match apply_cr_list_revocation(client, grantee, crd).await {

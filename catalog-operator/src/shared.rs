@@ -11,6 +11,7 @@ use messages::crd::install_plan::InstallPlan;
 use messages::crd::subscription::Subscription;
 use messages::key::ObjectKey;
 use olm_runtime::metrics::Metrics;
+use olm_runtime::own_account::OwnAccount;
 use olm_runtime::registry::Forward;
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,6 +42,22 @@ pub struct Shared {
     /// Subscription) take one of these, so that such a fan-out never floods the API server ahead of the writes
     /// of an install ([`HEALTH_WRITES`]).
     pub health_writes: Arc<tokio::sync::Semaphore>,
+    /// What the process holds for every actor besides stores and mailboxes, made once at start.
+    pub process: Arc<Process>,
+}
+
+/// What the process holds for every actor besides stores and mailboxes (no process-wide statics).
+#[derive(Default)]
+pub struct Process {
+    /// The fault injector of the actors' loops (`OLM_RS_CHAOS`; none: no faults).
+    pub chaos: Option<Arc<olm_runtime::chaos::Injector>>,
+    /// Who this process is and the accounts it may act as (`olm_runtime::own_account`).
+    pub own_account: OwnAccount,
+    /// catalog-operator's account for its self-grants (pull secrets, CRD lists), with package-server's
+    /// (`self_grant`).
+    pub self_grantee: Option<crate::self_grant::Grantee>,
+    /// Resolution's decision numbers, shared by every namespace actor.
+    pub decision_numbers: crate::wants::DecisionNumbers,
 }
 
 /// Health-only Subscription status writes in flight at once.
@@ -221,6 +238,7 @@ impl Shared {
             bundles: Arc::default(),
             catalog_images: Arc::default(),
             health_writes: Arc::new(tokio::sync::Semaphore::new(HEALTH_WRITES)),
+            process: Arc::default(),
         }
     }
 }

@@ -43,3 +43,23 @@ pub struct Decision {
     pub seq: u64,
     pub status: SubscriptionStatus,
 }
+
+/// Decision numbers, process-wide (one counter in `Shared`'s process state, shared by every namespace actor): a
+/// namespace actor that is started again (after a panic, or stopped and restarted by its router) must not number
+/// its decisions from 1 again, or every Subscription actor that applied a higher number from the previous one
+/// drops them as already applied, keeps a stale status, and the next resolution plans its change a second time
+/// (chaos defect 2: a Subscription stalled at `UpgradePending` beside a duplicate InstallPlan).
+#[derive(Clone, Debug)]
+pub struct DecisionNumbers(Arc<std::sync::atomic::AtomicU64>);
+
+impl Default for DecisionNumbers {
+    fn default() -> Self {
+        Self(Arc::new(std::sync::atomic::AtomicU64::new(1)))
+    }
+}
+
+impl DecisionNumbers {
+    pub fn next(&self) -> u64 {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+}

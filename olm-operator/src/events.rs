@@ -14,7 +14,7 @@ use messages::crd::csv::CsvPhase;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{LazyLock, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 /// How long a passing phase must last before its Event is published.
@@ -63,14 +63,14 @@ pub fn passing(phase: &CsvPhase) -> bool {
 /// not passing go out at once and cancel the pending one.
 #[derive(Default)]
 pub struct Debouncer {
-    latest: Mutex<HashMap<String, u64>>,
+    latest: Arc<Mutex<HashMap<String, u64>>>,
     next: AtomicU64,
 }
 
 impl Debouncer {
     /// Announce for `key` (one object): run `publish` now when not `passing`, else after [`SETTLE`] unless
     /// another announcement for `key` came meanwhile.
-    pub async fn announce<F>(&'static self, key: String, passing: bool, publish: F)
+    pub async fn announce<F>(&self, key: String, passing: bool, publish: F)
     where
         F: Future<Output = ()> + Send + 'static,
     {
@@ -81,10 +81,11 @@ impl Debouncer {
             return;
         }
         self.lock().insert(key.clone(), generation);
+        let latest = self.latest.clone();
         tokio::spawn(async move {
             tokio::time::sleep(SETTLE).await;
             let current = {
-                let mut latest = self.lock();
+                let mut latest = latest.lock().unwrap_or_else(PoisonError::into_inner);
                 let current = latest.get(&key) == Some(&generation);
                 if current {
                     latest.remove(&key);
@@ -102,10 +103,13 @@ impl Debouncer {
     }
 }
 
-static PHASE_EVENTS: LazyLock<Debouncer> = LazyLock::new(Debouncer::default);
-
 /// Publish the Event announcing `t` on the CSV `reference`, debounced as the module docs say.
-pub async fn announce_phase(recorder: Recorder, reference: ObjectReference, t: &Transition) {
+pub async fn announce_phase(
+    debouncer: &Debouncer,
+    recorder: Recorder,
+    reference: ObjectReference,
+    t: &Transition,
+) {
     let key = format!(
         "{}/{}/{}",
         reference.namespace.as_deref().unwrap_or_default(),
@@ -113,7 +117,7 @@ pub async fn announce_phase(recorder: Recorder, reference: ObjectReference, t: &
         reference.uid.as_deref().unwrap_or_default()
     );
     let event = phase_event(t);
-    PHASE_EVENTS
+    debouncer
         .announce(key.clone(), passing(&t.phase), async move {
             if let Err(error) = recorder.publish(&event, &reference).await {
                 tracing::debug!(csv = %key, error = &error as &dyn std::error::Error, "cannot publish the phase Event");
@@ -143,7 +147,7 @@ mod tests {
 
     /// Announce `steps` (label, passing) for one object, `gap` apart, and return the labels published.
     async fn published(steps: &[(&'static str, bool)], gap: Duration) -> Vec<&'static str> {
-        let debouncer: &'static Debouncer = Box::leak(Box::default());
+        let debouncer = Debouncer::default();
         let out = Arc::new(Mutex::new(Vec::new()));
         for (label, is_passing) in steps {
             let out = out.clone();

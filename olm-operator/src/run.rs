@@ -11,11 +11,12 @@ use crate::operator_group::OperatorGroupActor;
 use crate::operator_group::olm_config::OlmConfigActor;
 use crate::operator_view::OperatorViewActor;
 use crate::routes::Route;
-use crate::shared::{Registries, Shared, StoreWriters, Stores};
+use crate::shared::{Process, Registries, Shared, StoreWriters, Stores};
 use crate::stores::CsvStores;
 use olm_runtime::activation::{Activation, Stopped};
 use olm_runtime::leader::ElectionConfig;
 use olm_runtime::metrics::Metrics;
+use olm_runtime::own_account::OwnAccount;
 use olm_runtime::scope::Scope;
 use olm_runtime::singleton::Singleton;
 use olm_runtime::wiring::{self, Wiring};
@@ -32,11 +33,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let metrics = Metrics::new()?;
         let scope = Scope::from_list(common.watch_scope());
         // A bad OLM_RS_CHAOS stops the operator here, before any actor runs.
-        olm_runtime::chaos::init_from_env()?;
-        // Scoped installs act as an OperatorGroup's account through a grant made per account (deploy/rbac).
-        olm_runtime::own_account::init_from_env(&common.namespace);
+        let chaos = olm_runtime::chaos::from_env()?;
         let mut wiring = Wiring::new(client.clone(), metrics.clone(), scope)
             .with_resync(std::time::Duration::from_secs(common.resync_seconds))
+            .with_chaos(chaos.clone())
             .with_events(crate::events::REPORTER);
         let election = ElectionConfig::from_args(&common.leader, &common.namespace, "olm-operator");
         let mut activation = Activation::new(&client, &metrics, election)?;
@@ -94,6 +94,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                     .filter(|n| !n.is_empty())
                     .collect(),
             ),
+            process: Arc::new(Process {
+                chaos,
+                // Scoped installs act as an OperatorGroup's account through a grant made per account
+                // (deploy/rbac).
+                own_account: OwnAccount::from_env(&common.namespace),
+                cert_grants: Default::default(),
+                cert_validity: crate::csv::served::certs::validity_from_env(),
+                phase_events: Default::default(),
+            }),
         };
         let StoreWriters {
             namespaces,

@@ -2,6 +2,7 @@
 //! typed messages to each other's actors (`Recipient`s and [`Route`]s of message types, never actor types:
 //! this module imports no actor module, so no import circle runs through it; `run.rs` wires them in).
 
+use crate::events::Debouncer;
 use crate::routes::{JanitorMsg, Route, ViewChanged};
 use crate::stores::{CsvStores, CsvWriters};
 use actix::Recipient;
@@ -15,10 +16,12 @@ use messages::crd::operator_group::OperatorGroup;
 use messages::key::ObjectKey;
 use messages::msg::{ChangeProvidedApis, OperatorGroupMsg, Requeue, RequeueReason};
 use olm_runtime::metrics::Metrics;
+use olm_runtime::own_account::OwnAccount;
 use olm_runtime::registry::{Ask, Forward};
 use olm_runtime::scope::Scope;
 use olm_runtime::singleton::Singleton;
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 #[derive(Clone)]
 pub struct Shared {
@@ -28,6 +31,24 @@ pub struct Shared {
     pub registries: Arc<Registries>,
     /// Namespaces that keep all-namespaces copies while copies are disabled (`--protected-copied-csv-namespaces`).
     pub protected_copy_namespaces: Arc<std::collections::BTreeSet<String>>,
+    /// What the process holds for every actor besides stores and mailboxes, made once at start.
+    pub process: Arc<Process>,
+}
+
+/// What the process holds for every actor besides stores and mailboxes (no process-wide statics).
+#[derive(Default)]
+pub struct Process {
+    /// The fault injector of the actors' loops (`OLM_RS_CHAOS`; none: no faults).
+    pub chaos: Option<Arc<olm_runtime::chaos::Injector>>,
+    /// Who this process is and the accounts it may act as (`olm_runtime::own_account`).
+    pub own_account: OwnAccount,
+    /// The certificate Secrets this process granted itself: (namespace, CSV uid, the Secrets' names)
+    /// (`csv::served::cert_grant`).
+    pub cert_grants: Mutex<HashSet<(String, String, Vec<String>)>>,
+    /// The serving certificates' validity when `OLM_RS_CERT_VALIDITY_SECONDS` sets one (else OLM's two years).
+    pub cert_validity: Option<std::time::Duration>,
+    /// Phase Events, debounced per CSV (`events::announce_phase`).
+    pub phase_events: Debouncer,
 }
 
 /// Read-only caches filled by the watches, made before the actors (empty until their watches list).

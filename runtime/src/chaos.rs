@@ -24,7 +24,7 @@ use messages::key::ObjectKey;
 use messages::msg::{JournalEntry, JournalEvent};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The environment variable that switches chaos on.
 pub const ENV: &str = "OLM_RS_CHAOS";
@@ -104,31 +104,17 @@ impl Injector {
     }
 }
 
-static GLOBAL: OnceLock<Option<Arc<Injector>>> = OnceLock::new();
-
-/// Read `OLM_RS_CHAOS` once for the process (unset or empty: chaos off). Call at start-up so a bad value stops
-/// the operator with the parse error.
-pub fn init_from_env() -> Result<Option<Arc<Injector>>, ConfigError> {
-    if let Some(set) = GLOBAL.get() {
-        return Ok(set.clone());
-    }
-    let parsed = match std::env::var(ENV) {
+/// Read `OLM_RS_CHAOS` (unset or empty: chaos off). Binaries call it once at start-up, so a bad value stops the
+/// operator with the parse error, and hand the injector to their actors' loops and registries (no process-wide
+/// state).
+pub fn from_env() -> Result<Option<Arc<Injector>>, ConfigError> {
+    match std::env::var(ENV) {
         Ok(text) if !text.trim().is_empty() => {
             let config = ChaosConfig::parse(&text)?;
             tracing::warn!(config = %config.to_text(), "chaos is ON: faults will be injected into the actors");
-            Some(Arc::new(Injector::new(config)))
+            Ok(Some(Arc::new(Injector::new(config))))
         }
-        _ => None,
-    };
-    Ok(GLOBAL.get_or_init(|| parsed).clone())
-}
-
-/// The process's injector, if chaos is on. A value of `OLM_RS_CHAOS` that does not parse is a start-up bug:
-/// it panics here rather than run without the faults asked for (binaries call [`init_from_env`] first).
-pub fn global() -> Option<Arc<Injector>> {
-    match init_from_env() {
-        Ok(injector) => injector,
-        Err(error) => panic!("{error}"),
+        _ => Ok(None),
     }
 }
 

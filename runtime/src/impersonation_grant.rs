@@ -13,8 +13,7 @@
 //! restarts). Without `OPERATOR_SERVICE_ACCOUNT` (the tests' admin
 //! kubeconfig) nothing is granted.
 
-use crate::own_account;
-use crate::own_account::Grantee;
+use crate::own_account::{Grantee, OwnAccount};
 use crate::scoped_install::Identity;
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
@@ -24,8 +23,8 @@ use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Client};
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::collections::BTreeMap;
+use std::sync::PoisonError;
 use std::time::Duration;
 
 /// The label on every grant (value: the grantee's namespace).
@@ -33,9 +32,6 @@ pub const GRANT_LABEL: &str = "olm-rs.io/impersonation-grant";
 const MANAGER: &str = "olm-rs-impersonation-grant";
 /// How long the operator waits for a new grant to be in effect before it reports the install as not ready yet.
 const IN_EFFECT_WITHIN: Duration = Duration::from_secs(5);
-
-/// Accounts granted by this process: (namespace, name) → the account's uid.
-static GRANTED: OnceLock<Mutex<HashMap<(String, String), String>>> = OnceLock::new();
 
 /// The name of the grant of `grantee` (one per namespace: a namespace has one OperatorGroup, naming one account).
 pub fn grant_name(grantee: &Grantee) -> String {
@@ -144,8 +140,8 @@ async fn may_impersonate(client: &Client, namespace: &str, name: &str) -> Result
 
 /// Before acting as `who`: make sure this process may (a grant as above, once per account and process). Nothing to
 /// do for the operator itself, or without `OPERATOR_SERVICE_ACCOUNT`.
-pub async fn ensure(operator: &Client, who: &Identity) -> Result<(), String> {
-    let (Identity::Account(account), Some(grantee)) = (who, own_account::get()) else {
+pub async fn ensure(operator: &Client, own: &OwnAccount, who: &Identity) -> Result<(), String> {
+    let (Identity::Account(account), Some(grantee)) = (who, own.grantee()) else {
         return Ok(());
     };
     let key = (
@@ -153,7 +149,7 @@ pub async fn ensure(operator: &Client, who: &Identity) -> Result<(), String> {
         account.name.clone().unwrap_or_default(),
     );
     let uid = account.uid.clone().unwrap_or_default();
-    let granted = GRANTED.get_or_init(Mutex::default);
+    let granted = &own.impersonations;
     if granted
         .lock()
         .unwrap_or_else(PoisonError::into_inner)

@@ -92,7 +92,7 @@ impl Loop {
             waits: 0,
             runs: 0,
             scheduled: None,
-            chaos: chaos::global(),
+            chaos: None,
             held: None,
             kicked_at: None,
             started_at: None,
@@ -100,7 +100,8 @@ impl Loop {
         }
     }
 
-    /// Make faults with this injector instead of the process's (tests).
+    /// Make faults at each run's start with this injector (the process's, `crate::chaos::from_env`; none: no
+    /// faults).
     pub fn with_chaos(mut self, injector: Option<Arc<Injector>>) -> Self {
         self.chaos = injector;
         self

@@ -202,11 +202,11 @@ impl<A: ObjectActor> Registry<A> {
             journal,
             synced: Arc::default(),
             resync: None,
-            chaos: chaos::global(),
+            chaos: None,
         }
     }
 
-    /// Make faults with this injector instead of the process's (tests).
+    /// Make faults in deliveries with this injector (the process's, `crate::chaos::from_env`; none: no faults).
     pub fn with_chaos(mut self, injector: Option<Arc<Injector>>) -> Self {
         self.chaos = injector;
         self

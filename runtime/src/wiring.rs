@@ -71,6 +71,8 @@ pub struct Wiring {
     resync: Duration,
     /// The controller name of the Events on objects that do not decode (none: no Events).
     reporter: Option<String>,
+    /// The fault injector of the registries started from now on (`OLM_RS_CHAOS`; none: no faults).
+    chaos: Option<Arc<crate::chaos::Injector>>,
 }
 
 impl Wiring {
@@ -83,7 +85,14 @@ impl Wiring {
             synced: Arc::default(),
             resync: Duration::ZERO,
             reporter: None,
+            chaos: None,
         }
+    }
+
+    /// Make faults in the registries started from now on with `injector` (`crate::chaos::from_env`).
+    pub fn with_chaos(mut self, injector: Option<Arc<crate::chaos::Injector>>) -> Self {
+        self.chaos = injector;
+        self
     }
 
     /// Publish a Warning Event, as `controller`, on each watched object of the registries started from now on
@@ -141,7 +150,8 @@ impl Wiring {
         } = prepared;
         let journal: SharedJournal = Arc::new(Mutex::new(Journal::with_capacity(JOURNAL_CAPACITY)));
         let registry = Registry::<A>::new(shared, self.metrics.clone(), journal.clone())
-            .with_resync(self.resync);
+            .with_resync(self.resync)
+            .with_chaos(self.chaos.clone());
         self.synced
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

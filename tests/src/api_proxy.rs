@@ -5,6 +5,11 @@
 //! [`crate::rbac::token_client`]), streaming responses (watches included), and injects the
 //! faults of [`crate::api_faults`] at their seeded rates while switched on. Every injected fault is counted by
 //! kind. Loopback only: it binds 127.0.0.1.
+//!
+//! Like the load balancer in front of a real cluster's apiservers, it sends nothing to an apiserver that is not
+//! ready: once a request cannot reach the apiserver (killed by a chaos restart), every request is answered 503
+//! until the apiserver's `/readyz` says ok. A restarted apiserver serves requests before its RBAC caches are
+//! filled, and would refuse the operators' own rights (403) for a moment no real cluster routes to it.
 
 use crate::api_faults::{ApiFault, ApiFaults, RequestKind, gone_event, status_body};
 use http_body_util::combinators::UnsyncBoxBody;
@@ -27,6 +32,10 @@ struct State {
     on: AtomicBool,
     rng: Mutex<rand::rngs::StdRng>,
     counts: Mutex<BTreeMap<String, u64>>,
+    /// False from a request that could not reach the apiserver until its `/readyz` answers ok.
+    ready: AtomicBool,
+    /// A `/readyz` probe is under way.
+    probing: AtomicBool,
 }
 
 /// A running proxy; it stops when dropped.
@@ -47,6 +56,8 @@ impl ApiProxy {
             faults,
             on: AtomicBool::new(true),
             counts: Mutex::new(BTreeMap::new()),
+            ready: AtomicBool::new(true),
+            probing: AtomicBool::new(false),
         });
         let st = state.clone();
         let task = tokio::spawn(async move {
@@ -121,6 +132,13 @@ fn status(code: StatusCode, reason: &str, message: &str) -> Response<Body> {
 }
 
 async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>, BoxError> {
+    if !st.ready.load(Ordering::SeqCst) {
+        return Ok(status(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ServiceUnavailable",
+            "fault proxy: no ready apiserver behind the proxy",
+        ));
+    }
     let kind = RequestKind::of(req.method().as_str(), req.uri().query().unwrap_or_default());
     let (fault, draw) = if st.on.load(Ordering::SeqCst) {
         let mut rng = st.rng.lock().unwrap_or_else(PoisonError::into_inner);
@@ -174,7 +192,7 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>
         Some(ApiFault::Drop) => return Err("fault proxy: connection dropped".into()),
         Some(ApiFault::LostAnswer) => {
             // The apiserver has applied the write once its answer's head is back; the client never sees it.
-            let answer = forward(&st.upstream, req, None).await?;
+            let answer = forward(&st, req, None).await?;
             drop(answer);
             return Err("fault proxy: the write was applied, its answer lost".into());
         }
@@ -194,12 +212,39 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>
     }
     let cut = (fault == Some(ApiFault::CutWatch))
         .then(|| Duration::from_millis((draw * st.faults.max_cut_ms as f64) as u64));
-    forward(&st.upstream, req, cut).await
+    forward(&st, req, cut).await
+}
+
+/// The apiserver could not be reached: answer 503 from now on, and probe its `/readyz` every 100 ms until it
+/// says ok (one probe at a time).
+fn unreachable(st: &Arc<State>) {
+    st.ready.store(false, Ordering::SeqCst);
+    if st.probing.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let st = st.clone();
+    tokio::spawn(async move {
+        loop {
+            // The probe's period (the apiserver's readiness is the state awaited, bounded by the chaos run).
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let probe = Request::builder()
+                .uri("/readyz")
+                .body(kube::client::Body::empty());
+            let Ok(probe) = probe else { continue };
+            if let Ok(answer) = st.upstream.send(probe).await
+                && answer.status().is_success()
+            {
+                st.ready.store(true, Ordering::SeqCst);
+                st.probing.store(false, Ordering::SeqCst);
+                return;
+            }
+        }
+    });
 }
 
 /// Send the request on with the upstream client and stream its answer back (cut after `cut`, if given).
 async fn forward(
-    upstream: &kube::Client,
+    st: &Arc<State>,
     req: Request<Incoming>,
     cut: Option<Duration>,
 ) -> Result<Response<Body>, BoxError> {
@@ -225,7 +270,15 @@ async fn forward(
         out = out.header(name, value);
     }
     let out = out.body(kube::client::Body::from(bytes.to_vec()))?;
-    let answer = upstream.send(out).await?;
+    let answer = match st.upstream.send(out).await {
+        Ok(answer) => answer,
+        Err(e) => {
+            if matches!(e, kube::Error::HyperError(_) | kube::Error::Service(_)) {
+                unreachable(st);
+            }
+            return Err(e.into());
+        }
+    };
     let (parts, body) = answer.into_parts();
     let body: Body = match cut {
         None => body.map_err(|e| Box::new(e) as BoxError).boxed_unsync(),

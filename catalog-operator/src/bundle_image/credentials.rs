@@ -59,7 +59,12 @@ async fn read_granting(
     if matches!(&read, Err(e) if api_error::is(e, Class::Forbidden))
         && !granted.load(Ordering::Relaxed)
     {
-        let now = self_grant::grant_pull_secrets(&shared.client, reference).await;
+        let now = self_grant::grant_pull_secrets(
+            &shared.client,
+            shared.process.self_grantee.as_ref(),
+            reference,
+        )
+        .await;
         granted.store(now, Ordering::Relaxed);
         if now {
             read = self_grant::after_grant(|| api.get(name)).await;

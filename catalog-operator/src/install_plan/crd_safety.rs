@@ -39,8 +39,13 @@ pub fn kept_versions<'a>(old: &Value, new: &'a Value) -> Vec<(String, &'a Value)
 
 /// The first violation of `schema` by `value`, as `path: problem` ([`super::crd_schema`]: every value
 /// validation of a structural schema).
-pub fn validate(schema: &Value, value: &Value, path: &str) -> Option<String> {
-    super::crd_schema::validate(schema, value, path)
+pub fn validate(
+    patterns: &super::crd_schema::Patterns,
+    schema: &Value,
+    value: &Value,
+    path: &str,
+) -> Option<String> {
+    super::crd_schema::validate(patterns, schema, value, path)
 }
 
 /// OLM's error for an existing custom resource the new schema rejects.
@@ -102,7 +107,10 @@ mod tests {
         #[case] want: Option<&str>,
     ) {
         let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "required": ["size"], "properties": {"size": {"type": "integer", "minimum": 1}}}}});
-        assert_eq!(validate(&schema, &cr, "").as_deref(), want);
+        assert_eq!(
+            validate(&Default::default(), &schema, &cr, "").as_deref(),
+            want
+        );
     }
 
     #[rstest]

@@ -569,7 +569,12 @@ async fn check_crd_upgrade(
     let mut granted = false;
     let result = validate_existing(cx, name, &served, old, new, &mut granted).await;
     if granted {
-        crate::self_grant::revoke_cr_list(cx.client, &served).await;
+        crate::self_grant::revoke_cr_list(
+            cx.client,
+            cx.shared.process.self_grantee.as_ref(),
+            &served,
+        )
+        .await;
     }
     result
 }
@@ -585,6 +590,8 @@ async fn validate_existing(
     granted: &mut bool,
 ) -> Result<(), StepError> {
     let kind = old["spec"]["names"]["kind"].as_str().unwrap_or_default();
+    // The schema's patterns, compiled once for this CRD's resources.
+    let patterns = super::crd_schema::Patterns::default();
     for (version, schema) in crd_safety::kept_versions(old, new) {
         let ar = ApiResource {
             group: served.group.to_string(),
@@ -598,7 +605,12 @@ async fn validate_existing(
         if matches!(&listed, Err(e) if api_error::is(e, Class::Forbidden)) {
             // deploy/rbac lists no custom resources: catalog-operator grants itself this CRD's (self_grant.rs).
             if !*granted {
-                *granted = crate::self_grant::grant_cr_list(cx.client, served).await;
+                *granted = crate::self_grant::grant_cr_list(
+                    cx.client,
+                    cx.shared.process.self_grantee.as_ref(),
+                    served,
+                )
+                .await;
             }
             if *granted {
                 let params = ListParams::default();
@@ -612,7 +624,7 @@ async fn validate_existing(
         };
         for cr in list.items {
             let v = serde_json::to_value(&cr).unwrap_or_default();
-            if let Some(problem) = crd_safety::validate(schema, &v, "") {
+            if let Some(problem) = crd_safety::validate(&patterns, schema, &v, "") {
                 let cr_name = format!(
                     "{}/{}",
                     cr.metadata.namespace.unwrap_or_default(),

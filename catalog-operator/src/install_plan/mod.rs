@@ -77,7 +77,8 @@ impl ObjectActor for InstallPlanActor {
 
     fn new(key: ObjectKey, shared: Shared) -> Self {
         Self {
-            control: Loop::new(Self::KIND, key.clone(), error::policy()),
+            control: Loop::new(Self::KIND, key.clone(), error::policy())
+                .with_chaos(shared.process.chaos.clone()),
             key,
             shared,
             own: OwnWrites::default(),
@@ -161,13 +162,19 @@ impl InstallPlanActor {
         let fut = async move {
             shared.stores_ready().await;
             // Who applies the steps: the group's service account, if it names one (scoped.rs).
-            let (who, applier) =
-                match scoped::resolve(&shared.client, &ns, group_check(&shared, &ns)).await {
-                    Ok(found) => found,
-                    Err(message) => {
-                        return (status.plan.clone(), None, Executed::CheckFailed { message });
-                    }
-                };
+            let (who, applier) = match scoped::resolve(
+                &shared.client,
+                &shared.process.own_account,
+                &ns,
+                group_check(&shared, &ns),
+            )
+            .await
+            {
+                Ok(found) => found,
+                Err(message) => {
+                    return (status.plan.clone(), None, Executed::CheckFailed { message });
+                }
+            };
             let csvs: Vec<_> = shared
                 .csvs()
                 .into_iter()

@@ -48,6 +48,7 @@ pub async fn read_group(
 /// synced yet is read from the API (the store may lag olm-operator's status write).
 pub async fn resolve(
     operator: &Client,
+    own: &olm_runtime::own_account::OwnAccount,
     namespace: &str,
     group: Result<Arc<GroupView>, String>,
 ) -> Result<(Identity, Client), String> {
@@ -56,7 +57,7 @@ pub async fn resolve(
         Err(name) => read_group(operator, namespace, &name).await?,
     };
     let who = identity(&g)?;
-    olm_runtime::impersonation_grant::ensure(operator, &who).await?;
+    olm_runtime::impersonation_grant::ensure(operator, own, &who).await?;
     let client = client_for(operator, &who)?;
     Ok((who, client))
 }

@@ -42,10 +42,11 @@ impl NamespaceActor {
                 "Namespace",
                 ObjectKey::cluster(namespace.clone()),
                 error::policy(),
-            ),
+            )
+            .with_chaos(shared.process.chaos.clone()),
+            known: Known::numbered(shared.process.decision_numbers.clone()),
             shared,
             namespace,
-            known: Known::default(),
             prefetch: Prefetch::default(),
         }
     }

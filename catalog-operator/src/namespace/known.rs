@@ -8,7 +8,7 @@
 //! (the store is updated before its event reaches the Subscription actor, and the actor sends its own writes);
 //! a created plan is superseded once its store copy carries a status (only creation writes the first status).
 
-use crate::wants::{Decision, News};
+use crate::wants::{Decision, DecisionNumbers, News};
 use messages::crd::install_plan::InstallPlan;
 use messages::crd::subscription::{Subscription, SubscriptionStatus};
 use std::collections::{BTreeMap, BTreeSet};
@@ -21,20 +21,23 @@ pub struct Known {
     /// Decided and sent, not yet acknowledged: (sequence number, status).
     pending: BTreeMap<String, (u64, SubscriptionStatus)>,
     created: BTreeMap<String, Arc<InstallPlan>>,
+    /// The process's decision numbers ([`DecisionNumbers`]).
+    numbers: DecisionNumbers,
 }
-
-/// Decision numbers, process-wide: a namespace actor that is started again (after a panic, or stopped and
-/// restarted by its router) must not number its decisions from 1 again, or every Subscription actor that
-/// applied a higher number from the previous one drops them as already applied, keeps a stale status, and the
-/// next resolution plans its change a second time (chaos defect 2: a Subscription stalled at `UpgradePending`
-/// beside a duplicate InstallPlan).
-static NEXT_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 fn name_of(o: &impl kube::Resource) -> String {
     o.meta().name.clone().unwrap_or_default()
 }
 
 impl Known {
+    /// Nothing known yet; decisions numbered from the process's counter.
+    pub fn numbered(numbers: DecisionNumbers) -> Self {
+        Self {
+            numbers,
+            ..Self::default()
+        }
+    }
+
     /// Take a Subscription actor's news. True when it changes what resolution reads: an acknowledgement of a
     /// decision, or the Subscription as resolution already reads it (its actor's own status write coming back),
     /// changes nothing and asks for no run.
@@ -138,7 +141,7 @@ impl Known {
 
     /// Record a decided status (read in place of the Subscription's own until acknowledged) and number it.
     pub fn decide(&mut self, name: &str, status: SubscriptionStatus) -> Decision {
-        let seq = NEXT_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let seq = self.numbers.next();
         self.pending.insert(name.to_string(), (seq, status.clone()));
         Decision { seq, status }
     }

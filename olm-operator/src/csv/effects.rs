@@ -209,7 +209,13 @@ pub async fn apply(client: Client, recorder: Recorder, plan: Plan) -> Applied {
     };
     if let Some(t) = update.announce {
         applied.announced = true;
-        events::announce_phase(recorder, csv.object_ref(&()), &t).await;
+        events::announce_phase(
+            &shared.process.phase_events,
+            recorder,
+            csv.object_ref(&()),
+            &t,
+        )
+        .await;
     }
     applied
 }

@@ -75,7 +75,8 @@ impl ObjectActor for CsvActor {
     fn new(key: ObjectKey, shared: Shared) -> Self {
         let recorder = crate::events::recorder(shared.client.clone());
         Self {
-            control: Loop::new(Self::KIND, key.clone(), error::policy()),
+            control: Loop::new(Self::KIND, key.clone(), error::policy())
+                .with_chaos(shared.process.chaos.clone()),
             key,
             shared,
             own: OwnWrites::default(),

@@ -44,7 +44,8 @@ pub async fn granted_applier(
     namespace: &str,
 ) -> Result<Applier, String> {
     let applier = applier(operator, shared, namespace)?;
-    olm_runtime::impersonation_grant::ensure(operator, &applier.who).await?;
+    olm_runtime::impersonation_grant::ensure(operator, &shared.process.own_account, &applier.who)
+        .await?;
     Ok(applier)
 }
 

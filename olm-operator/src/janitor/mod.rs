@@ -52,12 +52,13 @@ pub struct JanitorActor {
 impl JanitorActor {
     pub fn new(shared: Shared) -> Self {
         Self {
-            shared,
             control: Loop::new(
                 "Janitor",
                 ObjectKey::cluster("olm-operator"),
                 crate::error::policy(),
-            ),
+            )
+            .with_chaos(shared.process.chaos.clone()),
+            shared,
             pending: BTreeMap::new(),
             pending_groups: BTreeSet::new(),
             sweep: Sweep::Waiting,

@@ -37,7 +37,8 @@ impl ObjectActor for OperatorConditionActor {
 
     fn new(key: ObjectKey, shared: Shared) -> Self {
         Self {
-            control: Loop::new(Self::KIND, key.clone(), error::policy()),
+            control: Loop::new(Self::KIND, key.clone(), error::policy())
+                .with_chaos(shared.process.chaos.clone()),
             key,
             shared,
             latest: None,

@@ -63,7 +63,8 @@ impl ObjectActor for OperatorGroupActor {
 
     fn new(key: ObjectKey, shared: Shared) -> Self {
         Self {
-            control: Loop::new(Self::KIND, key.clone(), crate::error::policy()),
+            control: Loop::new(Self::KIND, key.clone(), crate::error::policy())
+                .with_chaos(shared.process.chaos.clone()),
             key,
             shared,
             latest: None,

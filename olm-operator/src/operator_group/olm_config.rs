@@ -108,12 +108,13 @@ pub struct OlmConfigActor {
 impl OlmConfigActor {
     fn new(shared: Shared) -> Self {
         Self {
-            shared,
             control: Loop::new(
                 "OLMConfig",
                 ObjectKey::cluster(OLM_CONFIG_NAME),
                 crate::error::policy(),
-            ),
+            )
+            .with_chaos(shared.process.chaos.clone()),
+            shared,
         }
     }
 }

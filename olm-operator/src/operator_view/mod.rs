@@ -192,7 +192,8 @@ pub fn start(shared: &Shared, pending: Pending<OperatorViewActor>) {
                 "operator-view",
                 ObjectKey::cluster("operator-view"),
                 Policy::default(),
-            ),
+            )
+            .with_chaos(s.process.chaos.clone()),
             queue: queue::Queue::default(),
             memo: memo::Memo::default(),
         }

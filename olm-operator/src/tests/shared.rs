@@ -92,5 +92,6 @@ pub fn shared(client: kube::Client, objects: Objects) -> Shared {
             olm_config_status,
         }),
         protected_copy_namespaces: Arc::default(),
+        process: Arc::default(),
     }
 }

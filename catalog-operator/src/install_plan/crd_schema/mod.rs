@@ -22,14 +22,14 @@ use serde_json::Value;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-thread_local! {
-    /// Compiled `pattern`s (a CRD has few; existing resources are many).
-    static PATTERNS: RefCell<HashMap<String, Option<Regex>>> = RefCell::new(HashMap::new());
-}
+/// The `pattern`s compiled while one CRD's custom resources are checked (a CRD has few; its resources are many):
+/// made by the caller per check, so nothing outlives it.
+#[derive(Default)]
+pub struct Patterns(RefCell<HashMap<String, Option<Regex>>>);
 
-fn matches_pattern(pattern: &str, s: &str) -> Result<bool, String> {
-    PATTERNS.with(|cache| {
-        let mut cache = cache.borrow_mut();
+impl Patterns {
+    fn matches(&self, pattern: &str, s: &str) -> Result<bool, String> {
+        let mut cache = self.0.borrow_mut();
         let re = cache
             .entry(pattern.to_string())
             .or_insert_with(|| Regex::new(pattern).ok());
@@ -37,7 +37,7 @@ fn matches_pattern(pattern: &str, s: &str) -> Result<bool, String> {
             Some(re) => Ok(re.is_match(s)),
             None => Err(format!("the schema's pattern '{pattern}' does not compile")),
         }
-    })
+    }
 }
 
 fn type_ok(t: &str, v: &Value) -> bool {
@@ -53,7 +53,7 @@ fn type_ok(t: &str, v: &Value) -> bool {
 }
 
 /// The first violation of `schema` by `value`, as `path: problem`.
-pub fn validate(schema: &Value, value: &Value, path: &str) -> Option<String> {
+pub fn validate(p: &Patterns, schema: &Value, value: &Value, path: &str) -> Option<String> {
     if !schema.is_object() || (value.is_null() && schema["nullable"].as_bool().unwrap_or(false)) {
         return None;
     }
@@ -78,21 +78,21 @@ pub fn validate(schema: &Value, value: &Value, path: &str) -> Option<String> {
         return at(problem);
     }
     if let Some(s) = value.as_str()
-        && let Some(problem) = string(schema, s)
+        && let Some(problem) = string(p, schema, s)
     {
         return at(problem);
     }
     if let Some(items) = value.as_array()
-        && let Some(problem) = list(schema, items, path)
+        && let Some(problem) = list(p, schema, items, path)
     {
         return Some(problem);
     }
     if let Some(obj) = value.as_object()
-        && let Some(problem) = object(schema, obj, path)
+        && let Some(problem) = object(p, schema, obj, path)
     {
         return Some(problem);
     }
-    combinators(schema, value, path)
+    combinators(p, schema, value, path)
 }
 
 fn number(schema: &Value, n: f64) -> Option<String> {
@@ -122,7 +122,7 @@ fn number(schema: &Value, n: f64) -> Option<String> {
     None
 }
 
-fn string(schema: &Value, s: &str) -> Option<String> {
+fn string(p: &Patterns, schema: &Value, s: &str) -> Option<String> {
     let chars = s.chars().count() as u64;
     if let Some(min) = schema["minLength"].as_u64()
         && chars < min
@@ -134,10 +134,10 @@ fn string(schema: &Value, s: &str) -> Option<String> {
     {
         return Some(format!("longer than {max}"));
     }
-    if let Some(p) = schema["pattern"].as_str() {
-        match matches_pattern(p, s) {
+    if let Some(pattern) = schema["pattern"].as_str() {
+        match p.matches(pattern, s) {
             Ok(true) => {}
-            Ok(false) => return Some(format!("{s:?} should match '{p}'")),
+            Ok(false) => return Some(format!("{s:?} should match '{pattern}'")),
             Err(e) => return Some(e),
         }
     }
@@ -149,7 +149,7 @@ fn string(schema: &Value, s: &str) -> Option<String> {
     None
 }
 
-fn list(schema: &Value, items: &[Value], path: &str) -> Option<String> {
+fn list(p: &Patterns, schema: &Value, items: &[Value], path: &str) -> Option<String> {
     let at = |problem: String| Some(format!("{path}: {problem}"));
     let len = items.len() as u64;
     if let Some(min) = schema["minItems"].as_u64()
@@ -191,10 +191,15 @@ fn list(schema: &Value, items: &[Value], path: &str) -> Option<String> {
     items
         .iter()
         .enumerate()
-        .find_map(|(i, v)| validate(&schema["items"], v, &format!("{path}[{i}]")))
+        .find_map(|(i, v)| validate(p, &schema["items"], v, &format!("{path}[{i}]")))
 }
 
-fn object(schema: &Value, obj: &serde_json::Map<String, Value>, path: &str) -> Option<String> {
+fn object(
+    p: &Patterns,
+    schema: &Value,
+    obj: &serde_json::Map<String, Value>,
+    path: &str,
+) -> Option<String> {
     let at = |problem: String| Some(format!("{path}: {problem}"));
     let len = obj.len() as u64;
     if let Some(min) = schema["minProperties"].as_u64()
@@ -226,11 +231,11 @@ fn object(schema: &Value, obj: &serde_json::Map<String, Value>, path: &str) -> O
             declared.and_then(|d| d.get(k)),
             &schema["additionalProperties"],
         ) {
-            (Some(sub), _) => validate(sub, v, &child),
+            (Some(sub), _) => validate(p, sub, v, &child),
             (None, Value::Bool(false)) => {
                 Some(format!("{child}: Forbidden: no such field in the schema"))
             }
-            (None, extra @ Value::Object(_)) => validate(extra, v, &child),
+            (None, extra @ Value::Object(_)) => validate(p, extra, v, &child),
             (None, _) => None,
         };
         if problem.is_some() {
@@ -240,20 +245,23 @@ fn object(schema: &Value, obj: &serde_json::Map<String, Value>, path: &str) -> O
     None
 }
 
-fn combinators(schema: &Value, value: &Value, path: &str) -> Option<String> {
+fn combinators(p: &Patterns, schema: &Value, value: &Value, path: &str) -> Option<String> {
     let list = |k: &str| schema[k].as_array().cloned().unwrap_or_default();
-    if let Some(e) = list("allOf").iter().find_map(|s| validate(s, value, path)) {
+    if let Some(e) = list("allOf")
+        .iter()
+        .find_map(|s| validate(p, s, value, path))
+    {
         return Some(e);
     }
     let any = list("anyOf");
-    if !any.is_empty() && any.iter().all(|s| validate(s, value, path).is_some()) {
+    if !any.is_empty() && any.iter().all(|s| validate(p, s, value, path).is_some()) {
         return Some(format!("{path}: must validate at least one schema (anyOf)"));
     }
     let one = list("oneOf");
     if !one.is_empty() {
         let passing = one
             .iter()
-            .filter(|s| validate(s, value, path).is_none())
+            .filter(|s| validate(p, s, value, path).is_none())
             .count();
         if passing != 1 {
             return Some(format!(
@@ -261,7 +269,7 @@ fn combinators(schema: &Value, value: &Value, path: &str) -> Option<String> {
             ));
         }
     }
-    if schema["not"].is_object() && validate(&schema["not"], value, path).is_none() {
+    if schema["not"].is_object() && validate(p, &schema["not"], value, path).is_none() {
         return Some(format!("{path}: must not validate the schema (not)"));
     }
     None

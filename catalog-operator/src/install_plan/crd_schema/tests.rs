@@ -5,7 +5,7 @@ use rstest::rstest;
 use serde_json::json;
 
 fn check(schema: Value, value: Value) -> Option<String> {
-    validate(&schema, &value, ".spec.x")
+    validate(&Patterns::default(), &schema, &value, ".spec.x")
 }
 
 #[rstest]

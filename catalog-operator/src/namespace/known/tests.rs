@@ -113,10 +113,12 @@ fn decisions_are_numbered_in_order() {
 #[test]
 fn a_restarted_namespace_actor_numbers_after_the_one_before() {
     // A Subscription actor drops decisions numbered at or below the last it applied: a fresh `Known` (the
-    // namespace actor started again) must not begin at 1 again (chaos defect 2).
-    let mut before = Known::default();
+    // namespace actor started again, from the same process's counter) must not begin at 1 again (chaos
+    // defect 2).
+    let numbers = crate::wants::DecisionNumbers::default();
+    let mut before = Known::numbered(numbers.clone());
     let applied = before.decide("a", status("v1"));
-    let mut after = Known::default();
+    let mut after = Known::numbered(numbers);
     let next = after.decide("a", status("v2"));
     assert!(next.seq > applied.seq);
 }

@@ -9,6 +9,7 @@
 //! holds for installs anyway: `create`/`patch` on Roles and RoleBindings with `escalate` and `bind`.
 
 use super::objects::Owner;
+use crate::shared::Process;
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
 };
@@ -16,9 +17,9 @@ use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Client};
-use olm_runtime::own_account::{self, Grantee};
-use std::collections::{BTreeMap, HashSet};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use olm_runtime::own_account::Grantee;
+use std::collections::BTreeMap;
+use std::sync::PoisonError;
 use std::time::Duration;
 
 /// The label on every grant (value: olm-operator's namespace).
@@ -26,10 +27,6 @@ pub const GRANT_LABEL: &str = "olm-rs.io/olm-operator-grant";
 const MANAGER: &str = "olm-operator-grant";
 /// How long olm-operator waits for a new grant to be in effect before the install is retried.
 const IN_EFFECT_WITHIN: Duration = Duration::from_secs(5);
-
-/// A grant made by this process: (namespace, CSV uid, the Secrets' names).
-type Granted = (String, String, Vec<String>);
-static GRANTED: OnceLock<Mutex<HashSet<Granted>>> = OnceLock::new();
 
 /// The name of the grant of `owner`'s certificates to `grantee`.
 pub fn grant_name(grantee: &Grantee, owner: &Owner) -> String {
@@ -133,8 +130,13 @@ async fn may_read(client: &Client, namespace: &str, secret: &str) -> Result<bool
 
 /// Before reading or replacing `owner`'s certificate Secrets: make sure olm-operator may (once per CSV, set of
 /// Secrets and process). Nothing to do without `OPERATOR_SERVICE_ACCOUNT`.
-pub async fn ensure(client: &Client, owner: &Owner, secrets: &[String]) -> Result<(), String> {
-    let Some(grantee) = own_account::get() else {
+pub async fn ensure(
+    client: &Client,
+    process: &Process,
+    owner: &Owner,
+    secrets: &[String],
+) -> Result<(), String> {
+    let Some(grantee) = process.own_account.grantee() else {
         return Ok(());
     };
     let mut names: Vec<String> = secrets.to_vec();
@@ -145,7 +147,7 @@ pub async fn ensure(client: &Client, owner: &Owner, secrets: &[String]) -> Resul
         owner.reference.uid.clone(),
         names.clone(),
     );
-    let granted = GRANTED.get_or_init(Mutex::default);
+    let granted = &process.cert_grants;
     if granted
         .lock()
         .unwrap_or_else(PoisonError::into_inner)

@@ -51,18 +51,9 @@ impl Lifetime {
         }
     }
 
-    /// The process's lifetime: OLM's, unless `OLM_RS_CERT_VALIDITY_SECONDS` says otherwise (read once).
-    pub fn current() -> Self {
-        static LIFETIME: std::sync::OnceLock<Lifetime> = std::sync::OnceLock::new();
-        *LIFETIME.get_or_init(|| {
-            std::env::var(VALIDITY_ENV)
-                .ok()
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .filter(|s| *s > 0)
-                .map_or_else(Lifetime::default, |s| {
-                    Lifetime::with_validity(Duration::from_secs(s))
-                })
-        })
+    /// OLM's lifetime, or one of `validity` (`OLM_RS_CERT_VALIDITY_SECONDS`, [`validity_from_env`]).
+    pub fn of(validity: Option<Duration>) -> Self {
+        validity.map_or_else(Lifetime::default, Lifetime::with_validity)
     }
 
     /// When a certificate expiring at `not_after` (unix seconds) is due for rotation.
@@ -247,6 +238,15 @@ pub fn ca_hash(ca_pem: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// The validity `OLM_RS_CERT_VALIDITY_SECONDS` asks for (read once at start; none: OLM's).
+pub fn validity_from_env() -> Option<Duration> {
+    std::env::var(VALIDITY_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|s| *s > 0)
+        .map(Duration::from_secs)
 }
 
 #[cfg(test)]

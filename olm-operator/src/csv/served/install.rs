@@ -73,6 +73,7 @@ fn apply_err(
 /// Everything the deployments need before they are written.
 pub async fn prepare(
     client: &Client,
+    shared: &Shared,
     csv: &ClusterServiceVersion,
     rendered: &Rendered,
     now: i64,
@@ -92,9 +93,9 @@ pub async fn prepare(
     let owner =
         Owner::of(csv).ok_or_else(|| Error::Served("the CSV is not persisted yet".into()))?;
     let namespace = owner.namespace.clone();
-    let lifetime = Lifetime::current();
+    let lifetime = Lifetime::of(shared.process.cert_validity);
     let names: Vec<String> = servings.iter().map(|s| s.secret.clone()).collect();
-    super::cert_grant::ensure(client, &owner, &names)
+    super::cert_grant::ensure(client, &shared.process, &owner, &names)
         .await
         .map_err(Error::Served)?;
     for serving in &servings {
@@ -601,7 +602,7 @@ pub async fn with_certs(
     deploy: impl AsyncFnOnce(&Rendered) -> Result<(), Error>,
 ) -> Result<Option<CertTimes>, Error> {
     let now = k8s_openapi::jiff::Timestamp::now().as_second();
-    let prepared = prepare(client, csv, rendered, now).await?;
+    let prepared = prepare(client, shared, csv, rendered, now).await?;
     let keep = Keep::Previous { now };
     if prepared.rotating {
         // Trust the new CA before any pod can serve with it: running pods pick up a rewritten Secret.
@@ -642,7 +643,7 @@ pub async fn settle(
     let servings = plan::of(csv);
     if let Some(owner) = Owner::of(csv) {
         let names: Vec<String> = servings.iter().map(|s| s.secret.clone()).collect();
-        super::cert_grant::ensure(client, &owner, &names)
+        super::cert_grant::ensure(client, &shared.process, &owner, &names)
             .await
             .map_err(Error::Served)?;
     }
