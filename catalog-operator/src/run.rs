@@ -139,7 +139,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                 }
             });
         }
-        resolver_mailbox.run(NamespaceResolver::new(shared.clone()));
+        resolver_mailbox.run(NamespaceResolver::new(shared.clone(), wiring.journal()));
 
         // Stores whose changes only trigger resolution.
         let StoreWriters {

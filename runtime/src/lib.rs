@@ -27,6 +27,7 @@ pub mod actor_metrics;
 pub mod api_metrics;
 pub mod args;
 pub mod chaos;
+pub mod children;
 pub mod client;
 pub mod code_pages;
 pub mod endpoint_auth;

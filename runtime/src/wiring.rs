@@ -89,6 +89,17 @@ impl Wiring {
         }
     }
 
+    /// A journal for the actors of one kind that no registry holds (`crate::children`), served at
+    /// `/debug/journal` with the registries'.
+    pub fn journal(&self) -> SharedJournal {
+        let journal: SharedJournal = Arc::new(Mutex::new(Journal::with_capacity(JOURNAL_CAPACITY)));
+        self.journals
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(journal.clone());
+        journal
+    }
+
     /// Make faults in the registries started from now on with `injector` (`crate::chaos::from_env`).
     pub fn with_chaos(mut self, injector: Option<Arc<crate::chaos::Injector>>) -> Self {
         self.chaos = injector;

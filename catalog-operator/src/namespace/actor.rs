@@ -21,9 +21,10 @@ use actix::prelude::*;
 use messages::crd::install_plan::InstallPlan;
 use messages::crd::subscription::Subscription;
 use messages::key::ObjectKey;
+use olm_runtime::children::KeyedActor;
 use olm_runtime::outcome::{Next, Outcome};
 use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
-use olm_runtime::registry::Forward;
+use olm_runtime::registry::{Forward, SharedJournal};
 use std::sync::Arc;
 use tracing::Instrument;
 
@@ -54,6 +55,19 @@ impl NamespaceActor {
 
 impl Actor for NamespaceActor {
     type Context = Context<Self>;
+}
+
+impl KeyedActor for NamespaceActor {
+    type Shared = Shared;
+    const KIND: &'static str = "Namespace";
+
+    fn new(key: ObjectKey, shared: Shared) -> Self {
+        Self::new(shared, key.name)
+    }
+
+    fn attach(&mut self, journal: SharedJournal) {
+        self.control.attach(journal);
+    }
 }
 
 /// What one run planned and what its effects left.

@@ -30,7 +30,10 @@ use crate::shared::Shared;
 use crate::wants::Want;
 use actix::prelude::*;
 pub use actor::NamespaceActor;
-use std::collections::{BTreeSet, HashMap};
+use messages::key::ObjectKey;
+use olm_runtime::children::Children;
+use olm_runtime::registry::SharedJournal;
+use std::collections::BTreeSet;
 
 use crate::routes::{Cause, Resolve};
 
@@ -39,16 +42,19 @@ use crate::routes::{Cause, Resolve};
 /// ([`catalog_burst`]).
 pub struct NamespaceResolver {
     shared: Shared,
-    actors: HashMap<String, Addr<NamespaceActor>>,
+    /// One actor per namespace, started on first need and again when it died (`olm_runtime::children`:
+    /// journaled, counted as kind `Namespace`).
+    actors: Children<NamespaceActor>,
     burst: catalog_burst::Burst,
     fan_outs: u64,
 }
 
 impl NamespaceResolver {
-    pub fn new(shared: Shared) -> Self {
+    /// The router; its namespace actors journal into `journal` (`Wiring::journal`).
+    pub fn new(shared: Shared, journal: SharedJournal) -> Self {
         Self {
+            actors: Children::new(shared.clone(), shared.metrics.clone(), journal),
             shared,
-            actors: HashMap::new(),
             burst: catalog_burst::Burst::default(),
             fan_outs: 0,
         }
@@ -56,7 +62,7 @@ impl NamespaceResolver {
 
     /// Send `cause` to namespace `ns` if it is worth resolving there.
     fn send(&mut self, ns: String, has_subscription: bool, cause: Cause) {
-        let running = self.actors.get(&ns).is_some_and(Addr::connected);
+        let running = self.actors.running(&ObjectKey::cluster(ns.clone()));
         if relevance::worth_resolving(cause, running, has_subscription) {
             self.actor(&ns).do_send(Resolve {
                 namespace: ns,
@@ -89,21 +95,30 @@ impl NamespaceResolver {
         }
     }
 
-    fn actor(&mut self, ns: &str) -> &Addr<NamespaceActor> {
-        let shared = self.shared.clone();
-        let addr = self
-            .actors
-            .entry(ns.to_string())
-            .or_insert_with(|| NamespaceActor::new(shared.clone(), ns.to_string()).start());
-        if !addr.connected() {
-            *addr = NamespaceActor::new(shared, ns.to_string()).start();
+    fn actor(&mut self, ns: &str) -> Addr<NamespaceActor> {
+        self.actors.get(&ObjectKey::cluster(ns))
+    }
+
+    /// Namespace actors that died (a panic, a stop) are started again, and resolve once: what the dead one held
+    /// (decisions not acknowledged, fetches under way) is gone with it.
+    fn supervise(&mut self) {
+        for key in self.actors.supervise() {
+            self.actor(&key.name).do_send(Resolve {
+                namespace: key.name.clone(),
+                cause: Cause::Retry,
+            });
         }
-        addr
     }
 }
 
 impl Actor for NamespaceResolver {
     type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.run_interval(olm_runtime::registry::SUPERVISE_EVERY, |act, _ctx| {
+            act.supervise()
+        });
+    }
 }
 
 impl Handler<Resolve> for NamespaceResolver {
@@ -144,7 +159,7 @@ impl Handler<Inspect> for NamespaceResolver {
     fn handle(&mut self, _msg: Inspect, _ctx: &mut Self::Context) -> Self::Result {
         actix::MessageResult(RouterState {
             fan_outs: self.fan_outs,
-            namespaces: self.actors.keys().cloned().collect(),
+            namespaces: self.actors.keys().map(|k| k.name.clone()).collect(),
         })
     }
 }
