@@ -39,6 +39,7 @@ pub mod slow_tcp;
 mod test_operator;
 mod wait;
 mod webhook_denial;
+pub mod widgets;
 
 pub use binaries::bin_path;
 pub use chaos_plane::{CHAOS_PLANE_ENV, CHAOS_PLANE2_ENV};

@@ -47,6 +47,26 @@ impl Extra {
         Ok(())
     }
 
+    /// olm-operator watching `base`, these namespaces and `later` (names a test creates afterwards), in that
+    /// order.
+    pub async fn olm_operator(
+        &self,
+        cluster: &crate::Cluster,
+        base: &str,
+        later: &[&str],
+    ) -> anyhow::Result<crate::OperatorProcess> {
+        let scope: Vec<&str> = std::iter::once(base)
+            .chain(self.names.iter().map(String::as_str))
+            .chain(later.iter().copied())
+            .collect();
+        crate::OperatorProcess::start(
+            cluster,
+            "olm-operator",
+            &["--watched-namespaces", &scope.join(",")],
+        )
+        .await
+    }
+
     pub async fn delete(self) {
         let api: Api<Namespace> = Api::all(self.client.clone());
         for name in self.names {

@@ -55,27 +55,10 @@ async fn a_certificate_rotation_fails_no_admission_request() -> anyhow::Result<(
     cluster.set_cert_validity(Some(VALIDITY_SECONDS))?;
     let client = cluster.client().await?;
     let ns = format!("full-rotation-{}", std::process::id());
+    olm_tests::widgets::create_namespace(&client, &ns).await?;
     let namespaces: Api<Namespace> = Api::all(client.clone());
-    namespaces
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": ns}}))?,
-        )
-        .await?;
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let crd_name = format!("widgets.{GROUP}");
-    let schema = json!({"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}});
-    crds.create(
-        &PostParams::default(),
-        &serde_json::from_value(json!({
-            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": crd_name},
-            "spec": {"group": GROUP, "scope": "Namespaced",
-                     "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-                     "versions": [{"name": "v1", "served": true, "storage": true, "schema": schema}]}
-        }))?,
-    )
-    .await?;
+    let crd_name = olm_tests::widgets::create_widget_crd(&client, GROUP, &["v1"]).await?;
     let result = rotation(&client, &ns, &crd_name).await;
     if let Err(error) = &result {
         eprintln!("rotation proof failed: {error:#}");

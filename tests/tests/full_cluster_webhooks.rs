@@ -34,28 +34,10 @@ async fn the_api_server_calls_the_webhooks_olm_installed() -> anyhow::Result<()>
     let cluster = FullCluster::shared()?;
     let client = cluster.client().await?;
     let ns = format!("full-webhooks-{}", std::process::id());
+    olm_tests::widgets::create_namespace(&client, &ns).await?;
     let namespaces: Api<Namespace> = Api::all(client.clone());
-    namespaces
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": ns}}))?,
-        )
-        .await?;
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let crd_name = format!("widgets.{GROUP}");
-    let schema = json!({"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}});
-    crds.create(
-        &PostParams::default(),
-        &serde_json::from_value(json!({
-            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": crd_name},
-            "spec": {"group": GROUP, "scope": "Namespaced",
-                     "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-                     "versions": [{"name": "v1", "served": true, "storage": true, "schema": schema},
-                                  {"name": "v2", "served": true, "storage": false, "schema": schema}]}
-        }))?,
-    )
-    .await?;
+    let crd_name = olm_tests::widgets::create_widget_crd(&client, GROUP, &["v1", "v2"]).await?;
     let result = proof(&client, &ns, &crd_name).await;
     if let Err(error) = &result {
         eprintln!("webhook proof failed: {error:#}");
@@ -198,13 +180,8 @@ async fn webhook_operator_time_to_succeeded_in_the_full_cluster() -> anyhow::Res
     let cluster = FullCluster::shared()?;
     let client = cluster.client().await?;
     let ns = format!("full-webhooks-bench-{}", std::process::id());
+    olm_tests::widgets::create_namespace(&client, &ns).await?;
     let namespaces: Api<Namespace> = Api::all(client.clone());
-    namespaces
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": ns}}))?,
-        )
-        .await?;
     let result = bench(&client, &ns).await;
     if let Err(error) = &result {
         eprintln!("webhook bench failed: {error:#}");

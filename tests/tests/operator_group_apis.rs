@@ -174,13 +174,7 @@ async fn overlapping_groups_conflict_on_the_same_api_until_the_other_csv_goes() 
         ensure_crd(&ctx.client, &duck.0, &duck.1, &duck.2).await?;
         let result = async {
             let b = extra.names[0].clone();
-            let scope = format!("{a},{b}");
-            let _op = OperatorProcess::start(
-                ctx.cluster,
-                "olm-operator",
-                &["--watched-namespaces", &scope],
-            )
-            .await?;
+            let _op = extra.olm_operator(ctx.cluster, &a, &[]).await?;
             let ogs_a: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &a);
             let ogs_b: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &b);
             ogs_a
@@ -397,8 +391,7 @@ async fn group_failures_recover_to_pending_when_fixed() -> anyhow::Result<()> {
         let extra = Extra::create(&ctx.client, &ns, &["other"]).await?;
         let result = async {
             let other = extra.names[0].clone();
-            let scope = format!("{ns},{other}");
-            let _op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &scope]).await?;
+            let _op = extra.olm_operator(ctx.cluster, &ns, &[]).await?;
             let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
             let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
             let name = "fit.v1.0.0";

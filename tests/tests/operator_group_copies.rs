@@ -7,7 +7,7 @@ use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::olm_config::OLMConfig;
-use olm_tests::{Cluster, OperatorProcess, await_object, eventually, with_namespace};
+use olm_tests::{Cluster, await_object, eventually, with_namespace};
 use serde_json::json;
 
 use k8s_openapi::api::rbac::v1::{ClusterRole, Role, RoleBinding};
@@ -113,13 +113,7 @@ async fn an_all_namespaces_operator_is_copied_where_its_group_reaches() -> anyho
                 extra.names[1].clone(),
                 later.names[0].clone(),
             ];
-            let scope = format!("{ns},{t1},{t2},{t3}");
-            let _op = OperatorProcess::start(
-                ctx.cluster,
-                "olm-operator",
-                &["--watched-namespaces", &scope],
-            )
-            .await?;
+            let _op = extra.olm_operator(ctx.cluster, &ns, &[&t3]).await?;
             let ogs = Api::namespaced(ctx.client.clone(), &ns);
             ogs.create(&PostParams::default(), &Og::named("global").build())
                 .await?;
@@ -232,13 +226,7 @@ async fn a_multi_namespace_operator_is_copied_into_its_other_target_only() -> an
         let extra = Extra::create(&ctx.client, &ns, &["target", "other"]).await?;
         let result = async {
             let [target, other] = [extra.names[0].clone(), extra.names[1].clone()];
-            let scope = format!("{ns},{target},{other}");
-            let _op = OperatorProcess::start(
-                ctx.cluster,
-                "olm-operator",
-                &["--watched-namespaces", &scope],
-            )
-            .await?;
+            let _op = extra.olm_operator(ctx.cluster, &ns, &[]).await?;
             let ogs: Api<messages::crd::operator_group::OperatorGroup> =
                 Api::namespaced(ctx.client.clone(), &ns);
             ogs.create(

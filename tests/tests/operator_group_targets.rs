@@ -97,13 +97,7 @@ async fn namespace_labels_follow_the_targets_of_a_group() -> anyhow::Result<()> 
                 extra.names[1].clone(),
                 extra.names[2].clone(),
             ];
-            let scope = format!("{ns},{t1},{t2},{t3}");
-            let _op = OperatorProcess::start(
-                ctx.cluster,
-                "olm-operator",
-                &["--watched-namespaces", &scope],
-            )
-            .await?;
+            let _op = extra.olm_operator(ctx.cluster, &ns, &[]).await?;
             let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
             let created = ogs
                 .create(
@@ -162,13 +156,7 @@ async fn a_selector_group_follows_namespace_labels() -> anyhow::Result<()> {
         let extra = Extra::create(&ctx.client, &ns, &["a", "b"]).await?;
         let result = async {
             let [a, b] = [extra.names[0].clone(), extra.names[1].clone()];
-            let scope = format!("{ns},{a},{b}");
-            let _op = OperatorProcess::start(
-                ctx.cluster,
-                "olm-operator",
-                &["--watched-namespaces", &scope],
-            )
-            .await?;
+            let _op = extra.olm_operator(ctx.cluster, &ns, &[]).await?;
             let team = format!("team-{ns}");
             let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
             ogs.create(

@@ -1,0 +1,81 @@
+//! What the full-cluster webhook tests create besides the operator: a namespace, and the `Widget` CRD the repo's
+//! `test-webhook` image admits and converts (any fields kept; the first version stored).
+
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, CustomResourceDefinitionNames, CustomResourceDefinitionSpec,
+    CustomResourceDefinitionVersion, CustomResourceValidation, JSONSchemaProps,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::Client;
+use kube::api::{Api, PostParams};
+
+/// Create namespace `name`.
+pub async fn create_namespace(client: &Client, name: &str) -> anyhow::Result<()> {
+    let ns = Namespace {
+        metadata: ObjectMeta {
+            name: Some(name.to_string()),
+            ..ObjectMeta::default()
+        },
+        ..Namespace::default()
+    };
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &ns)
+        .await?;
+    Ok(())
+}
+
+/// The namespaced `widgets.<group>` CRD serving `versions` (the first one stored), each keeping any field.
+pub fn widget_crd(group: &str, versions: &[&str]) -> CustomResourceDefinition {
+    let schema = CustomResourceValidation {
+        open_api_v3_schema: Some(JSONSchemaProps {
+            type_: Some("object".into()),
+            x_kubernetes_preserve_unknown_fields: Some(true),
+            ..JSONSchemaProps::default()
+        }),
+    };
+    CustomResourceDefinition {
+        metadata: ObjectMeta {
+            name: Some(format!("widgets.{group}")),
+            ..ObjectMeta::default()
+        },
+        spec: CustomResourceDefinitionSpec {
+            group: group.to_string(),
+            scope: "Namespaced".into(),
+            names: CustomResourceDefinitionNames {
+                plural: "widgets".into(),
+                singular: Some("widget".into()),
+                kind: "Widget".into(),
+                list_kind: Some("WidgetList".into()),
+                ..CustomResourceDefinitionNames::default()
+            },
+            versions: versions
+                .iter()
+                .enumerate()
+                .map(|(i, name)| CustomResourceDefinitionVersion {
+                    name: (*name).to_string(),
+                    served: true,
+                    storage: i == 0,
+                    schema: Some(schema.clone()),
+                    ..CustomResourceDefinitionVersion::default()
+                })
+                .collect(),
+            ..CustomResourceDefinitionSpec::default()
+        },
+        status: None,
+    }
+}
+
+/// Create [`widget_crd`]; its name.
+pub async fn create_widget_crd(
+    client: &Client,
+    group: &str,
+    versions: &[&str],
+) -> anyhow::Result<String> {
+    let crd = widget_crd(group, versions);
+    let name = crd.metadata.name.clone().unwrap_or_default();
+    Api::<CustomResourceDefinition>::all(client.clone())
+        .create(&PostParams::default(), &crd)
+        .await?;
+    Ok(name)
+}
