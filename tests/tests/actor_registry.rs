@@ -4,12 +4,12 @@
 
 use kube::api::{Api, DeleteParams, PostParams};
 use messages::crd::csv::ClusterServiceVersion;
+use messages::crd::csv::InstallModeType;
 use messages::crd::operator_group::OperatorGroup;
 use messages::crd::subscription::Approval;
 use messages::msg::{Journal, JournalEvent};
-use messages::testing::{Catsrc, Ip, Og, Sub};
+use messages::testing::{Catsrc, Csv, Ip, Og, Sub};
 use olm_tests::{Cluster, OperatorProcess, eventually, with_namespace};
-use serde_json::json;
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -27,24 +27,25 @@ async fn the_olm_operator_runs_one_actor_per_csv_and_operator_group() -> anyhow:
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "actors", |ctx| async move {
         let ns = ctx.namespace.clone();
-        let op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns]).await?;
+        let op =
+            OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns])
+                .await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
         let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
         let og: OperatorGroup = Og::named("og").build();
         ogs.create(&PostParams::default(), &og).await?;
         for n in 0..12 {
-            let csv: ClusterServiceVersion = serde_json::from_value(json!({
-                "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
-                "metadata": {"name": format!("op{n}.v1.0.0")},
-                "spec": {"version": "1.0.0", "install": {"strategy": "deployment", "spec": {"deployments": []}},
-                         "installModes": [{"type": "OwnNamespace", "supported": true}]}
-            }))?;
+            let csv = Csv::named(&format!("op{n}.v1.0.0"))
+                .version("1.0.0")
+                .install_modes(&[InstallModeType::OwnNamespace])
+                .build();
             csvs.create(&PostParams::default(), &csv).await?;
         }
         wait_for_count(&op, "ClusterServiceVersion", 12).await?;
         wait_for_count(&op, "OperatorGroup", 1).await?;
         for n in 0..5 {
-            csvs.delete(&format!("op{n}.v1.0.0"), &DeleteParams::default()).await?;
+            csvs.delete(&format!("op{n}.v1.0.0"), &DeleteParams::default())
+                .await?;
         }
         ogs.delete("og", &DeleteParams::default()).await?;
         wait_for_count(&op, "ClusterServiceVersion", 7).await?;
@@ -53,12 +54,20 @@ async fn the_olm_operator_runs_one_actor_per_csv_and_operator_group() -> anyhow:
         let (code, metrics) = op.get("/metrics").await?;
         anyhow::ensure!(code == 200, "/metrics answered {code}");
         let metrics = String::from_utf8_lossy(&metrics);
-        assert!(metrics.contains("olm_rs_object_actors{kind=\"ClusterServiceVersion\"} 7"), "{metrics}");
+        assert!(
+            metrics.contains("olm_rs_object_actors{kind=\"ClusterServiceVersion\"} 7"),
+            "{metrics}"
+        );
 
         let (code, bytes) = op.get("/debug/journal").await?;
         anyhow::ensure!(code == 200, "/debug/journal answered {code}");
         let journal = Journal::from_msgpack(&bytes)?;
-        let count = |kind: &str, event: &JournalEvent| journal.entries().filter(|e| e.kind == kind && &e.event == event).count();
+        let count = |kind: &str, event: &JournalEvent| {
+            journal
+                .entries()
+                .filter(|e| e.kind == kind && &e.event == event)
+                .count()
+        };
         assert_eq!(count("ClusterServiceVersion", &JournalEvent::Spawned), 12);
         assert_eq!(count("ClusterServiceVersion", &JournalEvent::Stopped), 5);
         assert_eq!(count("OperatorGroup", &JournalEvent::Stopped), 1);

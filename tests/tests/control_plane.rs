@@ -5,9 +5,10 @@
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use messages::crd::csv::ClusterServiceVersion;
+use messages::crd::csv::InstallModeType;
 use messages::crd::install_plan::InstallPlan;
 use messages::crd::subscription::Approval;
-use messages::testing::Ip;
+use messages::testing::{Csv, Ip};
 use olm_tests::{Cluster, DEFAULT_DEADLINE, await_object, with_namespace};
 use serde_json::json;
 
@@ -17,13 +18,13 @@ fn csv(
     version: &str,
     replaces: &str,
 ) -> anyhow::Result<ClusterServiceVersion> {
-    Ok(serde_json::from_value(json!({
-        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
-        "metadata": {"name": name},
-        "spec": {"displayName": display, "version": version, "replaces": replaces,
-                 "install": {"strategy": "deployment", "spec": {"deployments": []}},
-                 "installModes": [{"type": "OwnNamespace", "supported": true}]}
-    }))?)
+    let mut csv = Csv::named(name)
+        .version(version)
+        .replaces(replaces)
+        .install_modes(&[InstallModeType::OwnNamespace])
+        .build();
+    csv.spec.display_name = display.to_string();
+    Ok(csv)
 }
 
 #[tokio::test]

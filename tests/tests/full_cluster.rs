@@ -82,13 +82,8 @@ where
     Fut: std::future::Future<Output = anyhow::Result<()>>,
 {
     let name = format!("{prefix}-{}", std::process::id());
+    olm_tests::widgets::create_namespace(client, &name).await?;
     let namespaces: Api<Namespace> = Api::all(client.clone());
-    namespaces
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": name}}))?,
-        )
-        .await?;
     let result = body(name.clone()).await;
     if let Err(error) = &result {
         eprintln!("full-cluster phase in {name} failed: {error:#}");
