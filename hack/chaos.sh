@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # hack/chaos.sh [SEEDS]: the long chaos run (a bench, not a test: hack/test.sh runs the short one) on the chaos
 # tests' private control plane, then stops that plane. A fault-free baseline, then SEEDS (default 100) runs of the
-# workload (tests/tests/chaos_support/workload.rs: a four-CSV chain + a Manual gRPC-catalog Subscription; a
+# workload (tests/src/chaos_harness/workload.rs: a four-CSV chain + a Manual gRPC-catalog Subscription; a
 # dependency across catalogs in a second namespace; a global operator's copies, its group narrowed mid-run; a
 # namespace created and deleted mid-run), each with both operators as two leader-elected replicas running as their
 # deploy/rbac ServiceAccounts behind the API fault proxy, under OLM_RS_CHAOS=seed=S,all=0.04,max_delay_ms=400, every

@@ -17,6 +17,7 @@ pub mod api_faults;
 pub mod api_proxy;
 mod binaries;
 pub mod catalog_fixture;
+pub mod chaos_harness;
 pub mod chaos_plane;
 mod cluster;
 pub mod converge;

@@ -1,8 +1,8 @@
 //! Chaos runs on a private control plane (`Cluster::chaos`, stopped when the tests end, passed or failed;
-//! `OLM_RS_CHAOS_PLANE=2` selects a second one): the workload of `chaos_support::workload` in four namespaces runs
-//! under faults of every layer (`chaos_support::plan`: inside the actors, at the API through each operator's
+//! `OLM_RS_CHAOS_PLANE=2` selects a second one): the workload of `chaos_harness::workload` in four namespaces runs
+//! under faults of every layer (`chaos_harness::plan`: inside the actors, at the API through each operator's
 //! fault proxy, lost answers after applied writes included, and of the processes and parts), with each operator
-//! as two replicas under leader election, as its own ServiceAccount of deploy/rbac (`chaos_support::replicas`).
+//! as two replicas under leader election, as its own ServiceAccount of deploy/rbac (`chaos_harness::replicas`).
 //! The faulted processes keep running, faults on: within a deadline after the last process fault, the namespaces
 //! must reach the end state of a fault-free run of the same workload, object for object (`olm_tests::converge`),
 //! with its invariants held. Every seeded run must have made every fault kind of every layer, each operator its
@@ -14,17 +14,15 @@
 //! restart. `OLM_RS_CHAOS_SEEDS=N cargo test -p olm-tests --test chaos -- --ignored --nocapture` runs N seeds (the
 //! long run; `hack/chaos.sh N`).
 
-mod chaos_support;
-
-use chaos_support::grpc_catalog::GrpcCatalog;
-use chaos_support::mid_run::approve_side;
-use chaos_support::plan::Which;
-use chaos_support::run::one_run;
-use chaos_support::table::{Row, missing_kinds, print_table, required_kinds, row_line};
-use chaos_support::workload::{CONVERGE, HEAD, Scope, at_head, workload};
 use kube::Api;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use olm_tests::catalog_fixture::*;
+use olm_tests::chaos_harness::grpc_catalog::GrpcCatalog;
+use olm_tests::chaos_harness::mid_run::approve_side;
+use olm_tests::chaos_harness::plan::Which;
+use olm_tests::chaos_harness::run::one_run;
+use olm_tests::chaos_harness::table::{Row, missing_kinds, print_table, required_kinds, row_line};
+use olm_tests::chaos_harness::workload::{CONVERGE, HEAD, Scope, at_head, workload};
 use olm_tests::converge::diff;
 use olm_tests::fault_journal::compare;
 use olm_tests::{

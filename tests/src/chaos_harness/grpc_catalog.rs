@@ -1,13 +1,13 @@
 //! The gRPC catalog of the chaos workload: the `registry` binary serving the second package (and `dep`) from a
-//! file, behind a forwarder that can slow it ([`olm_tests::slow_tcp`]); the CatalogSource names the forwarder, so
+//! file, behind a forwarder that can slow it ([`crate::slow_tcp`]); the CatalogSource names the forwarder, so
 //! the registry can be killed and started again on another port.
 
 use super::workload::{SIDE_VERSIONS, Scope, gizmo};
-use olm_tests::catalog_fixture::*;
-use olm_tests::slow_tcp::SlowTcp;
+use crate::catalog_fixture::*;
+use crate::slow_tcp::SlowTcp;
 
 /// The gRPC catalog of the workload: the `registry` binary serving the second package from a file, behind a
-/// forwarder that can slow it (`olm_tests::slow_tcp`); the CatalogSource names the forwarder, so the registry
+/// forwarder that can slow it (`crate::slow_tcp`); the CatalogSource names the forwarder, so the registry
 /// can be killed and started again on another port.
 pub struct GrpcCatalog {
     file: std::path::PathBuf,

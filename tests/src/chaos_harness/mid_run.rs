@@ -5,6 +5,9 @@
 use super::workload::{
     CONVERGE, GLOBAL_HEAD, SIDE_HEAD, Scope, TEMP_HEAD, gizmo, in_namespace, namespaces,
 };
+use crate::catalog_fixture::*;
+use crate::converge::cluster_rbac;
+use crate::{TestContext, eventually};
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -13,9 +16,6 @@ use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use messages::crd::annotations::OWNER_NAMESPACE;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::operator_group::OperatorGroup;
-use olm_tests::catalog_fixture::*;
-use olm_tests::converge::cluster_rbac;
-use olm_tests::{TestContext, eventually};
 use serde_json::json;
 
 /// Narrow the global OperatorGroup from all namespaces to the first (the same in every run; seeds: at a seeded

@@ -6,13 +6,13 @@
 //! started again the same way, and counted.
 
 use super::plan::Which;
+use crate::api_faults::ApiFaults;
+use crate::api_proxy::ApiProxy;
+use crate::rbac::{DeployedRbac, token_client};
+use crate::{Cluster, OperatorProcess, TestContext, eventually};
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
 use messages::msg::Journal;
-use olm_tests::api_faults::ApiFaults;
-use olm_tests::api_proxy::ApiProxy;
-use olm_tests::rbac::{DeployedRbac, token_client};
-use olm_tests::{Cluster, OperatorProcess, TestContext, eventually};
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -7,6 +7,9 @@
 //! cluster holds it ([`at_head`]).
 
 use super::grpc_catalog::GrpcCatalog;
+use crate::TestContext;
+use crate::catalog_fixture::*;
+use crate::converge::{cluster_rbac, group_roles};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
@@ -14,16 +17,13 @@ use kube::api::ListParams;
 use messages::crd::annotations;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::subscription::{Subscription, SubscriptionState};
-use olm_tests::TestContext;
-use olm_tests::catalog_fixture::*;
-use olm_tests::converge::{cluster_rbac, group_roles};
 use std::time::Duration;
 
 /// The deadline of every wait for state in a run (the workload's mid-run writes, convergence).
 pub const CONVERGE: Duration = Duration::from_secs(120);
 pub const VERSIONS: [&str; 4] = ["1.0.0", "1.1.0", "1.2.0", "1.3.0"];
 pub const HEAD: &str = "chain.v1.3.0";
-/// The second package, served over gRPC by the `registry` binary (through `olm_tests::slow_tcp`): its head
+/// The second package, served over gRPC by the `registry` binary (through `crate::slow_tcp`): its head
 /// replaces and skips (`skipRange`) the first, and the Subscription names no starting CSV, so it installs the head
 /// in one plan. (One plan, not two: InstallPlan garbage collection keeps 5 per namespace, the chain makes 4, and
 /// which plan a sixth would delete depends on timing, so the end state would not be comparable.)

@@ -1,11 +1,11 @@
 //! The faults of one seed ([`fault_plan`]): inside the actors (`OLM_RS_CHAOS`, every kind of
 //! `olm_runtime::chaos`), at the API (the fault proxy between each operator and the apiserver, every kind of
-//! `olm_tests::api_faults`, lost answers after applied writes included) and of the processes and parts, each kind
+//! `crate::api_faults`, lost answers after applied writes included) and of the processes and parts, each kind
 //! once per seed at a seeded moment ([`Fault`]: each operator's leader SIGKILLed, the kube-apiserver and etcd
 //! restarted, the registry killed and started again later, the registry slowed). The moments of the workload's
 //! mid-run changes are drawn from the same seed.
 
-use olm_tests::api_faults::ApiFaults;
+use crate::api_faults::ApiFaults;
 use rand::{Rng, SeedableRng};
 use std::time::Duration;
 
@@ -16,7 +16,7 @@ pub fn chaos_text(seed: u64) -> String {
     format!("seed={seed},all=0.04,duplicate=0.12,max_delay_ms=400")
 }
 
-/// Every API fault kind on (`olm_tests::api_faults`); watches are few, so cuts and 410s are frequent per watch.
+/// Every API fault kind on (`crate::api_faults`); watches are few, so cuts and 410s are frequent per watch.
 /// Each operator's proxy draws from its own seed (`seed`, `seed + 1_000_000`).
 pub fn api_text(seed: u64) -> String {
     format!(

@@ -14,14 +14,14 @@ use super::plan::{Fault, FaultPlan, Which, fault_plan};
 use super::replicas::Operator;
 use super::table::Row;
 use super::workload::{CONVERGE, Scope, at_head, namespaces, workload};
+use crate::api_faults::ApiFaults;
+use crate::converge::{Raw, Snapshot, diff, invariants, may_set_apart, set_apart, snapshot_of};
+use crate::rbac::DeployedRbac;
+use crate::{Cluster, TestContext, dump_namespace, eventually};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
 use messages::msg::JournalEvent;
 use olm_runtime::chaos::{ChaosConfig, replay};
-use olm_tests::api_faults::ApiFaults;
-use olm_tests::converge::{Raw, Snapshot, diff, invariants, may_set_apart, set_apart, snapshot_of};
-use olm_tests::rbac::DeployedRbac;
-use olm_tests::{Cluster, TestContext, dump_namespace, eventually};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 

@@ -2,10 +2,10 @@
 //! set apart, and what its journals held; the kinds every seeded run must make ([`missing_kinds`]).
 
 use super::plan::{Fault, Which};
+use crate::api_faults::ApiFault;
+use crate::converge::Snapshot;
 use messages::msg::JournalEntry;
 use olm_runtime::chaos::FaultKind;
-use olm_tests::api_faults::ApiFault;
-use olm_tests::converge::Snapshot;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
