@@ -82,7 +82,7 @@ where
     let last = last_stored(store.clone());
     let api: Api<Lenient<A::Object>> = Api::all(client);
     let mut share = share::Share::new(store.clone());
-    let handle = tokio::spawn(async move {
+    tokio::spawn(async move {
         let skipped = registry.clone();
         let skipped_scope = scope.clone();
         let decoded = decode(
@@ -121,8 +121,7 @@ where
                 ),
             }
         }
-    });
-    handle
+    })
 }
 
 /// The events of a lenient watch with every object that did not decode taken out and handed to `skip`; a
@@ -271,7 +270,7 @@ where
 {
     let last = last_stored(writer.as_reader());
     let api: Api<Lenient<K>> = Api::all(api.into_client());
-    let handle = tokio::spawn(async move {
+    tokio::spawn(async move {
         let decoded = decode(
             watcher(api, renewed_rarely(config)).default_backoff(),
             last,
@@ -303,8 +302,7 @@ where
                 }
             }
         }
-    });
-    handle
+    })
 }
 
 mod share;
