@@ -241,12 +241,8 @@ mod tests {
         }
     }
 
-    #[actix_rt::test]
-    async fn a_dead_singleton_is_started_again_by_the_next_send_and_gets_it() {
-        let (single, seen) = counter();
-        single.do_send(Msg::Count(1));
-        single.do_send(Msg::Stop);
-        // The stop is handled once the test yields; a deadline, not a sleep: the mailbox closes within it.
+    /// Wait (bounded: the stop is handled once the test yields) until the singleton's actor stopped.
+    async fn stopped(single: &Singleton<Msg>) {
         let closed = tokio::time::timeout(std::time::Duration::from_secs(5), async {
             while single.connected() {
                 tokio::task::yield_now().await;
@@ -254,18 +250,31 @@ mod tests {
         })
         .await;
         assert!(closed.is_ok(), "the actor did not stop");
-        single.do_send(Msg::Count(2));
-        let got = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+    }
+
+    /// What the counters saw, once it holds `n` counts (bounded).
+    async fn counted(seen: &Seen, n: usize) -> Vec<(Restart, u32)> {
+        tokio::time::timeout(std::time::Duration::from_secs(5), async {
             loop {
                 let now = seen.lock().unwrap_or_else(PoisonError::into_inner).clone();
-                if now.len() == 2 {
+                if now.len() == n {
                     return now;
                 }
                 tokio::task::yield_now().await;
             }
         })
         .await
-        .expect("the second count arrives");
+        .expect("the counts arrive")
+    }
+
+    #[actix_rt::test]
+    async fn a_dead_singleton_is_started_again_by_the_next_send_and_gets_it() {
+        let (single, seen) = counter();
+        single.do_send(Msg::Count(1));
+        single.do_send(Msg::Stop);
+        stopped(&single).await;
+        single.do_send(Msg::Count(2));
+        let got = counted(&seen, 2).await;
         assert_eq!(got, vec![(Restart::First, 1), (Restart::Again, 2)]);
         assert_eq!(single.restarts(), 1);
     }
@@ -274,30 +283,14 @@ mod tests {
     async fn a_send_from_another_thread_to_a_dead_singleton_starts_it_on_the_actix_thread() {
         let (single, seen) = counter();
         single.do_send(Msg::Stop);
-        let closed = tokio::time::timeout(std::time::Duration::from_secs(5), async {
-            while single.connected() {
-                tokio::task::yield_now().await;
-            }
-        })
-        .await;
-        assert!(closed.is_ok(), "the actor did not stop");
+        stopped(&single).await;
         // A watch's change handler runs on a runtime worker, not on the actix thread.
         let sender = Singleton {
             inner: single.inner.clone(),
         };
         let sent = std::thread::spawn(move || sender.do_send(Msg::Count(7))).join();
         assert!(sent.is_ok(), "the send from another thread panicked");
-        let got = tokio::time::timeout(std::time::Duration::from_secs(5), async {
-            loop {
-                let now = seen.lock().unwrap_or_else(PoisonError::into_inner).clone();
-                if !now.is_empty() {
-                    return now;
-                }
-                tokio::task::yield_now().await;
-            }
-        })
-        .await
-        .expect("the count arrives");
+        let got = counted(&seen, 1).await;
         assert_eq!(got, vec![(Restart::Again, 7)]);
         assert_eq!(single.restarts(), 1);
     }
