@@ -207,7 +207,7 @@ async fn a_subscription_whose_status_writes_were_all_lost_adopts_its_plans_after
             OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", ns])
                 .await?;
         let grpc = GrpcCatalog::start(ns, Scope::Primary).await?;
-        workload(&ctx, &grpc, Scope::Primary).await?;
+        workload(&ctx, &grpc.address(), Scope::Primary).await?;
         let ctx = &ctx;
         approve_side(ctx).await?;
         eventually(

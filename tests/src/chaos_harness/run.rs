@@ -107,7 +107,7 @@ async fn run(
         ),
     ];
     let op = |which: Which| &ops[which as usize];
-    workload(ctx, &grpc, scope).await?;
+    workload(ctx, &grpc.address(), scope).await?;
     let t0 = Instant::now();
     let seen = Mutex::new(Seen::default());
     let note = |f: &dyn Fn(&mut Seen)| f(&mut seen.lock().unwrap_or_else(PoisonError::into_inner));

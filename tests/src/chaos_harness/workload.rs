@@ -6,7 +6,6 @@
 //! whose CSV has `clusterPermissions`, leaving no trace. Its end state ([`end_state`]) and the check that the
 //! cluster holds it ([`at_head`]).
 
-use super::grpc_catalog::GrpcCatalog;
 use crate::TestContext;
 use crate::catalog_fixture::*;
 use crate::converge::{cluster_rbac, group_roles};
@@ -202,13 +201,14 @@ async fn no_trace(ctx: &TestContext) -> anyhow::Result<Vec<String>> {
 }
 
 /// The workload: an OperatorGroup, a ConfigMap catalog with the four-CSV `replaces` chain, and an Automatic
-/// Subscription starting at its first CSV; a gRPC catalog ([`GrpcCatalog`]) with a two-CSV package and an
+/// Subscription starting at its first CSV; a gRPC catalog (`grpc_address`: `super::grpc_catalog`) with a two-CSV
+/// package and an
 /// Manual Subscription to its head, approved mid-run ([`approve_side`]). With [`Scope::Full`], in the second
 /// namespace (its own OperatorGroup) an Automatic Subscription to `app` of the ConfigMap catalog, which requires
 /// the API of `dep` in the gRPC catalog (a dependency across catalogs); in the global namespace an
 /// AllNamespaces OperatorGroup and an Automatic Subscription to `global`. Each namespace makes at most 5
 /// InstallPlans (garbage collection keeps 5: a sixth would make the end state depend on timing).
-pub async fn workload(ctx: &TestContext, grpc: &GrpcCatalog, scope: Scope) -> anyhow::Result<()> {
+pub async fn workload(ctx: &TestContext, grpc_address: &str, scope: Scope) -> anyhow::Result<()> {
     let op = |v: &str| {
         Op::new("chain", v)
             .min_ready_seconds(1)
@@ -233,7 +233,7 @@ pub async fn workload(ctx: &TestContext, grpc: &GrpcCatalog, scope: Scope) -> an
     }
     operator_group(ctx).await?;
     configmap_catalog(ctx, "cat", &Catalog::with(ops), 0).await?;
-    address_catalog(ctx, "grpc", &grpc.address()).await?;
+    address_catalog(ctx, "grpc", grpc_address).await?;
     subscription(
         ctx,
         sub_to(ctx, "chain", "chain", "cat")
