@@ -5,8 +5,9 @@ use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
 use kube::api::{Api, DeleteParams, PostParams};
-use messages::crd::csv::ClusterServiceVersion;
+use messages::crd::csv::{ClusterServiceVersion, InstallModeType};
 use messages::crd::operator_group::OperatorGroup;
+use messages::testing::Csv;
 use serde_json::json;
 use std::time::Duration;
 
@@ -40,9 +41,14 @@ impl Extra {
 
     pub async fn create_one(&self, name: &str) -> anyhow::Result<()> {
         let api: Api<Namespace> = Api::all(self.client.clone());
-        let ns: Namespace = serde_json::from_value(
-            json!({"metadata": {"name": name, "labels": {"olm-rs.io/test": "true"}}}),
-        )?;
+        let ns = Namespace {
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: Some(name.to_string()),
+                labels: Some([("olm-rs.io/test".to_string(), "true".to_string())].into()),
+                ..Default::default()
+            },
+            ..Namespace::default()
+        };
         api.create(&PostParams::default(), &ns).await?;
         Ok(())
     }
@@ -81,24 +87,12 @@ pub fn csv(
     modes: &[&str],
     owned: &[(String, String, String)],
 ) -> anyhow::Result<ClusterServiceVersion> {
-    let install_modes: Vec<serde_json::Value> = [
-        "OwnNamespace",
-        "SingleNamespace",
-        "MultiNamespace",
-        "AllNamespaces",
-    ]
-    .iter()
-    .map(|m| json!({"type": m, "supported": modes.contains(m)}))
-    .collect();
-    let owned: Vec<serde_json::Value> = owned.iter().map(|(plural, group, kind)| json!({"name": format!("{plural}.{group}"), "version": "v1", "kind": kind})).collect();
-    Ok(serde_json::from_value(json!({
-        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
-        "metadata": {"name": name},
-        "spec": {"version": "1.0.0", "displayName": name,
-                 "install": {"strategy": "deployment", "spec": {"deployments": []}},
-                 "installModes": install_modes,
-                 "customresourcedefinitions": {"owned": owned}}
-    }))?)
+    let modes: Vec<InstallModeType> = modes.iter().map(|m| InstallModeType::from(*m)).collect();
+    let csv = owned.iter().fold(
+        Csv::named(name).version("1.0.0").install_modes(&modes),
+        |csv, (plural, group, kind)| csv.owns_crd(&format!("{plural}.{group}"), "v1", kind),
+    );
+    Ok(csv.build())
 }
 
 /// A namespaced CRD `<plural>.<group>` serving `v1` with kind `kind`; created (or kept when it exists).
@@ -109,14 +103,8 @@ pub async fn ensure_crd(
     kind: &str,
 ) -> anyhow::Result<()> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let crd: CustomResourceDefinition = serde_json::from_value(json!({
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": format!("{plural}.{group}"), "labels": {"olm-rs.io/test": "true"}},
-        "spec": {"group": group, "scope": "Namespaced",
-                 "names": {"plural": plural, "singular": kind.to_lowercase(), "kind": kind, "listKind": format!("{kind}List")},
-                 "versions": [{"name": "v1", "served": true, "storage": true,
-                               "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
-    }))?;
+    let mut crd = crate::widgets::open_crd(plural, group, kind, &["v1"]);
+    crd.metadata.labels = Some([("olm-rs.io/test".to_string(), "true".to_string())].into());
     match api.create(&PostParams::default(), &crd).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),

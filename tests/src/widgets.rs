@@ -1,5 +1,5 @@
-//! What the full-cluster webhook tests create besides the operator: a namespace, and the `Widget` CRD the repo's
-//! `test-webhook` image admits and converts (any fields kept; the first version stored).
+//! Namespaces and open CRDs (any field kept) the tests create: the `Widget` CRD the repo's `test-webhook` image
+//! admits and converts, and the CRDs the OperatorGroup tests' CSVs own.
 
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
@@ -27,6 +27,17 @@ pub async fn create_namespace(client: &Client, name: &str) -> anyhow::Result<()>
 
 /// The namespaced `widgets.<group>` CRD serving `versions` (the first one stored), each keeping any field.
 pub fn widget_crd(group: &str, versions: &[&str]) -> CustomResourceDefinition {
+    open_crd("widgets", group, "Widget", versions)
+}
+
+/// The namespaced CRD `<plural>.<group>` of `kind` serving `versions` (the first one stored), each keeping any
+/// field.
+pub fn open_crd(
+    plural: &str,
+    group: &str,
+    kind: &str,
+    versions: &[&str],
+) -> CustomResourceDefinition {
     let schema = CustomResourceValidation {
         open_api_v3_schema: Some(JSONSchemaProps {
             type_: Some("object".into()),
@@ -36,17 +47,17 @@ pub fn widget_crd(group: &str, versions: &[&str]) -> CustomResourceDefinition {
     };
     CustomResourceDefinition {
         metadata: ObjectMeta {
-            name: Some(format!("widgets.{group}")),
+            name: Some(format!("{plural}.{group}")),
             ..ObjectMeta::default()
         },
         spec: CustomResourceDefinitionSpec {
             group: group.to_string(),
             scope: "Namespaced".into(),
             names: CustomResourceDefinitionNames {
-                plural: "widgets".into(),
-                singular: Some("widget".into()),
-                kind: "Widget".into(),
-                list_kind: Some("WidgetList".into()),
+                plural: plural.into(),
+                singular: Some(kind.to_lowercase()),
+                kind: kind.into(),
+                list_kind: Some(format!("{kind}List")),
                 ..CustomResourceDefinitionNames::default()
             },
             versions: versions
