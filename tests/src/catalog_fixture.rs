@@ -442,9 +442,15 @@ pub fn free_port() -> anyhow::Result<u16> {
 pub struct RegistryProcess {
     pub port: u16,
     child: std::process::Child,
+    log: std::path::PathBuf,
 }
 
+/// How long `registry serve` may take to listen (test catalogs load in milliseconds).
+const LISTEN_WITHIN: std::time::Duration = std::time::Duration::from_secs(20);
+
 impl RegistryProcess {
+    /// `registry serve` of `paths` on `port`, once it listens there (an error naming the port and the process's
+    /// output when it exited first, e.g. on a port another process took).
     pub fn start(paths: &[&std::path::Path], port: u16) -> anyhow::Result<Self> {
         let bin = crate::bin_path("registry")?;
         let log = std::env::temp_dir().join(format!("olm-rs-registry-{port}.log"));
@@ -459,7 +465,52 @@ impl RegistryProcess {
             .stdout(out.try_clone()?)
             .stderr(out)
             .spawn()?;
-        Ok(Self { port, child })
+        let mut registry = Self { port, child, log };
+        registry.listening()?;
+        Ok(registry)
+    }
+
+    /// [`Self::start`] on a free port, taking another one when a process took the port first (the port is free
+    /// when picked, but anything may bind it before `registry serve` does).
+    pub fn start_on_free_port(paths: &[&std::path::Path]) -> anyhow::Result<Self> {
+        let mut last = None;
+        for _ in 0..5 {
+            match Self::start(paths, free_port()?) {
+                Ok(registry) => return Ok(registry),
+                Err(e) if format!("{e:#}").contains("Address already in use") => last = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| anyhow::anyhow!("registry serve: no free port")))
+    }
+
+    /// Wait (bounded) until the process accepts connections on its port.
+    fn listening(&mut self) -> anyhow::Result<()> {
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], self.port));
+        let deadline = std::time::Instant::now() + LISTEN_WITHIN;
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                let output = std::fs::read_to_string(&self.log).unwrap_or_default();
+                let head: String = output.lines().take(4).collect::<Vec<_>>().join("\n");
+                anyhow::bail!(
+                    "registry serve on port {} exited ({status}) before it listened: {head}",
+                    self.port
+                );
+            }
+            if std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_millis(200))
+                .is_ok()
+            {
+                return Ok(());
+            }
+            if std::time::Instant::now() > deadline {
+                anyhow::bail!(
+                    "registry serve did not listen on port {} within {LISTEN_WITHIN:?}",
+                    self.port
+                );
+            }
+            // The poll interval of a wait bounded by the deadline above.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 
     /// `registry serve` of the FBC JSON stream `fbc`, written to a folder of the test's namespace, on a free port.
@@ -468,7 +519,7 @@ impl RegistryProcess {
         std::fs::create_dir_all(&dir)?;
         let path = dir.join("catalog.json");
         std::fs::write(&path, fbc)?;
-        Self::start(&[&path], free_port()?)
+        Self::start_on_free_port(&[&path])
     }
 }
 

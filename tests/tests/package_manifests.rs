@@ -85,7 +85,7 @@ async fn the_community_catalog_is_listed_through_kubectl_in_every_namespace() ->
             "the community FBC is missing at {}",
             fbc.display()
         );
-        let registry = RegistryProcess::start(&[fbc.as_path()], free_port()?)?;
+        let registry = RegistryProcess::start_on_free_port(&[fbc.as_path()])?;
         let address = format!("127.0.0.1:{}", registry.port);
         let probe = RegistryClient::connect(&address, ClientOptions::default())?;
         let want: Vec<String> = eventually(DEADLINE, "the registry serving", || async {
@@ -415,7 +415,7 @@ async fn bad_catalogs_are_left_out_and_a_new_head_reaches_a_watch() -> anyhow::R
         let nochannel = write_no_channel_fbc(&dir.join("nochannel"))?;
         let port = free_port()?;
         let mut good = Some(RegistryProcess::start(&[v1.as_path()], port)?);
-        let odd = RegistryProcess::start(&[nochannel.as_path()], free_port()?)?;
+        let odd = RegistryProcess::start_on_free_port(&[nochannel.as_path()])?;
         address_catalog(&ctx, "good", &format!("127.0.0.1:{port}")).await?;
         address_catalog(&ctx, "odd", &format!("127.0.0.1:{}", odd.port)).await?;
         // A `configmap` catalog (read from its ConfigMap: olm-rs runs no registry pod for it).
@@ -567,7 +567,7 @@ async fn a_current_kubectl_explains_discovers_and_lists_packagemanifests() -> an
             "the community FBC is missing at {}",
             fbc.display()
         );
-        let registry = RegistryProcess::start(&[fbc.as_path()], free_port()?)?;
+        let registry = RegistryProcess::start_on_free_port(&[fbc.as_path()])?;
         let address = format!("127.0.0.1:{}", registry.port);
         let community = Catsrc::named("community")
             .address(&address)

@@ -101,7 +101,7 @@ async fn package_manifests_bench() -> anyhow::Result<()> {
     with_namespace(cluster, "pkgbench", |ctx| async move {
         let fbc = community_fbc();
         anyhow::ensure!(fbc.is_dir(), "the community FBC is missing at {}", fbc.display());
-        let registry = RegistryProcess::start(&[fbc.as_path()], free_port()?)?;
+        let registry = RegistryProcess::start_on_free_port(&[fbc.as_path()])?;
         let address = format!("127.0.0.1:{}", registry.port);
         let server = start(cluster, &ctx.client, &ctx.namespace).await?;
         let pid = server.process.pid();

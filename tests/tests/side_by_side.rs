@@ -17,7 +17,7 @@ use kube::{Client, ResourceExt};
 use messages::crd::catalog_source::{CatalogSource, GrpcConnectionState};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::testing::{Catsrc, Og, Sub};
-use olm_tests::catalog_fixture::{Catalog, Op, RegistryProcess, free_port};
+use olm_tests::catalog_fixture::{Catalog, Op, RegistryProcess};
 use olm_tests::{Cluster, await_object, eventually};
 use scale_support::{AuditLog, by_resource, rss_and_cpu, total};
 use side_by_side_support::{Figures, Olm, Process, percentile, start, table};
@@ -135,7 +135,7 @@ impl Workload {
             .await?;
         let dir = std::env::temp_dir().join(format!("olm-rs-sbs-{}", self.olm.tag()));
         let file = self.catalog().write_file(&dir, CATALOG)?;
-        let registry = RegistryProcess::start(&[&file], free_port()?)?;
+        let registry = RegistryProcess::start_on_free_port(&[&file])?;
         Api::<CatalogSource>::namespaced(self.client.clone(), &self.catalog_ns)
             .create(
                 &PostParams::default(),

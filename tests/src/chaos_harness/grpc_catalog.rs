@@ -38,7 +38,7 @@ impl GrpcCatalog {
         let catalog = Catalog::with(ops);
         let dir = std::env::temp_dir().join(format!("olm-rs-chaos-{ns}"));
         let file = catalog.write_file(&dir, "side")?;
-        let registry = RegistryProcess::start(&[file.as_path()], free_port()?)?;
+        let registry = RegistryProcess::start_on_free_port(&[file.as_path()])?;
         let forwarder = SlowTcp::start(([127, 0, 0, 1], registry.port).into()).await?;
         Ok(Self {
             file,
@@ -59,7 +59,7 @@ impl GrpcCatalog {
     /// A new registry process (on a new port) behind the same address.
     pub fn up(&mut self) -> anyhow::Result<()> {
         if self.registry.is_none() {
-            let registry = RegistryProcess::start(&[self.file.as_path()], free_port()?)?;
+            let registry = RegistryProcess::start_on_free_port(&[self.file.as_path()])?;
             self.forwarder
                 .set_upstream(([127, 0, 0, 1], registry.port).into());
             self.registry = Some(registry);
