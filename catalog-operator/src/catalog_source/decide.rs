@@ -4,6 +4,7 @@
 //! timer (`spec.updateStrategy.registryPoll.interval`): catalog content changes without any event.
 
 use super::spec::{Invalid, Plan};
+use olm_runtime::outcome::Next;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -68,6 +69,17 @@ pub fn steps(held: &Held, seen: &Observed) -> Steps {
     }
 }
 
+/// After a run that read the content (`read`: whether it failed), whether the content is still to be read and
+/// what the run asks for next. A read that failed (the API or the registry did not answer, the ConfigMap is not
+/// there yet) is read again, rate-limited, as OLM requeues a catalog whose sync failed: nothing else may come
+/// (a ConfigMap that does not change sends no event). Otherwise `next` (the poll, or idle).
+pub fn after_read(read_failed: Option<bool>, next: Next) -> (bool, Next) {
+    match read_failed {
+        Some(true) => (true, Next::Backoff),
+        Some(false) | None => (false, next),
+    }
+}
+
 /// How long until the next poll (the run's `Next::After`), if polling.
 pub fn until_poll(poll: Option<(Duration, Instant)>, now: Instant) -> Option<Duration> {
     poll.map(|(_, due)| due.saturating_duration_since(now))
@@ -79,6 +91,18 @@ mod tests {
     use rstest::rstest;
 
     const MIN: Duration = Duration::from_secs(60);
+
+    #[rstest]
+    #[case::a_failed_read_is_read_again_rate_limited(Some(true), Next::After(MIN), (true, Next::Backoff))]
+    #[case::a_read_that_loaded_waits_for_the_poll(Some(false), Next::After(MIN), (false, Next::After(MIN)))]
+    #[case::no_read_keeps_what_the_run_asked(None, Next::Idle, (false, Next::Idle))]
+    fn after_a_read(
+        #[case] read_failed: Option<bool>,
+        #[case] next: Next,
+        #[case] want: (bool, Next),
+    ) {
+        assert_eq!(after_read(read_failed, next), want);
+    }
 
     fn image() -> Result<Plan, Invalid> {
         Ok(Plan::Image {

@@ -225,8 +225,11 @@ impl Reconciler for CatalogSourceActor {
             }
         };
         Box::pin(fut.into_actor(self).then(move |read, act, _ctx| {
+            let read_failed = read.as_ref().map(Result::is_err);
             let changed = read.is_some_and(|r| act.fetched(r));
             act.publish(changed || restarted);
+            let (stale, next) = decide::after_read(read_failed, next);
+            act.stale |= stale;
             act.write_status(next)
         }))
     }
