@@ -509,3 +509,6 @@ impl Handler<Requeue> for CatalogSourceActor {
         reconcile::requeue(self, ctx, msg);
     }
 }
+
+#[cfg(test)]
+mod retry_tests;
