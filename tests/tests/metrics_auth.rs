@@ -131,6 +131,13 @@ async fn scrape(ctx: &TestContext, rbac: &DeployedRbac) -> anyhow::Result<()> {
         ],
     )
     .await?;
+    // Its registries publish their series once they run (after discovery): scrape a ready operator.
+    olm_tests::eventually(
+        std::time::Duration::from_secs(60),
+        "olm-operator /readyz",
+        || async { Ok((separate.get("/readyz").await?.0 == 200).then_some(())) },
+    )
+    .await?;
     // (caller, path, expected status) on the metrics address.
     let table: [(Option<&str>, &str, u16); 8] = [
         (Some(prometheus.as_str()), "/metrics", 200),
