@@ -215,8 +215,12 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>
     forward(&st, req, cut).await
 }
 
-/// The apiserver could not be reached: answer 503 from now on, and probe its `/readyz` every 100 ms until it
-/// says ok (one probe at a time).
+/// How long the proxy waits for an apiserver it cannot reach to be ready before it forwards again (its requests
+/// then fail as they come, and the test sees why).
+const READY_WITHIN: Duration = Duration::from_secs(120);
+
+/// The apiserver could not be reached: answer 503 from now on, and ask its `/readyz` (every 100 ms, one probe
+/// at a time, for at most [`READY_WITHIN`]) until it says ok.
 fn unreachable(st: &Arc<State>) {
     st.ready.store(false, Ordering::SeqCst);
     if st.probing.swap(true, Ordering::SeqCst) {
@@ -224,21 +228,25 @@ fn unreachable(st: &Arc<State>) {
     }
     let st = st.clone();
     tokio::spawn(async move {
-        loop {
-            // The probe's period (the apiserver's readiness is the state awaited, bounded by the chaos run).
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            let probe = Request::builder()
-                .uri("/readyz")
-                .body(kube::client::Body::empty());
-            let Ok(probe) = probe else { continue };
-            if let Ok(answer) = st.upstream.send(probe).await
-                && answer.status().is_success()
-            {
-                st.ready.store(true, Ordering::SeqCst);
-                st.probing.store(false, Ordering::SeqCst);
-                return;
-            }
-        }
+        let _ = crate::eventually(
+            READY_WITHIN,
+            "the apiserver ready behind the proxy",
+            || async {
+                let probe = Request::builder()
+                    .uri("/readyz")
+                    .body(kube::client::Body::empty())?;
+                Ok(st
+                    .upstream
+                    .send(probe)
+                    .await
+                    .ok()
+                    .filter(|answer| answer.status().is_success())
+                    .map(|_| ()))
+            },
+        )
+        .await;
+        st.ready.store(true, Ordering::SeqCst);
+        st.probing.store(false, Ordering::SeqCst);
     });
 }
 

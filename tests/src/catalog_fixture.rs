@@ -344,6 +344,18 @@ pub fn plans(ctx: &TestContext) -> Api<InstallPlan> {
     Api::namespaced(ctx.client.clone(), &ctx.namespace)
 }
 
+/// Approve InstallPlan `name` (`spec.approved: true`, as `kubectl patch` does).
+pub async fn approve_plan(plans: &Api<InstallPlan>, name: &str) -> anyhow::Result<()> {
+    plans
+        .patch(
+            name,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(serde_json::json!({"spec": {"approved": true}})),
+        )
+        .await?;
+    Ok(())
+}
+
 /// Wait until the Subscription's status satisfies `cond`; the error shows the last status.
 pub async fn await_sub<F>(
     ctx: &TestContext,

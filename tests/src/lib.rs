@@ -49,7 +49,7 @@ pub use dump::dump_namespace;
 pub use full_cluster::FullCluster;
 pub use namespace::{TestContext, with_namespace};
 pub use observe::{Observe, ScrapeTarget, browser_dom, browser_screenshot, output_dir};
-pub use operators::{FAST_LEASE, OperatorProcess, http_get_as};
+pub use operators::{FAST_LEASE, OperatorProcess, http_get_as, replica_args};
 pub use otlp::{OtlpReceiver, ReceivedSpan};
 pub use peers::peer_bin_dir;
 pub use shared_catalogs::{shared_catalogs, shared_operators};

@@ -24,6 +24,22 @@ fn free_port() -> anyhow::Result<u16> {
 
 /// Leader election on a short lease (4 s, renewed within 3 s, retried every 1 s), so a standby takes over within
 /// seconds of a leader kill in the tests that kill one; add `--leader-elect` and an identity.
+/// The arguments of one leader-elected replica watching and living in `namespace`, named `identity`, with
+/// [`FAST_LEASE`] timings.
+pub fn replica_args<'a>(namespace: &'a str, identity: &'a str) -> Vec<&'a str> {
+    let mut args = vec![
+        "--watched-namespaces",
+        namespace,
+        "--namespace",
+        namespace,
+        "--leader-elect",
+        "--leader-elect-identity",
+        identity,
+    ];
+    args.extend(FAST_LEASE);
+    args
+}
+
 pub const FAST_LEASE: [&str; 6] = [
     "--leader-elect-lease-duration",
     "4",

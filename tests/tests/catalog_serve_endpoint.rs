@@ -7,7 +7,7 @@
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::api::Api;
-use olm_tests::{Cluster, FAST_LEASE, OperatorProcess, TestContext, await_object, with_namespace};
+use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, with_namespace};
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -33,22 +33,14 @@ fn own_address() -> anyhow::Result<String> {
 }
 
 async fn replica(ctx: &TestContext, identity: &str, ip: &str) -> anyhow::Result<OperatorProcess> {
-    let ns = ctx.namespace.as_str();
     let serve = format!("{ip}:0");
-    let mut args = vec![
-        "--watched-namespaces",
-        ns,
-        "--namespace",
-        ns,
-        "--leader-elect",
-        "--leader-elect-identity",
-        identity,
+    let mut args = olm_tests::replica_args(&ctx.namespace, identity);
+    args.extend([
         "--catalog-serve-addr",
         &serve,
         "--catalog-serve-service",
         SERVICE,
-    ];
-    args.extend(FAST_LEASE);
+    ]);
     OperatorProcess::start_with_env(
         ctx.cluster,
         "catalog-operator",

@@ -508,13 +508,7 @@ async fn approve_plan_for(client: &Client, ns: &str, csv: &str) -> anyhow::Resul
         }
     })
     .await?;
-    plans
-        .patch(
-            &name,
-            &kube::api::PatchParams::default(),
-            &kube::api::Patch::Merge(json!({"spec": {"approved": true}})),
-        )
-        .await?;
+    olm_tests::catalog_fixture::approve_plan(&plans, &name).await?;
     Ok(())
 }
 

@@ -8,9 +8,7 @@ use kube::api::{Api, PostParams};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::operator_group::OperatorGroup;
 use messages::testing::Og;
-use olm_tests::{
-    Cluster, FAST_LEASE, OperatorProcess, TestContext, await_object, eventually, with_namespace,
-};
+use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -35,17 +33,7 @@ fn csv(name: &str) -> Value {
 }
 
 async fn replica(ctx: &TestContext, identity: &str) -> anyhow::Result<OperatorProcess> {
-    let ns = ctx.namespace.as_str();
-    let mut args = vec![
-        "--watched-namespaces",
-        ns,
-        "--namespace",
-        ns,
-        "--leader-elect",
-        "--leader-elect-identity",
-        identity,
-    ];
-    args.extend(FAST_LEASE);
+    let args = olm_tests::replica_args(&ctx.namespace, identity);
     OperatorProcess::start(ctx.cluster, "olm-operator", &args).await
 }
 

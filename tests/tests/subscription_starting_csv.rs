@@ -2,12 +2,10 @@
 //! holds only the starting CSV (and its CRD) and waits for approval; once approved, the next plan upgrades
 //! one step along `replaces`, again waiting for approval, and so on to the head.
 
-use kube::api::{Patch, PatchParams};
 use messages::crd::install_plan::{InstallPlan, InstallPlanPhase};
 use messages::crd::subscription::SubscriptionState;
 use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, await_object, with_namespace};
-use serde_json::json;
 
 /// Wait for the Subscription's plan to need approval with `csv` as its only CSV; returns the plan.
 async fn pending_plan_for(
@@ -51,13 +49,7 @@ async fn pending_plan_for(
 
 async fn approve(ctx: &olm_tests::TestContext, plan: &InstallPlan) -> anyhow::Result<()> {
     let name = plan.metadata.name.clone().unwrap_or_default();
-    plans(ctx)
-        .patch(
-            &name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"approved": true}})),
-        )
-        .await?;
+    olm_tests::catalog_fixture::approve_plan(&plans(ctx), &name).await?;
     await_object(&plans(ctx), &name, DEADLINE, "Complete", |ip| {
         ip.is_some_and(|ip| ip.phase() == InstallPlanPhase::Complete)
     })

@@ -255,13 +255,7 @@ async fn a_plan_olm_v0_left_waiting_for_approval_completes_once_approved() -> an
                 "applied before approval"
             );
 
-            plans
-                .patch(
-                    &name,
-                    &PatchParams::default(),
-                    &Patch::Merge(json!({"spec": {"approved": true}})),
-                )
-                .await?;
+            olm_tests::catalog_fixture::approve_plan(&plans, &name).await?;
             await_object(
                 &plans,
                 &name,

@@ -221,13 +221,7 @@ pub async fn approve_side(ctx: &TestContext) -> anyhow::Result<()> {
                 }
                 if !p.spec.approved {
                     let name = p.metadata.name.clone().unwrap_or_default();
-                    plans(ctx)
-                        .patch(
-                            &name,
-                            &PatchParams::default(),
-                            &Patch::Merge(json!({"spec": {"approved": true}})),
-                        )
-                        .await?;
+                    crate::catalog_fixture::approve_plan(&plans(ctx), &name).await?;
                 }
                 return Ok(Some(()));
             }

@@ -166,11 +166,20 @@ impl Operator {
         Ok(())
     }
 
-    /// The journals of every replica this operator ran: the killed ones' and the running ones'.
-    pub async fn journals(&self) -> anyhow::Result<Vec<Journal>> {
+    /// The journals of every replica this operator ran: the killed ones' and the running ones'. A replica that
+    /// exited on its own since the last check (a leader that could not renew its Lease) took its journal with it,
+    /// as one restarted by [`Self::restart_exited`] does: reported, not an error.
+    pub async fn journals(&mut self) -> anyhow::Result<Vec<Journal>> {
         let mut all = self.gone_journals.clone();
-        for (_, p) in &self.replicas {
-            all.push(journal_of(p).await?);
+        for (_, p) in &mut self.replicas {
+            match journal_of(p).await {
+                Ok(journal) => all.push(journal),
+                Err(e) if p.exited().is_some() => eprintln!(
+                    "{}: a replica that exited on its own took its journal with it: {e:#}",
+                    self.which.binary()
+                ),
+                Err(e) => return Err(e),
+            }
         }
         Ok(all)
     }

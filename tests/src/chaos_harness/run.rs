@@ -252,7 +252,7 @@ async fn run(
         .map(|p| ChaosConfig::parse(&p.actors))
         .transpose()?;
     for o in &ops {
-        let o = o.lock().await;
+        let mut o = o.lock().await;
         row.exits += o.exits;
         for (kind, n) in o.proxy.counts() {
             *row.faults.entry(format!("api-{kind}")).or_insert(0) += n;
