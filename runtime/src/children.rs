@@ -1,12 +1,15 @@
-//! The actors of one kind by key, for actors that own a key but no watched object (catalog-operator's
-//! namespace resolution): started on first need and again when they died, as the registry does for watched
-//! objects' actors (`crate::registry`). Each start and restart is journaled (`Spawned`, `Respawned`) in the
-//! kind's journal (served at `/debug/journal` like a registry's: `crate::wiring::Wiring::journal`); the number
-//! running is `olm_rs_object_actors{kind}`, restarts are `olm_rs_actor_restarts_total{kind}`.
+//! The actors of one kind by key: started on first need and again when they died. Both supervisors build on it:
+//! the per-kind [`crate::registry::Registry`] (an actor per watched object, its state the last object seen) and
+//! catalog-operator's namespace router (an actor per namespace, no watched object). Each start and restart is
+//! journaled (`Spawned`, `Respawned`) in the kind's journal (served at `/debug/journal`:
+//! `crate::wiring::Wiring::journal`); the number of keys is `olm_rs_object_actors{kind}`, restarts are
+//! `olm_rs_actor_restarts_total{kind}`.
 //!
-//! An actor that panicked or stopped is started again by the next [`Children::get`] for its key, and by
-//! [`Children::supervise`] (its owner calls it every [`crate::registry::SUPERVISE_EVERY`]), which returns the
-//! keys started again so the owner can tell them to look at their state anew.
+//! A key's actor that panicked or stopped (a panic in an actix handler closes its mailbox for good and actix's
+//! `Supervisor` does not catch it: this is our supervision) is started again by the next [`Children::live`] or
+//! [`Children::get`] for its key, and by [`Children::supervise`] (its owner calls it every
+//! [`crate::registry::SUPERVISE_EVERY`]). A restarted actor is given what its key's state holds
+//! ([`Revive`]: the registry replays the last object seen) before any other message.
 
 use crate::metrics::Metrics;
 use crate::registry::SharedJournal;
@@ -17,28 +20,45 @@ use std::collections::HashMap;
 use std::sync::PoisonError;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// An actor owning one key (no watched object).
+/// An actor owning one key.
 pub trait KeyedActor: Actor<Context = Context<Self>> {
-    /// What every actor of the kind shares.
-    type Shared: Clone + 'static;
+    /// What every actor of the kind shares (client, stores, other registries' addresses...).
+    type Shared: Clone + Unpin + 'static;
     /// The kind's name for metrics and the journal.
     const KIND: &'static str;
 
     fn new(key: ObjectKey, shared: Self::Shared) -> Self;
 
-    /// Called once before the actor starts, with the kind's journal.
+    /// Called once before the actor starts, with the kind's journal (actors on the reconcile contract give it
+    /// to their [`crate::reconcile::Loop`]).
     fn attach(&mut self, _journal: SharedJournal) {}
 }
 
-/// The running actors of kind `A`, by key.
-pub struct Children<A: KeyedActor> {
+/// What a key's owner keeps beside its actor, and gives a restarted actor so it starts where the dead one was.
+pub trait Revive<A: Actor> {
+    fn revive(&self, key: &ObjectKey, addr: &Addr<A>);
+}
+
+/// No state: a restarted actor starts from its stores alone.
+impl<A: Actor> Revive<A> for () {
+    fn revive(&self, _key: &ObjectKey, _addr: &Addr<A>) {}
+}
+
+/// A key's actor and its owner's state for it.
+struct Child<A: Actor, S> {
+    addr: Addr<A>,
+    state: S,
+}
+
+/// The running actors of kind `A` by key, with the owner's state `S` for each key.
+pub struct Children<A: KeyedActor, S = ()> {
     shared: A::Shared,
-    actors: HashMap<ObjectKey, Addr<A>>,
+    actors: HashMap<ObjectKey, Child<A, S>>,
     metrics: Metrics,
     journal: SharedJournal,
 }
 
-impl<A: KeyedActor> Children<A> {
+impl<A: KeyedActor, S: Revive<A>> Children<A, S> {
     pub fn new(shared: A::Shared, metrics: Metrics, journal: SharedJournal) -> Self {
         metrics.set_actor_count(A::KIND, 0);
         Self {
@@ -49,56 +69,99 @@ impl<A: KeyedActor> Children<A> {
         }
     }
 
-    /// The keys that have had an actor.
+    /// The keys that have an actor (running or to be started again).
     pub fn keys(&self) -> impl Iterator<Item = &ObjectKey> {
         self.actors.keys()
     }
 
+    /// How many keys have an actor.
+    pub fn len(&self) -> usize {
+        self.actors.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.actors.is_empty()
+    }
+
+    /// The owner's state of every key.
+    pub fn states(&self) -> impl Iterator<Item = &S> {
+        self.actors.values().map(|c| &c.state)
+    }
+
+    /// The owner's state of `key`, to change.
+    pub fn state_mut(&mut self, key: &ObjectKey) -> Option<&mut S> {
+        self.actors.get_mut(key).map(|c| &mut c.state)
+    }
+
     /// Whether `key`'s actor runs.
     pub fn running(&self, key: &ObjectKey) -> bool {
-        self.actors.get(key).is_some_and(Addr::connected)
+        self.actors.get(key).is_some_and(|c| c.addr.connected())
     }
 
-    /// `key`'s actor, started first when it has none or it died.
-    pub fn get(&mut self, key: &ObjectKey) -> Addr<A> {
-        match self.actors.get(key) {
-            Some(addr) if addr.connected() => addr.clone(),
+    /// The running actors and their keys.
+    pub fn running_actors(&self) -> impl Iterator<Item = (&ObjectKey, &Addr<A>)> {
+        self.actors
+            .iter()
+            .filter(|(_, c)| c.addr.connected())
+            .map(|(k, c)| (k, &c.addr))
+    }
+
+    /// `key`'s actor, started again (and revived) if it died; `None` for a key without one.
+    pub fn live(&mut self, key: &ObjectKey) -> Option<Addr<A>> {
+        let child = self.actors.get(key)?;
+        if child.addr.connected() {
+            return Some(child.addr.clone());
+        }
+        let addr = self.start(key, JournalEvent::Respawned);
+        if let Some(child) = self.actors.get_mut(key) {
+            child.addr = addr.clone();
+            child.state.revive(key, &addr);
+        }
+        Some(addr)
+    }
+
+    /// Set `key`'s state, and its actor: the running one, or one started now (not revived: the caller tells it
+    /// what is new).
+    pub fn put(&mut self, key: &ObjectKey, state: S) -> Addr<A> {
+        let addr = match self.actors.get(key) {
+            Some(child) if child.addr.connected() => child.addr.clone(),
             Some(_) => self.start(key, JournalEvent::Respawned),
             None => self.start(key, JournalEvent::Spawned),
-        }
+        };
+        self.actors.insert(
+            key.clone(),
+            Child {
+                addr: addr.clone(),
+                state,
+            },
+        );
+        self.publish();
+        addr
     }
 
-    /// Start again every actor that died; the keys started again.
+    /// Forget `key`: its actor (the caller tells it it is done) and state.
+    pub fn remove(&mut self, key: &ObjectKey) -> Option<(Addr<A>, S)> {
+        let child = self.actors.remove(key)?;
+        self.publish();
+        Some((child.addr, child.state))
+    }
+
+    /// Start again (and revive) every actor that died; the keys started again.
     pub fn supervise(&mut self) -> Vec<ObjectKey> {
         let dead: Vec<ObjectKey> = self
             .actors
             .iter()
-            .filter(|(_, addr)| !addr.connected())
+            .filter(|(_, c)| !c.addr.connected())
             .map(|(key, _)| key.clone())
             .collect();
         for key in &dead {
-            self.start(key, JournalEvent::Respawned);
+            self.live(key);
         }
         dead
     }
 
-    fn start(&mut self, key: &ObjectKey, event: JournalEvent) -> Addr<A> {
-        if matches!(event, JournalEvent::Respawned) {
-            tracing::warn!(kind = A::KIND, %key, "actor had died; starting it again");
-            if let Some(m) = crate::actor_metrics::global() {
-                m.restarted(A::KIND);
-            }
-        }
-        let mut actor = A::new(key.clone(), self.shared.clone());
-        actor.attach(self.journal.clone());
-        let addr = actor.start();
-        self.record(key, event);
-        self.actors.insert(key.clone(), addr.clone());
-        self.metrics.set_actor_count(A::KIND, self.actors.len());
-        addr
-    }
-
-    fn record(&self, key: &ObjectKey, event: JournalEvent) {
+    /// Record `event` for `key` in the kind's journal.
+    pub fn record(&self, key: &ObjectKey, event: JournalEvent) {
         let at_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
@@ -112,6 +175,36 @@ impl<A: KeyedActor> Children<A> {
                 key: key.clone(),
                 event,
             });
+    }
+
+    /// Publish the number of keys (`olm_rs_object_actors{kind}`).
+    fn publish(&self) {
+        self.metrics.set_actor_count(A::KIND, self.actors.len());
+    }
+
+    fn start(&self, key: &ObjectKey, event: JournalEvent) -> Addr<A> {
+        if matches!(event, JournalEvent::Respawned) {
+            tracing::warn!(kind = A::KIND, %key, "actor had died; starting it again");
+            if let Some(m) = crate::actor_metrics::global() {
+                m.restarted(A::KIND);
+            }
+        }
+        let mut actor = A::new(key.clone(), self.shared.clone());
+        actor.attach(self.journal.clone());
+        let addr = actor.start();
+        self.record(key, event);
+        addr
+    }
+}
+
+impl<A: KeyedActor, S: Revive<A> + Default> Children<A, S> {
+    /// `key`'s actor: the running one, one started again (and revived) if it died, or a new one with the default
+    /// state.
+    pub fn get(&mut self, key: &ObjectKey) -> Addr<A> {
+        match self.live(key) {
+            Some(addr) => addr,
+            None => self.put(key, S::default()),
+        }
     }
 }
 
@@ -223,5 +316,51 @@ mod tests {
         assert_eq!(children.supervise(), vec![a.clone()]);
         assert!(children.running(&a) && children.running(&b));
         assert!(children.supervise().is_empty());
+    }
+
+    /// What a key's state gives a restarted actor: counted here.
+    #[derive(Clone, Default)]
+    struct Revived(Arc<std::sync::atomic::AtomicUsize>);
+
+    impl Revive<Probe> for Revived {
+        fn revive(&self, _key: &ObjectKey, _addr: &Addr<Probe>) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    #[actix_rt::test]
+    async fn a_restarted_actor_is_revived_from_its_keys_state_and_a_new_one_is_not() {
+        let journal: SharedJournal = Arc::new(Mutex::new(Journal::with_capacity(16)));
+        let metrics = Metrics::new().expect("metrics");
+        let mut children: Children<Probe, Revived> = Children::new((), metrics, journal);
+        let a = ObjectKey::cluster("a");
+        let revived = Revived::default();
+        let first = children.put(&a, revived.clone());
+        let read = |r: &Revived| r.0.load(std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(
+            read(&revived),
+            0,
+            "a new actor is told what is new by its owner"
+        );
+        assert_eq!(
+            children.put(&a, revived.clone()),
+            first,
+            "put keeps a running actor"
+        );
+        first.do_send(Stop);
+        let gone = tokio::time::timeout(Duration::from_secs(5), async {
+            while children.running(&a) {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await;
+        assert!(gone.is_ok(), "the actor did not stop");
+        assert_eq!(children.supervise(), vec![a.clone()]);
+        assert_eq!(read(&revived), 1, "the restarted actor was revived once");
+        assert!(children.live(&a).is_some());
+        assert_eq!(read(&revived), 1, "a running actor is not revived again");
+        assert!(children.remove(&a).is_some());
+        assert!(children.live(&a).is_none(), "a removed key has no actor");
+        assert!(children.is_empty());
     }
 }

@@ -236,6 +236,22 @@ pub fn requeue<A: Reconciler>(act: &mut A, ctx: &mut Context<A>, msg: Requeue) {
     trigger(act, ctx, cause_of(msg.reason));
 }
 
+/// Writes the contract's `Handler<Requeue>` ([`requeue`]) for an actor on it: `requeue_handler!(CsvActor);`.
+/// A blanket `impl<A: Reconciler> Handler<Requeue> for A` is refused by Rust's coherence rules (actix's
+/// `Handler` is foreign to the operator crates), so the one impl is written by this macro instead.
+#[macro_export]
+macro_rules! requeue_handler {
+    ($actor:ty) => {
+        impl ::actix::Handler<::messages::msg::Requeue> for $actor {
+            type Result = ();
+
+            fn handle(&mut self, msg: ::messages::msg::Requeue, ctx: &mut Self::Context) {
+                $crate::reconcile::requeue(self, ctx, msg);
+            }
+        }
+    };
+}
+
 /// Hold the loop: the object's current version does not decode (`error`), so the version the actor holds is
 /// stale and acting on it (writing its status, installing what it asked for) would undo what its author meant.
 /// The pending timer is dropped and no run starts until a `Cause::Observed` trigger (a version that decodes);

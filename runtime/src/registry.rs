@@ -2,44 +2,31 @@
 //!
 //! It receives the watch's events as [`Watched<K>`], starts an actor for an object on first sight, routes every
 //! later change to that actor as [`ObjectEvent::Observed`], sends [`ObjectEvent::Deleted`] and forgets the actor
-//! when the object is deleted (or vanished during a relist), and starts the actor again if it died (a panic in an
-//! actix handler closes its mailbox for good and actix's `Supervisor` does not catch it; this registry is our
-//! supervision): on the object's next event, on a message routed to it, and at the latest within
-//! [`SUPERVISE_EVERY`], replaying the last object seen to the new actor. An object whose current version does
+//! when the object is deleted (or vanished during a relist), and starts the actor again if it died (the
+//! supervision of [`crate::children`]): on the object's next event, on a message routed to it, and at the latest
+//! within [`SUPERVISE_EVERY`], replaying the last object seen to the new actor. An object whose current version does
 //! not decode ([`Undecodable`]) has its actor told ([`ObjectEvent::Undecodable`]: it holds instead of acting on
 //! the stale version it has) and counted in `olm_rs_objects_held_undecodable{kind}` until a version that decodes
 //! arrives; its deletion is routed as any deletion. Every routing decision is recorded in a [`Journal`]. Under chaos (`OLM_RS_CHAOS`) the messages it routes may be dropped, delayed, duplicated or
 //! reordered ([`crate::chaos`]).
 
 use crate::chaos::{self, FaultKind, Injector, Site};
+use crate::children::{Children, KeyedActor, Revive};
 use crate::metrics::Metrics;
 use crate::undecodable::Skipped;
 use actix::prelude::*;
 use kube::Resource;
 use kube::runtime::watcher;
 use messages::key::ObjectKey;
-use messages::msg::{
-    ActorCount, Journal, JournalEntry, JournalEvent, ObjectEvent, Requeue, RequeueReason,
-};
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use messages::msg::{ActorCount, Journal, JournalEvent, ObjectEvent, Requeue, RequeueReason};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-/// An actor that owns exactly one object of kind `Object`.
-pub trait ObjectActor:
-    Actor<Context = Context<Self>> + Handler<ObjectEvent<Self::Object>> + Handler<Requeue>
-{
+/// An actor that owns exactly one object of kind `Object` (its key, its kind's name and shared state are
+/// [`KeyedActor`]'s).
+pub trait ObjectActor: KeyedActor + Handler<ObjectEvent<Self::Object>> + Handler<Requeue> {
     type Object: Resource + Clone + Send + Sync + std::fmt::Debug + 'static;
-    /// What every actor of the kind shares (client, stores, other registries' addresses...).
-    type Shared: Clone + Unpin + 'static;
-    /// The kind's name for metrics and the journal.
-    const KIND: &'static str;
-
-    fn new(key: ObjectKey, shared: Self::Shared) -> Self;
-
-    /// Called once before the actor starts, with the kind's journal (actors on the reconcile contract give
-    /// it to their [`crate::reconcile::Loop`]).
-    fn attach(&mut self, _journal: SharedJournal) {}
 }
 
 /// Deliver `msg` to the actor of `key`, if it lives: routed by the registry itself (no look-up round trip, no
@@ -169,21 +156,27 @@ pub type SharedJournal = Arc<Mutex<Journal>>;
 /// again without waiting for the object's next event.
 pub const SUPERVISE_EVERY: Duration = Duration::from_secs(1);
 
-/// A live object's actor and the last version of the object routed to it (given to a restarted actor), and the
-/// decoding error of the object's current version when it does not decode.
-struct Child<A: ObjectActor> {
-    addr: Addr<A>,
-    last: Arc<A::Object>,
+/// The last version of a live object routed to its actor, and the decoding error of the object's current version
+/// when it does not decode: both given to a restarted actor.
+struct Last<O> {
+    object: Arc<O>,
     undecodable: Option<String>,
 }
 
+impl<A: ObjectActor> Revive<A> for Last<A::Object> {
+    fn revive(&self, _key: &ObjectKey, addr: &Addr<A>) {
+        addr.do_send(ObjectEvent::Observed(self.object.clone()));
+        if let Some(error) = self.undecodable.clone() {
+            addr.do_send(ObjectEvent::<A::Object>::Undecodable(error));
+        }
+    }
+}
+
 pub struct Registry<A: ObjectActor> {
-    shared: A::Shared,
-    children: HashMap<ObjectKey, Child<A>>,
+    children: Children<A, Last<A::Object>>,
     /// Keys seen since the last `Init` of the watch; `None` outside a relist.
     relisting: Option<HashSet<ObjectKey>>,
     metrics: Metrics,
-    journal: SharedJournal,
     synced: Arc<std::sync::atomic::AtomicBool>,
     /// Every live actor is requeued this often (OLM's `--interval` resync): a level-triggered safety net for
     /// any change whose event was missed.
@@ -195,11 +188,9 @@ pub struct Registry<A: ObjectActor> {
 impl<A: ObjectActor> Registry<A> {
     pub fn new(shared: A::Shared, metrics: Metrics, journal: SharedJournal) -> Self {
         Self {
-            shared,
-            children: HashMap::new(),
+            children: Children::new(shared, metrics.clone(), journal),
             relisting: None,
             metrics,
-            journal,
             synced: Arc::default(),
             resync: None,
             chaos: None,
@@ -229,50 +220,15 @@ impl<A: ObjectActor> Registry<A> {
         tracing::debug!(kind = A::KIND, actors = keys.len(), "resync");
     }
 
-    /// Start again every actor that died while its object still exists.
+    /// Start again (with the last object seen) every actor that died while its object still exists.
     fn supervise(&mut self) {
-        let dead: Vec<ObjectKey> = self
-            .children
-            .iter()
-            .filter(|(_, child)| !child.addr.connected())
-            .map(|(key, _)| key.clone())
-            .collect();
-        for key in dead {
-            self.live(&key);
-        }
+        self.children.supervise();
     }
 
     /// The address of `key`'s actor, starting it again (with the last object seen) if it died; `None` for an
     /// object not seen.
     fn live(&mut self, key: &ObjectKey) -> Option<Addr<A>> {
-        let child = self.children.get(key)?;
-        if child.addr.connected() {
-            return Some(child.addr.clone());
-        }
-        let last = child.last.clone();
-        let undecodable = child.undecodable.clone();
-        tracing::warn!(kind = A::KIND, %key, "object actor had died; starting it again");
-        let addr = self.spawn(key);
-        self.record(key, JournalEvent::Respawned);
-        addr.do_send(ObjectEvent::Observed(last.clone()));
-        if let Some(error) = undecodable.clone() {
-            addr.do_send(ObjectEvent::<A::Object>::Undecodable(error));
-        }
-        self.children.insert(
-            key.clone(),
-            Child {
-                addr: addr.clone(),
-                last,
-                undecodable,
-            },
-        );
-        Some(addr)
-    }
-
-    fn spawn(&self, key: &ObjectKey) -> Addr<A> {
-        let mut actor = A::new(key.clone(), self.shared.clone());
-        actor.attach(self.journal.clone());
-        actor.start()
+        self.children.live(key)
     }
 
     /// The chaos decision for a message to `key` at `site` (journaled), if chaos is on and makes a fault.
@@ -319,28 +275,16 @@ impl<A: ObjectActor> Registry<A> {
     }
 
     fn record(&self, key: &ObjectKey, event: JournalEvent) {
-        let at_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0);
-        let entry = JournalEntry {
-            at_ms,
-            kind: A::KIND.to_string(),
-            key: key.clone(),
-            event,
-        };
-        self.journal
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .record(entry);
+        self.children.record(key, event);
     }
 
-    fn publish_count(&self) {
-        self.metrics.set_actor_count(A::KIND, self.children.len());
+    /// Publish the number of objects held undecodable (`olm_rs_objects_held_undecodable{kind}`; the number of
+    /// actors is the children's).
+    fn publish_held(&self) {
         let held = self
             .children
-            .values()
-            .filter(|c| c.undecodable.is_some())
+            .states()
+            .filter(|last| last.undecodable.is_some())
             .count();
         self.metrics.set_held_undecodable(A::KIND, held);
     }
@@ -354,55 +298,35 @@ impl<A: ObjectActor> Registry<A> {
             seen.insert(key.clone());
         }
         let resource_version = obj.meta().resource_version.clone();
-        let addr = match self.children.get(&key) {
-            Some(child) if child.addr.connected() => child.addr.clone(),
-            existing => {
-                let event = if existing.is_some() {
-                    JournalEvent::Respawned
-                } else {
-                    JournalEvent::Spawned
-                };
-                if existing.is_some() {
-                    tracing::warn!(kind = A::KIND, %key, "object actor had died; starting it again");
-                    if let Some(m) = crate::actor_metrics::global() {
-                        m.restarted(A::KIND);
-                    }
-                }
-                let addr = self.spawn(&key);
-                self.record(&key, event);
-                addr
-            }
-        };
-        self.children.insert(
-            key.clone(),
-            Child {
-                addr: addr.clone(),
-                last: obj.clone(),
+        let addr = self.children.put(
+            &key,
+            Last {
+                object: obj.clone(),
                 undecodable: None,
             },
         );
-        self.publish_count();
+        self.publish_held();
         self.record(&key, JournalEvent::Observed { resource_version });
         addr.do_send(ObjectEvent::Observed(obj));
     }
 
     /// Tell `key`'s actor (started again if it died) that the object's current version does not decode.
     fn hold(&mut self, key: &ObjectKey, error: String) {
-        let Some(child) = self.children.get_mut(key) else {
+        let Some(last) = self.children.state_mut(key) else {
             return;
         };
-        child.undecodable = Some(error.clone());
-        self.publish_count();
+        last.undecodable = Some(error.clone());
+        self.publish_held();
         if let Some(addr) = self.live(key) {
             addr.do_send(ObjectEvent::<A::Object>::Undecodable(error));
         }
     }
 
     fn forget(&mut self, key: &ObjectKey) {
-        if let Some(Child { addr, .. }) = self.children.remove(key) {
+        if let Some((addr, _last)) = self.children.remove(key) {
             addr.do_send(ObjectEvent::<A::Object>::Deleted);
             self.record(key, JournalEvent::Stopped);
-            self.publish_count();
+            self.publish_held();
         }
     }
 }
@@ -411,7 +335,7 @@ impl<A: ObjectActor> Actor for Registry<A> {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        self.publish_count();
+        self.publish_held();
         if let Some(period) = self.resync {
             ctx.run_interval(period, |act, ctx| act.resync_all(ctx));
         }
@@ -509,9 +433,8 @@ impl<A: ObjectActor> Handler<All<A>> for Registry<A> {
     fn handle(&mut self, _msg: All<A>, _ctx: &mut Self::Context) -> Self::Result {
         MessageResult(
             self.children
-                .iter()
-                .filter(|(_, c)| c.addr.connected())
-                .map(|(k, c)| (k.clone(), c.addr.clone()))
+                .running_actors()
+                .map(|(k, addr)| (k.clone(), addr.clone()))
                 .collect(),
         )
     }

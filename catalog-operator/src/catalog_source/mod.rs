@@ -38,7 +38,8 @@ use messages::crd::catalog_source::{
     CatalogSource, CatalogSourceStatus, ConfigMapResourceReference, GrpcConnectionStatus,
 };
 use messages::key::ObjectKey;
-use messages::msg::{ObjectEvent, Requeue};
+use messages::msg::ObjectEvent;
+use olm_runtime::children::KeyedActor;
 use olm_runtime::outcome::{Next, Outcome};
 use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
 use olm_runtime::registry::{ObjectActor, SharedJournal};
@@ -127,6 +128,9 @@ impl Actor for CatalogSourceActor {
 
 impl ObjectActor for CatalogSourceActor {
     type Object = CatalogSource;
+}
+
+impl KeyedActor for CatalogSourceActor {
     type Shared = Shared;
     const KIND: &'static str = "CatalogSource";
 
@@ -502,13 +506,7 @@ impl Handler<Refresh> for CatalogSourceActor {
     }
 }
 
-impl Handler<Requeue> for CatalogSourceActor {
-    type Result = ();
-
-    fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
-        reconcile::requeue(self, ctx, msg);
-    }
-}
+olm_runtime::requeue_handler!(CatalogSourceActor);
 
 #[cfg(test)]
 mod retry_tests;

@@ -3,7 +3,6 @@
 
 use super::*;
 use messages::key::ObjectKey;
-use olm_runtime::registry::ObjectActor;
 use std::time::Duration;
 use testkit::fake_api::FakeApi;
 

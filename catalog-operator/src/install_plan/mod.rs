@@ -35,7 +35,8 @@ use kube::api::PostParams;
 use machine::{Action, Executed};
 use messages::crd::install_plan::{InstallPlan, InstallPlanPhase, InstallPlanStatus};
 use messages::key::ObjectKey;
-use messages::msg::{ObjectEvent, Requeue};
+use messages::msg::ObjectEvent;
+use olm_runtime::children::KeyedActor;
 use olm_runtime::error as api_error;
 use olm_runtime::outcome::{Next, Outcome};
 use olm_runtime::own_writes::OwnWrites;
@@ -72,6 +73,9 @@ impl Actor for InstallPlanActor {
 
 impl ObjectActor for InstallPlanActor {
     type Object = InstallPlan;
+}
+
+impl KeyedActor for InstallPlanActor {
     type Shared = Shared;
     const KIND: &'static str = "InstallPlan";
 
@@ -335,10 +339,4 @@ impl Handler<crate::handover::HandedOver> for InstallPlanActor {
     }
 }
 
-impl Handler<Requeue> for InstallPlanActor {
-    type Result = ();
-
-    fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
-        reconcile::requeue(self, ctx, msg);
-    }
-}
+olm_runtime::requeue_handler!(InstallPlanActor);

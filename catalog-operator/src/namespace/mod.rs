@@ -31,7 +31,7 @@ use crate::wants::Want;
 use actix::prelude::*;
 pub use actor::NamespaceActor;
 use messages::key::ObjectKey;
-use olm_runtime::children::Children;
+use olm_runtime::children::{Children, Revive};
 use olm_runtime::registry::SharedJournal;
 use std::collections::BTreeSet;
 
@@ -44,7 +44,7 @@ pub struct NamespaceResolver {
     shared: Shared,
     /// One actor per namespace, started on first need and again when it died (`olm_runtime::children`:
     /// journaled, counted as kind `Namespace`).
-    actors: Children<NamespaceActor>,
+    actors: Children<NamespaceActor, ResolveAgain>,
     burst: catalog_burst::Burst,
     fan_outs: u64,
 }
@@ -98,16 +98,19 @@ impl NamespaceResolver {
     fn actor(&mut self, ns: &str) -> Addr<NamespaceActor> {
         self.actors.get(&ObjectKey::cluster(ns))
     }
+}
 
-    /// Namespace actors that died (a panic, a stop) are started again, and resolve once: what the dead one held
-    /// (decisions not acknowledged, fetches under way) is gone with it.
-    fn supervise(&mut self) {
-        for key in self.actors.supervise() {
-            self.actor(&key.name).do_send(Resolve {
-                namespace: key.name.clone(),
-                cause: Cause::Retry,
-            });
-        }
+/// A namespace actor started again after it died (a panic, a stop) resolves once: what the dead one held
+/// (decisions not acknowledged, fetches under way) is gone with it.
+#[derive(Default)]
+struct ResolveAgain;
+
+impl Revive<NamespaceActor> for ResolveAgain {
+    fn revive(&self, key: &ObjectKey, addr: &Addr<NamespaceActor>) {
+        addr.do_send(Resolve {
+            namespace: key.name.clone(),
+            cause: Cause::Retry,
+        });
     }
 }
 
@@ -116,7 +119,7 @@ impl Actor for NamespaceResolver {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         ctx.run_interval(olm_runtime::registry::SUPERVISE_EVERY, |act, _ctx| {
-            act.supervise()
+            act.actors.supervise();
         });
     }
 }

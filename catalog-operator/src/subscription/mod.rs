@@ -20,7 +20,8 @@ use kube::Api;
 use kube::api::PostParams;
 use messages::crd::subscription::Subscription;
 use messages::key::ObjectKey;
-use messages::msg::{ObjectEvent, Requeue};
+use messages::msg::ObjectEvent;
+use olm_runtime::children::KeyedActor;
 use olm_runtime::error as api_error;
 use olm_runtime::outcome::{Next, Outcome};
 use olm_runtime::own_writes::OwnWrites;
@@ -65,6 +66,9 @@ impl Actor for SubscriptionActor {
 
 impl ObjectActor for SubscriptionActor {
     type Object = Subscription;
+}
+
+impl KeyedActor for SubscriptionActor {
     type Shared = Shared;
     const KIND: &'static str = "Subscription";
 
@@ -233,13 +237,7 @@ impl Handler<Decision> for SubscriptionActor {
     }
 }
 
-impl Handler<Requeue> for SubscriptionActor {
-    type Result = ();
-
-    fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
-        reconcile::requeue(self, ctx, msg);
-    }
-}
+olm_runtime::requeue_handler!(SubscriptionActor);
 
 #[cfg(test)]
 mod tests;

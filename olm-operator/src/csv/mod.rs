@@ -30,7 +30,6 @@ pub mod stale;
 pub mod status;
 pub mod watches;
 
-/// Pure renderers used beside the CSV actor (by OperatorGroups too), kept at the top of the crate.
 use crate::error;
 use crate::metrics::Series;
 use crate::routes::{CsvGone, JanitorMsg};
@@ -41,7 +40,9 @@ use kube::runtime::events::Recorder;
 use machine::Effect;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase, RequirementStatusReason};
 use messages::key::ObjectKey;
-use messages::msg::{ObjectEvent, Requeue};
+use messages::msg::ObjectEvent;
+/// Pure renderers used beside the CSV actor (by OperatorGroups too), kept at the top of the crate.
+use olm_runtime::children::KeyedActor;
 use olm_runtime::outcome::{ErrorClass, Next, Outcome};
 use olm_runtime::own_writes::OwnWrites;
 use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
@@ -69,6 +70,9 @@ impl Actor for CsvActor {
 
 impl ObjectActor for CsvActor {
     type Object = ClusterServiceVersion;
+}
+
+impl KeyedActor for CsvActor {
     type Shared = Shared;
     const KIND: &'static str = "ClusterServiceVersion";
 
@@ -342,13 +346,7 @@ impl Handler<ObjectEvent<ClusterServiceVersion>> for CsvActor {
     }
 }
 
-impl Handler<Requeue> for CsvActor {
-    type Result = ();
-
-    fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
-        reconcile::requeue(self, ctx, msg);
-    }
-}
+olm_runtime::requeue_handler!(CsvActor);
 
 #[cfg(test)]
 mod tests;

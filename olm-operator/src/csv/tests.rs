@@ -3,7 +3,7 @@
 //! actor driven by the watch event the registry sends it, and its journal read back.
 
 use super::*;
-use messages::msg::{Journal, JournalEvent, RequeueReason};
+use messages::msg::{Journal, JournalEvent, Requeue, RequeueReason};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use testkit::fake_api::FakeApi;

@@ -12,7 +12,8 @@ use crate::shared::Shared;
 use actix::prelude::*;
 use messages::crd::operator_condition::OperatorCondition;
 use messages::key::ObjectKey;
-use messages::msg::{ObjectEvent, Requeue};
+use messages::msg::ObjectEvent;
+use olm_runtime::children::KeyedActor;
 use olm_runtime::error::{self as api_error, Class};
 use olm_runtime::outcome::{Next, Outcome};
 use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
@@ -32,6 +33,9 @@ impl Actor for OperatorConditionActor {
 
 impl ObjectActor for OperatorConditionActor {
     type Object = OperatorCondition;
+}
+
+impl KeyedActor for OperatorConditionActor {
     type Shared = Shared;
     const KIND: &'static str = "OperatorCondition";
 
@@ -105,10 +109,4 @@ impl Handler<ObjectEvent<OperatorCondition>> for OperatorConditionActor {
     }
 }
 
-impl Handler<Requeue> for OperatorConditionActor {
-    type Result = ();
-
-    fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
-        reconcile::requeue(self, ctx, msg);
-    }
-}
+olm_runtime::requeue_handler!(OperatorConditionActor);

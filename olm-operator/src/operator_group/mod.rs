@@ -30,6 +30,7 @@ use messages::key::ObjectKey;
 use messages::msg::{
     ChangeProvidedApis, ObjectEvent, OperatorGroupMsg, ProvidedApisError, Requeue, RequeueReason,
 };
+use olm_runtime::children::KeyedActor;
 use olm_runtime::outcome::{ErrorClass, Failure, Next, Outcome};
 use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
 use olm_runtime::registry::{Broadcast, Filter, ObjectActor, SharedJournal};
@@ -58,6 +59,9 @@ impl Actor for OperatorGroupActor {
 
 impl ObjectActor for OperatorGroupActor {
     type Object = OperatorGroup;
+}
+
+impl KeyedActor for OperatorGroupActor {
     type Shared = Shared;
     const KIND: &'static str = "OperatorGroup";
 
@@ -131,13 +135,7 @@ impl Handler<ObjectEvent<OperatorGroup>> for OperatorGroupActor {
     }
 }
 
-impl Handler<Requeue> for OperatorGroupActor {
-    type Result = ();
-
-    fn handle(&mut self, msg: Requeue, ctx: &mut Self::Context) {
-        reconcile::requeue(self, ctx, msg);
-    }
-}
+olm_runtime::requeue_handler!(OperatorGroupActor);
 
 impl Handler<OperatorGroupMsg> for OperatorGroupActor {
     type Result = ();

@@ -32,6 +32,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use messages::crd::catalog_source::CatalogSource;
 use messages::key::ObjectKey;
 use messages::msg::{ObjectEvent, Requeue};
+use olm_runtime::children::KeyedActor;
 use olm_runtime::outcome::{ErrorClass, Failure, Next, Outcome};
 use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
 use olm_runtime::registry::{ObjectActor, SharedJournal};
@@ -334,6 +335,9 @@ impl Actor for CatalogActor {
 
 impl ObjectActor for CatalogActor {
     type Object = CatalogSource;
+}
+
+impl KeyedActor for CatalogActor {
     type Shared = Shared;
     const KIND: &'static str = "CatalogSource";
 

@@ -2,6 +2,7 @@
 //! reconcile loop surviving each fault kind.
 
 use super::*;
+use crate::children::KeyedActor;
 use crate::metrics::Metrics;
 use crate::outcome::{Next, Outcome, Policy};
 use crate::reconcile::{self, Cause, Loop, Reconciler};
@@ -215,6 +216,9 @@ impl Actor for LoopActor {
 
 impl ObjectActor for LoopActor {
     type Object = ConfigMap;
+}
+
+impl KeyedActor for LoopActor {
     type Shared = Shared;
     const KIND: &'static str = "ConfigMap";
 

@@ -54,12 +54,7 @@ impl Reconciler for Probe {
     }
 }
 
-impl Handler<Requeue> for Probe {
-    type Result = ();
-    fn handle(&mut self, msg: Requeue, ctx: &mut Context<Self>) {
-        requeue(self, ctx, msg);
-    }
-}
+crate::requeue_handler!(Probe);
 
 #[derive(Message)]
 #[rtype(result = "()")]

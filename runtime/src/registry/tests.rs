@@ -3,6 +3,7 @@
 //! deletion, stops it).
 
 use super::*;
+use crate::children::KeyedActor;
 use k8s_openapi::api::core::v1::ConfigMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -90,6 +91,9 @@ impl Handler<WhoAreYou> for CmActor {
 
 impl ObjectActor for CmActor {
     type Object = ConfigMap;
+}
+
+impl KeyedActor for CmActor {
     type Shared = Probe;
     const KIND: &'static str = "ConfigMap";
     fn new(key: ObjectKey, probe: Probe) -> Self {

@@ -3,6 +3,7 @@
 //! per object) for objects that stop decoding and deletions that do not decode.
 
 use super::*;
+use crate::children::KeyedActor;
 use crate::metrics::Metrics;
 use crate::registry::SharedJournal;
 use crate::scope::Scope;
@@ -288,6 +289,9 @@ impl Handler<Requeue> for Told {
 
 impl ObjectActor for Told {
     type Object = ConfigMap;
+}
+
+impl KeyedActor for Told {
     type Shared = mpsc::UnboundedSender<String>;
     const KIND: &'static str = "ConfigMap";
     fn new(key: ObjectKey, tell: Self::Shared) -> Self {
