@@ -350,56 +350,62 @@ async fn skip_range_alone_does_not_make_a_replacement() {
     r.stop().await;
 }
 
-#[tokio::test]
-async fn channel_entries_that_replace_cover_replaces_and_skips() {
-    let r = start().await;
-    let e = r
-        .client
-        .get_channel_entries_that_replace("a.v1.0.0")
-        .await
-        .unwrap();
-    let got: Vec<(&str, &str, &str)> = e
-        .iter()
-        .map(|e| {
-            (
-                e.channel_name.as_str(),
-                e.bundle_name.as_str(),
-                e.replaces.as_str(),
-            )
-        })
-        .collect();
-    assert_eq!(
-        got,
-        vec![
-            ("beta", "a.v3.0.0", "a.v1.0.0"),
-            ("stable", "a.v2.0.0", "a.v1.0.0")
-        ]
-    );
-    let skipped = r
-        .client
-        .get_channel_entries_that_replace("a.v1.5.0")
-        .await
-        .unwrap();
-    assert_eq!(skipped.len(), 1);
-    assert_eq!(
-        (
-            skipped[0].bundle_name.as_str(),
-            skipped[0].replaces.as_str()
-        ),
-        ("a.v3.0.0", "a.v1.5.0")
-    );
-    r.stop().await;
+/// Which channel-entry RPC a case asks.
+#[derive(Clone, Copy, Debug)]
+enum Entries {
+    /// `GetChannelEntriesThatReplace` of this bundle.
+    Replacing(&'static str),
+    /// `GetChannelEntriesThatProvide` of example.com/v1 Widget.
+    Providing,
+    /// `GetLatestChannelEntriesThatProvide` of example.com/v1 Widget.
+    LatestProviding,
 }
 
+#[rstest]
+#[case::replaces_and_skips_of_a_bundle(
+    Entries::Replacing("a.v1.0.0"),
+    &[("beta", "a.v3.0.0", "a.v1.0.0"), ("stable", "a.v2.0.0", "a.v1.0.0")]
+)]
+#[case::the_skip_of_a_missing_bundle(Entries::Replacing("a.v1.5.0"), &[("stable", "a.v3.0.0", "a.v1.5.0")])]
+#[case::every_provider_and_its_skips(
+    Entries::Providing,
+    &[
+        ("beta", "a.v1.0.0", ""),
+        ("beta", "a.v2.0.0", ""),
+        ("beta", "a.v3.0.0", "a.v1.0.0"),
+        ("beta", "a.v3.0.0", "a.v2.0.0"),
+        ("stable", "a.v1.0.0", ""),
+        ("stable", "a.v2.0.0", "a.v1.0.0"),
+        ("stable", "a.v3.0.0", "a.v2.0.0"),
+        ("stable", "a.v3.0.0", "a.v1.5.0"),
+    ]
+)]
+// stable's skip of a.v1.5.0 is left out: that bundle is not a member of the channel.
+#[case::latest_providers_are_heads_and_member_skips(
+    Entries::LatestProviding,
+    &[("beta", "a.v3.0.0", "a.v1.0.0"), ("beta", "a.v3.0.0", "a.v2.0.0"), ("stable", "a.v3.0.0", "a.v2.0.0")]
+)]
 #[tokio::test]
-async fn channel_entries_that_provide_list_every_provider_and_its_skips() {
+async fn channel_entries_list_channel_bundle_and_replaced(
+    #[case] query: Entries,
+    #[case] want: &[(&str, &str, &str)],
+) {
     let r = start().await;
-    let e = r
-        .client
-        .get_channel_entries_that_provide("example.com", "v1", "Widget")
-        .await
-        .unwrap();
-    let got: Vec<(&str, &str, &str)> = e
+    let entries = match query {
+        Entries::Replacing(csv) => r.client.get_channel_entries_that_replace(csv).await,
+        Entries::Providing => {
+            r.client
+                .get_channel_entries_that_provide("example.com", "v1", "Widget")
+                .await
+        }
+        Entries::LatestProviding => {
+            r.client
+                .get_latest_channel_entries_that_provide("example.com", "v1", "Widget")
+                .await
+        }
+    }
+    .unwrap();
+    let got: Vec<(&str, &str, &str)> = entries
         .iter()
         .map(|e| {
             (
@@ -409,49 +415,7 @@ async fn channel_entries_that_provide_list_every_provider_and_its_skips() {
             )
         })
         .collect();
-    assert_eq!(
-        got,
-        vec![
-            ("beta", "a.v1.0.0", ""),
-            ("beta", "a.v2.0.0", ""),
-            ("beta", "a.v3.0.0", "a.v1.0.0"),
-            ("beta", "a.v3.0.0", "a.v2.0.0"),
-            ("stable", "a.v1.0.0", ""),
-            ("stable", "a.v2.0.0", "a.v1.0.0"),
-            ("stable", "a.v3.0.0", "a.v2.0.0"),
-            ("stable", "a.v3.0.0", "a.v1.5.0"),
-        ]
-    );
-    r.stop().await;
-}
-
-#[tokio::test]
-async fn latest_providers_look_only_at_heads_and_member_skips() {
-    let r = start().await;
-    let e = r
-        .client
-        .get_latest_channel_entries_that_provide("example.com", "v1", "Widget")
-        .await
-        .unwrap();
-    let got: Vec<(&str, &str, &str)> = e
-        .iter()
-        .map(|e| {
-            (
-                e.channel_name.as_str(),
-                e.bundle_name.as_str(),
-                e.replaces.as_str(),
-            )
-        })
-        .collect();
-    // stable's skip of a.v1.5.0 is left out: that bundle is not a member of the channel.
-    assert_eq!(
-        got,
-        vec![
-            ("beta", "a.v3.0.0", "a.v1.0.0"),
-            ("beta", "a.v3.0.0", "a.v2.0.0"),
-            ("stable", "a.v3.0.0", "a.v2.0.0")
-        ]
-    );
+    assert_eq!(got, want, "{query:?}");
     r.stop().await;
 }
 
