@@ -176,3 +176,31 @@ impl FullCluster {
         Ok(Client::try_from(config)?)
     }
 }
+
+/// Runs `body` in the full cluster's namespace `ns`, created first: when it fails, says that `what` failed and
+/// dumps the namespace; then deletes the namespace (kept with `OLM_TEST_NO_CLEANUP`).
+pub async fn with_full_namespace<F, Fut>(
+    client: &Client,
+    ns: &str,
+    what: &str,
+    body: F,
+) -> anyhow::Result<()>
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
+    crate::widgets::create_namespace(client, ns).await?;
+    let result = body().await;
+    if let Err(error) = &result {
+        eprintln!("{what} failed: {error:#}");
+        crate::dump_namespace(client, ns).await;
+    }
+    if std::env::var_os("OLM_TEST_NO_CLEANUP").is_none() {
+        let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> =
+            kube::Api::all(client.clone());
+        let _ = namespaces
+            .delete(ns, &kube::api::DeleteParams::background())
+            .await;
+    }
+    result
+}
