@@ -12,7 +12,7 @@ use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::SubscriptionState;
 use olm_tests::catalog_fixture::*;
 use olm_tests::oci_fixture::*;
-use olm_tests::{await_object, eventually, with_namespace};
+use olm_tests::{await_csv_succeeded, await_object, eventually, with_namespace};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -33,13 +33,11 @@ async fn await_succeeded(ctx: &olm_tests::TestContext, sub: &str) -> anyhow::Res
     })
     .await?;
     let csv_name = s.status.map(|s| s.installed_csv).unwrap_or_default();
-    let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-    await_object(
-        &csvs,
+    await_csv_succeeded(
+        &ctx.client,
+        &ctx.namespace,
         &csv_name,
         Duration::from_secs(180),
-        "Succeeded",
-        |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded"),
     )
     .await?;
     Ok(csv_name)

@@ -10,7 +10,7 @@ use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
 use olm_tests::catalog_fixture::*;
 use olm_tests::oci_fixture::*;
-use olm_tests::{await_object, eventually, with_namespace};
+use olm_tests::{await_csv_succeeded, await_object, eventually, with_namespace};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -54,17 +54,13 @@ async fn a_catalog_image_installs_and_a_repushed_tag_upgrades_across_replaces() 
 {
     // The repo's sample etcd package (the community etcd bundles, with the `resources[].name` OLM's schema
     // requires added, see deploy/samples/catalog/SOURCES.md).
-    let root = std::path::PathBuf::from(
-        std::env::var("CARGO_MANIFEST_DIR")
-            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
-    )
-    .join("../deploy/samples/catalog");
     let cluster = olm_tests::Cluster::shared()?;
     with_namespace(cluster, "catimg", |ctx| async move {
-        let registry = oci::Registry::default();
-        let prefix = format!("{}/{}", registry_addr(), ctx.namespace);
-        let published =
-            oci::publish::push_tree(&registry, &root, &["etcd".to_string()], &prefix).await?;
+        let SampleEtcd {
+            registry,
+            prefix,
+            published,
+        } = SampleEtcd::push(&ctx.namespace).await?;
         let tag = format!("{prefix}/catalog:latest");
         let old = without(&published.fbc, "etcdoperator.v0.9.4")?;
         let first = push_catalog(&registry, old, &tag).await?;
@@ -98,12 +94,11 @@ async fn a_catalog_image_installs_and_a_repushed_tag_upgrades_across_replaces() 
         )
         .await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        await_object(
-            &csvs,
+        await_csv_succeeded(
+            &ctx.client,
+            &ctx.namespace,
             "etcdoperator.v0.9.2",
             Duration::from_secs(180),
-            "Succeeded",
-            |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded"),
         )
         .await?;
 
@@ -111,12 +106,11 @@ async fn a_catalog_image_installs_and_a_repushed_tag_upgrades_across_replaces() 
         let second = push_catalog(&registry, published.fbc.clone(), &tag).await?;
         assert_ne!(first, second);
         let polled_at = Instant::now();
-        await_object(
-            &csvs,
+        await_csv_succeeded(
+            &ctx.client,
+            &ctx.namespace,
             "etcdoperator.v0.9.4",
             Duration::from_secs(180),
-            "Succeeded",
-            |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded"),
         )
         .await?;
         eprintln!(
@@ -276,17 +270,13 @@ async fn a_catalog_that_does_not_parse_and_an_unwritable_cache_folder_say_where(
 
 #[tokio::test]
 async fn a_failed_poll_keeps_serving_the_last_good_catalog() -> anyhow::Result<()> {
-    let root = std::path::PathBuf::from(
-        std::env::var("CARGO_MANIFEST_DIR")
-            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
-    )
-    .join("../deploy/samples/catalog");
     let cluster = olm_tests::Cluster::shared()?;
     with_namespace(cluster, "catimgkeep", |ctx| async move {
-        let registry = oci::Registry::default();
-        let prefix = format!("{}/{}", registry_addr(), ctx.namespace);
-        let published =
-            oci::publish::push_tree(&registry, &root, &["etcd".to_string()], &prefix).await?;
+        let SampleEtcd {
+            registry,
+            prefix,
+            published,
+        } = SampleEtcd::push(&ctx.namespace).await?;
         let tag = format!("{prefix}/catalog:latest");
         let good = push_catalog(
             &registry,
@@ -356,13 +346,11 @@ async fn a_failed_poll_keeps_serving_the_last_good_catalog() -> anyhow::Result<(
             sub_to(&ctx, "etcd", "etcd", "community").channel("singlenamespace-alpha"),
         )
         .await?;
-        let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        await_object(
-            &csvs,
+        await_csv_succeeded(
+            &ctx.client,
+            &ctx.namespace,
             "etcdoperator.v0.9.2",
             Duration::from_secs(180),
-            "Succeeded",
-            |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded"),
         )
         .await?;
         let sub = subs(&ctx).get("etcd").await?;

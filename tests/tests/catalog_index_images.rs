@@ -5,10 +5,9 @@
 
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
-use messages::crd::csv::ClusterServiceVersion;
 use olm_tests::catalog_fixture::*;
 use olm_tests::oci_fixture::*;
-use olm_tests::{await_object, with_namespace};
+use olm_tests::{await_csv_succeeded, await_object, with_namespace};
 use rusqlite::{Connection, params};
 use serde_json::json;
 use std::time::Duration;
@@ -68,17 +67,13 @@ fn index_db(path: &std::path::Path, v090: &str, v092: &str) -> anyhow::Result<Ve
 
 #[tokio::test]
 async fn a_sqlite_index_image_is_served_and_installs() -> anyhow::Result<()> {
-    let root = std::path::PathBuf::from(
-        std::env::var("CARGO_MANIFEST_DIR")
-            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
-    )
-    .join("../deploy/samples/catalog");
     let cluster = olm_tests::Cluster::shared()?;
     with_namespace(cluster, "idximg", |ctx| async move {
-        let registry = oci::Registry::default();
-        let prefix = format!("{}/{}", registry_addr(), ctx.namespace);
-        let published =
-            oci::publish::push_tree(&registry, &root, &["etcd".to_string()], &prefix).await?;
+        let SampleEtcd {
+            registry,
+            prefix,
+            published,
+        } = SampleEtcd::push(&ctx.namespace).await?;
         let image = |csv: &str| {
             published
                 .bundles
@@ -125,13 +120,11 @@ async fn a_sqlite_index_image_is_served_and_installs() -> anyhow::Result<()> {
             sub_to(&ctx, "etcd", "etcd", "index").channel("singlenamespace-alpha"),
         )
         .await?;
-        let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        let csv = await_object(
-            &csvs,
+        let csv = await_csv_succeeded(
+            &ctx.client,
+            &ctx.namespace,
             "etcdoperator.v0.9.2",
             Duration::from_secs(180),
-            "Succeeded",
-            |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded"),
         )
         .await?;
         assert!(

@@ -55,8 +55,7 @@ async fn succeeded(ctx: &TestContext, name: &str) -> anyhow::Result<()> {
 #[tokio::test]
 async fn kubectl_operator_lists_installs_upgrades_and_uninstalls_through_olm_rs()
 -> anyhow::Result<()> {
-    let root =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/samples/catalog");
+    let root = olm_tests::oci_fixture::samples_catalog_dir();
     let cluster = Cluster::shared()?;
     let _one_apiservice = olm_tests::package_server_fixture::exclusive().await;
     with_namespace(cluster, "kubectl-operator", |ctx| async move {

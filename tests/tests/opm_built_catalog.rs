@@ -49,17 +49,13 @@ fn dockerfile_facts(text: &str) -> (Vec<String>, BTreeMap<String, String>) {
 
 #[tokio::test]
 async fn olm_rs_serves_a_catalog_image_laid_out_by_opm_generate_dockerfile() -> anyhow::Result<()> {
-    let samples = std::path::PathBuf::from(
-        std::env::var("CARGO_MANIFEST_DIR")
-            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
-    )
-    .join("../deploy/samples/catalog");
     let cluster = olm_tests::Cluster::shared()?;
     with_namespace(cluster, "opmbuilt", |ctx| async move {
-        let registry = oci::Registry::default();
-        let prefix = format!("{}/{}", registry_addr(), ctx.namespace);
-        let published =
-            oci::publish::push_tree(&registry, &samples, &["etcd".to_string()], &prefix).await?;
+        let SampleEtcd {
+            registry,
+            prefix,
+            published,
+        } = SampleEtcd::push(&ctx.namespace).await?;
 
         // The FBC folder and opm's Dockerfile for it.
         let work = std::env::temp_dir().join(format!("olm-rs-{}", ctx.namespace));

@@ -9,7 +9,6 @@ use messages::crd::catalog_source::CatalogSource;
 use olm_tests::catalog_fixture::*;
 use olm_tests::package_server_fixture::*;
 use olm_tests::{Cluster, eventually, with_namespace};
-use std::path::PathBuf;
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(90);
@@ -21,7 +20,7 @@ async fn an_image_catalog_is_listed_from_its_image() -> anyhow::Result<()> {
     let cluster = Cluster::shared()?;
     let _apiservice = exclusive().await;
     with_namespace(cluster, "pkgimg", |ctx| async move {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/samples/catalog");
+        let root = olm_tests::oci_fixture::samples_catalog_dir();
         let port = std::env::var("OLM_RS_REGISTRY_PORT").unwrap_or_else(|_| "25000".into());
         let prefix = format!("127.0.0.1:{port}/{}", ctx.namespace);
         let registry = oci::Registry::default();
@@ -61,7 +60,7 @@ async fn an_image_catalog_is_listed_through_catalog_operator() -> anyhow::Result
     let cluster = Cluster::shared()?;
     let _apiservice = exclusive().await;
     with_namespace(cluster, "pkgshared", |ctx| async move {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/samples/catalog");
+        let root = olm_tests::oci_fixture::samples_catalog_dir();
         let local = olm_tests::oci_fixture::registry_addr();
         let prefix = format!("{local}/{}", ctx.namespace);
         let registry = oci::Registry::default();

@@ -9,11 +9,9 @@ mod auth_registry;
 use auth_registry::AuthRegistry;
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
-use messages::crd::csv::ClusterServiceVersion;
 use olm_tests::catalog_fixture::*;
 use olm_tests::oci_fixture::*;
-use olm_tests::{await_object, with_namespace};
-use serde_json::json;
+use olm_tests::{await_csv_succeeded, await_object, with_namespace};
 use std::time::Duration;
 
 #[tokio::test]
@@ -43,13 +41,7 @@ async fn a_catalog_image_behind_registry_auth_is_pulled_with_the_catalogs_pull_s
             .await?;
 
         let config = auth_registry::docker_config(&auth_registry.addr);
-        create_manifest::<k8s_openapi::api::core::v1::Secret>(
-            &ctx,
-            json!({"apiVersion": "v1", "kind": "Secret",
-            "metadata": {"name": "pull"}, "type": "kubernetes.io/dockerconfigjson",
-            "stringData": {".dockerconfigjson": config}}),
-        )
-        .await?;
+        create(&ctx, pull_secret("pull", &config)).await?;
 
         let _cat = catalog_operator(&ctx, &[]).await?;
         let _olm = olm_operator(&ctx).await?;
@@ -97,13 +89,11 @@ async fn a_catalog_image_behind_registry_auth_is_pulled_with_the_catalogs_pull_s
             sub_to(&ctx, "etcd", "etcd", "private").channel("singlenamespace-alpha"),
         )
         .await?;
-        let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        await_object(
-            &csvs,
+        await_csv_succeeded(
+            &ctx.client,
+            &ctx.namespace,
             "etcdoperator.v0.9.4",
             Duration::from_secs(180),
-            "Succeeded",
-            |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded"),
         )
         .await?;
         Ok(())
