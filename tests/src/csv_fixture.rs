@@ -4,10 +4,11 @@
 
 use crate::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
 use anyhow::Context;
-use k8s_openapi::api::apps::v1::DeploymentSpec;
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::Container;
 use k8s_openapi::api::core::v1::Event;
 use kube::api::{Api, ListParams, PostParams};
+use messages::crd::annotations;
 use messages::crd::csv::{
     ClusterServiceVersion, CrdDescription, CsvPhase, CsvReason, CustomResourceDefinitions,
     InstallModeType,
@@ -131,6 +132,31 @@ pub async fn await_phase(
         },
     )
     .await
+}
+
+/// Every CSV of the namespace `csvs` reads, with its phase (in list order).
+pub async fn csv_phases(
+    csvs: &Api<ClusterServiceVersion>,
+) -> anyhow::Result<Vec<(String, CsvPhase)>> {
+    Ok(csvs
+        .list(&ListParams::default())
+        .await?
+        .items
+        .iter()
+        .map(|c| (c.metadata.name.clone().unwrap_or_default(), c.phase()))
+        .collect())
+}
+
+/// The CSV owning Deployment `name` (its `olm.owner` label), when the Deployment exists.
+pub async fn deployment_owner(
+    deployments: &Api<Deployment>,
+    name: &str,
+) -> anyhow::Result<Option<String>> {
+    Ok(deployments
+        .get_opt(name)
+        .await?
+        .and_then(|d| d.metadata.labels)
+        .and_then(|l| l.get(annotations::OWNER).cloned()))
 }
 
 pub async fn await_gone<K>(api: &Api<K>, name: &str) -> anyhow::Result<()>

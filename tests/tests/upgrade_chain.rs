@@ -12,11 +12,10 @@
 
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
-use kube::api::ListParams;
-use messages::crd::annotations;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::subscription::SubscriptionState;
 use olm_tests::catalog_fixture::*;
+use olm_tests::csv_fixture::{csv_phases, deployment_owner};
 use olm_tests::{Cluster, eventually, with_namespace};
 use std::time::{Duration, Instant};
 
@@ -75,29 +74,18 @@ async fn one_run(cluster: &'static Cluster) -> anyhow::Result<Duration> {
             || async move {
                 let sub = sub_api.get("chain").await?;
                 let status = sub.status.unwrap_or_default();
-                let phases: Vec<(String, CsvPhase)> = csvs
-                    .list(&ListParams::default())
-                    .await?
-                    .items
-                    .iter()
-                    .map(|c| (c.metadata.name.clone().unwrap_or_default(), c.phase()))
-                    .collect();
-                let owner = deployments
-                    .get_opt("chain-operator")
-                    .await?
-                    .and_then(|d| d.metadata.labels)
-                    .and_then(|l| l.get(annotations::OWNER).cloned());
+                let chain = head_alone(csvs, deployments, head).await?;
                 let done = status.state == SubscriptionState::AtLatestKnown
                     && status.installed_csv == head
-                    && phases == [(head.to_string(), CsvPhase::Succeeded)]
-                    && owner.as_deref() == Some(head);
+                    && chain.is_ok();
                 if done {
                     Ok(Some(()))
                 } else {
                     Err(anyhow::anyhow!(
-                        "subscription {:?} at {:?}; CSVs {phases:?}; deployment owned by {owner:?}",
+                        "subscription {:?} at {:?}; {}",
                         status.state,
-                        status.installed_csv
+                        status.installed_csv,
+                        chain.err().unwrap_or_default()
                     ))
                 }
             },
@@ -112,6 +100,24 @@ async fn one_run(cluster: &'static Cluster) -> anyhow::Result<Duration> {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     Ok(took)
+}
+
+/// Whether the chain handed over to `head` alone: it is the only CSV, Succeeded, and owns the Deployment;
+/// otherwise, what the CSVs and the Deployment are.
+async fn head_alone(
+    csvs: &Api<ClusterServiceVersion>,
+    deployments: &Api<Deployment>,
+    head: &str,
+) -> anyhow::Result<Result<(), String>> {
+    let phases = csv_phases(csvs).await?;
+    let owner = deployment_owner(deployments, "chain-operator").await?;
+    if phases == [(head.to_string(), CsvPhase::Succeeded)] && owner.as_deref() == Some(head) {
+        Ok(Ok(()))
+    } else {
+        Ok(Err(format!(
+            "CSVs {phases:?}; deployment owned by {owner:?}"
+        )))
+    }
 }
 
 /// v1 installed; v2 created and caught Installing; then v3 and v4 created together (as an InstallPlan
@@ -155,26 +161,9 @@ async fn one_direct_run(cluster: &'static Cluster) -> anyhow::Result<Duration> {
             CONVERGE,
             "the chain handed over to its head alone",
             || async move {
-                let phases: Vec<(String, CsvPhase)> = csvs
-                    .list(&ListParams::default())
-                    .await?
-                    .items
-                    .iter()
-                    .map(|c| (c.metadata.name.clone().unwrap_or_default(), c.phase()))
-                    .collect();
-                let owner = deployments
-                    .get_opt("chain-operator")
-                    .await?
-                    .and_then(|d| d.metadata.labels)
-                    .and_then(|l| l.get(annotations::OWNER).cloned());
-                if phases == [(head.to_string(), CsvPhase::Succeeded)]
-                    && owner.as_deref() == Some(head)
-                {
-                    Ok(Some(()))
-                } else {
-                    Err(anyhow::anyhow!(
-                        "CSVs {phases:?}; deployment owned by {owner:?}"
-                    ))
+                match head_alone(csvs, deployments, head).await? {
+                    Ok(()) => Ok(Some(())),
+                    Err(state) => Err(anyhow::anyhow!("{state}")),
                 }
             },
         )
