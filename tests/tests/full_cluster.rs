@@ -29,7 +29,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use kube::{Client, Resource};
 use messages::crd::catalog_source::{CatalogSource, GrpcConnectionState};
-use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
+use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::InstallPlan;
 use messages::crd::operator_group::OperatorGroup;
 use messages::crd::subscription::Approval;
@@ -450,30 +450,9 @@ async fn killing_the_leaders_mid_install_installs_once(
         plans.list(&ListParams::default()).await?.items.len(),
         "InstallPlan",
     );
-    count(
-        Api::<ClusterServiceVersion>::namespaced(client.clone(), ns)
-            .list(&ListParams::default())
-            .await?
-            .items
-            .len(),
-        "CSV",
-    );
-    count(
-        Api::<Deployment>::namespaced(client.clone(), ns)
-            .list(&ListParams::default())
-            .await?
-            .items
-            .len(),
-        "Deployment",
-    );
-    count(
-        Api::<ReplicaSet>::namespaced(client.clone(), ns)
-            .list(&ListParams::default())
-            .await?
-            .items
-            .len(),
-        "ReplicaSet",
-    );
+    count(listed::<ClusterServiceVersion>(client, ns).await?, "CSV");
+    count(listed::<Deployment>(client, ns).await?, "Deployment");
+    count(listed::<ReplicaSet>(client, ns).await?, "ReplicaSet");
     let running = Api::<Pod>::namespaced(client.clone(), ns)
         .list(&ListParams::default())
         .await?;
@@ -486,6 +465,22 @@ async fn killing_the_leaders_mid_install_installs_once(
         "operator pod",
     );
     Ok(())
+}
+
+/// How many objects of kind `K` namespace `ns` holds.
+async fn listed<K>(client: &Client, ns: &str) -> anyhow::Result<usize>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+    <K as Resource>::DynamicType: Default,
+{
+    Ok(Api::<K>::namespaced(client.clone(), ns)
+        .list(&ListParams::default())
+        .await?
+        .items
+        .len())
 }
 
 async fn approve_plan_for(client: &Client, ns: &str, csv: &str) -> anyhow::Result<()> {
@@ -513,12 +508,7 @@ async fn approve_plan_for(client: &Client, ns: &str, csv: &str) -> anyhow::Resul
 }
 
 async fn await_csv_succeeded(client: &Client, ns: &str, csv: &str) -> anyhow::Result<()> {
-    let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
-    await_object(&csvs, csv, TAKEOVER_DEADLINE, "Succeeded", |c| {
-        c.and_then(|c| c.status.as_ref())
-            .is_some_and(|s| s.phase == CsvPhase::Succeeded)
-    })
-    .await?;
+    olm_tests::await_csv_succeeded(client, ns, csv, TAKEOVER_DEADLINE).await?;
     Ok(())
 }
 

@@ -10,11 +10,10 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use messages::crd::csv::ClusterServiceVersion;
 use olm_tests::{Cluster, OperatorProcess, await_object, eventually, with_namespace};
-use serde_json::json;
 use std::time::{Duration, Instant};
 
 use messages::testing::Og;
-use olm_tests::operator_group_fixture::csv;
+use olm_tests::operator_group_fixture::{create_test_namespace, csv};
 
 /// The pid of the operator serving on `port` (found by its command line).
 fn pid_of(port: u16) -> Option<u32> {
@@ -62,11 +61,8 @@ async fn copies_of_an_all_namespaces_operator_reach_a_thousand_namespaces() -> a
         let started = Instant::now();
         stream::iter(names.clone())
             .map(|name| {
-                let namespaces = namespaces.clone();
-                async move {
-                    let obj: Namespace = serde_json::from_value(json!({"metadata": {"name": name, "labels": {"olm-rs.io/test": "true"}}}))?;
-                    namespaces.create(&PostParams::default(), &obj).await.map(|_| ()).map_err(anyhow::Error::from)
-                }
+                let client = ctx.client.clone();
+                async move { create_test_namespace(&client, &name).await }
             })
             .buffer_unordered(32)
             .try_collect::<Vec<()>>()

@@ -16,7 +16,7 @@ use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::subscription::SubscriptionState;
 use olm_tests::catalog_fixture::*;
 use olm_tests::csv_fixture::{csv_phases, deployment_owner};
-use olm_tests::{Cluster, eventually, with_namespace};
+use olm_tests::{Cluster, TestContext, eventually, with_namespace};
 use std::time::{Duration, Instant};
 
 /// Far below the 5-minute install timeout a stalled chain waits for, far above a converging chain (~10-20 s).
@@ -35,10 +35,38 @@ fn runs() -> usize {
         .unwrap_or(5)
 }
 
-async fn one_run(cluster: &'static Cluster) -> anyhow::Result<Duration> {
+/// Runs `body` in a fresh namespace `<prefix>-…`: the time it measured.
+async fn timed<F, Fut>(cluster: &'static Cluster, prefix: &str, body: F) -> anyhow::Result<Duration>
+where
+    F: FnOnce(TestContext) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<Duration>>,
+{
     let took = std::sync::Arc::new(std::sync::Mutex::new(Duration::ZERO));
     let out = took.clone();
-    with_namespace(cluster, "chain", |ctx| async move {
+    with_namespace(cluster, prefix, |ctx| async move {
+        let measured = body(ctx).await?;
+        *out.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = measured;
+        Ok(())
+    })
+    .await?;
+    let took = *took
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    Ok(took)
+}
+
+/// Prints how many of `total` runs converged and fails on any that did not.
+fn report(label: &str, total: usize, failures: &[String], times: &[Duration]) {
+    eprintln!(
+        "{label}: {} of {total} runs converged (times {times:?})",
+        total - failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+async fn one_run(cluster: &'static Cluster) -> anyhow::Result<Duration> {
+    timed(cluster, "chain", |ctx| async move {
         let _cat = catalog_operator(&ctx, &[]).await?;
         let _olm = olm_operator(&ctx).await?;
         // Each Deployment stays unavailable a few seconds after its pod is ready, as a real operator's does
@@ -91,15 +119,9 @@ async fn one_run(cluster: &'static Cluster) -> anyhow::Result<Duration> {
             },
         )
         .await?;
-        *out.lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = start.elapsed();
-        Ok(())
+        Ok(start.elapsed())
     })
-    .await?;
-    let took = *took
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    Ok(took)
+    .await
 }
 
 /// Whether the chain handed over to `head` alone: it is the only CSV, Succeeded, and owns the Deployment;
@@ -123,9 +145,7 @@ async fn head_alone(
 /// v1 installed; v2 created and caught Installing; then v3 and v4 created together (as an InstallPlan
 /// executing two steps at once would).
 async fn one_direct_run(cluster: &'static Cluster) -> anyhow::Result<Duration> {
-    let took = std::sync::Arc::new(std::sync::Mutex::new(Duration::ZERO));
-    let out = took.clone();
-    with_namespace(cluster, "chaindirect", |ctx| async move {
+    timed(cluster, "chaindirect", |ctx| async move {
         let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
         let op = |i: usize| {
@@ -168,15 +188,9 @@ async fn one_direct_run(cluster: &'static Cluster) -> anyhow::Result<Duration> {
             },
         )
         .await?;
-        *out.lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = start.elapsed();
-        Ok(())
+        Ok(start.elapsed())
     })
-    .await?;
-    let took = *took
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    Ok(took)
+    .await
 }
 
 #[tokio::test]
@@ -191,11 +205,7 @@ async fn csvs_arriving_while_one_installs_hand_over_serially_to_the_head() -> an
             Err(error) => failures.push(format!("run {run}: {error:#}")),
         }
     }
-    eprintln!(
-        "upgrade chain (direct): {} of {total} runs converged (times {times:?})",
-        total - failures.len()
-    );
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    report("upgrade chain (direct)", total, &failures, &times);
     Ok(())
 }
 
@@ -218,10 +228,6 @@ async fn a_fast_upgrade_chain_hands_over_serially_to_its_head() -> anyhow::Resul
             }
         }
     }
-    eprintln!(
-        "upgrade chain: {} of {total} runs converged (times {times:?})",
-        total - failures.len()
-    );
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    report("upgrade chain", total, &failures, &times);
     Ok(())
 }
