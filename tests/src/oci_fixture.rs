@@ -175,3 +175,16 @@ pub fn pull_secret(name: &str, docker_config: &str) -> k8s_openapi::api::core::v
         ..Default::default()
     }
 }
+
+/// A Subscription `etcd` to the sample etcd package of `catalog`, channel `singlenamespace-alpha`.
+pub async fn subscribe_to_sample_etcd(
+    ctx: &crate::TestContext,
+    catalog: &str,
+) -> anyhow::Result<messages::crd::subscription::Subscription> {
+    use crate::catalog_fixture::{sub_to, subscription};
+    subscription(
+        ctx,
+        sub_to(ctx, "etcd", "etcd", catalog).channel("singlenamespace-alpha"),
+    )
+    .await
+}

@@ -75,12 +75,7 @@ async fn a_catalog_image_installs_and_a_repushed_tag_upgrades_across_replaces() 
         )
         .await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        let cs = await_object(&catalogs, "community", DEADLINE, "READY", |c| {
-            c.and_then(|c| c.status.as_ref())
-                .and_then(|s| s.connection_state.as_ref())
-                .is_some_and(|s| s.last_observed_state.as_str() == "READY")
-        })
-        .await?;
+        let cs = await_catalog_ready(&ctx, "community").await?;
         eprintln!("catalog image tag → READY in {:?}", started.elapsed());
         let status = cs.status.unwrap_or_default();
         assert!(
@@ -88,11 +83,7 @@ async fn a_catalog_image_installs_and_a_repushed_tag_upgrades_across_replaces() 
             "served in-process, no registry Service"
         );
 
-        subscription(
-            &ctx,
-            sub_to(&ctx, "etcd", "etcd", "community").channel("singlenamespace-alpha"),
-        )
-        .await?;
+        subscribe_to_sample_etcd(&ctx, "community").await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         await_csv_succeeded(
             &ctx.client,
@@ -294,12 +285,7 @@ async fn a_failed_poll_keeps_serving_the_last_good_catalog() -> anyhow::Result<(
         )
         .await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        await_object(&catalogs, "community", DEADLINE, "READY", |c| {
-            c.and_then(|c| c.status.as_ref())
-                .and_then(|s| s.connection_state.as_ref())
-                .is_some_and(|s| s.last_observed_state.as_str() == "READY")
-        })
-        .await?;
+        await_catalog_ready(&ctx, "community").await?;
 
         // The tag now names an image that is not a catalog: the next poll fails to load it.
         let layer = oci::build::tar_gz(&[("bin/opm".to_string(), b"#!/bin/sh\n".to_vec())])?;
@@ -341,11 +327,7 @@ async fn a_failed_poll_keeps_serving_the_last_good_catalog() -> anyhow::Result<(
         );
 
         // Resolution still reads the last good catalog: a Subscription made now installs from it.
-        subscription(
-            &ctx,
-            sub_to(&ctx, "etcd", "etcd", "community").channel("singlenamespace-alpha"),
-        )
-        .await?;
+        subscribe_to_sample_etcd(&ctx, "community").await?;
         await_csv_succeeded(
             &ctx.client,
             &ctx.namespace,

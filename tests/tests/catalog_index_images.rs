@@ -3,11 +3,9 @@
 //! local registry and naming real community bundle images by digest (`bundlepath`), is served in-process by a
 //! CatalogSource with `spec.image` (READY, no Pod), and a Subscription installs from it.
 
-use kube::Api;
-use messages::crd::catalog_source::CatalogSource;
 use olm_tests::catalog_fixture::*;
 use olm_tests::oci_fixture::*;
-use olm_tests::{await_csv_succeeded, await_object, with_namespace};
+use olm_tests::{await_csv_succeeded, with_namespace};
 use rusqlite::{Connection, params};
 use serde_json::json;
 use std::time::Duration;
@@ -103,23 +101,13 @@ async fn a_sqlite_index_image_is_served_and_installs() -> anyhow::Result<()> {
         let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
         create(&ctx, Catsrc::named("index").image(&tag).build()).await?;
-        let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        let cs = await_object(&catalogs, "index", DEADLINE, "READY", |c| {
-            c.and_then(|c| c.status.as_ref())
-                .and_then(|s| s.connection_state.as_ref())
-                .is_some_and(|s| s.last_observed_state.as_str() == "READY")
-        })
-        .await?;
+        let cs = await_catalog_ready(&ctx, "index").await?;
         assert!(
             cs.status.unwrap_or_default().registry_service.is_none(),
             "served in-process, no registry Service"
         );
 
-        subscription(
-            &ctx,
-            sub_to(&ctx, "etcd", "etcd", "index").channel("singlenamespace-alpha"),
-        )
-        .await?;
+        subscribe_to_sample_etcd(&ctx, "index").await?;
         let csv = await_csv_succeeded(
             &ctx.client,
             &ctx.namespace,

@@ -90,11 +90,7 @@ async fn a_mirrored_private_catalog_installs_and_is_listed_with_the_global_pull_
             },
         )
         .await?;
-        subscription(
-            &ctx,
-            sub_to(&ctx, "etcd", "etcd", "private").channel("singlenamespace-alpha"),
-        )
-        .await?;
+        subscribe_to_sample_etcd(&ctx, "private").await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         await_object(
             &csvs,

@@ -84,11 +84,7 @@ async fn a_catalog_image_behind_registry_auth_is_pulled_with_the_catalogs_pull_s
             status.message
         );
 
-        subscription(
-            &ctx,
-            sub_to(&ctx, "etcd", "etcd", "private").channel("singlenamespace-alpha"),
-        )
-        .await?;
+        subscribe_to_sample_etcd(&ctx, "private").await?;
         await_csv_succeeded(
             &ctx.client,
             &ctx.namespace,
