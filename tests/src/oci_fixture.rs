@@ -188,3 +188,19 @@ pub async fn subscribe_to_sample_etcd(
     )
     .await
 }
+
+/// [`subscribe_to_sample_etcd`], then CSV `csv` Succeeded (within 180 s: bundle images are pulled).
+pub async fn install_sample_etcd(
+    ctx: &crate::TestContext,
+    catalog: &str,
+    csv: &str,
+) -> anyhow::Result<messages::crd::csv::ClusterServiceVersion> {
+    subscribe_to_sample_etcd(ctx, catalog).await?;
+    crate::await_csv_succeeded(
+        &ctx.client,
+        &ctx.namespace,
+        csv,
+        std::time::Duration::from_secs(180),
+    )
+    .await
+}

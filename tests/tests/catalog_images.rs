@@ -83,15 +83,8 @@ async fn a_catalog_image_installs_and_a_repushed_tag_upgrades_across_replaces() 
             "served in-process, no registry Service"
         );
 
-        subscribe_to_sample_etcd(&ctx, "community").await?;
+        install_sample_etcd(&ctx, "community", "etcdoperator.v0.9.2").await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        await_csv_succeeded(
-            &ctx.client,
-            &ctx.namespace,
-            "etcdoperator.v0.9.2",
-            Duration::from_secs(180),
-        )
-        .await?;
 
         // The tag moves to a catalog with a newer head; the poll sees the new digest and the operator upgrades.
         let second = push_catalog(&registry, published.fbc.clone(), &tag).await?;
@@ -327,14 +320,7 @@ async fn a_failed_poll_keeps_serving_the_last_good_catalog() -> anyhow::Result<(
         );
 
         // Resolution still reads the last good catalog: a Subscription made now installs from it.
-        subscribe_to_sample_etcd(&ctx, "community").await?;
-        await_csv_succeeded(
-            &ctx.client,
-            &ctx.namespace,
-            "etcdoperator.v0.9.2",
-            Duration::from_secs(180),
-        )
-        .await?;
+        install_sample_etcd(&ctx, "community", "etcdoperator.v0.9.2").await?;
         let sub = subs(&ctx).get("etcd").await?;
         let unhealthy = sub
             .status

@@ -5,10 +5,9 @@
 
 use olm_tests::catalog_fixture::*;
 use olm_tests::oci_fixture::*;
-use olm_tests::{await_csv_succeeded, with_namespace};
+use olm_tests::with_namespace;
 use rusqlite::{Connection, params};
 use serde_json::json;
-use std::time::Duration;
 
 /// operator-registry's tables, as an index built by `opm index add` has them (pkg/sqlite migrations).
 const SCHEMA: &str = "
@@ -107,14 +106,7 @@ async fn a_sqlite_index_image_is_served_and_installs() -> anyhow::Result<()> {
             "served in-process, no registry Service"
         );
 
-        subscribe_to_sample_etcd(&ctx, "index").await?;
-        let csv = await_csv_succeeded(
-            &ctx.client,
-            &ctx.namespace,
-            "etcdoperator.v0.9.2",
-            Duration::from_secs(180),
-        )
-        .await?;
+        let csv = install_sample_etcd(&ctx, "index", "etcdoperator.v0.9.2").await?;
         assert!(
             csv.spec.replaces.is_none(),
             "a fresh install replaces nothing (as OLM sets it)"

@@ -511,12 +511,7 @@ async fn a_conversion_webhook_points_the_owned_crd_at_the_service_until_the_csv_
             let conversion = hook(Webhook::conversion(&format!("cwidgets.{group}"), "converter", &[&crd_name]), &ns)
                 .path("/convert");
             let c = csv("conv.v1", "converter")
-                .install_mode_list(&[
-                    (InstallModeType::OwnNamespace, false),
-                    (InstallModeType::SingleNamespace, false),
-                    (InstallModeType::MultiNamespace, false),
-                    (InstallModeType::AllNamespaces, true),
-                ])
+                .install_modes(&[InstallModeType::AllNamespaces])
                 .webhook(conversion.build())
                 .owns_crd(&crd_name, "v1", "Widget")
                 .build();

@@ -134,11 +134,10 @@ async fn rotation(client: &kube::Client, ns: &str, crd_name: &str) -> anyhow::Re
     let csv = Csv::named(CSV)
         .display_name("Rotating webhook")
         .version("1.0.0")
-        .install_mode_list(&[
-            (InstallModeType::OwnNamespace, true),
-            (InstallModeType::SingleNamespace, true),
-            (InstallModeType::MultiNamespace, false),
-            (InstallModeType::AllNamespaces, true),
+        .install_modes(&[
+            InstallModeType::OwnNamespace,
+            InstallModeType::SingleNamespace,
+            InstallModeType::AllNamespaces,
         ])
         .owns_crd(crd_name, "v1", "Widget")
         .deployment_spec(DEPLOYMENT, deployment)

@@ -72,12 +72,7 @@ async fn proof(client: &kube::Client, ns: &str, crd_name: &str) -> anyhow::Resul
     let csv = Csv::named("test-webhook.v1.0.0")
         .display_name("Test webhook")
         .version("1.0.0")
-        .install_mode_list(&[
-            (InstallModeType::OwnNamespace, false),
-            (InstallModeType::SingleNamespace, false),
-            (InstallModeType::MultiNamespace, false),
-            (InstallModeType::AllNamespaces, true),
-        ])
+        .install_modes(&[InstallModeType::AllNamespaces])
         .owns_crd(crd_name, "v1", "Widget")
         .deployment_spec("test-webhook", test_webhook_deployment("test-webhook", &[]))
         .webhook(validating.build())
@@ -191,11 +186,9 @@ async fn bench(client: &kube::Client, ns: &str) -> anyhow::Result<()> {
         let csv = Csv::named(&name)
             .display_name("Bench webhook")
             .version("1.0.0")
-            .install_mode_list(&[
-                (InstallModeType::OwnNamespace, true),
-                (InstallModeType::SingleNamespace, true),
-                (InstallModeType::MultiNamespace, false),
-                (InstallModeType::AllNamespaces, false),
+            .install_modes(&[
+                InstallModeType::OwnNamespace,
+                InstallModeType::SingleNamespace,
             ])
             .deployment_spec(&deployment, test_webhook_deployment(&deployment, &[]))
             .webhook(validating.build())

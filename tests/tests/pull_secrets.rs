@@ -11,8 +11,7 @@ use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use olm_tests::catalog_fixture::*;
 use olm_tests::oci_fixture::*;
-use olm_tests::{await_csv_succeeded, await_object, with_namespace};
-use std::time::Duration;
+use olm_tests::{await_object, with_namespace};
 
 #[tokio::test]
 async fn a_catalog_image_behind_registry_auth_is_pulled_with_the_catalogs_pull_secret()
@@ -84,14 +83,7 @@ async fn a_catalog_image_behind_registry_auth_is_pulled_with_the_catalogs_pull_s
             status.message
         );
 
-        subscribe_to_sample_etcd(&ctx, "private").await?;
-        await_csv_succeeded(
-            &ctx.client,
-            &ctx.namespace,
-            "etcdoperator.v0.9.4",
-            Duration::from_secs(180),
-        )
-        .await?;
+        install_sample_etcd(&ctx, "private", "etcdoperator.v0.9.4").await?;
         Ok(())
     })
     .await

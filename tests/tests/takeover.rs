@@ -36,11 +36,9 @@ async fn csv_as_olm_left_it(ctx: &TestContext) -> anyhow::Result<ClusterServiceV
         .annotation("olm.targetNamespaces", ns)
         .display_name("Taken over")
         .version("1.0.0")
-        .install_mode_list(&[
-            (InstallModeType::OwnNamespace, true),
-            (InstallModeType::SingleNamespace, true),
-            (InstallModeType::MultiNamespace, false),
-            (InstallModeType::AllNamespaces, false),
+        .install_modes(&[
+            InstallModeType::OwnNamespace,
+            InstallModeType::SingleNamespace,
         ])
         .deployment_spec("op", deployment)
         .build();

@@ -42,11 +42,10 @@ pub fn csv(name: &str, deployment: &str) -> Csv {
     Csv::named(name)
         .display_name("Webhook operator")
         .version("1.0.0")
-        .install_mode_list(&[
-            (InstallModeType::OwnNamespace, true),
-            (InstallModeType::SingleNamespace, true),
-            (InstallModeType::MultiNamespace, false),
-            (InstallModeType::AllNamespaces, true),
+        .install_modes(&[
+            InstallModeType::OwnNamespace,
+            InstallModeType::SingleNamespace,
+            InstallModeType::AllNamespaces,
         ])
         .deployment_spec(deployment, spec)
 }
