@@ -112,20 +112,7 @@ impl FullCluster {
             up.env_remove("OLM_RS_FULL_BARE");
         }
         let out = up.output().context("run hack/full-cluster.sh up")?;
-        if !out.status.success() {
-            bail!(
-                "hack/full-cluster.sh up failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let kubeconfig = PathBuf::from(
-            stdout
-                .lines()
-                .last()
-                .context("no kubeconfig path printed")?
-                .trim(),
-        );
+        let kubeconfig = crate::cluster::kubeconfig_printed_by(&out, "hack/full-cluster.sh up")?;
         Ok(FullCluster {
             kubeconfig,
             repo_root,
