@@ -53,7 +53,7 @@ pub use observe::{Observe, ScrapeTarget, browser_dom, browser_screenshot, output
 pub use operators::{FAST_LEASE, OperatorProcess, http_get_as, replica_args};
 pub use otlp::{OtlpReceiver, ReceivedSpan};
 pub use peers::peer_bin_dir;
-pub use shared_catalogs::{shared_catalogs, shared_operators};
+pub use shared_catalogs::{community_fbc, shared_catalogs, shared_operators};
 pub use test_operator::{
     await_csv_succeeded, await_ready_operator_pod, pod_ready, test_operator_csv,
     write_test_operator_bundle,

@@ -6,24 +6,10 @@
 
 use olm_tests::catalog_fixture::*;
 use olm_tests::package_server_fixture::*;
-use olm_tests::{Cluster, eventually, with_namespace};
-use std::path::PathBuf;
+use olm_tests::{Cluster, community_fbc, eventually, with_namespace};
 use std::time::{Duration, Instant};
 
 const RUNS: usize = 10;
-
-fn community_fbc() -> PathBuf {
-    std::env::var_os("OLM_RS_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(
-                std::env::var("CARGO_MANIFEST_DIR")
-                    .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
-            )
-            .join("../../shared")
-        })
-        .join("catalogs/community-operators-prod-fbc/catalogs/v4.21")
-}
 
 fn rss_kib(pid: u32) -> anyhow::Result<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
@@ -99,8 +85,7 @@ async fn package_manifests_bench() -> anyhow::Result<()> {
     let cluster = Cluster::shared()?;
     let _apiservice = exclusive().await;
     with_namespace(cluster, "pkgbench", |ctx| async move {
-        let fbc = community_fbc();
-        anyhow::ensure!(fbc.is_dir(), "the community FBC is missing at {}", fbc.display());
+        let fbc = community_fbc()?;
         let registry = RegistryProcess::start_on_free_port(&[fbc.as_path()])?;
         let address = format!("127.0.0.1:{}", registry.port);
         let server = start(cluster, &ctx.client, &ctx.namespace).await?;
