@@ -58,5 +58,5 @@ pub use test_operator::{
     await_csv_succeeded, await_ready_operator_pod, pod_ready, test_operator_csv,
     write_test_operator_bundle,
 };
-pub use wait::{DEFAULT_DEADLINE, await_object, eventually};
+pub use wait::{DEFAULT_DEADLINE, await_none_listed, await_object, eventually};
 pub use webhook_denial::await_webhook_denial;

@@ -13,7 +13,7 @@ use k8s_openapi::api::rbac::v1::{ClusterRole, Role, RoleBinding};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use messages::crd::csv::{CsvPhase, CsvReason, RequirementStatusReason};
 use olm_tests::csv_fixture::*;
-use olm_tests::{await_object, eventually};
+use olm_tests::{await_none_listed, await_object, eventually};
 use serde_json::json;
 
 #[tokio::test]
@@ -347,18 +347,12 @@ async fn deleting_a_csv_garbage_collects_what_it_installed() -> anyhow::Result<(
         )
         .await?;
         let selector = format!("olm.owner=op.v1.0.0,olm.owner.namespace={}", ctx.namespace);
-        let client = ctx.client.clone();
-        eventually(DEADLINE, "cluster roles of the CSV deleted", || {
-            let (client, selector) = (client.clone(), selector.clone());
-            async move {
-                Ok(Api::<ClusterRole>::all(client)
-                    .list(&ListParams::default().labels(&selector))
-                    .await?
-                    .items
-                    .is_empty()
-                    .then_some(()))
-            }
-        })
+        await_none_listed(
+            &Api::<ClusterRole>::all(ctx.client.clone()),
+            &ListParams::default().labels(&selector),
+            DEADLINE,
+            "cluster roles of the CSV deleted",
+        )
         .await?;
         Ok(())
     })

@@ -15,7 +15,7 @@ use messages::crd::operator_group::OperatorGroup;
 use messages::testing::{Csv, Og, Webhook};
 use olm_tests::test_webhook::{TEST_WEBHOOK_PORT, test_webhook_deployment};
 use olm_tests::{
-    FullCluster, await_csv_succeeded, await_object, await_webhook_denial, eventually,
+    FullCluster, await_csv_succeeded, await_none_listed, await_object, await_webhook_denial,
     with_full_namespace,
 };
 use serde_json::json;
@@ -119,14 +119,11 @@ async fn proof(client: &kube::Client, ns: &str, crd_name: &str) -> anyhow::Resul
     csvs.delete("test-webhook.v1.0.0", &DeleteParams::default())
         .await?;
     let selector = format!("olm.owner=test-webhook.v1.0.0,olm.owner.namespace={ns}");
-    eventually(
+    await_none_listed(
+        &Api::<ValidatingWebhookConfiguration>::all(client.clone()),
+        &ListParams::default().labels(&selector),
         Duration::from_secs(60),
         "the webhook configuration deleted",
-        || {
-            let api: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
-            let params = ListParams::default().labels(&selector);
-            async move { Ok(api.list(&params).await?.items.is_empty().then_some(())) }
-        },
     )
     .await?;
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());

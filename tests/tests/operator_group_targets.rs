@@ -8,7 +8,7 @@ use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::Client;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use messages::crd::operator_group::OperatorGroup;
-use olm_tests::{await_object, eventually};
+use olm_tests::{await_none_listed, await_object, eventually};
 use serde_json::json;
 use std::collections::BTreeSet;
 
@@ -337,18 +337,12 @@ async fn a_group_gets_three_aggregate_cluster_roles_that_go_with_it() -> anyhow:
             suffixes.sort();
             assert_eq!(suffixes, vec!["admin", "edit", "view"]);
             ogs.delete("og", &DeleteParams::default()).await?;
-            eventually(DEADLINE, "the group's cluster roles deleted", || {
-                let roles = roles.clone();
-                let selector = selector.clone();
-                async move {
-                    Ok(roles
-                        .list(&ListParams::default().labels(&selector))
-                        .await?
-                        .items
-                        .is_empty()
-                        .then_some(()))
-                }
-            })
+            await_none_listed(
+                &roles,
+                &ListParams::default().labels(&selector),
+                DEADLINE,
+                "the group's cluster roles deleted",
+            )
             .await?;
             Ok(())
         })
