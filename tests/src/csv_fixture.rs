@@ -222,11 +222,9 @@ where
         .await?;
         let result = body(ctx, op.http_port).await;
         if result.is_err() {
-            let text = std::fs::read_to_string(&op.log).unwrap_or_default();
-            let tail: Vec<&str> = text.lines().rev().take(60).collect();
             eprintln!(
                 "===== olm-operator log (last 60 lines) =====\n{}",
-                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                op.log_tail(60)
             );
         }
         drop(op);

@@ -131,11 +131,9 @@ where
         let op = OperatorProcess::start_with_env(ctx.cluster, "olm-operator", &args, &env).await?;
         let result = body(ctx.clone()).await;
         if result.is_err() {
-            let text = std::fs::read_to_string(&op.log).unwrap_or_default();
-            let tail: Vec<&str> = text.lines().rev().take(80).collect();
             eprintln!(
                 "===== olm-operator log (last 80 lines) =====\n{}",
-                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                op.log_tail(80)
             );
         }
         drop(op);
