@@ -15,6 +15,7 @@
 
 pub mod api_faults;
 pub mod api_proxy;
+pub mod bench_figures;
 mod binaries;
 pub mod catalog_fixture;
 pub mod chaos_harness;

@@ -13,30 +13,8 @@ use olm_tests::{Cluster, OperatorProcess, await_object, eventually, with_namespa
 use std::time::{Duration, Instant};
 
 use messages::testing::Og;
+use olm_tests::bench_figures::{pid_serving, rss_kib};
 use olm_tests::operator_group_fixture::{create_test_namespace, csv};
-
-/// The pid of the operator serving on `port` (found by its command line).
-fn pid_of(port: u16) -> Option<u32> {
-    let needle = format!("127.0.0.1:{port}");
-    std::fs::read_dir("/proc")
-        .ok()?
-        .filter_map(Result::ok)
-        .find_map(|entry| {
-            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
-            let text = String::from_utf8_lossy(&cmdline);
-            (text.contains("olm-operator") && text.contains(&needle)).then_some(pid)
-        })
-}
-
-fn rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-}
 
 fn metric(text: &str, name: &str) -> f64 {
     text.lines()
@@ -93,7 +71,7 @@ async fn copies_of_an_all_namespaces_operator_reach_a_thousand_namespaces() -> a
             })
             .await?;
             let copied = t0.elapsed();
-            let rss = pid_of(op.http_port).and_then(rss_kib);
+            let rss = pid_serving("olm-operator", op.http_port).and_then(rss_kib);
             let (_, body) = op.get("/metrics").await?;
             let text = String::from_utf8_lossy(&body);
             let copy_requests = metric(&text, "olm_rs_operator_group_writes_total{kind=\"copied_csv\"}");

@@ -4,22 +4,13 @@
 //!
 //! `OLM_RS_SHARED=/path/to/shared cargo test -p olm-tests --test package_manifests_bench -- --ignored --nocapture`
 
+use olm_tests::bench_figures::rss_kib;
 use olm_tests::catalog_fixture::*;
 use olm_tests::package_server_fixture::*;
 use olm_tests::{Cluster, community_fbc, eventually, with_namespace};
 use std::time::{Duration, Instant};
 
 const RUNS: usize = 10;
-
-fn rss_kib(pid: u32) -> anyhow::Result<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .ok_or_else(|| anyhow::anyhow!("no VmRSS for {pid}"))
-}
 
 /// Wall times of `kubectl args`, sorted (ms).
 fn time_kubectl(cluster: &Cluster, args: &[&str], lines: usize) -> anyhow::Result<Vec<f64>> {
@@ -90,7 +81,7 @@ async fn package_manifests_bench() -> anyhow::Result<()> {
         let address = format!("127.0.0.1:{}", registry.port);
         let server = start(cluster, &ctx.client, &ctx.namespace).await?;
         let pid = server.process.pid();
-        let idle = rss_kib(pid)?;
+        let idle = rss_kib(pid).ok_or_else(|| anyhow::anyhow!("no VmRSS for {pid}"))?;
         // Baseline: the same kubectl through the same apiserver for a built-in resource.
         let baseline = time_kubectl(cluster, &["get", "serviceaccounts", "-n", &ctx.namespace], 1)?;
         let ns = ctx.namespace.clone();
@@ -106,7 +97,7 @@ async fn package_manifests_bench() -> anyhow::Result<()> {
             let raw_path = format!("/apis/packages.operators.coreos.com/v1/namespaces/{ns}/packagemanifests");
             let raw = time_kubectl(cluster, &["get", "--raw", &raw_path], 1)?;
             let one = time_kubectl(cluster, &["get", "packagemanifest", "-n", &ns, "-o", "yaml", "kube-green"], 1)?;
-            let rss = rss_kib(pid)?;
+            let rss = rss_kib(pid).ok_or_else(|| anyhow::anyhow!("no VmRSS for {pid}"))?;
             rows.push(format!(
                 "| {to} CatalogSource(s), {want} PackageManifests | `kubectl get packagemanifests` p50 {:.0} ms / max {:.0} ms | full JSON list (`get --raw`) p50 {:.0} ms | one package `-o yaml` p50 {:.0} ms | RSS {:.1} MiB |",
                 table[RUNS / 2],
