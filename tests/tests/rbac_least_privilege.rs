@@ -153,19 +153,10 @@ async fn catalog_operator_grants(
     let widgets = format!("widgets.{group}");
     let result = async {
         // Established: discovery serves it, so `kubectl auth can-i` maps `widgets.<group>` to it.
-        olm_tests::await_object(
-            &crds,
+        olm_tests::widgets::await_established(
+            &ctx.client,
             &crd_name,
             std::time::Duration::from_secs(30),
-            "Established",
-            |c| {
-                c.and_then(|c| c.status.as_ref())
-                    .and_then(|s| s.conditions.as_ref())
-                    .is_some_and(|cs| {
-                        cs.iter()
-                            .any(|c| c.type_ == "Established" && c.status == "True")
-                    })
-            },
         )
         .await?;
         wrong.extend(differences(
