@@ -189,6 +189,26 @@ pub async fn set_targets(
     Ok(())
 }
 
+/// Create [`csv`] `name` (supporting `modes`, owning `owned`) through `csvs`.
+pub async fn create_csv(
+    csvs: &Api<ClusterServiceVersion>,
+    name: &str,
+    modes: &[&str],
+    owned: &[OwnedApi],
+) -> anyhow::Result<ClusterServiceVersion> {
+    Ok(csvs
+        .create(&PostParams::default(), &csv(name, modes, owned)?)
+        .await?)
+}
+
+/// CSV `name` once it is Succeeded.
+pub async fn await_succeeded(
+    csvs: &Api<ClusterServiceVersion>,
+    name: &str,
+) -> anyhow::Result<ClusterServiceVersion> {
+    await_phase(csvs, name, "Succeeded", |p, _| p == "Succeeded").await
+}
+
 /// CSV `name` once its (phase, reason) meet `cond`; `what` names the wait.
 pub async fn await_phase(
     api: &Api<ClusterServiceVersion>,

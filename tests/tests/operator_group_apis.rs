@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 
 use messages::testing::Og;
 use olm_tests::operator_group_fixture::{
-    DEADLINE, GroupTest, api, await_phase, csv, key, provided,
+    DEADLINE, GroupTest, api, await_phase, await_succeeded, create_csv, csv, key, provided,
 };
 
 #[tokio::test]
@@ -85,10 +85,7 @@ async fn many_csvs_adding_apis_to_one_group_at_once_lose_no_update() -> anyhow::
             )
             .await?;
             for i in 0..CSVS {
-                await_phase(&csvs, &format!("bird{i}.v1.0.0"), "Succeeded", |p, _| {
-                    p == "Succeeded"
-                })
-                .await?;
+                await_succeeded(&csvs, &format!("bird{i}.v1.0.0")).await?;
             }
             recorder.abort();
             let history = history
@@ -139,20 +136,14 @@ async fn overlapping_groups_conflict_on_the_same_api_until_the_other_csv_goes() 
                 )
                 .await?;
             let (csvs_a, csvs_b) = (t.csvs(), t.csvs_in(b));
-            csvs_a
-                .create(
-                    &PostParams::default(),
-                    &csv(
-                        "goose-a.v1.0.0",
-                        &["OwnNamespace"],
-                        std::slice::from_ref(&goose),
-                    )?,
-                )
-                .await?;
-            await_phase(&csvs_a, "goose-a.v1.0.0", "Succeeded", |p, _| {
-                p == "Succeeded"
-            })
+            create_csv(
+                &csvs_a,
+                "goose-a.v1.0.0",
+                &["OwnNamespace"],
+                std::slice::from_ref(&goose),
+            )
             .await?;
+            await_succeeded(&csvs_a, "goose-a.v1.0.0").await?;
             let goose_key = key(&goose);
             await_object(
                 &ogs_a,
@@ -163,31 +154,22 @@ async fn overlapping_groups_conflict_on_the_same_api_until_the_other_csv_goes() 
             )
             .await?;
             // Different API in the overlapping group: no conflict.
-            csvs_b
-                .create(
-                    &PostParams::default(),
-                    &csv(
-                        "duck-b.v1.0.0",
-                        &["SingleNamespace"],
-                        std::slice::from_ref(&duck),
-                    )?,
-                )
-                .await?;
-            await_phase(&csvs_b, "duck-b.v1.0.0", "Succeeded", |p, _| {
-                p == "Succeeded"
-            })
+            create_csv(
+                &csvs_b,
+                "duck-b.v1.0.0",
+                &["SingleNamespace"],
+                std::slice::from_ref(&duck),
+            )
             .await?;
+            await_succeeded(&csvs_b, "duck-b.v1.0.0").await?;
             // Same API: conflict, deployments cleaned, non-terminal.
-            csvs_b
-                .create(
-                    &PostParams::default(),
-                    &csv(
-                        "goose-b.v1.0.0",
-                        &["SingleNamespace"],
-                        std::slice::from_ref(&goose),
-                    )?,
-                )
-                .await?;
+            create_csv(
+                &csvs_b,
+                "goose-b.v1.0.0",
+                &["SingleNamespace"],
+                std::slice::from_ref(&goose),
+            )
+            .await?;
             await_phase(
                 &csvs_b,
                 "goose-b.v1.0.0",
@@ -246,13 +228,11 @@ async fn a_static_group_protects_its_apis() -> anyhow::Result<()> {
                 Some([("olm.providedAPIs".to_string(), key(&goose))].into());
             t.create_group(group_obj).await?;
             let csvs = t.csvs();
-            csvs.create(
-                &PostParams::default(),
-                &csv(
-                    "duck.v1.0.0",
-                    &["OwnNamespace"],
-                    std::slice::from_ref(&duck),
-                )?,
+            create_csv(
+                &csvs,
+                "duck.v1.0.0",
+                &["OwnNamespace"],
+                std::slice::from_ref(&duck),
             )
             .await?;
             await_phase(
@@ -262,16 +242,14 @@ async fn a_static_group_protects_its_apis() -> anyhow::Result<()> {
                 |p, r| p == "Failed" && r == "CannotModifyStaticOperatorGroupProvidedAPIs",
             )
             .await?;
-            csvs.create(
-                &PostParams::default(),
-                &csv(
-                    "goose.v1.0.0",
-                    &["OwnNamespace"],
-                    std::slice::from_ref(&goose),
-                )?,
+            create_csv(
+                &csvs,
+                "goose.v1.0.0",
+                &["OwnNamespace"],
+                std::slice::from_ref(&goose),
             )
             .await?;
-            await_phase(&csvs, "goose.v1.0.0", "Succeeded", |p, _| p == "Succeeded").await?;
+            await_succeeded(&csvs, "goose.v1.0.0").await?;
             // Per-API ClusterRoles of the Succeeded CSV, aggregated by the group's roles (scenario 19).
             let roles: Api<k8s_openapi::api::rbac::v1::ClusterRole> =
                 Api::all(t.ctx.client.clone());
@@ -323,7 +301,7 @@ async fn group_failures_recover_to_pending_when_fixed() -> anyhow::Result<()> {
             let other = &t.extra[0];
             let (ogs, csvs) = (t.ogs(), t.csvs());
             let name = "fit.v1.0.0";
-            csvs.create(&PostParams::default(), &csv(name, &["OwnNamespace"], &[])?).await?;
+            create_csv(&csvs, name, &["OwnNamespace"], &[]).await?;
             await_phase(&csvs, name, "Failed/NoOperatorGroup", |p, r| p == "Failed" && r == "NoOperatorGroup").await?;
             // Targets [other] need SingleNamespace (scenario 8).
             ogs.create(&PostParams::default(), &Og::named("og").targets(&[other]).build()).await?;
