@@ -159,34 +159,29 @@ async fn push_bad_images(
         ),
         ("manifests/crd.yaml".into(), crd.as_bytes().to_vec()),
     ])?;
-    let r = format!("{prefix}/nocsv:v1");
-    let d = registry
-        .push(
-            &r,
-            &oci::Auth::Anonymous,
-            vec![(LAYER_MEDIA_TYPE.into(), no_csv)],
-            &BTreeMap::new(),
-        )
-        .await?;
+    // One image of one layer: `repo@digest`.
+    let push_layer = |name: &'static str, layer: Vec<u8>| async move {
+        let r = format!("{prefix}/{name}:v1");
+        let d = registry
+            .push(
+                &r,
+                &oci::Auth::Anonymous,
+                vec![(LAYER_MEDIA_TYPE.into(), layer)],
+                &BTreeMap::new(),
+            )
+            .await?;
+        anyhow::Ok(oci::publish::pinned(&r, &d))
+    };
     out.push((
         "p-nocsv".into(),
-        oci::publish::pinned(&r, &d),
+        push_layer("nocsv", no_csv).await?,
         "NoClusterServiceVersion",
     ));
 
     let not_bundle = tar_gz(&[("bin/tool".into(), b"#!/bin/sh\n".to_vec())])?;
-    let r = format!("{prefix}/notbundle:v1");
-    let d = registry
-        .push(
-            &r,
-            &oci::Auth::Anonymous,
-            vec![(LAYER_MEDIA_TYPE.into(), not_bundle)],
-            &BTreeMap::new(),
-        )
-        .await?;
     out.push((
         "p-notbundle".into(),
-        oci::publish::pinned(&r, &d),
+        push_layer("notbundle", not_bundle).await?,
         "NotABundle",
     ));
 

@@ -13,6 +13,25 @@ use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(90);
 
+/// Until package-server lists exactly `etcd` from catalog `catalog` (`what`); its logs are printed when not.
+async fn etcd_listed(
+    cluster: &Cluster,
+    ns: &str,
+    catalog: &str,
+    server: &PackageServer,
+    what: &str,
+) -> anyhow::Result<()> {
+    let selector = format!("catalog={catalog}");
+    let listed = eventually(DEADLINE, what, || async {
+        Ok((names(cluster, ns, &["-l", &selector])? == ["etcd"]).then_some(()))
+    })
+    .await;
+    if listed.is_err() {
+        eprintln!("package-server logs:\n{}", server.process.logs());
+    }
+    listed
+}
+
 /// An image catalog (`spec.image`, no address: catalog-operator serves it in-process, with no registry pod to
 /// dial): package-server pulls the catalog image itself from the local registry and lists its package.
 #[tokio::test]
@@ -38,15 +57,14 @@ async fn an_image_catalog_is_listed_from_its_image() -> anyhow::Result<()> {
             .create(&PostParams::default(), &catalog)
             .await?;
         let server = start(cluster, &ctx.client, &ctx.namespace).await?;
-        let ns = ctx.namespace.as_str();
-        let listed = eventually(DEADLINE, "etcd listed from the catalog image", || async {
-            Ok((names(cluster, ns, &["-l", "catalog=images"])? == ["etcd"]).then_some(()))
-        })
-        .await;
-        if listed.is_err() {
-            eprintln!("package-server logs:\n{}", server.process.logs());
-        }
-        listed
+        etcd_listed(
+            cluster,
+            &ctx.namespace,
+            "images",
+            &server,
+            "etcd listed from the catalog image",
+        )
+        .await
     })
     .await
 }
@@ -93,15 +111,7 @@ async fn an_image_catalog_is_listed_through_catalog_operator() -> anyhow::Result
         let server =
             start_with(cluster, &ctx.client, &ctx.namespace, &["--image-catalogs-address", &serve])
                 .await?;
-        let ns = ctx.namespace.as_str();
-        let listed = eventually(DEADLINE, "etcd listed through catalog-operator", || async {
-            Ok((names(cluster, ns, &["-l", "catalog=shared"])? == ["etcd"]).then_some(()))
-        })
-        .await;
-        if listed.is_err() {
-            eprintln!("package-server logs:\n{}", server.process.logs());
-        }
-        listed
+        etcd_listed(cluster, &ctx.namespace, "shared", &server, "etcd listed through catalog-operator").await
     })
     .await
 }
