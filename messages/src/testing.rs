@@ -1,25 +1,31 @@
 //! Object builders for tests of other crates (feature `testing`), e.g.
 //! `Csv::named("a.v1").in_ns("x").version("1.0.0").phase(CsvPhase::Succeeded, CsvReason::InstallSucceeded).build()`.
 //!
-//! Builders fill only what is asked for; everything else keeps the type's defaults.
+//! Builders fill only what is asked for; everything else keeps the type's defaults. Webhook definitions:
+//! `Csv::named("a.v1").webhook(Webhook::validating("vw.example.com", "server").path("/validate").build())`.
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::api::admissionregistration::v1::RuleWithOperations;
 use k8s_openapi::api::apps::v1::DeploymentSpec;
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
+use k8s_openapi::api::rbac::v1::PolicyRule;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::crd::catalog_source::{
     CatalogSource, CatalogSourceSpec, RegistryPoll, SourceType, UpdateStrategy,
 };
 use crate::crd::csv::{
-    ClusterServiceVersion, ClusterServiceVersionSpec, ClusterServiceVersionStatus, CrdDescription,
-    CsvPhase, CsvReason, CustomResourceDefinitions, INSTALL_STRATEGY_NAME_DEPLOYMENT, InstallMode,
-    InstallModeType, NamedInstallStrategy, StrategyDeploymentSpec, StrategyDetailsDeployment,
+    ApiServiceDefinitions, ApiServiceDescription, ClusterServiceVersion, ClusterServiceVersionSpec,
+    ClusterServiceVersionStatus, CrdDescription, CsvPhase, CsvReason, CustomResourceDefinitions,
+    INSTALL_STRATEGY_NAME_DEPLOYMENT, InstallMode, InstallModeType, NamedInstallStrategy,
+    StrategyDeploymentPermissions, StrategyDeploymentSpec, StrategyDetailsDeployment,
+    WebhookAdmissionType, WebhookDescription,
 };
 use crate::crd::install_plan::{InstallPlan, InstallPlanPhase, InstallPlanSpec, InstallPlanStatus};
 use crate::crd::operator_group::{OperatorGroup, OperatorGroupSpec, OperatorGroupStatus};
-use crate::crd::subscription::{Approval, Subscription, SubscriptionSpec};
+use crate::crd::subscription::{Approval, Subscription, SubscriptionConfig, SubscriptionSpec};
 
 fn meta(name: &str) -> ObjectMeta {
     ObjectMeta {
@@ -74,6 +80,12 @@ impl Csv {
         self
     }
 
+    /// `spec.displayName` (the CSV's name unless set).
+    pub fn display_name(mut self, display_name: &str) -> Self {
+        self.0.spec.display_name = display_name.to_owned();
+        self
+    }
+
     pub fn replaces(mut self, name: &str) -> Self {
         self.0.spec.replaces = Some(name.to_owned());
         self
@@ -81,6 +93,20 @@ impl Csv {
 
     pub fn skips(mut self, names: &[&str]) -> Self {
         self.0.spec.skips = Some(names.iter().map(|n| (*n).to_owned()).collect());
+        self
+    }
+
+    /// Exactly these install modes, in this order, each supported or not.
+    pub fn install_mode_list(mut self, modes: &[(InstallModeType, bool)]) -> Self {
+        self.0.spec.install_modes = Some(
+            modes
+                .iter()
+                .map(|(t, supported)| InstallMode {
+                    type_: t.clone(),
+                    supported: *supported,
+                })
+                .collect(),
+        );
         self
     }
 
@@ -123,42 +149,73 @@ impl Csv {
             .get_or_insert_with(CustomResourceDefinitions::default)
     }
 
+    /// Owns this APIService (`spec.apiservicedefinitions.owned`).
+    pub fn owns_api_service(mut self, api: ApiServiceDescription) -> Self {
+        self.0
+            .spec
+            .api_service_definitions
+            .get_or_insert_with(ApiServiceDefinitions::default)
+            .owned
+            .get_or_insert_with(Vec::new)
+            .push(api);
+        self
+    }
+
+    /// Adds a webhook definition (`spec.webhookdefinitions`), built with [`Webhook`].
+    pub fn webhook(mut self, webhook: WebhookDescription) -> Self {
+        self.0
+            .spec
+            .webhook_definitions
+            .get_or_insert_with(Vec::new)
+            .push(webhook);
+        self
+    }
+
     /// Adds a one-container Deployment `name` running `image`, selected by `app: <name>`.
-    pub fn deployment(mut self, name: &str, image: &str) -> Self {
-        let labels = BTreeMap::from([("app".to_owned(), name.to_owned())]);
-        let spec = DeploymentSpec {
-            selector: LabelSelector {
-                match_labels: Some(labels.clone()),
-                ..LabelSelector::default()
-            },
-            template: PodTemplateSpec {
-                metadata: Some(ObjectMeta {
-                    labels: Some(labels),
-                    ..ObjectMeta::default()
-                }),
-                spec: Some(PodSpec {
-                    containers: vec![Container {
-                        name: name.to_owned(),
-                        image: Some(image.to_owned()),
-                        ..Container::default()
-                    }],
-                    ..PodSpec::default()
-                }),
-            },
-            ..DeploymentSpec::default()
-        };
-        let details = self
-            .0
-            .spec
-            .install
-            .spec
-            .get_or_insert_with(StrategyDetailsDeployment::default);
-        details.deployments.push(StrategyDeploymentSpec {
+    pub fn deployment(self, name: &str, image: &str) -> Self {
+        self.deployment_spec(name, app_deployment(name, name, image))
+    }
+
+    /// Adds Deployment `name` with this spec (start from [`app_deployment`] to set more fields).
+    pub fn deployment_spec(mut self, name: &str, spec: DeploymentSpec) -> Self {
+        self.details().deployments.push(StrategyDeploymentSpec {
             name: name.to_owned(),
             spec,
             label: None,
         });
         self
+    }
+
+    /// Grants `service_account` these rules in the operator's namespace (`install.spec.permissions`).
+    pub fn permission(mut self, service_account: &str, rules: Vec<PolicyRule>) -> Self {
+        self.details()
+            .permissions
+            .get_or_insert_with(Vec::new)
+            .push(StrategyDeploymentPermissions {
+                service_account_name: service_account.to_owned(),
+                rules,
+            });
+        self
+    }
+
+    /// Grants `service_account` these rules cluster-wide (`install.spec.clusterPermissions`).
+    pub fn cluster_permission(mut self, service_account: &str, rules: Vec<PolicyRule>) -> Self {
+        self.details()
+            .cluster_permissions
+            .get_or_insert_with(Vec::new)
+            .push(StrategyDeploymentPermissions {
+                service_account_name: service_account.to_owned(),
+                rules,
+            });
+        self
+    }
+
+    fn details(&mut self) -> &mut StrategyDetailsDeployment {
+        self.0
+            .spec
+            .install
+            .spec
+            .get_or_insert_with(StrategyDetailsDeployment::default)
     }
 
     pub fn annotation(mut self, key: &str, value: &str) -> Self {
@@ -183,6 +240,162 @@ impl Csv {
     }
 
     pub fn build(self) -> ClusterServiceVersion {
+        self.0
+    }
+}
+
+/// A Deployment spec selecting `app: <app>` with one container `container` running `image` (no replica count).
+pub fn app_deployment(app: &str, container: &str, image: &str) -> DeploymentSpec {
+    let labels = BTreeMap::from([("app".to_owned(), app.to_owned())]);
+    DeploymentSpec {
+        selector: LabelSelector {
+            match_labels: Some(labels.clone()),
+            ..LabelSelector::default()
+        },
+        template: PodTemplateSpec {
+            metadata: Some(ObjectMeta {
+                labels: Some(labels),
+                ..ObjectMeta::default()
+            }),
+            spec: Some(PodSpec {
+                containers: vec![Container {
+                    name: container.to_owned(),
+                    image: Some(image.to_owned()),
+                    ..Container::default()
+                }],
+                ..PodSpec::default()
+            }),
+        },
+        ..DeploymentSpec::default()
+    }
+}
+
+/// A policy rule: `verbs` on `resources` of the API groups `api_groups` (`""` is the core group).
+pub fn rule(api_groups: &[&str], resources: &[&str], verbs: &[&str]) -> PolicyRule {
+    PolicyRule {
+        api_groups: Some(strings(api_groups)),
+        resources: Some(strings(resources)),
+        verbs: strings(verbs),
+        ..PolicyRule::default()
+    }
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|i| (*i).to_owned()).collect()
+}
+
+/// Builds a webhook definition of a CSV (`WebhookDescription`): only what is asked for is set.
+#[derive(Debug, Clone)]
+pub struct Webhook(WebhookDescription);
+
+impl Webhook {
+    fn new(type_: WebhookAdmissionType, generate_name: &str, deployment: &str) -> Self {
+        Webhook(WebhookDescription {
+            generate_name: generate_name.to_owned(),
+            type_,
+            deployment_name: Some(deployment.to_owned()),
+            container_port: None,
+            target_port: None,
+            rules: None,
+            failure_policy: None,
+            match_policy: None,
+            object_selector: None,
+            side_effects: None,
+            timeout_seconds: None,
+            admission_review_versions: None,
+            reinvocation_policy: None,
+            webhook_path: None,
+            conversion_crds: None,
+        })
+    }
+
+    /// A `ValidatingAdmissionWebhook` served by Deployment `deployment`.
+    pub fn validating(generate_name: &str, deployment: &str) -> Self {
+        Self::new(
+            WebhookAdmissionType::ValidatingAdmissionWebhook,
+            generate_name,
+            deployment,
+        )
+    }
+
+    /// A `MutatingAdmissionWebhook` served by Deployment `deployment`.
+    pub fn mutating(generate_name: &str, deployment: &str) -> Self {
+        Self::new(
+            WebhookAdmissionType::MutatingAdmissionWebhook,
+            generate_name,
+            deployment,
+        )
+    }
+
+    /// A `ConversionWebhook` served by Deployment `deployment` for the CRDs `crds` (`conversionCRDs`).
+    pub fn conversion(generate_name: &str, deployment: &str, crds: &[&str]) -> Self {
+        let mut hook = Self::new(
+            WebhookAdmissionType::ConversionWebhook,
+            generate_name,
+            deployment,
+        );
+        hook.0.conversion_crds = Some(strings(crds));
+        hook
+    }
+
+    /// `containerPort`.
+    pub fn port(mut self, port: i32) -> Self {
+        self.0.container_port = Some(port);
+        self
+    }
+
+    /// `targetPort` (a number).
+    pub fn target_port(mut self, port: i32) -> Self {
+        self.0.target_port = Some(IntOrString::Int(port));
+        self
+    }
+
+    /// `webhookPath`.
+    pub fn path(mut self, path: &str) -> Self {
+        self.0.webhook_path = Some(path.to_owned());
+        self
+    }
+
+    /// `failurePolicy` (`Fail` or `Ignore`).
+    pub fn failure_policy(mut self, policy: &str) -> Self {
+        self.0.failure_policy = Some(policy.to_owned());
+        self
+    }
+
+    /// `sideEffects` (`None`, `NoneOnDryRun`, ...).
+    pub fn side_effects(mut self, side_effects: &str) -> Self {
+        self.0.side_effects = Some(side_effects.to_owned());
+        self
+    }
+
+    /// `admissionReviewVersions`.
+    pub fn review_versions(mut self, versions: &[&str]) -> Self {
+        self.0.admission_review_versions = Some(strings(versions));
+        self
+    }
+
+    /// Adds a rule: `operations` on `resources` of `api_groups` at `api_versions`.
+    pub fn rule(
+        mut self,
+        api_groups: &[&str],
+        api_versions: &[&str],
+        resources: &[&str],
+        operations: &[&str],
+    ) -> Self {
+        self.0
+            .rules
+            .get_or_insert_with(Vec::new)
+            .push(RuleWithOperations {
+                api_groups: Some(strings(api_groups)),
+                api_versions: Some(strings(api_versions)),
+                resources: Some(strings(resources)),
+                operations: Some(strings(operations)),
+                scope: None,
+            });
+        self
+    }
+
+    pub fn build(self) -> WebhookDescription {
         self.0
     }
 }
@@ -305,6 +518,12 @@ impl Sub {
 
     pub fn approval(mut self, approval: Approval) -> Self {
         self.0.spec.install_plan_approval = Some(approval);
+        self
+    }
+
+    /// `spec.config`: what the operator's Deployments get (env, node selector, annotations, ...).
+    pub fn config(mut self, config: SubscriptionConfig) -> Self {
+        self.0.spec.config = Some(config);
         self
     }
 

@@ -296,6 +296,17 @@ pub async fn address_catalog(
     create(ctx, Catsrc::named(name).address(address).build()).await
 }
 
+/// CatalogSource `name` of the test's namespace once its connection is READY.
+pub async fn await_catalog_ready(ctx: &TestContext, name: &str) -> anyhow::Result<CatalogSource> {
+    let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+    crate::await_object(&catalogs, name, DEADLINE, "READY", |c| {
+        c.and_then(|c| c.status.as_ref())
+            .and_then(|s| s.connection_state.as_ref())
+            .is_some_and(|s| s.last_observed_state.as_str() == "READY")
+    })
+    .await
+}
+
 /// A Subscription `name` to `package` in channel `stable` of the catalog `catalog` of the test namespace (not
 /// created: change it with the builder, then [`subscription`]).
 pub fn sub_to(ctx: &TestContext, name: &str, package: &str, catalog: &str) -> Sub {

@@ -11,7 +11,7 @@ use kube::api::{Api, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::conditions;
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Output};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 pub struct Cluster {
@@ -126,20 +126,7 @@ impl Cluster {
             .envs(env.iter().map(|(k, v)| (k, v)))
             .output()
             .context("run hack/control-plane.sh up")?;
-        if !out.status.success() {
-            bail!(
-                "hack/control-plane.sh up failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let kubeconfig = PathBuf::from(
-            stdout
-                .lines()
-                .last()
-                .context("no kubeconfig path printed")?
-                .trim(),
-        );
+        let kubeconfig = kubeconfig_printed_by(&out, "hack/control-plane.sh up")?;
         let cluster = Cluster {
             kubeconfig,
             repo_root,
@@ -267,4 +254,19 @@ impl Cluster {
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
+}
+
+/// The kubeconfig path a plane's `up` (`what`) printed last, once it succeeded.
+pub(crate) fn kubeconfig_printed_by(out: &Output, what: &str) -> anyhow::Result<PathBuf> {
+    if !out.status.success() {
+        bail!("{what} failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    Ok(PathBuf::from(
+        stdout
+            .lines()
+            .last()
+            .context("no kubeconfig path printed")?
+            .trim(),
+    ))
 }

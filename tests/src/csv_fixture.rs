@@ -3,12 +3,18 @@
 //! process per test watching that test's namespace; `webhooks`, what csv_webhooks adds.
 
 use crate::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
+use anyhow::Context;
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
+use k8s_openapi::api::core::v1::Container;
 use k8s_openapi::api::core::v1::Event;
 use kube::api::{Api, ListParams, PostParams};
-use messages::crd::csv::{ClusterServiceVersion, CsvPhase, CsvReason};
+use messages::crd::annotations;
+use messages::crd::csv::{
+    ClusterServiceVersion, CrdDescription, CsvPhase, CsvReason, CustomResourceDefinitions,
+    InstallModeType,
+};
 use messages::crd::operator_group::OperatorGroup;
-use messages::testing::Og;
-use serde_json::{Value, json};
+use messages::testing::{Csv, Og, app_deployment, rule};
 use std::future::Future;
 use std::time::Duration;
 
@@ -16,36 +22,64 @@ pub mod webhooks;
 
 pub const DEADLINE: Duration = Duration::from_secs(90);
 
-/// A CSV installing one deployment `deployment` running `image`, optionally replacing `replaces`.
+/// A CSV installing one deployment `deployment` (one replica of `image`, as ServiceAccount `<deployment>-sa`,
+/// which may read ConfigMaps of its namespace and list namespaces), optionally replacing `replaces`; OwnNamespace
+/// only.
 pub fn csv(
     name: &str,
     version: &str,
     replaces: Option<&str>,
     deployment: &str,
     image: &str,
-) -> Value {
-    json!({
-        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
-        "metadata": {"name": name},
-        "spec": {
-            "displayName": "Test operator", "version": version, "replaces": replaces,
-            "installModes": [{"type": "OwnNamespace", "supported": true}, {"type": "AllNamespaces", "supported": false}],
-            "install": {"strategy": "deployment", "spec": {
-                "permissions": [{"serviceAccountName": format!("{deployment}-sa"), "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"]}]}],
-                "clusterPermissions": [{"serviceAccountName": format!("{deployment}-sa"), "rules": [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["list"]}]}],
-                "deployments": [{"name": deployment, "spec": {
-                    "replicas": 1,
-                    "selector": {"matchLabels": {"app": deployment}},
-                    "template": {"metadata": {"labels": {"app": deployment}},
-                                 "spec": {"serviceAccountName": format!("{deployment}-sa"), "containers": [{"name": "operator", "image": image}]}}
-                }}]
-            }}
-        }
-    })
+) -> ClusterServiceVersion {
+    let sa = format!("{deployment}-sa");
+    let mut spec = app_deployment(deployment, "operator", image);
+    spec.replicas = Some(1);
+    if let Some(pod) = spec.template.spec.as_mut() {
+        pod.service_account_name = Some(sa.clone());
+    }
+    let csv = Csv::named(name)
+        .display_name("Test operator")
+        .version(version)
+        .install_mode_list(&[
+            (InstallModeType::OwnNamespace, true),
+            (InstallModeType::AllNamespaces, false),
+        ])
+        .permission(
+            &sa,
+            vec![rule(&[""], &["configmaps"], &["get", "list", "watch"])],
+        )
+        .cluster_permission(&sa, vec![rule(&[""], &["namespaces"], &["list"])])
+        .deployment_spec(deployment, spec);
+    match replaces {
+        Some(replaced) => csv.replaces(replaced),
+        None => csv,
+    }
+    .build()
 }
 
-pub async fn create_csv(ctx: &TestContext, value: Value) -> anyhow::Result<()> {
-    let csv: ClusterServiceVersion = serde_json::from_value(value)?;
+/// The first Deployment of a CSV's install strategy, to change it.
+pub fn first_deployment(csv: &mut ClusterServiceVersion) -> anyhow::Result<&mut DeploymentSpec> {
+    csv.spec
+        .install
+        .spec
+        .as_mut()
+        .and_then(|s| s.deployments.first_mut())
+        .map(|d| &mut d.spec)
+        .context("the CSV has no deployment")
+}
+
+/// The first container of [`first_deployment`].
+pub fn first_container(csv: &mut ClusterServiceVersion) -> anyhow::Result<&mut Container> {
+    first_deployment(csv)?
+        .template
+        .spec
+        .as_mut()
+        .and_then(|p| p.containers.first_mut())
+        .context("the CSV's deployment has no container")
+}
+
+pub async fn create_csv(ctx: &TestContext, csv: ClusterServiceVersion) -> anyhow::Result<()> {
     Api::<ClusterServiceVersion>::namespaced(ctx.client.clone(), &ctx.namespace)
         .create(&PostParams::default(), &csv)
         .await?;
@@ -58,6 +92,23 @@ pub async fn create_group(ctx: &TestContext) -> anyhow::Result<()> {
         .create(&PostParams::default(), &og)
         .await?;
     Ok(())
+}
+
+/// The group and [`csv`] `op.v1.0.0` (Deployment `op` of `example.com/op:1`), once it is Succeeded.
+pub async fn install_op(ctx: &TestContext) -> anyhow::Result<ClusterServiceVersion> {
+    create_group(ctx).await?;
+    create_csv(
+        ctx,
+        csv("op.v1.0.0", "1.0.0", None, "op", "example.com/op:1"),
+    )
+    .await?;
+    await_phase(
+        ctx,
+        "op.v1.0.0",
+        CsvPhase::Succeeded,
+        CsvReason::InstallSucceeded,
+    )
+    .await
 }
 
 pub fn csvs(ctx: &TestContext) -> Api<ClusterServiceVersion> {
@@ -81,6 +132,31 @@ pub async fn await_phase(
         },
     )
     .await
+}
+
+/// Every CSV of the namespace `csvs` reads, with its phase (in list order).
+pub async fn csv_phases(
+    csvs: &Api<ClusterServiceVersion>,
+) -> anyhow::Result<Vec<(String, CsvPhase)>> {
+    Ok(csvs
+        .list(&ListParams::default())
+        .await?
+        .items
+        .iter()
+        .map(|c| (c.metadata.name.clone().unwrap_or_default(), c.phase()))
+        .collect())
+}
+
+/// The CSV owning Deployment `name` (its `olm.owner` label), when the Deployment exists.
+pub async fn deployment_owner(
+    deployments: &Api<Deployment>,
+    name: &str,
+) -> anyhow::Result<Option<String>> {
+    Ok(deployments
+        .get_opt(name)
+        .await?
+        .and_then(|d| d.metadata.labels)
+        .and_then(|l| l.get(annotations::OWNER).cloned()))
 }
 
 pub async fn await_gone<K>(api: &Api<K>, name: &str) -> anyhow::Result<()>
@@ -146,11 +222,9 @@ where
         .await?;
         let result = body(ctx, op.http_port).await;
         if result.is_err() {
-            let text = std::fs::read_to_string(&op.log).unwrap_or_default();
-            let tail: Vec<&str> = text.lines().rev().take(60).collect();
             eprintln!(
                 "===== olm-operator log (last 60 lines) =====\n{}",
-                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                op.log_tail(60)
             );
         }
         drop(op);
@@ -168,10 +242,17 @@ pub fn widget_crd(
     Ok(crate::widgets::widget_crd(group, &["v1"]))
 }
 
-/// `csv(...)` owning the CRD `widgets.<group>`.
-pub fn owning_widgets(mut value: Value, group: &str) -> Value {
-    value["spec"]["customresourcedefinitions"] = json!({"owned": [{
-        "name": format!("widgets.{group}"), "version": "v1", "kind": "Widget", "displayName": "Widget"
-    }]});
-    value
+/// `csv(...)` owning the CRD `widgets.<group>` (display name Widget).
+pub fn owning_widgets(mut csv: ClusterServiceVersion, group: &str) -> ClusterServiceVersion {
+    csv.spec.custom_resource_definitions = Some(CustomResourceDefinitions {
+        owned: Some(vec![CrdDescription {
+            name: format!("widgets.{group}"),
+            version: "v1".into(),
+            kind: "Widget".into(),
+            display_name: Some("Widget".into()),
+            ..CrdDescription::default()
+        }]),
+        required: None,
+    });
+    csv
 }

@@ -112,20 +112,7 @@ impl FullCluster {
             up.env_remove("OLM_RS_FULL_BARE");
         }
         let out = up.output().context("run hack/full-cluster.sh up")?;
-        if !out.status.success() {
-            bail!(
-                "hack/full-cluster.sh up failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let kubeconfig = PathBuf::from(
-            stdout
-                .lines()
-                .last()
-                .context("no kubeconfig path printed")?
-                .trim(),
-        );
+        let kubeconfig = crate::cluster::kubeconfig_printed_by(&out, "hack/full-cluster.sh up")?;
         Ok(FullCluster {
             kubeconfig,
             repo_root,
@@ -175,4 +162,32 @@ impl FullCluster {
             kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default()).await?;
         Ok(Client::try_from(config)?)
     }
+}
+
+/// Runs `body` in the full cluster's namespace `ns`, created first: when it fails, says that `what` failed and
+/// dumps the namespace; then deletes the namespace (kept with `OLM_TEST_NO_CLEANUP`).
+pub async fn with_full_namespace<F, Fut>(
+    client: &Client,
+    ns: &str,
+    what: &str,
+    body: F,
+) -> anyhow::Result<()>
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
+    crate::widgets::create_namespace(client, ns).await?;
+    let result = body().await;
+    if let Err(error) = &result {
+        eprintln!("{what} failed: {error:#}");
+        crate::dump_namespace(client, ns).await;
+    }
+    if std::env::var_os("OLM_TEST_NO_CLEANUP").is_none() {
+        let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> =
+            kube::Api::all(client.clone());
+        let _ = namespaces
+            .delete(ns, &kube::api::DeleteParams::background())
+            .await;
+    }
+    result
 }

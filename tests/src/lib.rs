@@ -15,6 +15,7 @@
 
 pub mod api_faults;
 pub mod api_proxy;
+pub mod bench_figures;
 mod binaries;
 pub mod catalog_fixture;
 pub mod chaos_harness;
@@ -38,6 +39,7 @@ pub mod release_fixture;
 mod shared_catalogs;
 pub mod slow_tcp;
 mod test_operator;
+pub mod test_webhook;
 mod wait;
 mod webhook_denial;
 pub mod widgets;
@@ -46,16 +48,16 @@ pub use binaries::bin_path;
 pub use chaos_plane::{CHAOS_PLANE_ENV, CHAOS_PLANE2_ENV};
 pub use cluster::{ChaosPlane, Cluster};
 pub use dump::dump_namespace;
-pub use full_cluster::FullCluster;
+pub use full_cluster::{FullCluster, with_full_namespace};
 pub use namespace::{TestContext, with_namespace};
 pub use observe::{Observe, ScrapeTarget, browser_dom, browser_screenshot, output_dir};
 pub use operators::{FAST_LEASE, OperatorProcess, http_get_as, replica_args};
 pub use otlp::{OtlpReceiver, ReceivedSpan};
 pub use peers::peer_bin_dir;
-pub use shared_catalogs::{shared_catalogs, shared_operators};
+pub use shared_catalogs::{community_fbc, shared_catalogs, shared_operators};
 pub use test_operator::{
     await_csv_succeeded, await_ready_operator_pod, pod_ready, test_operator_csv,
     write_test_operator_bundle,
 };
-pub use wait::{DEFAULT_DEADLINE, await_object, eventually};
+pub use wait::{DEFAULT_DEADLINE, await_none_listed, await_object, eventually};
 pub use webhook_denial::await_webhook_denial;

@@ -123,3 +123,84 @@ pub fn catalog_image(fbc: &[u8]) -> anyhow::Result<ImageContent> {
     )]);
     Ok((vec![(oci::build::LAYER_MEDIA_TYPE.into(), layer)], labels))
 }
+
+/// The repo's sample catalog folder (`deploy/samples/catalog`: the community etcd bundles, with the
+/// `resources[].name` OLM's schema requires added, see its SOURCES.md).
+pub fn samples_catalog_dir() -> PathBuf {
+    PathBuf::from(
+        std::env::var("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
+    )
+    .join("../deploy/samples/catalog")
+}
+
+/// The sample etcd package's bundles pushed to the local registry under `<registry>/<namespace>`.
+pub struct SampleEtcd {
+    pub registry: oci::Registry,
+    /// `<registry>/<namespace>`: where the bundles went, and where a test pushes its catalogs.
+    pub prefix: String,
+    /// Each CSV's bundle image and the FBC referencing them.
+    pub published: oci::publish::Published,
+}
+
+impl SampleEtcd {
+    /// Push the sample etcd bundles for the test namespace `namespace`.
+    pub async fn push(namespace: &str) -> anyhow::Result<Self> {
+        let registry = oci::Registry::default();
+        let prefix = format!("{}/{namespace}", registry_addr());
+        let published = oci::publish::push_tree(
+            &registry,
+            &samples_catalog_dir(),
+            &["etcd".to_string()],
+            &prefix,
+        )
+        .await?;
+        Ok(Self {
+            registry,
+            prefix,
+            published,
+        })
+    }
+}
+
+/// A `kubernetes.io/dockerconfigjson` Secret `name` holding `docker_config` (a `.dockerconfigjson` document).
+pub fn pull_secret(name: &str, docker_config: &str) -> k8s_openapi::api::core::v1::Secret {
+    k8s_openapi::api::core::v1::Secret {
+        metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            name: Some(name.to_string()),
+            ..Default::default()
+        },
+        type_: Some("kubernetes.io/dockerconfigjson".to_string()),
+        string_data: Some([(".dockerconfigjson".to_string(), docker_config.to_string())].into()),
+        ..Default::default()
+    }
+}
+
+/// A Subscription `etcd` to the sample etcd package of `catalog`, channel `singlenamespace-alpha`.
+pub async fn subscribe_to_sample_etcd(
+    ctx: &crate::TestContext,
+    catalog: &str,
+) -> anyhow::Result<messages::crd::subscription::Subscription> {
+    use crate::catalog_fixture::{sub_to, subscription};
+    subscription(
+        ctx,
+        sub_to(ctx, "etcd", "etcd", catalog).channel("singlenamespace-alpha"),
+    )
+    .await
+}
+
+/// [`subscribe_to_sample_etcd`], then CSV `csv` Succeeded (within 180 s: bundle images are pulled).
+pub async fn install_sample_etcd(
+    ctx: &crate::TestContext,
+    catalog: &str,
+    csv: &str,
+) -> anyhow::Result<messages::crd::csv::ClusterServiceVersion> {
+    subscribe_to_sample_etcd(ctx, catalog).await?;
+    crate::await_csv_succeeded(
+        &ctx.client,
+        &ctx.namespace,
+        csv,
+        std::time::Duration::from_secs(180),
+    )
+    .await
+}

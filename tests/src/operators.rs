@@ -137,6 +137,13 @@ impl OperatorProcess {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// The last `lines` lines of its log, oldest first (what a failing test prints).
+    pub fn log_tail(&self, lines: usize) -> String {
+        let logs = self.logs();
+        let tail: Vec<&str> = logs.lines().rev().take(lines).collect();
+        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+    }
+
     /// Ask the process to stop (SIGTERM, as Kubernetes does when it stops a pod); `kill` or drop reaps it.
     pub fn terminate(&mut self) -> anyhow::Result<()> {
         let status = Command::new("kill")

@@ -27,3 +27,14 @@ pub fn shared_catalogs() -> anyhow::Result<PathBuf> {
 pub fn shared_operators() -> anyhow::Result<PathBuf> {
     Ok(shared_catalogs()?.join("community-operators-prod-bundles/operators"))
 }
+
+/// The community FBC (`community-operators-prod-fbc/catalogs/v4.21`), or an error saying it is missing.
+pub fn community_fbc() -> anyhow::Result<PathBuf> {
+    let fbc = shared_catalogs()?.join("community-operators-prod-fbc/catalogs/v4.21");
+    anyhow::ensure!(
+        fbc.is_dir(),
+        "the community FBC is missing at {}",
+        fbc.display()
+    );
+    Ok(fbc)
+}

@@ -3,6 +3,7 @@
 
 use anyhow::{Context, bail};
 use kube::Api;
+use kube::api::ListParams;
 use kube::runtime::wait::await_condition;
 use serde::de::DeserializeOwned;
 use std::fmt::Debug;
@@ -28,6 +29,22 @@ where
         .with_context(|| format!("timed out after {deadline:?} waiting for {name}: {what}"))?
         .with_context(|| format!("watching {name}"))?;
     found.with_context(|| format!("{name} disappeared while waiting for: {what}"))
+}
+
+/// Wait until `api` lists nothing matching `params` (e.g. every object a label selector names deleted).
+pub async fn await_none_listed<K>(
+    api: &Api<K>,
+    params: &ListParams,
+    deadline: Duration,
+    what: &str,
+) -> anyhow::Result<()>
+where
+    K: kube::Resource + Clone + DeserializeOwned + Debug,
+{
+    eventually(deadline, what, || async {
+        Ok(api.list(params).await?.items.is_empty().then_some(()))
+    })
+    .await
 }
 
 /// Re-run `probe` until it returns `Ok(Some(v))`, failing after `deadline` with the last error or state.

@@ -90,3 +90,21 @@ pub async fn create_widget_crd(
         .await?;
     Ok(name)
 }
+
+/// CRD `name` once it is Established (discovery serves it), waited for up to `deadline`.
+pub async fn await_established(
+    client: &Client,
+    name: &str,
+    deadline: std::time::Duration,
+) -> anyhow::Result<CustomResourceDefinition> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    crate::await_object(&crds, name, deadline, "Established", |c| {
+        c.and_then(|c| c.status.as_ref())
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c.type_ == "Established" && c.status == "True")
+            })
+    })
+    .await
+}

@@ -12,7 +12,7 @@ use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::SubscriptionState;
 use olm_tests::catalog_fixture::*;
 use olm_tests::oci_fixture::*;
-use olm_tests::{await_object, eventually, with_namespace};
+use olm_tests::{await_csv_succeeded, await_object, eventually, with_namespace};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -33,13 +33,11 @@ async fn await_succeeded(ctx: &olm_tests::TestContext, sub: &str) -> anyhow::Res
     })
     .await?;
     let csv_name = s.status.map(|s| s.installed_csv).unwrap_or_default();
-    let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-    await_object(
-        &csvs,
+    await_csv_succeeded(
+        &ctx.client,
+        &ctx.namespace,
         &csv_name,
         Duration::from_secs(180),
-        "Succeeded",
-        |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded"),
     )
     .await?;
     Ok(csv_name)
@@ -161,34 +159,29 @@ async fn push_bad_images(
         ),
         ("manifests/crd.yaml".into(), crd.as_bytes().to_vec()),
     ])?;
-    let r = format!("{prefix}/nocsv:v1");
-    let d = registry
-        .push(
-            &r,
-            &oci::Auth::Anonymous,
-            vec![(LAYER_MEDIA_TYPE.into(), no_csv)],
-            &BTreeMap::new(),
-        )
-        .await?;
+    // One image of one layer: `repo@digest`.
+    let push_layer = |name: &'static str, layer: Vec<u8>| async move {
+        let r = format!("{prefix}/{name}:v1");
+        let d = registry
+            .push(
+                &r,
+                &oci::Auth::Anonymous,
+                vec![(LAYER_MEDIA_TYPE.into(), layer)],
+                &BTreeMap::new(),
+            )
+            .await?;
+        anyhow::Ok(oci::publish::pinned(&r, &d))
+    };
     out.push((
         "p-nocsv".into(),
-        oci::publish::pinned(&r, &d),
+        push_layer("nocsv", no_csv).await?,
         "NoClusterServiceVersion",
     ));
 
     let not_bundle = tar_gz(&[("bin/tool".into(), b"#!/bin/sh\n".to_vec())])?;
-    let r = format!("{prefix}/notbundle:v1");
-    let d = registry
-        .push(
-            &r,
-            &oci::Auth::Anonymous,
-            vec![(LAYER_MEDIA_TYPE.into(), not_bundle)],
-            &BTreeMap::new(),
-        )
-        .await?;
     out.push((
         "p-notbundle".into(),
-        oci::publish::pinned(&r, &d),
+        push_layer("notbundle", not_bundle).await?,
         "NotABundle",
     ));
 

@@ -58,12 +58,7 @@ async fn an_unreachable_catalog_is_reported_then_serves_once_its_registry_starts
         let dir = std::env::temp_dir().join(format!("olm-rs-{}", ctx.namespace));
         let file = Catalog::with(vec![Op::new("delta", "1.0.0")]).write_file(&dir, "remote")?;
         let _registry = RegistryProcess::start(&[&file], port)?;
-        await_object(&catalogs, "remote", DEADLINE, "READY", |c| {
-            c.and_then(|c| c.status.as_ref())
-                .and_then(|s| s.connection_state.as_ref())
-                .is_some_and(|c| c.last_observed_state.as_str() == "READY")
-        })
-        .await?;
+        await_catalog_ready(&ctx, "remote").await?;
         let sub = await_sub(&ctx, "delta", "installed from the fixed catalog", |s| {
             s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "delta.v1.0.0"
         })

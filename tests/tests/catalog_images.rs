@@ -10,7 +10,7 @@ use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
 use olm_tests::catalog_fixture::*;
 use olm_tests::oci_fixture::*;
-use olm_tests::{await_object, eventually, with_namespace};
+use olm_tests::{await_csv_succeeded, await_object, eventually, with_namespace};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -54,17 +54,13 @@ async fn a_catalog_image_installs_and_a_repushed_tag_upgrades_across_replaces() 
 {
     // The repo's sample etcd package (the community etcd bundles, with the `resources[].name` OLM's schema
     // requires added, see deploy/samples/catalog/SOURCES.md).
-    let root = std::path::PathBuf::from(
-        std::env::var("CARGO_MANIFEST_DIR")
-            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
-    )
-    .join("../deploy/samples/catalog");
     let cluster = olm_tests::Cluster::shared()?;
     with_namespace(cluster, "catimg", |ctx| async move {
-        let registry = oci::Registry::default();
-        let prefix = format!("{}/{}", registry_addr(), ctx.namespace);
-        let published =
-            oci::publish::push_tree(&registry, &root, &["etcd".to_string()], &prefix).await?;
+        let SampleEtcd {
+            registry,
+            prefix,
+            published,
+        } = SampleEtcd::push(&ctx.namespace).await?;
         let tag = format!("{prefix}/catalog:latest");
         let old = without(&published.fbc, "etcdoperator.v0.9.4")?;
         let first = push_catalog(&registry, old, &tag).await?;
@@ -79,12 +75,7 @@ async fn a_catalog_image_installs_and_a_repushed_tag_upgrades_across_replaces() 
         )
         .await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        let cs = await_object(&catalogs, "community", DEADLINE, "READY", |c| {
-            c.and_then(|c| c.status.as_ref())
-                .and_then(|s| s.connection_state.as_ref())
-                .is_some_and(|s| s.last_observed_state.as_str() == "READY")
-        })
-        .await?;
+        let cs = await_catalog_ready(&ctx, "community").await?;
         eprintln!("catalog image tag → READY in {:?}", started.elapsed());
         let status = cs.status.unwrap_or_default();
         assert!(
@@ -92,31 +83,18 @@ async fn a_catalog_image_installs_and_a_repushed_tag_upgrades_across_replaces() 
             "served in-process, no registry Service"
         );
 
-        subscription(
-            &ctx,
-            sub_to(&ctx, "etcd", "etcd", "community").channel("singlenamespace-alpha"),
-        )
-        .await?;
+        install_sample_etcd(&ctx, "community", "etcdoperator.v0.9.2").await?;
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        await_object(
-            &csvs,
-            "etcdoperator.v0.9.2",
-            Duration::from_secs(180),
-            "Succeeded",
-            |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded"),
-        )
-        .await?;
 
         // The tag moves to a catalog with a newer head; the poll sees the new digest and the operator upgrades.
         let second = push_catalog(&registry, published.fbc.clone(), &tag).await?;
         assert_ne!(first, second);
         let polled_at = Instant::now();
-        await_object(
-            &csvs,
+        await_csv_succeeded(
+            &ctx.client,
+            &ctx.namespace,
             "etcdoperator.v0.9.4",
             Duration::from_secs(180),
-            "Succeeded",
-            |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded"),
         )
         .await?;
         eprintln!(
@@ -276,17 +254,13 @@ async fn a_catalog_that_does_not_parse_and_an_unwritable_cache_folder_say_where(
 
 #[tokio::test]
 async fn a_failed_poll_keeps_serving_the_last_good_catalog() -> anyhow::Result<()> {
-    let root = std::path::PathBuf::from(
-        std::env::var("CARGO_MANIFEST_DIR")
-            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
-    )
-    .join("../deploy/samples/catalog");
     let cluster = olm_tests::Cluster::shared()?;
     with_namespace(cluster, "catimgkeep", |ctx| async move {
-        let registry = oci::Registry::default();
-        let prefix = format!("{}/{}", registry_addr(), ctx.namespace);
-        let published =
-            oci::publish::push_tree(&registry, &root, &["etcd".to_string()], &prefix).await?;
+        let SampleEtcd {
+            registry,
+            prefix,
+            published,
+        } = SampleEtcd::push(&ctx.namespace).await?;
         let tag = format!("{prefix}/catalog:latest");
         let good = push_catalog(
             &registry,
@@ -304,12 +278,7 @@ async fn a_failed_poll_keeps_serving_the_last_good_catalog() -> anyhow::Result<(
         )
         .await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        await_object(&catalogs, "community", DEADLINE, "READY", |c| {
-            c.and_then(|c| c.status.as_ref())
-                .and_then(|s| s.connection_state.as_ref())
-                .is_some_and(|s| s.last_observed_state.as_str() == "READY")
-        })
-        .await?;
+        await_catalog_ready(&ctx, "community").await?;
 
         // The tag now names an image that is not a catalog: the next poll fails to load it.
         let layer = oci::build::tar_gz(&[("bin/opm".to_string(), b"#!/bin/sh\n".to_vec())])?;
@@ -351,20 +320,7 @@ async fn a_failed_poll_keeps_serving_the_last_good_catalog() -> anyhow::Result<(
         );
 
         // Resolution still reads the last good catalog: a Subscription made now installs from it.
-        subscription(
-            &ctx,
-            sub_to(&ctx, "etcd", "etcd", "community").channel("singlenamespace-alpha"),
-        )
-        .await?;
-        let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        await_object(
-            &csvs,
-            "etcdoperator.v0.9.2",
-            Duration::from_secs(180),
-            "Succeeded",
-            |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded"),
-        )
-        .await?;
+        install_sample_etcd(&ctx, "community", "etcdoperator.v0.9.2").await?;
         let sub = subs(&ctx).get("etcd").await?;
         let unhealthy = sub
             .status

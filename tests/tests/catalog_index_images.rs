@@ -3,15 +3,11 @@
 //! local registry and naming real community bundle images by digest (`bundlepath`), is served in-process by a
 //! CatalogSource with `spec.image` (READY, no Pod), and a Subscription installs from it.
 
-use kube::Api;
-use messages::crd::catalog_source::CatalogSource;
-use messages::crd::csv::ClusterServiceVersion;
 use olm_tests::catalog_fixture::*;
 use olm_tests::oci_fixture::*;
-use olm_tests::{await_object, with_namespace};
+use olm_tests::with_namespace;
 use rusqlite::{Connection, params};
 use serde_json::json;
-use std::time::Duration;
 
 /// operator-registry's tables, as an index built by `opm index add` has them (pkg/sqlite migrations).
 const SCHEMA: &str = "
@@ -68,17 +64,13 @@ fn index_db(path: &std::path::Path, v090: &str, v092: &str) -> anyhow::Result<Ve
 
 #[tokio::test]
 async fn a_sqlite_index_image_is_served_and_installs() -> anyhow::Result<()> {
-    let root = std::path::PathBuf::from(
-        std::env::var("CARGO_MANIFEST_DIR")
-            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
-    )
-    .join("../deploy/samples/catalog");
     let cluster = olm_tests::Cluster::shared()?;
     with_namespace(cluster, "idximg", |ctx| async move {
-        let registry = oci::Registry::default();
-        let prefix = format!("{}/{}", registry_addr(), ctx.namespace);
-        let published =
-            oci::publish::push_tree(&registry, &root, &["etcd".to_string()], &prefix).await?;
+        let SampleEtcd {
+            registry,
+            prefix,
+            published,
+        } = SampleEtcd::push(&ctx.namespace).await?;
         let image = |csv: &str| {
             published
                 .bundles
@@ -108,32 +100,13 @@ async fn a_sqlite_index_image_is_served_and_installs() -> anyhow::Result<()> {
         let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
         create(&ctx, Catsrc::named("index").image(&tag).build()).await?;
-        let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        let cs = await_object(&catalogs, "index", DEADLINE, "READY", |c| {
-            c.and_then(|c| c.status.as_ref())
-                .and_then(|s| s.connection_state.as_ref())
-                .is_some_and(|s| s.last_observed_state.as_str() == "READY")
-        })
-        .await?;
+        let cs = await_catalog_ready(&ctx, "index").await?;
         assert!(
             cs.status.unwrap_or_default().registry_service.is_none(),
             "served in-process, no registry Service"
         );
 
-        subscription(
-            &ctx,
-            sub_to(&ctx, "etcd", "etcd", "index").channel("singlenamespace-alpha"),
-        )
-        .await?;
-        let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        let csv = await_object(
-            &csvs,
-            "etcdoperator.v0.9.2",
-            Duration::from_secs(180),
-            "Succeeded",
-            |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded"),
-        )
-        .await?;
+        let csv = install_sample_etcd(&ctx, "index", "etcdoperator.v0.9.2").await?;
         assert!(
             csv.spec.replaces.is_none(),
             "a fresh install replaces nothing (as OLM sets it)"

@@ -108,17 +108,29 @@ async fn the_node_simulator_makes_a_real_deployment_available() -> anyhow::Resul
     let cluster = Cluster::shared()?;
     with_namespace(cluster, "nodesim", |ctx| async move {
         let api: Api<Deployment> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        let deployment: Deployment = serde_json::from_value(json!({
-            "metadata": {"name": "web"},
-            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
-                     "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "example/web:1"}]}}}
-        }))?;
+        let mut spec = messages::testing::app_deployment("web", "web", "example/web:1");
+        spec.replicas = Some(2);
+        let mut deployment = Deployment {
+            spec: Some(spec),
+            ..Deployment::default()
+        };
+        deployment.metadata.name = Some("web".into());
         api.create(&PostParams::default(), &deployment).await?;
-        let available = await_object(&api, "web", DEFAULT_DEADLINE, "Deployment Available with 2 ready replicas", |d: Option<&Deployment>| {
-            d.and_then(|d| d.status.as_ref()).is_some_and(|s| {
-                s.ready_replicas == Some(2) && s.conditions.iter().flatten().any(|c| c.type_ == "Available" && c.status == "True")
-            })
-        })
+        let available = await_object(
+            &api,
+            "web",
+            DEFAULT_DEADLINE,
+            "Deployment Available with 2 ready replicas",
+            |d: Option<&Deployment>| {
+                d.and_then(|d| d.status.as_ref()).is_some_and(|s| {
+                    s.ready_replicas == Some(2)
+                        && s.conditions
+                            .iter()
+                            .flatten()
+                            .any(|c| c.type_ == "Available" && c.status == "True")
+                })
+            },
+        )
         .await?;
         assert_eq!(available.status.and_then(|s| s.available_replicas), Some(2));
         Ok(())

@@ -226,15 +226,7 @@ async fn upgrade_existing(
     group: &str,
 ) -> anyhow::Result<()> {
     let crds: Api<CustomResourceDefinition> = Api::all(ctx.client.clone());
-    await_object(&crds, crd_name, DEADLINE, "Established", |c| {
-        c.and_then(|c| c.status.as_ref())
-            .and_then(|s| s.conditions.as_ref())
-            .is_some_and(|cs| {
-                cs.iter()
-                    .any(|c| c.type_ == "Established" && c.status == "True")
-            })
-    })
-    .await?;
+    olm_tests::widgets::await_established(&ctx.client, crd_name, DEADLINE).await?;
     let ar = ApiResource {
         group: group.to_string(),
         version: "v1".into(),

@@ -10,6 +10,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::operator_group::OperatorGroup;
 use messages::testing::Og;
+use olm_tests::bench_figures::{pid_serving, rss_kib};
 use olm_tests::{Cluster, OperatorProcess, with_namespace};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -32,28 +33,8 @@ fn csv(name: &str, with_deployment: bool) -> Value {
     })
 }
 
-fn pid_of(port: u16) -> Option<u32> {
-    let needle = format!("127.0.0.1:{port}");
-    std::fs::read_dir("/proc")
-        .ok()?
-        .filter_map(Result::ok)
-        .find_map(|entry| {
-            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let text = String::from_utf8_lossy(&std::fs::read(entry.path().join("cmdline")).ok()?)
-                .to_string();
-            (text.contains("olm-operator") && text.contains(&needle)).then_some(pid)
-        })
-}
-
 fn rss_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.0);
-    kib / 1024.0
+    rss_kib(pid).unwrap_or(0) as f64 / 1024.0
 }
 
 /// The operator's RSS once it has settled after the last burst: at least 3 s after the call, two probes in a
@@ -198,7 +179,7 @@ async fn csvs_reach_succeeded_quickly_and_the_operator_stays_small() -> anyhow::
     with_namespace(cluster, "csv-bench", |ctx| async move {
         let ns = ctx.namespace.clone();
         let op = OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns]).await?;
-        let pid = pid_of(op.http_port).ok_or_else(|| anyhow::anyhow!("operator pid not found"))?;
+        let pid = pid_serving("olm-operator", op.http_port).ok_or_else(|| anyhow::anyhow!("operator pid not found"))?;
         let og: OperatorGroup = Og::named("og").targets(&[&ns]).build();
         Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ns).create(&PostParams::default(), &og).await?;
         let idle = settled_rss(pid).await?;

@@ -6,31 +6,20 @@
 //! with OLM's reason while a good CSV beside them succeeds. Requirements are in csv_requirements.rs, replaces
 //! chains in csv_chains.rs.
 
+use anyhow::Context;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::ServiceAccount;
+use k8s_openapi::api::core::v1::{EnvVar, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, Role, RoleBinding};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use messages::crd::csv::{CsvPhase, CsvReason, RequirementStatusReason};
 use olm_tests::csv_fixture::*;
-use olm_tests::{await_object, eventually};
+use olm_tests::{await_none_listed, await_object, eventually};
 use serde_json::json;
 
 #[tokio::test]
 async fn a_csv_installs_to_succeeded_with_a_real_deployment() -> anyhow::Result<()> {
     with_operator("csv-install", |ctx, port| async move {
-        create_group(&ctx).await?;
-        create_csv(
-            &ctx,
-            csv("op.v1.0.0", "1.0.0", None, "op", "example.com/op:1"),
-        )
-        .await?;
-        let done = await_phase(
-            &ctx,
-            "op.v1.0.0",
-            CsvPhase::Succeeded,
-            CsvReason::InstallSucceeded,
-        )
-        .await?;
+        let done = install_op(&ctx).await?;
         let status = done.status.clone().unwrap_or_default();
         assert_eq!(status.message, "install strategy completed with no errors");
         let history: Vec<(String, String)> = status
@@ -147,9 +136,7 @@ async fn a_csv_installs_to_succeeded_with_a_real_deployment() -> anyhow::Result<
 #[tokio::test]
 async fn a_deployment_changed_or_deleted_behind_our_back_is_repaired() -> anyhow::Result<()> {
     with_operator("csv-drift", |ctx, _port| async move {
-        create_group(&ctx).await?;
-        create_csv(&ctx, csv("op.v1.0.0", "1.0.0", None, "op", "example.com/op:1")).await?;
-        await_phase(&ctx, "op.v1.0.0", CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
+        install_op(&ctx).await?;
         let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         let image = |d: Option<&Deployment>| d.and_then(|d| d.spec.as_ref()).and_then(|s| s.template.spec.as_ref()).and_then(|p| p.containers[0].image.clone());
         let evil = json!({"spec": {"template": {"spec": {"containers": [{"name": "operator", "image": "example.com/evil:6"}]}}}});
@@ -196,19 +183,7 @@ fn env_names(d: Option<&Deployment>) -> Vec<String> {
 async fn a_label_another_manager_put_on_the_deployment_survives_a_reinstall() -> anyhow::Result<()>
 {
     with_operator("csv-ssa-others", |ctx, _port| async move {
-        create_group(&ctx).await?;
-        create_csv(
-            &ctx,
-            csv("op.v1.0.0", "1.0.0", None, "op", "example.com/op:1"),
-        )
-        .await?;
-        await_phase(
-            &ctx,
-            "op.v1.0.0",
-            CsvPhase::Succeeded,
-            CsvReason::InstallSucceeded,
-        )
-        .await?;
+        install_op(&ctx).await?;
         let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         let installed = deployments.get("op").await?;
         assert_eq!(
@@ -267,25 +242,53 @@ async fn a_deployment_written_by_create_and_update_loses_what_the_csv_does_not_r
     with_operator("csv-ssa-legacy", |ctx, _port| async move {
         create_group(&ctx).await?;
         // As an olm-rs that wrote with create/update (user agent `olm-rs/…`) left it: an env var the CSV lacks.
-        let mut legacy: Deployment = serde_json::from_value(json!({
-            "metadata": {"name": "op", "labels": {"app": "op"}},
-            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "op"}},
-                "template": {"metadata": {"labels": {"app": "op"}},
-                    "spec": {"serviceAccountName": "op-sa", "containers": [{"name": "operator", "image": "example.com/op:1",
-                        "env": [{"name": "STALE", "value": "1"}]}]}}}
-        }))?;
+        let mut op = csv("op.v1.0.0", "1.0.0", None, "op", "example.com/op:1");
+        first_container(&mut op)?.env = Some(vec![EnvVar {
+            name: "STALE".into(),
+            value: Some("1".into()),
+            ..EnvVar::default()
+        }]);
+        let mut legacy = Deployment {
+            spec: Some(first_deployment(&mut op)?.clone()),
+            ..Deployment::default()
+        };
+        legacy.metadata.name = Some("op".into());
+        legacy.metadata.labels = Some([("app".to_string(), "op".to_string())].into());
         legacy.metadata.namespace = Some(ctx.namespace.clone());
         let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        let post = PostParams { field_manager: Some("olm-rs".into()), ..PostParams::default() };
+        let post = PostParams {
+            field_manager: Some("olm-rs".into()),
+            ..PostParams::default()
+        };
         deployments.create(&post, &legacy).await?;
-        create_csv(&ctx, csv("op.v1.0.0", "1.0.0", None, "op", "example.com/op:1")).await?;
-        await_phase(&ctx, "op.v1.0.0", CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
-        let installed = await_object(&deployments, "op", DEADLINE, "STALE gone", |d| d.is_some() && !env_names(d).contains(&"STALE".to_string())).await?;
+        create_csv(
+            &ctx,
+            csv("op.v1.0.0", "1.0.0", None, "op", "example.com/op:1"),
+        )
+        .await?;
+        await_phase(
+            &ctx,
+            "op.v1.0.0",
+            CsvPhase::Succeeded,
+            CsvReason::InstallSucceeded,
+        )
+        .await?;
+        let installed = await_object(&deployments, "op", DEADLINE, "STALE gone", |d| {
+            d.is_some() && !env_names(d).contains(&"STALE".to_string())
+        })
+        .await?;
         assert!(env_names(Some(&installed)).contains(&"OPERATOR_CONDITION_NAME".to_string()));
         let legacy_spec = installed.metadata.managed_fields.iter().flatten().any(|m| {
-            m.manager.as_deref() == Some("olm-rs") && m.fields_v1.as_ref().is_some_and(|f| f.0.get("f:spec").is_some())
+            m.manager.as_deref() == Some("olm-rs")
+                && m.fields_v1
+                    .as_ref()
+                    .is_some_and(|f| f.0.get("f:spec").is_some())
         });
-        assert!(!legacy_spec, "the create's fields were taken over: {:?}", managers(&installed));
+        assert!(
+            !legacy_spec,
+            "the create's fields were taken over: {:?}",
+            managers(&installed)
+        );
         Ok(())
     })
     .await
@@ -300,8 +303,12 @@ async fn a_csv_naming_one_env_var_twice_is_refused_as_olms_crd_refuses_it() -> a
         // keys that still reaches olm-operator (a CSV stored before its CRD carried the keys) is written with
         // create/replace instead of an apply (`olm-operator/src/apply/request.rs`, table-tested).
         let mut twice = csv("op.v1.0.0", "1.0.0", None, "op", "example.com/op:1");
-        twice["spec"]["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["containers"]
-            [0]["env"] = json!([{"name": "MODE", "value": "a"}, {"name": "MODE", "value": "b"}]);
+        let mode = |value: &str| EnvVar {
+            name: "MODE".into(),
+            value: Some(value.into()),
+            ..EnvVar::default()
+        };
+        first_container(&mut twice)?.env = Some(vec![mode("a"), mode("b")]);
         let Err(refused) = create_csv(&ctx, twice).await else {
             anyhow::bail!("a CSV naming MODE twice was created");
         };
@@ -319,19 +326,7 @@ async fn a_csv_naming_one_env_var_twice_is_refused_as_olms_crd_refuses_it() -> a
 #[tokio::test]
 async fn deleting_a_csv_garbage_collects_what_it_installed() -> anyhow::Result<()> {
     with_operator("csv-delete", |ctx, _port| async move {
-        create_group(&ctx).await?;
-        create_csv(
-            &ctx,
-            csv("op.v1.0.0", "1.0.0", None, "op", "example.com/op:1"),
-        )
-        .await?;
-        await_phase(
-            &ctx,
-            "op.v1.0.0",
-            CsvPhase::Succeeded,
-            CsvReason::InstallSucceeded,
-        )
-        .await?;
+        install_op(&ctx).await?;
         let role = op_role_name(&ctx).await?;
         csvs(&ctx)
             .delete("op.v1.0.0", &DeleteParams::background())
@@ -352,18 +347,12 @@ async fn deleting_a_csv_garbage_collects_what_it_installed() -> anyhow::Result<(
         )
         .await?;
         let selector = format!("olm.owner=op.v1.0.0,olm.owner.namespace={}", ctx.namespace);
-        let client = ctx.client.clone();
-        eventually(DEADLINE, "cluster roles of the CSV deleted", || {
-            let (client, selector) = (client.clone(), selector.clone());
-            async move {
-                Ok(Api::<ClusterRole>::all(client)
-                    .list(&ListParams::default().labels(&selector))
-                    .await?
-                    .items
-                    .is_empty()
-                    .then_some(()))
-            }
-        })
+        await_none_listed(
+            &Api::<ClusterRole>::all(ctx.client.clone()),
+            &ListParams::default().labels(&selector),
+            DEADLINE,
+            "cluster roles of the CSV deleted",
+        )
         .await?;
         Ok(())
     })
@@ -376,14 +365,15 @@ async fn bad_csvs_fail_with_olms_reason_while_a_good_csv_beside_them_succeeds() 
     with_operator("csv-bad", |ctx, port| async move {
         create_group(&ctx).await?;
         let mut helm = csv("helm.v1.0.0", "1.0.0", None, "helm", "example.com/helm:1");
-        helm["spec"]["install"]["strategy"] = json!("helm");
+        helm.spec.install.strategy = "helm".into();
         create_csv(&ctx, helm).await?;
         let mut mismatch = csv("mismatch.v1.0.0", "1.0.0", None, "mismatch", "example.com/m:1");
-        mismatch["spec"]["install"]["spec"]["deployments"][0]["spec"]["selector"] = json!({"matchLabels": {"app": "other"}});
+        first_deployment(&mut mismatch)?.selector.match_labels = Some([("app".to_string(), "other".to_string())].into());
         create_csv(&ctx, mismatch).await?;
         create_csv(&ctx, csv("semver.v1", "one", None, "semver", "example.com/s:1")).await?;
         let mut no_verbs = csv("perm.v1.0.0", "1.0.0", None, "perm", "example.com/p:1");
-        no_verbs["spec"]["install"]["spec"]["permissions"][0]["rules"][0]["verbs"] = json!([]);
+        let rules = no_verbs.spec.install.spec.as_mut().and_then(|s| s.permissions.as_mut()).and_then(|p| p.first_mut());
+        rules.and_then(|p| p.rules.first_mut()).context("a permission rule")?.verbs = Vec::new();
         create_csv(&ctx, no_verbs).await?;
         create_csv(&ctx, csv("loop.v1", "1.0.0", Some("loop.v2"), "loop", "example.com/l:1")).await?;
         create_csv(&ctx, csv("loop.v2", "2.0.0", Some("loop.v1"), "loop", "example.com/l:2")).await?;

@@ -155,10 +155,10 @@ async fn a_min_kube_version_above_the_server_holds_the_csv_pending_and_one_below
         let below = "1.25.0";
         create_group(&ctx).await?;
         let mut future = csv("future.v1.0.0", "1.0.0", None, "future", "example.com/future:1");
-        future["spec"]["minKubeVersion"] = json!(above);
+        future.spec.min_kube_version = Some(above.clone());
         create_csv(&ctx, future).await?;
         let mut current = csv("current.v1.0.0", "1.0.0", None, "current", "example.com/current:1");
-        current["spec"]["minKubeVersion"] = json!(below);
+        current.spec.min_kube_version = Some(below.to_string());
         create_csv(&ctx, current).await?;
 
         let pending = await_phase(&ctx, "future.v1.0.0", CsvPhase::Pending, CsvReason::RequirementsNotMet).await?;
@@ -197,8 +197,7 @@ async fn a_csv_failed_for_good_tries_again_when_its_group_changes() -> anyhow::R
         create_group(&ctx).await?;
         // The API server rejects the deployment (a container name is a DNS label): retrying cannot help.
         let mut bad = csv("bad.v1.0.0", "1.0.0", None, "bad", "example.com/bad:1");
-        bad["spec"]["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["containers"]
-            [0]["name"] = json!("Not_A_Label");
+        first_container(&mut bad)?.name = "Not_A_Label".into();
         create_csv(&ctx, bad).await?;
         await_phase(
             &ctx,
@@ -243,19 +242,20 @@ async fn a_csv_failed_for_good_tries_again_when_its_group_changes() -> anyhow::R
 
 #[tokio::test]
 async fn the_subscription_config_is_projected_onto_the_deployment() -> anyhow::Result<()> {
-    use messages::crd::subscription::Subscription;
+    use k8s_openapi::api::core::v1::EnvVar;
+    use messages::crd::subscription::{Subscription, SubscriptionConfig};
+    use messages::testing::Sub;
     with_operator("csv-subconfig", |ctx, _port| async move {
-        create_group(&ctx).await?;
-        create_csv(&ctx, csv("op.v1.0.0", "1.0.0", None, "op", "example.com/op:1")).await?;
-        await_phase(&ctx, "op.v1.0.0", CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
+        install_op(&ctx).await?;
         // A Subscription that installed op.v1.0.0 (as catalog-operator would record it), with a config.
         let subs: Api<Subscription> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        let sub: Subscription = serde_json::from_value(json!({
-            "apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription", "metadata": {"name": "op"},
-            "spec": {"name": "op", "source": "nowhere", "sourceNamespace": ctx.namespace, "channel": "stable",
-                     "config": {"env": [{"name": "LOG_LEVEL", "value": "debug"}], "nodeSelector": {"disk": "ssd"},
-                                "annotations": {"team": "storage"}}}
-        }))?;
+        let config = SubscriptionConfig {
+            env: Some(vec![EnvVar { name: "LOG_LEVEL".into(), value: Some("debug".into()), ..EnvVar::default() }]),
+            node_selector: Some([("disk".to_string(), "ssd".to_string())].into()),
+            annotations: Some([("team".to_string(), "storage".to_string())].into()),
+            ..SubscriptionConfig::default()
+        };
+        let sub = Sub::named("op").package("op").source("nowhere", &ctx.namespace).channel("stable").config(config).build();
         subs.create(&PostParams::default(), &sub).await?;
         // As catalog-operator writes it (OLM's schema requires lastUpdated).
         let now = k8s_openapi::jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();

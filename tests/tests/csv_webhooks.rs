@@ -13,14 +13,15 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Secret, Service};
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
-use messages::crd::csv::{ClusterServiceVersion, CsvPhase, CsvReason};
+use messages::crd::csv::{
+    ApiServiceDescription, ClusterServiceVersion, CsvPhase, CsvReason, InstallModeType,
+};
 use messages::crd::operator_group::OperatorGroup;
-use messages::testing::Og;
+use messages::testing::{Og, Webhook};
 
 use olm_tests::csv_fixture::webhooks::*;
 use olm_tests::csv_fixture::{await_phase, csvs};
 use olm_tests::{await_object, eventually};
-use serde_json::json;
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(90);
@@ -31,14 +32,11 @@ async fn a_webhook_operator_gets_certificates_a_service_and_scoped_configuration
     with_operator("csv-webhooks", &[], |ctx| async move {
         let ns = ctx.namespace.clone();
         let group = create_group(&ctx).await?;
-        let webhooks = json!([
-            hook(&format!("vwidgets.{ns}.test.olm-rs.io"), "ValidatingAdmissionWebhook", "webhook.server", &ns),
-            hook(&format!("mwidgets.{ns}.test.olm-rs.io"), "MutatingAdmissionWebhook", "webhook.server", &ns),
-        ]);
+        let hooks = csv("hooks.v1", "webhook.server")
+            .webhook(hook(Webhook::validating(&format!("vwidgets.{ns}.test.olm-rs.io"), "webhook.server"), &ns).build())
+            .webhook(hook(Webhook::mutating(&format!("mwidgets.{ns}.test.olm-rs.io"), "webhook.server"), &ns).build());
         let created = std::time::Instant::now();
-        csvs(&ctx)
-            .create(&PostParams::default(), &csv("hooks.v1", "webhook.server", own_namespace(), webhooks, json!([]))?)
-            .await?;
+        csvs(&ctx).create(&PostParams::default(), &hooks.build()).await?;
         let done = await_phase(&ctx, "hooks.v1", CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
         eprintln!("CSV creation to Succeeded: {:?}", created.elapsed());
         let status = done.status.clone().unwrap_or_default();
@@ -56,7 +54,7 @@ async fn a_webhook_operator_gets_certificates_a_service_and_scoped_configuration
             .await?;
         assert_eq!(secret.type_.as_deref(), Some("kubernetes.io/tls"));
         let data = secret.data.clone().unwrap_or_default();
-        let ca = data.get("olmCAKey").expect("the CA").0.clone();
+        let ca = ca_of(&secret)?;
         assert!(data.contains_key("tls.crt") && data.contains_key("tls.key"));
         let hash = sha256_hex(&ca);
         assert_eq!(
@@ -175,16 +173,14 @@ async fn rotation(identity: Identity) -> anyhow::Result<()> {
         move |ctx| async move {
             let ns = ctx.namespace.clone();
             create_group(&ctx).await?;
-            let webhooks = json!([hook(
-                &format!("vwidgets.{ns}.test.olm-rs.io"),
-                "ValidatingAdmissionWebhook",
-                "rotating",
-                &ns
-            )]);
+            let webhook = hook(
+                Webhook::validating(&format!("vwidgets.{ns}.test.olm-rs.io"), "rotating"),
+                &ns,
+            );
             csvs(&ctx)
                 .create(
                     &PostParams::default(),
-                    &csv("rot.v1", "rotating", own_namespace(), webhooks, json!([]))?,
+                    &csv("rot.v1", "rotating").webhook(webhook.build()).build(),
                 )
                 .await?;
             let first = await_phase(
@@ -210,15 +206,11 @@ async fn rotation(identity: Identity) -> anyhow::Result<()> {
                 .name
                 .clone()
                 .expect("a name");
-            let old_ca = Api::<Secret>::namespaced(ctx.client.clone(), &ns)
-                .get("rotating-service-cert")
-                .await?
-                .data
-                .unwrap_or_default()
-                .get("olmCAKey")
-                .expect("a CA")
-                .0
-                .clone();
+            let old_ca = ca_of(
+                &Api::<Secret>::namespaced(ctx.client.clone(), &ns)
+                    .get("rotating-service-cert")
+                    .await?,
+            )?;
             // While the deployment rolls, the webhook trusts a new CA first and the previous one after it.
             let both_seen = {
                 let (configs, old_ca) = (configs.clone(), old_ca.clone());
@@ -265,20 +257,7 @@ async fn rotation(identity: Identity) -> anyhow::Result<()> {
                 },
             )
             .await?;
-            let rotated = await_object(
-                &csvs(&ctx),
-                "rot.v1",
-                DEADLINE,
-                "Succeeded with new certificates",
-                move |c: Option<&ClusterServiceVersion>| {
-                    c.is_some_and(|c| {
-                        c.phase() == CsvPhase::Succeeded
-                            && c.status.as_ref().and_then(|s| s.certs_rotate_at.clone())
-                                > Some(first_rotate_at.clone())
-                    })
-                },
-            )
-            .await?;
+            let rotated = await_rotated(&csvs(&ctx), "rot.v1", DEADLINE, first_rotate_at).await?;
             let after = deployments.get("rotating").await?;
             let new_hash = ca_hash_of_deployment(&after).expect("a CA hash");
             assert_ne!(new_hash, old_hash, "the pod template carries the new CA");
@@ -290,13 +269,7 @@ async fn rotation(identity: Identity) -> anyhow::Result<()> {
             let secret = Api::<Secret>::namespaced(ctx.client.clone(), &ns)
                 .get("rotating-service-cert")
                 .await?;
-            let ca = secret
-                .data
-                .unwrap_or_default()
-                .get("olmCAKey")
-                .expect("a CA")
-                .0
-                .clone();
+            let ca = ca_of(&secret)?;
             assert_eq!(
                 sha256_hex(&ca),
                 new_hash,
@@ -355,14 +328,14 @@ async fn bad_webhook_definitions_fail_with_a_clear_reason_and_create_nothing() -
     with_operator("csv-webhook-bad", &[], |ctx| async move {
         let ns = ctx.namespace.clone();
         create_group(&ctx).await?;
-        let ghost = json!([hook(&format!("vghost.{ns}.test.olm-rs.io"), "ValidatingAdmissionWebhook", "ghost", &ns)]);
+        let ghost = hook(Webhook::validating(&format!("vghost.{ns}.test.olm-rs.io"), "ghost"), &ns);
         csvs(&ctx)
-            .create(&PostParams::default(), &csv("ghost.v1", "real", own_namespace(), ghost, json!([]))?)
+            .create(&PostParams::default(), &csv("ghost.v1", "real").webhook(ghost.build()).build())
             .await?;
-        let mut conversion = hook(&format!("cwidgets.{ns}.test.olm-rs.io"), "ConversionWebhook", "converter", &ns);
-        conversion["conversionCRDs"] = json!([format!("widgets.{ns}.test.olm-rs.io")]);
+        let crd = format!("widgets.{ns}.test.olm-rs.io");
+        let conversion = hook(Webhook::conversion(&format!("cwidgets.{ns}.test.olm-rs.io"), "converter", &[&crd]), &ns);
         csvs(&ctx)
-            .create(&PostParams::default(), &csv("conv.v1", "converter", own_namespace(), json!([conversion]), json!([]))?)
+            .create(&PostParams::default(), &csv("conv.v1", "converter").webhook(conversion.build()).build())
             .await?;
         let failed = await_phase(&ctx, "ghost.v1", CsvPhase::Failed, CsvReason::InvalidWebhookDescription).await?;
         assert_eq!(
@@ -388,21 +361,23 @@ async fn a_second_csv_owning_the_same_api_service_fails_with_olms_owner_conflict
         let ns = ctx.namespace.clone();
         create_group(&ctx).await?;
         let group = format!("{ns}.test.olm-rs.io");
-        let api = |deployment: &str| {
-            json!([{"name": "widgets", "group": group, "version": "v1alpha1", "kind": "Widget",
-                    "deploymentName": deployment, "containerPort": 5443, "displayName": "Widgets"}])
+        let api = |deployment: &str| ApiServiceDescription {
+            name: "widgets".into(),
+            group: group.clone(),
+            version: "v1alpha1".into(),
+            kind: "Widget".into(),
+            deployment_name: Some(deployment.into()),
+            container_port: Some(5443),
+            display_name: Some("Widgets".into()),
+            ..ApiServiceDescription::default()
         };
         let api_name = format!("v1alpha1.{group}");
         csvs(&ctx)
             .create(
                 &PostParams::default(),
-                &csv(
-                    "first.v1",
-                    "first-api",
-                    own_namespace(),
-                    json!([]),
-                    api("first-api"),
-                )?,
+                &csv("first.v1", "first-api")
+                    .owns_api_service(api("first-api"))
+                    .build(),
             )
             .await?;
         // The first installs: its APIService exists, owned by it, with its CA and Service.
@@ -433,13 +408,7 @@ async fn a_second_csv_owning_the_same_api_service_fails_with_olms_owner_conflict
         let secret = Api::<Secret>::namespaced(ctx.client.clone(), &ns)
             .get("first-api-service-cert")
             .await?;
-        let ca = secret
-            .data
-            .unwrap_or_default()
-            .get("olmCAKey")
-            .expect("a CA")
-            .0
-            .clone();
+        let ca = ca_of(&secret)?;
         assert_eq!(spec.ca_bundle.map(|b| b.0), Some(ca));
         // Nothing serves it on the light cluster: the first waits for the APIService to become available.
         await_object(
@@ -462,13 +431,9 @@ async fn a_second_csv_owning_the_same_api_service_fails_with_olms_owner_conflict
         csvs(&ctx)
             .create(
                 &PostParams::default(),
-                &csv(
-                    "second.v1",
-                    "second-api",
-                    own_namespace(),
-                    json!([]),
-                    api("second-api"),
-                )?,
+                &csv("second.v1", "second-api")
+                    .owns_api_service(api("second-api"))
+                    .build(),
             )
             .await?;
         let second = await_phase(
@@ -540,23 +505,16 @@ async fn a_conversion_webhook_points_the_owned_crd_at_the_service_until_the_csv_
         Api::<OperatorGroup>::namespaced(ctx.client.clone(), &ns).create(&PostParams::default(), &og).await?;
         let group = format!("{ns}.test.olm-rs.io");
         let crds: Api<CustomResourceDefinition> = Api::all(ctx.client.clone());
-        crds.create(&PostParams::default(), &crd(&group)?).await?;
+        crds.create(&PostParams::default(), &crd(&group)).await?;
         let crd_name = format!("widgets.{group}");
         let result = async {
-            let mut conversion = hook(&format!("cwidgets.{group}"), "ConversionWebhook", "converter", &ns);
-            conversion["conversionCRDs"] = json!([crd_name]);
-            conversion["webhookPath"] = json!("/convert");
-            let mut c = csv(
-                "conv.v1",
-                "converter",
-                json!([{"type": "OwnNamespace", "supported": false}, {"type": "SingleNamespace", "supported": false},
-                       {"type": "MultiNamespace", "supported": false}, {"type": "AllNamespaces", "supported": true}]),
-                json!([conversion]),
-                json!([]),
-            )?;
-            c.spec.custom_resource_definitions = Some(serde_json::from_value(json!({
-                "owned": [{"name": crd_name, "version": "v1", "kind": "Widget"}]
-            }))?);
+            let conversion = hook(Webhook::conversion(&format!("cwidgets.{group}"), "converter", &[&crd_name]), &ns)
+                .path("/convert");
+            let c = csv("conv.v1", "converter")
+                .install_modes(&[InstallModeType::AllNamespaces])
+                .webhook(conversion.build())
+                .owns_crd(&crd_name, "v1", "Widget")
+                .build();
             csvs(&ctx).create(&PostParams::default(), &c).await?;
             await_phase(&ctx, "conv.v1", CsvPhase::Succeeded, CsvReason::InstallSucceeded).await?;
             let live = crds.get(&crd_name).await?;
@@ -570,7 +528,7 @@ async fn a_conversion_webhook_points_the_owned_crd_at_the_service_until_the_csv_
                 ("converter-service", ns.as_str(), Some("/convert"), Some(9443))
             );
             let secret = Api::<Secret>::namespaced(ctx.client.clone(), &ns).get("converter-service-cert").await?;
-            let ca = secret.data.unwrap_or_default().get("olmCAKey").expect("a CA").0.clone();
+            let ca = ca_of(&secret)?;
             assert_eq!(config.ca_bundle.map(|b| b.0), Some(ca));
             assert_eq!(webhook.conversion_review_versions, vec!["v1".to_string()]);
             // Deleting the CSV (nothing replaces it) sets the conversion back to None.
@@ -600,17 +558,15 @@ async fn webhook_operator_time_to_succeeded() -> anyhow::Result<()> {
         for i in 0..10 {
             let name = format!("bench{i}.v1");
             let deployment = format!("bench{i}");
-            let webhooks = json!([hook(
-                &format!("v{i}.{ns}.test.olm-rs.io"),
-                "ValidatingAdmissionWebhook",
-                &deployment,
-                &ns
-            )]);
+            let webhook = hook(
+                Webhook::validating(&format!("v{i}.{ns}.test.olm-rs.io"), &deployment),
+                &ns,
+            );
             let start = std::time::Instant::now();
             csvs(&ctx)
                 .create(
                     &PostParams::default(),
-                    &csv(&name, &deployment, own_namespace(), webhooks, json!([]))?,
+                    &csv(&name, &deployment).webhook(webhook.build()).build(),
                 )
                 .await?;
             await_phase(

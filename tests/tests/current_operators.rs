@@ -16,11 +16,13 @@ use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::api::{DeleteParams, ListParams};
-use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
+use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::InstallPlanPhase;
 use messages::crd::subscription::SubscriptionState;
 use olm_tests::catalog_fixture::*;
-use olm_tests::{Cluster, TestContext, await_object, shared_operators, with_namespace};
+use olm_tests::{
+    Cluster, TestContext, await_csv_succeeded, await_object, shared_operators, with_namespace,
+};
 use std::time::{Duration, Instant};
 
 /// One real operator and what installing it must produce.
@@ -146,12 +148,11 @@ async fn install(
     })
     .await?;
     let created = Instant::now();
-    let csv = await_object(
-        &csvs,
+    let csv = await_csv_succeeded(
+        &ctx.client,
+        &ctx.namespace,
         case.csv,
         Duration::from_secs(180),
-        "Succeeded",
-        |c| c.is_some_and(|c| c.phase() == CsvPhase::Succeeded),
     )
     .await?;
     let took = created.elapsed();

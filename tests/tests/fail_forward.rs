@@ -18,6 +18,7 @@ use messages::crd::csv::{ClusterServiceVersion, CsvPhase, CsvReason};
 use messages::crd::operator_group::{OperatorGroup, OperatorGroupSpec, UpgradeStrategyName};
 use messages::crd::subscription::SubscriptionState;
 use olm_tests::catalog_fixture::*;
+use olm_tests::csv_fixture::csv_phases;
 use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -143,13 +144,7 @@ async fn with_fail_forward_the_subscription_moves_past_a_failed_upgrade() -> any
         let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         let csvs = &csvs;
         eventually(STEP, "only the fix left", || async move {
-            let left: Vec<(String, CsvPhase)> = csvs
-                .list(&ListParams::default())
-                .await?
-                .items
-                .iter()
-                .map(|c| (c.metadata.name.clone().unwrap_or_default(), c.phase()))
-                .collect();
+            let left = csv_phases(csvs).await?;
             if left == [("ff.v1.2.0".to_string(), CsvPhase::Succeeded)] {
                 Ok(Some(()))
             } else {

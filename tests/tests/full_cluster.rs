@@ -29,14 +29,12 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use kube::{Client, Resource};
 use messages::crd::catalog_source::{CatalogSource, GrpcConnectionState};
-use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
+use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::InstallPlan;
-use messages::crd::operator_group::OperatorGroup;
 use messages::crd::subscription::Approval;
-use messages::crd::subscription::Subscription;
 use messages::testing::{Catsrc, Og, Sub};
 use olm_tests::{FullCluster, await_object, dump_namespace, eventually};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::time::{Duration, Instant};
 
 mod full_cluster_pod_security;
@@ -305,42 +303,48 @@ async fn package_manifests_are_served(cluster: &FullCluster) -> anyhow::Result<(
 }
 
 /// A ConfigMap catalog with one package whose operator runs the test-operator image, hardened like ours.
-fn test_catalog(package: &str) -> Value {
+fn test_catalog(package: &str) -> ConfigMap {
     let csv = olm_tests::test_operator_csv(package);
     let packages = json!([{"packageName": package, "defaultChannel": "stable",
                            "channels": [{"name": "stable", "currentCSV": format!("{package}.v1.0.0")}]}]);
-    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "test-catalog"},
-           "data": {"customResourceDefinitions": "[]", "clusterServiceVersions": json!([csv]).to_string(), "packages": packages.to_string()}})
+    let data = [
+        ("customResourceDefinitions", "[]".to_string()),
+        ("clusterServiceVersions", json!([csv]).to_string()),
+        ("packages", packages.to_string()),
+    ];
+    ConfigMap {
+        metadata: kube::api::ObjectMeta {
+            name: Some("test-catalog".into()),
+            ..Default::default()
+        },
+        data: Some(data.into_iter().map(|(k, v)| (k.to_string(), v)).collect()),
+        ..ConfigMap::default()
+    }
 }
 
 /// OperatorGroup, ConfigMap catalog and CatalogSource in `ns`, then the Subscription to `package`.
 async fn subscribe(client: &Client, ns: &str, package: &str) -> anyhow::Result<()> {
-    let pp = PostParams::default();
-    Api::<OperatorGroup>::namespaced(client.clone(), ns)
-        .create(&pp, &Og::named("og").targets(&[ns]).build())
-        .await?;
-    Api::<ConfigMap>::namespaced(client.clone(), ns)
-        .create(&pp, &serde_json::from_value(test_catalog(package))?)
-        .await?;
-    Api::<CatalogSource>::namespaced(client.clone(), ns)
-        .create(
-            &pp,
-            &Catsrc::named("test-catalog")
-                .config_map("test-catalog")
-                .build(),
-        )
-        .await?;
-    Api::<Subscription>::namespaced(client.clone(), ns)
-        .create(
-            &pp,
-            &Sub::named(package)
-                .package(package)
-                .source("test-catalog", ns)
-                .channel("stable")
-                .approval(Approval::Automatic)
-                .build(),
-        )
-        .await?;
+    create_in(client, ns, &Og::named("og").targets(&[ns]).build()).await?;
+    create_in(client, ns, &test_catalog(package)).await?;
+    create_in(
+        client,
+        ns,
+        &Catsrc::named("test-catalog")
+            .config_map("test-catalog")
+            .build(),
+    )
+    .await?;
+    create_in(
+        client,
+        ns,
+        &Sub::named(package)
+            .package(package)
+            .source("test-catalog", ns)
+            .channel("stable")
+            .approval(Approval::Automatic)
+            .build(),
+    )
+    .await?;
     Ok(())
 }
 
@@ -450,30 +454,9 @@ async fn killing_the_leaders_mid_install_installs_once(
         plans.list(&ListParams::default()).await?.items.len(),
         "InstallPlan",
     );
-    count(
-        Api::<ClusterServiceVersion>::namespaced(client.clone(), ns)
-            .list(&ListParams::default())
-            .await?
-            .items
-            .len(),
-        "CSV",
-    );
-    count(
-        Api::<Deployment>::namespaced(client.clone(), ns)
-            .list(&ListParams::default())
-            .await?
-            .items
-            .len(),
-        "Deployment",
-    );
-    count(
-        Api::<ReplicaSet>::namespaced(client.clone(), ns)
-            .list(&ListParams::default())
-            .await?
-            .items
-            .len(),
-        "ReplicaSet",
-    );
+    count(listed::<ClusterServiceVersion>(client, ns).await?, "CSV");
+    count(listed::<Deployment>(client, ns).await?, "Deployment");
+    count(listed::<ReplicaSet>(client, ns).await?, "ReplicaSet");
     let running = Api::<Pod>::namespaced(client.clone(), ns)
         .list(&ListParams::default())
         .await?;
@@ -486,6 +469,37 @@ async fn killing_the_leaders_mid_install_installs_once(
         "operator pod",
     );
     Ok(())
+}
+
+/// Create `object` in namespace `ns`.
+async fn create_in<K>(client: &Client, ns: &str, object: &K) -> anyhow::Result<K>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + serde::Serialize
+        + std::fmt::Debug,
+    <K as Resource>::DynamicType: Default,
+{
+    Ok(Api::<K>::namespaced(client.clone(), ns)
+        .create(&PostParams::default(), object)
+        .await?)
+}
+
+/// How many objects of kind `K` namespace `ns` holds.
+async fn listed<K>(client: &Client, ns: &str) -> anyhow::Result<usize>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+    <K as Resource>::DynamicType: Default,
+{
+    Ok(Api::<K>::namespaced(client.clone(), ns)
+        .list(&ListParams::default())
+        .await?
+        .items
+        .len())
 }
 
 async fn approve_plan_for(client: &Client, ns: &str, csv: &str) -> anyhow::Result<()> {
@@ -513,12 +527,7 @@ async fn approve_plan_for(client: &Client, ns: &str, csv: &str) -> anyhow::Resul
 }
 
 async fn await_csv_succeeded(client: &Client, ns: &str, csv: &str) -> anyhow::Result<()> {
-    let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
-    await_object(&csvs, csv, TAKEOVER_DEADLINE, "Succeeded", |c| {
-        c.and_then(|c| c.status.as_ref())
-            .is_some_and(|s| s.phase == CsvPhase::Succeeded)
-    })
-    .await?;
+    olm_tests::await_csv_succeeded(client, ns, csv, TAKEOVER_DEADLINE).await?;
     Ok(())
 }
 
@@ -565,24 +574,20 @@ async fn crd_changing_upgrade_from_an_image_catalog(
     std::fs::remove_dir_all(&dir)?;
 
     let pp = PostParams::default();
-    Api::<OperatorGroup>::namespaced(client.clone(), ns)
-        .create(&pp, &Og::named("og").targets(&[ns]).build())
-        .await?;
-    Api::<CatalogSource>::namespaced(client.clone(), ns)
-        .create(&pp, &Catsrc::named("hawtio").image(&image).build())
-        .await?;
-    Api::<Subscription>::namespaced(client.clone(), ns)
-        .create(
-            &pp,
-            &Sub::named(PACKAGE)
-                .package(PACKAGE)
-                .source("hawtio", ns)
-                .channel(CHANNEL)
-                .starting_csv(OLD)
-                .approval(Approval::Manual)
-                .build(),
-        )
-        .await?;
+    create_in(client, ns, &Og::named("og").targets(&[ns]).build()).await?;
+    create_in(client, ns, &Catsrc::named("hawtio").image(&image).build()).await?;
+    create_in(
+        client,
+        ns,
+        &Sub::named(PACKAGE)
+            .package(PACKAGE)
+            .source("hawtio", ns)
+            .channel(CHANNEL)
+            .starting_csv(OLD)
+            .approval(Approval::Manual)
+            .build(),
+    )
+    .await?;
 
     // 0.5.0 from its bundle image, running as a real pod.
     approve_plan_for(client, ns, OLD).await?;
@@ -641,16 +646,16 @@ async fn crd_changing_upgrade_from_an_image_catalog(
     .await?;
     // Two more real packages from the same catalog image, Automatic approval: three in all run as real pods.
     for (package, channel, csv) in EXTRA {
-        Api::<Subscription>::namespaced(client.clone(), ns)
-            .create(
-                &pp,
-                &Sub::named(package)
-                    .package(package)
-                    .source("hawtio", ns)
-                    .channel(channel)
-                    .build(),
-            )
-            .await?;
+        create_in(
+            client,
+            ns,
+            &Sub::named(package)
+                .package(package)
+                .source("hawtio", ns)
+                .channel(channel)
+                .build(),
+        )
+        .await?;
         // The namespace also holds hawtio's Manual Subscription; whichever approval the plan gets, approving it
         // is harmless (an Automatic plan is approved already), and this phase is about installing from images.
         approve_plan_for(client, ns, csv).await?;

@@ -14,19 +14,20 @@
 //! (annotated too). Prints the time from CSV creation to `Succeeded`.
 
 use k8s_openapi::api::apps::v1::DeploymentSpec;
-use k8s_openapi::api::core::v1::{
-    Capabilities, Container, ContainerPort, EnvVar, HTTPGetAction, Namespace, PodSecurityContext,
-    Probe, SeccompProfile, SecurityContext,
-};
+use k8s_openapi::api::core::v1::{Container, ContainerPort, EnvVar, Namespace};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, PostParams};
 use kube::core::GroupVersionKind;
-use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
+use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::{OperatorGroup, OperatorGroupSpec};
+use olm_tests::test_webhook::{
+    TEST_WEBHOOK_IMAGE, https_ready_probe, non_root_pod, restricted_container,
+};
 use olm_tests::{
-    FullCluster, await_object, await_webhook_denial, dump_namespace, eventually, shared_catalogs,
+    FullCluster, await_csv_succeeded, await_webhook_denial, dump_namespace, eventually,
+    shared_catalogs,
 };
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -37,7 +38,6 @@ const BUNDLE: &str =
 const CSV_FILE: &str = "cluster-aas-operator.clusterserviceversion.yaml";
 const GROUP: &str = "clustertemplate.openshift.io";
 const CONVERTED_CRD: &str = "clustertemplateinstances.clustertemplate.openshift.io";
-const WEBHOOK_IMAGE: &str = "localhost/olm-rs/test-webhook:dev";
 const DEADLINE: Duration = Duration::from_secs(180);
 
 fn read_yaml<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
@@ -83,18 +83,9 @@ fn bundle_crds(dir: &Path) -> anyhow::Result<Vec<CustomResourceDefinition>> {
 /// The operator's Deployment, served by test-webhook on the webhooks' target port (its own images are not
 /// pullable offline; the sidecar kube-rbac-proxy is left out for the same reason).
 fn webhook_pod(spec: &mut DeploymentSpec, port: i32) {
-    let restricted = SecurityContext {
-        allow_privilege_escalation: Some(false),
-        read_only_root_filesystem: Some(true),
-        capabilities: Some(Capabilities {
-            drop: Some(vec!["ALL".into()]),
-            ..Capabilities::default()
-        }),
-        ..SecurityContext::default()
-    };
     let container = Container {
         name: "manager".into(),
-        image: Some(WEBHOOK_IMAGE.into()),
+        image: Some(TEST_WEBHOOK_IMAGE.into()),
         image_pull_policy: Some("IfNotPresent".into()),
         env: Some(vec![EnvVar {
             name: "WEBHOOK_PORT".into(),
@@ -105,29 +96,13 @@ fn webhook_pod(spec: &mut DeploymentSpec, port: i32) {
             container_port: port,
             ..ContainerPort::default()
         }]),
-        readiness_probe: Some(Probe {
-            http_get: Some(HTTPGetAction {
-                path: Some("/healthz".into()),
-                port: IntOrString::Int(port),
-                scheme: Some("HTTPS".into()),
-                ..HTTPGetAction::default()
-            }),
-            period_seconds: Some(1),
-            ..Probe::default()
-        }),
-        security_context: Some(restricted),
+        readiness_probe: Some(https_ready_probe(port)),
+        security_context: Some(restricted_container()),
         ..Container::default()
     };
     if let Some(pod) = spec.template.spec.as_mut() {
         pod.containers = vec![container];
-        pod.security_context = Some(PodSecurityContext {
-            run_as_non_root: Some(true),
-            seccomp_profile: Some(SeccompProfile {
-                type_: "RuntimeDefault".into(),
-                ..SeccompProfile::default()
-            }),
-            ..PodSecurityContext::default()
-        });
+        pod.security_context = Some(non_root_pod());
     }
 }
 
@@ -260,14 +235,7 @@ async fn proof(
     let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
     let start = Instant::now();
     csvs.create(&pp, &csv).await?;
-    await_object(
-        &csvs,
-        &name,
-        DEADLINE,
-        "Succeeded",
-        |c: Option<&ClusterServiceVersion>| c.is_some_and(|c| c.phase() == CsvPhase::Succeeded),
-    )
-    .await?;
+    await_csv_succeeded(client, ns, &name, DEADLINE).await?;
     eprintln!(
         "full cluster: {name} (1 conversion, 1 mutating, 2 validating webhooks): CSV creation -> Succeeded in {:?}",
         start.elapsed()

@@ -373,12 +373,7 @@ async fn await_csv_succeeded(client: &Client, ns: &str) -> anyhow::Result<()> {
 /// global catalog namespace `olm`); the CSV Succeeded and its one pod Ready.
 async fn subscribe_and_await_pod(client: &Client, ns: &str) -> anyhow::Result<Pod> {
     let pp = PostParams::default();
-    Api::<Namespace>::all(client.clone())
-        .create(
-            &pp,
-            &serde_json::from_value(json!({"metadata": {"name": ns}}))?,
-        )
-        .await?;
+    olm_tests::widgets::create_namespace(client, ns).await?;
     let dynamic = |kind: &str, version: &str, plural: &str| {
         let resource = kube::api::ApiResource {
             group: "operators.coreos.com".into(),

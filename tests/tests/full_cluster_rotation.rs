@@ -13,16 +13,19 @@
 use anyhow::Context;
 use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
-use k8s_openapi::api::core::v1::{Namespace, Pod, Secret};
+use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, PostParams};
 use kube::core::GroupVersionKind;
-use messages::crd::csv::{ClusterServiceVersion, CsvPhase, CsvReason};
+use messages::crd::csv::{ClusterServiceVersion, CsvPhase, CsvReason, InstallModeType};
 use messages::crd::operator_group::OperatorGroup;
-use messages::testing::Og;
-use olm_tests::{FullCluster, await_object, dump_namespace, eventually};
+use messages::testing::{Csv, Og, Webhook};
+use olm_tests::csv_fixture::webhooks::{
+    await_rotated, ca_hash_of_deployment, ca_of, sha256_hex, webhook_bundle,
+};
+use olm_tests::test_webhook::{TEST_WEBHOOK_PORT, test_webhook_deployment};
+use olm_tests::{FullCluster, await_csv_succeeded, await_object, eventually, with_full_namespace};
 use serde_json::json;
-use sha2::Digest;
 use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,32 +45,20 @@ const DEADLINE: Duration = Duration::from_secs(180);
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 const DENIAL: &str = "denied by the test webhook";
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_certificate_rotation_fails_no_admission_request() -> anyhow::Result<()> {
     let cluster = FullCluster::shared()?;
     cluster.set_cert_validity(Some(VALIDITY_SECONDS))?;
     let client = cluster.client().await?;
     let ns = format!("full-rotation-{}", std::process::id());
-    olm_tests::widgets::create_namespace(&client, &ns).await?;
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let crd_name = olm_tests::widgets::create_widget_crd(&client, GROUP, &["v1"]).await?;
-    let result = rotation(&client, &ns, &crd_name).await;
-    if let Err(error) = &result {
-        eprintln!("rotation proof failed: {error:#}");
-        dump_namespace(&client, &ns).await;
-    }
-    let _ = crds.delete(&crd_name, &DeleteParams::default()).await;
-    if std::env::var_os("OLM_TEST_NO_CLEANUP").is_none() {
-        let _ = namespaces.delete(&ns, &DeleteParams::background()).await;
-    }
+    let result = with_full_namespace(&client, &ns, "rotation proof", || async {
+        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+        let crd_name = olm_tests::widgets::create_widget_crd(&client, GROUP, &["v1"]).await?;
+        let result = rotation(&client, &ns, &crd_name).await;
+        let _ = crds.delete(&crd_name, &DeleteParams::default()).await;
+        result
+    })
+    .await;
     let restored = cluster.set_cert_validity(None);
     result.and(restored)
 }
@@ -131,44 +122,30 @@ async fn rotation(client: &kube::Client, ns: &str, crd_name: &str) -> anyhow::Re
     Api::<OperatorGroup>::namespaced(client.clone(), ns)
         .create(&pp, &Og::named("global").build())
         .await?;
-    let validating = json!({
-        "generateName": format!("vwidgets.{GROUP}"), "type": "ValidatingAdmissionWebhook",
-        "deploymentName": DEPLOYMENT, "containerPort": 9443, "webhookPath": "/validate",
-        "failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"],
-        "rules": [{"apiGroups": [GROUP], "apiVersions": ["*"], "resources": ["widgets"], "operations": ["CREATE"]}]
-    });
-    let csv: ClusterServiceVersion = serde_json::from_value(json!({
-        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
-        "metadata": {"name": CSV},
-        "spec": {
-            "displayName": "Rotating webhook", "version": "1.0.0",
-            "installModes": [{"type": "OwnNamespace", "supported": true}, {"type": "SingleNamespace", "supported": true},
-                             {"type": "MultiNamespace", "supported": false}, {"type": "AllNamespaces", "supported": true}],
-            "customresourcedefinitions": {"owned": [{"name": crd_name, "version": "v1", "kind": "Widget"}]},
-            "install": {"strategy": "deployment", "spec": {"deployments": [{"name": DEPLOYMENT, "spec": {
-                "replicas": 1, "selector": {"matchLabels": {"app": DEPLOYMENT}},
-                "template": {"metadata": {"labels": {"app": DEPLOYMENT}}, "spec": {
-                    "securityContext": {"runAsNonRoot": true, "runAsUser": 65532, "seccompProfile": {"type": "RuntimeDefault"}},
-                    "containers": [{"name": "webhook", "image": "localhost/olm-rs/test-webhook:dev",
-                        "ports": [{"containerPort": 9443}],
-                        // Keeps serving this long after SIGTERM (its endpoint removal lags the delete).
-                        "env": [{"name": "SHUTDOWN_DELAY_SECONDS", "value": "5"}],
-                        "readinessProbe": {"httpGet": {"path": "/healthz", "port": 9443, "scheme": "HTTPS"}, "periodSeconds": 1},
-                        "securityContext": {"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true, "capabilities": {"drop": ["ALL"]}},
-                        "resources": {"requests": {"cpu": "5m", "memory": "8Mi"}, "limits": {"memory": "64Mi"}}}]}}}}]}},
-            "webhookdefinitions": [validating]
-        }
-    }))?;
+    let validating = Webhook::validating(&format!("vwidgets.{GROUP}"), DEPLOYMENT)
+        .port(TEST_WEBHOOK_PORT)
+        .path("/validate")
+        .failure_policy("Fail")
+        .side_effects("None")
+        .review_versions(&["v1"])
+        .rule(&[GROUP], &["*"], &["widgets"], &["CREATE"]);
+    // The webhook keeps serving 5 s after SIGTERM (its endpoint removal lags the delete).
+    let deployment = test_webhook_deployment(DEPLOYMENT, &[("SHUTDOWN_DELAY_SECONDS", "5")]);
+    let csv = Csv::named(CSV)
+        .display_name("Rotating webhook")
+        .version("1.0.0")
+        .install_modes(&[
+            InstallModeType::OwnNamespace,
+            InstallModeType::SingleNamespace,
+            InstallModeType::AllNamespaces,
+        ])
+        .owns_crd(crd_name, "v1", "Widget")
+        .deployment_spec(DEPLOYMENT, deployment)
+        .webhook(validating.build())
+        .build();
     let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
     csvs.create(&pp, &csv).await?;
-    let first = await_object(
-        &csvs,
-        CSV,
-        DEADLINE,
-        "Succeeded",
-        |c: Option<&ClusterServiceVersion>| c.is_some_and(|c| c.phase() == CsvPhase::Succeeded),
-    )
-    .await?;
+    let first = await_csv_succeeded(client, ns, CSV, DEADLINE).await?;
     let status = first.status.clone().unwrap_or_default();
     let (first_rotate_at, first_updated) = (
         status.certs_rotate_at.clone().context("certsRotateAt")?,
@@ -234,20 +211,7 @@ async fn rotation(client: &kube::Client, ns: &str, crd_name: &str) -> anyhow::Re
             "full cluster rotation: NeedsCertRotation at {:?} of the load",
             rotation_start.duration_since(started)
         );
-        let rotate_at = first_rotate_at.clone();
-        let rotated = await_object(
-            &csvs,
-            CSV,
-            DEADLINE,
-            "Succeeded with new certificates",
-            move |c: Option<&ClusterServiceVersion>| {
-                c.is_some_and(|c| {
-                    c.phase() == CsvPhase::Succeeded
-                        && c.status.as_ref().and_then(|s| s.certs_rotate_at.clone())
-                            > Some(rotate_at.clone())
-                })
-            },
-        )
+        let rotated = await_rotated(&csvs, CSV, DEADLINE, first_rotate_at.clone())
         .await?;
         let rotation = rotation_start.elapsed();
         eprintln!("full cluster rotation: NeedsCertRotation -> Succeeded in {rotation:?}");
@@ -313,15 +277,8 @@ async fn rotation(client: &kube::Client, ns: &str, crd_name: &str) -> anyhow::Re
     );
     let new_ca = ca_of(&secrets.get(SECRET).await?)?;
     assert_ne!(new_ca, old_ca, "the Secret holds a new CA");
-    let hash = after
-        .spec
-        .as_ref()
-        .and_then(|s| s.template.metadata.as_ref())
-        .and_then(|m| m.annotations.as_ref())
-        .and_then(|a| a.get("olmcahash"))
-        .cloned();
     assert_eq!(
-        hash,
+        ca_hash_of_deployment(&after),
         Some(sha256_hex(&new_ca)),
         "the pods serve with the new CA"
     );
@@ -342,29 +299,4 @@ async fn rotation(client: &kube::Client, ns: &str, crd_name: &str) -> anyhow::Re
     );
     csvs.delete(CSV, &DeleteParams::default()).await?;
     Ok(())
-}
-
-/// The CA bundle of the CSV's validating webhook configuration.
-async fn webhook_bundle(
-    configs: &Api<ValidatingWebhookConfiguration>,
-    owned: &ListParams,
-) -> anyhow::Result<Vec<u8>> {
-    configs
-        .list(owned)
-        .await?
-        .items
-        .into_iter()
-        .next()
-        .and_then(|c| c.webhooks?.into_iter().next()?.client_config.ca_bundle)
-        .map(|b| b.0)
-        .context("the webhook's CA bundle")
-}
-
-fn ca_of(secret: &Secret) -> anyhow::Result<Vec<u8>> {
-    secret
-        .data
-        .as_ref()
-        .and_then(|d| d.get("olmCAKey"))
-        .map(|b| b.0.clone())
-        .context("olmCAKey in the Secret")
 }

@@ -7,14 +7,17 @@
 //! why, where the machine cannot run real pods.
 
 use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
-use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, PostParams};
 use kube::core::GroupVersionKind;
-use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
+use messages::crd::csv::{ClusterServiceVersion, InstallModeType};
 use messages::crd::operator_group::OperatorGroup;
-use messages::testing::Og;
-use olm_tests::{FullCluster, await_object, await_webhook_denial, dump_namespace, eventually};
+use messages::testing::{Csv, Og, Webhook};
+use olm_tests::test_webhook::{TEST_WEBHOOK_PORT, test_webhook_deployment};
+use olm_tests::{
+    FullCluster, await_csv_succeeded, await_none_listed, await_object, await_webhook_denial,
+    with_full_namespace,
+};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -34,20 +37,14 @@ async fn the_api_server_calls_the_webhooks_olm_installed() -> anyhow::Result<()>
     let cluster = FullCluster::shared()?;
     let client = cluster.client().await?;
     let ns = format!("full-webhooks-{}", std::process::id());
-    olm_tests::widgets::create_namespace(&client, &ns).await?;
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let crd_name = olm_tests::widgets::create_widget_crd(&client, GROUP, &["v1", "v2"]).await?;
-    let result = proof(&client, &ns, &crd_name).await;
-    if let Err(error) = &result {
-        eprintln!("webhook proof failed: {error:#}");
-        dump_namespace(&client, &ns).await;
-    }
-    let _ = crds.delete(&crd_name, &DeleteParams::default()).await;
-    if std::env::var_os("OLM_TEST_NO_CLEANUP").is_none() {
-        let _ = namespaces.delete(&ns, &DeleteParams::background()).await;
-    }
-    result
+    with_full_namespace(&client, &ns, "webhook proof", || async {
+        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+        let crd_name = olm_tests::widgets::create_widget_crd(&client, GROUP, &["v1", "v2"]).await?;
+        let result = proof(&client, &ns, &crd_name).await;
+        let _ = crds.delete(&crd_name, &DeleteParams::default()).await;
+        result
+    })
+    .await
 }
 
 async fn proof(client: &kube::Client, ns: &str, crd_name: &str) -> anyhow::Result<()> {
@@ -56,53 +53,35 @@ async fn proof(client: &kube::Client, ns: &str, crd_name: &str) -> anyhow::Resul
     Api::<OperatorGroup>::namespaced(client.clone(), ns)
         .create(&pp, &Og::named("global").build())
         .await?;
-    let hook = |name: &str, kind: &str, path: &str| {
-        json!({"generateName": name, "type": kind, "deploymentName": "test-webhook", "containerPort": 9443,
-               "webhookPath": path, "failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"]})
+    let hook = |hook: Webhook, path: &str| {
+        hook.port(TEST_WEBHOOK_PORT)
+            .path(path)
+            .failure_policy("Fail")
+            .side_effects("None")
+            .review_versions(&["v1"])
     };
-    let mut validating = hook(
-        &format!("vwidgets.{GROUP}"),
-        "ValidatingAdmissionWebhook",
+    let validating = hook(
+        Webhook::validating(&format!("vwidgets.{GROUP}"), "test-webhook"),
         "/validate",
-    );
-    validating["rules"] = json!([{"apiGroups": [GROUP], "apiVersions": ["*"], "resources": ["widgets"], "operations": ["CREATE"]}]);
-    let mut conversion = hook(
-        &format!("cwidgets.{GROUP}"),
-        "ConversionWebhook",
+    )
+    .rule(&[GROUP], &["*"], &["widgets"], &["CREATE"]);
+    let conversion = hook(
+        Webhook::conversion(&format!("cwidgets.{GROUP}"), "test-webhook", &[crd_name]),
         "/convert",
     );
-    conversion["conversionCRDs"] = json!([crd_name]);
-    let csv: ClusterServiceVersion = serde_json::from_value(json!({
-        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
-        "metadata": {"name": "test-webhook.v1.0.0"},
-        "spec": {
-            "displayName": "Test webhook", "version": "1.0.0",
-            "installModes": [{"type": "OwnNamespace", "supported": false}, {"type": "SingleNamespace", "supported": false},
-                             {"type": "MultiNamespace", "supported": false}, {"type": "AllNamespaces", "supported": true}],
-            "customresourcedefinitions": {"owned": [{"name": crd_name, "version": "v1", "kind": "Widget"}]},
-            "install": {"strategy": "deployment", "spec": {"deployments": [{"name": "test-webhook", "spec": {
-                "replicas": 1, "selector": {"matchLabels": {"app": "test-webhook"}},
-                "template": {"metadata": {"labels": {"app": "test-webhook"}}, "spec": {
-                    "securityContext": {"runAsNonRoot": true, "runAsUser": 65532, "seccompProfile": {"type": "RuntimeDefault"}},
-                    "containers": [{"name": "webhook", "image": "localhost/olm-rs/test-webhook:dev",
-                        "ports": [{"containerPort": 9443}],
-                        "readinessProbe": {"httpGet": {"path": "/healthz", "port": 9443, "scheme": "HTTPS"}, "periodSeconds": 1},
-                        "securityContext": {"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true, "capabilities": {"drop": ["ALL"]}},
-                        "resources": {"requests": {"cpu": "5m", "memory": "8Mi"}, "limits": {"memory": "64Mi"}}}]}}}}]}},
-            "webhookdefinitions": [validating, conversion]
-        }
-    }))?;
+    let csv = Csv::named("test-webhook.v1.0.0")
+        .display_name("Test webhook")
+        .version("1.0.0")
+        .install_modes(&[InstallModeType::AllNamespaces])
+        .owns_crd(crd_name, "v1", "Widget")
+        .deployment_spec("test-webhook", test_webhook_deployment("test-webhook", &[]))
+        .webhook(validating.build())
+        .webhook(conversion.build())
+        .build();
     let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
     let start = Instant::now();
     csvs.create(&pp, &csv).await?;
-    await_object(
-        &csvs,
-        "test-webhook.v1.0.0",
-        DEADLINE,
-        "Succeeded",
-        |c: Option<&ClusterServiceVersion>| c.is_some_and(|c| c.phase() == CsvPhase::Succeeded),
-    )
-    .await?;
+    await_csv_succeeded(client, ns, "test-webhook.v1.0.0", DEADLINE).await?;
     eprintln!(
         "full cluster: webhook CSV creation -> Succeeded in {:?}",
         start.elapsed()
@@ -140,14 +119,11 @@ async fn proof(client: &kube::Client, ns: &str, crd_name: &str) -> anyhow::Resul
     csvs.delete("test-webhook.v1.0.0", &DeleteParams::default())
         .await?;
     let selector = format!("olm.owner=test-webhook.v1.0.0,olm.owner.namespace={ns}");
-    eventually(
+    await_none_listed(
+        &Api::<ValidatingWebhookConfiguration>::all(client.clone()),
+        &ListParams::default().labels(&selector),
         Duration::from_secs(60),
         "the webhook configuration deleted",
-        || {
-            let api: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
-            let params = ListParams::default().labels(&selector);
-            async move { Ok(api.list(&params).await?.items.is_empty().then_some(())) }
-        },
     )
     .await?;
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
@@ -180,15 +156,7 @@ async fn webhook_operator_time_to_succeeded_in_the_full_cluster() -> anyhow::Res
     let cluster = FullCluster::shared()?;
     let client = cluster.client().await?;
     let ns = format!("full-webhooks-bench-{}", std::process::id());
-    olm_tests::widgets::create_namespace(&client, &ns).await?;
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    let result = bench(&client, &ns).await;
-    if let Err(error) = &result {
-        eprintln!("webhook bench failed: {error:#}");
-        dump_namespace(&client, &ns).await;
-    }
-    let _ = namespaces.delete(&ns, &DeleteParams::background()).await;
-    result
+    with_full_namespace(&client, &ns, "webhook bench", || bench(&client, &ns)).await
 }
 
 async fn bench(client: &kube::Client, ns: &str) -> anyhow::Result<()> {
@@ -200,40 +168,31 @@ async fn bench(client: &kube::Client, ns: &str) -> anyhow::Result<()> {
     let mut times = Vec::new();
     for i in 0..10 {
         let (name, deployment) = (format!("bench{i}.v1.0.0"), format!("bench{i}"));
-        let csv: ClusterServiceVersion = serde_json::from_value(json!({
-            "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
-            "metadata": {"name": name},
-            "spec": {
-                "displayName": "Bench webhook", "version": "1.0.0",
-                "installModes": [{"type": "OwnNamespace", "supported": true}, {"type": "SingleNamespace", "supported": true},
-                                 {"type": "MultiNamespace", "supported": false}, {"type": "AllNamespaces", "supported": false}],
-                "install": {"strategy": "deployment", "spec": {"deployments": [{"name": deployment, "spec": {
-                    "replicas": 1, "selector": {"matchLabels": {"app": deployment}},
-                    "template": {"metadata": {"labels": {"app": deployment}}, "spec": {
-                        "securityContext": {"runAsNonRoot": true, "runAsUser": 65532, "seccompProfile": {"type": "RuntimeDefault"}},
-                        "containers": [{"name": "webhook", "image": "localhost/olm-rs/test-webhook:dev",
-                            "ports": [{"containerPort": 9443}],
-                            "readinessProbe": {"httpGet": {"path": "/healthz", "port": 9443, "scheme": "HTTPS"}, "periodSeconds": 1},
-                            "securityContext": {"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true, "capabilities": {"drop": ["ALL"]}},
-                            "resources": {"requests": {"cpu": "5m", "memory": "8Mi"}, "limits": {"memory": "64Mi"}}}]}}}}]}},
-                "webhookdefinitions": [{
-                    "generateName": format!("vbench{i}.{GROUP}"), "type": "ValidatingAdmissionWebhook",
-                    "deploymentName": deployment, "containerPort": 9443, "webhookPath": "/validate",
-                    "failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"],
-                    "rules": [{"apiGroups": [format!("bench.{GROUP}")], "apiVersions": ["*"], "resources": ["widgets"], "operations": ["CREATE"]}]
-                }]
-            }
-        }))?;
+        let validating = Webhook::validating(&format!("vbench{i}.{GROUP}"), &deployment)
+            .port(TEST_WEBHOOK_PORT)
+            .path("/validate")
+            .failure_policy("Fail")
+            .side_effects("None")
+            .review_versions(&["v1"])
+            .rule(
+                &[&format!("bench.{GROUP}")],
+                &["*"],
+                &["widgets"],
+                &["CREATE"],
+            );
+        let csv = Csv::named(&name)
+            .display_name("Bench webhook")
+            .version("1.0.0")
+            .install_modes(&[
+                InstallModeType::OwnNamespace,
+                InstallModeType::SingleNamespace,
+            ])
+            .deployment_spec(&deployment, test_webhook_deployment(&deployment, &[]))
+            .webhook(validating.build())
+            .build();
         let start = Instant::now();
         csvs.create(&pp, &csv).await?;
-        await_object(
-            &csvs,
-            &name,
-            DEADLINE,
-            "Succeeded",
-            |c: Option<&ClusterServiceVersion>| c.is_some_and(|c| c.phase() == CsvPhase::Succeeded),
-        )
-        .await?;
+        await_csv_succeeded(client, ns, &name, DEADLINE).await?;
         times.push(start.elapsed());
         csvs.delete(&name, &DeleteParams::default()).await?;
     }

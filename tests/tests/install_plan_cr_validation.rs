@@ -36,12 +36,7 @@ async fn an_upgrade_whose_schema_rejects_an_existing_resource_fails_until_the_re
 
         // A resource the loose schema accepts and the strict one will not.
         let crds: Api<CustomResourceDefinition> = Api::all(ctx.client.clone());
-        await_object(&crds, &loose.name(), DEADLINE, "Established", |c| {
-            c.and_then(|c| c.status.as_ref())
-                .and_then(|s| s.conditions.as_ref())
-                .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Established" && c.status == "True"))
-        })
-        .await?;
+        olm_tests::widgets::await_established(&ctx.client, &loose.name(), DEADLINE).await?;
         let ar = ApiResource {
             group: loose.group.clone(),
             version: "v1".into(),

@@ -10,7 +10,7 @@ use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::OperatorGroup;
-use olm_tests::catalog_fixture::{Catsrc, DEADLINE, create, subs};
+use olm_tests::catalog_fixture::{Catsrc, DEADLINE, await_catalog_ready, create, subs};
 use olm_tests::oci_fixture::registry_addr;
 use olm_tests::{
     Cluster, OperatorProcess, TestContext, await_object, eventually, peer_bin_dir, with_namespace,
@@ -55,8 +55,7 @@ async fn succeeded(ctx: &TestContext, name: &str) -> anyhow::Result<()> {
 #[tokio::test]
 async fn kubectl_operator_lists_installs_upgrades_and_uninstalls_through_olm_rs()
 -> anyhow::Result<()> {
-    let root =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/samples/catalog");
+    let root = olm_tests::oci_fixture::samples_catalog_dir();
     let cluster = Cluster::shared()?;
     let _one_apiservice = olm_tests::package_server_fixture::exclusive().await;
     with_namespace(cluster, "kubectl-operator", |ctx| async move {
@@ -97,12 +96,7 @@ async fn kubectl_operator_lists_installs_upgrades_and_uninstalls_through_olm_rs(
         samples.spec.publisher = Some("olm-rs".to_string());
         create(&ctx, samples).await?;
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), ns);
-        await_object(&catalogs, "samples", DEADLINE, "READY", |c| {
-            c.and_then(|c| c.status.as_ref())
-                .and_then(|s| s.connection_state.as_ref())
-                .is_some_and(|s| s.last_observed_state.as_str() == "READY")
-        })
-        .await?;
+        await_catalog_ready(&ctx, "samples").await?;
         let listed = ok(&ctx, &["catalog", "list"])?;
         anyhow::ensure!(
             listed.contains("samples") && listed.contains("olm-rs samples"),

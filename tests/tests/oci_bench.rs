@@ -12,6 +12,7 @@
 use catalog_operator::unpacker::{Poll, Unpacker};
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
+use olm_tests::bench_figures::{percentile, pid_serving, rss_kib};
 use olm_tests::catalog_fixture::*;
 use olm_tests::oci_fixture::*;
 use olm_tests::{await_object, with_namespace};
@@ -19,30 +20,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const INSTALLS: usize = 20;
-
-fn rss_kib(port: u16) -> Option<u64> {
-    let needle = format!("127.0.0.1:{port}");
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if text.contains("catalog-operator") && text.contains(&needle) {
-            let status = std::fs::read_to_string(entry.path().join("status")).ok()?;
-            return status
-                .lines()
-                .find(|l| l.starts_with("VmRSS:"))?
-                .split_whitespace()
-                .nth(1)?
-                .parse()
-                .ok();
-        }
-    }
-    None
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
-}
 
 /// A bundle image of `op` (its CSV and owned CRD), pushed; returns `repo@digest`.
 async fn push_op(registry: &oci::Registry, prefix: &str, op: &Op) -> anyhow::Result<String> {
@@ -130,7 +107,7 @@ async fn bundle_unpack_catalog_image_load_and_installs_from_images() -> anyhow::
         oci::publish::push_catalog_files(&registry, files, &fbc_image).await?;
         let op = catalog_operator(&ctx, &[]).await?;
         let olm = olm_operator(&ctx).await?;
-        let idle = rss_kib(op.http_port);
+        let idle = pid_serving("catalog-operator", op.http_port).and_then(rss_kib);
         let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
         let started = Instant::now();
         create(&ctx, Catsrc::named("community").image(&fbc_image).build()).await?;
@@ -139,7 +116,7 @@ async fn bundle_unpack_catalog_image_load_and_installs_from_images() -> anyhow::
         })
         .await?;
         let ready = started.elapsed();
-        let loaded = rss_kib(op.http_port);
+        let loaded = pid_serving("catalog-operator", op.http_port).and_then(rss_kib);
 
         // 3. 20 installs from bundle images listed in a catalog image.
         let mut docs = Vec::new();

@@ -5,73 +5,31 @@
 //! (`NoOperatorGroup`, `TooManyOperatorGroups`, `UnsupportedOperatorGroup`) recover to Pending once fixed.
 
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::operator_group::OperatorGroup;
-use olm_tests::{Cluster, OperatorProcess, await_object, with_namespace};
+use olm_tests::await_object;
 use serde_json::json;
 use std::collections::BTreeSet;
 
 use messages::testing::Og;
 use olm_tests::operator_group_fixture::{
-    DEADLINE, Extra, csv, delete_crd, ensure_crd, phase_reason, provided,
+    DEADLINE, GroupTest, api, await_phase, await_succeeded, create_csv, csv, key, provided,
 };
-
-fn api(kind: &str, group: &str) -> (String, String, String) {
-    (
-        format!("{}s", kind.to_lowercase()),
-        group.to_string(),
-        kind.to_string(),
-    )
-}
-
-fn key((_, group, kind): &(String, String, String)) -> String {
-    format!("{kind}.v1.{group}")
-}
-
-async fn await_phase(
-    api: &Api<ClusterServiceVersion>,
-    name: &str,
-    what: &str,
-    cond: impl Fn(&str, &str) -> bool + Send + 'static,
-) -> anyhow::Result<ClusterServiceVersion> {
-    await_object(
-        api,
-        name,
-        DEADLINE,
-        what,
-        move |c: Option<&ClusterServiceVersion>| {
-            c.is_some_and(|c| {
-                let (phase, reason) = phase_reason(c);
-                cond(&phase, &reason)
-            })
-        },
-    )
-    .await
-}
 
 #[tokio::test]
 async fn many_csvs_adding_apis_to_one_group_at_once_lose_no_update() -> anyhow::Result<()> {
     const CSVS: usize = 24;
-    let cluster = Cluster::shared()?;
-    with_namespace(cluster, "og-chaos", |ctx| async move {
-        let ns = ctx.namespace.clone();
-        let group = format!("{ns}.chaos.olm-rs.io");
-        let apis: Vec<_> = (0..CSVS)
-            .map(|i| api(&format!("Bird{i}"), &group))
-            .collect();
-        for (plural, g, kind) in &apis {
-            ensure_crd(&ctx.client, plural, g, kind).await?;
-        }
-        let result = async {
-            let _op =
-                OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns])
-                    .await?;
-            let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
-            ogs.create(
-                &PostParams::default(),
-                &Og::named("og").targets(&[&ns]).build(),
-            )
-            .await?;
+    GroupTest::new("og-chaos")
+        .crds(|ns| {
+            let group = format!("{ns}.chaos.olm-rs.io");
+            (0..CSVS)
+                .map(|i| api(&format!("Bird{i}"), &group))
+                .collect()
+        })
+        .run(|t| async move {
+            let apis = &t.crds;
+            let ogs = t.ogs();
+            t.create_group(Og::named("og").targets(&[&t.ns]).build())
+                .await?;
             // Record every value the annotation takes: a lost update shows as a value dropping an API an
             // earlier value had (members never go away here, so nothing may be pruned either).
             let history =
@@ -101,7 +59,7 @@ async fn many_csvs_adding_apis_to_one_group_at_once_lose_no_update() -> anyhow::
                     }
                 })
             };
-            let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
+            let csvs = t.csvs();
             let creates = apis.iter().enumerate().map(|(i, owned)| {
                 let csvs = csvs.clone();
                 let owned = owned.clone();
@@ -127,10 +85,7 @@ async fn many_csvs_adding_apis_to_one_group_at_once_lose_no_update() -> anyhow::
             )
             .await?;
             for i in 0..CSVS {
-                await_phase(&csvs, &format!("bird{i}.v1.0.0"), "Succeeded", |p, _| {
-                    p == "Succeeded"
-                })
-                .await?;
+                await_succeeded(&csvs, &format!("bird{i}.v1.0.0")).await?;
             }
             recorder.abort();
             let history = history
@@ -149,62 +104,46 @@ async fn many_csvs_adding_apis_to_one_group_at_once_lose_no_update() -> anyhow::
                 "olm.providedAPIs took {} distinct values on the way to {CSVS} APIs",
                 history.len()
             );
-            anyhow::Ok(())
-        }
-        .await;
-        for (plural, g, _) in &apis {
-            delete_crd(&ctx.client, plural, g).await;
-        }
-        result
-    })
-    .await
+            Ok(())
+        })
+        .await
 }
 
 /// Two groups: `a` in namespace A targeting A, `b` in namespace B targeting A too, so they intersect.
 #[tokio::test]
 async fn overlapping_groups_conflict_on_the_same_api_until_the_other_csv_goes() -> anyhow::Result<()>
 {
-    let cluster = Cluster::shared()?;
-    with_namespace(cluster, "og-conflict", |ctx| async move {
-        let a = ctx.namespace.clone();
-        let extra = Extra::create(&ctx.client, &a, &["b"]).await?;
-        let group = format!("{a}.conflict.olm-rs.io");
-        let (goose, duck) = (api("Goose", &group), api("Duck", &group));
-        ensure_crd(&ctx.client, &goose.0, &goose.1, &goose.2).await?;
-        ensure_crd(&ctx.client, &duck.0, &duck.1, &duck.2).await?;
-        let result = async {
-            let b = extra.names[0].clone();
-            let _op = extra.olm_operator(ctx.cluster, &a, &[]).await?;
-            let ogs_a: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &a);
-            let ogs_b: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &b);
+    GroupTest::new("og-conflict")
+        .extra(&["b"])
+        .crds(|a| {
+            let group = format!("{a}.conflict.olm-rs.io");
+            vec![api("Goose", &group), api("Duck", &group)]
+        })
+        .run(|t| async move {
+            let (a, b) = (&t.ns, &t.extra[0]);
+            let (goose, duck) = (t.crds[0].clone(), t.crds[1].clone());
+            let (ogs_a, ogs_b) = (t.ogs(), t.ogs_in(b));
             ogs_a
                 .create(
                     &PostParams::default(),
-                    &Og::named("a").targets(&[&a]).build(),
+                    &Og::named("a").targets(&[a]).build(),
                 )
                 .await?;
             ogs_b
                 .create(
                     &PostParams::default(),
-                    &Og::named("b").targets(&[&a]).build(),
+                    &Og::named("b").targets(&[a]).build(),
                 )
                 .await?;
-            let csvs_a: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &a);
-            let csvs_b: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &b);
-            csvs_a
-                .create(
-                    &PostParams::default(),
-                    &csv(
-                        "goose-a.v1.0.0",
-                        &["OwnNamespace"],
-                        std::slice::from_ref(&goose),
-                    )?,
-                )
-                .await?;
-            await_phase(&csvs_a, "goose-a.v1.0.0", "Succeeded", |p, _| {
-                p == "Succeeded"
-            })
+            let (csvs_a, csvs_b) = (t.csvs(), t.csvs_in(b));
+            create_csv(
+                &csvs_a,
+                "goose-a.v1.0.0",
+                &["OwnNamespace"],
+                std::slice::from_ref(&goose),
+            )
             .await?;
+            await_succeeded(&csvs_a, "goose-a.v1.0.0").await?;
             let goose_key = key(&goose);
             await_object(
                 &ogs_a,
@@ -215,31 +154,22 @@ async fn overlapping_groups_conflict_on_the_same_api_until_the_other_csv_goes() 
             )
             .await?;
             // Different API in the overlapping group: no conflict.
-            csvs_b
-                .create(
-                    &PostParams::default(),
-                    &csv(
-                        "duck-b.v1.0.0",
-                        &["SingleNamespace"],
-                        std::slice::from_ref(&duck),
-                    )?,
-                )
-                .await?;
-            await_phase(&csvs_b, "duck-b.v1.0.0", "Succeeded", |p, _| {
-                p == "Succeeded"
-            })
+            create_csv(
+                &csvs_b,
+                "duck-b.v1.0.0",
+                &["SingleNamespace"],
+                std::slice::from_ref(&duck),
+            )
             .await?;
+            await_succeeded(&csvs_b, "duck-b.v1.0.0").await?;
             // Same API: conflict, deployments cleaned, non-terminal.
-            csvs_b
-                .create(
-                    &PostParams::default(),
-                    &csv(
-                        "goose-b.v1.0.0",
-                        &["SingleNamespace"],
-                        std::slice::from_ref(&goose),
-                    )?,
-                )
-                .await?;
+            create_csv(
+                &csvs_b,
+                "goose-b.v1.0.0",
+                &["SingleNamespace"],
+                std::slice::from_ref(&goose),
+            )
+            .await?;
             await_phase(
                 &csvs_b,
                 "goose-b.v1.0.0",
@@ -275,46 +205,34 @@ async fn overlapping_groups_conflict_on_the_same_api_until_the_other_csv_goes() 
                 |o: Option<&OperatorGroup>| o.is_some_and(|o| provided(o).is_empty()),
             )
             .await?;
-            anyhow::Ok(())
-        }
-        .await;
-        extra.delete().await;
-        delete_crd(&ctx.client, &goose.0, &goose.1).await;
-        delete_crd(&ctx.client, &duck.0, &duck.1).await;
-        result
-    })
-    .await
+            Ok(())
+        })
+        .await
 }
 
 #[tokio::test]
 async fn a_static_group_protects_its_apis() -> anyhow::Result<()> {
-    let cluster = Cluster::shared()?;
-    with_namespace(cluster, "og-static", |ctx| async move {
-        let ns = ctx.namespace.clone();
-        let group = format!("{ns}.static.olm-rs.io");
-        let (goose, duck) = (api("Goose", &group), api("Duck", &group));
-        ensure_crd(&ctx.client, &goose.0, &goose.1, &goose.2).await?;
-        ensure_crd(&ctx.client, &duck.0, &duck.1, &duck.2).await?;
-        let result = async {
-            let _op =
-                OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns])
-                    .await?;
-            let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
+    GroupTest::new("og-static")
+        .crds(|ns| {
+            let group = format!("{ns}.static.olm-rs.io");
+            vec![api("Goose", &group), api("Duck", &group)]
+        })
+        .run(|t| async move {
+            let (goose, duck) = (t.crds[0].clone(), t.crds[1].clone());
+            let ogs = t.ogs();
             let mut group_obj = Og::named("static")
-                .targets(&[&ns])
+                .targets(&[&t.ns])
                 .static_provided_apis(true)
                 .build();
             group_obj.metadata.annotations =
                 Some([("olm.providedAPIs".to_string(), key(&goose))].into());
-            ogs.create(&PostParams::default(), &group_obj).await?;
-            let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
-            csvs.create(
-                &PostParams::default(),
-                &csv(
-                    "duck.v1.0.0",
-                    &["OwnNamespace"],
-                    std::slice::from_ref(&duck),
-                )?,
+            t.create_group(group_obj).await?;
+            let csvs = t.csvs();
+            create_csv(
+                &csvs,
+                "duck.v1.0.0",
+                &["OwnNamespace"],
+                std::slice::from_ref(&duck),
             )
             .await?;
             await_phase(
@@ -324,18 +242,17 @@ async fn a_static_group_protects_its_apis() -> anyhow::Result<()> {
                 |p, r| p == "Failed" && r == "CannotModifyStaticOperatorGroupProvidedAPIs",
             )
             .await?;
-            csvs.create(
-                &PostParams::default(),
-                &csv(
-                    "goose.v1.0.0",
-                    &["OwnNamespace"],
-                    std::slice::from_ref(&goose),
-                )?,
+            create_csv(
+                &csvs,
+                "goose.v1.0.0",
+                &["OwnNamespace"],
+                std::slice::from_ref(&goose),
             )
             .await?;
-            await_phase(&csvs, "goose.v1.0.0", "Succeeded", |p, _| p == "Succeeded").await?;
+            await_succeeded(&csvs, "goose.v1.0.0").await?;
             // Per-API ClusterRoles of the Succeeded CSV, aggregated by the group's roles (scenario 19).
-            let roles: Api<k8s_openapi::api::rbac::v1::ClusterRole> = Api::all(ctx.client.clone());
+            let roles: Api<k8s_openapi::api::rbac::v1::ClusterRole> =
+                Api::all(t.ctx.client.clone());
             let crd_name = format!("{}.{}", goose.0, goose.1);
             for suffix in ["admin", "edit", "view", "crdview"] {
                 let name = format!("{crd_name}-v1-{suffix}");
@@ -373,32 +290,21 @@ async fn a_static_group_protects_its_apis() -> anyhow::Result<()> {
                 goose_key,
                 "a static group's annotation is never rewritten"
             );
-            anyhow::Ok(())
-        }
-        .await;
-        delete_crd(&ctx.client, &goose.0, &goose.1).await;
-        delete_crd(&ctx.client, &duck.0, &duck.1).await;
-        result
-    })
-    .await
+            Ok(())
+        })
+        .await
 }
 
 #[tokio::test]
 async fn group_failures_recover_to_pending_when_fixed() -> anyhow::Result<()> {
-    let cluster = Cluster::shared()?;
-    with_namespace(cluster, "og-fit", |ctx| async move {
-        let ns = ctx.namespace.clone();
-        let extra = Extra::create(&ctx.client, &ns, &["other"]).await?;
-        let result = async {
-            let other = extra.names[0].clone();
-            let _op = extra.olm_operator(ctx.cluster, &ns, &[]).await?;
-            let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
-            let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
+    GroupTest::new("og-fit").extra(&["other"]).run(|t| async move {
+            let other = &t.extra[0];
+            let (ogs, csvs) = (t.ogs(), t.csvs());
             let name = "fit.v1.0.0";
-            csvs.create(&PostParams::default(), &csv(name, &["OwnNamespace"], &[])?).await?;
+            create_csv(&csvs, name, &["OwnNamespace"], &[]).await?;
             await_phase(&csvs, name, "Failed/NoOperatorGroup", |p, r| p == "Failed" && r == "NoOperatorGroup").await?;
             // Targets [other] need SingleNamespace (scenario 8).
-            ogs.create(&PostParams::default(), &Og::named("og").targets(&[&other]).build()).await?;
+            ogs.create(&PostParams::default(), &Og::named("og").targets(&[other]).build()).await?;
             await_phase(&csvs, name, "Failed/UnsupportedOperatorGroup", |p, r| p == "Failed" && r == "UnsupportedOperatorGroup").await?;
             csvs.patch(name, &PatchParams::default(), &Patch::Merge(json!({"spec": {"installModes": [{"type": "OwnNamespace", "supported": true}, {"type": "SingleNamespace", "supported": true}]}}))).await?;
             await_phase(&csvs, name, "Succeeded once SingleNamespace is supported", |p, _| p == "Succeeded").await?;
@@ -407,11 +313,7 @@ async fn group_failures_recover_to_pending_when_fixed() -> anyhow::Result<()> {
             await_phase(&csvs, name, "Failed/TooManyOperatorGroups", |p, r| p == "Failed" && r == "TooManyOperatorGroups").await?;
             ogs.delete("second", &DeleteParams::default()).await?;
             await_phase(&csvs, name, "recovered from TooManyOperatorGroups", |p, r| p != "Failed" && r != "TooManyOperatorGroups").await?;
-            anyhow::Ok(())
-        }
-        .await;
-        extra.delete().await;
-        result
-    })
-    .await
+            Ok(())
+        })
+        .await
 }

@@ -10,34 +10,11 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use messages::crd::csv::ClusterServiceVersion;
 use olm_tests::{Cluster, OperatorProcess, await_object, eventually, with_namespace};
-use serde_json::json;
 use std::time::{Duration, Instant};
 
 use messages::testing::Og;
-use olm_tests::operator_group_fixture::csv;
-
-/// The pid of the operator serving on `port` (found by its command line).
-fn pid_of(port: u16) -> Option<u32> {
-    let needle = format!("127.0.0.1:{port}");
-    std::fs::read_dir("/proc")
-        .ok()?
-        .filter_map(Result::ok)
-        .find_map(|entry| {
-            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
-            let text = String::from_utf8_lossy(&cmdline);
-            (text.contains("olm-operator") && text.contains(&needle)).then_some(pid)
-        })
-}
-
-fn rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-}
+use olm_tests::bench_figures::{pid_serving, rss_kib};
+use olm_tests::operator_group_fixture::{create_test_namespace, csv};
 
 fn metric(text: &str, name: &str) -> f64 {
     text.lines()
@@ -62,11 +39,8 @@ async fn copies_of_an_all_namespaces_operator_reach_a_thousand_namespaces() -> a
         let started = Instant::now();
         stream::iter(names.clone())
             .map(|name| {
-                let namespaces = namespaces.clone();
-                async move {
-                    let obj: Namespace = serde_json::from_value(json!({"metadata": {"name": name, "labels": {"olm-rs.io/test": "true"}}}))?;
-                    namespaces.create(&PostParams::default(), &obj).await.map(|_| ()).map_err(anyhow::Error::from)
-                }
+                let client = ctx.client.clone();
+                async move { create_test_namespace(&client, &name).await }
             })
             .buffer_unordered(32)
             .try_collect::<Vec<()>>()
@@ -97,7 +71,7 @@ async fn copies_of_an_all_namespaces_operator_reach_a_thousand_namespaces() -> a
             })
             .await?;
             let copied = t0.elapsed();
-            let rss = pid_of(op.http_port).and_then(rss_kib);
+            let rss = pid_serving("olm-operator", op.http_port).and_then(rss_kib);
             let (_, body) = op.get("/metrics").await?;
             let text = String::from_utf8_lossy(&body);
             let copy_requests = metric(&text, "olm_rs_operator_group_writes_total{kind=\"copied_csv\"}");

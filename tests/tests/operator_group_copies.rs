@@ -7,13 +7,15 @@ use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::olm_config::OLMConfig;
-use olm_tests::{Cluster, await_object, eventually, with_namespace};
+use olm_tests::{await_object, eventually};
 use serde_json::json;
 
 use k8s_openapi::api::rbac::v1::{ClusterRole, Role, RoleBinding};
 use kube::api::ListParams;
 use messages::testing::Og;
-use olm_tests::operator_group_fixture::{DEADLINE, Extra, csv, with_permissions};
+use olm_tests::operator_group_fixture::{
+    DEADLINE, GroupTest, create_test_namespace, csv, set_targets, with_permissions,
+};
 
 const NAME: &str = "copied.v1.0.0";
 
@@ -102,22 +104,15 @@ async fn await_config_condition(
 
 #[tokio::test]
 async fn an_all_namespaces_operator_is_copied_where_its_group_reaches() -> anyhow::Result<()> {
-    let cluster = Cluster::shared()?;
-    with_namespace(cluster, "og-copies", |ctx| async move {
-        let ns = ctx.namespace.clone();
-        let extra = Extra::create(&ctx.client, &ns, &["t1", "t2"]).await?;
-        let later = Extra::named(&ctx.client, &ns, &["t3"]);
-        let result = async {
-            let [t1, t2, t3] = [
-                extra.names[0].clone(),
-                extra.names[1].clone(),
-                later.names[0].clone(),
-            ];
-            let _op = extra.olm_operator(ctx.cluster, &ns, &[&t3]).await?;
-            let ogs = Api::namespaced(ctx.client.clone(), &ns);
-            ogs.create(&PostParams::default(), &Og::named("global").build())
-                .await?;
-            let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
+    GroupTest::new("og-copies")
+        .extra(&["t1", "t2"])
+        .later(&["t3"])
+        .run(|t| async move {
+            let (ns, client) = (&t.ns, &t.ctx.client);
+            let [t1, t2, t3] = [&t.extra[0], &t.extra[1], &t.extra[2]];
+            let ogs = t.ogs();
+            t.create_group(Og::named("global").build()).await?;
+            let csvs = t.csvs();
             csvs.create(
                 &PostParams::default(),
                 &with_permissions(
@@ -150,11 +145,11 @@ async fn an_all_namespaces_operator_is_copied_where_its_group_reaches() -> anyho
                 annotations.get("olm.operatorGroup").map(String::as_str),
                 Some("global")
             );
-            assert_eq!(annotations.get("olm.operatorNamespace"), Some(&ns));
+            assert_eq!(annotations.get("olm.operatorNamespace"), Some(ns));
             let all = vec![t1.clone(), t2.clone(), t3.clone()];
-            await_copies(&ctx.client, &ns, &all, &[&t1, &t2], "Succeeded").await?;
+            await_copies(client, ns, &all, &[t1, t2], "Succeeded").await?;
             // The operator's Role is lifted to a same-named ClusterRole that may also read namespaces (scenario 15).
-            let role_names: Vec<String> = Api::<Role>::namespaced(ctx.client.clone(), &ns)
+            let role_names: Vec<String> = Api::<Role>::namespaced(client.clone(), ns)
                 .list(
                     &ListParams::default()
                         .labels(&format!("olm.owner={NAME},olm.owner.namespace={ns}")),
@@ -168,73 +163,52 @@ async fn an_all_namespaces_operator_is_copied_where_its_group_reaches() -> anyho
                 !role_names.is_empty(),
                 "the CSV's Role exists in its namespace"
             );
-            await_lifted(&ctx.client, &role_names, true).await?;
+            await_lifted(client, &role_names, true).await?;
             // A namespace created later gets its copy (scenario 15).
-            later.create_one(&t3).await?;
-            await_copies(&ctx.client, &ns, &all, &[&t1, &t2, &t3], "Succeeded").await?;
+            create_test_namespace(client, t3).await?;
+            await_copies(client, ns, &all, &[t1, t2, t3], "Succeeded").await?;
             // OLMConfig disableCopiedCSVs removes the copies and re-enabling brings them back (scenario 17).
-            set_copies_disabled(&ctx.client, Some(true)).await?;
+            set_copies_disabled(client, Some(true)).await?;
             let disabled = async {
-                await_copies(&ctx.client, &ns, &all, &[], "Succeeded").await?;
+                await_copies(client, ns, &all, &[], "Succeeded").await?;
                 // ... and the parent carries exactly one Warning Event saying so.
-                await_copy_warnings(&ctx.client, &ns, 1).await?;
-                await_config_condition(&ctx.client, "True", "CopiedCSVsDisabled").await
+                await_copy_warnings(client, ns, 1).await?;
+                await_config_condition(client, "True", "CopiedCSVsDisabled").await
             }
             .await;
-            set_copies_disabled(&ctx.client, None).await?;
+            set_copies_disabled(client, None).await?;
             disabled?;
-            await_copies(&ctx.client, &ns, &all, &[&t1, &t2, &t3], "Succeeded").await?;
-            await_config_condition(&ctx.client, "False", "CopiedCSVsEnabled").await?;
-            await_copy_warnings(&ctx.client, &ns, 0).await?;
+            await_copies(client, ns, &all, &[t1, t2, t3], "Succeeded").await?;
+            await_config_condition(client, "False", "CopiedCSVsEnabled").await?;
+            await_copy_warnings(client, ns, 0).await?;
             // Narrowing the group to its own namespace deletes the copies (scenario 15).
-            ogs.patch(
-                "global",
-                &PatchParams::default(),
-                &Patch::Merge(json!({"spec": {"targetNamespaces": [ns]}})),
-            )
-            .await?;
-            await_copies(&ctx.client, &ns, &all, &[], "Succeeded").await?;
+            set_targets(&ogs, "global", Some(&[ns])).await?;
+            await_copies(client, ns, &all, &[], "Succeeded").await?;
             // ... and removes the RBAC lifted cluster-wide for all namespaces; widening lifts it again.
-            await_lifted(&ctx.client, &role_names, false).await?;
-            ogs.patch(
-                "global",
-                &PatchParams::default(),
-                &Patch::Merge(json!({"spec": {"targetNamespaces": null}})),
-            )
-            .await?;
-            await_copies(&ctx.client, &ns, &all, &[&t1, &t2, &t3], "Succeeded").await?;
-            await_lifted(&ctx.client, &role_names, true).await?;
+            await_lifted(client, &role_names, false).await?;
+            set_targets(&ogs, "global", None).await?;
+            await_copies(client, ns, &all, &[t1, t2, t3], "Succeeded").await?;
+            await_lifted(client, &role_names, true).await?;
             // Deleting the parent deletes every copy (scenario 16) and the lifted RBAC.
             csvs.delete(NAME, &DeleteParams::default()).await?;
-            await_copies(&ctx.client, &ns, &all, &[], "Succeeded").await?;
-            await_lifted(&ctx.client, &role_names, false).await?;
-            anyhow::Ok(())
-        }
-        .await;
-        extra.delete().await;
-        later.delete().await;
-        result
-    })
-    .await
+            await_copies(client, ns, &all, &[], "Succeeded").await?;
+            await_lifted(client, &role_names, false).await?;
+            Ok(())
+        })
+        .await
 }
 
 #[tokio::test]
 async fn a_multi_namespace_operator_is_copied_into_its_other_target_only() -> anyhow::Result<()> {
-    let cluster = Cluster::shared()?;
-    with_namespace(cluster, "og-copy-multi", |ctx| async move {
-        let ns = ctx.namespace.clone();
-        let extra = Extra::create(&ctx.client, &ns, &["target", "other"]).await?;
-        let result = async {
-            let [target, other] = [extra.names[0].clone(), extra.names[1].clone()];
-            let _op = extra.olm_operator(ctx.cluster, &ns, &[]).await?;
-            let ogs: Api<messages::crd::operator_group::OperatorGroup> =
-                Api::namespaced(ctx.client.clone(), &ns);
-            ogs.create(
-                &PostParams::default(),
-                &Og::named("og").targets(&[&target, &ns]).build(),
-            )
-            .await?;
-            let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ns);
+    GroupTest::new("og-copy-multi")
+        .extra(&["target", "other"])
+        .run(|t| async move {
+            let (ns, client) = (&t.ns, &t.ctx.client);
+            let [target, other] = [&t.extra[0], &t.extra[1]];
+            let ogs = t.ogs();
+            t.create_group(Og::named("og").targets(&[target, ns]).build())
+                .await?;
+            let csvs = t.csvs();
             csvs.create(
                 &PostParams::default(),
                 &with_permissions(
@@ -263,18 +237,18 @@ async fn a_multi_namespace_operator_is_copied_into_its_other_target_only() -> an
             )
             .await?;
             await_copies(
-                &ctx.client,
-                &ns,
+                client,
+                ns,
                 &[target.clone(), other.clone()],
-                &[&target],
+                &[target],
                 "Succeeded",
             )
             .await?;
             // The operator's Role and RoleBinding are copied into the target (scenario 14), not elsewhere.
             let selector =
                 format!("olm.copiedFrom={ns},olm.owner={NAME},olm.owner.namespace={target}");
-            let roles: Api<Role> = Api::namespaced(ctx.client.clone(), &target);
-            let bindings: Api<RoleBinding> = Api::namespaced(ctx.client.clone(), &target);
+            let roles: Api<Role> = Api::namespaced(client.clone(), target);
+            let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), target);
             eventually(
                 DEADLINE,
                 "copied Role and RoleBinding in the target",
@@ -300,7 +274,7 @@ async fn a_multi_namespace_operator_is_copied_into_its_other_target_only() -> an
                 },
             )
             .await?;
-            let elsewhere: Api<Role> = Api::namespaced(ctx.client.clone(), &other);
+            let elsewhere: Api<Role> = Api::namespaced(client.clone(), other);
             assert!(
                 elsewhere
                     .list(&ListParams::default().labels(&format!("olm.copiedFrom={ns}")))
@@ -317,20 +291,16 @@ async fn a_multi_namespace_operator_is_copied_into_its_other_target_only() -> an
             .await?;
             csvs.delete(NAME, &DeleteParams::default()).await?;
             await_copies(
-                &ctx.client,
-                &ns,
+                client,
+                ns,
                 &[target.clone(), other.clone()],
                 &[],
                 "Succeeded",
             )
             .await?;
-            anyhow::Ok(())
-        }
-        .await;
-        extra.delete().await;
-        result
-    })
-    .await
+            Ok(())
+        })
+        .await
 }
 
 /// Await the CSV's Roles lifted to same-named ClusterRoles (reading namespaces too) and ClusterRoleBindings

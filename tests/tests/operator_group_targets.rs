@@ -8,12 +8,12 @@ use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::Client;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use messages::crd::operator_group::OperatorGroup;
-use olm_tests::{Cluster, OperatorProcess, await_object, eventually, with_namespace};
+use olm_tests::{await_none_listed, await_object, eventually};
 use serde_json::json;
 use std::collections::BTreeSet;
 
 use messages::testing::Og;
-use olm_tests::operator_group_fixture::{DEADLINE, Extra};
+use olm_tests::operator_group_fixture::{DEADLINE, GroupTest, set_targets};
 
 fn status_namespaces(og: &OperatorGroup) -> Option<BTreeSet<String>> {
     og.status
@@ -87,109 +87,73 @@ async fn await_targets(
 
 #[tokio::test]
 async fn namespace_labels_follow_the_targets_of_a_group() -> anyhow::Result<()> {
-    let cluster = Cluster::shared()?;
-    with_namespace(cluster, "og-labels", |ctx| async move {
-        let ns = ctx.namespace.clone();
-        let extra = Extra::create(&ctx.client, &ns, &["t1", "t2", "t3"]).await?;
-        let result = async {
-            let [t1, t2, t3] = [
-                extra.names[0].clone(),
-                extra.names[1].clone(),
-                extra.names[2].clone(),
-            ];
-            let _op = extra.olm_operator(ctx.cluster, &ns, &[]).await?;
-            let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
-            let created = ogs
-                .create(
-                    &PostParams::default(),
-                    &Og::named("og").targets(&[&t1]).build(),
-                )
+    GroupTest::new("og-labels")
+        .extra(&["t1", "t2", "t3"])
+        .run(|t| async move {
+            let (ns, client) = (&t.ns, &t.ctx.client);
+            let [t1, t2, t3] = [&t.extra[0], &t.extra[1], &t.extra[2]];
+            let ogs = t.ogs();
+            let created = t
+                .create_group(Og::named("og").targets(&[t1]).build())
                 .await?;
             let uid = created.metadata.uid.clone().unwrap_or_default();
             let all = vec![ns.clone(), t1.clone(), t2.clone(), t3.clone()];
-            await_targets(&ogs, "og", set(&[&t1])).await?;
-            await_labelled(&ctx.client, &uid, &all, &[&t1]).await?;
-            for targets in [vec![&t1, &t2], vec![&t1, &t2, &t3], vec![&t1, &t3]] {
-                ogs.patch(
-                    "og",
-                    &PatchParams::default(),
-                    &Patch::Merge(json!({"spec": {"targetNamespaces": targets}})),
-                )
-                .await?;
+            await_targets(&ogs, "og", set(&[t1])).await?;
+            await_labelled(client, &uid, &all, &[t1]).await?;
+            for targets in [vec![t1, t2], vec![t1, t2, t3], vec![t1, t3]] {
                 let names: Vec<&str> = targets.iter().map(|s| s.as_str()).collect();
+                set_targets(&ogs, "og", Some(&names)).await?;
                 await_targets(&ogs, "og", set(&names)).await?;
-                await_labelled(&ctx.client, &uid, &all, &names).await?;
+                await_labelled(client, &uid, &all, &names).await?;
             }
             // Cluster-wide: status [""] and no labels anywhere.
-            ogs.patch(
-                "og",
-                &PatchParams::default(),
-                &Patch::Merge(json!({"spec": {"targetNamespaces": null}})),
-            )
-            .await?;
+            set_targets(&ogs, "og", None).await?;
             await_targets(&ogs, "og", set(&[""])).await?;
-            await_labelled(&ctx.client, &uid, &all, &[]).await?;
+            await_labelled(client, &uid, &all, &[]).await?;
             // Deleting the group removes its labels.
-            ogs.patch(
-                "og",
-                &PatchParams::default(),
-                &Patch::Merge(json!({"spec": {"targetNamespaces": [t2]}})),
-            )
-            .await?;
-            await_labelled(&ctx.client, &uid, &all, &[&t2]).await?;
+            set_targets(&ogs, "og", Some(&[t2])).await?;
+            await_labelled(client, &uid, &all, &[t2]).await?;
             ogs.delete("og", &DeleteParams::default()).await?;
-            await_labelled(&ctx.client, &uid, &all, &[]).await?;
-            anyhow::Ok(())
-        }
-        .await;
-        extra.delete().await;
-        result
-    })
-    .await
+            await_labelled(client, &uid, &all, &[]).await?;
+            Ok(())
+        })
+        .await
 }
 
 #[tokio::test]
 async fn a_selector_group_follows_namespace_labels() -> anyhow::Result<()> {
-    let cluster = Cluster::shared()?;
-    with_namespace(cluster, "og-selector", |ctx| async move {
-        let ns = ctx.namespace.clone();
-        let extra = Extra::create(&ctx.client, &ns, &["a", "b"]).await?;
-        let result = async {
-            let [a, b] = [extra.names[0].clone(), extra.names[1].clone()];
-            let _op = extra.olm_operator(ctx.cluster, &ns, &[]).await?;
-            let team = format!("team-{ns}");
-            let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
-            ogs.create(
-                &PostParams::default(),
-                &Og::named("og")
+    GroupTest::new("og-selector")
+        .extra(&["a", "b"])
+        .run(|t| async move {
+            let [a, b] = [&t.extra[0], &t.extra[1]];
+            let team = format!("team-{}", t.ns);
+            let ogs = t.ogs();
+            t.create_group(
+                Og::named("og")
                     .selector(&[("olm-rs.io/team", &team)])
                     .build(),
             )
             .await?;
             await_targets(&ogs, "og", set(&[])).await?;
-            let namespaces: Api<Namespace> = Api::all(ctx.client.clone());
+            let namespaces: Api<Namespace> = Api::all(t.ctx.client.clone());
             let label = |value: Option<&str>| {
                 Patch::Merge(json!({"metadata": {"labels": {"olm-rs.io/team": value}}}))
             };
             namespaces
-                .patch(&a, &PatchParams::default(), &label(Some(&team)))
+                .patch(a, &PatchParams::default(), &label(Some(&team)))
                 .await?;
-            await_targets(&ogs, "og", set(&[&a])).await?;
+            await_targets(&ogs, "og", set(&[a])).await?;
             namespaces
-                .patch(&b, &PatchParams::default(), &label(Some(&team)))
+                .patch(b, &PatchParams::default(), &label(Some(&team)))
                 .await?;
-            await_targets(&ogs, "og", set(&[&a, &b])).await?;
+            await_targets(&ogs, "og", set(&[a, b])).await?;
             namespaces
-                .patch(&a, &PatchParams::default(), &label(None))
+                .patch(a, &PatchParams::default(), &label(None))
                 .await?;
-            await_targets(&ogs, "og", set(&[&b])).await?;
-            anyhow::Ok(())
-        }
-        .await;
-        extra.delete().await;
-        result
-    })
-    .await
+            await_targets(&ogs, "og", set(&[b])).await?;
+            Ok(())
+        })
+        .await
 }
 
 fn multiple(og: &OperatorGroup) -> bool {
@@ -205,50 +169,42 @@ fn multiple(og: &OperatorGroup) -> bool {
 #[tokio::test]
 async fn two_groups_in_a_namespace_both_carry_the_multiple_group_condition_until_one_goes()
 -> anyhow::Result<()> {
-    let cluster = Cluster::shared()?;
-    with_namespace(cluster, "og-multi", |ctx| async move {
-        let ns = ctx.namespace.clone();
-        let _op =
-            OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns])
+    GroupTest::new("og-multi")
+        .run(|t| async move {
+            let ogs = t.ogs();
+            t.create_group(Og::named("first").targets(&[&t.ns]).build())
                 .await?;
-        let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
-        ogs.create(
-            &PostParams::default(),
-            &Og::named("first").targets(&[&ns]).build(),
-        )
-        .await?;
-        await_object(
-            &ogs,
-            "first",
-            DEADLINE,
-            "synced, single",
-            |o: Option<&OperatorGroup>| o.is_some_and(|o| o.status.is_some() && !multiple(o)),
-        )
-        .await?;
-        ogs.create(&PostParams::default(), &Og::named("second").build())
-            .await?;
-        for name in ["first", "second"] {
             await_object(
                 &ogs,
-                name,
+                "first",
                 DEADLINE,
-                "MultipleOperatorGroup=True",
-                |o: Option<&OperatorGroup>| o.is_some_and(multiple),
+                "synced, single",
+                |o: Option<&OperatorGroup>| o.is_some_and(|o| o.status.is_some() && !multiple(o)),
             )
             .await?;
-        }
-        ogs.delete("second", &DeleteParams::default()).await?;
-        await_object(
-            &ogs,
-            "first",
-            DEADLINE,
-            "MultipleOperatorGroup removed",
-            |o: Option<&OperatorGroup>| o.is_some_and(|o| !multiple(o)),
-        )
-        .await?;
-        Ok(())
-    })
-    .await
+            t.create_group(Og::named("second").build()).await?;
+            for name in ["first", "second"] {
+                await_object(
+                    &ogs,
+                    name,
+                    DEADLINE,
+                    "MultipleOperatorGroup=True",
+                    |o: Option<&OperatorGroup>| o.is_some_and(multiple),
+                )
+                .await?;
+            }
+            ogs.delete("second", &DeleteParams::default()).await?;
+            await_object(
+                &ogs,
+                "first",
+                DEADLINE,
+                "MultipleOperatorGroup removed",
+                |o: Option<&OperatorGroup>| o.is_some_and(|o| !multiple(o)),
+            )
+            .await?;
+            Ok(())
+        })
+        .await
 }
 
 fn account_condition(o: &OperatorGroup) -> Option<(String, String, String)> {
@@ -272,139 +228,123 @@ fn account_ref(o: &OperatorGroup) -> Option<String> {
 #[tokio::test]
 async fn a_group_reports_its_service_account_missing_then_references_it() -> anyhow::Result<()> {
     use k8s_openapi::api::core::v1::ServiceAccount;
-    let cluster = Cluster::shared()?;
-    with_namespace(cluster, "og-sa", |ctx| async move {
-        let ns = ctx.namespace.clone();
-        let _op =
-            OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns])
-                .await?;
-        let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
-        ogs.create(
-            &PostParams::default(),
-            &Og::named("scoped")
-                .targets(&[&ns])
-                .service_account("installer")
-                .build(),
-        )
-        .await?;
-        await_object(
-            &ogs,
-            "scoped",
-            DEADLINE,
-            "OperatorGroupServiceAccount=True ServiceAccountNotFound",
-            |o: Option<&OperatorGroup>| {
-                o.and_then(account_condition)
-                    == Some((
-                        "True".into(),
-                        "ServiceAccountNotFound".into(),
-                        "ServiceAccount installer not found".into(),
-                    ))
-            },
-        )
-        .await?;
-        let accounts: Api<ServiceAccount> = Api::namespaced(ctx.client.clone(), &ns);
-        let mut sa = ServiceAccount::default();
-        sa.metadata.name = Some("installer".into());
-        accounts.create(&PostParams::default(), &sa).await?;
-        await_object(
-            &ogs,
-            "scoped",
-            DEADLINE,
-            "the condition gone and status.serviceAccountRef = installer",
-            |o: Option<&OperatorGroup>| {
-                o.is_some_and(|o| {
-                    account_condition(o).is_none() && account_ref(o).as_deref() == Some("installer")
-                })
-            },
-        )
-        .await?;
-        await_object(
-            &accounts,
-            "installer",
-            DEADLINE,
-            "labelled olm.managed=true",
-            |a: Option<&ServiceAccount>| {
-                a.and_then(|a| a.metadata.labels.as_ref())
-                    .and_then(|l| l.get("olm.managed"))
-                    .map(String::as_str)
-                    == Some("true")
-            },
-        )
-        .await?;
-        ogs.patch(
-            "scoped",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"serviceAccountName": null}})),
-        )
-        .await?;
-        await_object(
-            &ogs,
-            "scoped",
-            DEADLINE,
-            "status.serviceAccountRef cleared",
-            |o: Option<&OperatorGroup>| {
-                o.is_some_and(|o| o.status.is_some() && account_ref(o).is_none())
-            },
-        )
-        .await?;
-        Ok(())
-    })
-    .await
+    GroupTest::new("og-sa")
+        .run(|t| async move {
+            let ogs = t.ogs();
+            t.create_group(
+                Og::named("scoped")
+                    .targets(&[&t.ns])
+                    .service_account("installer")
+                    .build(),
+            )
+            .await?;
+            await_object(
+                &ogs,
+                "scoped",
+                DEADLINE,
+                "OperatorGroupServiceAccount=True ServiceAccountNotFound",
+                |o: Option<&OperatorGroup>| {
+                    o.and_then(account_condition)
+                        == Some((
+                            "True".into(),
+                            "ServiceAccountNotFound".into(),
+                            "ServiceAccount installer not found".into(),
+                        ))
+                },
+            )
+            .await?;
+            let accounts: Api<ServiceAccount> = Api::namespaced(t.ctx.client.clone(), &t.ns);
+            let mut sa = ServiceAccount::default();
+            sa.metadata.name = Some("installer".into());
+            accounts.create(&PostParams::default(), &sa).await?;
+            await_object(
+                &ogs,
+                "scoped",
+                DEADLINE,
+                "the condition gone and status.serviceAccountRef = installer",
+                |o: Option<&OperatorGroup>| {
+                    o.is_some_and(|o| {
+                        account_condition(o).is_none()
+                            && account_ref(o).as_deref() == Some("installer")
+                    })
+                },
+            )
+            .await?;
+            await_object(
+                &accounts,
+                "installer",
+                DEADLINE,
+                "labelled olm.managed=true",
+                |a: Option<&ServiceAccount>| {
+                    a.and_then(|a| a.metadata.labels.as_ref())
+                        .and_then(|l| l.get("olm.managed"))
+                        .map(String::as_str)
+                        == Some("true")
+                },
+            )
+            .await?;
+            ogs.patch(
+                "scoped",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"serviceAccountName": null}})),
+            )
+            .await?;
+            await_object(
+                &ogs,
+                "scoped",
+                DEADLINE,
+                "status.serviceAccountRef cleared",
+                |o: Option<&OperatorGroup>| {
+                    o.is_some_and(|o| o.status.is_some() && account_ref(o).is_none())
+                },
+            )
+            .await?;
+            Ok(())
+        })
+        .await
 }
 
 #[tokio::test]
 async fn a_group_gets_three_aggregate_cluster_roles_that_go_with_it() -> anyhow::Result<()> {
-    let cluster = Cluster::shared()?;
-    with_namespace(cluster, "og-roles", |ctx| async move {
-        let ns = ctx.namespace.clone();
-        let _op =
-            OperatorProcess::start(ctx.cluster, "olm-operator", &["--watched-namespaces", &ns])
+    GroupTest::new("og-roles")
+        .run(|t| async move {
+            let ogs = t.ogs();
+            t.create_group(Og::named("og").targets(&[&t.ns]).build())
                 .await?;
-        let ogs: Api<OperatorGroup> = Api::namespaced(ctx.client.clone(), &ns);
-        ogs.create(
-            &PostParams::default(),
-            &Og::named("og").targets(&[&ns]).build(),
-        )
-        .await?;
-        let roles: Api<ClusterRole> = Api::all(ctx.client.clone());
-        let selector = format!(
-            "olm.owner=og,olm.owner.namespace={ns},olm.owner.kind=OperatorGroup,olm.managed=true"
-        );
-        let found = eventually(DEADLINE, "three aggregate cluster roles", || {
-            let roles = roles.clone();
-            let selector = selector.clone();
-            async move {
-                let list = roles.list(&ListParams::default().labels(&selector)).await?;
-                Ok((list.items.len() == 3).then_some(list.items))
-            }
-        })
-        .await?;
-        let mut suffixes: Vec<String> = found
-            .iter()
-            .filter_map(|r| r.metadata.name.clone())
-            .filter_map(|n| {
-                n.strip_prefix("olm.og.og.")
-                    .and_then(|rest| rest.split_once('-'))
-                    .map(|(suffix, _)| suffix.to_string())
+            let roles: Api<ClusterRole> = Api::all(t.ctx.client.clone());
+            let selector = format!(
+                "olm.owner=og,olm.owner.namespace={},olm.owner.kind=OperatorGroup,olm.managed=true",
+                t.ns
+            );
+            let found = eventually(DEADLINE, "three aggregate cluster roles", || {
+                let roles = roles.clone();
+                let selector = selector.clone();
+                async move {
+                    let list = roles.list(&ListParams::default().labels(&selector)).await?;
+                    Ok((list.items.len() == 3).then_some(list.items))
+                }
             })
-            .collect();
-        suffixes.sort();
-        assert_eq!(suffixes, vec!["admin", "edit", "view"]);
-        ogs.delete("og", &DeleteParams::default()).await?;
-        eventually(DEADLINE, "the group's cluster roles deleted", || {
-            let roles = roles.clone();
-            let selector = selector.clone();
-            async move {
-                Ok(roles
-                    .list(&ListParams::default().labels(&selector))
-                    .await?
-                    .items
-                    .is_empty()
-                    .then_some(()))
-            }
+            .await?;
+            let mut suffixes: Vec<String> = found
+                .iter()
+                .filter_map(|r| r.metadata.name.clone())
+                .filter_map(|n| {
+                    n.strip_prefix("olm.og.og.")
+                        .and_then(|rest| rest.split_once('-'))
+                        .map(|(suffix, _)| suffix.to_string())
+                })
+                .collect();
+            suffixes.sort();
+            assert_eq!(suffixes, vec!["admin", "edit", "view"]);
+            ogs.delete("og", &DeleteParams::default()).await?;
+            await_none_listed(
+                &roles,
+                &ListParams::default().labels(&selector),
+                DEADLINE,
+                "the group's cluster roles deleted",
+            )
+            .await?;
+            Ok(())
         })
-        .await?;
-        Ok(())
-    })
-    .await
+        .await
 }

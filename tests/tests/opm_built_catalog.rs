@@ -4,12 +4,10 @@
 //! makes (run with the same opm), and its `LABEL`s. Only the base image's binaries are missing, which olm-rs does
 //! not use. A CatalogSource naming the image reads READY, and a Subscription installs from it.
 
-use kube::Api;
-use messages::crd::catalog_source::CatalogSource;
 use messages::crd::subscription::SubscriptionState;
 use olm_tests::catalog_fixture::*;
 use olm_tests::oci_fixture::*;
-use olm_tests::{await_object, with_namespace};
+use olm_tests::with_namespace;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -49,17 +47,13 @@ fn dockerfile_facts(text: &str) -> (Vec<String>, BTreeMap<String, String>) {
 
 #[tokio::test]
 async fn olm_rs_serves_a_catalog_image_laid_out_by_opm_generate_dockerfile() -> anyhow::Result<()> {
-    let samples = std::path::PathBuf::from(
-        std::env::var("CARGO_MANIFEST_DIR")
-            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
-    )
-    .join("../deploy/samples/catalog");
     let cluster = olm_tests::Cluster::shared()?;
     with_namespace(cluster, "opmbuilt", |ctx| async move {
-        let registry = oci::Registry::default();
-        let prefix = format!("{}/{}", registry_addr(), ctx.namespace);
-        let published =
-            oci::publish::push_tree(&registry, &samples, &["etcd".to_string()], &prefix).await?;
+        let SampleEtcd {
+            registry,
+            prefix,
+            published,
+        } = SampleEtcd::push(&ctx.namespace).await?;
 
         // The FBC folder and opm's Dockerfile for it.
         let work = std::env::temp_dir().join(format!("olm-rs-{}", ctx.namespace));
@@ -108,18 +102,8 @@ async fn olm_rs_serves_a_catalog_image_laid_out_by_opm_generate_dockerfile() -> 
         operator_group(&ctx).await?;
         let image = oci::publish::pinned(&reference, &digest);
         create(&ctx, Catsrc::named("opm-built").image(&image).build()).await?;
-        let catalogs: Api<CatalogSource> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        await_object(&catalogs, "opm-built", DEADLINE, "READY", |c| {
-            c.and_then(|c| c.status.as_ref())
-                .and_then(|s| s.connection_state.as_ref())
-                .is_some_and(|s| s.last_observed_state.as_str() == "READY")
-        })
-        .await?;
-        subscription(
-            &ctx,
-            sub_to(&ctx, "etcd", "etcd", "opm-built").channel("singlenamespace-alpha"),
-        )
-        .await?;
+        await_catalog_ready(&ctx, "opm-built").await?;
+        subscribe_to_sample_etcd(&ctx, "opm-built").await?;
         await_sub(&ctx, "etcd", "installed from opm's layout", |s| {
             s.state == SubscriptionState::AtLatestKnown && s.installed_csv == "etcdoperator.v0.9.4"
         })

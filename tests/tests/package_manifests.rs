@@ -13,28 +13,13 @@ use kube::api::{DeleteParams, PostParams};
 use messages::crd::catalog_source::CatalogSource;
 use olm_tests::catalog_fixture::*;
 use olm_tests::package_server_fixture::*;
-use olm_tests::{Cluster, eventually, with_namespace};
+use olm_tests::{Cluster, community_fbc, eventually, with_namespace};
 use package_server::types::PackageManifest;
 use registry::client::{ClientOptions, RegistryClient};
 use std::io::BufRead;
-use std::path::PathBuf;
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(90);
-
-/// The community FBC: `$OLM_RS_SHARED/catalogs/...`, else `../shared` beside the clone (the test fails when absent).
-fn community_fbc() -> PathBuf {
-    std::env::var_os("OLM_RS_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(
-                std::env::var("CARGO_MANIFEST_DIR")
-                    .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
-            )
-            .join("../../shared")
-        })
-        .join("catalogs/community-operators-prod-fbc/catalogs/v4.21")
-}
 
 async fn second_namespace(client: &kube::Client, name: &str) -> anyhow::Result<()> {
     let api: Api<Namespace> = Api::all(client.clone());
@@ -79,12 +64,7 @@ async fn the_community_catalog_is_listed_through_kubectl_in_every_namespace() ->
     let cluster = Cluster::shared()?;
     let _apiservice = exclusive().await;
     with_namespace(cluster, "pkgs", |ctx| async move {
-        let fbc = community_fbc();
-        anyhow::ensure!(
-            fbc.is_dir(),
-            "the community FBC is missing at {}",
-            fbc.display()
-        );
+        let fbc = community_fbc()?;
         let registry = RegistryProcess::start_on_free_port(&[fbc.as_path()])?;
         let address = format!("127.0.0.1:{}", registry.port);
         let probe = RegistryClient::connect(&address, ClientOptions::default())?;
@@ -490,7 +470,7 @@ async fn bad_catalogs_are_left_out_and_a_new_head_reaches_a_watch() -> anyhow::R
 /// An FBC with a package whose channel head has a CSV, and one whose only bundle carries no CSV at all (a valid
 /// catalog cannot hold a package without channels: opm and `registry serve` refuse it; what reaches the server is
 /// a package none of whose channels has a readable head, which OLM leaves out as "no valid channels").
-fn write_no_channel_fbc(dir: &std::path::Path) -> anyhow::Result<PathBuf> {
+fn write_no_channel_fbc(dir: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
     std::fs::create_dir_all(dir)?;
     let bundle = |pkg: &str, name: &str, with_csv: bool| {
         let mut properties = vec![
@@ -561,12 +541,7 @@ async fn a_current_kubectl_explains_discovers_and_lists_packagemanifests() -> an
     );
     let _apiservice = exclusive().await;
     with_namespace(cluster, "pkgctl", |ctx| async move {
-        let fbc = community_fbc();
-        anyhow::ensure!(
-            fbc.is_dir(),
-            "the community FBC is missing at {}",
-            fbc.display()
-        );
+        let fbc = community_fbc()?;
         let registry = RegistryProcess::start_on_free_port(&[fbc.as_path()])?;
         let address = format!("127.0.0.1:{}", registry.port);
         let community = Catsrc::named("community")

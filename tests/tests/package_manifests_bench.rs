@@ -4,36 +4,13 @@
 //!
 //! `OLM_RS_SHARED=/path/to/shared cargo test -p olm-tests --test package_manifests_bench -- --ignored --nocapture`
 
+use olm_tests::bench_figures::rss_kib;
 use olm_tests::catalog_fixture::*;
 use olm_tests::package_server_fixture::*;
-use olm_tests::{Cluster, eventually, with_namespace};
-use std::path::PathBuf;
+use olm_tests::{Cluster, community_fbc, eventually, with_namespace};
 use std::time::{Duration, Instant};
 
 const RUNS: usize = 10;
-
-fn community_fbc() -> PathBuf {
-    std::env::var_os("OLM_RS_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(
-                std::env::var("CARGO_MANIFEST_DIR")
-                    .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string()),
-            )
-            .join("../../shared")
-        })
-        .join("catalogs/community-operators-prod-fbc/catalogs/v4.21")
-}
-
-fn rss_kib(pid: u32) -> anyhow::Result<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .ok_or_else(|| anyhow::anyhow!("no VmRSS for {pid}"))
-}
 
 /// Wall times of `kubectl args`, sorted (ms).
 fn time_kubectl(cluster: &Cluster, args: &[&str], lines: usize) -> anyhow::Result<Vec<f64>> {
@@ -99,13 +76,12 @@ async fn package_manifests_bench() -> anyhow::Result<()> {
     let cluster = Cluster::shared()?;
     let _apiservice = exclusive().await;
     with_namespace(cluster, "pkgbench", |ctx| async move {
-        let fbc = community_fbc();
-        anyhow::ensure!(fbc.is_dir(), "the community FBC is missing at {}", fbc.display());
+        let fbc = community_fbc()?;
         let registry = RegistryProcess::start_on_free_port(&[fbc.as_path()])?;
         let address = format!("127.0.0.1:{}", registry.port);
         let server = start(cluster, &ctx.client, &ctx.namespace).await?;
         let pid = server.process.pid();
-        let idle = rss_kib(pid)?;
+        let idle = rss_kib(pid).ok_or_else(|| anyhow::anyhow!("no VmRSS for {pid}"))?;
         // Baseline: the same kubectl through the same apiserver for a built-in resource.
         let baseline = time_kubectl(cluster, &["get", "serviceaccounts", "-n", &ctx.namespace], 1)?;
         let ns = ctx.namespace.clone();
@@ -121,7 +97,7 @@ async fn package_manifests_bench() -> anyhow::Result<()> {
             let raw_path = format!("/apis/packages.operators.coreos.com/v1/namespaces/{ns}/packagemanifests");
             let raw = time_kubectl(cluster, &["get", "--raw", &raw_path], 1)?;
             let one = time_kubectl(cluster, &["get", "packagemanifest", "-n", &ns, "-o", "yaml", "kube-green"], 1)?;
-            let rss = rss_kib(pid)?;
+            let rss = rss_kib(pid).ok_or_else(|| anyhow::anyhow!("no VmRSS for {pid}"))?;
             rows.push(format!(
                 "| {to} CatalogSource(s), {want} PackageManifests | `kubectl get packagemanifests` p50 {:.0} ms / max {:.0} ms | full JSON list (`get --raw`) p50 {:.0} ms | one package `-o yaml` p50 {:.0} ms | RSS {:.1} MiB |",
                 table[RUNS / 2],

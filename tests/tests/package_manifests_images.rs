@@ -9,10 +9,28 @@ use messages::crd::catalog_source::CatalogSource;
 use olm_tests::catalog_fixture::*;
 use olm_tests::package_server_fixture::*;
 use olm_tests::{Cluster, eventually, with_namespace};
-use std::path::PathBuf;
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(90);
+
+/// Until package-server lists exactly `etcd` from catalog `catalog` (`what`); its logs are printed when not.
+async fn etcd_listed(
+    cluster: &Cluster,
+    ns: &str,
+    catalog: &str,
+    server: &PackageServer,
+    what: &str,
+) -> anyhow::Result<()> {
+    let selector = format!("catalog={catalog}");
+    let listed = eventually(DEADLINE, what, || async {
+        Ok((names(cluster, ns, &["-l", &selector])? == ["etcd"]).then_some(()))
+    })
+    .await;
+    if listed.is_err() {
+        eprintln!("package-server logs:\n{}", server.process.logs());
+    }
+    listed
+}
 
 /// An image catalog (`spec.image`, no address: catalog-operator serves it in-process, with no registry pod to
 /// dial): package-server pulls the catalog image itself from the local registry and lists its package.
@@ -21,7 +39,7 @@ async fn an_image_catalog_is_listed_from_its_image() -> anyhow::Result<()> {
     let cluster = Cluster::shared()?;
     let _apiservice = exclusive().await;
     with_namespace(cluster, "pkgimg", |ctx| async move {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/samples/catalog");
+        let root = olm_tests::oci_fixture::samples_catalog_dir();
         let port = std::env::var("OLM_RS_REGISTRY_PORT").unwrap_or_else(|_| "25000".into());
         let prefix = format!("127.0.0.1:{port}/{}", ctx.namespace);
         let registry = oci::Registry::default();
@@ -39,15 +57,14 @@ async fn an_image_catalog_is_listed_from_its_image() -> anyhow::Result<()> {
             .create(&PostParams::default(), &catalog)
             .await?;
         let server = start(cluster, &ctx.client, &ctx.namespace).await?;
-        let ns = ctx.namespace.as_str();
-        let listed = eventually(DEADLINE, "etcd listed from the catalog image", || async {
-            Ok((names(cluster, ns, &["-l", "catalog=images"])? == ["etcd"]).then_some(()))
-        })
-        .await;
-        if listed.is_err() {
-            eprintln!("package-server logs:\n{}", server.process.logs());
-        }
-        listed
+        etcd_listed(
+            cluster,
+            &ctx.namespace,
+            "images",
+            &server,
+            "etcd listed from the catalog image",
+        )
+        .await
     })
     .await
 }
@@ -61,7 +78,7 @@ async fn an_image_catalog_is_listed_through_catalog_operator() -> anyhow::Result
     let cluster = Cluster::shared()?;
     let _apiservice = exclusive().await;
     with_namespace(cluster, "pkgshared", |ctx| async move {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/samples/catalog");
+        let root = olm_tests::oci_fixture::samples_catalog_dir();
         let local = olm_tests::oci_fixture::registry_addr();
         let prefix = format!("{local}/{}", ctx.namespace);
         let registry = oci::Registry::default();
@@ -94,15 +111,7 @@ async fn an_image_catalog_is_listed_through_catalog_operator() -> anyhow::Result
         let server =
             start_with(cluster, &ctx.client, &ctx.namespace, &["--image-catalogs-address", &serve])
                 .await?;
-        let ns = ctx.namespace.as_str();
-        let listed = eventually(DEADLINE, "etcd listed through catalog-operator", || async {
-            Ok((names(cluster, ns, &["-l", "catalog=shared"])? == ["etcd"]).then_some(()))
-        })
-        .await;
-        if listed.is_err() {
-            eprintln!("package-server logs:\n{}", server.process.logs());
-        }
-        listed
+        etcd_listed(cluster, &ctx.namespace, "shared", &server, "etcd listed through catalog-operator").await
     })
     .await
 }

@@ -9,12 +9,9 @@ mod auth_registry;
 use auth_registry::AuthRegistry;
 use kube::Api;
 use messages::crd::catalog_source::CatalogSource;
-use messages::crd::csv::ClusterServiceVersion;
 use olm_tests::catalog_fixture::*;
 use olm_tests::oci_fixture::*;
 use olm_tests::{await_object, with_namespace};
-use serde_json::json;
-use std::time::Duration;
 
 #[tokio::test]
 async fn a_catalog_image_behind_registry_auth_is_pulled_with_the_catalogs_pull_secret()
@@ -43,13 +40,7 @@ async fn a_catalog_image_behind_registry_auth_is_pulled_with_the_catalogs_pull_s
             .await?;
 
         let config = auth_registry::docker_config(&auth_registry.addr);
-        create_manifest::<k8s_openapi::api::core::v1::Secret>(
-            &ctx,
-            json!({"apiVersion": "v1", "kind": "Secret",
-            "metadata": {"name": "pull"}, "type": "kubernetes.io/dockerconfigjson",
-            "stringData": {".dockerconfigjson": config}}),
-        )
-        .await?;
+        create(&ctx, pull_secret("pull", &config)).await?;
 
         let _cat = catalog_operator(&ctx, &[]).await?;
         let _olm = olm_operator(&ctx).await?;
@@ -92,20 +83,7 @@ async fn a_catalog_image_behind_registry_auth_is_pulled_with_the_catalogs_pull_s
             status.message
         );
 
-        subscription(
-            &ctx,
-            sub_to(&ctx, "etcd", "etcd", "private").channel("singlenamespace-alpha"),
-        )
-        .await?;
-        let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        await_object(
-            &csvs,
-            "etcdoperator.v0.9.4",
-            Duration::from_secs(180),
-            "Succeeded",
-            |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded"),
-        )
-        .await?;
+        install_sample_etcd(&ctx, "private", "etcdoperator.v0.9.4").await?;
         Ok(())
     })
     .await

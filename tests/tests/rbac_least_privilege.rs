@@ -51,6 +51,19 @@ fn differences(
     Ok(wrong)
 }
 
+/// Once `account` may do `granted` (the grant reached the authorizer), what differs among `checks` `when`.
+async fn after_grant(
+    ctx: &TestContext,
+    rbac: &DeployedRbac,
+    account: &str,
+    granted: (&str, &str, Scope),
+    when: &str,
+    checks: &[(&str, &str, Scope, Answer)],
+) -> anyhow::Result<Vec<String>> {
+    await_answer(ctx, rbac, account, granted, Yes).await?;
+    differences(ctx, rbac, account, when, checks)
+}
+
 /// catalog-operator's grants (self_grant.rs), made by its ServiceAccount itself; returns what is wrong.
 async fn catalog_operator_grants(
     ctx: &TestContext,
@@ -78,8 +91,10 @@ async fn catalog_operator_grants(
     let secrets: kube::Api<Secret> = kube::Api::namespaced(ctx.client.clone(), &ctx.namespace);
     for name in ["pull", "other"] {
         secrets
-            .create(&pp, &serde_json::from_value(serde_json::json!({"metadata": {"name": name},
-                "type": "kubernetes.io/dockerconfigjson", "stringData": {".dockerconfigjson": "{\"auths\":{}}"}}))?)
+            .create(
+                &pp,
+                &olm_tests::oci_fixture::pull_secret(name, r#"{"auths":{}}"#),
+            )
             .await?;
     }
     let catalog = kube::Api::<CatalogSource>::namespaced(ctx.client.clone(), &ctx.namespace)
@@ -111,55 +126,37 @@ async fn catalog_operator_grants(
     )
     .await
     .context("catalog-operator grants itself its catalog's pull secrets")?;
-    await_answer(
-        ctx,
-        rbac,
-        "catalog-operator",
-        ("get", "secrets/pull", Own),
-        Yes,
-    )
-    .await?;
-    wrong.extend(differences(
-        ctx,
-        rbac,
-        "catalog-operator",
-        "after the pull-secret grant",
-        &[
-            ("get", "secrets/other", Own, No),
-            ("list", "secrets", Own, No),
-            ("watch", "secrets", Own, No),
-            ("update", "secrets/pull", Own, No),
-            ("get", "secrets/pull", Other, No),
-        ],
-    )?);
+    wrong.extend(
+        after_grant(
+            ctx,
+            rbac,
+            "catalog-operator",
+            ("get", "secrets/pull", Own),
+            "after the pull-secret grant",
+            &[
+                ("get", "secrets/other", Own, No),
+                ("list", "secrets", Own, No),
+                ("watch", "secrets", Own, No),
+                ("update", "secrets/pull", Own, No),
+                ("get", "secrets/pull", Other, No),
+            ],
+        )
+        .await?,
+    );
 
     // The CRD-upgrade check: a CRD of this test, its custom resources listed through the grant, then revoked.
     let group = format!("{}.olm-rs.io", ctx.namespace);
     let crd_name = format!("widgets.{group}");
     let crds: kube::Api<CustomResourceDefinition> = kube::Api::all(ctx.client.clone());
-    crds
-        .create(&pp, &serde_json::from_value(serde_json::json!({"metadata": {"name": crd_name},
-            "spec": {"group": group, "scope": "Namespaced",
-                "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-                "versions": [{"name": "v1", "served": true, "storage": true,
-                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}}))?)
+    crds.create(&pp, &olm_tests::widgets::widget_crd(&group, &["v1"]))
         .await?;
     let widgets = format!("widgets.{group}");
     let result = async {
         // Established: discovery serves it, so `kubectl auth can-i` maps `widgets.<group>` to it.
-        olm_tests::await_object(
-            &crds,
+        olm_tests::widgets::await_established(
+            &ctx.client,
             &crd_name,
             std::time::Duration::from_secs(30),
-            "Established",
-            |c| {
-                c.and_then(|c| c.status.as_ref())
-                    .and_then(|s| s.conditions.as_ref())
-                    .is_some_and(|cs| {
-                        cs.iter()
-                            .any(|c| c.type_ == "Established" && c.status == "True")
-                    })
-            },
         )
         .await?;
         wrong.extend(differences(
@@ -174,25 +171,21 @@ async fn catalog_operator_grants(
         self_grant::apply_cr_list_grant(&me, &grantee, &crd_ref)
             .await
             .context("catalog-operator grants itself the list of the CRD's custom resources")?;
-        await_answer(
-            ctx,
-            rbac,
-            "catalog-operator",
-            ("list", &widgets, AllNamespaces),
-            Yes,
-        )
-        .await?;
-        wrong.extend(differences(
-            ctx,
-            rbac,
-            "catalog-operator",
-            "after the CR list grant",
-            &[
-                ("get", &widgets, AllNamespaces, No),
-                ("delete", &widgets, AllNamespaces, No),
-                ("list", "secrets", AllNamespaces, No),
-            ],
-        )?);
+        wrong.extend(
+            after_grant(
+                ctx,
+                rbac,
+                "catalog-operator",
+                ("list", &widgets, AllNamespaces),
+                "after the CR list grant",
+                &[
+                    ("get", &widgets, AllNamespaces, No),
+                    ("delete", &widgets, AllNamespaces, No),
+                    ("list", "secrets", AllNamespaces, No),
+                ],
+            )
+            .await?,
+        );
         self_grant::apply_cr_list_revocation(&me, &grantee, &crd_ref)
             .await
             .context("catalog-operator revokes its list of the CRD's custom resources")?;
@@ -273,28 +266,24 @@ async fn olm_operator_grants(
     cert_grant::apply_grant(&me, &grantee, &owner, &["webhook-service-cert".to_string()])
         .await
         .context("olm-operator grants itself a CSV's certificate Secret")?;
-    await_answer(
-        ctx,
-        rbac,
-        "olm-operator",
-        ("get", "secrets/webhook-service-cert", Own),
-        Yes,
-    )
-    .await?;
-    wrong.extend(differences(
-        ctx,
-        rbac,
-        "olm-operator",
-        "after the certificate grant",
-        &[
-            ("update", "secrets/webhook-service-cert", Own, Yes),
-            ("get", "secrets/other-cert", Own, No),
-            ("list", "secrets", Own, No),
-            ("watch", "secrets", Own, No),
-            ("delete", "secrets/webhook-service-cert", Own, No),
-            ("get", "secrets/webhook-service-cert", Other, No),
-        ],
-    )?);
+    wrong.extend(
+        after_grant(
+            ctx,
+            rbac,
+            "olm-operator",
+            ("get", "secrets/webhook-service-cert", Own),
+            "after the certificate grant",
+            &[
+                ("update", "secrets/webhook-service-cert", Own, Yes),
+                ("get", "secrets/other-cert", Own, No),
+                ("list", "secrets", Own, No),
+                ("watch", "secrets", Own, No),
+                ("delete", "secrets/webhook-service-cert", Own, No),
+                ("get", "secrets/webhook-service-cert", Other, No),
+            ],
+        )
+        .await?,
+    );
     Ok(wrong)
 }
 
@@ -337,28 +326,24 @@ async fn impersonation_grants(
             .await
             .map_err(anyhow::Error::msg)
             .with_context(|| format!("{operator} grants itself the group's account"))?;
-        await_answer(
-            ctx,
-            rbac,
-            operator,
-            ("impersonate", "serviceaccounts/deployer", Own),
-            Yes,
-        )
-        .await?;
-        wrong.extend(differences(
-            ctx,
-            rbac,
-            operator,
-            "after the impersonation grant",
-            &[
-                ("impersonate", "serviceaccounts/default", Own, No),
-                ("impersonate", "serviceaccounts", Own, No),
-                ("impersonate", "serviceaccounts/deployer", Other, No),
-                ("impersonate", "users", AllNamespaces, No),
-                ("impersonate", "groups", AllNamespaces, No),
-                ("create", "serviceaccounts/deployer#token", Own, No),
-            ],
-        )?);
+        wrong.extend(
+            after_grant(
+                ctx,
+                rbac,
+                operator,
+                ("impersonate", "serviceaccounts/deployer", Own),
+                "after the impersonation grant",
+                &[
+                    ("impersonate", "serviceaccounts/default", Own, No),
+                    ("impersonate", "serviceaccounts", Own, No),
+                    ("impersonate", "serviceaccounts/deployer", Other, No),
+                    ("impersonate", "users", AllNamespaces, No),
+                    ("impersonate", "groups", AllNamespaces, No),
+                    ("create", "serviceaccounts/deployer#token", Own, No),
+                ],
+            )
+            .await?,
+        );
     }
     Ok(wrong)
 }

@@ -17,10 +17,11 @@ use kube::{Client, ResourceExt};
 use messages::crd::catalog_source::{CatalogSource, GrpcConnectionState};
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::testing::{Catsrc, Og, Sub};
+use olm_tests::bench_figures::percentile;
 use olm_tests::catalog_fixture::{Catalog, Op, RegistryProcess};
 use olm_tests::{Cluster, await_object, eventually};
 use scale_support::{AuditLog, by_resource, rss_and_cpu, total};
-use side_by_side_support::{Figures, Olm, Process, percentile, start, table};
+use side_by_side_support::{Figures, Olm, Process, start, table};
 use std::time::{Duration, Instant};
 
 const DEADLINE: Duration = Duration::from_secs(180);

@@ -3,35 +3,12 @@
 //! (plan Complete) and to CSV Succeeded (p50, p99), then an install + 3-step upgrade, and both operators' RSS.
 
 use messages::crd::subscription::SubscriptionState;
+use olm_tests::bench_figures::{percentile, pid_serving, rss_kib};
 use olm_tests::catalog_fixture::*;
 use olm_tests::{Cluster, with_namespace};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 const INSTALLS: usize = 50;
-
-fn rss_kib_of_process_serving(binary: &str, port: u16) -> Option<u64> {
-    let needle = format!("127.0.0.1:{port}");
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if text.contains(binary) && text.contains(&needle) {
-            let status = std::fs::read_to_string(entry.path().join("status")).ok()?;
-            return status
-                .lines()
-                .find(|l| l.starts_with("VmRSS:"))?
-                .split_whitespace()
-                .nth(1)?
-                .parse()
-                .ok();
-        }
-    }
-    None
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
-}
 
 #[tokio::test]
 #[ignore = "benchmark"]
@@ -69,8 +46,8 @@ async fn fifty_installs_and_a_three_step_upgrade() -> anyhow::Result<()> {
             percentile(&succeeded, 0.5),
             percentile(&succeeded, 0.99),
             upgrade,
-            rss_kib_of_process_serving("catalog-operator", op.http_port).map(|k| k.to_string()).unwrap_or_else(|| "?".into()),
-            rss_kib_of_process_serving("olm-operator", olm.http_port).map(|k| k.to_string()).unwrap_or_else(|| "?".into())
+            pid_serving("catalog-operator", op.http_port).and_then(rss_kib).map(|k| k.to_string()).unwrap_or_else(|| "?".into()),
+            pid_serving("olm-operator", olm.http_port).and_then(rss_kib).map(|k| k.to_string()).unwrap_or_else(|| "?".into())
         );
         Ok(())
     })

@@ -7,10 +7,9 @@
 
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
-use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::subscription::SubscriptionState;
 use olm_tests::catalog_fixture::*;
-use olm_tests::{Cluster, await_object, shared_catalogs, with_namespace};
+use olm_tests::{Cluster, await_csv_succeeded, await_object, shared_catalogs, with_namespace};
 use std::time::{Duration, Instant};
 
 #[tokio::test]
@@ -38,13 +37,11 @@ async fn a_real_bundle_package_installs_to_succeeded_with_its_deployment_availab
         .await?;
         let csv_name = sub.status.map(|s| s.installed_csv).unwrap_or_default();
         assert_eq!(csv_name, "apicurito.v1.0.3", "the head of the channel");
-        let csvs: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-        let csv = await_object(
-            &csvs,
+        let csv = await_csv_succeeded(
+            &ctx.client,
+            &ctx.namespace,
             &csv_name,
             Duration::from_secs(180),
-            "Succeeded",
-            |c| c.is_some_and(|c| c.phase().as_str() == "Succeeded"),
         )
         .await?;
         eprintln!(

@@ -12,12 +12,13 @@
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::ServiceAccount;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use messages::crd::csv::InstallModeType;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::install_plan::InstallPlan;
 use messages::crd::operator_group::OperatorGroup;
 use messages::crd::subscription::Approval;
 use messages::msg::{Journal, JournalEvent};
-use messages::testing::{Ip, Og};
+use messages::testing::{Csv, Ip, Og, app_deployment};
 use olm_tests::{Cluster, OperatorProcess, TestContext, await_object, eventually, with_namespace};
 use serde_json::json;
 use std::time::Duration;
@@ -27,21 +28,20 @@ const DEADLINE: Duration = Duration::from_secs(90);
 /// The CSV as OLM v0 leaves it: the group's annotations on it, installed and Succeeded.
 async fn csv_as_olm_left_it(ctx: &TestContext) -> anyhow::Result<ClusterServiceVersion> {
     let ns = ctx.namespace.as_str();
-    let csv: ClusterServiceVersion = serde_json::from_value(json!({
-        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
-        "metadata": {"name": "op.v1.0.0", "annotations": {
-            "olm.operatorGroup": "og", "olm.operatorNamespace": ns, "olm.targetNamespaces": ns}},
-        "spec": {
-            "displayName": "Taken over", "version": "1.0.0",
-            "installModes": [{"type": "OwnNamespace", "supported": true}, {"type": "SingleNamespace", "supported": true},
-                             {"type": "MultiNamespace", "supported": false}, {"type": "AllNamespaces", "supported": false}],
-            "install": {"strategy": "deployment", "spec": {"deployments": [{"name": "op", "spec": {
-                "replicas": 1,
-                "selector": {"matchLabels": {"app": "op"}},
-                "template": {"metadata": {"labels": {"app": "op"}},
-                             "spec": {"containers": [{"name": "operator", "image": "example.com/op:1"}]}}}}]}}
-        }
-    }))?;
+    let mut deployment = app_deployment("op", "operator", "example.com/op:1");
+    deployment.replicas = Some(1);
+    let csv = Csv::named("op.v1.0.0")
+        .annotation("olm.operatorGroup", "og")
+        .annotation("olm.operatorNamespace", ns)
+        .annotation("olm.targetNamespaces", ns)
+        .display_name("Taken over")
+        .version("1.0.0")
+        .install_modes(&[
+            InstallModeType::OwnNamespace,
+            InstallModeType::SingleNamespace,
+        ])
+        .deployment_spec("op", deployment)
+        .build();
     let api: Api<ClusterServiceVersion> = Api::namespaced(ctx.client.clone(), ns);
     let created = api.create(&PostParams::default(), &csv).await?;
     let now = k8s_openapi::jiff::Timestamp::now()

@@ -12,12 +12,11 @@
 
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
-use kube::api::ListParams;
-use messages::crd::annotations;
 use messages::crd::csv::{ClusterServiceVersion, CsvPhase};
 use messages::crd::subscription::SubscriptionState;
 use olm_tests::catalog_fixture::*;
-use olm_tests::{Cluster, eventually, with_namespace};
+use olm_tests::csv_fixture::{csv_phases, deployment_owner};
+use olm_tests::{Cluster, TestContext, eventually, with_namespace};
 use std::time::{Duration, Instant};
 
 /// Far below the 5-minute install timeout a stalled chain waits for, far above a converging chain (~10-20 s).
@@ -36,10 +35,38 @@ fn runs() -> usize {
         .unwrap_or(5)
 }
 
-async fn one_run(cluster: &'static Cluster) -> anyhow::Result<Duration> {
+/// Runs `body` in a fresh namespace `<prefix>-…`: the time it measured.
+async fn timed<F, Fut>(cluster: &'static Cluster, prefix: &str, body: F) -> anyhow::Result<Duration>
+where
+    F: FnOnce(TestContext) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<Duration>>,
+{
     let took = std::sync::Arc::new(std::sync::Mutex::new(Duration::ZERO));
     let out = took.clone();
-    with_namespace(cluster, "chain", |ctx| async move {
+    with_namespace(cluster, prefix, |ctx| async move {
+        let measured = body(ctx).await?;
+        *out.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = measured;
+        Ok(())
+    })
+    .await?;
+    let took = *took
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    Ok(took)
+}
+
+/// Prints how many of `total` runs converged and fails on any that did not.
+fn report(label: &str, total: usize, failures: &[String], times: &[Duration]) {
+    eprintln!(
+        "{label}: {} of {total} runs converged (times {times:?})",
+        total - failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+async fn one_run(cluster: &'static Cluster) -> anyhow::Result<Duration> {
+    timed(cluster, "chain", |ctx| async move {
         let _cat = catalog_operator(&ctx, &[]).await?;
         let _olm = olm_operator(&ctx).await?;
         // Each Deployment stays unavailable a few seconds after its pod is ready, as a real operator's does
@@ -75,51 +102,50 @@ async fn one_run(cluster: &'static Cluster) -> anyhow::Result<Duration> {
             || async move {
                 let sub = sub_api.get("chain").await?;
                 let status = sub.status.unwrap_or_default();
-                let phases: Vec<(String, CsvPhase)> = csvs
-                    .list(&ListParams::default())
-                    .await?
-                    .items
-                    .iter()
-                    .map(|c| (c.metadata.name.clone().unwrap_or_default(), c.phase()))
-                    .collect();
-                let owner = deployments
-                    .get_opt("chain-operator")
-                    .await?
-                    .and_then(|d| d.metadata.labels)
-                    .and_then(|l| l.get(annotations::OWNER).cloned());
+                let chain = head_alone(csvs, deployments, head).await?;
                 let done = status.state == SubscriptionState::AtLatestKnown
                     && status.installed_csv == head
-                    && phases == [(head.to_string(), CsvPhase::Succeeded)]
-                    && owner.as_deref() == Some(head);
+                    && chain.is_ok();
                 if done {
                     Ok(Some(()))
                 } else {
                     Err(anyhow::anyhow!(
-                        "subscription {:?} at {:?}; CSVs {phases:?}; deployment owned by {owner:?}",
+                        "subscription {:?} at {:?}; {}",
                         status.state,
-                        status.installed_csv
+                        status.installed_csv,
+                        chain.err().unwrap_or_default()
                     ))
                 }
             },
         )
         .await?;
-        *out.lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = start.elapsed();
-        Ok(())
+        Ok(start.elapsed())
     })
-    .await?;
-    let took = *took
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    Ok(took)
+    .await
+}
+
+/// Whether the chain handed over to `head` alone: it is the only CSV, Succeeded, and owns the Deployment;
+/// otherwise, what the CSVs and the Deployment are.
+async fn head_alone(
+    csvs: &Api<ClusterServiceVersion>,
+    deployments: &Api<Deployment>,
+    head: &str,
+) -> anyhow::Result<Result<(), String>> {
+    let phases = csv_phases(csvs).await?;
+    let owner = deployment_owner(deployments, "chain-operator").await?;
+    if phases == [(head.to_string(), CsvPhase::Succeeded)] && owner.as_deref() == Some(head) {
+        Ok(Ok(()))
+    } else {
+        Ok(Err(format!(
+            "CSVs {phases:?}; deployment owned by {owner:?}"
+        )))
+    }
 }
 
 /// v1 installed; v2 created and caught Installing; then v3 and v4 created together (as an InstallPlan
 /// executing two steps at once would).
 async fn one_direct_run(cluster: &'static Cluster) -> anyhow::Result<Duration> {
-    let took = std::sync::Arc::new(std::sync::Mutex::new(Duration::ZERO));
-    let out = took.clone();
-    with_namespace(cluster, "chaindirect", |ctx| async move {
+    timed(cluster, "chaindirect", |ctx| async move {
         let _olm = olm_operator(&ctx).await?;
         operator_group(&ctx).await?;
         let op = |i: usize| {
@@ -155,39 +181,16 @@ async fn one_direct_run(cluster: &'static Cluster) -> anyhow::Result<Duration> {
             CONVERGE,
             "the chain handed over to its head alone",
             || async move {
-                let phases: Vec<(String, CsvPhase)> = csvs
-                    .list(&ListParams::default())
-                    .await?
-                    .items
-                    .iter()
-                    .map(|c| (c.metadata.name.clone().unwrap_or_default(), c.phase()))
-                    .collect();
-                let owner = deployments
-                    .get_opt("chain-operator")
-                    .await?
-                    .and_then(|d| d.metadata.labels)
-                    .and_then(|l| l.get(annotations::OWNER).cloned());
-                if phases == [(head.to_string(), CsvPhase::Succeeded)]
-                    && owner.as_deref() == Some(head)
-                {
-                    Ok(Some(()))
-                } else {
-                    Err(anyhow::anyhow!(
-                        "CSVs {phases:?}; deployment owned by {owner:?}"
-                    ))
+                match head_alone(csvs, deployments, head).await? {
+                    Ok(()) => Ok(Some(())),
+                    Err(state) => Err(anyhow::anyhow!("{state}")),
                 }
             },
         )
         .await?;
-        *out.lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = start.elapsed();
-        Ok(())
+        Ok(start.elapsed())
     })
-    .await?;
-    let took = *took
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    Ok(took)
+    .await
 }
 
 #[tokio::test]
@@ -202,11 +205,7 @@ async fn csvs_arriving_while_one_installs_hand_over_serially_to_the_head() -> an
             Err(error) => failures.push(format!("run {run}: {error:#}")),
         }
     }
-    eprintln!(
-        "upgrade chain (direct): {} of {total} runs converged (times {times:?})",
-        total - failures.len()
-    );
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    report("upgrade chain (direct)", total, &failures, &times);
     Ok(())
 }
 
@@ -229,10 +228,6 @@ async fn a_fast_upgrade_chain_hands_over_serially_to_its_head() -> anyhow::Resul
             }
         }
     }
-    eprintln!(
-        "upgrade chain: {} of {total} runs converged (times {times:?})",
-        total - failures.len()
-    );
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    report("upgrade chain", total, &failures, &times);
     Ok(())
 }

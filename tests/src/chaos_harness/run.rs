@@ -304,12 +304,8 @@ async fn explain(ctx: &TestContext, scope: Scope, why: &str, ops: &[tokio::sync:
     for o in ops {
         let o = o.lock().await;
         for p in o.processes() {
-            let logs = p.logs();
-            let tail: Vec<&str> = logs.lines().rev().take(60).collect();
             eprintln!("--- last log lines of a replica of {}:", p.name);
-            for line in tail.iter().rev() {
-                eprintln!("{line}");
-            }
+            eprintln!("{}", p.log_tail(60));
         }
     }
 }

@@ -2,60 +2,52 @@
 //! the admin or as its own deploy/rbac account) and the checks on what a CSV serves.
 
 use crate::rbac::{DeployedRbac, kubeconfig_as};
-use crate::{Cluster, OperatorProcess, TestContext, with_namespace};
+use crate::{Cluster, OperatorProcess, TestContext, await_object, with_namespace};
+use anyhow::Context;
 use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Secret, Service};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, ListParams, PostParams};
-use messages::crd::csv::ClusterServiceVersion;
+use messages::crd::csv::{ClusterServiceVersion, CsvPhase, InstallModeType};
 use messages::crd::operator_group::OperatorGroup;
-use messages::testing::Og;
-use serde_json::{Value, json};
+use messages::testing::{Csv, Og, Webhook, app_deployment};
 use sha2::Digest;
 use std::future::Future;
+use std::time::Duration;
 
-pub fn hook(name: &str, kind: &str, deployment: &str, ns: &str) -> Value {
-    json!({
-        "generateName": name, "type": kind, "deploymentName": deployment, "containerPort": 9443,
-        "webhookPath": "/validate", "failurePolicy": "Ignore", "sideEffects": "None",
-        "admissionReviewVersions": ["v1"],
-        "rules": [{"apiGroups": [format!("{ns}.test.olm-rs.io")], "apiVersions": ["v1"],
-                   "resources": ["widgets"], "operations": ["CREATE"]}]
-    })
+/// `webhook` on widgets of `<ns>.test.olm-rs.io` (CREATE at v1) served on 9443 at `/validate`, with
+/// `failurePolicy: Ignore` and no side effects.
+pub fn hook(webhook: Webhook, ns: &str) -> Webhook {
+    webhook
+        .port(9443)
+        .path("/validate")
+        .failure_policy("Ignore")
+        .side_effects("None")
+        .review_versions(&["v1"])
+        .rule(
+            &[&format!("{ns}.test.olm-rs.io")],
+            &["v1"],
+            &["widgets"],
+            &["CREATE"],
+        )
 }
 
-/// A CSV with one deployment `deployment` and the given webhook and owned-APIService definitions.
-pub fn csv(
-    name: &str,
-    deployment: &str,
-    modes: Value,
-    webhooks: Value,
-    api_services: Value,
-) -> anyhow::Result<ClusterServiceVersion> {
-    Ok(serde_json::from_value(json!({
-        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
-        "metadata": {"name": name},
-        "spec": {
-            "displayName": "Webhook operator", "version": "1.0.0",
-            "installModes": modes,
-            "install": {"strategy": "deployment", "spec": {
-                "deployments": [{"name": deployment, "spec": {
-                    "replicas": 1,
-                    "selector": {"matchLabels": {"app": deployment}},
-                    "template": {"metadata": {"labels": {"app": deployment}},
-                                 "spec": {"containers": [{"name": "server", "image": "example.com/webhook:1"}]}}
-                }}]
-            }},
-            "webhookdefinitions": webhooks,
-            "apiservicedefinitions": {"owned": api_services}
-        }
-    }))?)
-}
-
-pub fn own_namespace() -> Value {
-    json!([{"type": "OwnNamespace", "supported": true}, {"type": "SingleNamespace", "supported": true},
-           {"type": "MultiNamespace", "supported": false}, {"type": "AllNamespaces", "supported": true}])
+/// A CSV with one deployment `deployment` (one replica of `example.com/webhook:1`) supporting every mode but
+/// MultiNamespace; add webhooks and owned APIServices to it.
+pub fn csv(name: &str, deployment: &str) -> Csv {
+    let mut spec = app_deployment(deployment, "server", "example.com/webhook:1");
+    spec.replicas = Some(1);
+    Csv::named(name)
+        .display_name("Webhook operator")
+        .version("1.0.0")
+        .install_modes(&[
+            InstallModeType::OwnNamespace,
+            InstallModeType::SingleNamespace,
+            InstallModeType::AllNamespaces,
+        ])
+        .deployment_spec(deployment, spec)
 }
 
 pub async fn create_group(ctx: &TestContext) -> anyhow::Result<OperatorGroup> {
@@ -139,11 +131,9 @@ where
         let op = OperatorProcess::start_with_env(ctx.cluster, "olm-operator", &args, &env).await?;
         let result = body(ctx.clone()).await;
         if result.is_err() {
-            let text = std::fs::read_to_string(&op.log).unwrap_or_default();
-            let tail: Vec<&str> = text.lines().rev().take(80).collect();
             eprintln!(
                 "===== olm-operator log (last 80 lines) =====\n{}",
-                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                op.log_tail(80)
             );
         }
         drop(op);
@@ -155,6 +145,56 @@ where
     .await
 }
 
+/// The CA a certificate Secret holds (`olmCAKey`).
+pub fn ca_of(secret: &Secret) -> anyhow::Result<Vec<u8>> {
+    secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get("olmCAKey"))
+        .map(|b| b.0.clone())
+        .context("olmCAKey in the Secret")
+}
+
+/// The CA bundle of the first webhook of the first validating configuration `owned` selects.
+pub async fn webhook_bundle(
+    configs: &Api<ValidatingWebhookConfiguration>,
+    owned: &ListParams,
+) -> anyhow::Result<Vec<u8>> {
+    configs
+        .list(owned)
+        .await?
+        .items
+        .into_iter()
+        .next()
+        .and_then(|c| c.webhooks?.into_iter().next()?.client_config.ca_bundle)
+        .map(|b| b.0)
+        .context("the webhook's CA bundle")
+}
+
+/// CSV `name` once it is Succeeded with certificates rotating later than `rotate_at` (new certificates).
+pub async fn await_rotated(
+    csvs: &Api<ClusterServiceVersion>,
+    name: &str,
+    deadline: Duration,
+    rotate_at: Time,
+) -> anyhow::Result<ClusterServiceVersion> {
+    await_object(
+        csvs,
+        name,
+        deadline,
+        "Succeeded with new certificates",
+        move |c: Option<&ClusterServiceVersion>| {
+            c.is_some_and(|c| {
+                c.phase() == CsvPhase::Succeeded
+                    && c.status.as_ref().and_then(|s| s.certs_rotate_at.clone())
+                        > Some(rotate_at.clone())
+            })
+        },
+    )
+    .await
+}
+
+/// The CA hash (`olmcahash`) on the deployment's pod template.
 pub fn ca_hash_of_deployment(d: &Deployment) -> Option<String> {
     d.spec
         .as_ref()?
@@ -198,14 +238,6 @@ pub async fn assert_nothing_served(
 }
 
 /// A CRD `widgets.<group>` with versions v1 (stored) and v2, both served.
-pub fn crd(group: &str) -> anyhow::Result<CustomResourceDefinition> {
-    let schema = json!({"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}});
-    Ok(serde_json::from_value(json!({
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": format!("widgets.{group}")},
-        "spec": {"group": group, "scope": "Namespaced",
-                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-                 "versions": [{"name": "v1", "served": true, "storage": true, "schema": schema},
-                              {"name": "v2", "served": true, "storage": false, "schema": schema}]}
-    }))?)
+pub fn crd(group: &str) -> CustomResourceDefinition {
+    crate::widgets::widget_crd(group, &["v1", "v2"])
 }

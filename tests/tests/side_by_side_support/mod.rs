@@ -171,15 +171,6 @@ pub struct Figures {
     pub cpu_s: [f64; 2],
 }
 
-/// The p-quantile (nearest rank) of sorted durations.
-pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
-}
-
 fn secs(d: Duration) -> String {
     format!("{:.2} s", d.as_secs_f64())
 }
