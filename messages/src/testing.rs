@@ -10,7 +10,7 @@ use k8s_openapi::api::admissionregistration::v1::RuleWithOperations;
 use k8s_openapi::api::apps::v1::DeploymentSpec;
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::api::rbac::v1::PolicyRule;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::crd::catalog_source::{
@@ -72,6 +72,12 @@ impl Csv {
 
     pub fn in_ns(mut self, namespace: &str) -> Self {
         self.0.metadata.namespace = Some(namespace.to_owned());
+        self
+    }
+
+    /// The uid the API server would have given it (owner references need one).
+    pub fn uid(mut self, uid: &str) -> Self {
+        self.0.metadata.uid = Some(uid.to_owned());
         self
     }
 
@@ -659,6 +665,27 @@ impl Ip {
             .status
             .get_or_insert_with(InstallPlanStatus::default)
             .phase = phase;
+        self
+    }
+
+    pub fn generation(mut self, generation: i64) -> Self {
+        self.0.spec.generation = Some(generation);
+        self
+    }
+
+    /// An owner reference to the Subscription `name` (uid `uid-<name>`), as resolution writes on its plans.
+    pub fn owned_by_subscription(mut self, name: &str) -> Self {
+        self.0
+            .metadata
+            .owner_references
+            .get_or_insert_with(Vec::new)
+            .push(OwnerReference {
+                api_version: "operators.coreos.com/v1alpha1".to_owned(),
+                kind: "Subscription".to_owned(),
+                name: name.to_owned(),
+                uid: format!("uid-{name}"),
+                ..OwnerReference::default()
+            });
         self
     }
 

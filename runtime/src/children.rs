@@ -8,17 +8,20 @@
 //! A key's actor that panicked or stopped (a panic in an actix handler closes its mailbox for good and actix's
 //! `Supervisor` does not catch it: this is our supervision) is started again by the next [`Children::live`] or
 //! [`Children::get`] for its key, and by [`Children::supervise`] (its owner calls it every
-//! [`crate::registry::SUPERVISE_EVERY`]). A restarted actor is given what its key's state holds
+//! [`SUPERVISE_EVERY`]). A restarted actor is given what its key's state holds
 //! ([`Revive`]: the registry replays the last object seen) before any other message.
 
+use crate::journal::{self, SharedJournal};
 use crate::metrics::Metrics;
-use crate::registry::SharedJournal;
 use actix::{Actor, Addr, Context};
 use messages::key::ObjectKey;
-use messages::msg::{JournalEntry, JournalEvent};
+use messages::msg::JournalEvent;
 use std::collections::HashMap;
-use std::sync::PoisonError;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::Duration;
+
+/// How often supervisors look for dead actors (a panic, a stop) and start them again without waiting for a
+/// message to them.
+pub const SUPERVISE_EVERY: Duration = Duration::from_secs(1);
 
 /// An actor owning one key.
 pub trait KeyedActor: Actor<Context = Context<Self>> {
@@ -162,19 +165,7 @@ impl<A: KeyedActor, S: Revive<A>> Children<A, S> {
 
     /// Record `event` for `key` in the kind's journal.
     pub fn record(&self, key: &ObjectKey, event: JournalEvent) {
-        let at_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-            .unwrap_or(0);
-        self.journal
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .record(JournalEntry {
-                at_ms,
-                kind: A::KIND.to_string(),
-                key: key.clone(),
-                event,
-            });
+        journal::record(&self.journal, A::KIND, key, event);
     }
 
     /// Publish the number of keys (`olm_rs_object_actors{kind}`).
@@ -213,8 +204,7 @@ mod tests {
     use super::*;
     use actix::prelude::*;
     use messages::msg::Journal;
-    use std::sync::{Arc, Mutex};
-    use std::time::Duration;
+    use std::sync::{Arc, Mutex, PoisonError};
 
     struct Probe;
 

@@ -7,9 +7,9 @@
 //! are served on two addresses ([`Surface`]).
 
 use crate::endpoint_auth::{EndpointAuth, PathClass, Verdict, classify};
+use crate::journal::SharedJournal;
 use crate::leader::Role;
 use crate::metrics::Metrics;
-use crate::registry::SharedJournal;
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};

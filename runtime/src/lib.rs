@@ -38,6 +38,7 @@ pub mod heap_trim;
 pub mod heartbeat;
 pub mod impersonate;
 pub mod impersonation_grant;
+pub mod journal;
 pub mod leader;
 pub mod lenient;
 pub mod metrics;

@@ -27,13 +27,13 @@
 //! ```
 
 use crate::chaos::{self, FaultKind, Injector, Site};
+use crate::journal::SharedJournal;
 use crate::outcome::{ErrorClass, Failure, Next, Outcome, Policy, jitter};
-use crate::registry::SharedJournal;
 use actix::prelude::*;
 use messages::key::ObjectKey;
-use messages::msg::{JournalEntry, JournalEvent, Requeue, RequeueReason};
-use std::sync::{Arc, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use messages::msg::{JournalEvent, Requeue, RequeueReason};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// Why a run was asked for (journaled; logs name it).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -150,22 +150,9 @@ impl Loop {
     }
 
     fn record(&self, event: JournalEvent) {
-        let Some(journal) = self.journal.as_ref() else {
-            return;
-        };
-        let at_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0);
-        journal
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .record(JournalEntry {
-                at_ms,
-                kind: self.kind.to_string(),
-                key: self.key.clone(),
-                event,
-            });
+        if let Some(journal) = self.journal.as_ref() {
+            crate::journal::record(journal, self.kind, &self.key, event);
+        }
     }
 
     /// The delay the outcome asks for, updating the counters (pure but for the jitter draw `unit`).

@@ -11,16 +11,17 @@
 //! reordered ([`crate::chaos`]).
 
 use crate::chaos::{self, FaultKind, Injector, Site};
-use crate::children::{Children, KeyedActor, Revive};
+use crate::children::{Children, KeyedActor, Revive, SUPERVISE_EVERY};
+use crate::journal::SharedJournal;
 use crate::metrics::Metrics;
 use crate::undecodable::Skipped;
 use actix::prelude::*;
 use kube::Resource;
 use kube::runtime::watcher;
 use messages::key::ObjectKey;
-use messages::msg::{ActorCount, Journal, JournalEvent, ObjectEvent, Requeue, RequeueReason};
+use messages::msg::{ActorCount, JournalEvent, ObjectEvent, Requeue, RequeueReason};
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// An actor that owns exactly one object of kind `Object` (its key, its kind's name and shared state are
@@ -148,13 +149,6 @@ impl<A> Default for All<A> {
 impl<A: Actor> Message for All<A> {
     type Result = Vec<(ObjectKey, Addr<A>)>;
 }
-
-/// A shared handle on a registry's journal (read by the debug endpoint).
-pub type SharedJournal = Arc<Mutex<Journal>>;
-
-/// How often the registry looks for dead actors (a panic, a stop) whose object still exists, and starts them
-/// again without waiting for the object's next event.
-pub const SUPERVISE_EVERY: Duration = Duration::from_secs(1);
 
 /// The last version of a live object routed to its actor, and the decoding error of the object's current version
 /// when it does not decode: both given to a restarted actor.

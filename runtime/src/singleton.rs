@@ -3,7 +3,7 @@
 //! stop) closes its mailbox for good, so every later message to it would be lost and its work never done. Senders
 //! hold a [`Singleton`] instead of the actor's recipient: each send first checks the mailbox, and when it is
 //! closed starts a new actor (`start(Restart::Again)`, which must make up for what the dead one held only in
-//! memory) and sends to it; a check every [`crate::registry::SUPERVISE_EVERY`] does the same when no message
+//! memory) and sends to it; a check every [`crate::children::SUPERVISE_EVERY`] does the same when no message
 //! comes (an actor that died after its last message still has its lost work to make up). Restarts are logged
 //! and counted. A send from off the actix thread (a watch's change handler runs on a runtime worker) cannot start
 //! an actor there (actix starts actors with `spawn_local`, which panics outside the System's thread): when the
@@ -126,7 +126,7 @@ where
         }
     }
 
-    /// Keep `start` for restarts, and check every [`crate::registry::SUPERVISE_EVERY`] that the actor lives.
+    /// Keep `start` for restarts, and check every [`crate::children::SUPERVISE_EVERY`] that the actor lives.
     fn supervise(&self, start: Start<M>) {
         *self
             .inner
@@ -135,7 +135,7 @@ where
             .unwrap_or_else(PoisonError::into_inner) = Some(start);
         let watched = Arc::downgrade(&self.inner);
         actix::spawn(async move {
-            let mut every = tokio::time::interval(crate::registry::SUPERVISE_EVERY);
+            let mut every = tokio::time::interval(crate::children::SUPERVISE_EVERY);
             loop {
                 every.tick().await;
                 let Some(inner) = watched.upgrade() else {
@@ -300,7 +300,7 @@ mod tests {
         let (single, _seen) = counter();
         single.do_send(Msg::Stop);
         // Within a few supervision periods, with no message sent: a new actor, connected.
-        let restarted = tokio::time::timeout(crate::registry::SUPERVISE_EVERY * 5, async {
+        let restarted = tokio::time::timeout(crate::children::SUPERVISE_EVERY * 5, async {
             while single.restarts() == 0 || !single.connected() {
                 tokio::task::yield_now().await;
             }

@@ -40,9 +40,10 @@ use messages::crd::catalog_source::{
 use messages::key::ObjectKey;
 use messages::msg::ObjectEvent;
 use olm_runtime::children::KeyedActor;
+use olm_runtime::journal::SharedJournal;
 use olm_runtime::outcome::{Next, Outcome};
 use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
-use olm_runtime::registry::{ObjectActor, SharedJournal};
+use olm_runtime::registry::ObjectActor;
 use registry::client::{ClientOptions, ConnectionState, RegistryClient};
 use resolver::{CatalogKey, CatalogSnapshot};
 use spec::{Facts, Invalid, Plan};

@@ -22,9 +22,10 @@ use messages::crd::install_plan::InstallPlan;
 use messages::crd::subscription::Subscription;
 use messages::key::ObjectKey;
 use olm_runtime::children::KeyedActor;
+use olm_runtime::journal::SharedJournal;
 use olm_runtime::outcome::{Next, Outcome};
 use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
-use olm_runtime::registry::{Forward, SharedJournal};
+use olm_runtime::registry::Forward;
 use std::sync::Arc;
 use tracing::Instrument;
 

@@ -150,26 +150,34 @@ pub fn namespace(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use messages::testing::Csv;
     use serde_json::json;
 
     fn csv(
         name: &str,
         replaces: Option<&str>,
-        labels: serde_json::Value,
+        labels: &[(&str, &str)],
     ) -> Arc<ClusterServiceVersion> {
-        Arc::new(
-            serde_json::from_value(json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
-                "metadata": {"name": name, "namespace": "ns", "labels": labels,
-                             "annotations": {PROPERTIES_ANNOTATION: r#"{"properties":[{"type":"olm.package","value":{"packageName":"a","version":"1.0.0"}}]}"#}},
-                "spec": {"version": "1.0.0", "replaces": replaces, "install": {"strategy": "deployment"},
-                         "customresourcedefinitions": {"owned": [{"name": "things.example.com", "version": "v1", "kind": "Thing"}]}}}))
-            .expect("csv"),
-        )
+        let mut csv = Csv::named(name)
+            .in_ns("ns")
+            .version("1.0.0")
+            .annotation(
+                PROPERTIES_ANNOTATION,
+                r#"{"properties":[{"type":"olm.package","value":{"packageName":"a","version":"1.0.0"}}]}"#,
+            )
+            .owns_crd("things.example.com", "v1", "Thing");
+        if let Some(replaces) = replaces {
+            csv = csv.replaces(replaces);
+        }
+        for (key, value) in labels {
+            csv = csv.label(key, value);
+        }
+        Arc::new(csv.build())
     }
 
     #[test]
     fn an_installed_csv_carries_its_package_apis_and_version() {
-        let got = installed(&[csv("a.v1", None, json!({}))], &[]);
+        let got = installed(&[csv("a.v1", None, &[])], &[]);
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].package.as_deref(), Some("a"));
         assert_eq!(
@@ -191,10 +199,10 @@ mod tests {
     #[test]
     fn copies_are_left_out_and_a_replaced_csv_only_while_its_replacement_goes_well() {
         let names = |v: Vec<InstalledOperator>| v.into_iter().map(|i| i.name).collect::<Vec<_>>();
-        let copy = csv("b.v1", None, json!({"olm.copiedFrom": "other"}));
-        let old = with_phase(csv("a.v1", None, json!({})), Phase::Replacing);
-        let installing = with_phase(csv("a.v2", Some("a.v1"), json!({})), Phase::Installing);
-        let failed = with_phase(csv("a.v2", Some("a.v1"), json!({})), Phase::Failed);
+        let copy = csv("b.v1", None, &[("olm.copiedFrom", "other")]);
+        let old = with_phase(csv("a.v1", None, &[]), Phase::Replacing);
+        let installing = with_phase(csv("a.v2", Some("a.v1"), &[]), Phase::Installing);
+        let failed = with_phase(csv("a.v2", Some("a.v1"), &[]), Phase::Failed);
         assert_eq!(
             names(installed(&[old.clone(), installing, copy.clone()], &[])),
             ["a.v2"]

@@ -32,7 +32,7 @@ use actix::prelude::*;
 pub use actor::NamespaceActor;
 use messages::key::ObjectKey;
 use olm_runtime::children::{Children, Revive};
-use olm_runtime::registry::SharedJournal;
+use olm_runtime::journal::SharedJournal;
 use std::collections::BTreeSet;
 
 use crate::routes::{Cause, Resolve};
@@ -118,7 +118,7 @@ impl Actor for NamespaceResolver {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.run_interval(olm_runtime::registry::SUPERVISE_EVERY, |act, _ctx| {
+        ctx.run_interval(olm_runtime::children::SUPERVISE_EVERY, |act, _ctx| {
             act.actors.supervise();
         });
     }

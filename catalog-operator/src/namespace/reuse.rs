@@ -140,32 +140,34 @@ pub fn reusable_in<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use messages::crd::subscription::Approval;
+    use messages::testing::Ip;
     use rstest::rstest;
 
     fn plan(
         csvs: &[&str],
         owners: &[&str],
         manual: bool,
-        phase: Option<&str>,
+        phase: Option<InstallPlanPhase>,
         generation: i64,
     ) -> InstallPlan {
-        let mut p: InstallPlan = serde_json::from_value(serde_json::json!({
-            "apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
-            "metadata": {"name": format!("install-{generation}"), "namespace": "ns",
-                "ownerReferences": owners.iter().map(|o| serde_json::json!({
-                    "apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription", "name": o, "uid": format!("uid-{o}")
-                })).collect::<Vec<_>>()},
-            "spec": {"clusterServiceVersionNames": csvs, "approval": if manual { "Manual" } else { "Automatic" },
-                "approved": !manual, "generation": generation}
-        }))
-        .expect("plan");
-        if let Some(phase) = phase {
-            p.status = Some(
-                serde_json::from_value(serde_json::json!({"phase": phase, "catalogSources": []}))
-                    .expect("status"),
-            );
+        let approval = if manual {
+            Approval::Manual
+        } else {
+            Approval::Automatic
+        };
+        let mut p = Ip::named(&format!("install-{generation}"))
+            .in_ns("ns")
+            .csvs(csvs)
+            .approval(approval, !manual)
+            .generation(generation);
+        for owner in owners {
+            p = p.owned_by_subscription(owner);
         }
-        p
+        if let Some(phase) = phase {
+            p = p.phase(phase);
+        }
+        p.build()
     }
 
     fn names(list: &[&str]) -> Vec<String> {
@@ -173,17 +175,17 @@ mod tests {
     }
 
     #[rstest]
-    #[case::an_installing_plan_for_the_same_csv_is_reused(plan(&["a.v2"], &["sub"], false, Some("Installing"), 3), &[], Some(3))]
-    #[case::a_complete_plan_whose_csv_exists_is_reused(plan(&["a.v2"], &["sub"], false, Some("Complete"), 3), &["a.v2"], Some(3))]
-    #[case::a_complete_plan_whose_csv_is_gone_is_not(plan(&["a.v2"], &["sub"], false, Some("Complete"), 3), &[], None)]
-    #[case::a_failed_plan_is_not(plan(&["a.v2"], &["sub"], false, Some("Failed"), 3), &["a.v2"], None)]
+    #[case::an_installing_plan_for_the_same_csv_is_reused(plan(&["a.v2"], &["sub"], false, Some(InstallPlanPhase::Installing), 3), &[], Some(3))]
+    #[case::a_complete_plan_whose_csv_exists_is_reused(plan(&["a.v2"], &["sub"], false, Some(InstallPlanPhase::Complete), 3), &["a.v2"], Some(3))]
+    #[case::a_complete_plan_whose_csv_is_gone_is_not(plan(&["a.v2"], &["sub"], false, Some(InstallPlanPhase::Complete), 3), &[], None)]
+    #[case::a_failed_plan_is_not(plan(&["a.v2"], &["sub"], false, Some(InstallPlanPhase::Failed), 3), &["a.v2"], None)]
     #[case::a_plan_without_status_is_not(plan(&["a.v2"], &["sub"], false, None, 3), &[], None)]
-    #[case::another_csv_is_not(plan(&["a.v1"], &["sub"], false, Some("Installing"), 3), &[], None)]
-    #[case::another_subscriptions_plan_is_not(plan(&["a.v2"], &["other"], false, Some("Installing"), 3), &[], None)]
-    #[case::another_approval_is_not(plan(&["a.v2"], &["sub"], true, Some("RequiresApproval"), 3), &[], None)]
-    #[case::a_complete_plan_that_also_installed_a_dependency_is_reused(plan(&["dep.v1", "a.v2"], &["sub"], false, Some("Complete"), 3), &["a.v2", "dep.v1"], Some(3))]
-    #[case::an_installing_plan_that_also_installs_a_dependency_is_reused(plan(&["dep.v1", "a.v2"], &["sub"], false, Some("Installing"), 3), &[], Some(3))]
-    #[case::a_plan_with_a_dependency_but_another_csv_is_not(plan(&["dep.v1", "a.v1"], &["sub"], false, Some("Complete"), 3), &["a.v1", "dep.v1"], None)]
+    #[case::another_csv_is_not(plan(&["a.v1"], &["sub"], false, Some(InstallPlanPhase::Installing), 3), &[], None)]
+    #[case::another_subscriptions_plan_is_not(plan(&["a.v2"], &["other"], false, Some(InstallPlanPhase::Installing), 3), &[], None)]
+    #[case::another_approval_is_not(plan(&["a.v2"], &["sub"], true, Some(InstallPlanPhase::RequiresApproval), 3), &[], None)]
+    #[case::a_complete_plan_that_also_installed_a_dependency_is_reused(plan(&["dep.v1", "a.v2"], &["sub"], false, Some(InstallPlanPhase::Complete), 3), &["a.v2", "dep.v1"], Some(3))]
+    #[case::an_installing_plan_that_also_installs_a_dependency_is_reused(plan(&["dep.v1", "a.v2"], &["sub"], false, Some(InstallPlanPhase::Installing), 3), &[], Some(3))]
+    #[case::a_plan_with_a_dependency_but_another_csv_is_not(plan(&["dep.v1", "a.v1"], &["sub"], false, Some(InstallPlanPhase::Complete), 3), &["a.v1", "dep.v1"], None)]
     fn a_plan_is_reused_only_when_it_does_the_same_work(
         #[case] existing: InstallPlan,
         #[case] existing_csvs: &[&str],
@@ -202,7 +204,7 @@ mod tests {
 
     #[rstest]
     #[case::a_plan_without_status_for_the_same_step(plan(&["a.v2"], &["sub"], false, None, 3), Some(3))]
-    #[case::a_plan_with_status_is_not(plan(&["a.v2"], &["sub"], false, Some("Installing"), 3), None)]
+    #[case::a_plan_with_status_is_not(plan(&["a.v2"], &["sub"], false, Some(InstallPlanPhase::Installing), 3), None)]
     #[case::another_csv_is_not(plan(&["a.v1"], &["sub"], false, None, 3), None)]
     #[case::another_subscriptions_plan_is_not(plan(&["a.v2"], &["other"], false, None, 3), None)]
     #[case::another_approval_is_not(plan(&["a.v2"], &["sub"], true, None, 3), None)]
@@ -221,14 +223,14 @@ mod tests {
             &["a.v2", "b.v1"],
             &["sub", "dep"],
             false,
-            Some("Installing"),
+            Some(InstallPlanPhase::Installing),
             2,
         );
         let newer = plan(
             &["b.v1", "a.v2"],
             &["dep", "sub"],
             false,
-            Some("Installing"),
+            Some(InstallPlanPhase::Installing),
             5,
         );
         let none = BTreeSet::new();
@@ -247,13 +249,13 @@ mod tests {
     }
 
     #[rstest]
-    #[case::a_complete_plan_whose_csv_the_store_lacks(Some("Complete"), &[], &["a.v1"])]
-    #[case::a_complete_plan_whose_csv_the_store_shows(Some("Complete"), &["a.v1"], &[])]
-    #[case::a_plan_being_carried_out(Some("Installing"), &[], &[])]
-    #[case::a_failed_plan(Some("Failed"), &[], &[])]
+    #[case::a_complete_plan_whose_csv_the_store_lacks(Some(InstallPlanPhase::Complete), &[], &["a.v1"])]
+    #[case::a_complete_plan_whose_csv_the_store_shows(Some(InstallPlanPhase::Complete), &["a.v1"], &[])]
+    #[case::a_plan_being_carried_out(Some(InstallPlanPhase::Installing), &[], &[])]
+    #[case::a_failed_plan(Some(InstallPlanPhase::Failed), &[], &[])]
     #[case::a_plan_without_status(None, &[], &[])]
     fn csvs_to_read_before_planning_again(
-        #[case] phase: Option<&str>,
+        #[case] phase: Option<InstallPlanPhase>,
         #[case] stored: &[&str],
         #[case] want: &[&str],
     ) {

@@ -104,7 +104,7 @@ async fn a_namespace_actor_that_died_is_started_again_and_resolves() {
     );
 }
 
-fn journal() -> olm_runtime::registry::SharedJournal {
+fn journal() -> olm_runtime::journal::SharedJournal {
     std::sync::Arc::new(std::sync::Mutex::new(
         messages::msg::Journal::with_capacity(100),
     ))

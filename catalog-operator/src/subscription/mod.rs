@@ -23,10 +23,11 @@ use messages::key::ObjectKey;
 use messages::msg::ObjectEvent;
 use olm_runtime::children::KeyedActor;
 use olm_runtime::error as api_error;
+use olm_runtime::journal::SharedJournal;
 use olm_runtime::outcome::{Next, Outcome};
 use olm_runtime::own_writes::OwnWrites;
 use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
-use olm_runtime::registry::{ObjectActor, SharedJournal};
+use olm_runtime::registry::ObjectActor;
 use std::sync::Arc;
 
 pub struct SubscriptionActor {

@@ -43,10 +43,11 @@ use messages::key::ObjectKey;
 use messages::msg::ObjectEvent;
 /// Pure renderers used beside the CSV actor (by OperatorGroups too), kept at the top of the crate.
 use olm_runtime::children::KeyedActor;
+use olm_runtime::journal::SharedJournal;
 use olm_runtime::outcome::{ErrorClass, Next, Outcome};
 use olm_runtime::own_writes::OwnWrites;
 use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
-use olm_runtime::registry::{ObjectActor, SharedJournal};
+use olm_runtime::registry::ObjectActor;
 use olm_runtime::trace_context::Join;
 use tracing::Instrument;
 

@@ -21,9 +21,9 @@ use actix::prelude::*;
 use decide::{SweepView, Verdict};
 use kube::runtime::reflector::ObjectRef;
 use messages::key::ObjectKey;
+use olm_runtime::journal::SharedJournal;
 use olm_runtime::outcome::{Next, Outcome};
 use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
-use olm_runtime::registry::SharedJournal;
 use olm_runtime::singleton::Pending;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -48,12 +48,10 @@ fn swept(api: &FakeApi) -> Vec<(String, String)> {
 }
 
 fn csv(uid: &str) -> ClusterServiceVersion {
-    serde_json::from_value(serde_json::json!({
-        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
-        "metadata": {"name": "a.v1", "namespace": "ns", "uid": uid},
-        "spec": {"install": {"strategy": "deployment", "spec": {"deployments": []}}}
-    }))
-    .expect("csv")
+    messages::testing::Csv::named("a.v1")
+        .in_ns("ns")
+        .uid(uid)
+        .build()
 }
 
 /// Shared state whose CSV store holds `csvs` and whose Namespace store holds `namespaces`.

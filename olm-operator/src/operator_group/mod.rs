@@ -31,9 +31,10 @@ use messages::msg::{
     ChangeProvidedApis, ObjectEvent, OperatorGroupMsg, ProvidedApisError, Requeue, RequeueReason,
 };
 use olm_runtime::children::KeyedActor;
+use olm_runtime::journal::SharedJournal;
 use olm_runtime::outcome::{ErrorClass, Failure, Next, Outcome};
 use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
-use olm_runtime::registry::{Broadcast, Filter, ObjectActor, SharedJournal};
+use olm_runtime::registry::{Broadcast, Filter, ObjectActor};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 

@@ -116,7 +116,13 @@ mod tests {
             )]),
             required: Some(vec![crd("others.x.io", "v1", "Other")]),
         });
-        let service: ApiServiceDescription = serde_json::from_value(serde_json::json!({"name": "v1.packages.io", "group": "packages.io", "version": "v1", "kind": "Package"})).expect("svc");
+        let service = ApiServiceDescription {
+            name: "v1.packages.io".into(),
+            group: "packages.io".into(),
+            version: "v1".into(),
+            kind: "Package".into(),
+            ..ApiServiceDescription::default()
+        };
         csv.spec.api_service_definitions = Some(ApiServiceDefinitions {
             owned: Some(vec![service]),
             required: None,

@@ -33,9 +33,10 @@ use messages::crd::catalog_source::CatalogSource;
 use messages::key::ObjectKey;
 use messages::msg::{ObjectEvent, Requeue};
 use olm_runtime::children::KeyedActor;
+use olm_runtime::journal::SharedJournal;
 use olm_runtime::outcome::{ErrorClass, Failure, Next, Outcome};
 use olm_runtime::reconcile::{self, Cause, Loop, Reconciler};
-use olm_runtime::registry::{ObjectActor, SharedJournal};
+use olm_runtime::registry::ObjectActor;
 use registry::client::{ClientOptions, ConnectionState, RegistryClient};
 use std::sync::Arc;
 

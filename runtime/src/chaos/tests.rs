@@ -3,10 +3,11 @@
 
 use super::*;
 use crate::children::KeyedActor;
+use crate::journal::SharedJournal;
 use crate::metrics::Metrics;
 use crate::outcome::{Next, Outcome, Policy};
 use crate::reconcile::{self, Cause, Loop, Reconciler};
-use crate::registry::{Broadcast, Filter, Forward, ObjectActor, Registry, SharedJournal, Watched};
+use crate::registry::{Broadcast, Filter, Forward, ObjectActor, Registry, Watched};
 use actix::prelude::*;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::runtime::watcher;

@@ -2,7 +2,7 @@
 //! scripted outcomes, poked like the registry and messages poke real actors. Plus the pure policy tables.
 
 use super::*;
-use messages::msg::Journal;
+use messages::msg::{Journal, JournalEntry};
 use rstest::rstest;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

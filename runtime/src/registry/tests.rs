@@ -5,6 +5,8 @@
 use super::*;
 use crate::children::KeyedActor;
 use k8s_openapi::api::core::v1::ConfigMap;
+use messages::msg::Journal;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[derive(Clone, Default)]

@@ -4,8 +4,8 @@
 
 use super::*;
 use crate::children::KeyedActor;
+use crate::journal::SharedJournal;
 use crate::metrics::Metrics;
-use crate::registry::SharedJournal;
 use crate::scope::Scope;
 use actix::prelude::*;
 use futures::StreamExt;

@@ -272,26 +272,29 @@ mod tests {
     use super::*;
     use k8s_openapi::api::apps::v1::DeploymentSpec;
     use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+    use messages::testing::{Csv, Webhook};
 
     fn owner() -> Owner {
-        let csv: ClusterServiceVersion = serde_json::from_value(serde_json::json!({
-            "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
-            "metadata": {"name": "op.v1", "namespace": "ns", "uid": "u-1"},
-            "spec": {"install": {"strategy": "deployment"}}
-        }))
-        .expect("a CSV");
+        let csv = Csv::named("op.v1").in_ns("ns").uid("u-1").build();
         Owner::of(&csv).expect("persisted")
     }
 
     fn serving() -> Serving {
-        plan::of(&serde_json::from_value(serde_json::json!({
-            "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
-            "metadata": {"name": "op.v1", "namespace": "ns"},
-            "spec": {"install": {"strategy": "deployment", "spec": {"deployments": [
-                {"name": "op", "spec": {"selector": {"matchLabels": {"app": "op"}}, "template": {}}}]}},
-                "webhookdefinitions": [{"generateName": "v.x.io", "type": "ValidatingAdmissionWebhook", "deploymentName": "op", "containerPort": 9443}]}
-        })).expect("a CSV"))
-        .remove(0)
+        let selector = LabelSelector {
+            match_labels: Some([("app".to_owned(), "op".to_owned())].into()),
+            ..LabelSelector::default()
+        };
+        let spec = DeploymentSpec {
+            selector,
+            ..DeploymentSpec::default()
+        };
+        let csv = Csv::named("op.v1")
+            .in_ns("ns")
+            .deployment_spec("op", spec)
+            .webhook(Webhook::validating("v.x.io", "op").port(9443).build())
+            .build();
+        plan::of(&csv).remove(0)
     }
 
     fn deployment(mounts: Vec<VolumeMount>) -> Deployment {

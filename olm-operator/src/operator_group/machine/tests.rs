@@ -107,7 +107,12 @@ fn csv(name: &str, kind: Option<&str>, phase: CsvPhase) -> ClusterServiceVersion
     let mut c = ClusterServiceVersion::new(name, ClusterServiceVersionSpec::default());
     c.metadata.namespace = Some("op".into());
     if let Some(kind) = kind {
-        let crd: CrdDescription = serde_json::from_value(serde_json::json!({"name": format!("{}s.birds.com", kind.to_lowercase()), "version": "v1", "kind": kind})).expect("crd");
+        let crd = CrdDescription {
+            name: format!("{}s.birds.com", kind.to_lowercase()),
+            version: "v1".into(),
+            kind: kind.into(),
+            ..CrdDescription::default()
+        };
         c.spec.custom_resource_definitions = Some(CustomResourceDefinitions {
             owned: Some(vec![crd]),
             required: None,
