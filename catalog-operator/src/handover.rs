@@ -9,8 +9,10 @@
 //! ([`Handovers::forget`]): an actor stopped or panicking before or during the write (its restart by the registry
 //! replays the plan, still without status) finds it again. A nudge can be lost (it may come before the plan's
 //! actor exists, and chaos drops messages), so resolution nudges again every [`NUDGE_AGAIN`] while the status
-//! waits (`namespace::effects`). Only a restart of the process loses a status: the plan stays without status, and
-//! resolution finishes such a plan instead of planning the step twice (`namespace::reuse::unfinished`).
+//! waits (`namespace::effects`). Only the end of the process (a restart, a leader that lost its Lease) loses a
+//! status: the plan stays without status, and resolution in the next leader finishes such a plan instead of
+//! planning the step twice (`namespace::reuse::unfinished`), also when the plan's Subscriptions already point at
+//! it (a plan without status that no handover here holds is an orphan: `namespace::observe::Observed::orphans`).
 
 use messages::crd::install_plan::InstallPlanStatus;
 use messages::key::ObjectKey;

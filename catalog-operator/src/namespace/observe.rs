@@ -14,7 +14,8 @@ use k8s_openapi::jiff::Timestamp;
 use kube::Api;
 use messages::crd::csv::ClusterServiceVersion;
 use messages::crd::install_plan::{InstallPlan, InstallPlanPhase};
-use messages::crd::subscription::Subscription;
+use messages::crd::subscription::{Subscription, SubscriptionStatus};
+use messages::key::ObjectKey;
 use resolver::{CatalogKey, CatalogSnapshot, Resolution};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -63,9 +64,23 @@ pub struct Observed {
     pub resolution: Option<Resolution>,
     /// CSVs the store does not show that were read from the API and exist.
     pub confirmed_csvs: BTreeSet<String>,
+    /// Plans without status whose first status no one in this process holds to write (`crate::handover`): their
+    /// creator died between the create and the status write (a leader that lost its Lease, a killed process).
+    /// Resolution finishes the step of a Subscription waiting on one (`super::plan::plan_namespace`).
+    pub orphans: BTreeSet<String>,
 }
 
 impl Observed {
+    /// Whether Subscription status `st` waits on a plan no one will give a status ([`Self::orphans`]).
+    pub fn waits_on_orphan(&self, st: &SubscriptionStatus) -> bool {
+        let by_ref = st.install_plan_ref.as_ref().and_then(|r| r.name.as_ref());
+        let by_name = st.install_plan.as_ref().map(|p| &p.name);
+        by_ref
+            .into_iter()
+            .chain(by_name)
+            .any(|name| self.orphans.contains(name))
+    }
+
     /// The CSVs known to exist: the store's and the confirmed ones.
     pub fn existing_csvs(&self) -> BTreeSet<String> {
         self.csv_names
@@ -158,6 +173,7 @@ pub async fn observe(
             ))
         })
         .collect();
+    let orphans = orphans(shared, ns, &plans);
     let mut trace = BTreeMap::new();
     olm_runtime::trace_context::inject_current(&mut trace);
     Ok(Observed {
@@ -178,7 +194,23 @@ pub async fn observe(
         trace,
         resolution: None,
         confirmed_csvs: BTreeSet::new(),
+        orphans,
     })
+}
+
+/// The plans of `plans` without status (and not being deleted) whose first status this process does not hold.
+fn orphans(shared: &Shared, ns: &str, plans: &[Arc<InstallPlan>]) -> BTreeSet<String> {
+    plans
+        .iter()
+        .filter(|p| p.status.is_none() && p.metadata.deletion_timestamp.is_none())
+        .filter_map(|p| p.metadata.name.clone())
+        .filter(|name| {
+            !shared
+                .registries
+                .handovers
+                .waits(&ObjectKey::new(ns.to_string(), name.clone()))
+        })
+        .collect()
 }
 
 /// Resolve the namespace with the Subscriptions as they stand before resolution (`with_status`), off the actor

@@ -88,10 +88,12 @@ pub fn before(o: &Observed) -> Vec<(Arc<Subscription>, SubscriptionStatus)> {
 }
 
 /// Whether the namespace is to be resolved: one OperatorGroup, every visible catalog loaded, and a
-/// Subscription not already waiting on its plan.
+/// Subscription not already waiting on its plan (or waiting on a plan that will never get a status: an orphan).
 pub fn wants_resolution(o: &Observed, before: &[(Arc<Subscription>, SubscriptionStatus)]) -> bool {
     let all_pending = before.iter().all(|(_, st)| {
-        st.install_plan_ref.is_some() && st.state == SubscriptionState::UpgradePending
+        st.install_plan_ref.is_some()
+            && st.state == SubscriptionState::UpgradePending
+            && !o.waits_on_orphan(st)
     });
     !before.is_empty() && o.groups == 1 && o.loading.is_empty() && !all_pending
 }
@@ -226,8 +228,10 @@ fn plan_steps(
                 reason: SubscriptionReason::ConstraintsNotSatisfiable,
                 message: explanation.message.clone(),
             },
+            // A step not planned yet, or planned in a plan whose creator died before its first status (an
+            // orphan): planned (again), which finishes the orphan (`reuse::unfinished`) rather than duplicating it.
             Some(Outcome::Install { csv }) | Some(Outcome::Upgrade { to: csv, .. })
-                if st.current_csv != *csv =>
+                if st.current_csv != *csv || o.waits_on_orphan(st) =>
             {
                 let manual = sub
                     .spec

@@ -119,6 +119,7 @@ fn observed() -> Observed {
             ..Default::default()
         }),
         confirmed_csvs: BTreeSet::new(),
+        orphans: BTreeSet::new(),
     }
 }
 
@@ -185,6 +186,40 @@ fn plan_being_carried_out(o: &mut Observed, f: &mut BTreeMap<BundleId, Fetch>) {
 fn plan_left_without_status(o: &mut Observed, f: &mut BTreeMap<BundleId, Fetch>) {
     o.plans = vec![plan_object("install-old", "a.v1", "sub", 1, None)];
     fetched(o, f);
+}
+/// The Subscription already points at its plan, which has no status: `orphan` says whether this process holds
+/// the plan's first status to write (no: its creator died between the two writes, e.g. a leader that lost its
+/// Lease).
+fn pointed_at_a_plan_without_status(
+    o: &mut Observed,
+    f: &mut BTreeMap<BundleId, Fetch>,
+    orphan: bool,
+) {
+    plan_left_without_status(o, f);
+    let mut s = (*sub("sub", false)).clone();
+    s.status = Some(SubscriptionStatus {
+        state: SubscriptionState::UpgradePending,
+        current_csv: "a.v1".into(),
+        install_plan_ref: Some(k8s_openapi::api::core::v1::ObjectReference {
+            name: Some("install-old".into()),
+            ..Default::default()
+        }),
+        install_plan: Some(messages::crd::subscription::InstallPlanReference {
+            name: "install-old".into(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    o.subs = vec![Arc::new(s)];
+    if orphan {
+        o.orphans.insert("install-old".into());
+    }
+}
+fn pointed_at_an_orphan(o: &mut Observed, f: &mut BTreeMap<BundleId, Fetch>) {
+    pointed_at_a_plan_without_status(o, f, true);
+}
+fn pointed_at_a_plan_being_handed_over(o: &mut Observed, f: &mut BTreeMap<BundleId, Fetch>) {
+    pointed_at_a_plan_without_status(o, f, false);
 }
 fn six_old_plans(o: &mut Observed, f: &mut BTreeMap<BundleId, Fetch>) {
     o.plans = (1..=6)
@@ -274,6 +309,8 @@ fn summary(plan: &NamespacePlan) -> Summary {
 #[case::an_unsatisfiable_subscription_fails_without_a_plan(unsatisfiable, Expect { make: &[], fetch: NONE, gc: NONE, state: "", condition: Some("ConstraintsNotSatisfiable"), requeue: None })]
 #[case::a_plan_being_carried_out_for_the_step_is_reused(plan_being_carried_out, Expect { make: &[], fetch: NONE, gc: NONE, state: "UpgradePending", condition: Some("Installing"), requeue: None })]
 #[case::a_plan_left_without_status_is_finished_not_duplicated(plan_left_without_status, Expect { make: &[("a.v1", false)], fetch: NONE, gc: NONE, state: "", condition: None, requeue: None })]
+#[case::an_orphan_the_subscription_points_at_is_finished_by_the_next_leader(pointed_at_an_orphan, Expect { make: &[("a.v1", false)], fetch: NONE, gc: NONE, state: "UpgradePending", condition: Some("InstallPlanNotYetReconciled"), requeue: None })]
+#[case::a_plan_whose_first_status_this_process_hands_over_is_left_to_its_actor(pointed_at_a_plan_being_handed_over, Expect { make: &[], fetch: NONE, gc: NONE, state: "UpgradePending", condition: Some("InstallPlanNotYetReconciled"), requeue: None })]
 #[case::plans_beyond_five_are_collected_oldest_first(six_old_plans, Expect { make: &[("a.v1", true)], fetch: NONE, gc: &["install-1"], state: "", condition: None, requeue: None })]
 #[case::a_namespace_without_subscriptions_only_collects(no_subscriptions, Expect { make: &[], fetch: NONE, gc: &["install-1"], state: "", condition: None, requeue: None })]
 fn plan_namespace_table(#[case] fact: Fact, #[case] expect: Expect) {
