@@ -5,7 +5,7 @@
 use crate::SimError;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::api::core::v1::Node;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
@@ -41,11 +41,25 @@ fn node_status(now: &str, kubelet_version: Option<&str>) -> serde_json::Value {
 
 pub async fn register(client: &Client, name: &str) -> Result<(), SimError> {
     let nodes: Api<Node> = Api::all(client.clone());
-    let node: Node = serde_json::from_value(json!({
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "olm-rs.io/simulated": "true"}},
-    }))
-    .map_err(|e| SimError::Api { what: format!("node manifest: {e}"), source: kube::Error::SerdeError(e) })?;
+    let labels = [
+        ("kubernetes.io/hostname", name),
+        ("kubernetes.io/os", "linux"),
+        ("kubernetes.io/arch", "amd64"),
+        ("olm-rs.io/simulated", "true"),
+    ];
+    let node = Node {
+        metadata: ObjectMeta {
+            name: Some(name.to_string()),
+            labels: Some(
+                labels
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
+            ..ObjectMeta::default()
+        },
+        ..Node::default()
+    };
     let version = client
         .apiserver_version()
         .await
