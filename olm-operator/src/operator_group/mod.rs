@@ -9,6 +9,7 @@
 
 pub mod copy_warning;
 pub mod effects;
+pub mod home;
 pub mod intersection;
 pub mod lifted;
 pub mod machine;
@@ -190,6 +191,17 @@ impl Reconciler for OperatorGroupActor {
         let Some(group) = self.latest.clone() else {
             return reconcile::now(Outcome::Done(Next::Idle));
         };
+        let namespaces = &self.shared.stores.namespaces;
+        let listed = futures::FutureExt::now_or_never(namespaces.wait_until_ready())
+            .is_some_and(|r| r.is_ok());
+        let ns = namespaces.get(&kube::runtime::reflector::ObjectRef::new(
+            self.key.namespace_or_empty(),
+        ));
+        if !home::standing(listed, ns.as_deref()) {
+            // Its ClusterRoles are the janitor's to delete (the sweep on the namespace's deletion).
+            tracing::debug!(og = %self.key, "the group's namespace is being deleted or gone: not synced");
+            return reconcile::now(Outcome::Done(Next::Idle));
+        }
         let store = &self.shared.stores.csvs;
         self.created.retain(|k| {
             store
